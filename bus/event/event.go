@@ -1,0 +1,223 @@
+// Package event defines the agentic protocol: event types, the subjects they
+// travel on, which node roles may emit each type, and the payload of each.
+//
+// Invariants:
+//
+//  1. Event types are append-only. A type is never renamed, renumbered or
+//     reused; a node that meets a type it does not know keeps the event in
+//     its ledger and skips it in its folds.
+//  2. Every type has exactly one set of roles allowed to emit it
+//     (AllowedRoles). Receivers refuse an event whose signer's credential
+//     does not carry one of those roles.
+//  3. An event's subject is derived from its type (Subject), so a JetStream
+//     consumer can filter by category or type: agentic.ev.<category>.<name>,
+//     with the target node appended for task assignments and cancels.
+package event
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Type names an event kind: "<category>.<name>".
+type Type string
+
+// Operator-issued events (agentctl, on behalf of a human).
+const (
+	GoalSubmitted Type = "goal.submitted"
+	RunCancel     Type = "run.cancel"
+	MemoryPut     Type = "memory.put"
+)
+
+// Planner events.
+const (
+	PlanProposed Type = "plan.proposed"
+	PlanRejected Type = "plan.rejected"
+)
+
+// Orchestrator decisions. Each carries the leader epoch (Decision).
+const (
+	LeaderElected Type = "leader.elected"
+	PlanAccepted  Type = "plan.accepted"
+	TaskAssigned  Type = "task.assigned"
+	TaskCancel    Type = "task.cancel"
+	RunFinished   Type = "run.finished"
+)
+
+// Executor events.
+const (
+	ExecutorOnline Type = "executor.online"
+	TaskStarted    Type = "task.started"
+	TaskFinished   Type = "task.finished"
+)
+
+// Memory events.
+const (
+	MemoryWritten Type = "memory.written"
+)
+
+// Ledger-local records. Nobody emits these on the bus: a ledger writes them
+// itself, deterministically from the stream, so every ledger agrees.
+const (
+	// Rejected records a stream message that failed verification or policy.
+	Rejected Type = "event.rejected"
+	// Gap records a hole in the stream sequence the ledger folds.
+	Gap Type = "ledger.gap"
+)
+
+// Roles a node credential can carry.
+const (
+	RoleOrchestrator = "orchestrator"
+	RolePlanner      = "planner"
+	RoleExecutor     = "executor"
+	RoleMemory       = "memory"
+	RoleUI           = "ui"
+	// RoleOperator is carried by operator credentials (agentctl).
+	RoleOperator = "operator"
+)
+
+// NodeRoles are the roles an agentd node can run.
+var NodeRoles = []string{RoleOrchestrator, RolePlanner, RoleExecutor, RoleMemory, RoleUI}
+
+var allowed = map[Type][]string{
+	GoalSubmitted:  {RoleOperator},
+	RunCancel:      {RoleOperator},
+	MemoryPut:      {RoleOperator},
+	PlanProposed:   {RolePlanner},
+	PlanRejected:   {RolePlanner},
+	LeaderElected:  {RoleOrchestrator},
+	PlanAccepted:   {RoleOrchestrator},
+	TaskAssigned:   {RoleOrchestrator},
+	TaskCancel:     {RoleOrchestrator},
+	RunFinished:    {RoleOrchestrator},
+	ExecutorOnline: {RoleExecutor},
+	TaskStarted:    {RoleExecutor},
+	TaskFinished:   {RoleExecutor},
+	MemoryWritten:  {RoleMemory},
+}
+
+// AllowedRoles returns the roles allowed to emit t; nil for types that may
+// not travel on the bus at all (unknown or ledger-local types).
+func AllowedRoles(t Type) []string { return allowed[t] }
+
+// Known reports whether t is a type this version understands.
+func Known(t Type) bool {
+	_, ok := allowed[t]
+	return ok || t == Rejected || t == Gap
+}
+
+// Permit reports whether a signer holding roles may emit t.
+func Permit(t Type, roles []string) bool {
+	for _, want := range allowed[t] {
+		for _, have := range roles {
+			if have == want {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Subject prefixes.
+const (
+	SubjectPrefix = "agentic.ev."
+	// SubjectAll matches every event subject.
+	SubjectAll = "agentic.ev.>"
+)
+
+// Subject is the subject an event of type t travels on. target is the node
+// the event is addressed to; it is used only for task.assigned and
+// task.cancel, which executors consume by node.
+func Subject(t Type, target string) string {
+	if (t == TaskAssigned || t == TaskCancel) && target != "" {
+		return SubjectPrefix + string(t) + "." + target
+	}
+	return SubjectPrefix + string(t)
+}
+
+// NodeSubjects are the subjects an executor named node consumes.
+func NodeSubjects(node string) []string {
+	return []string{Subject(TaskAssigned, node), Subject(TaskCancel, node)}
+}
+
+// TypeFromSubject recovers the type from a subject: the two tokens after the
+// prefix. It returns "" for subjects outside the event space.
+func TypeFromSubject(subject string) Type {
+	rest, ok := strings.CutPrefix(subject, SubjectPrefix)
+	if !ok {
+		return ""
+	}
+	parts := strings.SplitN(rest, ".", 3)
+	if len(parts) < 2 {
+		return ""
+	}
+	return Type(parts[0] + "." + parts[1])
+}
+
+// Event is one verified fact, as roles and folds see it.
+type Event struct {
+	// Seq is the ledger position (1-based), 0 until committed.
+	Seq uint64 `json:"seq"`
+	// StreamSeq is the AGENTIC_EVENTS sequence of the message that carried it.
+	StreamSeq uint64 `json:"stream_seq"`
+	// ID is the event id (UUIDv7); unique across the cluster.
+	ID string `json:"id"`
+	// Type is the event kind.
+	Type Type `json:"type"`
+	// Run is the run the event belongs to, if any.
+	Run string `json:"run,omitempty"`
+	// Node is the signer: the node id (or operator id) that emitted it.
+	Node string `json:"node"`
+	// Time is when the signer created the event.
+	Time time.Time `json:"time"`
+	// Subject is the subject it travelled on.
+	Subject string `json:"subject"`
+	// Data is the type-specific payload (JSON).
+	Data json.RawMessage `json:"data,omitempty"`
+}
+
+// Decode unmarshals the payload into v.
+func (e *Event) Decode(v any) error {
+	if len(e.Data) == 0 {
+		return fmt.Errorf("event %s (%s): empty payload", e.ID, e.Type)
+	}
+	if err := json.Unmarshal(e.Data, v); err != nil {
+		return fmt.Errorf("event %s (%s): decode payload: %w", e.ID, e.Type, err)
+	}
+	return nil
+}
+
+// Draft is an event before it is signed: what a role asks the outbox to emit.
+type Draft struct {
+	ID     string
+	Type   Type
+	Run    string
+	Target string // addressed node, for task.assigned / task.cancel
+	Time   time.Time
+	Data   json.RawMessage
+}
+
+// Subject is the subject the draft will be published on.
+func (d *Draft) Subject() string { return Subject(d.Type, d.Target) }
+
+// NewDraft builds a draft with a fresh UUIDv7 id, the current time and v
+// marshalled as the payload.
+func NewDraft(t Type, run string, v any) (Draft, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return Draft{}, fmt.Errorf("event: marshal %s payload: %w", t, err)
+	}
+	return Draft{ID: NewID(), Type: t, Run: run, Time: time.Now().UTC(), Data: data}, nil
+}
+
+// MustDraft is NewDraft for payloads that cannot fail to marshal (structs of
+// plain fields). It panics on error.
+func MustDraft(t Type, run string, v any) Draft {
+	d, err := NewDraft(t, run, v)
+	if err != nil {
+		panic(err)
+	}
+	return d
+}

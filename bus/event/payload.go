@@ -1,0 +1,184 @@
+package event
+
+import (
+	"time"
+
+	"github.com/agentic-dev/agentic/roles/planner/plan"
+)
+
+// GoalSubmittedData starts a run. Exactly one of PlanFile or Text is the
+// source the planner works from.
+type GoalSubmittedData struct {
+	// Goal is the human description (the plan's goal, or the free text).
+	Goal string `json:"goal"`
+	// PlanFile is the plan file's content, when the goal came with one.
+	PlanFile string `json:"plan_file,omitempty"`
+	// PlanName is the file name it came from, for error messages.
+	PlanName string `json:"plan_name,omitempty"`
+	// Text is a free-text goal for an LLM planner.
+	Text string `json:"text,omitempty"`
+}
+
+// RunCancelData asks the orchestrator to cancel a run.
+type RunCancelData struct {
+	Reason string `json:"reason,omitempty"`
+}
+
+// MemoryPutData asks the memory role to store a fact; the memory role answers
+// with MemoryWritten, the fact memory folds.
+type MemoryPutData struct {
+	// Scope is "shared" or a run id.
+	Scope string `json:"scope"`
+	Key   string `json:"key"`
+	Value string `json:"value"`
+	// TTL is how long the fact lives; 0 means forever.
+	TTL time.Duration `json:"ttl,omitempty"`
+}
+
+// MemoryWrittenData is a fact as stored.
+type MemoryWrittenData struct {
+	Scope string `json:"scope"`
+	Key   string `json:"key"`
+	Value string `json:"value"`
+	// Expires is the absolute expiry; zero means never.
+	Expires time.Time `json:"expires,omitzero"`
+	// Request is the id of the memory.put event this answers.
+	Request string `json:"request,omitempty"`
+}
+
+// PlanProposedData is a plan revision for a run.
+type PlanProposedData struct {
+	Revision int       `json:"revision"`
+	Source   string    `json:"source"` // "file" or "llm"
+	Plan     plan.Plan `json:"plan"`
+}
+
+// PlanRejectedData says the planner could not produce a plan.
+type PlanRejectedData struct {
+	Error string `json:"error"`
+}
+
+// Decision is embedded in every orchestrator decision: the leader epoch that
+// made it. Folds ignore decisions older than the newest LeaderElected.
+type Decision struct {
+	Epoch uint64 `json:"epoch"`
+}
+
+// LeaderElectedData announces a new orchestrator leader.
+type LeaderElectedData struct {
+	Decision
+	Leader string `json:"leader"`
+}
+
+// PlanAcceptedData moves a run to running with the given plan revision.
+type PlanAcceptedData struct {
+	Decision
+	Revision int `json:"revision"`
+}
+
+// TaskAssignedData gives one attempt of a step to an executor node.
+type TaskAssignedData struct {
+	Decision
+	Step    plan.Step `json:"step"`
+	Attempt int       `json:"attempt"`
+	Node    string    `json:"node"`
+	// ReadyAt is when the step became ready (for dispatch latency).
+	ReadyAt time.Time `json:"ready_at"`
+}
+
+// TaskCancelData tells an executor to stop a step attempt.
+type TaskCancelData struct {
+	Decision
+	Step    string `json:"step"`
+	Attempt int    `json:"attempt"`
+	Node    string `json:"node"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+// Run statuses.
+const (
+	RunSubmitted = "submitted"
+	RunPlanning  = "planning"
+	RunPlanned   = "planned"
+	RunRunning   = "running"
+	RunPaused    = "paused"
+	RunSucceeded = "succeeded"
+	RunFailed    = "failed"
+	RunCancelled = "cancelled"
+)
+
+// RunFinishedData closes a run.
+type RunFinishedData struct {
+	Decision
+	Status string `json:"status"` // succeeded | failed | cancelled
+	Reason string `json:"reason,omitempty"`
+}
+
+// ExecutorOnlineData announces an executor and its capacity.
+type ExecutorOnlineData struct {
+	Slots int `json:"slots"`
+	// Incarnation changes every time the executor process starts.
+	Incarnation string `json:"incarnation"`
+}
+
+// TaskStartedData says an executor began an attempt.
+type TaskStartedData struct {
+	Step    string `json:"step"`
+	Attempt int    `json:"attempt"`
+	Node    string `json:"node"`
+	PID     int    `json:"pid,omitempty"`
+}
+
+// Task outcomes.
+const (
+	TaskSucceeded = "succeeded"
+	TaskFailed    = "failed"
+	TaskSkipped   = "skipped" // a creates/check guard found the work done
+	TaskCancelled = "cancelled"
+)
+
+// Failure classes.
+const (
+	ClassTransient = "transient" // timeouts, node loss, interruption: retry
+	ClassLogic     = "logic"     // non-zero exit, failed check: on_failure
+	ClassPolicy    = "policy"    // denied: never retried
+)
+
+// TaskFinishedData is the result of an attempt.
+type TaskFinishedData struct {
+	Step     string        `json:"step"`
+	Attempt  int           `json:"attempt"`
+	Node     string        `json:"node"`
+	Status   string        `json:"status"`
+	Class    string        `json:"class,omitempty"`
+	ExitCode int           `json:"exit_code"`
+	Error    string        `json:"error,omitempty"`
+	TimedOut bool          `json:"timed_out,omitempty"`
+	Started  time.Time     `json:"started"`
+	Duration time.Duration `json:"duration"`
+	Cwd      string        `json:"cwd,omitempty"`
+	User     string        `json:"user,omitempty"`
+	// OutputTail is the redacted end of combined stdout/stderr.
+	OutputTail string `json:"output_tail,omitempty"`
+	// CommandHash identifies the command for statistics (sha256 hex, 16 chars).
+	CommandHash string `json:"command_hash,omitempty"`
+}
+
+// RejectedData describes a refused stream message.
+type RejectedData struct {
+	Reason string `json:"reason"`
+	// Subject the message came on.
+	Subject string `json:"subject"`
+	// Signer is the node the message claims (kid/iss), possibly forged.
+	Signer string `json:"signer,omitempty"`
+	// ClaimedType is the type the message claims, if it could be read.
+	ClaimedType string `json:"claimed_type,omitempty"`
+	// ClaimedID is the event id the message claims, if it could be read.
+	ClaimedID string `json:"claimed_id,omitempty"`
+}
+
+// GapData records a hole in the stream sequence.
+type GapData struct {
+	From uint64 `json:"from"` // first missing stream seq
+	To   uint64 `json:"to"`   // last missing stream seq
+}

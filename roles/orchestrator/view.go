@@ -1,0 +1,32 @@
+package orchestrator
+
+import "time"
+
+// RunView is the public shape of a run (agentctl run show -o json, the
+// HTTP API). Documented in docs/cli.md; fields are only ever added.
+type RunView struct {
+	ID         string     `json:"id"`
+	Goal       string     `json:"goal"`
+	Status     string     `json:"status"`
+	Reason     string     `json:"reason,omitempty"`
+	Revision   int        `json:"revision"`
+	CreatedAt  time.Time  `json:"created_at"`
+	FinishedAt *time.Time `json:"finished_at"`
+	Steps      []StepView `json:"steps"`
+}
+
+// StepView is the public shape of a step within a RunView.
+type StepView struct {
+	ID         string     `json:"id"`
+	Title      string     `json:"title,omitempty"`
+	Subgoal    string     `json:"subgoal"`
+	Kind       string     `json:"kind"`
+	Status     string     `json:"status"`
+	Attempt    int        `json:"attempt"`
+	Node       string     `json:"node"`
+	ExitCode   *int       `json:"exit_code"`
+	DependsOn  []string   `json:"depends_on,omitempty"`
+	Error      string     `json:"error,omitempty"`
+	StartedAt  *time.Time `json:"started_at"`
+	FinishedAt *time.Time `json:"finished_at"`
+}
