@@ -1,0 +1,461 @@
+// Package outbox makes emitting an event durable before it is published.
+//
+// DESIGN.md "Durability": JetStream alone can lose acknowledged writes under
+// power loss, so a node first writes every event it emits into its local
+// Pebble outbox and syncs it; a publisher goroutine then signs and publishes
+// what is pending, and deletes entries only once JetStream acknowledged them.
+// After a crash everything unacknowledged is published again.
+//
+// Invariants:
+//
+//  1. Emit returns nil only after the drafts are synced to disk (pebble.Sync).
+//     A failed sync is fatal: the outbox stops accepting events and reports
+//     the error through Err; the node must stop.
+//  2. Entries are published in Emit order (FIFO per node).
+//  3. A message is retried with the exact same bytes (same Nats-Msg-Id) while
+//     the process lives, so JetStream's duplicate window drops repeats; after
+//     a restart events are re-signed in new messages, and ledgers drop
+//     repeated event ids (each event keeps its id).
+//  4. Throughput comes from batching: each publish round takes everything
+//     pending, packs events of one subject into one signed message, and
+//     publishes asynchronously — never from weaker syncing.
+package outbox
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus/envelope"
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/bus/trust"
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Errors.
+var (
+	// ErrClosed is returned by Emit after Close or after a fatal error.
+	ErrClosed = errors.New("outbox: closed")
+	// ErrSync marks a failed fsync: the node must stop.
+	ErrSync = errors.New("outbox: sync failed")
+)
+
+// Limits of one publish round.
+const (
+	maxRoundEvents = 4096
+	maxMsgEvents   = 512
+	maxMsgBytes    = envelope.MaxMessageBytes / 2
+)
+
+var prefix = []byte("o/")
+
+// entry is one pending draft.
+type entry struct {
+	seq   uint64
+	draft event.Draft
+}
+
+// stored is the on-disk form of a draft.
+type stored struct {
+	ID     string          `json:"id"`
+	Type   event.Type      `json:"type"`
+	Run    string          `json:"run,omitempty"`
+	Target string          `json:"target,omitempty"`
+	Time   time.Time       `json:"time"`
+	Data   json.RawMessage `json:"data,omitempty"`
+}
+
+// Outbox is a durable queue of events waiting to be published.
+type Outbox struct {
+	db   *pebble.DB
+	id   *trust.Identity
+	log  *slog.Logger
+	wake chan struct{}
+	mu   struct {
+		sync.Mutex
+		next    uint64
+		pending []entry
+		fatal   error
+		closed  bool
+		// drained is closed and replaced whenever pending becomes empty.
+		drained chan struct{}
+	}
+	// Published counts events acknowledged by JetStream.
+	published uint64
+
+	runMu  sync.Mutex
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// Open opens (or creates) the outbox in dir, loading what is pending.
+func Open(dir string, id *trust.Identity, logger *slog.Logger) (*Outbox, error) {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	db, err := pebble.Open(dir, &pebble.Options{
+		FormatMajorVersion: pebble.FormatNewest,
+		Logger:             quietLogger{logger},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("outbox: open %s: %w", dir, err)
+	}
+	o := &Outbox{db: db, id: id, log: logger, wake: make(chan struct{}, 1)}
+	o.mu.drained = make(chan struct{})
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: []byte("o0")})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("outbox: scan: %w", err)
+	}
+	for it.First(); it.Valid(); it.Next() {
+		seq := binary.BigEndian.Uint64(it.Key()[len(prefix):])
+		var s stored
+		if err := json.Unmarshal(it.Value(), &s); err != nil {
+			it.Close()
+			db.Close()
+			return nil, fmt.Errorf("outbox: entry %d: %w", seq, err)
+		}
+		o.mu.pending = append(o.mu.pending, entry{seq: seq, draft: event.Draft(s)})
+		o.mu.next = seq
+	}
+	if err := it.Close(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("outbox: scan: %w", err)
+	}
+	if len(o.mu.pending) == 0 {
+		close(o.mu.drained)
+	} else {
+		logger.Info("outbox has unpublished events", "count", len(o.mu.pending))
+	}
+	return o, nil
+}
+
+func key(seq uint64) []byte {
+	k := make([]byte, len(prefix)+8)
+	copy(k, prefix)
+	binary.BigEndian.PutUint64(k[len(prefix):], seq)
+	return k
+}
+
+// Emit durably queues drafts. It implements roles.Emitter.
+func (o *Outbox) Emit(ctx context.Context, drafts ...event.Draft) error {
+	if len(drafts) == 0 {
+		return nil
+	}
+	for _, d := range drafts {
+		if len(d.Data) > envelope.MaxEventBytes {
+			return fmt.Errorf("%w: event %s (%s) payload %d bytes, limit %d", envelope.ErrTooLarge, d.ID, d.Type, len(d.Data), envelope.MaxEventBytes)
+		}
+		if d.ID == "" || d.Type == "" {
+			return fmt.Errorf("outbox: draft needs an id and a type")
+		}
+	}
+	b := o.db.NewBatch()
+	defer b.Close()
+	o.mu.Lock()
+	if o.mu.closed || o.mu.fatal != nil {
+		o.mu.Unlock()
+		return ErrClosed
+	}
+	// Sequence numbers are reserved under the lock so that pending stays in
+	// key order; the sync happens outside it (group commit).
+	first := o.mu.next + 1
+	o.mu.next += uint64(len(drafts))
+	o.mu.Unlock()
+	for i, d := range drafts {
+		v, err := json.Marshal(stored(d))
+		if err != nil {
+			return fmt.Errorf("outbox: encode %s: %w", d.ID, err)
+		}
+		if err := b.Set(key(first+uint64(i)), v, nil); err != nil {
+			return fmt.Errorf("outbox: batch: %w", err)
+		}
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		o.fail(fmt.Errorf("%w: %w", ErrSync, err))
+		return fmt.Errorf("%w: %w", ErrSync, err)
+	}
+	o.mu.Lock()
+	if len(o.mu.pending) == 0 {
+		o.mu.drained = make(chan struct{})
+	}
+	o.mu.pending = insertSorted(o.mu.pending, first, drafts)
+	o.mu.Unlock()
+	select {
+	case o.wake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// insertSorted appends entries for drafts starting at seq first, keeping
+// pending ordered by seq (concurrent Emits may commit out of order).
+func insertSorted(pending []entry, first uint64, drafts []event.Draft) []entry {
+	at := len(pending)
+	for at > 0 && pending[at-1].seq > first {
+		at--
+	}
+	add := make([]entry, len(drafts))
+	for i, d := range drafts {
+		add[i] = entry{seq: first + uint64(i), draft: d}
+	}
+	if at == len(pending) {
+		return append(pending, add...)
+	}
+	return append(pending[:at], append(add, pending[at:]...)...)
+}
+
+func (o *Outbox) fail(err error) {
+	o.mu.Lock()
+	if o.mu.fatal == nil {
+		o.mu.fatal = err
+		o.log.Error("outbox failed: stopping", "err", err)
+	}
+	o.mu.Unlock()
+}
+
+// Err returns the fatal error that stopped the outbox, if any.
+func (o *Outbox) Err() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.mu.fatal
+}
+
+// Pending returns how many events wait for an acknowledgement.
+func (o *Outbox) Pending() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.mu.pending)
+}
+
+// WaitDrained waits until nothing is pending (or ctx ends).
+func (o *Outbox) WaitDrained(ctx context.Context) error {
+	for {
+		o.mu.Lock()
+		n, ch, fatal := len(o.mu.pending), o.mu.drained, o.mu.fatal
+		o.mu.Unlock()
+		if fatal != nil {
+			return fatal
+		}
+		if n == 0 {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("outbox: %d events still unpublished: %w", n, ctx.Err())
+		}
+	}
+}
+
+// Start begins publishing to js. It returns at once.
+func (o *Outbox) Start(js jetstream.JetStream) {
+	o.runMu.Lock()
+	defer o.runMu.Unlock()
+	if o.cancel != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	o.cancel, o.done = cancel, make(chan struct{})
+	go o.run(ctx, js)
+}
+
+// Stop ends the publisher (what is pending stays on disk for next time).
+func (o *Outbox) Stop() {
+	o.runMu.Lock()
+	cancel, done := o.cancel, o.done
+	o.cancel = nil
+	o.runMu.Unlock()
+	if cancel != nil {
+		cancel()
+		<-done
+	}
+}
+
+// Close stops the publisher and closes the store.
+func (o *Outbox) Close() error {
+	o.Stop()
+	o.mu.Lock()
+	if o.mu.closed {
+		o.mu.Unlock()
+		return nil
+	}
+	o.mu.closed = true
+	o.mu.Unlock()
+	if err := o.db.Close(); err != nil {
+		return fmt.Errorf("outbox: close: %w", err)
+	}
+	return nil
+}
+
+// message is one signed message of a round, kept so retries send the same
+// bytes.
+type message struct {
+	subject string
+	raw     []byte
+	jti     string
+	last    uint64 // seq of the last entry it covers
+}
+
+func (o *Outbox) run(ctx context.Context, js jetstream.JetStream) {
+	defer close(o.done)
+	var retryMsgs []message
+	var retrySeqs []uint64
+	backoff := 50 * time.Millisecond
+	for {
+		o.mu.Lock()
+		n := len(o.mu.pending)
+		var round []entry
+		if retryMsgs == nil && n > 0 {
+			round = append([]entry(nil), o.mu.pending[:min(n, maxRoundEvents)]...)
+		}
+		o.mu.Unlock()
+		if n == 0 {
+			select {
+			case <-ctx.Done():
+				return
+			case <-o.wake:
+				continue
+			}
+		}
+		var msgs []message
+		var seqs []uint64
+		if retryMsgs != nil {
+			msgs, seqs = retryMsgs, retrySeqs
+		} else {
+			var err error
+			msgs, err = o.sign(round)
+			if err != nil {
+				o.fail(fmt.Errorf("outbox: sign: %w", err))
+				return
+			}
+			seqs = make([]uint64, len(round))
+			for i, e := range round {
+				seqs[i] = e.seq
+			}
+		}
+		if err := o.publish(ctx, js, msgs); err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			o.log.Warn("outbox publish failed; retrying", "err", err, "messages", len(msgs), "backoff", backoff)
+			retryMsgs, retrySeqs = msgs, seqs
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(backoff):
+			}
+			backoff = min(backoff*2, 2*time.Second)
+			continue
+		}
+		retryMsgs, backoff = nil, 50*time.Millisecond
+		if err := o.remove(seqs); err != nil {
+			o.fail(err)
+			return
+		}
+	}
+}
+
+// sign packs a round into messages: consecutive drafts of one subject share
+// a message, bounded by count and bytes. Splitting only at subject changes
+// keeps FIFO order across messages.
+func (o *Outbox) sign(round []entry) ([]message, error) {
+	var msgs []message
+	var group []event.Draft
+	var size int
+	flush := func(last uint64) error {
+		if len(group) == 0 {
+			return nil
+		}
+		raw, jti, err := envelope.Sign(o.id, group)
+		if err != nil {
+			return err
+		}
+		msgs = append(msgs, message{subject: group[0].Subject(), raw: raw, jti: jti, last: last})
+		group, size = group[:0], 0
+		return nil
+	}
+	for i, e := range round {
+		d := e.draft
+		if len(group) > 0 && (group[0].Subject() != d.Subject() || len(group) >= maxMsgEvents || size+len(d.Data) > maxMsgBytes) {
+			if err := flush(round[i-1].seq); err != nil {
+				return nil, err
+			}
+		}
+		group = append(group, d)
+		size += len(d.Data) + 128
+	}
+	if err := flush(round[len(round)-1].seq); err != nil {
+		return nil, err
+	}
+	return msgs, nil
+}
+
+func (o *Outbox) publish(ctx context.Context, js jetstream.JetStream, msgs []message) error {
+	futures := make([]jetstream.PubAckFuture, 0, len(msgs))
+	for _, m := range msgs {
+		f, err := js.PublishAsync(m.subject, m.raw, jetstream.WithMsgID(m.jti), jetstream.WithStallWait(5*time.Second))
+		if err != nil {
+			return fmt.Errorf("publish %s: %w", m.subject, err)
+		}
+		futures = append(futures, f)
+	}
+	timeout := time.NewTimer(10 * time.Second)
+	defer timeout.Stop()
+	for i, f := range futures {
+		select {
+		case <-f.Ok():
+		case err := <-f.Err():
+			return fmt.Errorf("publish %s (%s): %w", msgs[i].subject, msgs[i].jti, err)
+		case <-timeout.C:
+			return fmt.Errorf("publish %s (%s): no acknowledgement in 10s", msgs[i].subject, msgs[i].jti)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// remove deletes acknowledged entries, on disk and in memory.
+func (o *Outbox) remove(seqs []uint64) error {
+	b := o.db.NewBatch()
+	defer b.Close()
+	done := make(map[uint64]bool, len(seqs))
+	for _, seq := range seqs {
+		done[seq] = true
+		if err := b.Delete(key(seq), nil); err != nil {
+			return fmt.Errorf("outbox: batch: %w", err)
+		}
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("%w: delete acknowledged entries: %w", ErrSync, err)
+	}
+	o.mu.Lock()
+	kept := o.mu.pending[:0]
+	for _, e := range o.mu.pending {
+		if !done[e.seq] {
+			kept = append(kept, e)
+		}
+	}
+	clear(o.mu.pending[len(kept):])
+	o.mu.pending = kept
+	o.published += uint64(len(seqs))
+	if len(o.mu.pending) == 0 {
+		close(o.mu.drained)
+	}
+	o.mu.Unlock()
+	return nil
+}
+
+// Published returns how many events JetStream has acknowledged since Open.
+func (o *Outbox) Published() uint64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.published
+}

@@ -1,0 +1,155 @@
+package outbox_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus"
+	"github.com/agentic-dev/agentic/bus/bustest"
+	"github.com/agentic-dev/agentic/bus/envelope"
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/bus/outbox"
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// collect reads every event in AGENTIC_EVENTS, verified.
+func collect(t *testing.T, js jetstream.JetStream, v *envelope.Verifier, want int) []event.Event {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cons, err := js.OrderedConsumer(ctx, bus.EventsStream, jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []event.Event
+	for len(out) < want {
+		batch, err := cons.Fetch(want, jetstream.FetchMaxWait(2*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for m := range batch.Messages() {
+			n++
+			md, _ := m.Metadata()
+			env, err := v.Verify(m.Data(), m.Subject(), md.Timestamp)
+			if err != nil {
+				t.Fatalf("verify: %v", err)
+			}
+			out = append(out, env.Events...)
+		}
+		if n == 0 && ctx.Err() != nil {
+			break
+		}
+	}
+	return out
+}
+
+func TestEmitPublishesInOrder(t *testing.T) {
+	srv := bustest.Server(t)
+	c := bustest.Connect(t, srv)
+	ids := bustest.NewIdentities(t)
+	id := ids.Node(t, "n1", event.RoleExecutor)
+	ob, err := outbox.Open(t.TempDir(), id, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ob.Close()
+	ob.Start(c.JS)
+	ctx := context.Background()
+	const n = 300
+	var want []string
+	for i := range n {
+		typ := event.TaskStarted
+		if i%3 == 0 {
+			typ = event.TaskFinished
+		}
+		d := event.MustDraft(typ, "r1", event.TaskStartedData{Step: fmt.Sprint(i)})
+		want = append(want, d.ID)
+		if err := ob.Emit(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if err := ob.WaitDrained(wctx); err != nil {
+		t.Fatal(err)
+	}
+	got := collect(t, c.JS, envelope.NewVerifier(ids.Root), n)
+	if len(got) != n {
+		t.Fatalf("got %d events, want %d", len(got), n)
+	}
+	for i := range got {
+		if got[i].ID != want[i] {
+			t.Fatalf("event %d is %s, want %s (order not kept)", i, got[i].ID, want[i])
+		}
+	}
+}
+
+func TestPendingSurvivesRestart(t *testing.T) {
+	srv := bustest.Server(t)
+	c := bustest.Connect(t, srv)
+	ids := bustest.NewIdentities(t)
+	id := ids.Node(t, "n1", event.RoleExecutor)
+	dir := t.TempDir()
+	ob, err := outbox.Open(dir, id, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	// Not started: nothing is published, but Emit has synced to disk.
+	var want []string
+	for i := range 5 {
+		d := event.MustDraft(event.TaskStarted, "r1", event.TaskStartedData{Step: fmt.Sprint(i)})
+		want = append(want, d.ID)
+		if err := ob.Emit(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ob.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ob, err = outbox.Open(dir, id, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ob.Close()
+	if ob.Pending() != 5 {
+		t.Fatalf("pending after reopen = %d, want 5", ob.Pending())
+	}
+	ob.Start(c.JS)
+	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if err := ob.WaitDrained(wctx); err != nil {
+		t.Fatal(err)
+	}
+	got := collect(t, c.JS, envelope.NewVerifier(ids.Root), 5)
+	for i := range want {
+		if got[i].ID != want[i] {
+			t.Fatalf("event %d = %s, want %s", i, got[i].ID, want[i])
+		}
+	}
+	if err := ob.Emit(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRejectsOversizedEvent(t *testing.T) {
+	ids := bustest.NewIdentities(t)
+	ob, err := outbox.Open(t.TempDir(), ids.Node(t, "n1", event.RoleExecutor), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ob.Close()
+	d := event.MustDraft(event.TaskFinished, "r1", map[string]string{"x": string(make([]byte, envelope.MaxEventBytes+1))})
+	if err := ob.Emit(context.Background(), d); err == nil {
+		t.Fatal("oversized event accepted")
+	}
+	if ob.Pending() != 0 {
+		t.Fatal("oversized event left something pending")
+	}
+}

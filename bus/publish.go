@@ -1,0 +1,47 @@
+package bus
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/agentic-dev/agentic/bus/envelope"
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/bus/trust"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// PublishSigned signs drafts as id and publishes them synchronously, one
+// message per subject, each with Nats-Msg-Id set to the message's jti. It is
+// for callers without an outbox (agentctl, tests): the caller learns from the
+// error whether the events reached the stream.
+func PublishSigned(ctx context.Context, js jetstream.JetStream, id *trust.Identity, drafts ...event.Draft) error {
+	for _, group := range GroupBySubject(drafts) {
+		raw, jti, err := envelope.Sign(id, group)
+		if err != nil {
+			return err
+		}
+		subj := group[0].Subject()
+		if _, err := js.Publish(ctx, subj, raw, jetstream.WithMsgID(jti)); err != nil {
+			return fmt.Errorf("bus: publish %s (%s): %w", subj, jti, err)
+		}
+	}
+	return nil
+}
+
+// GroupBySubject splits drafts into runs of the same subject, keeping the
+// order of first appearance of each subject and the order within it.
+func GroupBySubject(drafts []event.Draft) [][]event.Draft {
+	var out [][]event.Draft
+	idx := make(map[string]int)
+	for _, d := range drafts {
+		s := d.Subject()
+		i, ok := idx[s]
+		if !ok {
+			i = len(out)
+			idx[s] = i
+			out = append(out, nil)
+		}
+		out[i] = append(out[i], d)
+	}
+	return out
+}
