@@ -38,7 +38,7 @@ const (
 	// max_payload).
 	MaxMessageBytes = 900 << 10
 	// MaxEventBytes caps one event's payload.
-	MaxEventBytes = 256 << 10
+	MaxEventBytes = 768 << 10
 	// TTL is how long after signing a message stays valid.
 	TTL = 5 * time.Minute
 	// Leeway tolerates clock skew between nodes.

@@ -1,7 +1,3 @@
-// Package api is the query protocol between agentctl (or any client) and the
-// nodes: JSON request/reply over NATS on subjects agentic.api.<method>,
-// answered by one node of a queue group. Writes do not go through here:
-// clients publish signed events to the bus; this API only reads.
 package api
 
 import (
@@ -30,6 +26,9 @@ type Reply struct {
 	Error string `json:"error,omitempty"`
 	// Hint tells a user what to do about Error, when there is something.
 	Hint string `json:"hint,omitempty"`
+	// Code classifies Error for programs (CodeNotFound, CodeAmbiguous,
+	// CodeBadRequest); empty for other failures.
+	Code string `json:"code,omitempty"`
 	Data any    `json:"data,omitempty"`
 }
 

@@ -1,0 +1,39 @@
+# agentic — build, test, demo, bench.
+GO      ?= go
+BIN     ?= bin
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X github.com/agentic-dev/agentic/node.Version=$(VERSION)
+
+.PHONY: all build test test-short demo bench lint clean
+
+all: build
+
+## build: compile agentd and agentctl into ./bin
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/agentd ./cmd/agentd
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/agentctl ./cmd/agentctl
+
+## test: the whole suite with the race detector (what CI runs)
+test:
+	$(GO) vet ./...
+	$(GO) test -race -timeout 30m ./...
+
+## test-short: skip the slow multi-process tests
+test-short:
+	$(GO) test -short ./...
+
+## demo: a single-node cluster in a temp dir runs examples/hello.yaml end to end
+demo: build
+	BIN=$(BIN) ./scripts/demo.sh
+
+## bench: throughput and latency figures (see README, Performance)
+bench: build
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./bench/
+
+## lint: formatting and vet
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+clean:
+	rm -rf $(BIN)

@@ -1,0 +1,174 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus"
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/bus/trust"
+	"github.com/agentic-dev/agentic/node/api"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/spf13/cobra"
+)
+
+// Defaults of the global flags.
+const (
+	DefaultServer  = "nats://127.0.0.1:4222"
+	DefaultTimeout = 5 * time.Second
+)
+
+const startHint = "is agentd running? start one with: agentd --data ./data, or point --server (NATS_URL) at your cluster"
+
+// app is one invocation: global flags and the lazily opened connection.
+type app struct {
+	env     Env
+	server  string
+	creds   string
+	output  string
+	timeout time.Duration
+	poll    time.Duration
+	nc      *nats.Conn
+}
+
+func newApp(env Env) *app {
+	env.fill()
+	return &app{env: env, poll: pollInterval}
+}
+
+func (a *app) rootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "agentctl",
+		Short: "Control an agentic cluster: submit goals, watch runs, read the audit ledger",
+		Long: `agentctl talks to an agentic cluster over NATS. Writes (goals, cancels,
+memory facts) are events signed with your operator credentials and
+published to the bus; reads are answered by any agentd node.
+
+Exit codes: 0 ok, 1 error, 2 usage error, 3 run failed and 4 run
+cancelled (goal submit --wait), 130 interrupted.`,
+		Example: `  agentd --data ./data &                 # a one-machine cluster
+  agentctl goal submit -f deploy.yaml --wait
+  agentctl run list -o json
+  agentctl audit tail --follow`,
+		SilenceErrors:     true,
+		SilenceUsage:      true,
+		PersistentPreRunE: func(*cobra.Command, []string) error { return a.checkGlobals() },
+	}
+	server := a.env.Getenv("NATS_URL")
+	if server == "" {
+		server = DefaultServer
+	}
+	pf := root.PersistentFlags()
+	pf.StringVar(&a.server, "server", server, "NATS server URL(s), comma-separated (env NATS_URL)")
+	pf.StringVar(&a.creds, "creds", "", "operator credentials file (env AGENTIC_CREDS; default ./data/operator.creds, else ~/.agentic/operator.creds)")
+	pf.StringVarP(&a.output, "output", "o", "text", "output format: text, json or jsonl")
+	pf.DurationVar(&a.timeout, "timeout", DefaultTimeout, "how long to wait for the cluster to answer")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
+	root.AddCommand(a.goalCmd(), a.runCmd(), a.auditCmd(), a.ledgerCmd(), a.memoryCmd(), a.versionCmd())
+	return root
+}
+
+func (a *app) checkGlobals() error {
+	if !slices.Contains([]string{"text", "json", "jsonl"}, a.output) {
+		return usagef("--output %q: want text, json or jsonl", a.output)
+	}
+	if a.timeout <= 0 {
+		return usagef("--timeout must be positive, got %s", a.timeout)
+	}
+	return nil
+}
+
+// conn connects to NATS once per invocation.
+func (a *app) conn() (*nats.Conn, error) {
+	if a.nc != nil {
+		return a.nc, nil
+	}
+	nc, err := nats.Connect(a.server, nats.Name("agentctl"), nats.Timeout(a.timeout), nats.MaxReconnects(0))
+	if err != nil {
+		return nil, api.WithHint(fmt.Errorf("cannot reach NATS at %s: %w", a.server, err), startHint)
+	}
+	a.nc = nc
+	return nc, nil
+}
+
+func (a *app) close() {
+	if a.nc != nil {
+		a.nc.Close()
+		a.nc = nil
+	}
+}
+
+// client is the query API client over the connection.
+func (a *app) client() (*api.Client, error) {
+	nc, err := a.conn()
+	if err != nil {
+		return nil, err
+	}
+	return api.NewClient(nc, a.timeout), nil
+}
+
+// credsPath applies the documented order: --creds, $AGENTIC_CREDS,
+// ./data/operator.creds if it exists, ~/.agentic/operator.creds.
+func (a *app) credsPath() string {
+	if a.creds != "" {
+		return a.creds
+	}
+	if p := a.env.Getenv("AGENTIC_CREDS"); p != "" {
+		return p
+	}
+	local := filepath.Join("data", trust.OperatorCredsFile)
+	if _, err := os.Stat(local); err == nil {
+		return local
+	}
+	home := a.env.Getenv("HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	return filepath.Join(home, ".agentic", trust.OperatorCredsFile)
+}
+
+// identity loads the operator identity that signs this invocation's events.
+func (a *app) identity() (*trust.Identity, error) {
+	path := a.credsPath()
+	id, _, err := trust.ReadCreds(path)
+	if err != nil {
+		return nil, api.WithHint(fmt.Errorf("operator credentials: %w", err),
+			"agentd writes operator.creds into its data directory on first start; pass --creds DATA/operator.creds or set AGENTIC_CREDS")
+	}
+	if !slices.Contains(id.Roles, event.RoleOperator) {
+		return nil, fmt.Errorf("credentials %s are for %s with roles %v, not an operator", path, id.ID, id.Roles)
+	}
+	return id, nil
+}
+
+// publish signs drafts with the operator identity and publishes them to
+// the events stream, waiting for JetStream's acknowledgement.
+func (a *app) publish(ctx context.Context, drafts ...event.Draft) error {
+	id, err := a.identity()
+	if err != nil {
+		return err
+	}
+	nc, err := a.conn()
+	if err != nil {
+		return err
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return fmt.Errorf("jetstream: %w", err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, a.timeout)
+	defer cancel()
+	if err := bus.PublishSigned(pctx, js, id, drafts...); err != nil {
+		if errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) {
+			return api.WithHint(fmt.Errorf("no JetStream stream stores %s on %s: %w", drafts[0].Subject(), a.server, err), startHint)
+		}
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,147 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/node/api"
+	"github.com/agentic-dev/agentic/roles/planner/plan"
+	"github.com/spf13/cobra"
+)
+
+func (a *app) goalCmd() *cobra.Command {
+	return group("goal", "Submit goals", "A goal starts a run: from a plan file, or as free text for an LLM planner.", a.goalSubmitCmd())
+}
+
+type submitOpts struct {
+	file string
+	wait bool
+}
+
+func (a *app) goalSubmitCmd() *cobra.Command {
+	var o submitOpts
+	cmd := &cobra.Command{
+		Use:   "submit (-f FILE | TEXT...)",
+		Short: "Submit a goal: a plan file or free text",
+		Long: `Submit a goal and start a run.
+
+With -f, the plan file (YAML or JSON; '-' reads stdin) is checked here
+first: a malformed plan prints every problem with file:line:col and exits
+1, and nothing is submitted. Otherwise TEXT is a free-text goal for the
+LLM planner.
+
+The goal is published as a goal.submitted event signed with your operator
+credentials. Without --wait, agentctl prints the new run id (-o json: the
+run object as submitted) and returns. With --wait it follows the run,
+printing a line whenever a step changes ("12:00:01 build  running  (attempt
+1 on node-a)"; -o jsonl: the run object at each change; -o json: the final
+run object), and exits 0 if the run succeeded, 3 if it failed, 4 if it was
+cancelled. Ctrl-C stops waiting; the run keeps going.`,
+		Example: `  agentctl goal submit -f deploy.yaml
+  agentctl goal submit -f deploy.yaml --wait
+  RUN=$(agentctl goal submit -f build.json) && agentctl run show "$RUN"
+  agentctl goal submit "upgrade the staging database to postgres 17"`,
+		Args: args(cobra.ArbitraryArgs),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			text := strings.TrimSpace(strings.Join(argv, " "))
+			switch {
+			case o.file != "" && text != "":
+				return usagef("give either -f FILE or TEXT, not both")
+			case o.file == "" && text == "":
+				return usagef("give a plan file (-f FILE) or the goal as TEXT")
+			}
+			return a.goalSubmit(cmd.Context(), o, text)
+		},
+	}
+	cmd.Flags().StringVarP(&o.file, "file", "f", "", "plan file (YAML or JSON); - reads stdin")
+	cmd.Flags().BoolVar(&o.wait, "wait", false, "follow the run until it finishes")
+	return cmd
+}
+
+func (a *app) goalSubmit(ctx context.Context, o submitOpts, text string) error {
+	data := event.GoalSubmittedData{Goal: text, Text: text}
+	if o.file != "" {
+		var err error
+		if data, err = a.readPlan(o.file); err != nil {
+			return err
+		}
+	}
+	runID := event.NewID()
+	d, err := event.NewDraft(event.GoalSubmitted, runID, data)
+	if err != nil {
+		return err
+	}
+	if err := a.publish(ctx, d); err != nil {
+		return fmt.Errorf("submit goal: %w", err)
+	}
+	if o.wait {
+		return a.follow(ctx, runID)
+	}
+	if a.output == formatText {
+		fmt.Fprintln(a.env.Stdout, runID)
+		return nil
+	}
+	return a.writeJSON(&api.Run{ID: runID, Goal: data.Goal, Status: event.RunSubmitted, CreatedAt: d.Time, Steps: []api.Step{}})
+}
+
+// readPlan reads and checks a plan file; its problems are an error listing
+// each with its location.
+func (a *app) readPlan(path string) (event.GoalSubmittedData, error) {
+	var b []byte
+	var err error
+	name := path
+	if path == "-" {
+		name = "stdin"
+		b, err = io.ReadAll(a.env.Stdin)
+	} else {
+		b, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return event.GoalSubmittedData{}, fmt.Errorf("read plan: %w", err)
+	}
+	p, err := plan.Parse(name, b)
+	if err != nil {
+		return event.GoalSubmittedData{}, &planError{name: name, err: err}
+	}
+	base := filepath.Base(name)
+	goal := p.Goal
+	if goal == "" {
+		goal = base
+	}
+	return event.GoalSubmittedData{Goal: goal, PlanFile: string(b), PlanName: base}, nil
+}
+
+// planError reports a plan that did not parse, one problem per line.
+type planError struct {
+	name string
+	err  error
+}
+
+func (e *planError) Error() string {
+	var pe *plan.Error
+	if !errors.As(e.err, &pe) {
+		return fmt.Sprintf("plan %s: %v; nothing was submitted", e.name, e.err)
+	}
+	var b strings.Builder
+	n := len(pe.Problems) + pe.Omitted
+	fmt.Fprintf(&b, "plan %s has %d problem%s; nothing was submitted", e.name, n, plural(n))
+	for _, line := range strings.Split(pe.Error(), "\n") {
+		b.WriteString("\n  " + line)
+	}
+	return b.String()
+}
+
+func (e *planError) Unwrap() error { return e.err }
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

@@ -1,0 +1,250 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/node/api"
+	"github.com/nats-io/nats.go"
+)
+
+const goodPlan = `goal: Say hello
+steps:
+  - id: hello
+    run: echo hello
+  - id: bye
+    run: echo bye
+    depends_on: [hello]
+`
+
+const badPlan = `goal: Broken
+steps:
+  - id: a
+    run: echo a
+    depends_on: [nope]
+  - id: a
+    run: echo again
+`
+
+func writePlan(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestGoalSubmitMalformedPlanPublishesNothing(t *testing.T) {
+	h := newHarness(t).withNode()
+	// Watch the event subjects on core NATS too: nothing may even be sent.
+	seen := make(chan *nats.Msg, 10)
+	sub, err := h.conn.NC.ChanSubscribe(event.SubjectAll, seen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	if err := h.conn.NC.Flush(); err != nil {
+		t.Fatal(err)
+	}
+
+	path := writePlan(t, "plan.yaml", badPlan)
+	r := h.run("goal", "submit", "-f", path)
+	if r.code != ExitError || r.stdout != "" {
+		t.Fatalf("submit bad plan = %+v", r)
+	}
+	if !strings.HasPrefix(r.stderr, "error: plan "+path+" has ") || !strings.Contains(r.stderr, "nothing was submitted") {
+		t.Errorf("stderr = %q", r.stderr)
+	}
+	// Every problem is listed with its location in the file.
+	located := regexp.MustCompile(`(?m)^  .*plan\.yaml:\d+:\d+: `)
+	if n := len(located.FindAllString(r.stderr, -1)); n < 2 {
+		t.Errorf("want at least 2 located problems, got %d:\n%s", n, r.stderr)
+	}
+	if n := len(h.events()); n != 0 {
+		t.Errorf("%d events in the stream after a malformed plan", n)
+	}
+	// A round trip on the connection orders any stray publish before it.
+	if err := h.conn.NC.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m := <-seen:
+		t.Fatalf("published %s after a malformed plan", m.Subject)
+	default:
+	}
+}
+
+func TestGoalSubmitPlan(t *testing.T) {
+	h := newHarness(t).withNode()
+	path := writePlan(t, "hello.yaml", goodPlan)
+	r := h.run("goal", "submit", "-f", path)
+	runID := strings.TrimSpace(r.stdout)
+	if r.code != 0 || !regexp.MustCompile(`^[0-9a-f-]{36}$`).MatchString(runID) {
+		t.Fatalf("submit = %+v", r)
+	}
+	evs := h.events()
+	if len(evs) != 1 || evs[0].Type != event.GoalSubmitted || evs[0].Signer.ID != "alice" || len(evs[0].Events) != 1 {
+		t.Fatalf("published %+v", evs)
+	}
+	ev := evs[0].Events[0]
+	var data event.GoalSubmittedData
+	if err := ev.Decode(&data); err != nil {
+		t.Fatal(err)
+	}
+	if ev.Run != runID || data.Goal != "Say hello" || data.PlanFile != goodPlan || data.PlanName != "hello.yaml" || data.Text != "" {
+		t.Errorf("event run %s data %+v", ev.Run, data)
+	}
+}
+
+func TestGoalSubmitTextJSON(t *testing.T) {
+	h := newHarness(t).withNode()
+	r := h.run("goal", "submit", "-o", "json", "upgrade", "the", "database")
+	run := decodeJSON[api.Run](t, r.stdout)
+	if r.code != 0 || run.Status != "submitted" || run.Goal != "upgrade the database" || run.Steps == nil {
+		t.Fatalf("submit -o json = %+v", r)
+	}
+	evs := h.events()
+	if len(evs) != 1 {
+		t.Fatalf("%d messages", len(evs))
+	}
+	var data event.GoalSubmittedData
+	if err := evs[0].Events[0].Decode(&data); err != nil {
+		t.Fatal(err)
+	}
+	if evs[0].Events[0].Run != run.ID || data.Text != "upgrade the database" || data.PlanFile != "" {
+		t.Errorf("event %+v", data)
+	}
+}
+
+func TestGoalSubmitFromStdin(t *testing.T) {
+	h := newHarness(t).withNode()
+	var stderr strings.Builder
+	stdout := new(syncBuffer)
+	code := Run(context.Background(), []string{"--server", h.url, "--creds", h.creds, "goal", "submit", "-f", "-"},
+		Env{Stdin: strings.NewReader(goodPlan), Stdout: stdout, Stderr: &stderr, Getenv: func(string) string { return "" }})
+	if code != 0 || len(h.events()) != 1 {
+		t.Fatalf("submit from stdin = %d %q %q", code, stdout, stderr.String())
+	}
+}
+
+// script returns a progress function walking through states; the run is
+// unknown on the first call, as when no node has folded it yet.
+func script(final string) func(id string, call int) (*api.Run, error) {
+	t0 := time.Now()
+	states := []api.Run{
+		{Status: "planning", Steps: []api.Step{}},
+		{Status: "running", Revision: 1, Steps: []api.Step{{ID: "hello", Status: "running", Attempt: 1, Node: "node-a", StartedAt: &t0}, {ID: "bye", Status: "pending"}}},
+		{Status: "running", Revision: 1, Steps: []api.Step{{ID: "hello", Status: "succeeded", Attempt: 1, Node: "node-a", ExitCode: ptr(0), StartedAt: &t0, FinishedAt: &t0}, {ID: "bye", Status: "running", Attempt: 1, Node: "node-b"}}},
+		{Status: final, Reason: map[string]string{"failed": "step bye failed", "cancelled": "by alice"}[final], Revision: 1, Steps: []api.Step{{ID: "hello", Status: "succeeded", Attempt: 1, Node: "node-a", ExitCode: ptr(0)}, {ID: "bye", Status: map[string]string{"succeeded": "succeeded", "failed": "failed", "cancelled": "cancelled"}[final], Attempt: 1, Node: "node-b"}}},
+	}
+	return func(id string, call int) (*api.Run, error) {
+		if call == 0 {
+			return nil, api.ErrNotFound
+		}
+		r := states[min(call-1, len(states)-1)]
+		r.ID = id
+		return &r, nil
+	}
+}
+
+func TestGoalSubmitWait(t *testing.T) {
+	tests := []struct {
+		final    string
+		wantCode int
+	}{
+		{"succeeded", ExitOK},
+		{"failed", ExitRunFailed},
+		{"cancelled", ExitRunCancelled},
+	}
+	for _, tt := range tests {
+		t.Run(tt.final, func(t *testing.T) {
+			h := newHarness(t).withNode()
+			h.node.with(func(f *fakeNode) { f.progress = script(tt.final) })
+			r := h.run("goal", "submit", "-f", writePlan(t, "hello.yaml", goodPlan), "--wait")
+			if r.code != tt.wantCode {
+				t.Fatalf("exit %d, want %d: %+v", r.code, tt.wantCode, r)
+			}
+			line := `\d\d:\d\d:\d\d `
+			for _, want := range []string{
+				line + `run [0-9a-f-]{36} submitted$`,
+				line + `run +planning$`,
+				line + `run +running$`,
+				line + `hello +running +\(attempt 1 on node-a\)$`,
+				line + `bye +pending$`,
+				line + `hello +succeeded +\(attempt 1 on node-a, exit 0, 0s\)$`,
+				line + `bye +running +\(attempt 1 on node-b\)$`,
+				line + `run +` + tt.final,
+			} {
+				if !regexp.MustCompile(`(?m)^` + want).MatchString(r.stdout) {
+					t.Errorf("progress lacks /%s/:\n%s", want, r.stdout)
+				}
+			}
+			if !regexp.MustCompile(`run +` + tt.final + `.*\n$`).MatchString(r.stdout) {
+				t.Errorf("the run's end is not the last line:\n%s", r.stdout)
+			}
+			if n := len(regexp.MustCompile(`hello +running`).FindAllString(r.stdout, -1)); n != 1 {
+				t.Errorf("an unchanged step was printed %d times", n)
+			}
+			if tt.final != "succeeded" && !strings.Contains(r.stderr, "error: run ") {
+				t.Errorf("stderr = %q", r.stderr)
+			}
+		})
+	}
+}
+
+func TestGoalSubmitWaitJSONL(t *testing.T) {
+	h := newHarness(t).withNode()
+	h.node.with(func(f *fakeNode) { f.progress = script("succeeded") })
+	r := h.run("goal", "submit", "-o", "jsonl", "--wait", "say hello")
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if r.code != 0 || len(lines) != 4 {
+		t.Fatalf("jsonl wait = %+v", r)
+	}
+	statuses := []string{}
+	for _, l := range lines {
+		var run api.Run
+		if err := json.Unmarshal([]byte(l), &run); err != nil {
+			t.Fatalf("line %q: %v", l, err)
+		}
+		statuses = append(statuses, run.Status)
+	}
+	if strings.Join(statuses, ",") != "planning,running,running,succeeded" {
+		t.Errorf("statuses %v", statuses)
+	}
+
+	h.node.with(func(f *fakeNode) { f.progress = script("failed") })
+	r = h.run("goal", "submit", "-o", "json", "--wait", "say hello")
+	if run := decodeJSON[api.Run](t, r.stdout); r.code != ExitRunFailed || run.Status != "failed" {
+		t.Errorf("json wait = %+v", r)
+	}
+}
+
+func TestGoalSubmitWaitInterrupted(t *testing.T) {
+	h := newHarness(t).withNode()
+	calls := make(chan struct{}, 100)
+	h.node.with(func(f *fakeNode) {
+		f.progress = func(id string, call int) (*api.Run, error) {
+			calls <- struct{}{}
+			return &api.Run{ID: id, Status: "running", Steps: []api.Step{}}, nil
+		}
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-calls
+		<-calls // following for a while: press Ctrl-C
+		cancel()
+	}()
+	r := h.runCtx(ctx, nil, "goal", "submit", "--wait", "forever")
+	if r.code != ExitInterrupted || !strings.Contains(r.stderr, "stopped waiting; run ") || !strings.Contains(r.stderr, "keeps going") {
+		t.Fatalf("interrupted wait = %+v", r)
+	}
+}

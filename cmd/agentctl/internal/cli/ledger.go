@@ -1,0 +1,54 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+)
+
+func (a *app) ledgerCmd() *cobra.Command {
+	verify := &cobra.Command{
+		Use:   "verify",
+		Short: "Verify the ledger's hash chain on a node",
+		Long: `Ask a node to recompute its ledger's hash chain from the first event. It
+prints ok, the number of events and the head hash, or the first bad seq;
+the exit code is 1 when the chain does not verify.
+
+-o json prints {"ok","events","head"} plus "first_bad_seq" and "error" on
+failure, and "node" (the node that answered).`,
+		Example: `  agentctl ledger verify
+  agentctl ledger verify -o json | jq .head`,
+		Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			v, err := c.LedgerVerify(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if a.output != formatText {
+				if err := a.writeJSON(v); err != nil {
+					return err
+				}
+			} else if v.OK {
+				fmt.Fprintf(a.env.Stdout, "ok: %d events, head %s%s\n", v.Events, dash(v.Head), onNode(v.Node))
+			} else {
+				fmt.Fprintf(a.env.Stdout, "FAILED: first bad seq %d of %d events%s%s\n", v.FirstBadSeq, v.Events, because(v.Error), onNode(v.Node))
+			}
+			if !v.OK {
+				return &exitError{code: ExitError}
+			}
+			return nil
+		},
+	}
+	return group("ledger", "Check the event ledger", "The ledger is the hash-chained, append-only log every node folds.", verify)
+}
+
+func onNode(n string) string {
+	if n == "" {
+		return ""
+	}
+	return " (node " + n + ")"
+}

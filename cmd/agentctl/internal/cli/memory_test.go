@@ -1,0 +1,64 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/node/api"
+)
+
+func TestMemory(t *testing.T) {
+	h := newHarness(t).withNode()
+	exp := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	h.node.with(func(f *fakeNode) {
+		f.facts = []api.Fact{
+			{Scope: "shared", Key: "deploy.target", Value: "staging", UpdatedAt: time.Now()},
+			{Scope: runA, Key: "cache", Value: "warm", UpdatedAt: time.Now(), ExpiresAt: &exp},
+		}
+	})
+
+	r := h.run("memory", "put", "shared", "maintenance", "on", "--ttl", "2h")
+	if r.code != 0 || !strings.Contains(r.stdout, "memory.put shared/maintenance published") {
+		t.Fatalf("memory put = %+v", r)
+	}
+	r = h.run("memory", "put", runA, "note", "x", "-o", "json")
+	if got := decodeJSON[map[string]any](t, r.stdout); r.code != 0 || got["scope"] != runA || got["event"] == "" {
+		t.Fatalf("memory put json = %+v", r)
+	}
+	evs := h.events()
+	if len(evs) != 2 || evs[0].Type != event.MemoryPut {
+		t.Fatalf("published %+v", evs)
+	}
+	var d event.MemoryPutData
+	if err := evs[0].Events[0].Decode(&d); err != nil {
+		t.Fatal(err)
+	}
+	if d != (event.MemoryPutData{Scope: "shared", Key: "maintenance", Value: "on", TTL: 2 * time.Hour}) || evs[0].Events[0].Run != "" {
+		t.Errorf("shared put = %+v run %q", d, evs[0].Events[0].Run)
+	}
+	if evs[1].Events[0].Run != runA {
+		t.Errorf("run-scoped put has run %q", evs[1].Events[0].Run)
+	}
+
+	if r = h.run("memory", "get", "shared", "deploy.target"); r.code != 0 || r.stdout != "staging\n" {
+		t.Errorf("memory get = %+v", r)
+	}
+	r = h.run("memory", "get", runA, "cache", "-o", "json")
+	if got := decodeJSON[api.Fact](t, r.stdout); got.Value != "warm" || got.ExpiresAt == nil {
+		t.Errorf("memory get json = %+v", r)
+	}
+	if r = h.run("memory", "get", "shared", "nope"); r.code != ExitError || !strings.Contains(r.stderr, "hint: list facts with") {
+		t.Errorf("memory get missing = %+v", r)
+	}
+
+	r = h.run("memory", "ls")
+	if r.code != 0 || !strings.Contains(r.stdout, "SCOPE") || !strings.Contains(r.stdout, "deploy.target") || !strings.Contains(r.stdout, "cache") {
+		t.Errorf("memory ls = %+v", r)
+	}
+	r = h.run("memory", "ls", "shared", "-o", "json")
+	if got := decodeJSON[[]api.Fact](t, r.stdout); len(got) != 1 || got[0].Key != "deploy.target" {
+		t.Errorf("memory ls shared = %+v", r)
+	}
+}

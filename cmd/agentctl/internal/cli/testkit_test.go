@@ -1,0 +1,287 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus"
+	"github.com/agentic-dev/agentic/bus/bustest"
+	"github.com/agentic-dev/agentic/bus/envelope"
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/bus/trust"
+	"github.com/agentic-dev/agentic/node/api"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// harness is a real embedded JetStream server with the protocol's streams,
+// an operator creds file, and optionally a fake node answering the API.
+type harness struct {
+	t     *testing.T
+	url   string
+	conn  *bus.Conn
+	root  *trust.Root
+	creds string
+	node  *fakeNode
+}
+
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	srv := bustest.Server(t)
+	ids := bustest.NewIdentities(t)
+	op := ids.Node(t, "alice", event.RoleOperator)
+	creds := filepath.Join(t.TempDir(), "operator.creds")
+	if err := trust.WriteCreds(creds, op, ids.Root); err != nil {
+		t.Fatal(err)
+	}
+	return &harness{t: t, url: srv.ClientURL(), conn: bustest.Connect(t, srv), root: ids.Root, creds: creds}
+}
+
+// withNode starts the fake node's API server.
+func (h *harness) withNode() *harness {
+	h.t.Helper()
+	h.node = newFakeNode()
+	srv := api.NewServer(h.conn.NC, "node-a", nil)
+	h.node.register(srv)
+	if err := srv.Start(); err != nil {
+		h.t.Fatal(err)
+	}
+	h.t.Cleanup(srv.Stop)
+	return h
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// run executes agentctl against the harness's server and creds.
+func (h *harness) run(args ...string) result {
+	return h.runCtx(context.Background(), nil, args...)
+}
+
+func (h *harness) runCtx(ctx context.Context, stdout *syncBuffer, args ...string) result {
+	h.t.Helper()
+	if stdout == nil {
+		stdout = new(syncBuffer)
+	}
+	var stderr bytes.Buffer
+	full := append([]string{"--server", h.url, "--creds", h.creds, "--timeout", "2s"}, args...)
+	code := Run(ctx, full, Env{
+		Stdin:   strings.NewReader(""),
+		Stdout:  stdout,
+		Stderr:  &stderr,
+		Getenv:  func(string) string { return "" },
+		Version: "v9.9.9-test",
+	})
+	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
+}
+
+// events returns every message in AGENTIC_EVENTS, verified against the
+// harness's root.
+func (h *harness) events() []*envelope.Envelope {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	st, err := h.conn.JS.Stream(ctx, bus.EventsStream)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	v := envelope.NewVerifier(h.root)
+	var out []*envelope.Envelope
+	for seq := info.State.FirstSeq; seq <= info.State.LastSeq && info.State.Msgs > 0; seq++ {
+		m, err := st.GetMsg(ctx, seq)
+		if err != nil {
+			h.t.Fatalf("get msg %d: %v", seq, err)
+		}
+		env, err := v.Verify(m.Data, m.Subject, time.Now())
+		if err != nil {
+			h.t.Fatalf("msg %d does not verify: %v", seq, err)
+		}
+		out = append(out, env)
+	}
+	return out
+}
+
+// syncBuffer is a bytes.Buffer safe for a test reading while the CLI writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// fakeNode answers the query API from memory. It is a stand-in for agentd's
+// roles, speaking the real protocol over a real NATS server.
+type fakeNode struct {
+	mu     sync.Mutex
+	runs   []api.Run
+	audit  []api.AuditLine
+	change chan struct{} // closed and replaced when audit grows
+	verify api.VerifyResult
+	facts  []api.Fact
+	// progress, when set, answers runs.get for ids not in runs: call counts
+	// the requests for that id.
+	progress func(id string, call int) (*api.Run, error)
+	calls    map[string]int
+}
+
+func newFakeNode() *fakeNode {
+	return &fakeNode{change: make(chan struct{}), calls: map[string]int{}, verify: api.VerifyResult{OK: true, Events: 3, Head: "9f86d081", Node: "node-a"}}
+}
+
+// with changes the node's state under its lock.
+func (f *fakeNode) with(change func(f *fakeNode)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	change(f)
+}
+
+func (f *fakeNode) register(s *api.Server) {
+	api.HandleTyped(s, api.MethodRunsList, f.runsList)
+	api.HandleTyped(s, api.MethodRunsGet, f.runsGet)
+	api.HandleTyped(s, api.MethodAudit, f.auditPage)
+	api.HandleTyped(s, api.MethodLedgerVerify, func(context.Context, struct{}) (api.VerifyResult, error) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return f.verify, nil
+	})
+	api.HandleTyped(s, api.MethodMemoryGet, func(_ context.Context, req api.MemoryGetRequest) (*api.Fact, error) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		for _, fa := range f.facts {
+			if fa.Scope == req.Scope && fa.Key == req.Key {
+				return &fa, nil
+			}
+		}
+		return nil, api.WithHint(api.ErrNotFound, "list facts with: agentctl memory ls")
+	})
+	api.HandleTyped(s, api.MethodMemoryList, func(_ context.Context, req api.MemoryListRequest) ([]api.Fact, error) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		var out []api.Fact
+		for _, fa := range f.facts {
+			if req.Scope == "" || fa.Scope == req.Scope {
+				out = append(out, fa)
+			}
+		}
+		return out, nil
+	})
+	api.HandleTyped(s, api.MethodNodeInfo, func(context.Context, struct{}) (api.NodeInfo, error) {
+		return api.NodeInfo{ID: "node-a", Roles: []string{"orchestrator", "ui"}, Version: "v1.2.3", NATS: "embedded"}, nil
+	})
+}
+
+func (f *fakeNode) runsList(_ context.Context, req api.RunsListRequest) ([]api.Run, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := []api.Run{}
+	for _, r := range f.runs {
+		if req.Status == "" || r.Status == req.Status {
+			out = append(out, r)
+		}
+	}
+	if req.Limit > 0 && len(out) > req.Limit {
+		out = out[:req.Limit]
+	}
+	return out, nil
+}
+
+func (f *fakeNode) runsGet(_ context.Context, req api.RunsGetRequest) (*api.Run, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ids := make([]string, len(f.runs))
+	for i, r := range f.runs {
+		ids[i] = r.ID
+	}
+	id, err := api.MatchID("run", ids, req.ID)
+	if err == nil {
+		return &f.runs[slices.Index(ids, id)], nil
+	}
+	if f.progress != nil {
+		n := f.calls[req.ID]
+		f.calls[req.ID]++
+		return f.progress(req.ID, n)
+	}
+	return nil, err
+}
+
+func (f *fakeNode) appendAudit(lines ...api.AuditLine) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.audit = append(f.audit, lines...)
+	close(f.change)
+	f.change = make(chan struct{})
+}
+
+func (f *fakeNode) auditPage(ctx context.Context, req api.AuditRequest) (api.AuditPage, error) {
+	deadline := time.After(req.Wait)
+	for {
+		f.mu.Lock()
+		var lines []api.AuditLine
+		for _, l := range f.audit {
+			if l.Seq > req.After && (req.Run == "" || strings.HasPrefix(l.Run, req.Run)) && !l.Time.Before(req.Since) {
+				lines = append(lines, l)
+			}
+		}
+		if req.Limit > 0 && len(lines) > req.Limit {
+			lines = lines[:req.Limit]
+		}
+		head := uint64(len(f.audit))
+		change := f.change
+		f.mu.Unlock()
+		if len(lines) > 0 || req.Wait == 0 {
+			return api.AuditPage{Lines: lines, Head: head}, nil
+		}
+		select {
+		case <-change:
+		case <-deadline:
+			return api.AuditPage{Lines: []api.AuditLine{}, Head: head}, nil
+		case <-ctx.Done():
+			return api.AuditPage{}, ctx.Err()
+		}
+	}
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func decodeJSON[T any](t *testing.T, s string) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		t.Fatalf("output is not the expected JSON: %v\n%s", err, s)
+	}
+	return v
+}

@@ -1,0 +1,178 @@
+// Command agentd runs an agentic node. With no flags it is a complete
+// single-machine cluster: every role, an embedded nats-server with
+// JetStream, and a Pebble ledger in ./data.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/agentic-dev/agentic/config"
+	"github.com/agentic-dev/agentic/node"
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/spf13/pflag"
+)
+
+const usage = `agentd runs an agentic node.
+
+Usage:
+  agentd [flags]
+
+With no flags, agentd is a complete single-machine cluster: every role
+(orchestrator, planner, executor, memory, ui), an embedded nats-server with
+JetStream listening on 127.0.0.1:4222, and a Pebble ledger, all in ./data.
+On first start it creates the cluster root key, its own node credential and
+an operator credential for agentctl (DATA/operator.creds).
+
+Examples:
+  agentd                                   # single machine, everything in ./data
+  agentd --data /var/lib/agentic --name node-a
+  agentd --roles executor --nats nats://10.0.0.1:4222,nats://10.0.0.2:4222
+  AGENTIC_EXECUTOR_SLOTS=16 agentd --config /etc/agentic/agentd.yaml
+
+Then, from another terminal:
+  agentctl goal submit -f examples/hello.yaml --wait
+
+Signals: SIGTERM or SIGINT drains (running steps may finish for
+--drain-timeout, then are killed and reported as interrupted) and stops;
+SIGHUP reloads the configuration file and applies the log level.
+
+Precedence: defaults < --config file < AGENTIC_* environment < flags.
+
+Flags:
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Environ(), os.Stderr))
+}
+
+func run(args, environ []string, stderr io.Writer) int {
+	fs := pflag.NewFlagSet("agentd", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfgPath := fs.String("config", "", "configuration file (YAML); env AGENTIC_CONFIG")
+	showVersion := fs.Bool("version", false, "print the version and exit")
+	drain := fs.Duration("drain-timeout", 30*time.Second, "how long running steps may finish on SIGTERM")
+	scratch := config.Default()
+	scratch.BindFlags(fs)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "agentd: unexpected argument %q (agentd takes only flags; see agentd --help)\n", fs.Arg(0))
+		return 2
+	}
+	if *showVersion {
+		fmt.Fprintf(stderr, "agentd %s (%s, nats-server %s)\n", node.Version, runtime.Version(), server.VERSION)
+		return 0
+	}
+	cfg, err := config.Resolve(*cfgPath, environ, fs)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentd: configuration:\n%v\n", err)
+		return 2
+	}
+	level := new(slog.LevelVar)
+	level.Set(cfg.SlogLevel())
+	logger := newLogger(cfg, level, stderr)
+	n, err := node.New(cfg, logger)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentd: %v\n", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	err = n.Start(startCtx)
+	cancel()
+	if err != nil {
+		logger.Error("start failed", "err", err)
+		fmt.Fprintf(stderr, "agentd: %v\n", err)
+		return 1
+	}
+	banner(stderr, n)
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	code := 0
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			logger.Info("stopping: draining", "timeout", *drain)
+			break loop
+		case err := <-n.Fatal():
+			logger.Error("fatal: stopping", "err", err)
+			code = 1
+			break loop
+		case <-hup:
+			reload(*cfgPath, environ, fs, level, logger)
+		}
+	}
+	dctx, cancel := context.WithTimeout(context.Background(), *drain)
+	defer cancel()
+	if err := n.Stop(dctx); err != nil {
+		logger.Error("stop", "err", err)
+		return 1
+	}
+	logger.Info("stopped")
+	return code
+}
+
+func newLogger(cfg config.Config, level *slog.LevelVar, w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: level}
+	text := cfg.Log.Format == "text"
+	if cfg.Log.Format == "auto" {
+		if f, ok := w.(*os.File); ok {
+			if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+				text = true
+			}
+		}
+	}
+	if text {
+		return slog.New(slog.NewTextHandler(w, opts))
+	}
+	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+// reload re-reads the configuration. Only the log level applies to a
+// running node; other changes are reported as needing a restart.
+func reload(path string, environ []string, fs *pflag.FlagSet, level *slog.LevelVar, logger *slog.Logger) {
+	cfg, err := config.Resolve(path, environ, fs)
+	if err != nil {
+		logger.Error("reload: configuration rejected; keeping the running one", "err", err)
+		return
+	}
+	level.Set(cfg.SlogLevel())
+	logger.Info("reloaded configuration", "log_level", cfg.Log.Level, "note", "other settings apply at the next restart")
+}
+
+func banner(w io.Writer, n *node.Node) {
+	cfg := n.Config()
+	mode := "external " + strings.Join(cfg.NATS, ",")
+	if len(cfg.NATS) == 0 {
+		mode = "embedded, JetStream in " + cfg.Data + "/nats (sync_interval: always)"
+	}
+	fmt.Fprintf(w, "agentd %s (%s, nats-server %s)\n", node.Version, runtime.Version(), server.VERSION)
+	fmt.Fprintf(w, "  node      %s  roles: %s\n", cfg.Name, strings.Join(cfg.Roles, ","))
+	fmt.Fprintf(w, "  nats      %s  [%s]\n", n.NATSURL(), mode)
+	if a := n.HTTPAddr(); a != "" {
+		fmt.Fprintf(w, "  http      http://%s  (/healthz /readyz /metrics /api/runs)\n", a)
+	}
+	fmt.Fprintf(w, "  data      %s\n", cfg.Data)
+	fmt.Fprintf(w, "  operator  agentctl --creds %s/operator.creds\n", cfg.Data)
+}

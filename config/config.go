@@ -1,0 +1,151 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus/event"
+)
+
+// Config is agentd's configuration. The yaml tags are the keys of the
+// configuration file.
+type Config struct {
+	// Data is the data directory: node key and credential, ledger, outbox,
+	// embedded JetStream store.
+	Data string `yaml:"data"`
+	// Name is the node id. It appears in subjects, so it is limited to
+	// letters, digits, '-' and '_'.
+	Name string `yaml:"name"`
+	// Roles the node runs (event.NodeRoles).
+	Roles []string `yaml:"roles"`
+	// NATS lists external server URLs; empty starts an embedded server.
+	NATS []string `yaml:"nats"`
+	// NATSListen is the embedded server's client address (host:port).
+	NATSListen string `yaml:"nats_listen"`
+	// HTTPListen serves /healthz, /readyz, /metrics and the JSON API.
+	HTTPListen string `yaml:"http_listen"`
+	// GossipListen is the memberlist bind address (host:port).
+	GossipListen string `yaml:"gossip_listen"`
+	// Join lists gossip peers (host or host:port) to join at start.
+	Join []string `yaml:"join"`
+	// Log configures the node's slog output.
+	Log LogConfig `yaml:"log"`
+	// Executor configures the executor role.
+	Executor ExecutorConfig `yaml:"executor"`
+	// Orchestrator configures the orchestrator role.
+	Orchestrator OrchestratorConfig `yaml:"orchestrator"`
+	// Policy is the path of a safety policy file. Reserved: accepted and
+	// carried, not interpreted by this package.
+	Policy string `yaml:"policy"`
+}
+
+// LogConfig configures logging.
+type LogConfig struct {
+	// Level is debug, info, warn or error.
+	Level string `yaml:"level"`
+	// Format is auto, text or json; auto is json when the log output is not
+	// a terminal, text when it is.
+	Format string `yaml:"format"`
+}
+
+// ExecutorConfig configures the executor role.
+type ExecutorConfig struct {
+	// Slots is how many steps run at once on this node.
+	Slots int `yaml:"slots"`
+	// DefaultTimeout applies to steps whose plan sets no timeout.
+	DefaultTimeout time.Duration `yaml:"default_timeout"`
+	// Workdir is where steps run; empty means DATA/work (see WorkDir).
+	Workdir string `yaml:"workdir"`
+}
+
+// OrchestratorConfig configures the orchestrator role.
+type OrchestratorConfig struct {
+	// LeaseTTL is the leader lease's time to live: how long a dead leader
+	// blocks a standby at most.
+	LeaseTTL time.Duration `yaml:"lease_ttl"`
+}
+
+// Defaults that are not derived from the machine.
+const (
+	DefaultData         = "./data"
+	DefaultNATSListen   = "127.0.0.1:4222"
+	DefaultHTTPListen   = "127.0.0.1:8080"
+	DefaultGossipListen = "0.0.0.0:7946"
+	DefaultLogLevel     = "info"
+	DefaultLogFormat    = "auto"
+	DefaultStepTimeout  = 10 * time.Minute
+	DefaultLeaseTTL     = 5 * time.Second
+	fallbackName        = "agentd"
+	slotsPerCPU         = 2
+	workSubdir          = "work"
+	minLeaseTTL         = time.Second
+)
+
+// Default returns a configuration that runs out of the box on one machine:
+// every role, an embedded NATS server, data in ./data, the hostname as node
+// name, and 2 executor slots per CPU (steps mix CPU-bound builds with
+// waiting on the network; two per core keeps cores busy without
+// thrashing). Executor.Workdir is the one field left empty: it follows Data
+// (DATA/work) wherever Data is set, see WorkDir.
+func Default() Config {
+	return Config{
+		Data:         DefaultData,
+		Name:         defaultName(),
+		Roles:        append([]string(nil), event.NodeRoles...),
+		NATSListen:   DefaultNATSListen,
+		HTTPListen:   DefaultHTTPListen,
+		GossipListen: DefaultGossipListen,
+		Log:          LogConfig{Level: DefaultLogLevel, Format: DefaultLogFormat},
+		Executor: ExecutorConfig{
+			Slots:          slotsPerCPU * runtime.NumCPU(),
+			DefaultTimeout: DefaultStepTimeout,
+		},
+		Orchestrator: OrchestratorConfig{LeaseTTL: DefaultLeaseTTL},
+	}
+}
+
+// WorkDir is the executor's working directory: Executor.Workdir, or
+// DATA/work when it is empty.
+func (c *Config) WorkDir() string {
+	if c.Executor.Workdir != "" {
+		return c.Executor.Workdir
+	}
+	return filepath.Join(c.Data, workSubdir)
+}
+
+// defaultName is the hostname cut to a valid node name ("web-1.example.com"
+// gives "web-1"), or "agentd" when there is none.
+func defaultName() string {
+	h, err := os.Hostname()
+	if err != nil {
+		return fallbackName
+	}
+	name := sanitizeName(h)
+	if name == "" {
+		return fallbackName
+	}
+	return name
+}
+
+// sanitizeName keeps the first DNS label of h and replaces characters a node
+// name may not hold with '-'.
+func sanitizeName(h string) string {
+	b := []byte(h)
+	out := make([]byte, 0, len(b))
+	for _, c := range b {
+		if c == '.' {
+			break
+		}
+		if !nameChar(c) {
+			c = '-'
+		}
+		out = append(out, c)
+	}
+	return string(out)
+}
+
+func nameChar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_'
+}

@@ -1,0 +1,51 @@
+// Package config is agentd's configuration: one YAML file, overridden by
+// AGENTIC_* environment variables, overridden by command-line flags, over
+// defaults that run out of the box on one machine.
+//
+// Invariants:
+//
+//  1. Precedence is defaults < file < environment < flags. Resolve applies
+//     them in that order; a flag that was not given does not undo the file
+//     or the environment, nor does an unset or empty variable.
+//  2. Unknown file keys are errors naming file and line
+//     ("agentd.yaml:7: unknown key slotz"); durations are strings ("30s").
+//  3. Validate reports every problem at once (errors.Join), each wrapping
+//     ErrInvalid and naming the file key of the field.
+//  4. Default fills every field except Executor.Workdir, which stays empty
+//     so that it follows Data wherever Data is set (WorkDir gives DATA/work).
+//
+// The file, with every key and its default:
+//
+//	data: ./data                  # AGENTIC_DATA            --data
+//	name: <hostname>              # AGENTIC_NAME            --name
+//	roles: [orchestrator, planner, executor, memory, ui]
+//	                              # AGENTIC_ROLES (a,b,c)   --roles a,b,c
+//	nats: []                      # AGENTIC_NATS (u1,u2)    --nats u1,u2   (empty: embedded server)
+//	nats_listen: 127.0.0.1:4222   # AGENTIC_NATS_LISTEN     --nats-listen
+//	http_listen: 127.0.0.1:8080   # AGENTIC_HTTP_LISTEN     --http-listen
+//	gossip_listen: 0.0.0.0:7946   # AGENTIC_GOSSIP_LISTEN   --gossip-listen
+//	join: []                      # AGENTIC_JOIN (h1,h2)    --join h1,h2
+//	log:
+//	  level: info                 # AGENTIC_LOG_LEVEL       --log-level    debug|info|warn|error
+//	  format: auto                # AGENTIC_LOG_FORMAT      --log-format   auto|text|json
+//	executor:
+//	  slots: <2 × CPUs>           # AGENTIC_EXECUTOR_SLOTS  --executor-slots
+//	  default_timeout: 10m        # AGENTIC_EXECUTOR_TIMEOUT --executor-timeout
+//	  workdir: ""                 # AGENTIC_EXECUTOR_WORKDIR --executor-workdir (empty: DATA/work)
+//	orchestrator:
+//	  lease_ttl: 5s               # AGENTIC_LEASE_TTL       --lease-ttl    (at least 1s)
+//	policy: ""                    # AGENTIC_POLICY          --policy       (reserved, not interpreted yet)
+//
+// AGENTIC_CONFIG names the file when the caller passes no path to Resolve.
+// List variables and flags are comma-separated.
+//
+// Usage in a command:
+//
+//	flags := config.Default()        // scratch target: shows defaults in --help
+//	fs := pflag.NewFlagSet("agentd", pflag.ContinueOnError)
+//	path := fs.String("config", "", "configuration file")
+//	flags.BindFlags(fs)
+//	if err := fs.Parse(os.Args[1:]); err != nil { ... }
+//	cfg, err := config.Resolve(*path, os.Environ(), fs) // validated
+//	logger := cfg.NewLogger(os.Stderr)
+package config

@@ -1,0 +1,163 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/agentic-dev/agentic/bus/event"
+)
+
+// Log levels and formats accepted by Validate.
+var (
+	LogLevels  = []string{"debug", "info", "warn", "error"}
+	LogFormats = []string{"auto", "text", "json"}
+)
+
+// Validate reports every problem of c at once (errors.Join); each wraps
+// ErrInvalid and names the file key of the field.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%w: %s: %s", ErrInvalid, key, fmt.Sprintf(format, args...)))
+	}
+	if c.Data == "" {
+		bad("data", "must not be empty")
+	}
+	if err := checkName(c.Name); err != nil {
+		bad("name", "%v", err)
+	}
+	c.validateRoles(bad)
+	for _, u := range c.NATS {
+		if err := checkNATSURL(u); err != nil {
+			bad("nats", "%q: %v", u, err)
+		}
+	}
+	for key, addr := range map[string]string{"nats_listen": c.NATSListen, "http_listen": c.HTTPListen, "gossip_listen": c.GossipListen} {
+		if err := checkHostPort(addr); err != nil {
+			bad(key, "%q: %v", addr, err)
+		}
+	}
+	for _, j := range c.Join {
+		if err := checkJoin(j); err != nil {
+			bad("join", "%q: %v", j, err)
+		}
+	}
+	if !slices.Contains(LogLevels, c.Log.Level) {
+		bad("log.level", "%q: want one of %v", c.Log.Level, LogLevels)
+	}
+	if !slices.Contains(LogFormats, c.Log.Format) {
+		bad("log.format", "%q: want one of %v", c.Log.Format, LogFormats)
+	}
+	if c.Executor.Slots < 1 {
+		bad("executor.slots", "must be at least 1, got %d", c.Executor.Slots)
+	}
+	if c.Executor.DefaultTimeout <= 0 {
+		bad("executor.default_timeout", "must be positive, got %s", c.Executor.DefaultTimeout)
+	}
+	if c.Orchestrator.LeaseTTL < minLeaseTTL {
+		bad("orchestrator.lease_ttl", "must be at least %s, got %s", minLeaseTTL, c.Orchestrator.LeaseTTL)
+	}
+	sortErrors(errs)
+	return errors.Join(errs...)
+}
+
+func (c *Config) validateRoles(bad func(key, format string, args ...any)) {
+	if len(c.Roles) == 0 {
+		bad("roles", "at least one role is needed, from %v", event.NodeRoles)
+	}
+	seen := make(map[string]bool, len(c.Roles))
+	for _, r := range c.Roles {
+		switch {
+		case !slices.Contains(event.NodeRoles, r):
+			bad("roles", "unknown role %q, want one of %v", r, event.NodeRoles)
+		case seen[r]:
+			bad("roles", "role %q listed twice", r)
+		}
+		seen[r] = true
+	}
+}
+
+// sortErrors orders problems by text so reports are stable (the listen
+// addresses are checked from a map).
+func sortErrors(errs []error) {
+	slices.SortStableFunc(errs, func(a, b error) int {
+		switch {
+		case a.Error() < b.Error():
+			return -1
+		case a.Error() > b.Error():
+			return 1
+		}
+		return 0
+	})
+}
+
+// checkName accepts names usable as one NATS subject token.
+func checkName(name string) error {
+	if name == "" {
+		return errors.New("must not be empty")
+	}
+	for i := 0; i < len(name); i++ {
+		if !nameChar(name[i]) {
+			return fmt.Errorf("%q: only letters, digits, '-' and '_' are allowed (it is used in subjects)", name)
+		}
+	}
+	return nil
+}
+
+func checkNATSURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return err
+	}
+	switch u.Scheme {
+	case "nats", "tls", "ws", "wss":
+	default:
+		return fmt.Errorf("scheme must be nats, tls, ws or wss (like nats://host:4222)")
+	}
+	if u.Host == "" {
+		return errors.New("no host")
+	}
+	return nil
+}
+
+// checkHostPort accepts "host:port" and ":port" with a numeric port.
+func checkHostPort(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("want host:port: %w", err)
+	}
+	return checkPort(port)
+}
+
+// checkJoin accepts "host" or "host:port".
+func checkJoin(addr string) error {
+	if addr == "" {
+		return errors.New("empty address")
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		// No port: the whole thing is a host, which must not hold a colon
+		// unless it is a bracketed IPv6 literal.
+		if net.ParseIP(addr) != nil || !strings.Contains(addr, ":") {
+			return nil
+		}
+		return fmt.Errorf("want host or host:port: %w", err)
+	}
+	if host == "" {
+		return errors.New("want host or host:port: missing host")
+	}
+	return checkPort(port)
+}
+
+func checkPort(port string) error {
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("bad port %q", port)
+	}
+	return nil
+}

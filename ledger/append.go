@@ -1,0 +1,229 @@
+package ledger
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// Message is one stream message to fold, already verified (or refused) by
+// the caller.
+type Message struct {
+	// StreamSeq is the message's AGENTIC_EVENTS sequence (1-based).
+	StreamSeq uint64
+	// Subject it travelled on.
+	Subject string
+	// Time is the stream's timestamp of the message.
+	Time time.Time
+	// Raw is the signed JWS exactly as it travelled.
+	Raw []byte
+	// EnvelopeID is its jti ("" if it could not be read).
+	EnvelopeID string
+	// Events are the verified events it carries (ID, Type, Run, Node, Time,
+	// Subject, Data set); Append sets Seq and StreamSeq.
+	Events []event.Event
+	// Reject is non-nil when verification failed: Append records one
+	// event.Rejected record carrying it instead of Events.
+	Reject *event.RejectedData
+}
+
+// Append folds msgs, in stream order, into the ledger in one Pebble batch
+// committed with Sync, and returns the committed records in order (Seq and
+// StreamSeq set) for the caller to hand to roles. For each message:
+//
+//   - StreamSeq <= AppliedStreamSeq(): skipped silently (redelivery).
+//   - StreamSeq > AppliedStreamSeq()+1 (an empty ledger starts at 1): an
+//     event.Gap record {From, To} comes first, and an Error is logged.
+//   - Reject != nil, or no events: one event.Rejected record.
+//   - EnvelopeID seen before: one event.Rejected record "replayed message
+//     id <jti>".
+//   - otherwise each event is appended, except one whose id was seen before
+//     (or is empty, or whose payload is not JSON), which becomes an
+//     event.Rejected record "duplicate event id <id>" in its place.
+//
+// The envelope id and event ids of a message with at least one accepted
+// event join the persisted seen-set. The raw message is stored once per
+// stream seq. A failed commit returns an error wrapping ErrSync and every
+// later Append fails too: stop the node.
+func (s *Store) Append(msgs []Message) ([]event.Event, error) {
+	if err := s.acquire(); err != nil {
+		return nil, err
+	}
+	defer s.release()
+	for i := range msgs {
+		if msgs[i].StreamSeq == 0 {
+			return nil, fmt.Errorf("%w: message %d of %d has stream seq 0", ErrInvalid, i, len(msgs))
+		}
+	}
+	s.appendMu.Lock()
+	defer s.appendMu.Unlock()
+	s.mu.Lock()
+	h, failed := s.mu.head, s.mu.failed
+	s.mu.Unlock()
+	if failed != nil {
+		return nil, fmt.Errorf("%w: an earlier commit failed: %w", ErrSync, failed)
+	}
+
+	seen, err := s.newSeenSet()
+	if err != nil {
+		return nil, err
+	}
+	defer seen.close()
+	a := &appender{s: s, b: s.db.NewBatch(), head: h, seen: seen}
+	defer a.b.Close()
+	for i := range msgs {
+		if err := a.message(&msgs[i]); err != nil {
+			return nil, err
+		}
+	}
+	if len(a.out) == 0 {
+		return nil, nil
+	}
+	if err := a.commit(); err != nil {
+		s.mu.Lock()
+		s.mu.failed = err
+		s.mu.Unlock()
+		s.log.Error("ledger commit failed", "from_seq", h.seq+1, "to_seq", a.head.seq, "err", err)
+		return nil, fmt.Errorf("%w: records %d..%d (stream seq up to %d): %w", ErrSync, h.seq+1, a.head.seq, a.head.applied, err)
+	}
+	s.mu.Lock()
+	s.mu.head = a.head
+	s.mu.Unlock()
+	return a.out, nil
+}
+
+// appender accumulates one Append's batch.
+type appender struct {
+	s    *Store
+	b    *pebble.Batch
+	head head
+	seen *seenSet // nil while importing
+	out  []event.Event
+}
+
+func (a *appender) commit() error {
+	if err := a.b.Set([]byte(keyHead), a.head.encode(), nil); err != nil {
+		return err
+	}
+	return a.b.Commit(pebble.Sync)
+}
+
+func (a *appender) message(m *Message) error {
+	if m.StreamSeq <= a.head.applied {
+		return nil
+	}
+	if from := a.head.applied + 1; m.StreamSeq > from {
+		a.s.log.Error("stream gap", "from", from, "to", m.StreamSeq-1, "subject", m.Subject)
+		if err := a.add(gapRecord(m, from, m.StreamSeq-1), m.StreamSeq); err != nil {
+			return err
+		}
+	}
+	a.head.applied = m.StreamSeq
+	if len(m.Raw) > 0 {
+		v := storedMessage{Time: m.Time, ID: m.EnvelopeID, Raw: m.Raw}.encode()
+		if err := a.b.Set(messageKey(m.StreamSeq), v, nil); err != nil {
+			return fmt.Errorf("ledger: stage message %d: %w", m.StreamSeq, err)
+		}
+	}
+	return a.events(m)
+}
+
+func (a *appender) events(m *Message) error {
+	switch {
+	case m.Reject != nil:
+		return a.add(rejection(m, 0, *m.Reject), m.StreamSeq)
+	case len(m.Events) == 0:
+		return a.add(rejection(m, 0, event.RejectedData{Reason: reasonNoEvents, Subject: m.Subject}), m.StreamSeq)
+	}
+	if m.EnvelopeID != "" {
+		replayed, err := a.wasSeen(m.EnvelopeID)
+		if err != nil {
+			return err
+		}
+		if replayed {
+			first := m.Events[0]
+			return a.add(rejection(m, 0, event.RejectedData{
+				Reason: reasonReplayed + m.EnvelopeID, Subject: m.Subject,
+				Signer: first.Node, ClaimedType: string(first.Type), ClaimedID: m.EnvelopeID,
+			}), m.StreamSeq)
+		}
+	}
+	accepted := false
+	for i, ev := range m.Events {
+		reason, err := a.refuse(ev)
+		if err != nil {
+			return err
+		}
+		if reason != "" {
+			err = a.add(rejection(m, i, event.RejectedData{
+				Reason: reason, Subject: m.Subject,
+				Signer: ev.Node, ClaimedType: string(ev.Type), ClaimedID: ev.ID,
+			}), m.StreamSeq)
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		if err := a.markSeen(ev.ID, m.StreamSeq); err != nil {
+			return err
+		}
+		ev.Time = ev.Time.UTC()
+		if err := a.add(ev, m.StreamSeq); err != nil {
+			return err
+		}
+		accepted = true
+	}
+	if accepted && m.EnvelopeID != "" {
+		return a.markSeen(m.EnvelopeID, m.StreamSeq)
+	}
+	return nil
+}
+
+// refuse returns why ev cannot be appended, or "".
+func (a *appender) refuse(ev event.Event) (string, error) {
+	switch {
+	case ev.ID == "":
+		return reasonNoID, nil
+	case len(ev.Data) > 0 && !json.Valid(ev.Data):
+		return reasonBadData, nil
+	}
+	dup, err := a.wasSeen(ev.ID)
+	if dup {
+		return reasonDuplicate + ev.ID, err
+	}
+	return "", err
+}
+
+// add gives ev the next position and stages it with its hash and indexes.
+func (a *appender) add(ev event.Event, stream uint64) error {
+	ev.Seq, ev.StreamSeq = a.head.seq+1, stream
+	rec, err := encodeRecord(ev)
+	if err != nil {
+		return err
+	}
+	hash := chain(a.head.hash, rec)
+	if err := a.stage(ev, rec, hash); err != nil {
+		return fmt.Errorf("ledger: stage record %d: %w", ev.Seq, err)
+	}
+	a.head.seq, a.head.hash = ev.Seq, hash
+	a.out = append(a.out, ev)
+	return nil
+}
+
+func (a *appender) stage(ev event.Event, rec []byte, hash [32]byte) error {
+	if err := a.b.Set(eventKey(ev.Seq), rec, nil); err != nil {
+		return err
+	}
+	if err := a.b.Set(hashKey(ev.Seq), hash[:], nil); err != nil {
+		return err
+	}
+	if ev.Run != "" {
+		if err := a.b.Set(indexKey(runPrefix(ev.Run), ev.Seq), nil, nil); err != nil {
+			return err
+		}
+	}
+	return a.b.Set(indexKey(typePrefix(ev.Type), ev.Seq), nil, nil)
+}

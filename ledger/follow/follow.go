@@ -1,0 +1,295 @@
+// Package follow folds the AGENTIC_EVENTS stream into a node's ledger and
+// hands every committed event to the node's roles.
+//
+// A Follower first restores: it folds every record already in the ledger
+// into the roles (Settled(false)). Then it reads the stream in order from the
+// ledger's applied stream sequence with an ordered consumer, verifies each
+// message once (envelope.Verifier, as of the message's stream timestamp, so
+// every ledger reaches the same verdict), appends batches to the ledger in
+// one synced commit, and folds the committed records into the roles. Roles
+// are told they are live once the ledger has caught up with the stream head
+// seen at start.
+//
+// Invariants:
+//
+//  1. Roles see events only after they are durable in the ledger, in ledger
+//     order, from one goroutine.
+//  2. A message that fails verification is never folded as an event: the
+//     ledger records an event.Rejected with the reason, subject and claimed
+//     signer.
+//  3. A failed ledger commit stops the follower and calls OnFatal: the node
+//     must stop rather than go on.
+package follow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus"
+	"github.com/agentic-dev/agentic/bus/envelope"
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/ledger"
+	"github.com/agentic-dev/agentic/roles"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// maxBatch bounds the messages folded in one ledger commit.
+const maxBatch = 512
+
+// Config wires a follower.
+type Config struct {
+	JS       jetstream.JetStream
+	Store    *ledger.Store
+	Verifier *envelope.Verifier
+	Folders  []roles.Folder
+	Logger   *slog.Logger
+	// OnFatal is called once if the ledger cannot commit.
+	OnFatal func(error)
+}
+
+// Follower keeps a ledger in step with the stream.
+type Follower struct {
+	cfg Config
+	log *slog.Logger
+
+	mu struct {
+		sync.Mutex
+		live    bool
+		changed chan struct{}
+		liveCh  chan struct{}
+	}
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// New returns a follower; it starts nothing.
+func New(cfg Config) *Follower {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	f := &Follower{cfg: cfg, log: cfg.Logger}
+	f.mu.changed = make(chan struct{})
+	f.mu.liveCh = make(chan struct{})
+	return f
+}
+
+// Start restores the roles from the ledger, then follows the stream in the
+// background. It returns once the restore is done.
+func (f *Follower) Start(ctx context.Context) error {
+	if f.cancel != nil {
+		return nil
+	}
+	n := 0
+	for rec, err := range f.cfg.Store.Scan(1) {
+		if err != nil {
+			return fmt.Errorf("follow: restore: %w", err)
+		}
+		f.fold(rec.Event)
+		n++
+	}
+	f.settle(false)
+	info, err := f.cfg.JS.Stream(ctx, bus.EventsStream)
+	if err != nil {
+		return fmt.Errorf("follow: stream %s: %w", bus.EventsStream, err)
+	}
+	st, err := info.Info(ctx)
+	if err != nil {
+		return fmt.Errorf("follow: stream info: %w", err)
+	}
+	target := st.State.LastSeq
+	applied := f.cfg.Store.AppliedStreamSeq()
+	f.log.Info("ledger restored", "records", n, "applied_stream_seq", applied, "stream_last_seq", target)
+	occ := jetstream.OrderedConsumerConfig{FilterSubjects: []string{event.SubjectAll}}
+	if applied > 0 {
+		occ.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
+		occ.OptStartSeq = applied + 1
+	}
+	cons, err := f.cfg.JS.OrderedConsumer(ctx, bus.EventsStream, occ)
+	if err != nil {
+		return fmt.Errorf("follow: consumer: %w", err)
+	}
+	it, err := cons.Messages(jetstream.PullMaxMessages(1024))
+	if err != nil {
+		return fmt.Errorf("follow: consume: %w", err)
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	f.cancel, f.done = cancel, make(chan struct{})
+	if applied >= target {
+		f.setLive()
+	}
+	go f.run(runCtx, it, target)
+	return nil
+}
+
+// Stop ends following and waits for the goroutines.
+func (f *Follower) Stop() {
+	if f.cancel == nil {
+		return
+	}
+	f.cancel()
+	<-f.done
+	f.cancel = nil
+}
+
+// Live reports whether the ledger has caught up with the stream head seen at
+// start.
+func (f *Follower) Live() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.mu.live
+}
+
+// WaitLive waits until the follower is live.
+func (f *Follower) WaitLive(ctx context.Context) error {
+	f.mu.Lock()
+	ch := f.mu.liveCh
+	f.mu.Unlock()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("follow: not caught up with the stream: %w", ctx.Err())
+	}
+}
+
+// Changed returns a channel closed at the next commit (for long polls).
+func (f *Follower) Changed() <-chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.mu.changed
+}
+
+func (f *Follower) setLive() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.mu.live {
+		f.mu.live = true
+		close(f.mu.liveCh)
+	}
+}
+
+func (f *Follower) fold(ev event.Event) {
+	for _, r := range f.cfg.Folders {
+		r.Fold(ev)
+	}
+}
+
+func (f *Follower) settle(live bool) {
+	for _, r := range f.cfg.Folders {
+		r.Settled(live)
+	}
+}
+
+func (f *Follower) run(ctx context.Context, it jetstream.MessagesContext, target uint64) {
+	defer close(f.done)
+	msgs := make(chan jetstream.Msg, maxBatch)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(msgs)
+		for {
+			m, err := it.Next()
+			if err != nil {
+				if errors.Is(err, jetstream.ErrMsgIteratorClosed) || ctx.Err() != nil {
+					return
+				}
+				f.log.Warn("stream read failed; retrying", "err", err)
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(100 * time.Millisecond):
+				}
+				continue
+			}
+			select {
+			case msgs <- m:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	defer wg.Wait()
+	defer it.Stop()
+	batch := make([]ledger.Message, 0, maxBatch)
+	for {
+		var m jetstream.Msg
+		var ok bool
+		select {
+		case <-ctx.Done():
+			return
+		case m, ok = <-msgs:
+			if !ok {
+				return
+			}
+		}
+		batch = batch[:0]
+		if lm, ok := f.verify(m); ok {
+			batch = append(batch, lm)
+		}
+	drain:
+		for len(batch) < maxBatch {
+			select {
+			case m, ok = <-msgs:
+				if !ok {
+					break drain
+				}
+				if lm, ok := f.verify(m); ok {
+					batch = append(batch, lm)
+				}
+			default:
+				break drain
+			}
+		}
+		if len(batch) == 0 {
+			continue
+		}
+		recs, err := f.cfg.Store.Append(batch)
+		if err != nil {
+			f.log.Error("ledger commit failed: stopping", "err", err)
+			if f.cfg.OnFatal != nil {
+				f.cfg.OnFatal(err)
+			}
+			return
+		}
+		for _, ev := range recs {
+			f.fold(ev)
+		}
+		if f.cfg.Store.AppliedStreamSeq() >= target {
+			f.setLive()
+		}
+		f.settle(f.Live())
+		f.mu.Lock()
+		close(f.mu.changed)
+		f.mu.changed = make(chan struct{})
+		f.mu.Unlock()
+	}
+}
+
+// verify turns a stream message into a ledger message: verified events, or
+// a rejection with the reason.
+func (f *Follower) verify(m jetstream.Msg) (ledger.Message, bool) {
+	md, err := m.Metadata()
+	if err != nil {
+		// Ordered consumers always deliver JetStream metadata; a message
+		// without it cannot be placed in the ledger.
+		f.log.Error("message without metadata skipped", "subject", m.Subject(), "err", err)
+		return ledger.Message{}, false
+	}
+	lm := ledger.Message{StreamSeq: md.Sequence.Stream, Subject: m.Subject(), Time: md.Timestamp.UTC(), Raw: m.Data()}
+	env, err := f.cfg.Verifier.Verify(m.Data(), m.Subject(), md.Timestamp)
+	if err != nil {
+		c := envelope.Peek(m.Data())
+		lm.EnvelopeID = c.ID
+		lm.Reject = &event.RejectedData{Reason: err.Error(), Subject: m.Subject(), Signer: c.Signer, ClaimedType: c.Type, ClaimedID: c.ID}
+		f.log.Warn("event rejected", "stream_seq", lm.StreamSeq, "subject", m.Subject(), "signer", c.Signer, "reason", err)
+		return lm, true
+	}
+	lm.EnvelopeID = env.ID
+	lm.Events = env.Events
+	return lm, true
+}

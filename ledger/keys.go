@@ -1,0 +1,62 @@
+package ledger
+
+import (
+	"encoding/binary"
+
+	"github.com/agentic-dev/agentic/bus/event"
+)
+
+// Key prefixes. Keep them distinct and never reuse one.
+const (
+	prefixEvent    = "e/"
+	prefixHash     = "h/"
+	prefixMessage  = "m/"
+	prefixRun      = "r/"
+	prefixType     = "t/"
+	prefixSeen     = "j/"
+	prefixSnapshot = "s/"
+	keyHead        = "meta/head"
+	keyFormat      = "meta/format"
+	// keyImporting marks an Import that has not finished.
+	keyImporting = "meta/importing"
+)
+
+func be64(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
+
+func seqKey(prefix string, seq uint64) []byte {
+	return binary.BigEndian.AppendUint64([]byte(prefix), seq)
+}
+
+func eventKey(seq uint64) []byte      { return seqKey(prefixEvent, seq) }
+func hashKey(seq uint64) []byte       { return seqKey(prefixHash, seq) }
+func messageKey(stream uint64) []byte { return seqKey(prefixMessage, stream) }
+func seenKey(id string) []byte        { return []byte(prefixSeen + id) }
+func snapshotKey(name string) []byte  { return []byte(prefixSnapshot + name) }
+func runPrefix(run string) []byte     { return []byte(prefixRun + run + "/") }
+func typePrefix(t event.Type) []byte  { return []byte(prefixType + string(t) + "/") }
+func indexKey(p []byte, seq uint64) []byte {
+	return binary.BigEndian.AppendUint64(append([]byte(nil), p...), seq)
+}
+
+// indexSeq returns the seq of an index key under prefix p. Keys of other
+// names that share the prefix (run "a" and run "a/b") have another length:
+// the name's length is fixed by the key's length, so a key of exactly
+// len(p)+8 bytes starting with p belongs to that name.
+func indexSeq(p, key []byte) (uint64, bool) {
+	if len(key) != len(p)+8 {
+		return 0, false
+	}
+	return binary.BigEndian.Uint64(key[len(p):]), true
+}
+
+// prefixEnd is the smallest key greater than every key with prefix p.
+func prefixEnd(p []byte) []byte {
+	end := append([]byte(nil), p...)
+	for i := len(end) - 1; i >= 0; i-- {
+		if end[i] < 0xff {
+			end[i]++
+			return end[:i+1]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,133 @@
+package ledger
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus/event"
+)
+
+// Record is one ledger entry as read back.
+type Record struct {
+	// Event is the record, with Seq and StreamSeq set.
+	Event event.Event
+	// Hash is the chain hash at Event.Seq.
+	Hash [32]byte
+	// Raw is the signed message the record came in; nil for a Gap record or
+	// a message stored without one. Records of one message share the slice:
+	// do not modify it.
+	Raw []byte
+	// MessageTime is the stream timestamp of that message (zero without Raw).
+	MessageTime time.Time
+	// MessageID is that message's envelope id (jti), "" if unknown.
+	MessageID string
+}
+
+// encodeRecord is the canonical record encoding the chain hashes.
+func encodeRecord(ev event.Event) ([]byte, error) {
+	b, err := json.Marshal(ev)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: encode record %d (%s): %w", ev.Seq, ev.ID, err)
+	}
+	return b, nil
+}
+
+func decodeRecord(seq uint64, b []byte) (event.Event, error) {
+	var ev event.Event
+	if err := json.Unmarshal(b, &ev); err != nil {
+		return event.Event{}, fmt.Errorf("%w: record %d: %w", ErrCorrupt, seq, err)
+	}
+	return ev, nil
+}
+
+// chain returns h(seq) = sha256(h(seq-1) || record bytes).
+func chain(prev [32]byte, rec []byte) [32]byte {
+	h := sha256.New()
+	h.Write(prev[:])
+	h.Write(rec)
+	var out [32]byte
+	h.Sum(out[:0])
+	return out
+}
+
+// storedMessage is the value at m/<streamseq>.
+type storedMessage struct {
+	Time time.Time // stream timestamp
+	ID   string    // envelope id (jti)
+	Raw  []byte
+}
+
+const zeroTime = math.MinInt64
+
+// encode: unix nanos (MinInt64 for zero) | uvarint len(id) | id | raw.
+func (m storedMessage) encode() []byte {
+	ns := int64(zeroTime)
+	if !m.Time.IsZero() {
+		ns = m.Time.UnixNano()
+	}
+	b := make([]byte, 0, 8+binary.MaxVarintLen64+len(m.ID)+len(m.Raw))
+	b = binary.BigEndian.AppendUint64(b, uint64(ns))
+	b = binary.AppendUvarint(b, uint64(len(m.ID)))
+	b = append(b, m.ID...)
+	return append(b, m.Raw...)
+}
+
+func decodeMessage(stream uint64, b []byte) (storedMessage, error) {
+	bad := fmt.Errorf("%w: message at stream seq %d is malformed", ErrCorrupt, stream)
+	if len(b) < 9 {
+		return storedMessage{}, bad
+	}
+	var m storedMessage
+	if ns := int64(binary.BigEndian.Uint64(b)); ns != zeroTime {
+		m.Time = time.Unix(0, ns).UTC()
+	}
+	n, k := binary.Uvarint(b[8:])
+	if k <= 0 || uint64(len(b)-8-k) < n {
+		return storedMessage{}, bad
+	}
+	rest := b[8+k:]
+	m.ID = string(rest[:n])
+	m.Raw = rest[n:]
+	return m, nil
+}
+
+// Reasons recorded in ledger-made Rejected records.
+const (
+	reasonReplayed  = "replayed message id "
+	reasonDuplicate = "duplicate event id "
+	reasonNoEvents  = "message carries no events"
+	reasonNoID      = "event without id"
+	reasonBadData   = "event payload is not valid JSON"
+)
+
+// rejection builds the Rejected record for message m; n numbers the
+// rejections made from one message.
+func rejection(m *Message, n int, d event.RejectedData) event.Event {
+	data, _ := json.Marshal(d) // a struct of strings: cannot fail
+	return event.Event{
+		ID:      fmt.Sprintf("rej-%d-%d", m.StreamSeq, n),
+		Type:    event.Rejected,
+		Time:    m.Time.UTC(),
+		Subject: m.Subject,
+		Data:    data,
+	}
+}
+
+// gapRecord builds the Gap record for stream seqs from..to, found before m.
+func gapRecord(m *Message, from, to uint64) event.Event {
+	data, _ := json.Marshal(event.GapData{From: from, To: to})
+	return event.Event{
+		ID:      fmt.Sprintf("gap-%d", from),
+		Type:    event.Gap,
+		Time:    m.Time.UTC(),
+		Subject: m.Subject,
+		Data:    data,
+	}
+}
+
+// local reports whether t is a ledger-made record type.
+func local(t event.Type) bool { return t == event.Rejected || t == event.Gap }

@@ -1,0 +1,65 @@
+package ledger
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// seenSet answers "was this id seen?" for one Append. Nearly every lookup
+// misses, so it reads through one iterator with bloom filters on every level,
+// L6 included (DB.Get skips L6 filters, and a miss there reads and
+// decompresses a data block). The iterator sees the state committed before
+// the Append; ids staged by the Append itself are in the map.
+type seenSet struct {
+	it      *pebble.Iterator
+	pending map[string]bool // nil while importing: nothing reads it back
+}
+
+func (s *Store) newSeenSet() (*seenSet, error) {
+	it, err := s.db.NewIter(&pebble.IterOptions{
+		LowerBound:   []byte(prefixSeen),
+		UpperBound:   prefixEnd([]byte(prefixSeen)),
+		UseL6Filters: true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("ledger: open seen-set: %w", err)
+	}
+	return &seenSet{it: it, pending: make(map[string]bool)}, nil
+}
+
+func (ss *seenSet) close() error {
+	if ss == nil || ss.it == nil {
+		return nil
+	}
+	return ss.it.Close()
+}
+
+// wasSeen reports whether id is in the seen-set: committed, or staged by
+// this batch.
+func (a *appender) wasSeen(id string) (bool, error) {
+	if a.seen.pending[id] {
+		return true, nil
+	}
+	key := seenKey(id)
+	if a.seen.it.SeekPrefixGE(key) && bytes.Equal(a.seen.it.Key(), key) {
+		return true, nil
+	}
+	if err := a.seen.it.Error(); err != nil {
+		return false, fmt.Errorf("ledger: look up id %s: %w", id, err)
+	}
+	return false, nil
+}
+
+// markSeen stages id into the seen-set; the value is the stream seq that
+// brought it, for forensics.
+func (a *appender) markSeen(id string, stream uint64) error {
+	if a.seen != nil && a.seen.pending != nil {
+		a.seen.pending[id] = true
+	}
+	if err := a.b.Set(seenKey(id), be64(stream), nil); err != nil {
+		return fmt.Errorf("ledger: stage id %s: %w", id, err)
+	}
+	return nil
+}

@@ -1,0 +1,185 @@
+package ledger
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// formatVersion is the on-disk format this code writes. It only moves
+// forward: Open upgrades older stores and refuses newer ones.
+const formatVersion = 1
+
+// Store is one node's ledger. Append is called from one goroutine (it is
+// serialized anyway); Get, Scan*, Verify, snapshots and Export may run
+// concurrently with it from others.
+type Store struct {
+	db  *pebble.DB
+	dir string
+	log *slog.Logger
+
+	// appendMu serializes writers of the event path (Append, Import).
+	appendMu sync.Mutex
+
+	mu struct {
+		sync.Mutex
+		head   head
+		failed error // set by a failed commit; Append refuses from then on
+		closed bool
+		refs   int // operations in flight; Close waits for zero
+		idle   *sync.Cond
+	}
+}
+
+// head is the ledger's tip, persisted at meta/head.
+type head struct {
+	seq     uint64
+	hash    [32]byte
+	applied uint64 // highest stream seq folded
+}
+
+func (h head) encode() []byte {
+	b := make([]byte, 0, 48)
+	b = binary.BigEndian.AppendUint64(b, h.seq)
+	b = append(b, h.hash[:]...)
+	return binary.BigEndian.AppendUint64(b, h.applied)
+}
+
+func decodeHead(b []byte) (head, error) {
+	if len(b) != 48 {
+		return head{}, fmt.Errorf("%w: meta/head is %d bytes, want 48", ErrCorrupt, len(b))
+	}
+	var h head
+	h.seq = binary.BigEndian.Uint64(b)
+	copy(h.hash[:], b[8:40])
+	h.applied = binary.BigEndian.Uint64(b[40:])
+	return h, nil
+}
+
+// Open opens or creates the ledger in dir.
+func Open(dir string, opts Options) (*Store, error) {
+	log := opts.logger().With("component", "ledger")
+	po := pebbleOptions(log)
+	db, err := pebble.Open(dir, po)
+	po.Cache.Unref() // the DB holds its own reference
+	if err != nil {
+		return nil, fmt.Errorf("ledger: open %s: %w", dir, err)
+	}
+	s := &Store{db: db, dir: dir, log: log}
+	s.mu.idle = sync.NewCond(&s.mu.Mutex)
+	if err := s.load(); err != nil {
+		return nil, errors.Join(err, db.Close())
+	}
+	return s, nil
+}
+
+// load checks the format version and reads the head.
+func (s *Store) load() error {
+	if err := s.checkFormat(); err != nil {
+		return err
+	}
+	b, err := s.get([]byte(keyHead))
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return nil
+	case err != nil:
+		return err
+	}
+	h, err := decodeHead(b)
+	if err != nil {
+		return fmt.Errorf("ledger: open %s: %w", s.dir, err)
+	}
+	s.mu.head = h
+	return nil
+}
+
+func (s *Store) checkFormat() error {
+	if _, err := s.get([]byte(keyImporting)); err == nil {
+		return fmt.Errorf("%w: %s holds an unfinished import; remove it and import again", ErrFormat, s.dir)
+	} else if !errors.Is(err, ErrNotFound) {
+		return err
+	}
+	b, err := s.get([]byte(keyFormat))
+	switch {
+	case errors.Is(err, ErrNotFound):
+	case err != nil:
+		return err
+	case len(b) != 8:
+		return fmt.Errorf("%w: meta/format is %d bytes in %s", ErrCorrupt, len(b), s.dir)
+	case binary.BigEndian.Uint64(b) > formatVersion:
+		return fmt.Errorf("%w: %s has format %d, this build reads up to %d", ErrFormat, s.dir, binary.BigEndian.Uint64(b), formatVersion)
+	case binary.BigEndian.Uint64(b) == formatVersion:
+		return nil
+	}
+	// New store, or an older format: upgrades go here, then the version
+	// moves forward.
+	if err := s.db.Set([]byte(keyFormat), be64(formatVersion), pebble.Sync); err != nil {
+		return fmt.Errorf("ledger: write format version in %s: %w", s.dir, err)
+	}
+	return nil
+}
+
+// get returns a copy of the value at key, or ErrNotFound.
+func (s *Store) get(key []byte) ([]byte, error) {
+	return getFrom(s.db, key)
+}
+
+// Close waits for operations in flight and closes the store. It is
+// idempotent. Do not call it from inside a Scan loop of the same store.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.mu.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.mu.closed = true
+	for s.mu.refs > 0 {
+		s.mu.idle.Wait()
+	}
+	s.mu.Unlock()
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("ledger: close %s: %w", s.dir, err)
+	}
+	return nil
+}
+
+// acquire registers an operation in flight; release ends it.
+func (s *Store) acquire() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.closed {
+		return ErrClosed
+	}
+	s.mu.refs++
+	return nil
+}
+
+func (s *Store) release() {
+	s.mu.Lock()
+	s.mu.refs--
+	if s.mu.refs == 0 {
+		s.mu.idle.Broadcast()
+	}
+	s.mu.Unlock()
+}
+
+func (s *Store) headNow() head {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mu.head
+}
+
+// Head returns the last record's position and chain hash (0 and 32 zero
+// bytes for an empty ledger). It reads memory only.
+func (s *Store) Head() (seq uint64, hash [32]byte) {
+	h := s.headNow()
+	return h.seq, h.hash
+}
+
+// AppliedStreamSeq returns the highest stream sequence folded so far; the
+// follower resumes after it.
+func (s *Store) AppliedStreamSeq() uint64 { return s.headNow().applied }

@@ -1,0 +1,208 @@
+package ledger
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/agentic-dev/agentic/bus/envelope"
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// VerifyReport is the outcome of Verify.
+type VerifyReport struct {
+	// OK is true when every check passed.
+	OK bool
+	// Events is how many records were checked and found good.
+	Events uint64
+	// Head is the chain hash recomputed up to the last good record.
+	Head [32]byte
+	// FirstBadSeq is the first position that failed (0 when OK).
+	FirstBadSeq uint64
+	// Err says what failed there ("" when OK).
+	Err string
+}
+
+// Verify recomputes the whole chain from seq 1 over a snapshot: every
+// position present in order, each stored hash equal to the recomputed one,
+// each record's Seq its position and stream seqs non-decreasing, and the head
+// equal to the last record. With v != nil it also re-verifies the message of
+// every accepted (non-Rejected, non-Gap) record with v.Verify(raw, subject,
+// message time) and checks the record equals the event the message carries
+// (id, type, run, node, time, data). Without v a changed raw message goes
+// unnoticed. The error is for failures to read; findings go in the report.
+func (s *Store) Verify(v *envelope.Verifier) (VerifyReport, error) {
+	if err := s.acquire(); err != nil {
+		return VerifyReport{}, err
+	}
+	defer s.release()
+	snap := s.db.NewSnapshot()
+	defer snap.Close()
+	c := &checker{v: v, snap: snap, next: 1}
+	rep, err := c.run()
+	if err != nil {
+		return VerifyReport{}, fmt.Errorf("ledger: verify: %w", err)
+	}
+	if !rep.OK {
+		s.log.Error("ledger verify failed", "seq", rep.FirstBadSeq, "reason", rep.Err)
+	}
+	return rep, nil
+}
+
+// checker walks the chain for Verify.
+type checker struct {
+	v      *envelope.Verifier
+	snap   *pebble.Snapshot
+	next   uint64 // position expected next
+	prev   [32]byte
+	stream uint64 // last stream seq seen
+	msgs   msgCache
+	env    struct {
+		stream uint64
+		env    *envelope.Envelope
+		err    error
+	}
+}
+
+func (c *checker) run() (VerifyReport, error) {
+	var rep VerifyReport
+	bad := func(seq uint64, format string, args ...any) (VerifyReport, error) {
+		rep.FirstBadSeq, rep.Err = seq, fmt.Sprintf(format, args...)
+		return rep, nil
+	}
+	h, err := c.head()
+	if err != nil {
+		return rep, err
+	}
+	it, err := c.snap.NewIter(&pebble.IterOptions{
+		LowerBound: []byte(prefixEvent),
+		UpperBound: prefixEnd([]byte(prefixEvent)),
+	})
+	if err != nil {
+		return rep, err
+	}
+	defer it.Close()
+	var atHead VerifyReport // the report as of the head's position
+	for ok := it.First(); ok; ok = it.Next() {
+		seq, _ := indexSeq([]byte(prefixEvent), it.Key())
+		if seq != c.next {
+			return bad(c.next, "record %d is missing (next present is key %q)", c.next, it.Key())
+		}
+		problem, err := c.record(seq, it.Value())
+		if err != nil {
+			return rep, err
+		}
+		if problem != "" {
+			return bad(seq, "%s", problem)
+		}
+		rep.Events, rep.Head = seq, c.prev
+		if seq == h.seq {
+			atHead = rep
+		}
+		c.next++
+	}
+	if err := it.Error(); err != nil {
+		return rep, err
+	}
+	switch last := c.next - 1; {
+	case h.seq > last:
+		return bad(last+1, "head is at %d but records end at %d", h.seq, last)
+	case h.seq < last:
+		rep = atHead
+		return bad(h.seq+1, "record %d lies beyond the head %d", h.seq+1, h.seq)
+	case h.hash != c.prev:
+		return bad(h.seq, "head hash %x differs from the chain's %x", h.hash, c.prev)
+	}
+	rep.OK = true
+	return rep, nil
+}
+
+func (c *checker) head() (head, error) {
+	b, err := getFrom(c.snap, []byte(keyHead))
+	if errors.Is(err, ErrNotFound) {
+		return head{}, nil
+	}
+	if err != nil {
+		return head{}, err
+	}
+	return decodeHead(b)
+}
+
+// record checks one record; it returns a problem, or an error for a failed
+// read.
+func (c *checker) record(seq uint64, rec []byte) (string, error) {
+	stored, err := getFrom(c.snap, hashKey(seq))
+	if errors.Is(err, ErrNotFound) {
+		return fmt.Sprintf("hash of record %d is missing", seq), nil
+	}
+	if err != nil {
+		return "", err
+	}
+	sum := chain(c.prev, rec)
+	if !bytes.Equal(stored, sum[:]) {
+		return fmt.Sprintf("record %d does not chain: stored hash %x, computed %x", seq, stored, sum), nil
+	}
+	ev, err := decodeRecord(seq, rec)
+	switch {
+	case err != nil:
+		return err.Error(), nil
+	case ev.Seq != seq:
+		return fmt.Sprintf("record at %d says seq %d", seq, ev.Seq), nil
+	case ev.StreamSeq < c.stream:
+		return fmt.Sprintf("record %d has stream seq %d after %d", seq, ev.StreamSeq, c.stream), nil
+	}
+	c.prev, c.stream = sum, ev.StreamSeq
+	if c.v == nil || local(ev.Type) {
+		return "", nil
+	}
+	return c.message(ev)
+}
+
+// message re-verifies the message of accepted record ev and compares.
+func (c *checker) message(ev event.Event) (string, error) {
+	env, problem, err := c.envelope(ev)
+	if problem != "" || err != nil {
+		return problem, err
+	}
+	for _, want := range env.Events {
+		if want.ID == ev.ID {
+			if !sameEvent(ev, want) {
+				return fmt.Sprintf("record %d differs from event %s in its message (stream seq %d)", ev.Seq, ev.ID, ev.StreamSeq), nil
+			}
+			return "", nil
+		}
+	}
+	return fmt.Sprintf("record %d: event %s is not in its message (stream seq %d)", ev.Seq, ev.ID, ev.StreamSeq), nil
+}
+
+// envelope verifies the message of stream seq ev.StreamSeq once per message.
+func (c *checker) envelope(ev event.Event) (*envelope.Envelope, string, error) {
+	if c.env.stream != ev.StreamSeq {
+		m, ok, err := c.msgs.get(c.snap, ev.StreamSeq)
+		if err != nil {
+			return nil, "", err
+		}
+		c.env.stream, c.env.env, c.env.err = ev.StreamSeq, nil, errors.New("message is missing")
+		if ok {
+			c.env.env, c.env.err = c.v.Verify(m.Raw, ev.Subject, m.Time)
+		}
+	}
+	if c.env.err != nil {
+		return nil, fmt.Sprintf("record %d: message at stream seq %d: %v", ev.Seq, ev.StreamSeq, c.env.err), nil
+	}
+	return c.env.env, "", nil
+}
+
+func sameEvent(got, want event.Event) bool {
+	return got.ID == want.ID && got.Type == want.Type && got.Run == want.Run &&
+		got.Node == want.Node && got.Time.Equal(want.Time) && sameJSON(got.Data, want.Data)
+}
+
+// sameJSON compares payloads in their canonical (encoding/json) form.
+func sameJSON(a, b json.RawMessage) bool {
+	ca, err1 := json.Marshal(a)
+	cb, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && bytes.Equal(ca, cb)
+}

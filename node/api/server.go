@@ -1,0 +1,215 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/nats-io/nats.go"
+)
+
+// MaxConcurrent is how many handlers a Server runs at once; further
+// requests wait for a free slot.
+const MaxConcurrent = 16
+
+// HeaderNode is the reply header naming the node that answered.
+const HeaderNode = "Agentic-Node"
+
+// Handler answers one request. req is the request's JSON (possibly empty).
+// The answer is marshalled into Reply.Data; an error becomes Reply.Error,
+// with the hint of a HintError in Reply.Hint and the code of a sentinel
+// (ErrNotFound, ErrAmbiguous, ErrBadRequest) in Reply.Code. ctx is
+// cancelled when the Server stops.
+type Handler func(ctx context.Context, req json.RawMessage) (any, error)
+
+const (
+	stateNew = iota
+	stateRunning
+	stateStopped
+)
+
+// Server answers API methods for one node. Register handlers with Handle
+// (or HandleTyped) before Start. The constructor starts nothing.
+type Server struct {
+	nc       *nats.Conn
+	node     string
+	log      *slog.Logger
+	handlers map[string]Handler
+	sem      chan struct{}
+	ctx      context.Context
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+	mu       struct {
+		sync.Mutex
+		state int
+		subs  []*nats.Subscription
+	}
+}
+
+// NewServer returns a server answering on nc as node. A nil logger
+// discards.
+func NewServer(nc *nats.Conn, node string, logger *slog.Logger) *Server {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Server{
+		nc:       nc,
+		node:     node,
+		log:      logger.With("component", "api", "node", node),
+		handlers: make(map[string]Handler),
+		sem:      make(chan struct{}, MaxConcurrent),
+		ctx:      ctx,
+		cancel:   cancel,
+	}
+}
+
+// Handle registers h for method (e.g. MethodRunsList), replacing any
+// earlier handler. It panics when called after Start: registration is part
+// of building the server.
+func (s *Server) Handle(method string, h Handler) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.state != stateNew {
+		panic("api: Handle " + method + " after Start")
+	}
+	s.handlers[method] = h
+}
+
+// HandleTyped registers a handler that takes a decoded Req and answers a
+// Resp. An empty request decodes as the zero Req; undecodable JSON is
+// answered with ErrBadRequest without calling h. Unknown request fields are
+// ignored, so newer clients can ask older nodes.
+func HandleTyped[Req, Resp any](s *Server, method string, h func(ctx context.Context, req Req) (Resp, error)) {
+	s.Handle(method, func(ctx context.Context, raw json.RawMessage) (any, error) {
+		var req Req
+		if len(bytes.TrimSpace(raw)) > 0 {
+			if err := json.Unmarshal(raw, &req); err != nil {
+				return nil, fmt.Errorf("%w: %s: %v", ErrBadRequest, method, err)
+			}
+		}
+		return h(ctx, req)
+	})
+}
+
+// Start subscribes every handled method on SubjectPrefix+method in
+// QueueGroup. It is idempotent; after Stop it returns ErrStopped.
+func (s *Server) Start() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch s.mu.state {
+	case stateRunning:
+		return nil
+	case stateStopped:
+		return ErrStopped
+	}
+	for method, h := range s.handlers {
+		subj := SubjectPrefix + method
+		sub, err := s.nc.QueueSubscribe(subj, QueueGroup, s.dispatch(method, h))
+		if err != nil {
+			s.unsubscribeLocked()
+			return fmt.Errorf("api: subscribe %s: %w", subj, err)
+		}
+		s.mu.subs = append(s.mu.subs, sub)
+	}
+	if err := s.nc.Flush(); err != nil {
+		s.unsubscribeLocked()
+		return fmt.Errorf("api: flush subscriptions: %w", err)
+	}
+	s.mu.state = stateRunning
+	s.log.Info("api serving", "methods", len(s.handlers))
+	return nil
+}
+
+// Stop unsubscribes, cancels the context of running handlers and waits for
+// them to return. It is idempotent.
+func (s *Server) Stop() {
+	s.mu.Lock()
+	wasRunning := s.mu.state == stateRunning
+	s.mu.state = stateStopped
+	s.unsubscribeLocked()
+	s.mu.Unlock()
+	s.cancel()
+	s.wg.Wait()
+	if wasRunning {
+		s.log.Info("api stopped")
+	}
+}
+
+func (s *Server) unsubscribeLocked() {
+	for _, sub := range s.mu.subs {
+		_ = sub.Unsubscribe() // fails only when the connection is closed: nothing left to undo
+	}
+	s.mu.subs = nil
+}
+
+// dispatch returns the NATS callback of method: it waits for a free slot
+// (backpressure on the subscription) and answers in its own goroutine.
+func (s *Server) dispatch(method string, h Handler) nats.MsgHandler {
+	return func(m *nats.Msg) {
+		select {
+		case s.sem <- struct{}{}:
+		case <-s.ctx.Done():
+			return
+		}
+		if !s.track() {
+			<-s.sem
+			return
+		}
+		go func() {
+			defer s.wg.Done()
+			defer func() { <-s.sem }()
+			s.serve(method, h, m)
+		}()
+	}
+}
+
+// track counts a handler goroutine in, unless the server is stopping.
+func (s *Server) track() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.state != stateRunning {
+		return false
+	}
+	s.wg.Add(1)
+	return true
+}
+
+func (s *Server) serve(method string, h Handler, m *nats.Msg) {
+	data, err := s.call(method, h, m.Data)
+	reply := Reply{Data: data}
+	if err != nil {
+		reply = Reply{Error: err.Error(), Hint: HintOf(err), Code: codeOf(err)}
+		s.log.Debug("api error", "method", method, "err", err)
+	}
+	body, err := json.Marshal(reply)
+	if err != nil {
+		s.log.Error("api marshal reply", "method", method, "err", err)
+		body, _ = json.Marshal(Reply{Error: fmt.Sprintf("%s: cannot encode the answer: %v", method, err)})
+	}
+	if m.Reply == "" {
+		return
+	}
+	out := nats.NewMsg(m.Reply)
+	out.Header.Set(HeaderNode, s.node)
+	out.Data = body
+	if err := m.RespondMsg(out); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
+		s.log.Warn("api respond", "method", method, "err", err)
+	}
+}
+
+// call runs h, turning a panic into an error so one bad request cannot take
+// the node down.
+func (s *Server) call(method string, h Handler, req []byte) (data any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("api handler panic", "method", method, "panic", r)
+			data, err = nil, fmt.Errorf("api: %s: internal error in node %s", method, s.node)
+		}
+	}()
+	return h(s.ctx, req)
+}

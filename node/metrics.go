@@ -1,0 +1,51 @@
+package node
+
+import (
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// metricsHandler serves Prometheus metrics: Go and process collectors, and
+// gauges read from the node's parts at scrape time.
+func (n *Node) metricsHandler() http.Handler {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	gauge := func(name, help string, f func() float64) {
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "agentic", Name: name, Help: help, ConstLabels: prometheus.Labels{"node": n.cfg.Name}}, f))
+	}
+	gauge("outbox_pending", "Events emitted but not yet acknowledged by JetStream.", func() float64 {
+		if ob := n.outbox; ob != nil {
+			return float64(ob.Pending())
+		}
+		return 0
+	})
+	gauge("outbox_published_total", "Events acknowledged by JetStream since start.", func() float64 {
+		if ob := n.outbox; ob != nil {
+			return float64(ob.Published())
+		}
+		return 0
+	})
+	gauge("ledger_head_seq", "Ledger head position.", func() float64 {
+		if st := n.store; st != nil {
+			seq, _ := st.Head()
+			return float64(seq)
+		}
+		return 0
+	})
+	gauge("ledger_applied_stream_seq", "Last AGENTIC_EVENTS sequence folded into the ledger.", func() float64 {
+		if st := n.store; st != nil {
+			return float64(st.AppliedStreamSeq())
+		}
+		return 0
+	})
+	gauge("ready", "1 when the node is ready.", func() float64 {
+		if n.Ready() == nil {
+			return 1
+		}
+		return 0
+	})
+	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+}

@@ -1,0 +1,411 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus"
+	"github.com/agentic-dev/agentic/bus/envelope"
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/bus/outbox"
+	"github.com/agentic-dev/agentic/bus/trust"
+	"github.com/agentic-dev/agentic/config"
+	"github.com/agentic-dev/agentic/ledger"
+	"github.com/agentic-dev/agentic/ledger/follow"
+	"github.com/agentic-dev/agentic/node/api"
+	"github.com/agentic-dev/agentic/roles"
+	"github.com/agentic-dev/agentic/roles/executor"
+	"github.com/agentic-dev/agentic/roles/executor/runner"
+	"github.com/agentic-dev/agentic/roles/memory"
+	"github.com/agentic-dev/agentic/roles/orchestrator"
+	"github.com/agentic-dev/agentic/roles/planner"
+	"github.com/agentic-dev/agentic/roles/ui"
+)
+
+// Version is the agentic version, set at build time with
+// -ldflags "-X github.com/agentic-dev/agentic/node.Version=…".
+var Version = "dev"
+
+// Node is one agentd process.
+type Node struct {
+	cfg config.Config
+	log *slog.Logger
+
+	root     *trust.Root
+	id       *trust.Identity
+	embedded *bus.Embedded
+	conn     *bus.Conn
+	outbox   *outbox.Outbox
+	store    *ledger.Store
+	follower *follow.Follower
+	verifier *envelope.Verifier
+
+	view   *viewState
+	orch   *orchestrator.Orchestrator
+	mem    *memory.Memory
+	roles  []roles.Role
+	apiSrv *api.Server
+	http   *http.Server
+	httpLn net.Listener
+
+	incarnation string
+	fatal       chan error
+	fatalOnce   sync.Once
+	started     bool
+}
+
+// New prepares a node from a validated configuration; it starts nothing.
+func New(cfg config.Config, logger *slog.Logger) (*Node, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return &Node{
+		cfg:         cfg,
+		log:         logger.With("node", cfg.Name),
+		incarnation: event.NewID(),
+		fatal:       make(chan error, 1),
+	}, nil
+}
+
+// Fatal delivers the error that forces the node to stop (a failed fsync in
+// the ledger or the outbox). The caller must Stop and exit non-zero.
+func (n *Node) Fatal() <-chan error { return n.fatal }
+
+func (n *Node) fail(err error) {
+	n.fatalOnce.Do(func() { n.fatal <- err })
+}
+
+func (n *Node) has(role string) bool { return slices.Contains(n.cfg.Roles, role) }
+
+// needsLedger: every role but a lone executor folds the ledger.
+func (n *Node) needsLedger() bool {
+	for _, r := range n.cfg.Roles {
+		if r != event.RoleExecutor {
+			return true
+		}
+	}
+	return false
+}
+
+// Info describes the running node (the startup banner and node.info).
+func (n *Node) Info() api.NodeInfo {
+	info := api.NodeInfo{ID: n.cfg.Name, Roles: n.cfg.Roles, Version: Version, NATS: n.NATSURL()}
+	if n.view != nil {
+		n.view.read(func(s *orchestrator.State) { info.Leader, info.Epoch = s.Leader, s.Epoch })
+	}
+	return info
+}
+
+// NATSURL is the URL clients use to reach this node's bus.
+func (n *Node) NATSURL() string {
+	if n.embedded != nil {
+		if u := n.embedded.ClientURL(); u != "" {
+			return u
+		}
+		return "embedded (in-process only)"
+	}
+	if n.conn != nil {
+		return n.conn.NC.ConnectedUrlRedacted()
+	}
+	return ""
+}
+
+// HTTPAddr is the address the HTTP endpoints listen on ("" if none).
+func (n *Node) HTTPAddr() string {
+	if n.httpLn == nil {
+		return ""
+	}
+	return n.httpLn.Addr().String()
+}
+
+// Start brings the node up (see the package doc for the order). On error
+// everything started so far is stopped again.
+func (n *Node) Start(ctx context.Context) (err error) {
+	if n.started {
+		return nil
+	}
+	defer func() {
+		if err != nil {
+			n.teardown(context.Background())
+		}
+	}()
+	if err := os.MkdirAll(n.cfg.Data, 0o700); err != nil {
+		return fmt.Errorf("node: data dir %s: %w", n.cfg.Data, err)
+	}
+	n.root, n.id, err = trust.Bootstrap(n.cfg.Data, n.cfg.Name, n.cfg.Roles)
+	if err != nil {
+		return fmt.Errorf("node: trust: %w", err)
+	}
+	n.verifier = envelope.NewVerifier(n.root)
+	if err := n.startBus(ctx); err != nil {
+		return err
+	}
+	n.outbox, err = outbox.Open(filepath.Join(n.cfg.Data, "outbox"), n.id, n.log.With("component", "outbox"))
+	if err != nil {
+		return fmt.Errorf("node: %w", err)
+	}
+	n.outbox.Start(n.conn.JS)
+	drain, cancel := context.WithTimeout(ctx, 15*time.Second)
+	err = n.outbox.WaitDrained(drain)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("node: republish unacknowledged events: %w", err)
+	}
+	if err := n.startLedger(ctx); err != nil {
+		return err
+	}
+	for _, r := range n.roles {
+		if err := r.Start(ctx); err != nil {
+			return fmt.Errorf("node: start %s: %w", r.Name(), err)
+		}
+	}
+	if err := n.startAPI(); err != nil {
+		return err
+	}
+	if err := n.startHTTP(); err != nil {
+		return err
+	}
+	n.started = true
+	go n.watchOutbox(ctx)
+	return nil
+}
+
+func (n *Node) startBus(ctx context.Context) error {
+	var err error
+	if len(n.cfg.NATS) == 0 {
+		n.embedded, err = bus.StartEmbedded(ctx, bus.EmbeddedConfig{
+			StoreDir:   filepath.Join(n.cfg.Data, "nats"),
+			Listen:     n.cfg.NATSListen,
+			ServerName: n.cfg.Name,
+			Logger:     n.log.With("component", "nats"),
+		})
+		if err != nil {
+			return fmt.Errorf("node: %w", err)
+		}
+	}
+	n.conn, err = bus.Connect(ctx, bus.ConnConfig{Server: n.embedded, URLs: n.cfg.NATS, Name: "agentd " + n.cfg.Name})
+	if err != nil {
+		return fmt.Errorf("node: %w", err)
+	}
+	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := bus.EnsureStreams(sctx, n.conn.JS, bus.StreamConfig{Replicas: 1, LeaseTTL: n.cfg.Orchestrator.LeaseTTL}); err != nil {
+		return fmt.Errorf("node: %w", err)
+	}
+	return nil
+}
+
+func (n *Node) roleEnv(role string) roles.Env {
+	return roles.Env{Node: n.cfg.Name, Logger: n.log.With("role", role), Emit: n.outbox}
+}
+
+func (n *Node) startLedger(ctx context.Context) error {
+	var folders []roles.Folder
+	if n.needsLedger() {
+		var err error
+		n.store, err = ledger.Open(filepath.Join(n.cfg.Data, "ledger"), ledger.Options{Logger: n.log.With("component", "ledger")})
+		if err != nil {
+			return fmt.Errorf("node: %w", err)
+		}
+		n.view = newViewState()
+		folders = append(folders, n.view)
+	}
+	if n.has(event.RoleOrchestrator) {
+		kv, err := n.conn.JS.KeyValue(ctx, bus.LeaderBucket)
+		if err != nil {
+			return fmt.Errorf("node: leader bucket: %w", err)
+		}
+		n.orch = orchestrator.New(n.roleEnv(event.RoleOrchestrator), orchestrator.Config{KV: kv, LeaseTTL: n.cfg.Orchestrator.LeaseTTL, Incarnation: n.incarnation})
+		folders = append(folders, n.orch)
+		n.roles = append(n.roles, n.orch)
+	}
+	if n.has(event.RolePlanner) {
+		p := planner.New(n.roleEnv(event.RolePlanner), planner.Config{})
+		folders = append(folders, p)
+		n.roles = append(n.roles, p)
+	}
+	if n.has(event.RoleMemory) {
+		n.mem = memory.New()
+		folders = append(folders, n.mem)
+		n.roles = append(n.roles, n.mem)
+	}
+	if n.has(event.RoleExecutor) {
+		work := n.cfg.WorkDir()
+		if err := os.MkdirAll(work, 0o755); err != nil {
+			return fmt.Errorf("node: executor workdir: %w", err)
+		}
+		n.roles = append(n.roles, executor.New(n.roleEnv(event.RoleExecutor), executor.Config{
+			JS:          n.conn.JS,
+			Verifier:    n.verifier,
+			StateDir:    filepath.Join(n.cfg.Data, "executor"),
+			Slots:       n.cfg.Executor.Slots,
+			Runner:      runner.Options{DefaultTimeout: n.cfg.Executor.DefaultTimeout, DefaultCwd: work},
+			Incarnation: n.incarnation,
+		}))
+	}
+	if n.store == nil {
+		return nil
+	}
+	n.follower = follow.New(follow.Config{
+		JS:       n.conn.JS,
+		Store:    n.store,
+		Verifier: n.verifier,
+		Folders:  folders,
+		Logger:   n.log.With("component", "follow"),
+		OnFatal:  n.fail,
+	})
+	if err := n.follower.Start(ctx); err != nil {
+		return fmt.Errorf("node: %w", err)
+	}
+	return nil
+}
+
+func (n *Node) startHTTP() error {
+	if n.cfg.HTTPListen == "" {
+		return nil
+	}
+	ln, err := net.Listen("tcp", n.cfg.HTTPListen)
+	if err != nil {
+		return fmt.Errorf("node: http listen %s: %w", n.cfg.HTTPListen, err)
+	}
+	n.httpLn = ln
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("ok\n"))
+	})
+	mux.HandleFunc("GET /readyz", n.readyz)
+	mux.Handle("GET /metrics", n.metricsHandler())
+	if n.has(event.RoleUI) && n.view != nil {
+		ui.New(n.view).Register(mux)
+	}
+	n.http = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := n.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			n.log.Error("http server", "err", err)
+		}
+	}()
+	return nil
+}
+
+// Ready reports whether the node is caught up and able to emit.
+func (n *Node) Ready() error {
+	if !n.started {
+		return errors.New("starting")
+	}
+	if err := n.outbox.Err(); err != nil {
+		return err
+	}
+	if n.follower != nil && !n.follower.Live() {
+		return errors.New("ledger catching up with the stream")
+	}
+	if n.conn.NC.Status().String() != "CONNECTED" {
+		return fmt.Errorf("nats: %s", n.conn.NC.Status())
+	}
+	return nil
+}
+
+func (n *Node) readyz(w http.ResponseWriter, r *http.Request) {
+	if err := n.Ready(); err != nil {
+		http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	w.Write([]byte("ready\n"))
+}
+
+// watchOutbox turns an outbox failure into a fatal node error.
+func (n *Node) watchOutbox(ctx context.Context) {
+	t := time.NewTicker(500 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if !n.started {
+				return
+			}
+			if err := n.outbox.Err(); err != nil {
+				n.fail(err)
+				return
+			}
+		}
+	}
+}
+
+// Config returns the node's configuration.
+func (n *Node) Config() config.Config { return n.cfg }
+
+// Stop drains and stops the node. Running steps may finish until ctx ends;
+// then they are killed and reported as interrupted. Stop always finishes
+// its cleanup.
+func (n *Node) Stop(ctx context.Context) error {
+	if !n.started {
+		return nil
+	}
+	n.started = false
+	n.teardown(ctx)
+	return nil
+}
+
+func (n *Node) teardown(ctx context.Context) {
+	if n.http != nil {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		_ = n.http.Shutdown(sctx)
+		cancel()
+		n.http = nil
+	}
+	if n.apiSrv != nil {
+		n.apiSrv.Stop()
+		n.apiSrv = nil
+	}
+	for i := len(n.roles) - 1; i >= 0; i-- {
+		if err := n.roles[i].Stop(ctx); err != nil {
+			n.log.Warn("stop role", "role", n.roles[i].Name(), "err", err)
+		}
+	}
+	n.roles = nil
+	if n.outbox != nil {
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		if err := n.outbox.WaitDrained(fctx); err != nil {
+			n.log.Warn("events left in the outbox; they are published at next start", "err", err)
+		}
+		cancel()
+		n.outbox.Stop()
+	}
+	if n.follower != nil {
+		n.follower.Stop()
+		n.follower = nil
+	}
+	if n.store != nil {
+		if err := n.store.Close(); err != nil {
+			n.log.Warn("close ledger", "err", err)
+		}
+		n.store = nil
+	}
+	if n.outbox != nil {
+		if err := n.outbox.Close(); err != nil {
+			n.log.Warn("close outbox", "err", err)
+		}
+		n.outbox = nil
+	}
+	if n.conn != nil {
+		n.conn.Close()
+		n.conn = nil
+	}
+	if n.embedded != nil {
+		n.embedded.Shutdown()
+		n.embedded = nil
+	}
+}

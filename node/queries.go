@@ -1,0 +1,152 @@
+package node
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agentic-dev/agentic/ledger"
+	"github.com/agentic-dev/agentic/node/api"
+	"github.com/agentic-dev/agentic/roles/memory"
+	"github.com/agentic-dev/agentic/roles/orchestrator"
+)
+
+// startAPI registers the query methods this node can answer and starts
+// serving them.
+func (n *Node) startAPI() error {
+	s := api.NewServer(n.conn.NC, n.cfg.Name, n.log)
+	api.HandleTyped(s, api.MethodNodeInfo, func(ctx context.Context, _ struct{}) (api.NodeInfo, error) {
+		return n.Info(), nil
+	})
+	if n.view != nil {
+		api.HandleTyped(s, api.MethodRunsList, func(ctx context.Context, req api.RunsListRequest) ([]api.Run, error) {
+			runs := n.view.Runs(req.Status, req.Limit)
+			if runs == nil {
+				runs = []api.Run{}
+			}
+			return runs, nil
+		})
+		api.HandleTyped(s, api.MethodRunsGet, func(ctx context.Context, req api.RunsGetRequest) (api.Run, error) {
+			r, err := n.view.Run(req.ID)
+			return r, runError(req.ID, err)
+		})
+		api.HandleTyped(s, api.MethodAudit, n.audit)
+		api.HandleTyped(s, api.MethodLedgerVerify, func(ctx context.Context, _ struct{}) (api.VerifyResult, error) {
+			rep, err := n.store.Verify(n.verifier)
+			if err != nil {
+				return api.VerifyResult{}, fmt.Errorf("node: verify: %w", err)
+			}
+			return api.VerifyResult{OK: rep.OK, Events: rep.Events, Head: hex.EncodeToString(rep.Head[:]), FirstBadSeq: rep.FirstBadSeq, Error: rep.Err, Node: n.cfg.Name}, nil
+		})
+	}
+	if n.mem != nil {
+		api.HandleTyped(s, api.MethodMemoryGet, func(ctx context.Context, req api.MemoryGetRequest) (api.Fact, error) {
+			f, err := n.mem.Get(req.Scope, req.Key, time.Now())
+			if errors.Is(err, memory.ErrNotFound) {
+				return api.Fact{}, fmt.Errorf("%w: %w", api.ErrNotFound, err)
+			}
+			return fact(f), err
+		})
+		api.HandleTyped(s, api.MethodMemoryList, func(ctx context.Context, req api.MemoryListRequest) ([]api.Fact, error) {
+			out := []api.Fact{}
+			for _, f := range n.mem.List(req.Scope, time.Now()) {
+				out = append(out, fact(f))
+			}
+			return out, nil
+		})
+	}
+	if err := s.Start(); err != nil {
+		return fmt.Errorf("node: %w", err)
+	}
+	n.apiSrv = s
+	return nil
+}
+
+func runError(id string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, orchestrator.ErrNotFound):
+		return api.WithHint(fmt.Errorf("%w: %w", api.ErrNotFound, err), "list runs with: agentctl run list")
+	case errors.Is(err, orchestrator.ErrAmbiguous):
+		return api.WithHint(fmt.Errorf("%w: %w", api.ErrAmbiguous, err), "give more characters of the run id")
+	}
+	return err
+}
+
+func fact(f memory.Fact) api.Fact {
+	out := api.Fact{Scope: f.Scope, Key: f.Key, Value: f.Value, UpdatedAt: f.UpdatedAt}
+	if !f.ExpiresAt.IsZero() {
+		t := f.ExpiresAt
+		out.ExpiresAt = &t
+	}
+	return out
+}
+
+const maxAuditPage = 1000
+
+// audit pages through the ledger, long-polling when asked to.
+func (n *Node) audit(ctx context.Context, req api.AuditRequest) (api.AuditPage, error) {
+	if req.Limit <= 0 || req.Limit > maxAuditPage {
+		req.Limit = maxAuditPage
+	}
+	if req.Run != "" {
+		r, err := n.view.Run(req.Run)
+		if err != nil {
+			return api.AuditPage{}, runError(req.Run, err)
+		}
+		req.Run = r.ID
+	}
+	wait := min(req.Wait, 30*time.Second)
+	deadline := time.Now().Add(wait)
+	for {
+		changed := n.follower.Changed()
+		page, err := n.auditPage(req)
+		if err != nil || len(page.Lines) > 0 || wait <= 0 || !time.Now().Before(deadline) {
+			return page, err
+		}
+		t := time.NewTimer(time.Until(deadline))
+		select {
+		case <-changed:
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return page, nil
+		}
+		t.Stop()
+	}
+}
+
+func (n *Node) auditPage(req api.AuditRequest) (api.AuditPage, error) {
+	head, _ := n.store.Head()
+	page := api.AuditPage{Lines: []api.AuditLine{}, Head: head}
+	recs := n.store.Scan(req.After + 1)
+	if req.Run != "" {
+		recs = n.store.ScanRun(req.Run, req.After+1)
+	}
+	for rec, err := range recs {
+		if err != nil {
+			return page, fmt.Errorf("node: audit: %w", err)
+		}
+		if !req.Since.IsZero() && rec.Event.Time.Before(req.Since) {
+			continue
+		}
+		page.Lines = append(page.Lines, auditLine(rec))
+		if len(page.Lines) >= req.Limit {
+			break
+		}
+	}
+	return page, nil
+}
+
+func auditLine(rec ledger.Record) api.AuditLine {
+	ev := rec.Event
+	var data any = json.RawMessage(ev.Data)
+	if len(ev.Data) == 0 {
+		data = nil
+	}
+	return api.AuditLine{Seq: ev.Seq, Subject: ev.Subject, Type: string(ev.Type), Run: ev.Run, Node: ev.Node, Time: ev.Time, Data: data, JWS: string(rec.Raw)}
+}

@@ -1,0 +1,54 @@
+package node
+
+import (
+	"sync"
+
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/roles/orchestrator"
+)
+
+// viewState is the node's read model of runs for the API and the UI: the
+// orchestrator's pure fold, kept on every ledger node whatever its roles,
+// under a read-write lock.
+type viewState struct {
+	mu    sync.RWMutex
+	state *orchestrator.State
+}
+
+func newViewState() *viewState { return &viewState{state: orchestrator.NewState()} }
+
+// Fold applies a committed event.
+func (v *viewState) Fold(ev event.Event) {
+	v.mu.Lock()
+	v.state.Apply(ev)
+	v.mu.Unlock()
+}
+
+// Settled does nothing.
+func (v *viewState) Settled(bool) {}
+
+func (v *viewState) read(f func(s *orchestrator.State)) {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	f(v.state)
+}
+
+// Runs returns the runs, newest first.
+func (v *viewState) Runs(status string, limit int) []orchestrator.RunView {
+	var out []orchestrator.RunView
+	v.read(func(s *orchestrator.State) { out = s.RunsView(status, limit) })
+	return out
+}
+
+// Run returns one run by id or unique prefix.
+func (v *viewState) Run(id string) (orchestrator.RunView, error) {
+	var out orchestrator.RunView
+	var err error
+	v.read(func(s *orchestrator.State) {
+		var r *orchestrator.Run
+		if r, err = s.Run(id); err == nil {
+			out = r.View()
+		}
+	})
+	return out, err
+}

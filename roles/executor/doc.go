@@ -1,0 +1,22 @@
+// Package executor is the executor role: it consumes the task assignments
+// addressed to its node (agentic.ev.task.assigned.<node>), runs each step
+// attempt with the runner (a process group per step, timeouts, bounded
+// output), streams the output to the logs stream and reports
+// task.started / task.finished through the node's outbox.
+//
+// Invariants:
+//
+//  1. An attempt runs at most once per executor: before a shell step starts,
+//     the attempt is recorded (synced) in the executor's local state; a
+//     redelivered or replayed assignment for a recorded attempt is not run
+//     again. noop steps have no side effects and are not recorded.
+//  2. After a crash, attempts recorded as started but never finished are
+//     reported as failed, class transient, with an Error starting with
+//     orchestrator.InterruptedPrefix; the orchestrator re-runs them only if
+//     the step is idempotent.
+//  3. At most Slots attempts run at once; the executor announces its slots
+//     with executor.online when it starts.
+//  4. Every message is verified (signature, credential, role) before it is
+//     acted on; only an orchestrator's assignment to this node is run.
+//  5. A step's processes never outlive the executor (see runner).
+package executor

@@ -1,0 +1,30 @@
+// Package localstate is an executor's crash memory: which task attempts it
+// started and which it finished, kept in the executor's own Pebble store.
+//
+// An executor marks an attempt started before it forks the step and
+// finished after it has durably emitted the result. After a crash, the
+// attempts that are started but not finished (Unfinished) are the ones whose
+// processes may have partly run: the executor reports them as interrupted
+// instead of silently forgetting them, and refuses to run a redelivered
+// assignment for an attempt it already finished.
+//
+// Invariants:
+//
+//  1. Every write is synced (pebble.Sync) before the method returns; a nil
+//     error means the record survives power loss. A failed sync is returned
+//     wrapped in ErrSync and the node must stop.
+//  2. An attempt moves only forward: started → finished. MarkStarted on a
+//     finished attempt fails with ErrFinished; MarkFinished is idempotent.
+//  3. The unfinished index ("u/" keys) holds exactly the attempts whose
+//     record ("a/" keys) is in state started; both change in one batch.
+//
+// Example:
+//
+//	st, err := localstate.Open(filepath.Join(dataDir, "executor"), logger)
+//	if err != nil { return err }
+//	defer st.Close()
+//	left, _ := st.Unfinished() // report these as interrupted
+//	_ = st.MarkStarted(localstate.Attempt{Run: run, Step: step, Attempt: 1, Started: time.Now(), PID: pid})
+//	// ... run the step, emit task.finished ...
+//	_ = st.MarkFinished(run, step, 1)
+package localstate

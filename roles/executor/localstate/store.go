@@ -1,0 +1,252 @@
+package localstate
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// Errors.
+var (
+	// ErrInvalid marks an attempt with an empty or malformed run or step id
+	// or a negative attempt number.
+	ErrInvalid = errors.New("localstate: invalid attempt")
+	// ErrNotFound is returned by MarkFinished for an attempt never started.
+	ErrNotFound = errors.New("localstate: not found")
+	// ErrFinished is returned by MarkStarted for an attempt already finished.
+	ErrFinished = errors.New("localstate: attempt already finished")
+	// ErrSync marks a failed synced write: the record may not be durable and
+	// the node must stop.
+	ErrSync = errors.New("localstate: sync failed")
+	// ErrClosed is returned by every method after Close.
+	ErrClosed = errors.New("localstate: closed")
+)
+
+// Store is the executor's local attempt store. It is safe for concurrent use.
+type Store struct {
+	mu struct {
+		sync.Mutex
+		db *pebble.DB // nil once closed
+	}
+}
+
+// Open opens (or creates) the store in dir. A nil logger discards Pebble's
+// log lines.
+func Open(dir string, logger *slog.Logger) (*Store, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	db, err := pebble.Open(dir, &pebble.Options{
+		FormatMajorVersion: pebble.FormatNewest,
+		Logger:             quietLogger{logger},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("localstate: open %s: %w", dir, err)
+	}
+	s := &Store{}
+	s.mu.db = db
+	return s, nil
+}
+
+// Close closes the store. It is idempotent.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.db == nil {
+		return nil
+	}
+	err := s.mu.db.Close()
+	s.mu.db = nil
+	if err != nil {
+		return fmt.Errorf("localstate: close: %w", err)
+	}
+	return nil
+}
+
+// MarkStarted records that attempt a began, synced before it returns. State
+// is set to StateStarted; a zero Started is set to now. Marking an attempt
+// already started again overwrites it (a restart of the same attempt);
+// marking a finished attempt fails with ErrFinished.
+func (s *Store) MarkStarted(a Attempt) error {
+	if err := checkID(a.Run, a.Step, a.Attempt); err != nil {
+		return err
+	}
+	a.State = StateStarted
+	a.Finished = time.Time{}
+	if a.Started.IsZero() {
+		a.Started = time.Now()
+	}
+	a.Started = a.Started.UTC()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old, ok, err := s.lookupLocked(a.Run, a.Step, a.Attempt)
+	if err != nil {
+		return err
+	}
+	if ok && old.State == StateFinished {
+		return fmt.Errorf("%w: %s/%s attempt %d", ErrFinished, a.Run, a.Step, a.Attempt)
+	}
+	return s.writeLocked(a)
+}
+
+// MarkFinished records that the attempt ended, synced before it returns. It
+// is idempotent; an attempt never started fails with ErrNotFound.
+func (s *Store) MarkFinished(run, step string, attempt int) error {
+	if err := checkID(run, step, attempt); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a, ok, err := s.lookupLocked(run, step, attempt)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("%w: %s/%s attempt %d", ErrNotFound, run, step, attempt)
+	}
+	if a.State == StateFinished {
+		return nil
+	}
+	a.State = StateFinished
+	a.Finished = time.Now().UTC()
+	return s.writeLocked(a)
+}
+
+// Lookup returns the record of one attempt; ok is false if it was never
+// started.
+func (s *Store) Lookup(run, step string, attempt int) (Attempt, bool, error) {
+	if err := checkID(run, step, attempt); err != nil {
+		return Attempt{}, false, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lookupLocked(run, step, attempt)
+}
+
+// Unfinished returns the attempts started but never finished, ordered by
+// run, step and attempt. After a crash these are the attempts whose step
+// may have partly run.
+func (s *Store) Unfinished() ([]Attempt, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.db == nil {
+		return nil, ErrClosed
+	}
+	it, err := s.mu.db.NewIter(&pebble.IterOptions{
+		LowerBound: []byte(unfinishedPrefix),
+		UpperBound: upperBound(unfinishedPrefix),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("localstate: scan unfinished: %w", err)
+	}
+	var out []Attempt
+	for it.First(); it.Valid(); it.Next() {
+		var a Attempt
+		if err := json.Unmarshal(it.Value(), &a); err != nil {
+			it.Close()
+			return nil, fmt.Errorf("localstate: decode unfinished %q: %w", it.Key(), err)
+		}
+		out = append(out, a)
+	}
+	if err := it.Close(); err != nil {
+		return nil, fmt.Errorf("localstate: scan unfinished: %w", err)
+	}
+	return out, nil
+}
+
+// Prune deletes finished attempts that started before cutoff and returns
+// how many it deleted. Unfinished attempts are never pruned.
+func (s *Store) Prune(cutoff time.Time) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.db == nil {
+		return 0, ErrClosed
+	}
+	it, err := s.mu.db.NewIter(&pebble.IterOptions{
+		LowerBound: []byte(recordPrefix),
+		UpperBound: upperBound(recordPrefix),
+	})
+	if err != nil {
+		return 0, fmt.Errorf("localstate: scan attempts: %w", err)
+	}
+	b := s.mu.db.NewBatch()
+	defer b.Close()
+	n := 0
+	for it.First(); it.Valid(); it.Next() {
+		var a Attempt
+		if err := json.Unmarshal(it.Value(), &a); err != nil {
+			it.Close()
+			return 0, fmt.Errorf("localstate: decode attempt %q: %w", it.Key(), err)
+		}
+		if a.State == StateFinished && a.Started.Before(cutoff) {
+			if err := b.Delete(it.Key(), nil); err != nil {
+				it.Close()
+				return 0, fmt.Errorf("localstate: prune: %w", err)
+			}
+			n++
+		}
+	}
+	if err := it.Close(); err != nil {
+		return 0, fmt.Errorf("localstate: scan attempts: %w", err)
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return 0, fmt.Errorf("%w: prune %d attempts: %w", ErrSync, n, err)
+	}
+	return n, nil
+}
+
+// lookupLocked reads one attempt record.
+func (s *Store) lookupLocked(run, step string, attempt int) (Attempt, bool, error) {
+	if s.mu.db == nil {
+		return Attempt{}, false, ErrClosed
+	}
+	v, closer, err := s.mu.db.Get(attemptKey(recordPrefix, run, step, attempt))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return Attempt{}, false, nil
+	}
+	if err != nil {
+		return Attempt{}, false, fmt.Errorf("localstate: get %s/%s attempt %d: %w", run, step, attempt, err)
+	}
+	defer closer.Close()
+	var a Attempt
+	if err := json.Unmarshal(v, &a); err != nil {
+		return Attempt{}, false, fmt.Errorf("localstate: decode %s/%s attempt %d: %w", run, step, attempt, err)
+	}
+	return a, true, nil
+}
+
+// writeLocked stores a and keeps the unfinished index in step, in one
+// synced batch.
+func (s *Store) writeLocked(a Attempt) error {
+	v, err := json.Marshal(a)
+	if err != nil {
+		return fmt.Errorf("localstate: encode %s/%s attempt %d: %w", a.Run, a.Step, a.Attempt, err)
+	}
+	b := s.mu.db.NewBatch()
+	defer b.Close()
+	rk := attemptKey(recordPrefix, a.Run, a.Step, a.Attempt)
+	uk := attemptKey(unfinishedPrefix, a.Run, a.Step, a.Attempt)
+	if err := b.Set(rk, v, nil); err != nil {
+		return fmt.Errorf("localstate: batch %s/%s attempt %d: %w", a.Run, a.Step, a.Attempt, err)
+	}
+	if a.State == StateStarted {
+		err = b.Set(uk, v, nil)
+	} else {
+		err = b.Delete(uk, nil)
+	}
+	if err != nil {
+		return fmt.Errorf("localstate: batch %s/%s attempt %d: %w", a.Run, a.Step, a.Attempt, err)
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("%w: %s/%s attempt %d: %w", ErrSync, a.Run, a.Step, a.Attempt, err)
+	}
+	return nil
+}

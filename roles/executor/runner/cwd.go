@@ -1,0 +1,40 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// resolveCwd returns the absolute working directory of a step and checks
+// that it is a directory.
+func resolveCwd(cwd, def string) (string, error) {
+	if cwd == "" {
+		cwd = def
+	} else if !filepath.IsAbs(cwd) && def != "" {
+		cwd = filepath.Join(def, cwd)
+	}
+	abs, err := filepath.Abs(cwd)
+	if err != nil {
+		return "", fmt.Errorf("cwd %s: %s", cwd, reason(err))
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return abs, fmt.Errorf("cwd %s: %s", abs, reason(err))
+	}
+	if !fi.IsDir() {
+		return abs, fmt.Errorf("cwd %s: not a directory", abs)
+	}
+	return abs, nil
+}
+
+// reason is err without the operation and path a PathError repeats.
+func reason(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}

@@ -1,0 +1,48 @@
+// Package runner runs one executor step — a shell script or a noop — and
+// reports a Result shaped for event.TaskFinishedData.
+//
+// Invariants:
+//
+//  1. A step runs in its own process group, led by a small /bin/sh wrapper
+//     that runs the script as its child. Timeout and cancellation signal the
+//     whole group (SIGTERM, then SIGKILL after Options.KillGrace), and so
+//     does the end of the script: background processes it left behind are
+//     stopped too. Run returns only once the group is empty.
+//  2. No step process outlives its executor, even one killed with kill -9:
+//     the wrapper has the parent-death signal (Pdeathsig, SIGHUP) and kills
+//     its group when it arrives. The fork happens on an OS thread locked for
+//     the child's lifetime, because Linux ties the parent-death signal to
+//     the forking thread (see start). Processes that leave the group
+//     themselves (setsid, a daemon that double-forks) are out of reach.
+//  3. Output is read continuously through pipes and memory stays bounded
+//     whatever the step writes: only the last Options.TailBytes are kept,
+//     the rest is streamed to onOutput and forgotten. A slow onOutput loses
+//     chunks (with a notice), never blocks the step.
+//  4. Every byte of output that leaves the runner is redacted (Redact):
+//     streamed chunks line by line, the tail once more as a whole.
+//  5. The step sees only a minimal inherited environment (InheritedEnv)
+//     plus Spec.Env; the executor's own secrets are not passed on.
+//  6. A noop step returns at once, without forking or allocating.
+//
+// Redaction of a stream is line-based: a secret is recognised when its whole
+// line is seen in one piece. An unterminated line is held back until its
+// newline, but at most 8 KiB and at most 250ms of silence from the step (so
+// progress lines and prompts still stream). A secret in a longer line, or
+// written in two pieces with a pause between them, can be split and escape
+// the stream redaction; the tail is redacted again as a whole, the streamed
+// chunks cannot be. Private-key blocks are tracked across chunks (unless
+// their BEGIN line itself is split that way). The patterns are heuristics: a
+// secret in an unknown format passes through.
+//
+// Example:
+//
+//	res := runner.Run(ctx, runner.Spec{
+//		Kind:    plan.KindShell,
+//		Command: "make test",
+//		Cwd:     "/srv/app",
+//		Timeout: 10 * time.Minute,
+//		Creates: "build/ok",
+//	}, runner.Options{}, func(pid int) { /* emit task.started */ },
+//		func(stream string, chunk []byte) { /* publish to agentic.log.<run>.<step> */ })
+//	if res.Status != event.TaskSucceeded { log.Print(res.Error, res.OutputTail) }
+package runner

@@ -1,0 +1,101 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentic-dev/agentic/roles/planner/plan"
+	"go.uber.org/goleak"
+)
+
+// helperEnv, when set, turns the test binary into a stand-in executor
+// process (see TestStepDiesWithKilledExecutor); its value is a directory.
+const helperEnv = "AGENTIC_RUNNER_TEST_EXECUTOR"
+
+func TestMain(m *testing.M) {
+	if dir := os.Getenv(helperEnv); dir != "" {
+		os.Exit(fakeExecutor(dir))
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// fakeExecutor starts a long step that records its pids in dir, then waits
+// to be killed.
+func fakeExecutor(dir string) int {
+	script := `echo $$ > inner.pid; sleep 100 & echo $! > bg.pid; sleep 100; wait`
+	res := Run(context.Background(), Spec{Kind: plan.KindShell, Command: script, Cwd: dir}, Options{},
+		func(pid int) { _ = os.WriteFile(filepath.Join(dir, "wrapper.pid"), []byte(strconv.Itoa(pid)), 0o600) },
+		nil)
+	fmt.Fprintf(os.Stderr, "fake executor: step ended unexpectedly: %+v\n", res)
+	return 3
+}
+
+// procStat returns the state letter and process group of pid; ok is false
+// when there is no such process.
+func procStat(pid int) (state byte, pgrp int, ok bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, 0, false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 || i+2 >= len(s) {
+		return 0, 0, false
+	}
+	f := strings.Fields(s[i+2:]) // state ppid pgrp ...
+	if len(f) < 3 {
+		return 0, 0, false
+	}
+	pgrp, _ = strconv.Atoi(f[2])
+	return f[0][0], pgrp, true
+}
+
+// alive reports whether pid is a live (not zombie) process.
+func alive(pid int) bool {
+	st, _, ok := procStat(pid)
+	return ok && st != 'Z' && st != 'X'
+}
+
+// groupMembers lists the live processes of group pgid.
+func groupMembers(pgid int) []int {
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if st, pg, ok := procStat(pid); ok && pg == pgid && st != 'Z' && st != 'X' {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// waitFor polls cond until it holds or d passes.
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// readPID reads a pid file; ok is false while it is missing or incomplete.
+func readPID(path string) (int, bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	return pid, err == nil && pid > 0
+}

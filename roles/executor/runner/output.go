@@ -1,0 +1,221 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+const (
+	// readSize is the size of one read from a pipe.
+	readSize = 32 << 10
+	// queueLen bounds the chunks waiting for onOutput: at most about
+	// queueLen × (readSize + maxHold) bytes.
+	queueLen = 32
+	// drainTimeout bounds the wait for EOF on the pipes once the process
+	// group is gone: only a process that left the group (setsid) can hold
+	// them open longer, and then the runner stops reading.
+	drainTimeout = time.Second
+	// idleFlush is how long an unterminated line is held back when the step
+	// writes nothing more (a progress line, a prompt) before it is released.
+	idleFlush = 250 * time.Millisecond
+)
+
+// chunk is redacted output on its way to onOutput.
+type chunk struct {
+	stream string
+	data   []byte
+}
+
+// capture collects a step's stdout and stderr through two pipes. One reader
+// goroutine per pipe reads continuously, so the child never blocks on a
+// full pipe; each reader redacts its stream line by line, appends it to the
+// shared tail and offers it to one collector goroutine that calls onOutput.
+// When onOutput falls behind, chunks are dropped from the stream (never from
+// the tail) and a notice says how many bytes were lost. Memory is bounded by
+// the tail, the readers' buffers and the queue, whatever the child writes.
+type capture struct {
+	outR, outW, errR, errW *os.File
+
+	tailBytes int
+	tailMu    sync.Mutex
+	tail      []byte // redacted combined output; the last tailBytes count
+
+	onOutput func(stream string, chunk []byte)
+	queue    chan chunk
+	readers  sync.WaitGroup
+	done     chan struct{} // closed when the collector returned
+}
+
+func newCapture(tailBytes int, onOutput func(string, []byte)) (*capture, error) {
+	c := &capture{tailBytes: tailBytes, onOutput: onOutput}
+	var err error
+	if c.outR, c.outW, err = os.Pipe(); err != nil {
+		return nil, fmt.Errorf("stdout pipe: %w", err)
+	}
+	if c.errR, c.errW, err = os.Pipe(); err != nil {
+		c.outR.Close()
+		c.outW.Close()
+		return nil, fmt.Errorf("stderr pipe: %w", err)
+	}
+	return c, nil
+}
+
+// start begins reading; call it once the child holds the write ends.
+func (c *capture) start() {
+	c.closeWriters()
+	c.done = make(chan struct{})
+	if c.onOutput != nil {
+		c.queue = make(chan chunk, queueLen)
+		go c.collect()
+	} else {
+		close(c.done)
+	}
+	c.readers.Add(2)
+	go c.read(StreamStdout, c.outR)
+	go c.read(StreamStderr, c.errR)
+}
+
+// abort releases the pipes of a child that never started.
+func (c *capture) abort() {
+	c.closeWriters()
+	c.outR.Close()
+	c.errR.Close()
+}
+
+func (c *capture) closeWriters() {
+	c.outW.Close()
+	c.errW.Close()
+}
+
+// wait returns once both streams are read to the end (or drainTimeout
+// passed) and onOutput has seen every chunk.
+func (c *capture) wait() {
+	eof := make(chan struct{})
+	go func() { c.readers.Wait(); close(eof) }()
+	t := time.NewTimer(drainTimeout)
+	select {
+	case <-eof:
+		t.Stop()
+	case <-t.C:
+		// Someone outside the process group holds the pipes: stop reading.
+		c.outR.Close()
+		c.errR.Close()
+		<-eof
+	}
+	if c.queue != nil {
+		close(c.queue)
+	}
+	<-c.done
+	c.outR.Close()
+	c.errR.Close()
+}
+
+func (c *capture) collect() {
+	defer close(c.done)
+	for ch := range c.queue {
+		c.onOutput(ch.stream, ch.data)
+	}
+}
+
+func (c *capture) read(stream string, f *os.File) {
+	defer c.readers.Done()
+	var lr lineRedactor
+	var dropped int
+	buf := make([]byte, readSize)
+	deadline := false
+	for {
+		if hold := len(lr.pending) > 0; hold || deadline {
+			// A failing SetReadDeadline only costs the idle flush.
+			if hold {
+				_ = f.SetReadDeadline(time.Now().Add(idleFlush))
+			} else {
+				_ = f.SetReadDeadline(time.Time{})
+			}
+			deadline = hold
+		}
+		n, err := f.Read(buf)
+		if n > 0 {
+			c.emit(stream, lr.write(buf[:n]), &dropped, false)
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			c.emit(stream, lr.flush(), &dropped, false)
+			continue
+		}
+		if err != nil {
+			break
+		}
+	}
+	c.emit(stream, lr.flush(), &dropped, true)
+}
+
+// emit hands redacted text to the tail and the stream. Only the final emit
+// of a stream may block (the child has closed its end by then).
+func (c *capture) emit(stream, text string, dropped *int, final bool) {
+	if text != "" {
+		c.appendTail(text)
+	}
+	if c.queue == nil || (text == "" && (!final || *dropped == 0)) {
+		return
+	}
+	data := []byte(text)
+	if *dropped > 0 {
+		notice := fmt.Sprintf("[agentic: %d bytes of %s dropped: log consumer too slow]\n", *dropped, stream)
+		data = append([]byte(notice), data...)
+	}
+	if final {
+		c.queue <- chunk{stream, data}
+		*dropped = 0
+		return
+	}
+	select {
+	case c.queue <- chunk{stream, data}:
+		*dropped = 0
+	default:
+		*dropped += len(text)
+	}
+}
+
+func (c *capture) appendTail(text string) {
+	c.tailMu.Lock()
+	defer c.tailMu.Unlock()
+	if len(text) >= c.tailBytes {
+		c.tail = append(c.tail[:0], text[len(text)-c.tailBytes:]...)
+		return
+	}
+	c.tail = append(c.tail, text...)
+	if len(c.tail) > 2*c.tailBytes {
+		n := copy(c.tail, c.tail[len(c.tail)-c.tailBytes:])
+		c.tail = c.tail[:n]
+	}
+}
+
+// tailString is the redacted end of the output, at most tailBytes long. The
+// tail is redacted again as a whole: the stream redaction saw it in pieces.
+func (c *capture) tailString() string {
+	c.tailMu.Lock()
+	t := c.tail
+	if len(t) > c.tailBytes {
+		t = t[len(t)-c.tailBytes:]
+	}
+	s := trimRuneStart(string(t))
+	c.tailMu.Unlock()
+	s = Redact(s)
+	if len(s) > c.tailBytes {
+		s = trimRuneStart(s[len(s)-c.tailBytes:])
+	}
+	return s
+}
+
+// trimRuneStart drops the bytes of a rune cut in half at the start of s.
+func trimRuneStart(s string) string {
+	for i := 0; i < len(s) && i < utf8.UTFMax; i++ {
+		if utf8.RuneStart(s[i]) {
+			return s[i:]
+		}
+	}
+	return s
+}

@@ -1,0 +1,176 @@
+package runner
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus/event"
+)
+
+// A step writing 50 MB is read to the end with bounded memory: everything
+// reaches onOutput, the tail holds only TailBytes.
+func TestLargeOutputBoundedMemory(t *testing.T) {
+	const total = 50 << 20
+	var got atomic.Int64
+	var peak atomic.Uint64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	base := ms.HeapInuse
+	wg.Go(func() {
+		var ms runtime.MemStats
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				runtime.ReadMemStats(&ms)
+				if ms.HeapInuse > peak.Load() {
+					peak.Store(ms.HeapInuse)
+				}
+			}
+		}
+	})
+	spec := shellSpec(`yes 0123456789abcdefghijklmnopqrstuvwxyz | head -c 52428800; echo; echo last line`)
+	res := Run(context.Background(), spec, Options{DefaultCwd: t.TempDir()}, nil,
+		func(_ string, chunk []byte) { got.Add(int64(len(chunk))) })
+	close(stop)
+	wg.Wait()
+	if res.Status != event.TaskSucceeded {
+		t.Fatalf("Run = %+v", res)
+	}
+	if want := int64(total + len("\nlast line\n")); got.Load() != want {
+		t.Errorf("onOutput got %d bytes, want %d", got.Load(), want)
+	}
+	if len(res.OutputTail) > DefaultTailBytes || !strings.HasSuffix(res.OutputTail, "\nlast line\n") {
+		t.Errorf("OutputTail is %d bytes ending %q", len(res.OutputTail), res.OutputTail[max(0, len(res.OutputTail)-40):])
+	}
+	if grew := int64(peak.Load()) - int64(base); grew > 24<<20 {
+		t.Errorf("heap grew by %d MiB while reading 50 MiB", grew>>20)
+	}
+	t.Logf("heap in use: base %d KiB, peak %d KiB; took %s", base>>10, peak.Load()>>10, res.Duration)
+}
+
+// A consumer that stalls must not block the step: the step finishes while
+// onOutput is still stuck, chunks are dropped with a notice, and the tail
+// is complete.
+func TestSlowConsumerNeverBlocksStep(t *testing.T) {
+	dir := t.TempDir()
+	finished := filepath.Join(dir, "finished")
+	spec := shellSpec(`head -c 20000000 /dev/zero | tr '\0' 'x'; echo; echo end; touch finished`)
+	var first sync.Once
+	var blocked bool
+	var text strings.Builder
+	res := Run(context.Background(), spec, Options{DefaultCwd: dir}, nil, func(_ string, chunk []byte) {
+		first.Do(func() {
+			// Stall until the step has written everything and exited.
+			deadline := time.Now().Add(20 * time.Second)
+			for {
+				if _, err := os.Stat(finished); err == nil {
+					return
+				}
+				if time.Now().After(deadline) {
+					blocked = true
+					return
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		})
+		text.Write(chunk)
+	})
+	if blocked {
+		t.Fatal("the step could not finish while onOutput stalled")
+	}
+	if res.Status != event.TaskSucceeded {
+		t.Fatalf("Run = %+v", res)
+	}
+	if !strings.Contains(text.String(), "bytes of stdout dropped: log consumer too slow]") {
+		t.Error("no drop notice in the stream")
+	}
+	if !strings.HasSuffix(res.OutputTail, "\nend\n") {
+		t.Errorf("tail ends %q", res.OutputTail[max(0, len(res.OutputTail)-20):])
+	}
+}
+
+// Secrets never leave the runner: not in streamed chunks even when the
+// step writes them in pieces, not in the tail.
+func TestOutputIsRedacted(t *testing.T) {
+	spec := shellSpec(`echo "connecting with password=hunter2"
+printf 'tok'; sleep 0.05; printf 'en=abcdef0123\n'
+echo AKIAIOSFODNN7EXAMPLE >&2
+printf -- '-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBkg4LVWM9nuwNSk3y\n'; sleep 0.05
+printf 'AoGCCqGSM49AwEHoUQDQgAE\n-----END EC PRIVATE KEY-----\n'
+echo done`)
+	var out output
+	res := Run(context.Background(), spec, Options{DefaultCwd: t.TempDir()}, nil, out.on)
+	if res.Status != event.TaskSucceeded {
+		t.Fatalf("Run = %+v", res)
+	}
+	streamed := out.text(StreamStdout) + out.text(StreamStderr)
+	for _, secret := range []string{"hunter2", "abcdef0123", "AKIAIOSFODNN7EXAMPLE", "MHcCAQEEIBkg4LVWM9nuwNSk3y", "AoGCCqGSM49AwEHoUQDQgAE"} {
+		if strings.Contains(streamed, secret) {
+			t.Errorf("%q streamed: %q", secret, streamed)
+		}
+		if strings.Contains(res.OutputTail, secret) {
+			t.Errorf("%q in tail: %q", secret, res.OutputTail)
+		}
+	}
+	for _, keep := range []string{"password=[REDACTED]\n", "token=[REDACTED]\n", "done\n"} {
+		if !strings.Contains(out.text(StreamStdout), keep) {
+			t.Errorf("stdout lacks %q: %q", keep, out.text(StreamStdout))
+		}
+	}
+	if ContainsSecret(res.OutputTail) {
+		t.Errorf("tail still holds a secret: %q", res.OutputTail)
+	}
+}
+
+func TestTailKeepsEnd(t *testing.T) {
+	c := &capture{tailBytes: 8}
+	for _, s := range []string{"abc", "defgh", "ijklmnopqrstuvwxyz", "12", "345"} {
+		c.appendTail(s)
+		if len(c.tail) > 3*c.tailBytes {
+			t.Fatalf("tail buffer holds %d bytes", len(c.tail))
+		}
+	}
+	if got := c.tailString(); got != "xyz12345" {
+		t.Fatalf("tailString = %q, want %q", got, "xyz12345")
+	}
+	c = &capture{tailBytes: 6}
+	c.appendTail("ab€cdef") // € is 3 bytes: the cut lands inside it
+	if got := c.tailString(); got != "cdef" {
+		t.Fatalf("tailString = %q, want %q", got, "cdef")
+	}
+}
+
+// An unterminated line (a progress message, a prompt) reaches onOutput
+// while the step is still running, once the step pauses.
+func TestPartialLineStreamedWhenIdle(t *testing.T) {
+	dir := t.TempDir()
+	spec := shellSpec(`printf 'working...'; while [ ! -f go ]; do sleep 0.01; done; echo ok`)
+	spec.Timeout = 10 * time.Second
+	var out output
+	res := Run(context.Background(), spec, Options{DefaultCwd: dir}, nil, func(stream string, chunk []byte) {
+		out.on(stream, chunk)
+		if strings.Contains(string(chunk), "working...") {
+			_ = os.WriteFile(filepath.Join(dir, "go"), nil, 0o600)
+		}
+	})
+	if res.Status != event.TaskSucceeded {
+		t.Fatalf("Run = %+v: the partial line was held back", res)
+	}
+	if got := out.text(StreamStdout); got != "working...ok\n" {
+		t.Fatalf("stdout = %q", got)
+	}
+}

@@ -1,0 +1,194 @@
+package runner
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Redacted replaces every secret Redact finds.
+const Redacted = "[REDACTED]"
+
+// rule is one secret pattern. groups are the submatches that may hold the
+// secret, the first that matched is replaced (none: the whole match). hints
+// (lowercase, matched against the lowercased text) and exact (matched as
+// they are) are substrings of which at least one must occur for the pattern
+// to possibly match: a cheap pre-filter that keeps redaction of large
+// outputs fast.
+type rule struct {
+	name   string
+	re     *regexp.Regexp
+	groups []int
+	hints  []string
+	exact  []string
+}
+
+// secretKeys are the key names whose values are secret in key=value and
+// key: value forms; any key containing one of them counts (DB_PASSWORD,
+// client_secret, X-Api-Key, GITHUB_TOKEN…).
+const secretKeys = `password|passwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key`
+
+var rules = []rule{
+	{
+		name:  "private key block",
+		re:    regexp.MustCompile(`(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)`),
+		exact: []string{"PRIVATE KEY-----"},
+	},
+	{
+		name:   "authorization header",
+		re:     regexp.MustCompile(`(?i)(authorization["']?[ \t]*[:=][ \t]*["']?(?:bearer|basic|token|bot)[ \t]+)([^\s"',;]+)`),
+		groups: []int{2},
+		hints:  []string{"authorization"},
+	},
+	{
+		name:   "bearer token",
+		re:     regexp.MustCompile(`(?i)(\bbearer[ \t]+)([A-Za-z0-9\-._~+/]{8,}=*)`),
+		groups: []int{2},
+		hints:  []string{"bearer"},
+	},
+	{
+		name:   "key=value secret",
+		re:     regexp.MustCompile(`(?i)([A-Za-z0-9_.-]*(?:` + secretKeys + `)[A-Za-z0-9_.-]*["']?[ \t]*[:=][ \t]*)(?:"([^"\n]*)"|'([^'\n]*)'|([^\s"'&,;]+))`),
+		groups: []int{2, 3, 4},
+		hints:  []string{"pass", "secret", "token", "key"},
+	},
+	{
+		name:   "secret flag",
+		re:     regexp.MustCompile(`(?i)(--(?:` + secretKeys + `)[ \t]+)([^\s-][^\s]*)`),
+		groups: []int{2},
+		hints:  []string{"--pass", "--secret", "--token", "--api", "--access", "--private"},
+	},
+	{
+		name:  "AWS access key id",
+		re:    regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`),
+		exact: []string{"AKIA", "ASIA"},
+	},
+	{
+		name:  "GitHub token",
+		re:    regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})`),
+		exact: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"},
+	},
+	{
+		name:  "OpenAI-style key",
+		re:    regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{20,}`),
+		exact: []string{"sk-"},
+	},
+	{
+		name:  "Slack token",
+		re:    regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}`),
+		exact: []string{"xox"},
+	},
+	{
+		name:   "URL credentials",
+		re:     regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]+:)([^/\s@]+)(@)`),
+		groups: []int{2},
+		hints:  []string{"://"},
+	},
+}
+
+// Redact returns s with every secret-looking value replaced by Redacted:
+//
+//   - values of keys containing password, passwd, secret, token, api_key,
+//     apikey, access_key or private_key, as key=value or key: value
+//     (case-insensitive, quoted values included), and --password VALUE flags;
+//   - Authorization headers (Bearer, Basic, token) and bare "Bearer X";
+//   - AWS access key ids (AKIA…/ASIA… + 16), GitHub tokens (ghp_…, gho_…,
+//     github_pat_…), OpenAI-style keys (sk-…), Slack tokens (xox?-…);
+//   - PEM "-----BEGIN … PRIVATE KEY-----" blocks, through the END line or to
+//     the end of s when the block is not terminated;
+//   - the password of URLs with user:password@.
+//
+// The key name, header name and URL user stay visible so an operator can
+// tell what was hidden. Redact is idempotent and ContainsSecret(Redact(s))
+// is false. It is a pattern filter, not a guarantee: a secret in an unknown
+// format passes through.
+func Redact(s string) string {
+	if s == "" {
+		return s
+	}
+	lower := strings.ToLower(s)
+	for i := range rules {
+		r := &rules[i]
+		if !r.hinted(s, lower) {
+			continue
+		}
+		if out, changed := r.replace(s); changed {
+			s = out
+			lower = strings.ToLower(s)
+		}
+	}
+	return s
+}
+
+// ContainsSecret reports whether s holds a value Redact would replace.
+// Events that still carry one are refused (DESIGN.md "Secrets").
+func ContainsSecret(s string) bool {
+	if s == "" {
+		return false
+	}
+	lower := strings.ToLower(s)
+	for i := range rules {
+		r := &rules[i]
+		if !r.hinted(s, lower) {
+			continue
+		}
+		for _, m := range r.re.FindAllStringSubmatchIndex(s, -1) {
+			if lo, hi := r.secret(m); lo >= 0 && hi > lo && s[lo:hi] != Redacted {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (r *rule) hinted(s, lower string) bool {
+	for _, h := range r.exact {
+		if strings.Contains(s, h) {
+			return true
+		}
+	}
+	for _, h := range r.hints {
+		if strings.Contains(lower, h) {
+			return true
+		}
+	}
+	return false
+}
+
+// secret returns the bounds of the secret in match m; lo is -1 when none of
+// the rule's groups took part in the match.
+func (r *rule) secret(m []int) (lo, hi int) {
+	if len(r.groups) == 0 {
+		return m[0], m[1]
+	}
+	for _, g := range r.groups {
+		if m[2*g] >= 0 {
+			return m[2*g], m[2*g+1]
+		}
+	}
+	return -1, -1
+}
+
+// replace substitutes Redacted for the secret group of every match.
+func (r *rule) replace(s string) (string, bool) {
+	ms := r.re.FindAllStringSubmatchIndex(s, -1)
+	if len(ms) == 0 {
+		return s, false
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	last, changed := 0, false
+	for _, m := range ms {
+		lo, hi := r.secret(m)
+		if lo < 0 || hi == lo || s[lo:hi] == Redacted {
+			continue
+		}
+		b.WriteString(s[last:lo])
+		b.WriteString(Redacted)
+		last, changed = hi, true
+	}
+	if !changed {
+		return s, false
+	}
+	b.WriteString(s[last:])
+	return b.String(), true
+}

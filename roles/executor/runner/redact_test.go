@@ -1,0 +1,127 @@
+package runner
+
+import (
+	"strings"
+	"testing"
+)
+
+const pemKey = `-----BEGIN RSA PRIVATE KEY-----
+MIIEowIBAAKCAQEAuQ8aeqn3u2l1
+Zm9vYmFyYmF6cXV4cXV1eHF1dXo=
+-----END RSA PRIVATE KEY-----`
+
+func TestRedact(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+	}{
+		{"plain text untouched", "building 3 targets; all tests passed", "building 3 targets; all tests passed"},
+		{"password=", "mysql password=hunter2 -h db", "mysql password=[REDACTED] -h db"},
+		{"PASSWORD env", "export DB_PASSWORD=s3cr3t", "export DB_PASSWORD=[REDACTED]"},
+		{"passwd colon", "passwd: letmein", "passwd: [REDACTED]"},
+		{"secret=", "client_secret=abc123&grant=x", "client_secret=[REDACTED]&grant=x"},
+		{"token=", "curl https://x/api?token=deadbeef", "curl https://x/api?token=[REDACTED]"},
+		{"api_key", "API_KEY=AbCdEf0123", "API_KEY=[REDACTED]"},
+		{"apikey", "apikey: zzzyyyxxx", "apikey: [REDACTED]"},
+		{"api-key header", "X-Api-Key: k-123456", "X-Api-Key: [REDACTED]"},
+		{"json quoted", `{"password": "hunter 2", "user": "bob"}`, `{"password": "[REDACTED]", "user": "bob"}`},
+		{"single quoted", `token='a b c'`, `token='[REDACTED]'`},
+		{"yaml", "db:\n  password: hunter2\n  host: db", "db:\n  password: [REDACTED]\n  host: db"},
+		{"empty value does not eat next line", "password:\nhost: db", "password:\nhost: db"},
+		{"flag", "login --password hunter2 --user bob", "login --password [REDACTED] --user bob"},
+		{"bearer header", "Authorization: Bearer eyJhbGciOi.JIUzI1.NiJ9", "Authorization: Bearer [REDACTED]"},
+		{"basic header", "authorization: basic dXNlcjpwYXNz", "authorization: basic [REDACTED]"},
+		{"bare bearer", `curl -H "X: bearer abcdefghijk123"`, `curl -H "X: bearer [REDACTED]"`},
+		{"aws", "key AKIAIOSFODNN7EXAMPLE in use", "key [REDACTED] in use"},
+		{"aws temp", "ASIAIOSFODNN7EXAMPLE", "[REDACTED]"},
+		{"github", "push with ghp_abcdefghijklmnopqrstuvwxyz0123456789 now", "push with [REDACTED] now"},
+		{"github pat", "github_pat_11ABCDEFG0123456789_abcdefghijklmnop", "[REDACTED]"},
+		{"openai", "OPENAI=sk-proj-abcdefghijklmnopqrstuvwx", "OPENAI=[REDACTED]"},
+		{"openai bare", "using sk-abcdefghijklmnopqrstuvwxyz0123", "using [REDACTED]"},
+		{"slack", "xoxb-123456789012-abcdefghij", "[REDACTED]"},
+		{"url creds", "git clone https://bob:hunter2@git.example.com/r.git", "git clone https://bob:[REDACTED]@git.example.com/r.git"},
+		{"postgres url", "postgres://app:p4ss@db:5432/app", "postgres://app:[REDACTED]@db:5432/app"},
+		{"url without creds", "see https://example.com:8443/path@x", "see https://example.com:8443/path@x"},
+		{"private key", "key:\n" + pemKey + "\ndone", "key:\n[REDACTED]\ndone"},
+		{"unterminated private key", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk\nmore", "[REDACTED]"},
+		{"public key kept", "-----BEGIN PUBLIC KEY-----\nMFkw\n-----END PUBLIC KEY-----", "-----BEGIN PUBLIC KEY-----\nMFkw\n-----END PUBLIC KEY-----"},
+		{"several", "token=a password=b", "token=[REDACTED] password=[REDACTED]"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Redact(tc.in)
+			if got != tc.want {
+				t.Fatalf("Redact(%q)\n got %q\nwant %q", tc.in, got, tc.want)
+			}
+			if again := Redact(got); again != got {
+				t.Errorf("Redact is not idempotent: %q → %q", got, again)
+			}
+			if ContainsSecret(got) {
+				t.Errorf("ContainsSecret(%q) = true after redaction", got)
+			}
+			if changed := tc.in != tc.want; ContainsSecret(tc.in) != changed {
+				t.Errorf("ContainsSecret(%q) = %v, want %v", tc.in, !changed, changed)
+			}
+		})
+	}
+}
+
+// The stream redactor must catch secrets split across reads and drop the
+// body of a private key delivered in pieces.
+func TestLineRedactorAcrossChunks(t *testing.T) {
+	in := "start\nuser=bob password=hunter2 end\n" + pemKey + "\nafter\ntail token=abc"
+	for _, size := range []int{1, 3, 7, 16, 64, len(in)} {
+		var lr lineRedactor
+		var out strings.Builder
+		for i := 0; i < len(in); i += size {
+			out.WriteString(lr.write([]byte(in[i:min(i+size, len(in))])))
+		}
+		out.WriteString(lr.flush())
+		got := out.String()
+		for _, secret := range []string{"hunter2", "MIIEowIBAAKCAQEA", "Zm9vYmFy", "abc"} {
+			if strings.Contains(got, secret) {
+				t.Errorf("chunk size %d: %q leaked in %q", size, secret, got)
+			}
+		}
+		for _, keep := range []string{"start\n", "password=[REDACTED] end\n", "after\n", "tail token=[REDACTED]"} {
+			if !strings.Contains(got, keep) {
+				t.Errorf("chunk size %d: %q missing from %q", size, keep, got)
+			}
+		}
+	}
+}
+
+// A line longer than maxHold is released in pieces rather than held
+// forever, so memory stays bounded.
+func TestLineRedactorLongLine(t *testing.T) {
+	var lr lineRedactor
+	var n int
+	chunk := []byte(strings.Repeat("x", 1000))
+	for range 100 {
+		n += len(lr.write(chunk))
+		if len(lr.pending) > maxHold+len(chunk) {
+			t.Fatalf("holding %d bytes", len(lr.pending))
+		}
+	}
+	n += len(lr.flush())
+	if n != 100*1000 {
+		t.Fatalf("released %d bytes, want %d", n, 100*1000)
+	}
+}
+
+func TestTrimRuneStart(t *testing.T) {
+	s := "héllo"
+	if got := trimRuneStart(s[2:]); got != "llo" {
+		t.Errorf("trimRuneStart(%q) = %q", s[2:], got)
+	}
+	if got := trimRuneStart(s); got != s {
+		t.Errorf("trimRuneStart(%q) = %q", s, got)
+	}
+}
+
+func BenchmarkRedactClean(b *testing.B) {
+	line := strings.Repeat("compiling module foo/bar with 12 files, cache hit\n", 600)
+	b.SetBytes(int64(len(line)))
+	for b.Loop() {
+		Redact(line)
+	}
+}

@@ -1,0 +1,108 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/roles/planner/plan"
+)
+
+// Run executes spec and reports its outcome; it never returns before every
+// process of the step is gone (or given up on, see stopGroup) and onOutput
+// has returned for the last time.
+//
+// onStart(pid) is called once the step's process started (nil ok; not
+// called for the Check guard's process, nor when no process starts). onOutput
+// receives redacted output chunks as they are produced, never concurrently
+// and always from one goroutine (nil ok); it may keep the slice. A slow
+// onOutput never blocks the step: chunks it cannot take in time are dropped
+// from the stream with a notice, while OutputTail stays complete.
+//
+// Cancelling ctx stops the whole process group (SIGTERM, then SIGKILL after
+// KillGrace) and yields Status cancelled; running out of Timeout does the
+// same and yields failed with TimedOut.
+func Run(ctx context.Context, spec Spec, opts Options, onStart func(pid int), onOutput func(stream string, chunk []byte)) Result {
+	if spec.Kind == plan.KindNoop {
+		return noop(ctx)
+	}
+	res := Result{Started: time.Now(), User: currentUser()}
+	run(ctx, &res, spec, opts.withDefaults(), onStart, onOutput)
+	res.Duration = time.Since(res.Started)
+	return res
+}
+
+// noop succeeds at once without forking or allocating.
+func noop(ctx context.Context) Result {
+	if ctx.Err() != nil {
+		return Result{Status: event.TaskCancelled, Class: event.ClassTransient, Error: "cancelled before start", Started: time.Now()}
+	}
+	return Result{Status: event.TaskSucceeded, Started: time.Now()}
+}
+
+func run(ctx context.Context, res *Result, spec Spec, opts Options, onStart func(int), onOutput func(string, []byte)) {
+	if spec.Kind != plan.KindShell {
+		res.fail(event.ClassLogic, fmt.Sprintf("unknown step kind %q", spec.Kind))
+		return
+	}
+	if strings.TrimSpace(spec.Command) == "" {
+		res.fail(event.ClassLogic, "empty command")
+		return
+	}
+	cwd, err := resolveCwd(spec.Cwd, opts.DefaultCwd)
+	res.Cwd = cwd
+	if err != nil {
+		res.fail(event.ClassLogic, err.Error())
+		return
+	}
+	env, err := buildEnv(spec.Env, cwd)
+	if err != nil {
+		res.fail(event.ClassLogic, err.Error())
+		return
+	}
+	if ctx.Err() != nil {
+		res.cancel("cancelled before start")
+		return
+	}
+	timeout := spec.Timeout
+	if timeout <= 0 {
+		timeout = opts.DefaultTimeout
+	}
+	sh := shell{cwd: cwd, env: env, timeout: timeout, opts: opts}
+	if guard(ctx, res, spec, sh) {
+		return
+	}
+	x := sh.exec(ctx, spec.Command, onStart, onOutput)
+	res.PID, res.ExitCode, res.OutputTail = x.pid, x.exitCode, x.tail
+	switch {
+	case x.startErr != nil:
+		res.fail(event.ClassTransient, "start: "+x.startErr.Error())
+	case x.waitErr != nil:
+		res.fail(event.ClassTransient, "wait: "+x.waitErr.Error())
+	case x.timedOut:
+		res.TimedOut = true
+		res.fail(event.ClassTransient, fmt.Sprintf("timed out after %s; killed process group %d", timeout, x.pid))
+	case x.cancelled:
+		res.cancel(fmt.Sprintf("cancelled (%v); killed process group %d", context.Cause(ctx), x.pid))
+	case x.signal != 0:
+		res.fail(event.ClassTransient, fmt.Sprintf("killed by signal %d (%s)", int(x.signal), x.signal))
+	case x.exitCode != 0:
+		res.fail(event.ClassLogic, fmt.Sprintf("exit status %d", x.exitCode))
+	default:
+		res.Status = event.TaskSucceeded
+	}
+}
+
+func (r *Result) fail(class, msg string) {
+	r.Status, r.Class, r.Error = event.TaskFailed, class, msg
+	if r.ExitCode == 0 {
+		r.ExitCode = -1
+	}
+}
+
+func (r *Result) cancel(msg string) {
+	r.Status, r.Class, r.Error = event.TaskCancelled, event.ClassTransient, msg
+	r.ExitCode = -1
+}

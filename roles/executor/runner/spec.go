@@ -1,0 +1,120 @@
+package runner
+
+import (
+	"os"
+	"time"
+)
+
+// Spec is one step to run.
+type Spec struct {
+	// Kind is plan.KindShell or plan.KindNoop.
+	Kind string
+	// Command is the shell script, run by /bin/sh -c.
+	Command string
+	// Env is added to the minimal inherited environment (see InheritedEnv);
+	// it wins over inherited values.
+	Env map[string]string
+	// Cwd is the working directory; "" means Options.DefaultCwd, and a
+	// relative path is taken relative to Options.DefaultCwd.
+	Cwd string
+	// Timeout bounds the run; 0 means Options.DefaultTimeout.
+	Timeout time.Duration
+	// Creates is a guard: if this path (relative to Cwd) exists, the step is
+	// skipped without running.
+	Creates string
+	// Check is a guard: if this shell command exits 0, the step is skipped.
+	// It runs like the step (same env, cwd and timeout), its output is not
+	// captured.
+	Check string
+}
+
+// Options are the runner's defaults. The zero value is usable: every zero
+// field takes the value DefaultOptions gives it.
+type Options struct {
+	// DefaultTimeout applies to steps without a timeout (default 1h).
+	DefaultTimeout time.Duration
+	// DefaultCwd is the working directory of steps without one (default the
+	// process's working directory).
+	DefaultCwd string
+	// TailBytes is how much of the end of the output Result keeps (default
+	// 4 KiB).
+	TailBytes int
+	// KillGrace is the time between SIGTERM and SIGKILL when the runner
+	// stops a process group (default 2s).
+	KillGrace time.Duration
+}
+
+// Defaults for Options.
+const (
+	DefaultTimeout   = time.Hour
+	DefaultTailBytes = 4 << 10
+	DefaultKillGrace = 2 * time.Second
+)
+
+// DefaultOptions returns Options with every field filled.
+func DefaultOptions() Options {
+	return Options{}.withDefaults()
+}
+
+func (o Options) withDefaults() Options {
+	if o.DefaultTimeout <= 0 {
+		o.DefaultTimeout = DefaultTimeout
+	}
+	if o.DefaultCwd == "" {
+		if wd, err := os.Getwd(); err == nil {
+			o.DefaultCwd = wd
+		}
+	}
+	if o.TailBytes <= 0 {
+		o.TailBytes = DefaultTailBytes
+	}
+	if o.KillGrace <= 0 {
+		o.KillGrace = DefaultKillGrace
+	}
+	return o
+}
+
+// Output stream names passed to onOutput.
+const (
+	StreamStdout = "stdout"
+	StreamStderr = "stderr"
+)
+
+// Result is the outcome of one Run.
+type Result struct {
+	// Status is event.TaskSucceeded, TaskFailed, TaskSkipped or
+	// TaskCancelled.
+	Status string
+	// Class is "" on success and skip; event.ClassLogic for a non-zero exit
+	// or a step that cannot run as written (unknown kind, empty command, bad
+	// cwd or env); event.ClassTransient for a timeout, a cancellation, a
+	// failure to start the process or a process killed by a signal the
+	// runner did not send.
+	Class string
+	// ExitCode is the script's exit status. It is -1 when the step did not
+	// exit on its own: killed by a signal — by the runner on timeout or
+	// cancel, or by someone else signalling the whole group — or never
+	// started. A script whose own last command dies of signal N exits 128+N,
+	// the shell's convention. 0 for succeeded, skipped and noop results.
+	ExitCode int
+	// TimedOut is true when the step (or its check) ran out of time.
+	TimedOut bool
+	// Error says what went wrong for an operator ("exit status 2", "timed
+	// out after 30s; killed process group 1234"); "" on success.
+	Error string
+	// Reason says why a step was skipped ("creates /srv/x exists", "check
+	// exited 0").
+	Reason string
+	// Started is when Run began; Duration how long it took, guards included.
+	Started  time.Time
+	Duration time.Duration
+	// Cwd is the absolute working directory; User the executor's user name.
+	// Both are empty for noop steps.
+	Cwd, User string
+	// PID is the step's process id, which is also its process group id; 0
+	// when no process was started.
+	PID int
+	// OutputTail is the last TailBytes of combined stdout and stderr,
+	// redacted.
+	OutputTail string
+}

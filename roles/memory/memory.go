@@ -1,0 +1,185 @@
+// Package memory is the memory role: scoped facts with a time to live, and
+// command statistics, folded from the ledger.
+//
+// Facts come from memory.put events (an operator's agentctl memory put) and
+// memory.written events (facts a memory node derives). A fact's scope is
+// "shared" or a run id; a fact with a TTL expires at the event's time plus
+// the TTL, judged against the reader's clock. Statistics count, per command
+// hash, the successes and failures reported in task.finished events.
+//
+// Invariants:
+//
+//  1. All state is a fold of the ledger: restarting rebuilds it exactly.
+//  2. The fold is pure: expiry is recorded as an absolute time, and only the
+//     read path compares it with the clock.
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/roles"
+)
+
+// ScopeShared is the scope visible to every run.
+const ScopeShared = "shared"
+
+// ErrNotFound is returned for a missing or expired fact.
+var ErrNotFound = errors.New("memory: not found")
+
+// Fact is a stored fact.
+type Fact struct {
+	Scope     string
+	Key       string
+	Value     string
+	UpdatedAt time.Time
+	// ExpiresAt is zero for facts that never expire.
+	ExpiresAt time.Time
+}
+
+// Stat counts a command's outcomes.
+type Stat struct {
+	Successes int `json:"successes"`
+	Failures  int `json:"failures"`
+}
+
+// Memory is the role.
+type Memory struct {
+	mu struct {
+		sync.RWMutex
+		facts map[string]map[string]Fact // scope → key → fact
+		stats map[string]Stat
+	}
+}
+
+var (
+	_ roles.Role   = (*Memory)(nil)
+	_ roles.Folder = (*Memory)(nil)
+)
+
+// New returns an empty memory.
+func New() *Memory {
+	m := &Memory{}
+	m.mu.facts = map[string]map[string]Fact{}
+	m.mu.stats = map[string]Stat{}
+	return m
+}
+
+// Name is "memory".
+func (m *Memory) Name() string { return event.RoleMemory }
+
+// Start does nothing: the memory role is driven by folds.
+func (m *Memory) Start(context.Context) error { return nil }
+
+// Stop does nothing.
+func (m *Memory) Stop(context.Context) error { return nil }
+
+// Settled does nothing.
+func (m *Memory) Settled(bool) {}
+
+// Fold applies a committed event.
+func (m *Memory) Fold(ev event.Event) {
+	switch ev.Type {
+	case event.MemoryPut:
+		var d event.MemoryPutData
+		if ev.Decode(&d) != nil || d.Key == "" {
+			return
+		}
+		f := Fact{Scope: scopeOf(d.Scope), Key: d.Key, Value: d.Value, UpdatedAt: ev.Time}
+		if d.TTL > 0 {
+			f.ExpiresAt = ev.Time.Add(d.TTL)
+		}
+		m.put(f)
+	case event.MemoryWritten:
+		var d event.MemoryWrittenData
+		if ev.Decode(&d) != nil || d.Key == "" {
+			return
+		}
+		m.put(Fact{Scope: scopeOf(d.Scope), Key: d.Key, Value: d.Value, UpdatedAt: ev.Time, ExpiresAt: d.Expires})
+	case event.TaskFinished:
+		var d event.TaskFinishedData
+		if ev.Decode(&d) != nil || d.CommandHash == "" {
+			return
+		}
+		m.mu.Lock()
+		s := m.mu.stats[d.CommandHash]
+		switch d.Status {
+		case event.TaskSucceeded:
+			s.Successes++
+		case event.TaskFailed:
+			s.Failures++
+		}
+		m.mu.stats[d.CommandHash] = s
+		m.mu.Unlock()
+	}
+}
+
+func scopeOf(s string) string {
+	if s == "" {
+		return ScopeShared
+	}
+	return s
+}
+
+func (m *Memory) put(f Fact) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	sc := m.mu.facts[f.Scope]
+	if sc == nil {
+		sc = map[string]Fact{}
+		m.mu.facts[f.Scope] = sc
+	}
+	sc[f.Key] = f
+}
+
+// Get returns the fact scope/key unless it is missing or expired at now.
+func (m *Memory) Get(scope, key string, now time.Time) (Fact, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	f, ok := m.mu.facts[scopeOf(scope)][key]
+	if !ok || expired(f, now) {
+		return Fact{}, fmt.Errorf("%w: %s/%s", ErrNotFound, scopeOf(scope), key)
+	}
+	return f, nil
+}
+
+// List returns the live facts of scope ("" for every scope), sorted by
+// scope and key.
+func (m *Memory) List(scope string, now time.Time) []Fact {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	var out []Fact
+	for sc, facts := range m.mu.facts {
+		if scope != "" && sc != scope {
+			continue
+		}
+		for _, f := range facts {
+			if !expired(f, now) {
+				out = append(out, f)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Scope != out[j].Scope {
+			return out[i].Scope < out[j].Scope
+		}
+		return out[i].Key < out[j].Key
+	})
+	return out
+}
+
+// Stats returns the outcome counts of a command hash.
+func (m *Memory) Stats(hash string) Stat {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.mu.stats[hash]
+}
+
+func expired(f Fact, now time.Time) bool {
+	return !f.ExpiresAt.IsZero() && !now.Before(f.ExpiresAt)
+}

@@ -1,0 +1,51 @@
+package memory_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/roles/memory"
+)
+
+func ev(t event.Type, at time.Time, v any) event.Event {
+	d := event.MustDraft(t, "", v)
+	return event.Event{ID: d.ID, Type: t, Time: at, Data: d.Data}
+}
+
+func TestFactsScopesAndTTL(t *testing.T) {
+	m := memory.New()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	m.Fold(ev(event.MemoryPut, t0, event.MemoryPutData{Scope: "shared", Key: "region", Value: "eu"}))
+	m.Fold(ev(event.MemoryPut, t0, event.MemoryPutData{Scope: "run-1", Key: "tmp", Value: "x", TTL: time.Minute}))
+	m.Fold(ev(event.MemoryPut, t0.Add(time.Second), event.MemoryPutData{Key: "region", Value: "us"}))
+
+	f, err := m.Get("shared", "region", t0.Add(time.Hour))
+	if err != nil || f.Value != "us" {
+		t.Fatalf("shared/region = %+v, %v; want us (last write wins, empty scope is shared)", f, err)
+	}
+	if _, err := m.Get("run-1", "tmp", t0.Add(30*time.Second)); err != nil {
+		t.Fatalf("run-1/tmp before expiry: %v", err)
+	}
+	if _, err := m.Get("run-1", "tmp", t0.Add(time.Minute)); !errors.Is(err, memory.ErrNotFound) {
+		t.Fatalf("run-1/tmp after expiry: %v, want ErrNotFound", err)
+	}
+	if got := m.List("", t0.Add(time.Hour)); len(got) != 1 || got[0].Key != "region" {
+		t.Fatalf("list all after expiry = %+v", got)
+	}
+	if got := m.List("run-1", t0); len(got) != 1 {
+		t.Fatalf("list run-1 = %+v", got)
+	}
+}
+
+func TestCommandStats(t *testing.T) {
+	m := memory.New()
+	now := time.Now()
+	for _, st := range []string{event.TaskSucceeded, event.TaskSucceeded, event.TaskFailed, event.TaskSkipped} {
+		m.Fold(ev(event.TaskFinished, now, event.TaskFinishedData{Step: "a", Status: st, CommandHash: "abc"}))
+	}
+	if s := m.Stats("abc"); s.Successes != 2 || s.Failures != 1 {
+		t.Fatalf("stats = %+v, want 2 successes 1 failure", s)
+	}
+}

@@ -1,0 +1,76 @@
+package orchestrator
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/roles/planner/plan"
+)
+
+// widePlan is layers × width steps; each step depends on two steps of the
+// layer before.
+func widePlan(layers, width int) plan.Plan {
+	var p plan.Plan
+	for l := range layers {
+		for w := range width {
+			st := plan.Step{ID: fmt.Sprintf("l%02d-w%02d", l, w), Kind: plan.KindNoop}
+			if l > 0 {
+				st.DependsOn = []string{fmt.Sprintf("l%02d-w%02d", l-1, w), fmt.Sprintf("l%02d-w%02d", l-1, (w+1)%width)}
+			}
+			p.Steps = append(p.Steps, st)
+		}
+	}
+	return p
+}
+
+// BenchmarkDecideApply drives a 2,000-step plan of width 50 to success on 5
+// executors × 10 slots the way the leader loop does: fold the decisions
+// back, fold each result, and Decide again after every result. It reports
+// decisions per second (Decide plus folding everything back).
+func BenchmarkDecideApply(b *testing.B) {
+	p := widePlan(40, 50)
+	var decisions, events int
+	b.ReportAllocs()
+	for b.Loop() {
+		var l ledger
+		s := NewState()
+		now := t0
+		for i := range 5 {
+			s.Apply(l.add(event.ExecutorOnline, "", fmt.Sprintf("n%d", i), now, event.ExecutorOnlineData{Slots: 10}))
+		}
+		s.Apply(l.add(event.LeaderElected, "", "o1", now, event.LeaderElectedData{Decision: event.Decision{Epoch: 1}, Leader: "o1"}))
+		s.Apply(l.add(event.GoalSubmitted, "r1", "op", now, event.GoalSubmittedData{Goal: "wide"}))
+		s.Apply(l.add(event.PlanProposed, "r1", "planner", now, event.PlanProposedData{Revision: 1, Plan: p}))
+		var running []event.TaskAssignedData
+		for s.Runs["r1"].Status != event.RunSucceeded {
+			ds, _ := Decide(s, now, 1, nil)
+			decisions += len(ds)
+			for _, d := range ds {
+				s.Apply(l.commit(d.Draft, "o1"))
+				if d.Draft.Type == event.TaskAssigned {
+					var a event.TaskAssignedData
+					if err := (&event.Event{Data: d.Draft.Data}).Decode(&a); err != nil {
+						b.Fatal(err)
+					}
+					running = append(running, a)
+				}
+			}
+			if len(ds) == 0 && len(running) == 0 {
+				b.Fatalf("stuck: %+v", s.Runs["r1"].View())
+			}
+			if len(running) > 0 {
+				a := running[0]
+				running = running[1:]
+				now = now.Add(time.Millisecond)
+				s.Apply(l.add(event.TaskFinished, "r1", a.Node, now, event.TaskFinishedData{
+					Step: a.Step.ID, Attempt: a.Attempt, Node: a.Node, Status: event.TaskSucceeded}))
+			}
+		}
+		events += len(l.events)
+	}
+	sec := b.Elapsed().Seconds()
+	b.ReportMetric(float64(decisions)/sec, "decisions/s")
+	b.ReportMetric(float64(events)/sec, "events/s")
+}

@@ -1,0 +1,131 @@
+package orchestrator
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus/event"
+)
+
+// Decision is one event a leader should emit.
+type Decision struct {
+	// Key identifies the decision for in-flight suppression (see keys.go):
+	// the leader passes the keys it emitted but has not yet folded back to
+	// the next Decide, which then does not emit them again.
+	Key string
+	// Draft is the event to emit; its Time is Decide's now.
+	Draft event.Draft
+}
+
+// Decide returns the decisions a leader of epoch should emit now, given the
+// folded state s and the keys of decisions in flight (emitted, not yet
+// folded back), and the earliest future time at which Decide should run
+// again even if no event arrives (zero if none). It does not change s.
+//
+// A leader whose epoch is older than s.Epoch has been deposed: Decide
+// returns nothing for it, since the fold would ignore its decisions anyway.
+//
+// Rules, per unfinished run, oldest run first:
+//
+//  1. cancel requested → task.cancel for each assigned/running step and
+//     each assignment in flight, then run.finished{cancelled}.
+//  2. planned → plan.accepted for its revision (run.finished{failed} if the
+//     plan is structurally invalid).
+//  3. running, with a step failed for good (not on_failure continue) or
+//     cancelled → task.cancel as in 1, then run.finished{failed}.
+//  4. running, every step final → run.finished{succeeded}.
+//  5. running → task.assigned for each ready step (pending, NotBefore
+//     reached, every dependency done) while executors have free slots,
+//     counting in-flight assignments; a step goes to the executor with the
+//     most free slots, ties broken by node id.
+func Decide(s *State, now time.Time, epoch uint64, inflight map[string]bool) ([]Decision, time.Time) {
+	if epoch < s.Epoch {
+		return nil, time.Time{}
+	}
+	d := newDecider(s, now, epoch, inflight)
+	for _, r := range s.activeRuns() {
+		d.run(r)
+	}
+	return d.out, d.wake
+}
+
+// decider accumulates one Decide call's output.
+type decider struct {
+	s        *State
+	now      time.Time
+	epoch    uint64
+	inflight map[string]bool
+	// assigning holds the attempts with an assignment in flight, and the
+	// node each went to.
+	assigning map[attemptRef]string
+	// nodes are executor ids in order; free their free slots.
+	nodes []string
+	free  map[string]int
+	out   []Decision
+	wake  time.Time
+}
+
+// newDecider indexes the in-flight assignments and computes free slots:
+// each executor's slots minus its assigned and running steps minus the
+// assignments in flight to it.
+func newDecider(s *State, now time.Time, epoch uint64, inflight map[string]bool) *decider {
+	d := &decider{s: s, now: now, epoch: epoch, inflight: inflight,
+		assigning: map[attemptRef]string{}, free: map[string]int{}}
+	busy := s.busy()
+	for node, ex := range s.Executors {
+		d.nodes = append(d.nodes, node)
+		d.free[node] = ex.Slots - busy[node]
+	}
+	sort.Strings(d.nodes)
+	for key, on := range inflight {
+		ref, node, ok := parseAssignKey(key)
+		if !on || !ok || !d.unfolded(ref) {
+			continue
+		}
+		d.assigning[ref] = node
+		d.free[node]--
+	}
+	return d
+}
+
+// unfolded reports whether an in-flight assignment has not been folded yet:
+// its step is still waiting for exactly that attempt.
+func (d *decider) unfolded(ref attemptRef) bool {
+	_, _, st := d.s.step(ref.run, ref.step)
+	return st != nil && st.Status == StepPending && st.Attempt+1 == ref.attempt
+}
+
+// emit appends a decision unless its key is in flight.
+func (d *decider) emit(key string, t event.Type, run, target string, payload any) {
+	if d.inflight[key] {
+		return
+	}
+	data, err := json.Marshal(payload)
+	if err != nil {
+		panic(fmt.Sprintf("orchestrator: marshal %s payload: %v", t, err)) // plain structs cannot fail
+	}
+	d.out = append(d.out, Decision{Key: key, Draft: event.Draft{
+		ID: event.NewID(), Type: t, Run: run, Target: target, Time: d.now, Data: data,
+	}})
+}
+
+// wakeAt lowers the wake time to t.
+func (d *decider) wakeAt(t time.Time) {
+	if d.wake.IsZero() || t.Before(d.wake) {
+		d.wake = t
+	}
+}
+
+// pickNode returns the executor with the most free slots (ties: lowest node
+// id), or "" if none has a free slot.
+func (d *decider) pickNode() string {
+	best := ""
+	for _, n := range d.nodes {
+		if d.free[n] > 0 && (best == "" || d.free[n] > d.free[best]) {
+			best = n
+		}
+	}
+	return best
+}

@@ -1,0 +1,117 @@
+package orchestrator
+
+import (
+	"fmt"
+
+	"github.com/agentic-dev/agentic/bus/event"
+)
+
+// run decides for one unfinished run.
+func (d *decider) run(r *Run) {
+	if d.inflight[finishKey(r.ID)] {
+		return // its end is already on the way
+	}
+	switch {
+	case r.CancelRequested:
+		reason := r.CancelReason
+		if reason == "" {
+			reason = "cancelled by operator"
+		}
+		d.stopRun(r, event.RunCancelled, reason)
+	case r.Status == event.RunPlanned && r.Invalid != "":
+		d.finish(r, event.RunFailed, "invalid plan: "+r.Invalid)
+	case r.Status == event.RunPlanned:
+		d.emit(acceptKey(r.ID, r.Revision), event.PlanAccepted, r.ID, "",
+			event.PlanAcceptedData{Decision: event.Decision{Epoch: d.epoch}, Revision: r.Revision})
+	case r.Status == event.RunRunning:
+		d.running(r)
+	}
+}
+
+// running finishes a running run that has failed or completed, and assigns
+// its ready steps otherwise.
+func (d *decider) running(r *Run) {
+	complete := true
+	var ready []*Step
+	for i, st := range r.Steps {
+		switch {
+		case st.Status == StepFailed && st.Abort:
+			d.stopRun(r, event.RunFailed, fmt.Sprintf("step %s failed: %s", st.Spec.ID, st.Error))
+			return
+		case st.Status == StepCancelled:
+			d.stopRun(r, event.RunFailed, fmt.Sprintf("step %s was cancelled", st.Spec.ID))
+			return
+		case st.Status == StepPending:
+			complete = false
+			if r.depsDone(i) {
+				ready = append(ready, st)
+			}
+		case !st.Terminal():
+			complete = false
+		}
+	}
+	if complete {
+		d.finish(r, event.RunSucceeded, "")
+		return
+	}
+	// The run's wake time counts even when no slot is free.
+	for _, st := range ready {
+		if st.NotBefore.After(d.now) {
+			d.wakeAt(st.NotBefore)
+			continue
+		}
+		d.assign(r, st)
+	}
+}
+
+// assign gives the step's next attempt to the executor with the most free
+// slots, unless that assignment is already in flight or no slot is free.
+func (d *decider) assign(r *Run, st *Step) {
+	attempt := st.Attempt + 1
+	if _, ok := d.assigning[attemptRef{r.ID, st.Spec.ID, attempt}]; ok {
+		return
+	}
+	node := d.pickNode()
+	if node == "" {
+		return
+	}
+	d.free[node]--
+	readyAt := st.ReadyAt
+	if st.NotBefore.After(readyAt) {
+		readyAt = st.NotBefore
+	}
+	d.emit(assignKey(r.ID, st.Spec.ID, attempt, node), event.TaskAssigned, r.ID, node,
+		event.TaskAssignedData{Decision: event.Decision{Epoch: d.epoch},
+			Step: st.Spec, Attempt: attempt, Node: node, ReadyAt: readyAt})
+}
+
+// stopRun cancels the run's active steps (once per attempt) and the
+// assignments still in flight to executors (which will reach them), then
+// finishes the run.
+func (d *decider) stopRun(r *Run, status, reason string) {
+	for _, st := range r.Steps {
+		if st.Active() && st.CancelSent != st.Attempt {
+			d.cancel(r, st.Spec.ID, st.Attempt, st.Node, reason)
+		}
+		if st.Status != StepPending {
+			continue
+		}
+		if node, ok := d.assigning[attemptRef{r.ID, st.Spec.ID, st.Attempt + 1}]; ok {
+			d.cancel(r, st.Spec.ID, st.Attempt+1, node, reason)
+		}
+	}
+	d.finish(r, status, reason)
+}
+
+// cancel emits task.cancel for one attempt.
+func (d *decider) cancel(r *Run, step string, attempt int, node, reason string) {
+	d.emit(cancelKey(r.ID, step, attempt), event.TaskCancel, r.ID, node,
+		event.TaskCancelData{Decision: event.Decision{Epoch: d.epoch},
+			Step: step, Attempt: attempt, Node: node, Reason: reason})
+}
+
+// finish emits run.finished.
+func (d *decider) finish(r *Run, status, reason string) {
+	d.emit(finishKey(r.ID), event.RunFinished, r.ID, "",
+		event.RunFinishedData{Decision: event.Decision{Epoch: d.epoch}, Status: status, Reason: reason})
+}

@@ -1,0 +1,52 @@
+// Package orchestrator is the orchestrator role's pure core: a fold
+// (committed events in → State) and a decision function (State + time →
+// events to emit). Neither does I/O, starts goroutines, reads a clock or
+// draws random numbers; the role's loop (loop.go, lease.go) does the I/O
+// around them, as etcd raft's node loop does around its pure state machine.
+// That makes replay and golden tests cheap: feed events, compare output.
+//
+// Invariants:
+//
+//  1. Apply is deterministic. The same events in the same order give the
+//     same State on every node, and folding from a snapshot
+//     (MarshalSnapshot/UnmarshalSnapshot) then the rest gives the same State
+//     as folding from zero. Event ids and the local clock are never read.
+//  2. Fencing: a decision (plan.accepted, task.assigned, task.cancel,
+//     run.finished, leader.elected) whose epoch is older than the newest
+//     leader.elected folded is ignored and counted in State.Fenced. A
+//     deposed leader's late writes are in the ledger but have no effect.
+//  3. Attempts: a step's attempts are numbered from 1; only the current
+//     attempt's start and result count. Reports about an older attempt are
+//     counted in State.Superseded and change nothing; a duplicate
+//     assignment (not the step's next attempt) is ignored.
+//  4. A step holds an executor slot while assigned or running; Decide never
+//     assigns more steps to a node than its free slots, counting the
+//     assignments in flight (emitted, not yet folded back).
+//  5. Retries are deterministic: the backoff's jitter is a hash of
+//     run/step/attempt (Backoff), so every node computes the same NotBefore.
+//  6. Unknown event types are skipped, never fatal.
+//
+// Run lifecycle: submitted → planned → running → succeeded | failed |
+// cancelled. Step: pending → (ready) → assigned → running → succeeded |
+// failed | skipped | cancelled; a failed attempt that may be retried goes
+// back to pending (NotBefore = backoff) and its next assignment uses
+// Attempt+1. Failures are routed by class (see retryable): policy is never
+// retried, transient is retried up to the step's Retries (but an
+// interrupted non-idempotent step — Error starting with InterruptedPrefix —
+// is not re-run), logic only with on_failure "retry". A final failure with
+// on_failure "continue" lets dependents run; any other final failure, or a
+// cancelled step, fails the run.
+//
+// Example, one leader turn:
+//
+//	s := orchestrator.NewState()
+//	for _, ev := range committed {
+//		s.Apply(ev)
+//	}
+//	decisions, wake := orchestrator.Decide(s, time.Now(), epoch, inflight)
+//	for _, d := range decisions {
+//		inflight[d.Key] = true // until the event with d.Draft.ID is folded
+//		drafts = append(drafts, d.Draft)
+//	}
+//	// emit drafts; call Decide again after the next fold, or at wake.
+package orchestrator

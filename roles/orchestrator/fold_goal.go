@@ -1,0 +1,42 @@
+package orchestrator
+
+import "github.com/agentic-dev/agentic/bus/event"
+
+// foldGoalSubmitted starts a run. A second goal.submitted for a run that
+// exists is a duplicate and ignored.
+func foldGoalSubmitted(s *State, ev event.Event) {
+	var d event.GoalSubmittedData
+	if !s.decode(ev, &d) {
+		return
+	}
+	if ev.Run == "" || s.Runs[ev.Run] != nil {
+		s.Ignored++
+		return
+	}
+	r := &Run{
+		ID:        ev.Run,
+		Goal:      d.Goal,
+		Status:    event.RunSubmitted,
+		Order:     s.NextOrder,
+		CreatedAt: ev.Time,
+	}
+	r.buildIndex()
+	s.NextOrder++
+	s.Runs[r.ID] = r
+}
+
+// foldRunCancel records an operator's request to cancel a run; Decide turns
+// it into task.cancel and run.finished decisions.
+func foldRunCancel(s *State, ev event.Event) {
+	var d event.RunCancelData
+	if len(ev.Data) > 0 && !s.decode(ev, &d) {
+		return
+	}
+	r := s.Runs[ev.Run]
+	if r == nil || r.Terminal() || r.CancelRequested {
+		s.Ignored++
+		return
+	}
+	r.CancelRequested = true
+	r.CancelReason = d.Reason
+}

@@ -1,0 +1,72 @@
+package orchestrator
+
+import (
+	"github.com/agentic-dev/agentic/bus/event"
+)
+
+// foldPlanProposed stores a plan revision for a submitted run, or replaces
+// the plan of a planned (not yet accepted) run with a newer revision.
+// Proposals for a running run are ignored: replanning comes later.
+func foldPlanProposed(s *State, ev event.Event) {
+	var d event.PlanProposedData
+	if !s.decode(ev, &d) {
+		return
+	}
+	r := s.Runs[ev.Run]
+	if r == nil {
+		s.Ignored++
+		return
+	}
+	switch {
+	case r.Status == event.RunSubmitted || r.Status == event.RunPlanning:
+	case r.Status == event.RunPlanned && d.Revision > r.Revision:
+	default:
+		s.Ignored++
+		return
+	}
+	r.Status = event.RunPlanned
+	r.Revision = d.Revision
+	r.Source = d.Source
+	r.Subgoals = d.Plan.Subgoals
+	r.Steps = make([]*Step, len(d.Plan.Steps))
+	for i, spec := range d.Plan.Steps {
+		r.Steps[i] = &Step{Spec: spec, Status: StepPending}
+	}
+	r.Invalid = r.buildIndex()
+}
+
+// foldPlanRejected fails a run the planner could not plan.
+func foldPlanRejected(s *State, ev event.Event) {
+	var d event.PlanRejectedData
+	if !s.decode(ev, &d) {
+		return
+	}
+	r := s.Runs[ev.Run]
+	if r == nil || r.Terminal() || r.Status == event.RunRunning {
+		s.Ignored++
+		return
+	}
+	r.Status = event.RunFailed
+	r.Reason = "plan rejected: " + d.Error
+	r.FinishedAt = ev.Time
+}
+
+// foldPlanAccepted starts a planned run whose revision matches. Steps
+// without dependencies become ready at the time of acceptance.
+func foldPlanAccepted(s *State, ev event.Event) {
+	var d event.PlanAcceptedData
+	if !s.decode(ev, &d) || s.fenced(d.Epoch) {
+		return
+	}
+	r := s.Runs[ev.Run]
+	if r == nil || r.Status != event.RunPlanned || r.Revision != d.Revision {
+		s.Ignored++
+		return
+	}
+	r.Status = event.RunRunning
+	for i, st := range r.Steps {
+		if st.Status == StepPending && r.depsDone(i) {
+			st.ReadyAt = ev.Time
+		}
+	}
+}

@@ -1,0 +1,45 @@
+package orchestrator
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus/event"
+)
+
+// t0 is the origin of test time.
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// ledger builds committed events with consecutive sequence numbers, as a
+// ledger would.
+type ledger struct {
+	seq    uint64
+	events []event.Event
+}
+
+// add commits an event of type typ for run, signed by node, at t.
+func (l *ledger) add(typ event.Type, run, node string, t time.Time, payload any) event.Event {
+	data, err := json.Marshal(payload)
+	if err != nil {
+		panic(err)
+	}
+	l.seq++
+	ev := event.Event{
+		Seq: l.seq, StreamSeq: l.seq, ID: fmt.Sprintf("ev-%d", l.seq),
+		Type: typ, Run: run, Node: node, Time: t, Subject: event.Subject(typ, ""), Data: data,
+	}
+	l.events = append(l.events, ev)
+	return ev
+}
+
+// commit turns a leader's draft into a committed event signed by leader.
+func (l *ledger) commit(d event.Draft, leader string) event.Event {
+	l.seq++
+	ev := event.Event{
+		Seq: l.seq, StreamSeq: l.seq, ID: d.ID, Type: d.Type, Run: d.Run, Node: leader,
+		Time: d.Time, Subject: d.Subject(), Data: d.Data,
+	}
+	l.events = append(l.events, ev)
+	return ev
+}

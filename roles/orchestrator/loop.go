@@ -1,0 +1,266 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/roles"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Config configures the orchestrator role.
+type Config struct {
+	// KV is the leader bucket (bus.LeaderBucket).
+	KV jetstream.KeyValue
+	// LeaseTTL is the bucket's TTL; the lease is renewed every TTL/3.
+	LeaseTTL time.Duration
+	// Incarnation distinguishes this process from the node's earlier ones.
+	Incarnation string
+}
+
+// Orchestrator is the role: the pure State and Decide, driven by a loop that
+// folds committed events, holds the leader lease, and emits decisions.
+type Orchestrator struct {
+	env  roles.Env
+	cfg  Config
+	log  *slog.Logger
+	kick chan struct{}
+
+	mu struct {
+		sync.Mutex
+		state    *State
+		inflight map[string]bool
+		byID     map[string]string // decision event id → key
+		live     bool
+		epoch    uint64 // ours, while we hold the lease
+	}
+
+	runMu  sync.Mutex
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+var (
+	_ roles.Role   = (*Orchestrator)(nil)
+	_ roles.Folder = (*Orchestrator)(nil)
+)
+
+// New returns the role; it starts nothing.
+func New(env roles.Env, cfg Config) *Orchestrator {
+	if cfg.LeaseTTL == 0 {
+		cfg.LeaseTTL = 5 * time.Second
+	}
+	o := &Orchestrator{env: env, cfg: cfg, log: env.Logger, kick: make(chan struct{}, 1)}
+	if o.log == nil {
+		o.log = slog.Default()
+	}
+	o.mu.state = NewState()
+	o.mu.inflight = map[string]bool{}
+	o.mu.byID = map[string]string{}
+	return o
+}
+
+// Name is "orchestrator".
+func (o *Orchestrator) Name() string { return event.RoleOrchestrator }
+
+// Fold applies a committed event.
+func (o *Orchestrator) Fold(ev event.Event) {
+	o.mu.Lock()
+	o.mu.state.Apply(ev)
+	if key, ok := o.mu.byID[ev.ID]; ok {
+		delete(o.mu.byID, ev.ID)
+		delete(o.mu.inflight, key)
+	}
+	o.mu.Unlock()
+}
+
+// Settled wakes the decision loop once the node is live.
+func (o *Orchestrator) Settled(live bool) {
+	o.mu.Lock()
+	o.mu.live = live
+	o.mu.Unlock()
+	if live {
+		o.poke()
+	}
+}
+
+func (o *Orchestrator) poke() {
+	select {
+	case o.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Read calls f with the state under the role's lock. f must not keep s.
+func (o *Orchestrator) Read(f func(s *State)) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	f(o.mu.state)
+}
+
+// Leader reports this node's epoch if it leads, else 0.
+func (o *Orchestrator) Leader() uint64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.mu.epoch
+}
+
+// Start begins the lease and decision loops.
+func (o *Orchestrator) Start(ctx context.Context) error {
+	o.runMu.Lock()
+	defer o.runMu.Unlock()
+	if o.cancel != nil {
+		return nil
+	}
+	ctx, o.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	o.wg.Add(2)
+	go func() { defer o.wg.Done(); o.leaseLoop(ctx) }()
+	go func() { defer o.wg.Done(); o.decideLoop(ctx) }()
+	return nil
+}
+
+// Stop ends the loops and releases the lease so a standby takes over at once.
+func (o *Orchestrator) Stop(ctx context.Context) error {
+	o.runMu.Lock()
+	cancel := o.cancel
+	o.cancel = nil
+	o.runMu.Unlock()
+	if cancel == nil {
+		return nil
+	}
+	cancel()
+	o.wg.Wait()
+	return nil
+}
+
+func (o *Orchestrator) leaseLoop(ctx context.Context) {
+	l := &lease{kv: o.cfg.KV, node: o.env.Node, incarnation: o.cfg.Incarnation}
+	tick := time.NewTicker(o.cfg.LeaseTTL / 3)
+	defer tick.Stop()
+	var renewed time.Time
+	for {
+		if l.epoch == 0 {
+			won, err := l.acquire(ctx)
+			if err != nil && ctx.Err() == nil {
+				o.log.Warn("leader lease", "err", err)
+			}
+			if won {
+				renewed = time.Now()
+				o.log.Info("leader elected", "epoch", l.epoch)
+				d := event.MustDraft(event.LeaderElected, "", event.LeaderElectedData{Decision: event.Decision{Epoch: l.epoch}, Leader: o.env.Node})
+				if err := o.env.Emit.Emit(ctx, d); err != nil {
+					o.log.Error("emit leader.elected", "err", err)
+					l.release(context.Background())
+				} else {
+					o.setEpoch(l.epoch)
+				}
+			}
+		} else {
+			err := l.renew(ctx)
+			switch {
+			case err == nil:
+				renewed = time.Now()
+			case ctx.Err() != nil:
+			case errors.Is(err, jetstream.ErrKeyNotFound) || time.Since(renewed) > o.cfg.LeaseTTL || isWrongRevision(err):
+				o.log.Warn("leadership lost", "epoch", l.epoch, "err", err)
+				l.epoch = 0
+				o.setEpoch(0)
+			default:
+				o.log.Warn("lease renew failed; retrying", "err", err)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			o.setEpoch(0)
+			rctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			l.release(rctx)
+			cancel()
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+func isWrongRevision(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence
+}
+
+func (o *Orchestrator) setEpoch(e uint64) {
+	o.mu.Lock()
+	o.mu.epoch = e
+	if e == 0 {
+		clear(o.mu.inflight)
+		clear(o.mu.byID)
+	}
+	o.mu.Unlock()
+	o.poke()
+}
+
+func (o *Orchestrator) decideLoop(ctx context.Context) {
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-o.kick:
+		case <-timer.C:
+		}
+		drafts, wake := o.decide()
+		if len(drafts) > 0 {
+			if err := o.env.Emit.Emit(ctx, drafts...); err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				o.log.Error("emit decisions", "err", err, "count", len(drafts))
+				o.forget(drafts)
+			}
+		}
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+		if !wake.IsZero() {
+			timer.Reset(max(time.Until(wake), time.Millisecond))
+		} else {
+			timer.Reset(time.Hour)
+		}
+	}
+}
+
+// decide runs Decide if this node leads, is live, and has folded its own
+// leader.elected (so it has seen every decision of the leaders before it).
+func (o *Orchestrator) decide() ([]event.Draft, time.Time) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !o.mu.live || o.mu.epoch == 0 || o.mu.state.Epoch != o.mu.epoch {
+		return nil, time.Time{}
+	}
+	ds, wake := Decide(o.mu.state, time.Now().UTC(), o.mu.epoch, o.mu.inflight)
+	drafts := make([]event.Draft, len(ds))
+	for i, d := range ds {
+		o.mu.inflight[d.Key] = true
+		o.mu.byID[d.Draft.ID] = d.Key
+		drafts[i] = d.Draft
+	}
+	return drafts, wake
+}
+
+// forget drops in-flight marks of drafts that could not be emitted.
+func (o *Orchestrator) forget(drafts []event.Draft) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, d := range drafts {
+		if key, ok := o.mu.byID[d.ID]; ok {
+			delete(o.mu.byID, d.ID)
+			delete(o.mu.inflight, key)
+		}
+	}
+}

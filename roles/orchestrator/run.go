@@ -1,0 +1,101 @@
+package orchestrator
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus/event"
+)
+
+// Terminal reports whether the run has reached a final status.
+func (r *Run) Terminal() bool {
+	switch r.Status {
+	case event.RunSucceeded, event.RunFailed, event.RunCancelled:
+		return true
+	}
+	return false
+}
+
+// Step returns the step with the given id, or nil.
+func (r *Run) Step(id string) *Step {
+	if i, ok := r.index[id]; ok {
+		return r.Steps[i]
+	}
+	return nil
+}
+
+// buildIndex rebuilds the step index and the dependents lists from Steps,
+// and reports the first structural problem of the plan ("" if none): a
+// duplicate id, or a dependency that is unknown or does not come earlier in
+// the (topological) step order.
+func (r *Run) buildIndex() string {
+	r.index = make(map[string]int, len(r.Steps))
+	r.deps = make([][]int, len(r.Steps))
+	r.dependents = make([][]int, len(r.Steps))
+	problem := ""
+	for i, st := range r.Steps {
+		if _, dup := r.index[st.Spec.ID]; dup && problem == "" {
+			problem = fmt.Sprintf("duplicate step id %q", st.Spec.ID)
+		}
+		r.index[st.Spec.ID] = i
+	}
+	for i, st := range r.Steps {
+		for _, dep := range st.Spec.DependsOn {
+			j, ok := r.index[dep]
+			if !ok || j >= i {
+				if problem == "" {
+					problem = fmt.Sprintf("step %q depends on %q, which is unknown or not earlier in the plan", st.Spec.ID, dep)
+				}
+				r.deps[i] = append(r.deps[i], -1)
+				continue
+			}
+			r.deps[i] = append(r.deps[i], j)
+			r.dependents[j] = append(r.dependents[j], i)
+		}
+	}
+	return problem
+}
+
+// depsDone reports whether every dependency of step i is done: succeeded,
+// skipped, or failed with on_failure "continue".
+func (r *Run) depsDone(i int) bool {
+	for _, j := range r.deps[i] {
+		if j < 0 || !r.Steps[j].Done() {
+			return false
+		}
+	}
+	return true
+}
+
+// stepDone records that step i is done at t: every pending dependent whose
+// dependencies are now all done becomes ready at t.
+func (r *Run) stepDone(i int, t time.Time) {
+	for _, j := range r.dependents[i] {
+		if r.Steps[j].Status == StepPending && r.depsDone(j) {
+			r.Steps[j].ReadyAt = t
+		}
+	}
+}
+
+// Done reports whether the step counts as done for its dependents.
+func (st *Step) Done() bool {
+	switch st.Status {
+	case StepSucceeded, StepSkipped:
+		return true
+	case StepFailed:
+		return !st.Abort
+	}
+	return false
+}
+
+// Terminal reports whether the step has reached a final status.
+func (st *Step) Terminal() bool {
+	switch st.Status {
+	case StepSucceeded, StepFailed, StepSkipped, StepCancelled:
+		return true
+	}
+	return false
+}
+
+// Active reports whether the step holds an executor slot.
+func (st *Step) Active() bool { return st.Status == StepAssigned || st.Status == StepRunning }

@@ -1,0 +1,518 @@
+package orchestrator
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/roles/planner/plan"
+)
+
+// script interprets the golden scripts' commands against a State. Time
+// starts at t0 and moves only with an @t=<duration> argument (an offset
+// from t0); times print as offsets ("+1.5s").
+//
+// Commands (arguments in [] are optional):
+//
+//	plan NAME            input lines: "ID [deps=a,b] [retries=N] [backoff=D]
+//	                     [idempotent] [on_failure=X] [subgoal=S] [kind=K]
+//	                     [title=T]" or "subgoal ID TITLE..."
+//	submit RUN plan=NAME
+//	propose RUN [plan=NAME] [rev=N]
+//	reject RUN ERROR...
+//	elect EPOCH [leader=NODE]   leader.elected; later decides use EPOCH
+//	online NODE slots=N [inc=X]
+//	decide [epoch=N] [hold]     print decisions; fold them back unless hold
+//	commit [KEYPREFIX]          fold held decisions (those matching)
+//	drop                        forget held decisions
+//	assign RUN STEP ATTEMPT NODE [epoch=N]
+//	accept RUN REV [epoch=N]
+//	start RUN STEP ATTEMPT [node=N]
+//	finish RUN STEP ATTEMPT STATUS [CLASS] [exit=N] [node=N] [timedout] [err=TEXT...]
+//	cancel RUN [REASON...]
+//	event TYPE [RUN]            an event this fold skips (memory.written, ...)
+//	state RUN | runs [status=S] [limit=N] | lookup PREFIX | counters | executors
+//	snapshot                    round-trip the state through a snapshot
+type script struct {
+	s       *State
+	l       ledger
+	now     time.Time
+	plans   map[string]*plan.Plan
+	runPlan map[string]string
+	epoch   uint64
+	leader  string
+	held    []Decision
+}
+
+func newScript() *script {
+	return &script{s: NewState(), now: t0, plans: map[string]*plan.Plan{},
+		runPlan: map[string]string{}, leader: "o1"}
+}
+
+// args are a command's arguments: positional ones, key=value options and
+// bare flags.
+type args struct {
+	pos   []string
+	opt   map[string]string
+	rest  string // text after err= (finish) or after the positionals (cancel, reject)
+	flags map[string]bool
+}
+
+func parseArgs(fields []string) args {
+	a := args{opt: map[string]string{}, flags: map[string]bool{}}
+	for i, f := range fields {
+		if v, ok := strings.CutPrefix(f, "err="); ok {
+			a.rest = strings.Join(append([]string{v}, fields[i+1:]...), " ")
+			break
+		}
+		if k, v, ok := strings.Cut(f, "="); ok {
+			a.opt[k] = v
+			continue
+		}
+		a.pos = append(a.pos, f)
+		a.flags[f] = true
+	}
+	return a
+}
+
+func (a args) int(t *testing.T, i int) int {
+	t.Helper()
+	if i >= len(a.pos) {
+		t.Fatalf("missing argument %d", i+1)
+	}
+	n, err := strconv.Atoi(a.pos[i])
+	if err != nil {
+		t.Fatalf("argument %d: %v", i+1, err)
+	}
+	return n
+}
+
+func (a args) optInt(t *testing.T, k string, def int) int {
+	t.Helper()
+	v, ok := a.opt[k]
+	if !ok {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		t.Fatalf("%s=%s: %v", k, v, err)
+	}
+	return n
+}
+
+// exec runs one command and returns its output lines.
+func (sc *script) exec(t *testing.T, line string, input []string) []string {
+	t.Helper()
+	fields := strings.Fields(line)
+	var timeArgs []string
+	for _, f := range fields[1:] {
+		if v, ok := strings.CutPrefix(f, "@t="); ok {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				t.Fatalf("%q: %v", line, err)
+			}
+			sc.now = t0.Add(d)
+			continue
+		}
+		timeArgs = append(timeArgs, f)
+	}
+	a := parseArgs(timeArgs)
+	switch fields[0] {
+	case "plan":
+		sc.plans[a.pos[0]] = parsePlan(t, a.pos[0], input)
+		return nil
+	case "submit":
+		name := a.opt["plan"]
+		sc.runPlan[a.pos[0]] = name
+		return sc.fold(event.GoalSubmitted, a.pos[0], "op", event.GoalSubmittedData{Goal: name}, sc.runLine)
+	case "propose":
+		name := a.opt["plan"]
+		if name == "" {
+			name = sc.runPlan[a.pos[0]]
+		}
+		p := sc.plans[name]
+		if p == nil {
+			t.Fatalf("%q: unknown plan %q", line, name)
+		}
+		return sc.fold(event.PlanProposed, a.pos[0], "planner",
+			event.PlanProposedData{Revision: a.optInt(t, "rev", 1), Source: "file", Plan: *p}, sc.runLine)
+	case "reject":
+		return sc.fold(event.PlanRejected, a.pos[0], "planner",
+			event.PlanRejectedData{Error: strings.Join(a.pos[1:], " ")}, sc.runLine)
+	case "elect":
+		ep := uint64(a.int(t, 0))
+		if l := a.opt["leader"]; l != "" {
+			sc.leader = l
+		}
+		sc.epoch = ep
+		return sc.fold(event.LeaderElected, "", sc.leader,
+			event.LeaderElectedData{Decision: event.Decision{Epoch: ep}, Leader: sc.leader}, func(string) string {
+				return fmt.Sprintf("epoch=%d leader=%s", sc.s.Epoch, sc.s.Leader)
+			})
+	case "online":
+		return sc.fold(event.ExecutorOnline, "", a.pos[0], event.ExecutorOnlineData{
+			Slots: a.optInt(t, "slots", 1), Incarnation: a.opt["inc"]}, func(string) string {
+			return sc.executorLine(a.pos[0])
+		})
+	case "decide":
+		return sc.decide(t, a)
+	case "commit":
+		return sc.commit(a)
+	case "drop":
+		n := len(sc.held)
+		sc.held = nil
+		return []string{fmt.Sprintf("dropped %d", n)}
+	case "assign":
+		run, step := a.pos[0], a.pos[1]
+		spec := plan.Step{ID: step}
+		if _, _, st := sc.s.step(run, step); st != nil {
+			spec = st.Spec
+		}
+		return sc.fold(event.TaskAssigned, run, sc.leader, event.TaskAssignedData{
+			Decision: event.Decision{Epoch: uint64(a.optInt(t, "epoch", int(sc.epoch)))},
+			Step:     spec, Attempt: a.int(t, 2), Node: a.pos[3], ReadyAt: sc.now}, sc.stepLine(step))
+	case "accept":
+		return sc.fold(event.PlanAccepted, a.pos[0], sc.leader, event.PlanAcceptedData{
+			Decision: event.Decision{Epoch: uint64(a.optInt(t, "epoch", int(sc.epoch)))},
+			Revision: a.int(t, 1)}, sc.runLine)
+	case "start":
+		run, step := a.pos[0], a.pos[1]
+		node := sc.nodeOf(run, step, a)
+		return sc.fold(event.TaskStarted, run, node, event.TaskStartedData{
+			Step: step, Attempt: a.int(t, 2), Node: node}, sc.stepLine(step))
+	case "finish":
+		return sc.finish(t, a)
+	case "cancel":
+		return sc.fold(event.RunCancel, a.pos[0], "op",
+			event.RunCancelData{Reason: strings.Join(a.pos[1:], " ")}, sc.runLine)
+	case "event":
+		run := ""
+		if len(a.pos) > 1 {
+			run = a.pos[1]
+		}
+		return sc.fold(event.Type(a.pos[0]), run, "x", map[string]string{"k": "v"}, func(string) string { return "ok" })
+	case "state":
+		return sc.stateLines(a.pos[0])
+	case "runs":
+		var out []string
+		for _, v := range sc.s.RunsView(a.opt["status"], a.optInt(t, "limit", 0)) {
+			out = append(out, v.ID+" "+v.Status)
+		}
+		return out
+	case "lookup":
+		r, err := sc.s.Run(a.pos[0])
+		if err != nil {
+			return []string{"error: " + err.Error()}
+		}
+		return []string{r.ID}
+	case "counters":
+		return []string{sc.counters()}
+	case "executors":
+		var ids []string
+		for id := range sc.s.Executors {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		var out []string
+		for _, id := range ids {
+			out = append(out, sc.executorLine(id))
+		}
+		return out
+	case "snapshot":
+		b, err := sc.s.MarshalSnapshot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s2, err := UnmarshalSnapshot(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc.s = s2
+		return []string{fmt.Sprintf("snapshot at seq %d", sc.s.Seq)}
+	}
+	t.Fatalf("unknown command %q", line)
+	return nil
+}
+
+// fold commits and applies an event and describes its effect with show
+// (given the run id), followed by the counters it moved.
+func (sc *script) fold(typ event.Type, run, node string, payload any, show func(string) string) []string {
+	before := *sc.s
+	sc.s.Apply(sc.l.add(typ, run, node, sc.now, payload))
+	return []string{show(run) + sc.moved(&before)}
+}
+
+// moved names the counters that changed since before.
+func (sc *script) moved(before *State) string {
+	out := ""
+	if sc.s.Fenced != before.Fenced {
+		out += " (fenced)"
+	}
+	if sc.s.Superseded != before.Superseded {
+		out += " (superseded)"
+	}
+	if sc.s.Ignored != before.Ignored {
+		out += " (ignored)"
+	}
+	return out
+}
+
+func (sc *script) nodeOf(run, step string, a args) string {
+	if n := a.opt["node"]; n != "" {
+		return n
+	}
+	if _, _, st := sc.s.step(run, step); st != nil {
+		return st.Node
+	}
+	return ""
+}
+
+func (sc *script) finish(t *testing.T, a args) []string {
+	run, step := a.pos[0], a.pos[1]
+	node := sc.nodeOf(run, step, a)
+	d := event.TaskFinishedData{
+		Step: step, Attempt: a.int(t, 2), Node: node, Status: a.pos[3],
+		ExitCode: a.optInt(t, "exit", 0), Error: a.rest, TimedOut: a.flags["timedout"],
+	}
+	if len(a.pos) > 4 && a.pos[4] != "timedout" {
+		d.Class = a.pos[4]
+	}
+	return sc.fold(event.TaskFinished, run, node, d, sc.stepLine(step))
+}
+
+func (sc *script) decide(t *testing.T, a args) []string {
+	epoch := uint64(a.optInt(t, "epoch", int(sc.epoch)))
+	inflight := map[string]bool{}
+	for _, d := range sc.held {
+		inflight[d.Key] = true
+	}
+	ds, wake := Decide(sc.s, sc.now, epoch, inflight)
+	var out []string
+	for _, d := range ds {
+		out = append(out, describe(d))
+		if d.Draft.Time != sc.now {
+			t.Errorf("decision %s: draft time %v, want now %v", d.Key, d.Draft.Time, sc.now)
+		}
+	}
+	if len(ds) == 0 {
+		out = append(out, "no decisions")
+	}
+	if !wake.IsZero() {
+		out = append(out, "wake "+offset(wake))
+	}
+	if a.flags["hold"] {
+		sc.held = append(sc.held, ds...)
+		return out
+	}
+	for _, d := range ds {
+		before := *sc.s
+		sc.s.Apply(sc.l.commit(d.Draft, sc.leader))
+		if m := sc.moved(&before); m != "" {
+			out = append(out, d.Key+m)
+		}
+	}
+	return out
+}
+
+func (sc *script) commit(a args) []string {
+	prefix := ""
+	if len(a.pos) > 0 {
+		prefix = a.pos[0]
+	}
+	var out []string
+	var keep []Decision
+	for _, d := range sc.held {
+		if !strings.HasPrefix(d.Key, prefix) {
+			keep = append(keep, d)
+			continue
+		}
+		before := *sc.s
+		sc.s.Apply(sc.l.commit(d.Draft, sc.leader))
+		m := sc.moved(&before)
+		if m == "" {
+			m = " applied"
+		}
+		out = append(out, d.Key+m)
+	}
+	sc.held = keep
+	if len(out) == 0 {
+		out = []string{"nothing held"}
+	}
+	return out
+}
+
+// describe prints a decision on one line.
+func describe(d Decision) string {
+	var dec event.Decision
+	_ = json.Unmarshal(d.Draft.Data, &dec)
+	suffix := fmt.Sprintf(" @e%d", dec.Epoch)
+	switch d.Draft.Type {
+	case event.PlanAccepted:
+		var p event.PlanAcceptedData
+		_ = json.Unmarshal(d.Draft.Data, &p)
+		return fmt.Sprintf("accept %s rev=%d", d.Draft.Run, p.Revision) + suffix
+	case event.TaskAssigned:
+		var p event.TaskAssignedData
+		_ = json.Unmarshal(d.Draft.Data, &p)
+		if p.Node != d.Draft.Target {
+			return "BAD TARGET " + d.Draft.Target
+		}
+		return fmt.Sprintf("assign %s/%s#%d -> %s ready=%s", d.Draft.Run, p.Step.ID, p.Attempt, p.Node, offset(p.ReadyAt)) + suffix
+	case event.TaskCancel:
+		var p event.TaskCancelData
+		_ = json.Unmarshal(d.Draft.Data, &p)
+		return fmt.Sprintf("cancel %s/%s#%d on %s: %s", d.Draft.Run, p.Step, p.Attempt, d.Draft.Target, p.Reason) + suffix
+	case event.RunFinished:
+		var p event.RunFinishedData
+		_ = json.Unmarshal(d.Draft.Data, &p)
+		s := fmt.Sprintf("finish %s %s", d.Draft.Run, p.Status)
+		if p.Reason != "" {
+			s += ": " + p.Reason
+		}
+		return s + suffix
+	}
+	return "unexpected " + string(d.Draft.Type)
+}
+
+func offset(t time.Time) string {
+	if t.IsZero() {
+		return "never"
+	}
+	return "+" + t.Sub(t0).String()
+}
+
+func (sc *script) counters() string {
+	return fmt.Sprintf("fenced=%d superseded=%d ignored=%d", sc.s.Fenced, sc.s.Superseded, sc.s.Ignored)
+}
+
+func (sc *script) executorLine(id string) string {
+	ex := sc.s.Executors[id]
+	if ex == nil {
+		return id + " unknown"
+	}
+	return fmt.Sprintf("%s slots=%d free=%d", id, ex.Slots, sc.s.FreeSlots(id))
+}
+
+func (sc *script) runLine(id string) string {
+	r := sc.s.Runs[id]
+	if r == nil {
+		return id + " unknown"
+	}
+	s := fmt.Sprintf("%s %s rev=%d", r.ID, r.Status, r.Revision)
+	if r.Reason != "" {
+		s += fmt.Sprintf(" reason=%q", r.Reason)
+	}
+	if r.CancelRequested {
+		s += " cancel-requested"
+	}
+	return s
+}
+
+// stepLine returns a printer of one step of a run.
+func (sc *script) stepLine(step string) func(string) string {
+	return func(run string) string {
+		r := sc.s.Runs[run]
+		if r == nil {
+			return run + " unknown"
+		}
+		v := r.View()
+		for i, sv := range v.Steps {
+			if sv.ID == step {
+				return run + "/" + formatStep(sv, r.Steps[i])
+			}
+		}
+		return run + "/" + step + " unknown"
+	}
+}
+
+func formatStep(v StepView, st *Step) string {
+	s := v.ID
+	if v.Subgoal != "" {
+		s += " [" + v.Subgoal + "]"
+	}
+	s += " " + v.Status
+	if v.Attempt > 0 {
+		s += fmt.Sprintf(" attempt=%d", v.Attempt)
+	}
+	if v.Node != "" {
+		s += " node=" + v.Node
+	}
+	if v.ExitCode != nil {
+		s += fmt.Sprintf(" exit=%d", *v.ExitCode)
+	}
+	if v.Error != "" {
+		s += fmt.Sprintf(" err=%q", v.Error)
+	}
+	if st.Status == StepPending && !st.NotBefore.IsZero() {
+		s += " not_before=" + offset(st.NotBefore)
+	}
+	return s
+}
+
+func (sc *script) stateLines(id string) []string {
+	r, err := sc.s.Run(id)
+	if err != nil {
+		return []string{"error: " + err.Error()}
+	}
+	v := r.View()
+	out := []string{sc.runLine(r.ID)}
+	for i, sv := range v.Steps {
+		line := "  " + formatStep(sv, r.Steps[i])
+		if len(sv.DependsOn) > 0 {
+			line += " deps=" + strings.Join(sv.DependsOn, ",")
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// parsePlan builds a plan from the input lines of a plan command.
+func parsePlan(t *testing.T, name string, lines []string) *plan.Plan {
+	t.Helper()
+	p := &plan.Plan{Goal: name}
+	for _, line := range lines {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		if f[0] == "subgoal" {
+			p.Subgoals = append(p.Subgoals, plan.Subgoal{ID: f[1], Title: strings.Join(f[2:], " ")})
+			continue
+		}
+		st := plan.Step{ID: f[0], Kind: plan.KindShell, Run: "echo " + f[0]}
+		for _, kv := range f[1:] {
+			k, v, _ := strings.Cut(kv, "=")
+			var err error
+			switch k {
+			case "deps":
+				st.DependsOn = strings.Split(v, ",")
+			case "retries":
+				st.Retries, err = strconv.Atoi(v)
+			case "backoff":
+				st.Backoff, err = time.ParseDuration(v)
+			case "idempotent":
+				st.Idempotent = true
+			case "on_failure":
+				st.OnFailure = v
+			case "subgoal":
+				st.Subgoal = v
+			case "kind":
+				st.Kind = v
+			case "title":
+				st.Title = v
+			default:
+				t.Fatalf("plan %s: unknown step option %q", name, kv)
+			}
+			if err != nil {
+				t.Fatalf("plan %s: %s: %v", name, kv, err)
+			}
+		}
+		p.Steps = append(p.Steps, st)
+	}
+	return p
+}

@@ -1,0 +1,191 @@
+package orchestrator
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/roles/planner/plan"
+)
+
+// sim generates plausible, messy event histories: a leader that decides
+// with in-flight suppression, executors that report (sometimes late,
+// twice, or about superseded attempts), operators that cancel, and leader
+// changes that leave a deposed leader's decisions to be fenced.
+type sim struct {
+	rng    *rand.Rand
+	l      ledger
+	s      *State
+	now    time.Time
+	epoch  uint64
+	held   []Decision // the current leader's decisions in flight
+	stale  []Decision // a deposed leader's decisions, committed late
+	nodes  []string
+	nextID int
+	// check is called after every fold.
+	check func(*State)
+}
+
+func newSim(seed uint64, check func(*State)) *sim {
+	m := &sim{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), s: NewState(), now: t0, check: check}
+	for i := range 1 + m.rng.IntN(3) {
+		n := fmt.Sprintf("n%d", i+1)
+		m.nodes = append(m.nodes, n)
+		m.add(event.ExecutorOnline, "", n, event.ExecutorOnlineData{Slots: 1 + m.rng.IntN(3), Incarnation: "i1"})
+	}
+	m.elect()
+	return m
+}
+
+func (m *sim) add(typ event.Type, run, node string, payload any) {
+	m.s.Apply(m.l.add(typ, run, node, m.now, payload))
+	m.check(m.s)
+}
+
+func (m *sim) commitDecision(d Decision) {
+	m.s.Apply(m.l.commit(d.Draft, "leader"))
+	m.check(m.s)
+}
+
+func (m *sim) elect() {
+	m.epoch++
+	m.stale = append(m.stale, m.held...)
+	m.held = nil
+	m.add(event.LeaderElected, "", "leader", event.LeaderElectedData{Decision: event.Decision{Epoch: m.epoch}, Leader: "leader"})
+}
+
+// step runs one random action.
+func (m *sim) step() {
+	switch m.rng.IntN(14) {
+	case 0:
+		m.submit()
+	case 1, 2, 3:
+		inflight := map[string]bool{}
+		for _, d := range m.held {
+			inflight[d.Key] = true
+		}
+		ds, _ := Decide(m.s, m.now, m.epoch, inflight)
+		m.held = append(m.held, ds...)
+	case 4, 5:
+		k := m.rng.IntN(len(m.held) + 1)
+		for _, d := range m.held[:k] {
+			m.commitDecision(d)
+		}
+		m.held = m.held[k:]
+	case 6, 7:
+		if r, st := m.pickStep(true); st != nil {
+			m.add(event.TaskStarted, r.ID, st.Node, event.TaskStartedData{Step: st.Spec.ID, Attempt: st.Attempt, Node: st.Node})
+		}
+	case 8, 9, 10:
+		if r, st := m.pickStep(true); st != nil {
+			m.finish(r, st, st.Attempt, st.Node)
+		}
+	case 11:
+		// A late, duplicate or misdirected report.
+		if r, st := m.pickStep(false); st != nil && st.Attempt > 0 {
+			m.finish(r, st, st.Attempt-m.rng.IntN(2), m.nodes[m.rng.IntN(len(m.nodes))])
+		}
+	case 12:
+		switch m.rng.IntN(4) {
+		case 0:
+			m.elect()
+		case 1:
+			if len(m.stale) > 0 {
+				m.commitDecision(m.stale[0])
+				m.stale = m.stale[1:]
+			}
+		case 2:
+			if r, _ := m.pickStep(false); r != nil {
+				m.add(event.RunCancel, r.ID, "op", event.RunCancelData{Reason: "enough"})
+			}
+		case 3:
+			m.add(event.Type("memory.written"), "", "mem", map[string]string{"k": "v"})
+		}
+	case 13:
+		m.now = m.now.Add(time.Duration(m.rng.IntN(3000)) * time.Millisecond)
+	}
+}
+
+// submit starts a run with a random plan, usually proposes it (sometimes
+// twice), and sometimes rejects it.
+func (m *sim) submit() {
+	m.nextID++
+	id := fmt.Sprintf("run-%03d", m.nextID)
+	m.add(event.GoalSubmitted, id, "op", event.GoalSubmittedData{Goal: id})
+	switch m.rng.IntN(10) {
+	case 0:
+		m.add(event.PlanRejected, id, "planner", event.PlanRejectedData{Error: "no"})
+		return
+	case 1:
+		return
+	}
+	for rev := 1; rev <= 1+m.rng.IntN(2); rev++ {
+		m.add(event.PlanProposed, id, "planner", event.PlanProposedData{Revision: rev, Source: "file", Plan: m.randomPlan()})
+	}
+}
+
+func (m *sim) randomPlan() plan.Plan {
+	var p plan.Plan
+	failures := []string{"", plan.OnFailureAbort, plan.OnFailureContinue, plan.OnFailureRetry}
+	for i := range 1 + m.rng.IntN(10) {
+		st := plan.Step{ID: fmt.Sprintf("s%d", i), Kind: plan.KindShell, Run: "true",
+			Retries: m.rng.IntN(3), Idempotent: m.rng.IntN(2) == 0,
+			OnFailure: failures[m.rng.IntN(len(failures))], Subgoal: fmt.Sprintf("g%d", m.rng.IntN(2))}
+		if m.rng.IntN(2) == 0 {
+			st.Backoff = 500 * time.Millisecond
+		}
+		for j := range i {
+			if m.rng.IntN(3) == 0 {
+				st.DependsOn = append(st.DependsOn, fmt.Sprintf("s%d", j))
+			}
+		}
+		if m.rng.IntN(50) == 0 {
+			st.DependsOn = append(st.DependsOn, "nowhere")
+		}
+		p.Steps = append(p.Steps, st)
+	}
+	return p
+}
+
+// pickStep picks a random step of an unfinished run, an active one if
+// active is set.
+func (m *sim) pickStep(active bool) (*Run, *Step) {
+	var runs []*Run
+	for _, r := range m.s.activeRuns() {
+		runs = append(runs, r)
+	}
+	if len(runs) == 0 {
+		return nil, nil
+	}
+	r := runs[m.rng.IntN(len(runs))]
+	var steps []*Step
+	for _, st := range r.Steps {
+		if !active || st.Active() {
+			steps = append(steps, st)
+		}
+	}
+	if len(steps) == 0 {
+		return r, nil
+	}
+	return r, steps[m.rng.IntN(len(steps))]
+}
+
+func (m *sim) finish(r *Run, st *Step, attempt int, node string) {
+	d := event.TaskFinishedData{Step: st.Spec.ID, Attempt: attempt, Node: node, Status: event.TaskSucceeded}
+	switch x := m.rng.IntN(20); {
+	case x < 3:
+		d.Status, d.Class, d.Error = event.TaskFailed, event.ClassTransient, "timeout"
+	case x < 6:
+		d.Status, d.Class, d.ExitCode = event.TaskFailed, event.ClassLogic, 1
+	case x < 7:
+		d.Status, d.Class, d.Error = event.TaskFailed, event.ClassPolicy, "denied"
+	case x < 8:
+		d.Status, d.Class, d.Error = event.TaskFailed, event.ClassTransient, InterruptedPrefix+": restart"
+	case x < 9:
+		d.Status = event.TaskSkipped
+	case x < 10:
+		d.Status = event.TaskCancelled
+	}
+	m.add(event.TaskFinished, r.ID, node, d)
+}

@@ -1,0 +1,64 @@
+package orchestrator
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// SnapshotVersion is the snapshot format this version writes. It only moves
+// forward; UnmarshalSnapshot refuses versions it does not know.
+const SnapshotVersion = 1
+
+// ErrSnapshotVersion: the snapshot was written by an unknown format version.
+var ErrSnapshotVersion = errors.New("orchestrator: unsupported snapshot version")
+
+// snapshot is the serialized form of a State.
+type snapshot struct {
+	Version int    `json:"version"`
+	State   *State `json:"state"`
+}
+
+// MarshalSnapshot encodes the state as JSON. Equal states give equal bytes
+// (maps are written with sorted keys), which tests use to compare states.
+func (s *State) MarshalSnapshot() ([]byte, error) {
+	b, err := json.Marshal(snapshot{Version: SnapshotVersion, State: s})
+	if err != nil {
+		return nil, fmt.Errorf("orchestrator: marshal snapshot at seq %d: %w", s.Seq, err)
+	}
+	return b, nil
+}
+
+// UnmarshalSnapshot decodes a snapshot written by MarshalSnapshot and
+// rebuilds the indexes a State keeps beside its serialized fields.
+func UnmarshalSnapshot(b []byte) (*State, error) {
+	var snap snapshot
+	if err := json.Unmarshal(b, &snap); err != nil {
+		return nil, fmt.Errorf("orchestrator: unmarshal snapshot: %w", err)
+	}
+	if snap.Version != SnapshotVersion {
+		return nil, fmt.Errorf("%w: %d (want %d)", ErrSnapshotVersion, snap.Version, SnapshotVersion)
+	}
+	s := snap.State
+	if s == nil {
+		return nil, fmt.Errorf("orchestrator: unmarshal snapshot: no state")
+	}
+	if s.Runs == nil {
+		s.Runs = map[string]*Run{}
+	}
+	if s.Executors == nil {
+		s.Executors = map[string]*Executor{}
+	}
+	for id, r := range s.Runs {
+		if r == nil || r.ID != id {
+			return nil, fmt.Errorf("orchestrator: unmarshal snapshot: run %q is missing or misfiled", id)
+		}
+		for i, st := range r.Steps {
+			if st == nil {
+				return nil, fmt.Errorf("orchestrator: unmarshal snapshot: run %s: step %d is null", id, i)
+			}
+		}
+		r.buildIndex()
+	}
+	return s, nil
+}

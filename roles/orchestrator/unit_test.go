@@ -1,0 +1,176 @@
+package orchestrator
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/roles/planner/plan"
+)
+
+func errorsIs(err, target error) bool { return errors.Is(err, target) }
+
+func TestBackoff(t *testing.T) {
+	tests := []struct {
+		base     time.Duration
+		attempt  int
+		min, max time.Duration
+	}{
+		{0, 1, 800 * time.Millisecond, 1200 * time.Millisecond},
+		{0, 2, 1600 * time.Millisecond, 2400 * time.Millisecond},
+		{2 * time.Second, 1, 1600 * time.Millisecond, 2400 * time.Millisecond},
+		{2 * time.Second, 3, 6400 * time.Millisecond, 9600 * time.Millisecond},
+		{time.Minute, 4, 4 * time.Minute, MaxBackoff},
+		{time.Second, 1000, 4 * time.Minute, MaxBackoff},
+		{time.Hour, 1, 4 * time.Minute, MaxBackoff},
+	}
+	for _, tt := range tests {
+		step := plan.Step{ID: "s", Backoff: tt.base}
+		seen := map[time.Duration]bool{}
+		for _, run := range []string{"r1", "r2", "r3", "r4", "r5", "r6"} {
+			d := Backoff(run, step, tt.attempt)
+			if d < tt.min || d > tt.max {
+				t.Errorf("Backoff(%s, base %v, attempt %d) = %v, want in [%v, %v]", run, tt.base, tt.attempt, d, tt.min, tt.max)
+			}
+			if d2 := Backoff(run, step, tt.attempt); d2 != d {
+				t.Errorf("Backoff not deterministic: %v then %v", d, d2)
+			}
+			seen[d] = true
+		}
+		if len(seen) < 2 && tt.base < time.Minute {
+			t.Errorf("base %v attempt %d: no jitter across runs: %v", tt.base, tt.attempt, seen)
+		}
+	}
+	// Pinned value: changing the formula changes every node's replay.
+	if got, want := Backoff("r1", plan.Step{ID: "a", Backoff: 2 * time.Second}, 1), 1930*time.Millisecond; got != want {
+		t.Errorf("Backoff pinned value = %v, want %v", got, want)
+	}
+}
+
+func TestRetryable(t *testing.T) {
+	fail := func(class, err string, attempt int) event.TaskFinishedData {
+		return event.TaskFinishedData{Status: event.TaskFailed, Class: class, Error: err, Attempt: attempt, ExitCode: 3}
+	}
+	tests := []struct {
+		name       string
+		spec       plan.Step
+		d          event.TaskFinishedData
+		wantRetry  bool
+		wantReason string
+	}{
+		{"transient within retries", plan.Step{Retries: 2}, fail(event.ClassTransient, "timeout", 2), true, "timeout"},
+		{"transient exhausted", plan.Step{Retries: 2}, fail(event.ClassTransient, "timeout", 3), false, "timeout"},
+		{"policy never", plan.Step{Retries: 5, OnFailure: plan.OnFailureRetry}, fail(event.ClassPolicy, "denied", 1), false, "denied"},
+		{"logic abort", plan.Step{Retries: 5}, fail(event.ClassLogic, "", 1), false, "exit code 3"},
+		{"logic retry", plan.Step{Retries: 1, OnFailure: plan.OnFailureRetry}, fail(event.ClassLogic, "", 1), true, "exit code 3"},
+		{"logic retry exhausted", plan.Step{Retries: 1, OnFailure: plan.OnFailureRetry}, fail(event.ClassLogic, "", 2), false, "exit code 3"},
+		{"unclassified is logic", plan.Step{Retries: 1}, fail("", "", 1), false, "exit code 3"},
+		{"interrupted idempotent", plan.Step{Retries: 1, Idempotent: true}, fail(event.ClassTransient, "interrupted: x", 1), true, "interrupted: x"},
+		{"interrupted not idempotent", plan.Step{Retries: 1}, fail(event.ClassTransient, "interrupted: x", 1), false, ReasonNotIdempotent},
+		{"interruption marker must be a prefix", plan.Step{Retries: 1}, fail(event.ClassTransient, "was interrupted", 1), true, "was interrupted"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			retry, reason := retryable(tt.spec, tt.d)
+			if retry != tt.wantRetry || reason != tt.wantReason {
+				t.Fatalf("retryable = %v %q, want %v %q", retry, reason, tt.wantRetry, tt.wantReason)
+			}
+		})
+	}
+	timedOut := event.TaskFinishedData{Status: event.TaskFailed, TimedOut: true, Attempt: 1}
+	if retry, _ := retryable(plan.Step{Retries: 1}, timedOut); !retry {
+		t.Error("an unclassified timeout is not treated as transient")
+	}
+}
+
+func TestAssignKeyRoundTrip(t *testing.T) {
+	for _, step := range []string{"a", "build/linux", "x-1"} {
+		key := assignKey("0190-run", step, 12, "node-7")
+		ref, node, ok := parseAssignKey(key)
+		if !ok || ref != (attemptRef{"0190-run", step, 12}) || node != "node-7" {
+			t.Errorf("parseAssignKey(%q) = %v %q %v", key, ref, node, ok)
+		}
+	}
+	for _, key := range []string{"finish/r1", "cancel/r1/a/1", "assign/r1", "assign/r1/a/x/n1", "assign/r1/a/1"} {
+		if _, _, ok := parseAssignKey(key); ok {
+			t.Errorf("parseAssignKey(%q) accepted a malformed key", key)
+		}
+	}
+}
+
+func TestRunLookup(t *testing.T) {
+	var l ledger
+	s := NewState()
+	for _, id := range []string{"0190aa", "0190ab", "0200zz"} {
+		s.Apply(l.add(event.GoalSubmitted, id, "op", t0, event.GoalSubmittedData{Goal: id}))
+	}
+	tests := []struct {
+		in      string
+		want    string
+		wantErr error
+	}{
+		{"0190aa", "0190aa", nil},
+		{"02", "0200zz", nil},
+		{"0190", "", ErrAmbiguous},
+		{"03", "", ErrNotFound},
+		{"", "", ErrNotFound},
+	}
+	for _, tt := range tests {
+		r, err := s.Run(tt.in)
+		if !errors.Is(err, tt.wantErr) || (err == nil && r.ID != tt.want) {
+			t.Errorf("Run(%q) = %v, %v; want %q, %v", tt.in, r, err, tt.want, tt.wantErr)
+		}
+	}
+	if _, err := s.Run("0190"); err == nil || !strings.Contains(err.Error(), "0190aa, 0190ab") {
+		t.Errorf("ambiguous error does not list candidates: %v", err)
+	}
+	if v := s.RunsView("", 2); len(v) != 2 || v[0].ID != "0200zz" || v[1].ID != "0190ab" {
+		t.Errorf("RunsView newest first, limit 2 = %+v", v)
+	}
+	if v := s.RunsView(event.RunRunning, 0); len(v) != 0 {
+		t.Errorf("RunsView(running) = %+v, want none", v)
+	}
+}
+
+// TestViewShape checks the public view of a finished step: pointers for
+// times and exit code, dependencies copied, not aliased.
+func TestViewShape(t *testing.T) {
+	var l ledger
+	s := NewState()
+	p := plan.Plan{Subgoals: []plan.Subgoal{{ID: "g"}}, Steps: []plan.Step{
+		{ID: "a", Subgoal: "g", Kind: plan.KindShell, Title: "A"},
+		{ID: "b", Kind: plan.KindNoop, DependsOn: []string{"a"}},
+	}}
+	s.Apply(l.add(event.ExecutorOnline, "", "n1", t0, event.ExecutorOnlineData{Slots: 1}))
+	s.Apply(l.add(event.GoalSubmitted, "r", "op", t0, event.GoalSubmittedData{Goal: "g"}))
+	s.Apply(l.add(event.PlanProposed, "r", "p", t0, event.PlanProposedData{Revision: 1, Plan: p}))
+	s.Apply(l.add(event.PlanAccepted, "r", "o", t0, event.PlanAcceptedData{Revision: 1}))
+	s.Apply(l.add(event.TaskAssigned, "r", "o", t0, event.TaskAssignedData{Step: p.Steps[0], Attempt: 1, Node: "n1"}))
+	s.Apply(l.add(event.TaskStarted, "r", "n1", t0.Add(time.Second), event.TaskStartedData{Step: "a", Attempt: 1}))
+	s.Apply(l.add(event.TaskFinished, "r", "n1", t0.Add(2*time.Second), event.TaskFinishedData{Step: "a", Attempt: 1, Status: event.TaskSucceeded}))
+	v := s.Runs["r"].View()
+	a, b := v.Steps[0], v.Steps[1]
+	if a.Status != StepSucceeded || a.Subgoal != "g" || a.Title != "A" || a.ExitCode == nil || *a.ExitCode != 0 ||
+		a.StartedAt == nil || !a.StartedAt.Equal(t0.Add(time.Second)) || a.FinishedAt == nil || a.Node != "n1" {
+		t.Errorf("step a view = %+v", a)
+	}
+	if b.Status != StepReady || b.ExitCode != nil || b.StartedAt != nil || b.Kind != plan.KindNoop {
+		t.Errorf("step b view = %+v", b)
+	}
+	b.DependsOn[0] = "mutated"
+	if s.Runs["r"].Steps[1].Spec.DependsOn[0] != "a" {
+		t.Error("view aliases the plan's dependencies")
+	}
+	*a.ExitCode = 9
+	if *s.Runs["r"].Steps[0].ExitCode != 0 {
+		t.Error("view aliases the exit code")
+	}
+	if v.FinishedAt != nil || v.Status != event.RunRunning || v.Revision != 1 {
+		t.Errorf("run view = %+v", v)
+	}
+	if s.FreeSlots("n1") != 1 || s.FreeSlots("nobody") != 0 {
+		t.Errorf("free slots n1=%d nobody=%d", s.FreeSlots("n1"), s.FreeSlots("nobody"))
+	}
+}

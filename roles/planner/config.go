@@ -1,0 +1,50 @@
+package planner
+
+import "time"
+
+// Config configures the planner role. The zero Config is usable: New fills
+// every zero field from DefaultConfig.
+type Config struct {
+	// Text plans free-text goals (the LLM planner). Nil: free-text goals
+	// are rejected with a message that says to configure an LLM planner or
+	// to submit a plan file instead.
+	Text Source
+	// Workers bounds the goals planned at the same time.
+	Workers int
+	// Timeout bounds planning one goal, and separately emitting the result.
+	Timeout time.Duration
+	// RetryBackoff is the delay before emitting again after Emit failed;
+	// it doubles with each failure of the same run, up to MaxRetryBackoff.
+	RetryBackoff time.Duration
+	// MaxRetryBackoff caps RetryBackoff's doubling.
+	MaxRetryBackoff time.Duration
+}
+
+// DefaultConfig returns the defaults: no LLM source, 4 workers, a 2 minute
+// timeout, emit retries from 1s up to 30s.
+func DefaultConfig() Config {
+	return Config{
+		Workers:         4,
+		Timeout:         2 * time.Minute,
+		RetryBackoff:    time.Second,
+		MaxRetryBackoff: 30 * time.Second,
+	}
+}
+
+// withDefaults fills the zero fields of c.
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	if c.Workers <= 0 {
+		c.Workers = d.Workers
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = d.Timeout
+	}
+	if c.RetryBackoff <= 0 {
+		c.RetryBackoff = d.RetryBackoff
+	}
+	if c.MaxRetryBackoff <= 0 {
+		c.MaxRetryBackoff = max(d.MaxRetryBackoff, c.RetryBackoff)
+	}
+	return c
+}

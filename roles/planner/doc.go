@@ -1,0 +1,41 @@
+// Package planner is the planner role: it turns submitted goals into plan
+// proposals.
+//
+// The role folds the ledger like every role (roles.Folder). A goal.submitted
+// opens a run that needs a plan; a plan.proposed or plan.rejected for the
+// run (from any planner node) or a run.cancel closes it. When the node is
+// live (Settled(true)), every run still open is planned on the role's own
+// goroutines — Fold never blocks — and the result is emitted through the
+// node's outbox:
+//
+//   - a goal with a plan file: FileSource parses it (plan.Parse) →
+//     plan.proposed{revision: 1, source: "file", plan};
+//   - a malformed plan file → plan.rejected whose error lists every problem
+//     as file:line:col;
+//   - a free-text goal → the Config.Text source (an LLM planner, a later
+//     addition) or, without one, plan.rejected saying to configure an LLM
+//     planner or to submit a plan file.
+//
+// Invariants:
+//
+//  1. Nothing is planned before the node is live, and a run is planned at
+//     most once per process while its proposal is in flight: a run stays
+//     claimed from the moment a job takes it until its proposal is folded.
+//  2. Restarts: the open runs are folded again from the ledger, so a goal
+//     submitted before a crash is planned after the restart, exactly once —
+//     unless the crash fell between emit and commit, in which case a second
+//     proposal with the same revision may appear, which the orchestrator
+//     ignores. Several planner nodes may likewise each propose revision 1;
+//     the orchestrator takes the first.
+//  3. Every plan a Source returns is normalized and validated again
+//     (plan.Normalize) before it is proposed, and a proposal that would
+//     exceed the event size limit is rejected instead.
+//  4. A failed emit is retried with backoff; a job cut short by Stop emits
+//     nothing and leaves the run for the next start.
+//
+// Usage (the node wires this):
+//
+//	p := planner.New(env, planner.Config{})
+//	p.Start(ctx)        // then the node calls p.Fold(ev) / p.Settled(live)
+//	defer p.Stop(ctx)
+package planner

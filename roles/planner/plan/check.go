@@ -1,0 +1,149 @@
+package plan
+
+import (
+	"maps"
+	"slices"
+	"strings"
+)
+
+// Allowed values, for messages.
+var (
+	kinds      = []string{KindShell, KindNoop}
+	onFailures = []string{OnFailureAbort, OnFailureRetry, OnFailureContinue}
+)
+
+// checkID reports an id that is empty, too long or uses characters outside
+// [A-Za-z0-9._-]. what is "step" or "subgoal".
+func checkID(ps *problems, at pos, what, id string) {
+	switch {
+	case id == "":
+		ps.add(at, "%s has no id", what)
+	case len(id) > MaxIDLen:
+		ps.add(at, "%s id %.20q... is %d characters; the limit is %d", what, id, len(id), MaxIDLen)
+	case strings.IndexFunc(id, func(r rune) bool { return !idRune(r) }) >= 0:
+		ps.add(at, "%s id %q may only use letters, digits, '.', '_' and '-'", what, id)
+	}
+}
+
+func idRune(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-'
+}
+
+// checkIDs checks every step and subgoal id, reports duplicates and ids
+// shared by a step and a subgoal, and returns the id → index maps (first
+// declaration wins).
+func checkIDs(d *draft, ps *problems) (steps, subgoals map[string]int) {
+	subgoals = make(map[string]int, len(d.subgoals))
+	for k, sg := range d.subgoals {
+		checkID(ps, sg.idAt, "subgoal", sg.id)
+		if sg.id == "" {
+			continue
+		}
+		if first, dup := subgoals[sg.id]; dup {
+			ps.add(sg.idAt, "duplicate subgoal id %q (first declared at %s)", sg.id, d.subgoals[first].idAt)
+			continue
+		}
+		subgoals[sg.id] = k
+	}
+	steps = make(map[string]int, len(d.steps))
+	for i, s := range d.steps {
+		at := s.pos("id")
+		if !s.ok("id") {
+			continue
+		}
+		checkID(ps, at, "step", s.step.ID)
+		if s.step.ID == "" {
+			continue
+		}
+		if first, dup := steps[s.step.ID]; dup {
+			ps.add(at, "duplicate step id %q (first declared at %s)", s.step.ID, d.steps[first].pos("id"))
+			continue
+		}
+		if k, clash := subgoals[s.step.ID]; clash {
+			ps.add(at, "step id %q is also the id of a subgoal (declared at %s): step and subgoal ids share one namespace", s.step.ID, d.subgoals[k].idAt)
+		}
+		steps[s.step.ID] = i
+	}
+	return steps, subgoals
+}
+
+// checkStep reports the problems of one step's fields.
+func checkStep(ps *problems, s *draftStep) {
+	st := &s.step
+	switch st.Kind {
+	case "", KindShell, KindNoop:
+	default:
+		ps.add(s.pos("kind"), "unknown kind %q; allowed: %s", st.Kind, strings.Join(kinds, ", "))
+	}
+	switch kind := effectiveKind(st); {
+	case kind == KindShell && strings.TrimSpace(st.Run) == "" && s.ok("run"):
+		ps.add(s.pos("run"), "shell step needs run: the command to execute")
+	case kind == KindNoop && st.Run != "":
+		ps.add(s.pos("run"), "noop step has run; remove run or set kind: shell")
+	}
+	checkCommand(ps, s.pos("run"), "run", st.Run)
+	checkCommand(ps, s.pos("check"), "check", st.Check)
+	checkCommand(ps, s.pos("creates"), "creates", st.Creates)
+	switch {
+	case st.Retries < 0:
+		ps.add(s.pos("retries"), "retries must not be negative, got %d", st.Retries)
+	case st.Retries > MaxRetries:
+		ps.add(s.pos("retries"), "retries is %d; the limit is %d", st.Retries, MaxRetries)
+	}
+	if st.Timeout < 0 {
+		ps.add(s.pos("timeout"), "timeout must not be negative, got %s", st.Timeout)
+	}
+	if st.Backoff < 0 {
+		ps.add(s.pos("backoff"), "backoff must not be negative, got %s", st.Backoff)
+	}
+	switch st.OnFailure {
+	case "", OnFailureAbort, OnFailureContinue:
+	case OnFailureRetry:
+		if st.Retries == 0 && s.ok("retries") {
+			ps.add(s.pos("on_failure"), "on_failure: retry needs retries > 0")
+		}
+	default:
+		ps.add(s.pos("on_failure"), "unknown on_failure %q; allowed: %s", st.OnFailure, strings.Join(onFailures, ", "))
+	}
+	for _, name := range slices.Sorted(maps.Keys(st.Env)) {
+		if !validEnvName(name) {
+			ps.add(s.pos("env."+name), "env name %q is not a valid variable name ([A-Za-z_][A-Za-z0-9_]*)", name)
+		}
+	}
+}
+
+// checkCommand reports a command string over MaxCommandBytes or holding a
+// NUL byte (no shell can carry one).
+func checkCommand(ps *problems, at pos, field, cmd string) {
+	if len(cmd) > MaxCommandBytes {
+		ps.add(at, "%s is %d bytes; the limit is %d", field, len(cmd), MaxCommandBytes)
+	}
+	if strings.IndexByte(cmd, 0) >= 0 {
+		ps.add(at, "%s contains a NUL byte", field)
+	}
+}
+
+// effectiveKind is the step's kind with the default filled: shell when the
+// step has a run command, noop otherwise.
+func effectiveKind(st *Step) string {
+	switch {
+	case st.Kind != "":
+		return st.Kind
+	case st.Run != "":
+		return KindShell
+	default:
+		return KindNoop
+	}
+}
+
+func validEnvName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i, r := range name {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}

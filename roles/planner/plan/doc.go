@@ -1,0 +1,80 @@
+// Package plan reads, checks and normalizes plans: the DAG of steps a run
+// executes.
+//
+// A plan file is YAML or JSON in one of three formats.
+//
+// Flat: a goal and a list of steps.
+//
+//	goal: Build and test
+//	steps:
+//	  - id: build
+//	    run: make
+//	  - id: test
+//	    run: make test
+//	    depends_on: [build]
+//	    timeout: 5m          # Go duration, or a number of seconds
+//	    retries: 2           # backoff defaults to 1s when retries > 0
+//	    on_failure: retry    # abort (default) | retry | continue
+//
+// Hierarchical: subgoals holding steps, optionally mixed with top-level
+// steps. A subgoal's depends_on names other subgoals (or steps); a step's
+// depends_on names steps in any subgoal, or subgoals. Step and subgoal ids
+// share one namespace and are unique across the plan.
+//
+//	subgoals:
+//	  - id: setup
+//	    steps: [{id: fetch, run: git pull}]
+//	  - id: ship
+//	    depends_on: [setup]
+//	    steps: [{id: deploy, run: ./deploy.sh}]
+//
+// Seed: the format LLM prompts produce. Entry N becomes subgoal "sN" and
+// its commands the shell steps "sN.1", "sN.2", … which run in order; the
+// entries run in order too.
+//
+//	{"mode": "plan", "steps": [{"goal": "…", "commands": ["…", "…"]}]}
+//
+// Step fields: id, title, kind (shell | noop), run, depends_on, timeout,
+// retries, backoff, idempotent, creates, check, on_failure, env, cwd.
+// YAML anchors, aliases and merge keys (<<) work.
+//
+// Invariants of a Plan returned by Parse or Normalize:
+//
+//  1. It is valid: Validate returns nil. Ids are unique, 1–64 characters
+//     of [A-Za-z0-9._-]; every dependency names a step; there is no cycle;
+//     every subgoal has steps; the limits (MaxSteps, MaxCommandBytes, …)
+//     hold.
+//  2. Defaults are filled: Kind is shell when the step has run and noop
+//     otherwise; OnFailure is abort; Backoff is DefaultBackoff when
+//     Retries > 0 and no backoff was given.
+//  3. Dependencies are step ids only. A subgoal dependency "A depends on
+//     B" becomes edges from A's entry steps (no dependency inside A) to
+//     B's exit steps (nothing inside B depends on them); a dependency on a
+//     subgoal becomes dependencies on its exit steps. Transitively every
+//     step of A still waits for every step of B, with far fewer edges.
+//     DependsOn is deduplicated: direct step references in declaration
+//     order, then those expanded from subgoal references.
+//  4. Steps are in topological order, stable: among steps whose
+//     dependencies are met together, declaration order wins.
+//  5. Normalize is idempotent: normalizing a normalized plan changes
+//     nothing.
+//
+// Problems are reported all at once (up to MaxProblems) as an *Error that
+// wraps ErrInvalid, one located problem per line:
+//
+//	plan.yaml:12:5: steps[2].depends_on[0]: unknown step "bulid" (did you mean "build"?)
+//	plan.yaml:20:17: steps[4].depends_on: cycle: test -> lint -> test
+//
+// In a cycle, "a -> b" reads "a depends on b".
+//
+// Usage:
+//
+//	p, err := plan.Parse("plan.yaml", data)
+//	var perr *plan.Error
+//	if errors.As(err, &perr) {
+//		for _, pr := range perr.Problems { fmt.Println(pr) }
+//	}
+//
+// A plan built in code (an LLM planner) goes through p.Normalize(), which
+// applies the same checks and fills the same defaults.
+package plan

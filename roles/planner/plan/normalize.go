@@ -1,0 +1,97 @@
+package plan
+
+import (
+	"maps"
+	"time"
+)
+
+// DefaultBackoff is the backoff Normalize gives a step that has retries but
+// no backoff.
+const DefaultBackoff = time.Second
+
+// Validate reports every problem of a plan built in code, with the same
+// checks Parse applies to a file: ids, fields, references and cycles. It
+// does not change p. Empty Kind and OnFailure mean their defaults, and
+// depends_on may name subgoals; a plan that passes Validate may still need
+// Normalize before it is proposed. Problems are located by path
+// ("steps[2].depends_on[0]"), without file or line.
+func (p *Plan) Validate() error {
+	ps := &problems{}
+	if p == nil {
+		ps.add(pos{}, "plan is nil")
+		return ps.err()
+	}
+	compile(fromPlan(p), ps)
+	return ps.err()
+}
+
+// Normalize validates p and, if it is valid, rewrites it into normal form:
+// defaults filled, subgoal references expanded into step dependencies,
+// depends_on deduplicated, steps in topological order. Normalize of a
+// normalized plan changes nothing. On error p is left unchanged.
+func (p *Plan) Normalize() error {
+	ps := &problems{}
+	if p == nil {
+		ps.add(pos{}, "plan is nil")
+		return ps.err()
+	}
+	np := compile(fromPlan(p), ps)
+	if err := ps.err(); err != nil {
+		return err
+	}
+	*p = *np
+	return nil
+}
+
+// compile checks d, adding to ps, and returns the normalized plan when
+// there is no problem at all (including problems found while decoding).
+func compile(d *draft, ps *problems) *Plan {
+	if len(d.steps) > MaxSteps {
+		ps.add(d.root, "plan has %d steps; the limit is %d", len(d.steps), MaxSteps)
+		d.truncated = true
+	}
+	if len(d.steps) == 0 && !d.stepsBad {
+		ps.add(d.root, "plan has no steps: add steps (or subgoals with steps)")
+	}
+	stepIdx, subIdx := checkIDs(d, ps)
+	for _, s := range d.steps {
+		checkStep(ps, s)
+	}
+	if d.truncated {
+		return nil
+	}
+	g := newGraph(d, ps, stepIdx, subIdx)
+	if ps.any() {
+		return nil
+	}
+	return g.plan()
+}
+
+// plan builds the normalized plan of a checked, acyclic graph.
+func (g *graph) plan() *Plan {
+	d := g.d
+	p := &Plan{Goal: d.goal, Steps: make([]Step, 0, len(d.steps))}
+	for _, sg := range d.subgoals {
+		p.Subgoals = append(p.Subgoals, Subgoal{ID: sg.id, Title: sg.title})
+	}
+	for _, i := range g.order() {
+		st := d.steps[i].step
+		st.Kind = effectiveKind(&st)
+		if st.OnFailure == "" {
+			st.OnFailure = OnFailureAbort
+		}
+		if st.Retries > 0 && st.Backoff == 0 {
+			st.Backoff = DefaultBackoff
+		}
+		st.DependsOn = nil
+		for _, e := range g.deps[i] {
+			st.DependsOn = append(st.DependsOn, d.steps[e.to].step.ID)
+		}
+		st.Env = maps.Clone(st.Env)
+		if len(st.Env) == 0 {
+			st.Env = nil
+		}
+		p.Steps = append(p.Steps, st)
+	}
+	return p
+}
