@@ -24,11 +24,11 @@ test-short:
 
 ## demo: a single-node cluster in a temp dir runs examples/hello.yaml end to end
 demo: build
-	BIN=$(BIN) ./scripts/demo.sh
+	BIN=$(BIN) ./deploy/demo.sh
 
 ## bench: throughput and latency figures (see README, Performance)
 bench: build
-	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./bench/
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./node/bench/
 
 ## lint: formatting and vet
 lint:

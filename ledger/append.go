@@ -104,10 +104,22 @@ type appender struct {
 	out  []event.Event
 }
 
-func (a *appender) commit() error {
+// commit writes the head and commits with Sync. Pebble reports a failed WAL
+// sync through Logger.Fatalf, which panics with a pebbleFatal in this
+// goroutine: that panic becomes the commit's error.
+func (a *appender) commit() (err error) {
 	if err := a.b.Set([]byte(keyHead), a.head.encode(), nil); err != nil {
 		return err
 	}
+	defer func() {
+		if r := recover(); r != nil {
+			f, ok := r.(pebbleFatal)
+			if !ok {
+				panic(r)
+			}
+			err = f
+		}
+	}()
 	return a.b.Commit(pebble.Sync)
 }
 

@@ -1,6 +1,10 @@
 package ledger
 
-import "github.com/cockroachdb/pebble/v2"
+import (
+	"log/slog"
+
+	"github.com/cockroachdb/pebble/v2"
+)
 
 // Test-only access to raw keys, so tests can tamper with a store the way a
 // disk or an attacker would. Not part of the package API.
@@ -27,3 +31,5 @@ func MessageRaw(stream uint64, v []byte) ([]byte, func(raw []byte) []byte, error
 	}
 	return m.Raw, func(raw []byte) []byte { m.Raw = raw; return m.encode() }, nil
 }
+
+func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }

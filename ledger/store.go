@@ -63,7 +63,7 @@ func decodeHead(b []byte) (head, error) {
 // Open opens or creates the ledger in dir.
 func Open(dir string, opts Options) (*Store, error) {
 	log := opts.logger().With("component", "ledger")
-	po := pebbleOptions(log)
+	po := pebbleOptions(log, opts.fs)
 	db, err := pebble.Open(dir, po)
 	po.Cache.Unref() // the DB holds its own reference
 	if err != nil {
