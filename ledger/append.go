@@ -45,8 +45,8 @@ type Message struct {
 //     event.Rejected record "duplicate event id <id>" in its place.
 //
 // The envelope id and event ids of a message with at least one accepted
-// event join the persisted seen-set. The raw message is stored once per
-// stream seq. A failed commit returns an error wrapping ErrSync and every
+// event join the persisted seen-set. The raw message (with its envelope id
+// and stream time) is stored once per stream seq. A failed commit returns an error wrapping ErrSync and every
 // later Append fails too: stop the node.
 func (s *Store) Append(msgs []Message) ([]event.Event, error) {
 	if err := s.acquire(); err != nil {
@@ -134,7 +134,7 @@ func (a *appender) message(m *Message) error {
 		}
 	}
 	a.head.applied = m.StreamSeq
-	if len(m.Raw) > 0 {
+	if len(m.Raw) > 0 || m.EnvelopeID != "" {
 		v := storedMessage{Time: m.Time, ID: m.EnvelopeID, Raw: m.Raw}.encode()
 		if err := a.b.Set(messageKey(m.StreamSeq), v, nil); err != nil {
 			return fmt.Errorf("ledger: stage message %d: %w", m.StreamSeq, err)

@@ -25,8 +25,9 @@ type exportLine struct {
 }
 
 // Export writes every record to w as JSON Lines, in order: the event's
-// fields, "hash" (hex) and, once per stream message, "jws" (the raw message),
-// "msg_id" and "msg_time". It reads one snapshot.
+// fields, "hash" (hex) and, on the first non-Gap record of each stream
+// message, "jws" (the raw message), "msg_id" (its envelope id) and
+// "msg_time" (its stream time). It reads one snapshot.
 func (s *Store) Export(w io.Writer) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	var lastMsg uint64
@@ -35,7 +36,8 @@ func (s *Store) Export(w io.Writer) error {
 			return fmt.Errorf("ledger: export: %w", err)
 		}
 		line := exportLine{Event: rec.Event, Hash: hex.EncodeToString(rec.Hash[:])}
-		if rec.Raw != nil && rec.Event.StreamSeq != lastMsg {
+		hasMsg := rec.Raw != nil || rec.MessageID != ""
+		if hasMsg && rec.Event.StreamSeq != lastMsg {
 			lastMsg = rec.Event.StreamSeq
 			line.JWS, line.MsgID, line.MsgTime = string(rec.Raw), rec.MessageID, rec.MessageTime
 		}
@@ -150,7 +152,7 @@ func (im *importer) line(l *exportLine) error {
 	if ev.StreamSeq != im.head.applied {
 		im.msgID = ""
 	}
-	if l.JWS != "" {
+	if l.JWS != "" || l.MsgID != "" {
 		im.msgID = l.MsgID
 		v := storedMessage{Time: l.MsgTime, ID: l.MsgID, Raw: []byte(l.JWS)}.encode()
 		if err := im.b.Set(messageKey(ev.StreamSeq), v, nil); err != nil {

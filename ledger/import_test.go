@@ -190,3 +190,44 @@ func TestExportEmpty(t *testing.T) {
 		t.Errorf("imported empty head %d", s)
 	}
 }
+
+// Messages made by hand (no raw JWS, as other packages' tests may append)
+// still export and import with their envelope ids, so the seen-set matches.
+func TestImportKeepsEnvelopeIDsWithoutRaw(t *testing.T) {
+	st := ledgertest.Open(t)
+	at := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
+	mk := func(seq uint64, jti string, ids ...string) ledger.Message {
+		m := ledger.Message{StreamSeq: seq, Subject: "agentic.ev.task.started", Time: at, EnvelopeID: jti}
+		for _, id := range ids {
+			m.Events = append(m.Events, event.Event{ID: id, Type: event.TaskStarted, Node: "n1", Time: at, Subject: m.Subject})
+		}
+		return m
+	}
+	mustAppend(t, st, mk(1, "batch-1", "a", "b"))
+	var buf bytes.Buffer
+	if err := st.Export(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `"msg_id":"batch-1"`) {
+		t.Fatalf("export lost the envelope id:\n%s", buf.String())
+	}
+	im, err := ledger.Import(t.TempDir(), &buf, ledger.Options{Logger: ledgertest.Logger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer im.Close()
+	replay := mk(2, "batch-1", "c")
+	ra, rb := mustAppend(t, st, replay), mustAppend(t, im, replay)
+	if len(ra) != 1 || len(rb) != 1 || ra[0].Type != event.Rejected || rb[0].Type != event.Rejected {
+		t.Fatalf("replay after import: original %+v, imported %+v", ra, rb)
+	}
+	_, h1 := st.Head()
+	_, h2 := im.Head()
+	if h1 != h2 {
+		t.Error("heads differ")
+	}
+	rec, err := im.Get(1)
+	if err != nil || rec.Raw != nil || rec.MessageID != "batch-1" || !rec.MessageTime.Equal(at) {
+		t.Errorf("imported Get(1) = %+v, %v", rec, err)
+	}
+}

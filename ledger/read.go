@@ -140,7 +140,10 @@ func (s *Store) readRecord(r reader, seq uint64, c *msgCache) (Record, error) {
 	if err != nil || !ok {
 		return rec, err
 	}
-	rec.Raw, rec.MessageTime, rec.MessageID = m.Raw, m.Time, m.ID
+	rec.MessageTime, rec.MessageID = m.Time, m.ID
+	if len(m.Raw) > 0 {
+		rec.Raw = m.Raw
+	}
 	return rec, nil
 }
 

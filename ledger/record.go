@@ -21,7 +21,8 @@ type Record struct {
 	// a message stored without one. Records of one message share the slice:
 	// do not modify it.
 	Raw []byte
-	// MessageTime is the stream timestamp of that message (zero without Raw).
+	// MessageTime is the stream timestamp of that message (zero for a Gap
+	// record or when no message was stored).
 	MessageTime time.Time
 	// MessageID is that message's envelope id (jti), "" if unknown.
 	MessageID string

@@ -296,12 +296,15 @@ func (e *Executor) run(ctx context.Context, run string, a event.TaskAssignedData
 	if a.Step.Kind == plan.KindNoop {
 		res = runner.Run(ctx, spec, e.cfg.Runner, nil, nil)
 	} else {
-		if err := e.env.Emit.Emit(ctx, startDraft); err != nil {
-			e.log.Error("emit task.started", "err", err)
+		onStart := func(pid int) {
+			startDraft = event.MustDraft(event.TaskStarted, run, event.TaskStartedData{Step: a.Step.ID, Attempt: a.Attempt, Node: e.env.Node, PID: pid})
+			if err := e.env.Emit.Emit(context.WithoutCancel(ctx), startDraft); err != nil {
+				e.log.Error("emit task.started", "err", err)
+			}
 		}
 		subj := bus.LogSubject(run, a.Step.ID)
 		attempt := strconv.Itoa(a.Attempt)
-		res = runner.Run(ctx, spec, e.cfg.Runner, nil, func(stream string, chunk []byte) {
+		res = runner.Run(ctx, spec, e.cfg.Runner, onStart, func(stream string, chunk []byte) {
 			msg := &nats.Msg{Subject: subj, Data: chunk, Header: nats.Header{"Agentic-Stream": []string{stream}, "Agentic-Attempt": []string{attempt}}}
 			_, _ = e.cfg.JS.PublishMsgAsync(msg)
 		})
@@ -314,6 +317,9 @@ func (e *Executor) run(ctx context.Context, run string, a event.TaskAssignedData
 	}
 	if fin.Started.IsZero() {
 		fin.Started = started
+	}
+	if res.Status == event.TaskSkipped && fin.Error == "" {
+		fin.Error = res.Reason // why a guard skipped it
 	}
 	e.mu.Lock()
 	byOperator := t.operator

@@ -1,0 +1,151 @@
+// Package nodetest starts real agentic nodes inside a test process: every
+// role, an embedded nats-server on a random loopback port, Pebble stores in
+// t.TempDir(). It also gives tests an operator identity and API client.
+package nodetest
+
+import (
+	"context"
+	"log/slog"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus"
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/bus/trust"
+	"github.com/agentic-dev/agentic/config"
+	"github.com/agentic-dev/agentic/node"
+	"github.com/agentic-dev/agentic/node/api"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Config returns a single-node configuration for tests, data in dir.
+func Config(dir string) config.Config {
+	cfg := config.Default()
+	cfg.Data = dir
+	cfg.Name = "test-node"
+	cfg.NATSListen = "127.0.0.1:0"
+	cfg.HTTPListen = "127.0.0.1:0"
+	cfg.GossipListen = "127.0.0.1:0"
+	cfg.Executor.Slots = 8
+	cfg.Orchestrator.LeaseTTL = 2 * time.Second
+	return cfg
+}
+
+// Node is a started node with a client connection for the test.
+type Node struct {
+	*node.Node
+	Dir      string
+	NC       *nats.Conn
+	JS       jetstream.JetStream
+	API      *api.Client
+	Operator *trust.Identity
+	Root     *trust.Root
+}
+
+// Start starts a node with cfg (see Config) and stops it at cleanup.
+func Start(t testing.TB, cfg config.Config) *Node {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	logger := slog.New(slog.DiscardHandler)
+	if testing.Verbose() {
+		logger = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	}
+	n, err := node.New(cfg, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tn := &Node{Node: n, Dir: cfg.Data}
+	t.Cleanup(func() { tn.Stop(t) })
+	tn.connect(t)
+	return tn
+}
+
+func (tn *Node) connect(t testing.TB) {
+	t.Helper()
+	nc, err := nats.Connect(tn.NATSURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	op, root, err := trust.ReadCreds(filepath.Join(tn.Dir, trust.OperatorCredsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tn.NC, tn.JS, tn.Operator, tn.Root = nc, js, op, root
+	tn.API = api.NewClient(nc, 10*time.Second)
+}
+
+// Stop stops the node (idempotent).
+func (tn *Node) Stop(t testing.TB) {
+	t.Helper()
+	if tn.NC != nil {
+		tn.NC.Close()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := tn.Node.Stop(ctx); err != nil {
+		t.Errorf("stop: %v", err)
+	}
+}
+
+// Submit publishes a goal.submitted for a plan file's content, signed by the
+// operator, and returns the run id.
+func (tn *Node) Submit(t testing.TB, name, planFile string) string {
+	t.Helper()
+	run := event.NewID()
+	d := event.MustDraft(event.GoalSubmitted, run, event.GoalSubmittedData{Goal: name, PlanFile: planFile, PlanName: name})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := bus.PublishSigned(ctx, tn.JS, tn.Operator, d); err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+// WaitRun polls until the run reaches a final status and returns it.
+func (tn *Node) WaitRun(t testing.TB, run string, timeout time.Duration) api.Run {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		r, err := tn.API.RunsGet(context.Background(), run)
+		if err == nil {
+			switch r.Status {
+			case event.RunSucceeded, event.RunFailed, event.RunCancelled:
+				return *r
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run %s not finished after %s (last: %+v, err %v)", run, timeout, r, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Eventually polls cond until it holds or timeout passes.
+func Eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(string(p))
+	return len(p), nil
+}
