@@ -58,7 +58,7 @@ func (a *appender) markSeen(id string, stream uint64) error {
 	if a.seen != nil && a.seen.pending != nil {
 		a.seen.pending[id] = true
 	}
-	if err := error(nil); err != nil {
+	if err := a.b.Set(seenKey(id), be64(stream), nil); err != nil {
 		return fmt.Errorf("ledger: stage id %s: %w", id, err)
 	}
 	return nil

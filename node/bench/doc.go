@@ -1,0 +1,30 @@
+// Package bench holds agentic's performance figures as Go benchmarks; it
+// has no code outside its tests. `make bench` runs them all once, in one
+// process, each on its own embedded nats-server configured like the
+// product's (JetStream file storage, sync_interval: always), so that the
+// figures of one run can be compared with each other.
+//
+// The figures (see README.md in this directory for how to read them):
+//
+//   - BenchmarkJetStreamAsyncPublish: raw JetStream PublishAsync of
+//     256-byte messages to a stream configured like AGENTIC_EVENTS — the
+//     baseline every other figure is measured against.
+//   - BenchmarkLedgerPipeline: signed events through the whole durable
+//     path (sign, outbox with Sync, JetStream, verify, ledger commit with
+//     Sync), and its ratio to the baseline measured in the same function.
+//   - BenchmarkNoopSteps2000: a full node runs a 2,000-step noop plan.
+//   - BenchmarkDispatchLatency: step ready → executor started, at 100
+//     steps/s.
+//   - BenchmarkAgentdRSS: resident memory of an idle agentd.
+//
+// Invariants: only real parts (embedded nats-server, Pebble in temporary
+// directories, real nodes and the real agentd binary); every benchmark
+// checks that the work it timed was really done (every event in the
+// ledger, every step succeeded) and fails otherwise, so a figure is never
+// reported for work that did not happen.
+//
+// Example:
+//
+//	go test -run '^$' -bench . -benchtime 1x -timeout 30m ./node/bench/
+//	go test -run '^$' -bench NoopSteps -benchtime 1x -cpuprofile cpu.out ./node/bench/
+package bench
