@@ -11,7 +11,7 @@ all: build
 ## build: compile agentd and agentctl into ./bin
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/agentd ./cmd/agentd
-	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/agentctl ./cmd/agentctl
+	$(GO) build -ldflags "$(LDFLAGS) -X main.version=$(VERSION)" -o $(BIN)/agentctl ./cmd/agentctl
 
 ## test: the whole suite with the race detector (what CI runs)
 test:
