@@ -46,8 +46,8 @@ type Message struct {
 //
 // The envelope id and event ids of a message with at least one accepted
 // event join the persisted seen-set. The raw message (with its envelope id
-// and stream time) is stored once per stream seq. A failed commit returns an error wrapping ErrSync and every
-// later Append fails too: stop the node.
+// and stream time) is stored once per stream seq. A failed commit returns an
+// error wrapping ErrSync and every later Append fails too: stop the node.
 func (s *Store) Append(msgs []Message) ([]event.Event, error) {
 	if err := s.acquire(); err != nil {
 		return nil, err

@@ -28,7 +28,9 @@
 //     appends; the node must stop, never acknowledge.
 //  7. The seen-set (envelope ids and event ids of accepted messages) is
 //     persisted with the records it guards, in the same batch, so replay
-//     refusal survives a restart.
+//     refusal survives a restart. It is never pruned (about 50 bytes per
+//     id): a TTL would have to be derived from the stream, never the clock,
+//     to keep ledgers identical.
 //
 // Keys (seq and stream seq are 8-byte big-endian):
 //

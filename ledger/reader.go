@@ -35,12 +35,3 @@ func getFrom(r reader, key []byte) ([]byte, error) {
 	}
 	return out, nil
 }
-
-// has reports whether key exists.
-func has(r reader, key []byte) (bool, error) {
-	_, err := getFrom(r, key)
-	if errors.Is(err, ErrNotFound) {
-		return false, nil
-	}
-	return err == nil, err
-}

@@ -155,7 +155,10 @@ func TestPlanFileWinsOverText(t *testing.T) {
 func TestOversizedPlanRejected(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("steps:\n")
-	for i := range 3000 {
+	// Each step is ~125 bytes of YAML but ~165 bytes of JSON once normalized
+	// (kind and on_failure filled in), so n steps fit the file limit but not the event.
+	n := envelope.MaxEventBytes/150 + 100
+	for i := range n {
 		fmt.Fprintf(&b, "  - {id: step-%d, run: echo %s}\n", i, strings.Repeat("x", 100))
 	}
 	ob := &outbox{}
@@ -164,7 +167,7 @@ func TestOversizedPlanRejected(t *testing.T) {
 	p.Fold(l.event(event.GoalSubmitted, "r", event.GoalSubmittedData{PlanFile: b.String()}))
 	p.Settled(true)
 	msg := rejected(t, one(t, ob, "r"))
-	if want := fmt.Sprintf("the limit is %d", envelope.MaxEventBytes); !strings.Contains(msg, want) || !strings.Contains(msg, "3000 steps") {
+	if want := fmt.Sprintf("the limit is %d", envelope.MaxEventBytes); !strings.Contains(msg, want) || !strings.Contains(msg, fmt.Sprintf("%d steps", n)) {
 		t.Errorf("rejection %q", msg)
 	}
 }
