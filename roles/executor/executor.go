@@ -197,60 +197,86 @@ func (e *Executor) handle(m jetstream.Msg) {
 		_ = m.Term()
 		return
 	}
+	// noop steps run inline and their results are emitted, in one synced
+	// outbox write, before the message is acknowledged: they keep no crash
+	// memory, so the acknowledgement must not precede the result.
+	var noops []event.Draft
 	for _, ev := range env.Events {
 		switch ev.Type {
 		case event.TaskAssigned:
-			if err := e.assigned(ev); err != nil {
+			drafts, err := e.assigned(ev)
+			if err != nil {
 				e.log.Error("assignment", "run", ev.Run, "err", err)
 				// Not acknowledged: redelivered after AckWait.
 				return
 			}
+			noops = append(noops, drafts...)
 		case event.TaskCancel:
 			e.cancelled(ev)
+		}
+	}
+	if len(noops) > 0 {
+		if err := e.env.Emit.Emit(e.runCtx, noops...); err != nil {
+			e.log.Error("emit noop results", "err", err)
+			return
 		}
 	}
 	_ = m.Ack()
 }
 
-func (e *Executor) assigned(ev event.Event) error {
+// noop runs a noop step at once and returns its started and finished
+// events.
+func (e *Executor) noop(run string, a event.TaskAssignedData) []event.Draft {
+	now := time.Now().UTC()
+	started := event.MustDraft(event.TaskStarted, run, event.TaskStartedData{Step: a.Step.ID, Attempt: a.Attempt, Node: e.env.Node})
+	started.Time = now
+	res := runner.Run(e.runCtx, runner.Spec{Kind: plan.KindNoop}, e.cfg.Runner, nil, nil)
+	fin := event.MustDraft(event.TaskFinished, run, event.TaskFinishedData{
+		Step: a.Step.ID, Attempt: a.Attempt, Node: e.env.Node,
+		Status: res.Status, Class: res.Class, Error: res.Error, Started: now, Duration: res.Duration,
+	})
+	return []event.Draft{started, fin}
+}
+
+// assigned takes one assignment: a noop step runs at once and its events
+// are returned; a shell step is recorded and started on its own goroutine.
+func (e *Executor) assigned(ev event.Event) ([]event.Draft, error) {
 	var a event.TaskAssignedData
 	if err := ev.Decode(&a); err != nil {
 		e.log.Warn("bad assignment", "err", err)
-		return nil
+		return nil, nil
 	}
 	if a.Node != e.env.Node {
-		return nil
+		return nil, nil
+	}
+	if a.Step.Kind == plan.KindNoop {
+		return e.noop(ev.Run, a), nil
 	}
 	key := attemptKey(ev.Run, a.Step.ID, a.Attempt)
 	e.mu.Lock()
 	_, dup := e.mu.running[key]
 	e.mu.Unlock()
 	if dup {
-		return nil
+		return nil, nil
 	}
-	record := a.Step.Kind != plan.KindNoop
-	if record {
-		_, seen, err := e.state.Lookup(ev.Run, a.Step.ID, a.Attempt)
-		if err != nil {
-			return err
-		}
-		if seen {
-			e.log.Info("assignment already taken; not running it again", "run", ev.Run, "step", a.Step.ID, "attempt", a.Attempt)
-			return nil
-		}
+	_, seen, err := e.state.Lookup(ev.Run, a.Step.ID, a.Attempt)
+	if err != nil {
+		return nil, err
+	}
+	if seen {
+		e.log.Info("assignment already taken; not running it again", "run", ev.Run, "step", a.Step.ID, "attempt", a.Attempt)
+		return nil, nil
 	}
 	// Wait for a slot (backpressure on the consumer).
 	select {
 	case e.slots <- struct{}{}:
 	case <-e.runCtx.Done():
-		return e.runCtx.Err()
+		return nil, e.runCtx.Err()
 	}
 	started := time.Now().UTC()
-	if record {
-		if err := e.state.MarkStarted(localstate.Attempt{Run: ev.Run, Step: a.Step.ID, Attempt: a.Attempt, State: localstate.StateStarted, Started: started}); err != nil {
-			<-e.slots
-			return err
-		}
+	if err := e.state.MarkStarted(localstate.Attempt{Run: ev.Run, Step: a.Step.ID, Attempt: a.Attempt, State: localstate.StateStarted, Started: started}); err != nil {
+		<-e.slots
+		return nil, err
 	}
 	ctx, cancel := context.WithCancel(e.runCtx)
 	t := &task{cancel: cancel}
@@ -262,12 +288,12 @@ func (e *Executor) assigned(ev event.Event) error {
 		defer e.wg.Done()
 		defer func() { <-e.slots }()
 		defer cancel()
-		e.run(ctx, ev.Run, a, started, record, t)
+		e.run(ctx, ev.Run, a, started, t)
 		e.mu.Lock()
 		delete(e.mu.running, key)
 		e.mu.Unlock()
 	}()
-	return nil
+	return nil, nil
 }
 
 func (e *Executor) cancelled(ev event.Event) {
@@ -288,27 +314,20 @@ func (e *Executor) cancelled(ev event.Event) {
 }
 
 // run executes one attempt and reports it.
-func (e *Executor) run(ctx context.Context, run string, a event.TaskAssignedData, started time.Time, record bool, t *task) {
+func (e *Executor) run(ctx context.Context, run string, a event.TaskAssignedData, started time.Time, t *task) {
 	spec := runner.Spec{Kind: a.Step.Kind, Command: a.Step.Run, Env: a.Step.Env, Cwd: a.Step.Cwd, Timeout: a.Step.Timeout, Creates: a.Step.Creates, Check: a.Step.Check}
-	startDraft := event.MustDraft(event.TaskStarted, run, event.TaskStartedData{Step: a.Step.ID, Attempt: a.Attempt, Node: e.env.Node})
-	startDraft.Time = started
-	var res runner.Result
-	if a.Step.Kind == plan.KindNoop {
-		res = runner.Run(ctx, spec, e.cfg.Runner, nil, nil)
-	} else {
-		onStart := func(pid int) {
-			startDraft = event.MustDraft(event.TaskStarted, run, event.TaskStartedData{Step: a.Step.ID, Attempt: a.Attempt, Node: e.env.Node, PID: pid})
-			if err := e.env.Emit.Emit(context.WithoutCancel(ctx), startDraft); err != nil {
-				e.log.Error("emit task.started", "err", err)
-			}
+	onStart := func(pid int) {
+		d := event.MustDraft(event.TaskStarted, run, event.TaskStartedData{Step: a.Step.ID, Attempt: a.Attempt, Node: e.env.Node, PID: pid})
+		if err := e.env.Emit.Emit(context.WithoutCancel(ctx), d); err != nil {
+			e.log.Error("emit task.started", "err", err)
 		}
-		subj := bus.LogSubject(run, a.Step.ID)
-		attempt := strconv.Itoa(a.Attempt)
-		res = runner.Run(ctx, spec, e.cfg.Runner, onStart, func(stream string, chunk []byte) {
-			msg := &nats.Msg{Subject: subj, Data: chunk, Header: nats.Header{"Agentic-Stream": []string{stream}, "Agentic-Attempt": []string{attempt}}}
-			_, _ = e.cfg.JS.PublishMsgAsync(msg)
-		})
 	}
+	subj := bus.LogSubject(run, a.Step.ID)
+	attempt := strconv.Itoa(a.Attempt)
+	res := runner.Run(ctx, spec, e.cfg.Runner, onStart, func(stream string, chunk []byte) {
+		msg := &nats.Msg{Subject: subj, Data: chunk, Header: nats.Header{"Agentic-Stream": []string{stream}, "Agentic-Attempt": []string{attempt}}}
+		_, _ = e.cfg.JS.PublishMsgAsync(msg)
+	})
 	fin := event.TaskFinishedData{
 		Step: a.Step.ID, Attempt: a.Attempt, Node: e.env.Node,
 		Status: res.Status, Class: res.Class, ExitCode: res.ExitCode, Error: res.Error, TimedOut: res.TimedOut,
@@ -330,19 +349,13 @@ func (e *Executor) run(ctx context.Context, run string, a event.TaskAssignedData
 		fin.Status, fin.Class = event.TaskFailed, event.ClassTransient
 		fin.Error = orchestrator.InterruptedPrefix + ": the executor shut down during the attempt"
 	}
-	drafts := []event.Draft{event.MustDraft(event.TaskFinished, run, fin)}
-	if a.Step.Kind == plan.KindNoop {
-		drafts = append([]event.Draft{startDraft}, drafts...)
-	}
 	// Report even when ctx is cancelled: the outbox outlives the role.
-	if err := e.env.Emit.Emit(context.WithoutCancel(ctx), drafts...); err != nil {
+	if err := e.env.Emit.Emit(context.WithoutCancel(ctx), event.MustDraft(event.TaskFinished, run, fin)); err != nil {
 		e.log.Error("emit task.finished", "run", run, "step", a.Step.ID, "err", err)
 		return
 	}
-	if record {
-		if err := e.state.MarkFinished(run, a.Step.ID, a.Attempt); err != nil {
-			e.log.Error("mark finished", "err", err)
-		}
+	if err := e.state.MarkFinished(run, a.Step.ID, a.Attempt); err != nil {
+		e.log.Error("mark finished", "err", err)
 	}
 }
 
