@@ -41,6 +41,18 @@ func (n *Node) metricsHandler() http.Handler {
 		}
 		return 0
 	})
+	gauge("ledger_gaps_total", "Holes in the stream sequence recorded since start (ledger.gap).", func() float64 {
+		if f := n.follower; f != nil {
+			return float64(f.Stats().Gaps)
+		}
+		return 0
+	})
+	gauge("events_rejected_total", "Messages refused since start (event.rejected).", func() float64 {
+		if f := n.follower; f != nil {
+			return float64(f.Stats().Rejected)
+		}
+		return 0
+	})
 	gauge("ready", "1 when the node is ready.", func() float64 {
 		if n.Ready() == nil {
 			return 1

@@ -52,3 +52,26 @@ func (v *viewState) Run(id string) (orchestrator.RunView, error) {
 	})
 	return out, err
 }
+
+// SnapshotName is "runs-view".
+func (v *viewState) SnapshotName() string { return "runs-view" }
+
+// Snapshot returns the state as of the last folded event.
+func (v *viewState) Snapshot() (uint64, []byte, error) {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	b, err := v.state.MarshalSnapshot()
+	return v.state.Seq, b, err
+}
+
+// Restore replaces the state with a snapshot.
+func (v *viewState) Restore(data []byte) error {
+	s, err := orchestrator.UnmarshalSnapshot(data)
+	if err != nil {
+		return err
+	}
+	v.mu.Lock()
+	v.state = s
+	v.mu.Unlock()
+	return nil
+}

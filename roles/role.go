@@ -57,3 +57,17 @@ type Role interface {
 	Start(ctx context.Context) error
 	Stop(ctx context.Context) error
 }
+
+// Snapshotter is a Folder whose state can be saved and restored, so that a
+// restarting node folds only the events after the snapshot. The follower
+// calls Snapshot and Restore from the goroutine that calls Fold.
+type Snapshotter interface {
+	Folder
+	// SnapshotName names the snapshot in the ledger (one per folder kind).
+	SnapshotName() string
+	// Snapshot returns the state and the ledger position it reflects.
+	Snapshot() (seq uint64, data []byte, err error)
+	// Restore replaces the state with a snapshot; on error the state is
+	// left as it was.
+	Restore(data []byte) error
+}

@@ -40,6 +40,10 @@ import (
 // maxBatch bounds the messages folded in one ledger commit.
 const maxBatch = 512
 
+// DefaultSnapshotEvery is how many ledger records pass between snapshots of
+// the folders that support them.
+const DefaultSnapshotEvery = 10_000
+
 // Config wires a follower.
 type Config struct {
 	JS       jetstream.JetStream
@@ -49,6 +53,9 @@ type Config struct {
 	Logger   *slog.Logger
 	// OnFatal is called once if the ledger cannot commit.
 	OnFatal func(error)
+	// SnapshotEvery is how many records pass between snapshots of folders
+	// that implement roles.Snapshotter (DefaultSnapshotEvery if 0).
+	SnapshotEvery uint64
 }
 
 // Follower keeps a ledger in step with the stream.
@@ -61,15 +68,21 @@ type Follower struct {
 		live    bool
 		changed chan struct{}
 		liveCh  chan struct{}
+		gaps    uint64
+		reject  uint64
 	}
-	cancel context.CancelFunc
-	done   chan struct{}
+	lastSnap uint64
+	cancel   context.CancelFunc
+	done     chan struct{}
 }
 
 // New returns a follower; it starts nothing.
 func New(cfg Config) *Follower {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.SnapshotEvery == 0 {
+		cfg.SnapshotEvery = DefaultSnapshotEvery
 	}
 	f := &Follower{cfg: cfg, log: cfg.Logger}
 	f.mu.changed = make(chan struct{})
@@ -83,13 +96,9 @@ func (f *Follower) Start(ctx context.Context) error {
 	if f.cancel != nil {
 		return nil
 	}
-	n := 0
-	for rec, err := range f.cfg.Store.Scan(1) {
-		if err != nil {
-			return fmt.Errorf("follow: restore: %w", err)
-		}
-		f.fold(rec.Event)
-		n++
+	n, err := f.restore()
+	if err != nil {
+		return err
 	}
 	f.settle(false)
 	info, err := f.cfg.JS.Stream(ctx, bus.EventsStream)
@@ -169,6 +178,97 @@ func (f *Follower) setLive() {
 	if !f.mu.live {
 		f.mu.live = true
 		close(f.mu.liveCh)
+	}
+}
+
+// restore loads the folders' snapshots and folds the records after them.
+func (f *Follower) restore() (int, error) {
+	from := make([]uint64, len(f.cfg.Folders))
+	start := ^uint64(0)
+	for i, fo := range f.cfg.Folders {
+		from[i] = 1
+		if sn, ok := fo.(roles.Snapshotter); ok {
+			seq, data, err := f.cfg.Store.LoadSnapshot(sn.SnapshotName())
+			switch {
+			case errors.Is(err, ledger.ErrNotFound):
+			case err != nil:
+				return 0, fmt.Errorf("follow: load snapshot %s: %w", sn.SnapshotName(), err)
+			default:
+				if err := sn.Restore(data); err != nil {
+					f.log.Warn("snapshot unusable; folding from the start", "snapshot", sn.SnapshotName(), "err", err)
+				} else {
+					from[i] = seq + 1
+				}
+			}
+		}
+		start = min(start, from[i])
+	}
+	if len(f.cfg.Folders) == 0 {
+		return 0, nil
+	}
+	n := 0
+	for rec, err := range f.cfg.Store.Scan(start) {
+		if err != nil {
+			return n, fmt.Errorf("follow: restore: %w", err)
+		}
+		for i, fo := range f.cfg.Folders {
+			if rec.Event.Seq >= from[i] {
+				fo.Fold(rec.Event)
+			}
+		}
+		n++
+	}
+	f.lastSnap, _ = f.cfg.Store.Head()
+	return n, nil
+}
+
+// snapshot saves the state of every snapshotting folder when enough
+// records have passed since the last time.
+func (f *Follower) snapshot() {
+	head, _ := f.cfg.Store.Head()
+	if head-f.lastSnap < f.cfg.SnapshotEvery {
+		return
+	}
+	f.lastSnap = head
+	for _, fo := range f.cfg.Folders {
+		sn, ok := fo.(roles.Snapshotter)
+		if !ok {
+			continue
+		}
+		seq, data, err := sn.Snapshot()
+		if err == nil {
+			err = f.cfg.Store.SaveSnapshot(sn.SnapshotName(), seq, data)
+		}
+		if err != nil {
+			f.log.Warn("snapshot failed", "snapshot", sn.SnapshotName(), "err", err)
+		}
+	}
+}
+
+// Stats are the follower's counters: gap records and rejections seen since
+// start.
+type Stats struct {
+	Gaps     uint64
+	Rejected uint64
+}
+
+// Stats returns the counters.
+func (f *Follower) Stats() Stats {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return Stats{Gaps: f.mu.gaps, Rejected: f.mu.reject}
+}
+
+func (f *Follower) count(ev event.Event) {
+	switch ev.Type {
+	case event.Gap:
+		f.mu.Lock()
+		f.mu.gaps++
+		f.mu.Unlock()
+	case event.Rejected:
+		f.mu.Lock()
+		f.mu.reject++
+		f.mu.Unlock()
 	}
 }
 
@@ -257,8 +357,10 @@ func (f *Follower) run(ctx context.Context, it jetstream.MessagesContext, target
 			return
 		}
 		for _, ev := range recs {
+			f.count(ev)
 			f.fold(ev)
 		}
+		f.snapshot()
 		if f.cfg.Store.AppliedStreamSeq() >= target {
 			f.setLive()
 		}

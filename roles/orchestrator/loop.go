@@ -264,3 +264,28 @@ func (o *Orchestrator) forget(drafts []event.Draft) {
 		}
 	}
 }
+
+var _ roles.Snapshotter = (*Orchestrator)(nil)
+
+// SnapshotName is "orchestrator".
+func (o *Orchestrator) SnapshotName() string { return "orchestrator" }
+
+// Snapshot returns the state as of the last folded event.
+func (o *Orchestrator) Snapshot() (uint64, []byte, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	b, err := o.mu.state.MarshalSnapshot()
+	return o.mu.state.Seq, b, err
+}
+
+// Restore replaces the state with a snapshot.
+func (o *Orchestrator) Restore(data []byte) error {
+	s, err := UnmarshalSnapshot(data)
+	if err != nil {
+		return err
+	}
+	o.mu.Lock()
+	o.mu.state = s
+	o.mu.Unlock()
+	return nil
+}

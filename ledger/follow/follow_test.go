@@ -1,0 +1,137 @@
+package follow_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus"
+	"github.com/agentic-dev/agentic/bus/bustest"
+	"github.com/agentic-dev/agentic/bus/envelope"
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/ledger"
+	"github.com/agentic-dev/agentic/ledger/follow"
+	"github.com/agentic-dev/agentic/roles"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/nats-io/nats.go.(*timeoutPool).run"))
+}
+
+// counter folds events into a list of ids and can snapshot it.
+type counter struct {
+	mu       sync.Mutex
+	ids      []string
+	last     uint64
+	live     bool
+	restored bool
+}
+
+func (c *counter) Fold(ev event.Event) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ids = append(c.ids, ev.ID)
+	c.last = ev.Seq
+}
+func (c *counter) Settled(live bool)    { c.mu.Lock(); c.live = live; c.mu.Unlock() }
+func (c *counter) SnapshotName() string { return "counter" }
+func (c *counter) Snapshot() (uint64, []byte, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b, err := json.Marshal(c.ids)
+	return c.last, b, err
+}
+func (c *counter) Restore(data []byte) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.restored = true
+	return json.Unmarshal(data, &c.ids)
+}
+func (c *counter) count() int { c.mu.Lock(); defer c.mu.Unlock(); return len(c.ids) }
+
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestFollowFoldsVerifiesAndSnapshots(t *testing.T) {
+	srv := bustest.Server(t)
+	conn := bustest.Connect(t, srv)
+	ids := bustest.NewIdentities(t)
+	ex := ids.Node(t, "exec-1", event.RoleExecutor)
+	ctx := context.Background()
+	var sent []string
+	for i := range 30 {
+		d := event.MustDraft(event.TaskStarted, "r1", event.TaskStartedData{Step: fmt.Sprint(i)})
+		sent = append(sent, d.ID)
+		if err := bus.PublishSigned(ctx, conn.JS, ex, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A forged message: signed by a stranger.
+	stranger := bustest.NewIdentities(t).Node(t, "exec-1", event.RoleExecutor)
+	if err := bus.PublishSigned(ctx, conn.JS, stranger, event.MustDraft(event.TaskStarted, "r1", event.TaskStartedData{Step: "x"})); err != nil {
+		t.Fatal(err)
+	}
+
+	dir := t.TempDir()
+	st, err := ledger.Open(dir, ledger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &counter{}
+	f := follow.New(follow.Config{JS: conn.JS, Store: st, Verifier: envelope.NewVerifier(ids.Root), Folders: []roles.Folder{c}, SnapshotEvery: 10})
+	if err := f.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if err := f.WaitLive(wctx); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "31 records folded", func() bool { return c.count() == 31 })
+	if got := f.Stats().Rejected; got != 1 {
+		t.Fatalf("rejected = %d, want 1", got)
+	}
+	for i, id := range sent {
+		if c.ids[i] != id {
+			t.Fatalf("fold %d = %s, want %s (order)", i, c.ids[i], id)
+		}
+	}
+	f.Stop()
+
+	// More events while the follower is down, then a restart: the folder
+	// is restored from the snapshot and sees only what came after it.
+	for i := range 5 {
+		if err := bus.PublishSigned(ctx, conn.JS, ex, event.MustDraft(event.TaskStarted, "r1", event.TaskStartedData{Step: fmt.Sprint(100 + i)})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snapSeq, _, err := st.LoadSnapshot("counter")
+	if err != nil {
+		t.Fatalf("no snapshot saved: %v", err)
+	}
+	c2 := &counter{}
+	f2 := follow.New(follow.Config{JS: conn.JS, Store: st, Verifier: envelope.NewVerifier(ids.Root), Folders: []roles.Folder{c2}, SnapshotEvery: 10})
+	if err := f2.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "36 records after restart", func() bool { return c2.count() == 36 })
+	if !c2.restored || snapSeq == 0 {
+		t.Fatalf("restart did not use the snapshot (restored %v, snapshot at %d)", c2.restored, snapSeq)
+	}
+	f2.Stop()
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
