@@ -31,9 +31,10 @@
 // failed | skipped | cancelled; a failed attempt that may be retried goes
 // back to pending (NotBefore = backoff) and its next assignment uses
 // Attempt+1. Failures are routed by class (see retryable): policy is never
-// retried, transient is retried up to the step's Retries (but an
-// interrupted non-idempotent step — Error starting with InterruptedPrefix —
-// is not re-run), logic only with on_failure "retry". A final failure with
+// retried, transient is retried up to the step's Retries (an interrupted
+// attempt — Error starting with InterruptedPrefix — is re-run up to
+// Retries+1 times if the step is idempotent, and not at all otherwise),
+// logic only with on_failure "retry". A final failure with
 // on_failure "continue" lets dependents run; any other final failure, or a
 // cancelled step, fails the run.
 //

@@ -108,8 +108,14 @@ func retryable(spec plan.Step, d event.TaskFinishedData) (bool, string) {
 	case event.ClassPolicy:
 		return false, reason
 	case event.ClassTransient:
-		if strings.HasPrefix(d.Error, InterruptedPrefix) && !spec.Idempotent {
-			return false, ReasonNotIdempotent
+		if strings.HasPrefix(d.Error, InterruptedPrefix) {
+			// An interruption (executor crash, node loss) is not the step's
+			// fault: an idempotent step gets one more attempt than its
+			// retries allow, so that even retries: 0 survives a crash once.
+			if !spec.Idempotent {
+				return false, ReasonNotIdempotent
+			}
+			return d.Attempt <= spec.Retries+1, reason
 		}
 		return d.Attempt <= spec.Retries, reason
 	default:
