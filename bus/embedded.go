@@ -56,6 +56,14 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 		}
 		if p == 0 {
 			p = server.RANDOM_PORT
+		} else {
+			// nats-server only logs a failed listen and then never becomes
+			// ready; find out at once, with the address in the error.
+			ln, err := net.Listen("tcp", cfg.Listen)
+			if err != nil {
+				return nil, fmt.Errorf("bus: embedded nats-server cannot listen on %s (another agentd or nats-server? choose another with --nats-listen): %w", cfg.Listen, err)
+			}
+			ln.Close()
 		}
 		opts.Host, opts.Port = host, p
 	}

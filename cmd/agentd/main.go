@@ -52,10 +52,10 @@ Flags:
 `
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Environ(), os.Stderr))
+	os.Exit(run(os.Args[1:], os.Environ(), os.Stdout, os.Stderr))
 }
 
-func run(args, environ []string, stderr io.Writer) int {
+func run(args, environ []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("agentd", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfgPath := fs.String("config", "", "configuration file (YAML); env AGENTIC_CONFIG")
@@ -63,14 +63,15 @@ func run(args, environ []string, stderr io.Writer) int {
 	drain := fs.Duration("drain-timeout", 30*time.Second, "how long running steps may finish on SIGTERM")
 	scratch := config.Default()
 	scratch.BindFlags(fs)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, usage)
-		fs.PrintDefaults()
-	}
+	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
+			fmt.Fprint(stdout, usage)
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
 			return 0
 		}
+		fmt.Fprintf(stderr, "agentd: %v\nRun 'agentd --help' for usage.\n", err)
 		return 2
 	}
 	if fs.NArg() > 0 {
@@ -78,7 +79,7 @@ func run(args, environ []string, stderr io.Writer) int {
 		return 2
 	}
 	if *showVersion {
-		fmt.Fprintf(stderr, "agentd %s (%s, nats-server %s)\n", node.Version, runtime.Version(), server.VERSION)
+		fmt.Fprintf(stdout, "agentd %s (%s, nats-server %s)\n", node.Version, runtime.Version(), server.VERSION)
 		return 0
 	}
 	cfg, err := config.Resolve(*cfgPath, environ, fs)
