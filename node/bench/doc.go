@@ -17,6 +17,9 @@
 //     steps/s.
 //   - BenchmarkAgentdRSS: resident memory of an idle agentd.
 //
+// One test runs without -bench: TestNoopResultsBatched guards the
+// executor's batching of noop results that the steps/s figure rests on.
+//
 // Invariants: only real parts (embedded nats-server, Pebble in temporary
 // directories, real nodes and the real agentd binary); every benchmark
 // checks that the work it timed was really done (every event in the

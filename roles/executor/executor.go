@@ -200,7 +200,7 @@ func (e *Executor) handle(m jetstream.Msg) {
 	// noop steps run inline and their results are emitted, in one synced
 	// outbox write, before the message is acknowledged: they keep no crash
 	// memory, so the acknowledgement must not precede the result.
-	var noops []event.Draft
+	var starts, results []event.Draft
 	for _, ev := range env.Events {
 		switch ev.Type {
 		case event.TaskAssigned:
@@ -210,12 +210,24 @@ func (e *Executor) handle(m jetstream.Msg) {
 				// Not acknowledged: redelivered after AckWait.
 				return
 			}
-			noops = append(noops, drafts...)
+			for _, d := range drafts {
+				if d.Type == event.TaskStarted {
+					starts = append(starts, d)
+				} else {
+					results = append(results, d)
+				}
+			}
 		case event.TaskCancel:
 			e.cancelled(ev)
 		}
 	}
-	if len(noops) > 0 {
+	// Every task.started first, then every task.finished: each step's
+	// started still precedes its finished, and the outbox packs each type's
+	// run into one signed message — two messages per assignment batch, not
+	// two per step (each message costs a JetStream fsync and a signature
+	// check in every ledger; node/bench measured 4,000 of a 2,000-step
+	// run's 4,070 messages before).
+	if noops := append(starts, results...); len(noops) > 0 {
 		if err := e.env.Emit.Emit(e.runCtx, noops...); err != nil {
 			e.log.Error("emit noop results", "err", err)
 			return
