@@ -16,7 +16,8 @@
 // Verification (Verifier.Verify) checks, in order: size, the JWS structure
 // and algorithm, the credential against the root, the signature, exp/iat at
 // the message's time, iss = kid = credential subject, that the subject
-// matches the type, and that the credential's roles allow the type. Replays
+// matches the type, that the credential's roles allow the type, and that no
+// payload carries a secret (package redact). Sign refuses the same secrets. Replays
 // (a jti seen before) are the ledger's job: it keeps the persisted set.
 package envelope
 
@@ -28,6 +29,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/bus/redact"
 	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/golang-jwt/jwt/v5"
 )
@@ -51,6 +53,22 @@ var ErrRejected = errors.New("envelope: rejected")
 
 // ErrTooLarge is returned by Sign when the events do not fit one message.
 var ErrTooLarge = errors.New("envelope: message too large")
+
+// ErrSecret is returned by Sign (and CheckDraft) for an event whose payload
+// still carries what looks like a secret; receivers refuse such events too.
+var ErrSecret = errors.New("envelope: event carries a secret")
+
+// CheckDraft reports whether d may be signed: size and secrets. Emitters
+// call it before they accept a draft, so a refusal reaches the caller.
+func CheckDraft(d event.Draft) error {
+	if len(d.Data) > MaxEventBytes {
+		return fmt.Errorf("%w: event %s (%s) payload is %d bytes, limit %d", ErrTooLarge, d.ID, d.Type, len(d.Data), MaxEventBytes)
+	}
+	if kind, ok := redact.FindJSON(d.Data); ok {
+		return fmt.Errorf("%w: %s event %s holds what looks like a secret (%s); pass secrets by reference, e.g. $NAME from the executor's environment", ErrSecret, d.Type, d.ID, kind)
+	}
+	return nil
+}
 
 type item struct {
 	ID   string          `json:"id"`
@@ -86,8 +104,8 @@ func Sign(id *trust.Identity, drafts []event.Draft) ([]byte, string, error) {
 		Type: drafts[0].Type,
 	}
 	for _, d := range drafts {
-		if len(d.Data) > MaxEventBytes {
-			return nil, "", fmt.Errorf("%w: event %s (%s) payload is %d bytes, limit %d", ErrTooLarge, d.ID, d.Type, len(d.Data), MaxEventBytes)
+		if err := CheckDraft(d); err != nil {
+			return nil, "", err
 		}
 		if d.Subject() != subj {
 			return nil, "", fmt.Errorf("envelope: batch mixes subjects %s and %s", subj, d.Subject())
@@ -223,6 +241,14 @@ func (v *Verifier) Verify(raw []byte, subject string, at time.Time) (*Envelope, 
 	}
 	if got := event.TypeFromSubject(subject); got != c.Type {
 		return nil, reject("type %s sent on subject %s", c.Type, subject)
+	}
+	if kind, ok := redact.FindJSON(c.Data); ok {
+		return nil, reject("event carries what looks like a secret (%s)", kind)
+	}
+	for _, it := range c.Batch {
+		if kind, ok := redact.FindJSON(it.Data); ok {
+			return nil, reject("event %s carries what looks like a secret (%s)", it.ID, kind)
+		}
 	}
 	env := &Envelope{ID: c.ID, Signer: cred, Type: c.Type}
 	mk := func(id, run string, t time.Time, data json.RawMessage) event.Event {

@@ -2,6 +2,7 @@ package envelope_test
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -145,5 +146,37 @@ func TestPeek(t *testing.T) {
 	}
 	if c := envelope.Peek([]byte("junk")); c != (envelope.Claimed{}) {
 		t.Fatalf("peek junk = %+v", c)
+	}
+}
+
+func TestSecretsAreRefused(t *testing.T) {
+	ids := bustest.NewIdentities(t)
+	op := ids.Node(t, "operator", "operator")
+	leaky := event.MustDraft(event.GoalSubmitted, "r", map[string]string{"plan_file": "steps:\n  - run: mysql --password=hunter2\n"})
+	if _, _, err := envelope.Sign(op, []event.Draft{leaky}); !errors.Is(err, envelope.ErrSecret) {
+		t.Fatalf("sign: %v, want ErrSecret", err)
+	}
+	if err := envelope.CheckDraft(leaky); err == nil || strings.Contains(err.Error(), "hunter2") {
+		t.Fatalf("CheckDraft: %v (must refuse without repeating the secret)", err)
+	}
+	ref := event.MustDraft(event.GoalSubmitted, "r", map[string]string{"plan_file": "steps:\n  - run: mysql --password=$DB_PASSWORD\n"})
+	if _, _, err := envelope.Sign(op, []event.Draft{ref}); err != nil {
+		t.Fatalf("a reference to a secret was refused: %v", err)
+	}
+	// A message signed outside Sign (a misbehaving node) is refused on
+	// receipt.
+	tok := jwt.NewWithClaims(jwt.SigningMethodEdDSA, jwt.MapClaims{
+		"iss": "operator", "jti": leaky.ID, "typ": string(event.GoalSubmitted), "run": "r",
+		"iat": time.Now().Unix(), "exp": time.Now().Add(time.Minute).Unix(), "data": json.RawMessage(leaky.Data),
+	})
+	tok.Header["kid"] = "operator"
+	tok.Header["cred"] = op.Credential
+	raw, err := tok.SignedString(op.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = envelope.NewVerifier(ids.Root).Verify([]byte(raw), leaky.Subject(), time.Now())
+	if !errors.Is(err, envelope.ErrRejected) || !strings.Contains(err.Error(), "secret") {
+		t.Fatalf("verify: %v, want a secret rejection", err)
 	}
 }

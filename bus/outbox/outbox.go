@@ -149,8 +149,8 @@ func (o *Outbox) Emit(ctx context.Context, drafts ...event.Draft) error {
 		return nil
 	}
 	for _, d := range drafts {
-		if len(d.Data) > envelope.MaxEventBytes {
-			return fmt.Errorf("%w: event %s (%s) payload %d bytes, limit %d", envelope.ErrTooLarge, d.ID, d.Type, len(d.Data), envelope.MaxEventBytes)
+		if err := envelope.CheckDraft(d); err != nil {
+			return err
 		}
 		if d.ID == "" || d.Type == "" {
 			return fmt.Errorf("outbox: draft needs an id and a type")

@@ -3,6 +3,7 @@ package runner
 import (
 	"errors"
 	"fmt"
+	"github.com/agentic-dev/agentic/bus/redact"
 	"os"
 	"sync"
 	"time"
@@ -203,7 +204,7 @@ func (c *capture) tailString() string {
 	}
 	s := trimRuneStart(string(t))
 	c.tailMu.Unlock()
-	s = Redact(s)
+	s = redact.Redact(s)
 	if len(s) > c.tailBytes {
 		s = trimRuneStart(s[len(s)-c.tailBytes:])
 	}

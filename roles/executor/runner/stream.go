@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bytes"
+	"github.com/agentic-dev/agentic/bus/redact"
 	"regexp"
 	"strings"
 )
@@ -58,7 +59,7 @@ func (r *lineRedactor) redact(text string) string {
 		text = text[end[1]:]
 	}
 	r.inKey = openKeyBlock(text)
-	out := Redact(text)
+	out := redact.Redact(text)
 	if r.inKey && strings.HasSuffix(text, "\n") && !strings.HasSuffix(out, "\n") {
 		out += "\n"
 	}

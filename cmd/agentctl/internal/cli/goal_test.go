@@ -248,3 +248,21 @@ func TestGoalSubmitWaitInterrupted(t *testing.T) {
 		t.Fatalf("interrupted wait = %+v", r)
 	}
 }
+
+// A plan that carries a secret is refused before it is signed, with a hint
+// and without echoing the secret; a reference to one is fine.
+func TestGoalSubmitRefusesSecrets(t *testing.T) {
+	h := newHarness(t).withNode()
+	leak := writePlan(t, "leak.yaml", "goal: leak\nsteps:\n  - id: a\n    run: mysql --password=hunter2\n")
+	r := h.run("goal", "submit", "-f", leak)
+	if r.code != ExitError || !strings.Contains(r.stderr, "secret") || strings.Contains(r.stderr, "hunter2") {
+		t.Fatalf("submit leaky plan = %+v", r)
+	}
+	if n := len(h.events()); n != 0 {
+		t.Fatalf("%d events in the stream after a refused plan", n)
+	}
+	ref := writePlan(t, "ref.yaml", "goal: ref\nsteps:\n  - id: a\n    run: mysql --password=$DB_PASSWORD\n")
+	if r := h.run("goal", "submit", "-f", ref); r.code != 0 {
+		t.Fatalf("submit plan with a secret reference = %+v", r)
+	}
+}

@@ -1,4 +1,4 @@
-package runner
+package redact
 
 import (
 	"strings"
@@ -67,61 +67,57 @@ func TestRedact(t *testing.T) {
 
 // The stream redactor must catch secrets split across reads and drop the
 // body of a private key delivered in pieces.
-func TestLineRedactorAcrossChunks(t *testing.T) {
-	in := "start\nuser=bob password=hunter2 end\n" + pemKey + "\nafter\ntail token=abc"
-	for _, size := range []int{1, 3, 7, 16, 64, len(in)} {
-		var lr lineRedactor
-		var out strings.Builder
-		for i := 0; i < len(in); i += size {
-			out.WriteString(lr.write([]byte(in[i:min(i+size, len(in))])))
-		}
-		out.WriteString(lr.flush())
-		got := out.String()
-		for _, secret := range []string{"hunter2", "MIIEowIBAAKCAQEA", "Zm9vYmFy", "abc"} {
-			if strings.Contains(got, secret) {
-				t.Errorf("chunk size %d: %q leaked in %q", size, secret, got)
-			}
-		}
-		for _, keep := range []string{"start\n", "password=[REDACTED] end\n", "after\n", "tail token=[REDACTED]"} {
-			if !strings.Contains(got, keep) {
-				t.Errorf("chunk size %d: %q missing from %q", size, keep, got)
-			}
-		}
-	}
-}
-
-// A line longer than maxHold is released in pieces rather than held
-// forever, so memory stays bounded.
-func TestLineRedactorLongLine(t *testing.T) {
-	var lr lineRedactor
-	var n int
-	chunk := []byte(strings.Repeat("x", 1000))
-	for range 100 {
-		n += len(lr.write(chunk))
-		if len(lr.pending) > maxHold+len(chunk) {
-			t.Fatalf("holding %d bytes", len(lr.pending))
-		}
-	}
-	n += len(lr.flush())
-	if n != 100*1000 {
-		t.Fatalf("released %d bytes, want %d", n, 100*1000)
-	}
-}
-
-func TestTrimRuneStart(t *testing.T) {
-	s := "héllo"
-	if got := trimRuneStart(s[2:]); got != "llo" {
-		t.Errorf("trimRuneStart(%q) = %q", s[2:], got)
-	}
-	if got := trimRuneStart(s); got != s {
-		t.Errorf("trimRuneStart(%q) = %q", s, got)
-	}
-}
-
 func BenchmarkRedactClean(b *testing.B) {
 	line := strings.Repeat("compiling module foo/bar with 12 files, cache hit\n", 600)
 	b.SetBytes(int64(len(line)))
 	for b.Loop() {
 		Redact(line)
+	}
+}
+
+func TestHarmlessValuesAreNotSecrets(t *testing.T) {
+	for _, s := range []string{
+		`mysql --password $DB_PASSWORD`,
+		`export PGPASSWORD=${DB_PASSWORD}`,
+		`curl -H "X-Api-Key: $API_KEY" https://example.com`,
+		`max_tokens: 500`,
+		`{"llm_tokens":200000}`,
+		`{"run":"echo password=$PW"}`,
+		`{"run":"echo \"token=${TOKEN}\""}`,
+	} {
+		if kind, ok := Find(s); ok {
+			t.Errorf("Find(%q) = %s, want no secret", s, kind)
+		}
+		if got := Redact(s); got != s {
+			t.Errorf("Redact(%q) = %q, want unchanged", s, got)
+		}
+	}
+	for _, s := range []string{
+		`{"run":"mysql --password=hunter2"}`,
+		`{"run":"curl -H \"Authorization: Bearer abcdefgh12345678\""}`,
+		`{"env":{"GITHUB_TOKEN":"ghp_abcdefghijklmnopqrstuvwxyz0123456789"}}`,
+	} {
+		if _, ok := Find(s); !ok {
+			t.Errorf("Find(%q) found no secret", s)
+		}
+	}
+}
+
+func TestFindJSON(t *testing.T) {
+	for _, c := range []struct {
+		json   string
+		secret bool
+	}{
+		{`{"plan_file":"steps:\n  - run: mysql --password=$DB_PASSWORD\n"}`, false},
+		{`{"plan_file":"steps:\n  - run: mysql --password=hunter2\n"}`, true},
+		{`{"env":{"DB_PASSWORD":"$DB_PASSWORD"}}`, false},
+		{`{"env":{"DB_PASSWORD":"hunter2"}}`, true},
+		{`{"steps":[{"run":"echo ok"},{"env":{"GH":"ghp_abcdefghijklmnopqrstuvwxyz0123456789"}}]}`, true},
+		{`{"llm_tokens":200000,"goal":"rotate the api token"}`, false},
+		{`not json password=hunter2`, true},
+	} {
+		if _, got := FindJSON([]byte(c.json)); got != c.secret {
+			t.Errorf("FindJSON(%s) = %v, want %v", c.json, got, c.secret)
+		}
 	}
 }

@@ -1,4 +1,14 @@
-package runner
+// Package redact finds and hides secrets in text: command lines, step
+// output, event payloads. Executors redact output before it leaves the
+// node, and the envelope refuses to sign or accept an event that still
+// carries a secret (DESIGN.md: secrets are redacted when an event is
+// created; an event that still carries a known secret pattern is refused).
+//
+// It is a pattern filter, not a guarantee: a secret in an unknown format
+// passes through. Values that are plainly not secrets — a shell variable
+// reference ($DB_PASSWORD, ${TOKEN}) or a number (max_tokens: 500) — are
+// left alone, so a plan may name a secret without carrying it.
+package redact
 
 import (
 	"regexp"
@@ -122,8 +132,15 @@ func Redact(s string) string {
 // ContainsSecret reports whether s holds a value Redact would replace.
 // Events that still carry one are refused (DESIGN.md "Secrets").
 func ContainsSecret(s string) bool {
+	_, ok := Find(s)
+	return ok
+}
+
+// Find reports the kind of the first secret in s ("key=value secret",
+// "GitHub token", …), without the secret itself.
+func Find(s string) (kind string, ok bool) {
 	if s == "" {
-		return false
+		return "", false
 	}
 	lower := strings.ToLower(s)
 	for i := range rules {
@@ -132,12 +149,37 @@ func ContainsSecret(s string) bool {
 			continue
 		}
 		for _, m := range r.re.FindAllStringSubmatchIndex(s, -1) {
-			if lo, hi := r.secret(m); lo >= 0 && hi > lo && s[lo:hi] != Redacted {
-				return true
+			if lo, hi := r.secret(m); lo >= 0 && hi > lo && !harmless(s[lo:hi]) {
+				return r.name, true
 			}
 		}
 	}
-	return false
+	return "", false
+}
+
+// varRef matches a value that only names a variable: $NAME or ${NAME}
+// (possibly with a :- default that is itself a reference), escaped quotes
+// of a JSON string around it included.
+var varRef = regexp.MustCompile(`^\\?["']?\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[A-Za-z_][A-Za-z0-9_]*\})\\?["']?$`)
+
+// harmless reports whether a matched value is not a secret: already
+// redacted, a variable reference, or a number.
+func harmless(v string) bool {
+	if v == Redacted || varRef.MatchString(v) {
+		return true
+	}
+	// Unquoted values run to the next separator, which in JSON can be a
+	// closing brace or bracket.
+	v = strings.TrimRight(v, "})]")
+	if v == "" {
+		return false
+	}
+	for _, c := range v {
+		if (c < '0' || c > '9') && c != '.' {
+			return false
+		}
+	}
+	return true
 }
 
 func (r *rule) hinted(s, lower string) bool {
@@ -179,7 +221,7 @@ func (r *rule) replace(s string) (string, bool) {
 	last, changed := 0, false
 	for _, m := range ms {
 		lo, hi := r.secret(m)
-		if lo < 0 || hi == lo || s[lo:hi] == Redacted {
+		if lo < 0 || hi == lo || harmless(s[lo:hi]) {
 			continue
 		}
 		b.WriteString(s[last:lo])

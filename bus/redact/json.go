@@ -1,0 +1,56 @@
+package redact
+
+import (
+	"encoding/json"
+	"sort"
+)
+
+// FindJSON is Find for a JSON document (an event payload): it judges the
+// decoded strings, so JSON escaping neither hides a secret nor makes one
+// up ("$PW\n" in a JSON string is a reference followed by a newline). A
+// member "KEY": "value" is judged as KEY=value, so {"DB_PASSWORD": "x"}
+// is a secret while {"DB_PASSWORD": "$DB_PASSWORD"} is not. Data that is
+// not JSON is judged as text.
+func FindJSON(data []byte) (kind string, ok bool) {
+	// Cheap pre-check on the raw bytes: most payloads hold nothing that
+	// looks like a secret and are never decoded.
+	if _, hit := Find(string(data)); !hit {
+		return "", false
+	}
+	var v any
+	if err := json.Unmarshal(data, &v); err != nil {
+		return Find(string(data))
+	}
+	return findValue(v)
+}
+
+func findValue(v any) (string, bool) {
+	switch x := v.(type) {
+	case string:
+		return Find(x)
+	case []any:
+		for _, e := range x {
+			if k, ok := findValue(e); ok {
+				return k, true
+			}
+		}
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if s, isStr := x[k].(string); isStr {
+				if kind, ok := Find(k + "=" + s); ok {
+					return kind, true
+				}
+				continue
+			}
+			if kind, ok := findValue(x[k]); ok {
+				return kind, true
+			}
+		}
+	}
+	return "", false
+}
