@@ -61,6 +61,9 @@ type Node struct {
 	fatal       chan error
 	fatalOnce   sync.Once
 	started     bool
+	// cancel and wg end and wait for the node's own goroutines.
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
 }
 
 // New prepares a node from a validated configuration; it starts nothing.
@@ -178,7 +181,13 @@ func (n *Node) Start(ctx context.Context) (err error) {
 		return err
 	}
 	n.started = true
-	go n.watchOutbox(ctx)
+	lctx, cancel := context.WithCancel(context.Background())
+	n.cancel = cancel
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		n.watchOutbox(lctx)
+	}()
 	return nil
 }
 
@@ -290,9 +299,12 @@ func (n *Node) startHTTP() error {
 	if n.has(event.RoleUI) && n.view != nil {
 		ui.New(n.view).Register(mux)
 	}
-	n.http = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	n.http = srv
+	n.wg.Add(1)
 	go func() {
-		if err := n.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		defer n.wg.Done()
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			n.log.Error("http server", "err", err)
 		}
 	}()
@@ -333,9 +345,6 @@ func (n *Node) watchOutbox(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if !n.started {
-				return
-			}
 			if err := n.outbox.Err(); err != nil {
 				n.fail(err)
 				return
@@ -360,12 +369,17 @@ func (n *Node) Stop(ctx context.Context) error {
 }
 
 func (n *Node) teardown(ctx context.Context) {
+	if n.cancel != nil {
+		n.cancel()
+		n.cancel = nil
+	}
 	if n.http != nil {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 		_ = n.http.Shutdown(sctx)
 		cancel()
 		n.http = nil
 	}
+	n.wg.Wait()
 	if n.apiSrv != nil {
 		n.apiSrv.Stop()
 		n.apiSrv = nil
