@@ -3,6 +3,7 @@ package ledger
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/agentic-dev/agentic/ledger/pebblelog"
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
@@ -105,22 +106,13 @@ type appender struct {
 }
 
 // commit writes the head and commits with Sync. Pebble reports a failed WAL
-// sync through Logger.Fatalf, which panics with a pebbleFatal in this
-// goroutine: that panic becomes the commit's error.
-func (a *appender) commit() (err error) {
+// sync through Logger.Fatalf; pebblelog.SyncCommit turns it into the
+// commit's error.
+func (a *appender) commit() error {
 	if err := a.b.Set([]byte(keyHead), a.head.encode(), nil); err != nil {
 		return err
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			f, ok := r.(pebbleFatal)
-			if !ok {
-				panic(r)
-			}
-			err = f
-		}
-	}()
-	return a.b.Commit(pebble.Sync)
+	return pebblelog.SyncCommit(a.b)
 }
 
 func (a *appender) message(m *Message) error {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentic-dev/agentic/ledger/pebblelog"
 	"io"
 	"time"
 
@@ -109,7 +110,7 @@ func (s *Store) importFrom(r io.Reader) error {
 	if err := im.b.Delete([]byte(keyImporting), nil); err != nil {
 		return err
 	}
-	if err := im.b.Commit(pebble.Sync); err != nil {
+	if err := pebblelog.SyncCommit(im.b); err != nil {
 		return fmt.Errorf("%w: %w", ErrSync, err)
 	}
 	s.mu.Lock()
@@ -125,7 +126,7 @@ type importer struct {
 }
 
 func (im *importer) flush() error {
-	if err := im.b.Commit(pebble.Sync); err != nil {
+	if err := pebblelog.SyncCommit(im.b); err != nil {
 		return fmt.Errorf("%w: %w", ErrSync, err)
 	}
 	im.b.Close()

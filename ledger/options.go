@@ -1,7 +1,7 @@
 package ledger
 
 import (
-	"fmt"
+	"github.com/agentic-dev/agentic/ledger/pebblelog"
 	"log/slog"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -41,7 +41,7 @@ const cacheBytes = 64 << 20
 func pebbleOptions(log *slog.Logger, fs vfs.FS) *pebble.Options {
 	o := &pebble.Options{
 		FormatMajorVersion: pebble.FormatNewest,
-		Logger:             pebbleLogger{log: log.With("lib", "pebble")},
+		Logger:             pebblelog.New(log),
 		Cache:              pebble.NewCache(cacheBytes),
 		FS:                 fs,
 	}
@@ -49,48 +49,4 @@ func pebbleOptions(log *slog.Logger, fs vfs.FS) *pebble.Options {
 		o.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 	}
 	return o
-}
-
-// pebbleLogger adapts slog to pebble.Logger so Pebble never prints to stderr.
-type pebbleLogger struct{ log *slog.Logger }
-
-var _ pebble.Logger = pebbleLogger{}
-
-// Infof logs Pebble's routine messages at Debug level.
-func (l pebbleLogger) Infof(format string, args ...any) {
-	l.log.Debug("pebble", "msg", fmt.Sprintf(format, args...))
-}
-
-// Errorf logs Pebble's errors at Error level.
-func (l pebbleLogger) Errorf(format string, args ...any) {
-	l.log.Error("pebble", "msg", fmt.Sprintf(format, args...))
-}
-
-// Fatalf logs and panics with a pebbleFatal: Pebble calls it when it cannot
-// go on safely, and it must not return. Append recovers the panic raised by
-// its own commit (a failed WAL sync) into ErrSync; raised anywhere else (a
-// background compaction) it ends the process, as Pebble intends.
-func (l pebbleLogger) Fatalf(format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
-	l.log.Error("pebble fatal", "msg", msg)
-	panic(pebbleFatal{msg: msg, args: args})
-}
-
-// pebbleFatal is the panic value of pebbleLogger.Fatalf.
-type pebbleFatal struct {
-	msg  string
-	args []any
-}
-
-func (f pebbleFatal) Error() string { return "ledger: pebble fatal: " + f.msg }
-
-// Unwrap exposes the errors Pebble passed, so the disk error stays testable.
-func (f pebbleFatal) Unwrap() []error {
-	var errs []error
-	for _, a := range f.args {
-		if err, ok := a.(error); ok {
-			errs = append(errs, err)
-		}
-	}
-	return errs
 }

@@ -27,6 +27,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentic-dev/agentic/ledger/pebblelog"
 	"log/slog"
 	"sync"
 	"time"
@@ -35,6 +36,7 @@ import (
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -96,12 +98,18 @@ type Outbox struct {
 
 // Open opens (or creates) the outbox in dir, loading what is pending.
 func Open(dir string, id *trust.Identity, logger *slog.Logger) (*Outbox, error) {
+	return open(dir, nil, id, logger)
+}
+
+// open is Open on a given file system (tests inject disk failures).
+func open(dir string, fs vfs.FS, id *trust.Identity, logger *slog.Logger) (*Outbox, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
 	db, err := pebble.Open(dir, &pebble.Options{
 		FormatMajorVersion: pebble.FormatNewest,
-		Logger:             quietLogger{logger},
+		Logger:             pebblelog.New(logger),
+		FS:                 fs,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("outbox: open %s: %w", dir, err)
@@ -177,7 +185,7 @@ func (o *Outbox) Emit(ctx context.Context, drafts ...event.Draft) error {
 			return fmt.Errorf("outbox: batch: %w", err)
 		}
 	}
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := pebblelog.SyncCommit(b); err != nil {
 		o.fail(fmt.Errorf("%w: %w", ErrSync, err))
 		return fmt.Errorf("%w: %w", ErrSync, err)
 	}
@@ -433,7 +441,7 @@ func (o *Outbox) remove(seqs []uint64) error {
 			return fmt.Errorf("outbox: batch: %w", err)
 		}
 	}
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := pebblelog.SyncCommit(b); err != nil {
 		return fmt.Errorf("%w: delete acknowledged entries: %w", ErrSync, err)
 	}
 	o.mu.Lock()

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentic-dev/agentic/ledger/pebblelog"
 	"log/slog"
 	"sync"
 	"time"
@@ -43,7 +44,7 @@ func Open(dir string, logger *slog.Logger) (*Store, error) {
 	}
 	db, err := pebble.Open(dir, &pebble.Options{
 		FormatMajorVersion: pebble.FormatNewest,
-		Logger:             quietLogger{logger},
+		Logger:             pebblelog.New(logger),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("localstate: open %s: %w", dir, err)
@@ -197,7 +198,7 @@ func (s *Store) Prune(cutoff time.Time) (int, error) {
 	if n == 0 {
 		return 0, nil
 	}
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := pebblelog.SyncCommit(b); err != nil {
 		return 0, fmt.Errorf("%w: prune %d attempts: %w", ErrSync, n, err)
 	}
 	return n, nil
@@ -245,7 +246,7 @@ func (s *Store) writeLocked(a Attempt) error {
 	if err != nil {
 		return fmt.Errorf("localstate: batch %s/%s attempt %d: %w", a.Run, a.Step, a.Attempt, err)
 	}
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := pebblelog.SyncCommit(b); err != nil {
 		return fmt.Errorf("%w: %s/%s attempt %d: %w", ErrSync, a.Run, a.Step, a.Attempt, err)
 	}
 	return nil
