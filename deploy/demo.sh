@@ -44,6 +44,9 @@ run=$(ctl run list -o json | grep -o '"id": *"[^"]*"' | head -1 | sed 's/.*"\([^
 say "agentctl run show $run"
 ctl run show "$run"
 
+say "agentctl run logs $run"
+ctl run logs "$run"
+
 say "agentctl audit tail --run $run (last 8 events)"
 ctl audit tail --run "$run" | tail -n 8
 

@@ -557,3 +557,28 @@ func TestFailureRouting(t *testing.T) {
 		}
 	})
 }
+
+// TestRunLogs: a real executor's output reaches the logs stream and
+// `agentctl run logs` prints it, per step and for the whole run.
+func TestRunLogs(t *testing.T) {
+	requireE2E(t)
+	a := startAgentd(t)
+	if r := a.ctl("goal", "submit", "-f", filepath.Join(bin.root, "examples", "hello.yaml"), "--wait"); r.code != 0 {
+		t.Fatalf("goal submit --wait: want exit 0, got %s", r)
+	}
+	out := a.mustCtl("run", "list", "-o", "json")
+	var runs []runView
+	if err := json.Unmarshal([]byte(out), &runs); err != nil || len(runs) != 1 {
+		t.Fatalf("run list: %v\n%s", err, out)
+	}
+	id := runs[0].ID
+	if got := a.mustCtl("run", "logs", id[:8], "hello"); !strings.Contains(got, "hello from agentic") {
+		t.Fatalf("run logs hello:\n%s", got)
+	}
+	all := a.mustCtl("run", "logs", id)
+	for _, want := range []string{"hello", "sysinfo", "summary", "the demo wrote"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("run logs: %q missing from\n%s", want, all)
+		}
+	}
+}

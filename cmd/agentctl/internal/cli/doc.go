@@ -6,15 +6,16 @@
 //  1. Reads go through the query API (node/api) to whichever agentd
 //     answers; writes are events signed with the operator credentials and
 //     published to JetStream (bus.PublishSigned). agentctl never writes
-//     anything else.
+//     anything else. The one read outside the API is step output (run
+//     logs), read from the AGENTIC_LOGS stream with an ordered consumer.
 //  2. A plan file is parsed and checked locally before anything is
 //     published: a malformed plan exits 1 with every located problem and
 //     publishes nothing.
 //  3. Errors are one "error:" line on stderr (plus "hint:" when there is
 //     one) and exit code 1; usage errors exit 2; goal submit --wait exits 3
 //     for a failed run, 4 for a cancelled one; an interrupted command
-//     exits 130, except a follow (audit tail --follow), which Ctrl-C ends
-//     normally.
+//     exits 130, except a follow (audit tail --follow, run logs --follow),
+//     which Ctrl-C ends normally.
 //  4. Output formats: text for people; json (indented; arrays for lists)
 //     and jsonl (one compact object per line) for programs, with the
 //     shapes documented in docs/cli.md.
