@@ -39,8 +39,11 @@ const (
 	// MaxMessageBytes caps a signed message (under NATS's default 1 MiB
 	// max_payload).
 	MaxMessageBytes = 900 << 10
-	// MaxEventBytes caps one event's payload.
-	MaxEventBytes = 768 << 10
+	// MaxEventBytes caps one event's payload, so that any event that passes
+	// CheckDraft can be signed alone: the claims are base64-encoded (4/3)
+	// and the header carries the signer's credential, and the result must
+	// stay under MaxMessageBytes ((900 KiB - 2 KiB) * 3/4 > 640 KiB + claims).
+	MaxEventBytes = 640 << 10
 	// TTL is how long after signing a message stays valid.
 	TTL = 5 * time.Minute
 	// Leeway tolerates clock skew between nodes.

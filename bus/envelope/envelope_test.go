@@ -180,3 +180,27 @@ func TestSecretsAreRefused(t *testing.T) {
 		t.Fatalf("verify: %v, want a secret rejection", err)
 	}
 }
+
+// Any payload CheckDraft accepts can be signed alone: the size limit leaves
+// room for base64 and the credential in the header.
+func TestLargestEventSigns(t *testing.T) {
+	ids := bustest.NewIdentities(t)
+	pl := ids.Node(t, "planner-with-a-long-node-name", event.RolePlanner)
+	// A JSON string of exactly MaxEventBytes bytes.
+	data := `"` + strings.Repeat("a", envelope.MaxEventBytes-2) + `"`
+	d := event.Draft{ID: event.NewID(), Type: event.PlanProposed, Run: event.NewID(), Time: time.Now(), Data: json.RawMessage(data)}
+	if err := envelope.CheckDraft(d); err != nil {
+		t.Fatal(err)
+	}
+	raw, _, err := envelope.Sign(pl, []event.Draft{d})
+	if err != nil {
+		t.Fatalf("sign largest event: %v", err)
+	}
+	if _, err := envelope.NewVerifier(ids.Root).Verify(raw, d.Subject(), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	d.Data = json.RawMessage(`"` + strings.Repeat("a", envelope.MaxEventBytes-1) + `"`)
+	if err := envelope.CheckDraft(d); !errors.Is(err, envelope.ErrTooLarge) {
+		t.Fatalf("one byte over: %v", err)
+	}
+}

@@ -224,6 +224,11 @@ func (o *Outbox) fail(err error) {
 	if o.mu.fatal == nil {
 		o.mu.fatal = err
 		o.log.Error("outbox failed: stopping", "err", err)
+		if len(o.mu.pending) > 0 {
+			// Wake WaitDrained: it reports the fatal error.
+			close(o.mu.drained)
+			o.mu.drained = make(chan struct{})
+		}
 	}
 	o.mu.Unlock()
 }
@@ -313,15 +318,18 @@ type message struct {
 
 func (o *Outbox) run(ctx context.Context, js jetstream.JetStream) {
 	defer close(o.done)
-	var retryMsgs []message
-	var retrySeqs []uint64
+	// A round is retried with the same signed bytes (so JetStream's
+	// duplicate window drops a copy that did land) until the signatures
+	// near their expiry; then it is signed again, with the same event ids,
+	// so that no ledger refuses it as expired after a long outage.
+	var retry *round
 	backoff := 50 * time.Millisecond
 	for {
 		o.mu.Lock()
 		n := len(o.mu.pending)
-		var round []entry
-		if retryMsgs == nil && n > 0 {
-			round = append([]entry(nil), o.mu.pending[:min(n, maxRoundEvents)]...)
+		var entries []entry
+		if retry == nil && n > 0 {
+			entries = append([]entry(nil), o.mu.pending[:min(n, maxRoundEvents)]...)
 		}
 		o.mu.Unlock()
 		if n == 0 {
@@ -332,28 +340,24 @@ func (o *Outbox) run(ctx context.Context, js jetstream.JetStream) {
 				continue
 			}
 		}
-		var msgs []message
-		var seqs []uint64
-		if retryMsgs != nil {
-			msgs, seqs = retryMsgs, retrySeqs
-		} else {
+		r := retry
+		if r == nil || time.Since(r.signed) > resignAfter {
+			if r != nil {
+				entries = r.entries
+				o.log.Info("outbox re-signing a retried round before its signatures expire", "events", len(entries))
+			}
 			var err error
-			msgs, err = o.sign(round)
-			if err != nil {
+			if r, err = o.newRound(entries); err != nil {
 				o.fail(fmt.Errorf("outbox: sign: %w", err))
 				return
 			}
-			seqs = make([]uint64, len(round))
-			for i, e := range round {
-				seqs[i] = e.seq
-			}
 		}
-		if err := o.publish(ctx, js, msgs); err != nil {
+		if err := o.publish(ctx, js, r.msgs); err != nil {
 			if ctx.Err() != nil {
 				return
 			}
-			o.log.Warn("outbox publish failed; retrying", "err", err, "messages", len(msgs), "backoff", backoff)
-			retryMsgs, retrySeqs = msgs, seqs
+			o.log.Warn("outbox publish failed; retrying", "err", err, "messages", len(r.msgs), "backoff", backoff)
+			retry = r
 			select {
 			case <-ctx.Done():
 				return
@@ -362,12 +366,39 @@ func (o *Outbox) run(ctx context.Context, js jetstream.JetStream) {
 			backoff = min(backoff*2, 2*time.Second)
 			continue
 		}
-		retryMsgs, backoff = nil, 50*time.Millisecond
-		if err := o.remove(seqs); err != nil {
+		retry, backoff = nil, 50*time.Millisecond
+		if err := o.remove(r.seqs()); err != nil {
 			o.fail(err)
 			return
 		}
 	}
+}
+
+// resignAfter bounds how long a retried round keeps its signatures: well
+// inside envelope.TTL, so what finally lands is never expired.
+var resignAfter = envelope.TTL / 2
+
+// round is one publish round: the entries and their signed messages.
+type round struct {
+	entries []entry
+	msgs    []message
+	signed  time.Time
+}
+
+func (o *Outbox) newRound(entries []entry) (*round, error) {
+	msgs, err := o.sign(entries)
+	if err != nil {
+		return nil, err
+	}
+	return &round{entries: entries, msgs: msgs, signed: time.Now()}, nil
+}
+
+func (r *round) seqs() []uint64 {
+	out := make([]uint64, len(r.entries))
+	for i, e := range r.entries {
+		out[i] = e.seq
+	}
+	return out
 }
 
 // sign packs a round into messages: consecutive drafts of one subject share

@@ -37,6 +37,10 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
+// ErrStreamBehind is returned by Start when the stream holds fewer messages
+// than the ledger has folded.
+var ErrStreamBehind = errors.New("follow: stream behind ledger")
+
 // maxBatch bounds the messages folded in one ledger commit.
 const maxBatch = 512
 
@@ -111,6 +115,13 @@ func (f *Follower) Start(ctx context.Context) error {
 	}
 	target := st.State.LastSeq
 	applied := f.cfg.Store.AppliedStreamSeq()
+	if target < applied {
+		// The stream is younger than the ledger: it was deleted and made
+		// again (or the JetStream store was wiped). Its sequence numbers
+		// restarted, and folding would skip every new message as already
+		// applied. Refuse rather than stall silently.
+		return fmt.Errorf("follow: stream %s ends at sequence %d but this ledger has folded up to %d: the stream was recreated or its store lost; restore the stream, or move the ledger aside (%w)", bus.EventsStream, target, applied, ErrStreamBehind)
+	}
 	f.log.Info("ledger restored", "records", n, "applied_stream_seq", applied, "stream_last_seq", target)
 	occ := jetstream.OrderedConsumerConfig{FilterSubjects: []string{event.SubjectAll}}
 	if applied > 0 {
@@ -286,6 +297,11 @@ func (f *Follower) settle(live bool) {
 
 func (f *Follower) run(ctx context.Context, it jetstream.MessagesContext, target uint64) {
 	defer close(f.done)
+	if f.Live() {
+		// Caught up at start (nothing new on the stream): tell the roles
+		// now, not at the next commit, which may be long in coming.
+		f.settle(true)
+	}
 	msgs := make(chan jetstream.Msg, maxBatch)
 	var wg sync.WaitGroup
 	wg.Add(1)

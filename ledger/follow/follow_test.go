@@ -3,6 +3,7 @@ package follow_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -133,5 +134,82 @@ func TestFollowFoldsVerifiesAndSnapshots(t *testing.T) {
 	f2.Stop()
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// recorder remembers the last Settled value.
+type recorder struct {
+	mu   sync.Mutex
+	live bool
+}
+
+func (r *recorder) Fold(event.Event)  {}
+func (r *recorder) Settled(live bool) { r.mu.Lock(); r.live = live; r.mu.Unlock() }
+func (r *recorder) isLive() bool      { r.mu.Lock(); defer r.mu.Unlock(); return r.live }
+
+// A node that restarts with nothing new on the stream tells its roles they
+// are live without waiting for the next event.
+func TestIdleRestartSettlesLive(t *testing.T) {
+	srv := bustest.Server(t)
+	conn := bustest.Connect(t, srv)
+	ids := bustest.NewIdentities(t)
+	ctx := context.Background()
+	if err := bus.PublishSigned(ctx, conn.JS, ids.Node(t, "x", event.RoleExecutor), event.MustDraft(event.TaskStarted, "r", event.TaskStartedData{Step: "a"})); err != nil {
+		t.Fatal(err)
+	}
+	st, err := ledger.Open(t.TempDir(), ledger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	cfg := follow.Config{JS: conn.JS, Store: st, Verifier: envelope.NewVerifier(ids.Root)}
+	f := follow.New(cfg)
+	if err := f.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "first fold", func() bool { return st.AppliedStreamSeq() == 1 })
+	f.Stop()
+	r := &recorder{}
+	cfg.Folders = []roles.Folder{r}
+	f2 := follow.New(cfg)
+	if err := f2.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer f2.Stop()
+	eventually(t, "Settled(true) with no new traffic", r.isLive)
+}
+
+// A stream younger than the ledger (recreated, store lost) is refused.
+func TestRecreatedStreamIsRefused(t *testing.T) {
+	srv := bustest.Server(t)
+	conn := bustest.Connect(t, srv)
+	ids := bustest.NewIdentities(t)
+	ctx := context.Background()
+	ex := ids.Node(t, "x", event.RoleExecutor)
+	for range 3 {
+		if err := bus.PublishSigned(ctx, conn.JS, ex, event.MustDraft(event.TaskStarted, "r", event.TaskStartedData{Step: "a"})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := ledger.Open(t.TempDir(), ledger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	cfg := follow.Config{JS: conn.JS, Store: st, Verifier: envelope.NewVerifier(ids.Root)}
+	f := follow.New(cfg)
+	if err := f.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "three folds", func() bool { return st.AppliedStreamSeq() == 3 })
+	f.Stop()
+	if err := conn.JS.DeleteStream(ctx, bus.EventsStream); err != nil {
+		t.Fatal(err)
+	}
+	if err := bus.EnsureStreams(ctx, conn.JS, bus.StreamConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := follow.New(cfg).Start(ctx); !errors.Is(err, follow.ErrStreamBehind) {
+		t.Fatalf("start on a recreated stream = %v, want ErrStreamBehind", err)
 	}
 }
