@@ -69,7 +69,17 @@ func EventsStreamConfig(replicas int) jetstream.StreamConfig {
 func EnsureStreams(ctx context.Context, js jetstream.JetStream, cfg StreamConfig) error {
 	cfg.defaults()
 	return retry(ctx, func() error {
-		if _, err := js.CreateOrUpdateStream(ctx, EventsStreamConfig(cfg.Replicas)); err != nil {
+		// An operator may have raised a stream's replicas (R3 on a
+		// cluster); a node's start never lowers them.
+		replicas := func(name string) int {
+			if s, err := js.Stream(ctx, name); err == nil {
+				if info, err := s.Info(ctx); err == nil && info.Config.Replicas > cfg.Replicas {
+					return info.Config.Replicas
+				}
+			}
+			return cfg.Replicas
+		}
+		if _, err := js.CreateOrUpdateStream(ctx, EventsStreamConfig(replicas(EventsStream))); err != nil {
 			return fmt.Errorf("bus: stream %s: %w", EventsStream, err)
 		}
 		if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
@@ -78,7 +88,7 @@ func EnsureStreams(ctx context.Context, js jetstream.JetStream, cfg StreamConfig
 			Subjects:    []string{LogSubjectPrefix + ">"},
 			Storage:     jetstream.FileStorage,
 			Retention:   jetstream.LimitsPolicy,
-			Replicas:    cfg.Replicas,
+			Replicas:    replicas(LogsStream),
 			MaxAge:      cfg.LogMaxAge,
 			MaxBytes:    cfg.LogMaxBytes,
 			Discard:     jetstream.DiscardOld,
@@ -91,7 +101,7 @@ func EnsureStreams(ctx context.Context, js jetstream.JetStream, cfg StreamConfig
 			TTL:         cfg.LeaseTTL,
 			History:     1,
 			Storage:     jetstream.FileStorage,
-			Replicas:    cfg.Replicas,
+			Replicas:    replicas("KV_" + LeaderBucket),
 		}); err != nil {
 			return fmt.Errorf("bus: bucket %s: %w", LeaderBucket, err)
 		}

@@ -3,7 +3,9 @@
 // credential binds a node id (or operator id) to a public key, a set of roles
 // and an expiry. Receivers hold only the root public key: an event is trusted
 // when its signer presents a credential the root signed, that is unexpired
-// and unrevoked, and whose roles allow the event's type.
+// and whose roles allow the event's type. (Revocation of a credential
+// before it expires is not implemented yet; credentials are short-lived
+// enough to re-issue, a year by default.)
 //
 // Files in a data directory (all written 0600, created by Bootstrap):
 //

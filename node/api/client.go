@@ -19,6 +19,9 @@ type Client struct {
 	timeout time.Duration
 }
 
+// VerifyTimeout is the least time LedgerVerify waits for its answer.
+const VerifyTimeout = 10 * time.Minute
+
 // NewClient returns a client whose requests time out after timeout
 // (DefaultTimeout when timeout <= 0); an audit long-poll gets its Wait on
 // top.
@@ -150,7 +153,9 @@ func (c *Client) Audit(ctx context.Context, req AuditRequest) (*AuditPage, error
 // LedgerVerify has the answering node verify its ledger's hash chain.
 func (c *Client) LedgerVerify(ctx context.Context) (*VerifyResult, error) {
 	var v VerifyResult
-	if err := c.Call(ctx, MethodLedgerVerify, struct{}{}, &v); err != nil {
+	// Verifying re-checks every signature (~10k/s per core): a large
+	// ledger takes longer than an ordinary request.
+	if err := c.call(ctx, MethodLedgerVerify, struct{}{}, &v, max(c.timeout, VerifyTimeout)); err != nil {
 		return nil, err
 	}
 	return &v, nil

@@ -148,6 +148,14 @@ func (o *Orchestrator) leaseLoop(ctx context.Context) {
 			if err != nil && ctx.Err() == nil {
 				o.log.Warn("leader lease", "err", err)
 			}
+			if won && l.epoch <= o.foldedEpoch() {
+				// The bucket's revisions restarted (it was deleted and made
+				// again): this epoch would be fenced by every fold. Refuse
+				// to lead rather than lead uselessly.
+				o.log.Error("leader lease won with an epoch older than the ledger's; the leader bucket was recreated: not leading (restore the bucket or raise its revision)", "epoch", l.epoch, "ledger_epoch", o.foldedEpoch(), "bucket", "agentic_leader")
+				l.release(ctx)
+				won = false
+			}
 			if won {
 				renewed = time.Now()
 				o.log.Info("leader elected", "epoch", l.epoch)
@@ -183,6 +191,13 @@ func (o *Orchestrator) leaseLoop(ctx context.Context) {
 		case <-tick.C:
 		}
 	}
+}
+
+// foldedEpoch is the newest leader epoch in the folded state.
+func (o *Orchestrator) foldedEpoch() uint64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.mu.state.Epoch
 }
 
 func isWrongRevision(err error) bool {

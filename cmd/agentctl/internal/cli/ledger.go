@@ -10,9 +10,11 @@ func (a *app) ledgerCmd() *cobra.Command {
 	verify := &cobra.Command{
 		Use:   "verify",
 		Short: "Verify the ledger's hash chain on a node",
-		Long: `Ask a node to recompute its ledger's hash chain from the first event. It
+		Long: `Ask a node to recompute its ledger's hash chain from the first event and
+re-verify every event's signature against the message it came in. It
 prints ok, the number of events and the head hash, or the first bad seq;
-the exit code is 1 when the chain does not verify.
+the exit code is 1 when the chain does not verify. A large ledger takes a
+while (roughly 10,000 events a second); agentctl waits up to 10 minutes.
 
 -o json prints {"ok","events","head"} plus "first_bad_seq" and "error" on
 failure, and "node" (the node that answered).`,
