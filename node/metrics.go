@@ -53,6 +53,18 @@ func (n *Node) metricsHandler() http.Handler {
 		}
 		return 0
 	})
+	gauge("executor_fenced_total", "Assignments and cancels an executor dropped because a newer leader was elected before them.", func() float64 {
+		if e := n.exec; e != nil {
+			return float64(e.Stats().Fenced)
+		}
+		return 0
+	})
+	gauge("executor_running", "Step attempts running on this executor.", func() float64 {
+		if e := n.exec; e != nil {
+			return float64(e.Stats().Running)
+		}
+		return 0
+	})
 	gauge("ready", "1 when the node is ready.", func() float64 {
 		if n.Ready() == nil {
 			return 1

@@ -52,6 +52,7 @@ type Node struct {
 	view   *viewState
 	orch   *orchestrator.Orchestrator
 	mem    *memory.Memory
+	exec   *executor.Executor
 	roles  []roles.Role
 	apiSrv *api.Server
 	http   *http.Server
@@ -255,14 +256,16 @@ func (n *Node) startLedger(ctx context.Context) error {
 		if err := os.MkdirAll(work, 0o755); err != nil {
 			return fmt.Errorf("node: executor workdir: %w", err)
 		}
-		n.roles = append(n.roles, executor.New(n.roleEnv(event.RoleExecutor), executor.Config{
+		n.exec = executor.New(n.roleEnv(event.RoleExecutor), executor.Config{
 			JS:          n.conn.JS,
 			Verifier:    n.verifier,
 			StateDir:    filepath.Join(n.cfg.Data, "executor"),
 			Slots:       n.cfg.Executor.Slots,
 			Runner:      runner.Options{DefaultTimeout: n.cfg.Executor.DefaultTimeout, DefaultCwd: work},
 			Incarnation: n.incarnation,
-		}))
+			OnFatal:     n.fail,
+		})
+		n.roles = append(n.roles, n.exec)
 	}
 	if n.store == nil {
 		return nil

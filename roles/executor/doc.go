@@ -19,4 +19,24 @@
 //  4. Every message is verified (signature, credential, role) before it is
 //     acted on; only an orchestrator's assignment to this node is run.
 //  5. A step's processes never outlive the executor (see runner).
+//  6. Fencing: the executor also consumes leader.elected and records each
+//     election, synced, at its stream sequence (localstate). A task.assigned
+//     or task.cancel whose epoch is below the newest election before it in
+//     the stream — the ledger's own rule — is a deposed leader's: it is
+//     acknowledged without being acted on, logged and counted
+//     (Stats.Fenced). At start the newest election on the stream is
+//     recorded too, since the consumer delivers only what follows it.
+//  7. A failed fsync of the local state halts the executor: it calls
+//     Config.OnFatal once and takes no new work; what it has not started
+//     stays unacknowledged for the next start.
+//  8. Stop starts nothing more: fetched assignments not yet started are
+//     left (redelivered after a restart), a wait for a slot ends, running
+//     attempts may finish until Stop's context ends and are then killed and
+//     reported as interrupted.
+//
+// Example (the node does this wiring):
+//
+//	ex := executor.New(env, executor.Config{JS: js, Verifier: v, StateDir: dir, Slots: 4, OnFatal: nodeFail})
+//	if err := ex.Start(ctx); err != nil { return err }
+//	defer ex.Stop(drainCtx)
 package executor

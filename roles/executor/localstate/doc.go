@@ -1,5 +1,6 @@
 // Package localstate is an executor's crash memory: which task attempts it
-// started and which it finished, kept in the executor's own Pebble store.
+// started and which it finished, and the leader elections it has seen, kept
+// in the executor's own Pebble store.
 //
 // An executor marks an attempt started before it forks the step and
 // finished after it has durably emitted the result. After a crash, the
@@ -8,15 +9,24 @@
 // instead of silently forgetting them, and refuses to run a redelivered
 // assignment for an attempt it already finished.
 //
+// The elections (RaiseEpoch, EpochAt) let the executor apply the ledger's
+// fencing rule to the assignments it receives: a decision whose epoch is
+// older than the newest leader.elected before it in the stream is a deposed
+// leader's and is not acted on. Elections are keyed by stream sequence, so
+// the rule holds even when JetStream redelivers a message after later ones.
+//
 // Invariants:
 //
 //  1. Every write is synced (pebble.Sync) before the method returns; a nil
 //     error means the record survives power loss. A failed sync is returned
-//     wrapped in ErrSync and the node must stop.
+//     wrapped in ErrSync and the node must stop; every later write fails
+//     with ErrSync too.
 //  2. An attempt moves only forward: started → finished. MarkStarted on a
 //     finished attempt fails with ErrFinished; MarkFinished is idempotent.
 //  3. The unfinished index ("u/" keys) holds exactly the attempts whose
 //     record ("a/" keys) is in state started; both change in one batch.
+//  4. Recorded epochs ("l/" keys) strictly increase with the stream
+//     sequence, so EpochAt is one seek.
 //
 // Example:
 //
@@ -27,4 +37,6 @@
 //	_ = st.MarkStarted(localstate.Attempt{Run: run, Step: step, Attempt: 1, Started: time.Now(), PID: pid})
 //	// ... run the step, emit task.finished ...
 //	_ = st.MarkFinished(run, step, 1)
+//	_, _ = st.RaiseEpoch(streamSeq, 9) // a leader.elected at streamSeq
+//	fence, _ := st.EpochAt(assignmentSeq) // drop assignments below fence
 package localstate

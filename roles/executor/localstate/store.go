@@ -4,12 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentic-dev/agentic/ledger/pebblelog"
 	"log/slog"
 	"sync"
 	"time"
 
+	"github.com/agentic-dev/agentic/ledger/pebblelog"
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // Errors.
@@ -22,7 +23,7 @@ var (
 	// ErrFinished is returned by MarkStarted for an attempt already finished.
 	ErrFinished = errors.New("localstate: attempt already finished")
 	// ErrSync marks a failed synced write: the record may not be durable and
-	// the node must stop.
+	// the node must stop. After one, every later write fails with ErrSync.
 	ErrSync = errors.New("localstate: sync failed")
 	// ErrClosed is returned by every method after Close.
 	ErrClosed = errors.New("localstate: closed")
@@ -33,18 +34,27 @@ type Store struct {
 	mu struct {
 		sync.Mutex
 		db *pebble.DB // nil once closed
+		// failed is the first failed sync; every later write returns it.
+		failed error
 	}
 }
 
 // Open opens (or creates) the store in dir. A nil logger discards Pebble's
 // log lines.
 func Open(dir string, logger *slog.Logger) (*Store, error) {
+	return OpenFS(dir, nil, logger)
+}
+
+// OpenFS is Open on the file system fs (nil means the operating system's).
+// Tests use it to inject disk failures (pebble's vfs/errorfs).
+func OpenFS(dir string, fs vfs.FS, logger *slog.Logger) (*Store, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	db, err := pebble.Open(dir, &pebble.Options{
 		FormatMajorVersion: pebble.FormatNewest,
 		Logger:             pebblelog.New(logger),
+		FS:                 fs,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("localstate: open %s: %w", dir, err)
@@ -198,8 +208,8 @@ func (s *Store) Prune(cutoff time.Time) (int, error) {
 	if n == 0 {
 		return 0, nil
 	}
-	if err := pebblelog.SyncCommit(b); err != nil {
-		return 0, fmt.Errorf("%w: prune %d attempts: %w", ErrSync, n, err)
+	if err := s.commitLocked(b, fmt.Sprintf("prune %d attempts", n)); err != nil {
+		return 0, err
 	}
 	return n, nil
 }
@@ -246,8 +256,18 @@ func (s *Store) writeLocked(a Attempt) error {
 	if err != nil {
 		return fmt.Errorf("localstate: batch %s/%s attempt %d: %w", a.Run, a.Step, a.Attempt, err)
 	}
+	return s.commitLocked(b, fmt.Sprintf("%s/%s attempt %d", a.Run, a.Step, a.Attempt))
+}
+
+// commitLocked commits b synced. A failed sync is remembered: the store
+// refuses every later write, since what it holds may not be durable.
+func (s *Store) commitLocked(b *pebble.Batch, what string) error {
+	if s.mu.failed != nil {
+		return s.mu.failed
+	}
 	if err := pebblelog.SyncCommit(b); err != nil {
-		return fmt.Errorf("%w: %s/%s attempt %d: %w", ErrSync, a.Run, a.Step, a.Attempt, err)
+		s.mu.failed = fmt.Errorf("%w: %s: %w", ErrSync, what, err)
+		return s.mu.failed
 	}
 	return nil
 }
