@@ -6,11 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentic-dev/agentic/ledger/pebblelog"
 	"io"
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/ledger/pebblelog"
 	"github.com/cockroachdb/pebble/v2"
 )
 
@@ -30,11 +30,34 @@ type exportLine struct {
 // message, "jws" (the raw message), "msg_id" (its envelope id) and
 // "msg_time" (its stream time). It reads one snapshot.
 func (s *Store) Export(w io.Writer) error {
+	_, err := s.ExportRange(w, 1, 0, 0)
+	return err
+}
+
+// ExportRange writes the records from seq from on, in Export's format, and
+// returns the seq of the last one written (0 if none). It stops after
+// maxRecords records (0: no limit) and before a record that would take the
+// output past maxBytes (0: no limit; the first record is always written).
+// Pages written by successive calls (from = last+1) concatenate to exactly
+// what Export writes.
+func (s *Store) ExportRange(w io.Writer, from uint64, maxRecords, maxBytes int) (last uint64, err error) {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	var lastMsg uint64
-	for rec, err := range s.Scan(1) {
+	if from > 1 {
+		// A page that starts inside a stream message must not repeat the
+		// message: it was written with that message's first record.
+		prev, err := s.Get(from - 1)
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return 0, fmt.Errorf("ledger: export: %w", err)
+		}
+		if err == nil && (prev.Raw != nil || prev.MessageID != "") {
+			lastMsg = prev.Event.StreamSeq
+		}
+	}
+	n, size := 0, 0
+	for rec, err := range s.Scan(from) {
 		if err != nil {
-			return fmt.Errorf("ledger: export: %w", err)
+			return last, fmt.Errorf("ledger: export: %w", err)
 		}
 		line := exportLine{Event: rec.Event, Hash: hex.EncodeToString(rec.Hash[:])}
 		hasMsg := rec.Raw != nil || rec.MessageID != ""
@@ -44,16 +67,23 @@ func (s *Store) Export(w io.Writer) error {
 		}
 		b, err := json.Marshal(line)
 		if err != nil {
-			return fmt.Errorf("ledger: export record %d: %w", rec.Event.Seq, err)
+			return last, fmt.Errorf("ledger: export record %d: %w", rec.Event.Seq, err)
+		}
+		if maxBytes > 0 && n > 0 && size+len(b)+1 > maxBytes {
+			break
 		}
 		if _, err := bw.Write(append(b, '\n')); err != nil {
-			return fmt.Errorf("ledger: export record %d: %w", rec.Event.Seq, err)
+			return last, fmt.Errorf("ledger: export record %d: %w", rec.Event.Seq, err)
+		}
+		last, size = rec.Event.Seq, size+len(b)+1
+		if n++; maxRecords > 0 && n >= maxRecords {
+			break
 		}
 	}
 	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("ledger: export: %w", err)
+		return last, fmt.Errorf("ledger: export: %w", err)
 	}
-	return nil
+	return last, nil
 }
 
 // importCommitRecords bounds one import batch.

@@ -3,6 +3,7 @@ package node_test
 import (
 	"context"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/agentic-dev/agentic/bus/envelope"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/trust"
+	"github.com/agentic-dev/agentic/ledger"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/node/nodetest"
 	"github.com/nats-io/nats.go/jetstream"
@@ -190,5 +192,45 @@ func TestHTTPEndpoints(t *testing.T) {
 	}
 	if code := httpGet(t, "http://"+n.HTTPAddr()+"/api/runs/nope"); code != 404 {
 		t.Fatalf("api/runs/nope %d, want 404", code)
+	}
+}
+
+// The export API, read in pages, rebuilds a ledger with the node's head.
+func TestLedgerExportRebuilds(t *testing.T) {
+	n := nodetest.Start(t, nodetest.Config(t.TempDir()))
+	n.WaitRun(t, n.Submit(t, "one.yaml", onePlan), 30*time.Second)
+	ctx := context.Background()
+	v, err := n.API.LedgerVerify(ctx)
+	if err != nil || !v.OK {
+		t.Fatalf("verify: %+v %v", v, err)
+	}
+	var b strings.Builder
+	var after uint64
+	for {
+		p, err := n.API.LedgerExport(ctx, api.ExportRequest{After: after, Limit: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Last == 0 {
+			break
+		}
+		b.WriteString(p.JSONL)
+		after = p.Last
+	}
+	st, err := ledger.Import(t.TempDir(), strings.NewReader(b.String()), ledger.Options{})
+	if err != nil {
+		t.Fatalf("import the export: %v", err)
+	}
+	defer st.Close()
+	seq, hash := st.Head()
+	if seq < v.Events {
+		t.Fatalf("imported head %d, node had %d events", seq, v.Events)
+	}
+	if seq == v.Events && hex.EncodeToString(hash[:]) != v.Head {
+		t.Fatalf("imported head hash %x, node's %s", hash, v.Head)
+	}
+	rep, err := st.Verify(envelope.NewVerifier(n.Root))
+	if err != nil || !rep.OK {
+		t.Fatalf("verify the imported ledger: %+v %v", rep, err)
 	}
 }

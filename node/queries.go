@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/agentic-dev/agentic/ledger"
@@ -34,6 +35,7 @@ func (n *Node) startAPI() error {
 			return r, runError(req.ID, err)
 		})
 		api.HandleTyped(s, api.MethodAudit, n.audit)
+		api.HandleTyped(s, api.MethodLedgerExport, n.export)
 		api.HandleTyped(s, api.MethodLedgerVerify, func(ctx context.Context, _ struct{}) (api.VerifyResult, error) {
 			rep, err := n.store.Verify(n.verifier)
 			if err != nil {
@@ -86,6 +88,26 @@ func fact(f memory.Fact) api.Fact {
 	return out
 }
 
+const maxExportPage = 5000
+
+// maxReplyBytes keeps a page inside NATS's 1 MiB max payload, with room for
+// the reply's envelope (a single larger record is still sent alone).
+const maxReplyBytes = 768 << 10
+
+// export returns one page of the ledger in its JSONL export format.
+func (n *Node) export(ctx context.Context, req api.ExportRequest) (api.ExportPage, error) {
+	if req.Limit <= 0 || req.Limit > maxExportPage {
+		req.Limit = maxExportPage
+	}
+	head, _ := n.store.Head()
+	var b strings.Builder
+	last, err := n.store.ExportRange(&b, req.After+1, req.Limit, maxReplyBytes)
+	if err != nil {
+		return api.ExportPage{}, fmt.Errorf("node: export: %w", err)
+	}
+	return api.ExportPage{JSONL: b.String(), Last: last, Head: head}, nil
+}
+
 const maxAuditPage = 1000
 
 // audit pages through the ledger, long-polling when asked to.
@@ -123,6 +145,7 @@ func (n *Node) audit(ctx context.Context, req api.AuditRequest) (api.AuditPage, 
 func (n *Node) auditPage(req api.AuditRequest) (api.AuditPage, error) {
 	head, _ := n.store.Head()
 	page := api.AuditPage{Lines: []api.AuditLine{}, Head: head}
+	size := 0
 	recs := n.store.Scan(req.After + 1)
 	if req.Run != "" {
 		recs = n.store.ScanRun(req.Run, req.After+1)
@@ -134,6 +157,13 @@ func (n *Node) auditPage(req api.AuditRequest) (api.AuditPage, error) {
 		if !req.Since.IsZero() && rec.Event.Time.Before(req.Since) {
 			continue
 		}
+		// Keep the reply under NATS's max payload; a page always holds at
+		// least one line.
+		cost := len(rec.Event.Data) + len(rec.Raw) + 512
+		if len(page.Lines) > 0 && size+cost > maxReplyBytes {
+			break
+		}
+		size += cost
 		page.Lines = append(page.Lines, auditLine(rec))
 		if len(page.Lines) >= req.Limit {
 			break

@@ -582,3 +582,35 @@ func TestRunLogs(t *testing.T) {
 		}
 	}
 }
+
+// TestLedgerExport: `agentctl ledger export` writes one JSON line per
+// ledger record, with hashes and the signed messages.
+func TestLedgerExport(t *testing.T) {
+	requireE2E(t)
+	a := startAgentd(t)
+	if r := a.ctl("goal", "submit", "-f", filepath.Join(bin.root, "examples", "hello.yaml"), "--wait"); r.code != 0 {
+		t.Fatalf("goal submit --wait: %s", r)
+	}
+	v := a.verifyLedger()
+	out := a.mustCtl("ledger", "export")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if uint64(len(lines)) < v.Events {
+		t.Fatalf("export has %d lines, ledger %d events", len(lines), v.Events)
+	}
+	jws := 0
+	for _, l := range lines {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("export line is not JSON: %v\n%s", err, l)
+		}
+		if h, _ := m["hash"].(string); len(h) != 64 {
+			t.Fatalf("export line without a hash: %s", l)
+		}
+		if _, ok := m["jws"]; ok {
+			jws++
+		}
+	}
+	if jws == 0 {
+		t.Fatal("no signed message in the export")
+	}
+}

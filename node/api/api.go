@@ -16,6 +16,7 @@ const (
 	MethodRunsGet      = "runs.get"
 	MethodAudit        = "audit"
 	MethodLedgerVerify = "ledger.verify"
+	MethodLedgerExport = "ledger.export"
 	MethodMemoryGet    = "memory.get"
 	MethodMemoryList   = "memory.list"
 	MethodNodeInfo     = "node.info"
@@ -92,6 +93,24 @@ type VerifyResult struct {
 	FirstBadSeq uint64 `json:"first_bad_seq,omitempty"`
 	Error       string `json:"error,omitempty"`
 	Node        string `json:"node,omitempty"`
+}
+
+// ExportRequest asks for a page of the ledger export (JSON Lines).
+type ExportRequest struct {
+	// After returns records with seq > After.
+	After uint64 `json:"after,omitempty"`
+	// Limit caps the page (default and maximum 5000 records).
+	Limit int `json:"limit,omitempty"`
+}
+
+// ExportPage is one page of the export: JSONL text in the ledger's export
+// format (one record per line; see ledger.Store.Export).
+type ExportPage struct {
+	JSONL string `json:"jsonl"`
+	// Last is the seq of the last record in the page (0: none).
+	Last uint64 `json:"last"`
+	// Head is the ledger head when the page was read.
+	Head uint64 `json:"head"`
 }
 
 // MemoryGetRequest reads one fact.

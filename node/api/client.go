@@ -161,6 +161,15 @@ func (c *Client) LedgerVerify(ctx context.Context) (*VerifyResult, error) {
 	return &v, nil
 }
 
+// LedgerExport reads one page of the ledger export.
+func (c *Client) LedgerExport(ctx context.Context, req ExportRequest) (*ExportPage, error) {
+	var p ExportPage
+	if err := c.Call(ctx, MethodLedgerExport, req, &p); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
 // MemoryGet reads one fact.
 func (c *Client) MemoryGet(ctx context.Context, scope, key string) (*Fact, error) {
 	var f Fact

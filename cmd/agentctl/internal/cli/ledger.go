@@ -45,7 +45,7 @@ failure, and "node" (the node that answered).`,
 			return nil
 		},
 	}
-	return group("ledger", "Check the event ledger", "The ledger is the hash-chained, append-only log every node folds.", verify)
+	return group("ledger", "Check and export the event ledger", "The ledger is the hash-chained, append-only log every node folds.", verify, a.ledgerExportCmd())
 }
 
 func onNode(n string) string {
