@@ -13,9 +13,8 @@ build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/agentd ./cmd/agentd
 	$(GO) build -ldflags "$(LDFLAGS) -X main.version=$(VERSION)" -o $(BIN)/agentctl ./cmd/agentctl
 
-## test: the whole suite with the race detector (what CI runs)
-test:
-	$(GO) vet ./...
+## test: formatting, vet, and the whole suite with the race detector (what CI runs)
+test: lint
 	$(GO) test -race -timeout 30m ./...
 
 ## test-short: skip the slow multi-process tests

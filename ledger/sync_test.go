@@ -2,14 +2,13 @@ package ledger
 
 import (
 	"errors"
-	"strings"
+	"github.com/agentic-dev/agentic/ledger/pebblelog"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/cockroachdb/pebble/v2/vfs"
-	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 )
 
 // A commit whose WAL fsync fails is reported as ErrSync, the head does not
@@ -17,13 +16,7 @@ import (
 func TestFailedSyncStopsAppends(t *testing.T) {
 	var armed atomic.Bool
 	errDisk := errors.New("injected fsync failure")
-	fs := errorfs.Wrap(vfs.Default, errorfs.InjectorFunc(func(op errorfs.Op) error {
-		isSync := op.Kind == errorfs.OpFileSync || op.Kind == errorfs.OpFileSyncData || op.Kind == errorfs.OpFileSyncTo
-		if armed.Load() && isSync && strings.HasSuffix(op.Path, ".log") {
-			return errDisk
-		}
-		return nil
-	}))
+	fs := pebblelog.FailingSyncFS(vfs.Default, &armed, errDisk)
 	st, err := Open(t.TempDir(), Options{fs: fs, Logger: discard()})
 	if err != nil {
 		t.Fatal(err)

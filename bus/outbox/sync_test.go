@@ -3,9 +3,9 @@ package outbox
 import (
 	"context"
 	"errors"
+	"github.com/agentic-dev/agentic/ledger/pebblelog"
 	"io"
 	"log/slog"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,7 +13,6 @@ import (
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/cockroachdb/pebble/v2/vfs"
-	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 )
 
 // A failed fsync is never acknowledged: Emit reports ErrSync, the outbox
@@ -22,13 +21,7 @@ import (
 func TestFailedSyncIsFatal(t *testing.T) {
 	var armed atomic.Bool
 	errDisk := errors.New("injected fsync failure")
-	fs := errorfs.Wrap(vfs.Default, errorfs.InjectorFunc(func(op errorfs.Op) error {
-		isSync := op.Kind == errorfs.OpFileSync || op.Kind == errorfs.OpFileSyncData || op.Kind == errorfs.OpFileSyncTo
-		if armed.Load() && isSync && strings.HasSuffix(op.Path, ".log") {
-			return errDisk
-		}
-		return nil
-	}))
+	fs := pebblelog.FailingSyncFS(vfs.Default, &armed, errDisk)
 	root, _ := trust.NewRoot()
 	id, err := trust.NewIdentity(root, "n1", trust.KindNode, []string{event.RoleExecutor}, time.Hour)
 	if err != nil {

@@ -14,8 +14,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 )
 
 // Logger adapts slog to pebble.Logger.
@@ -88,4 +92,17 @@ func SyncCommit(b *pebble.Batch) (err error) {
 func IsFatal(err error) bool {
 	var f *Fatal
 	return errors.As(err, &f)
+}
+
+// FailingSyncFS wraps base so that, while armed is true, every fsync of a
+// write-ahead log file fails with err: a disk that stops persisting. It is
+// for tests of the rule that a failed fsync stops the node.
+func FailingSyncFS(base vfs.FS, armed *atomic.Bool, err error) vfs.FS {
+	return errorfs.Wrap(base, errorfs.InjectorFunc(func(op errorfs.Op) error {
+		isSync := op.Kind == errorfs.OpFileSync || op.Kind == errorfs.OpFileSyncData || op.Kind == errorfs.OpFileSyncTo
+		if armed.Load() && isSync && strings.HasSuffix(op.Path, ".log") {
+			return err
+		}
+		return nil
+	}))
 }

@@ -2,7 +2,7 @@ package executor
 
 import (
 	"errors"
-	"strings"
+	"github.com/agentic-dev/agentic/ledger/pebblelog"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -10,7 +10,6 @@ import (
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/roles/executor/localstate"
 	"github.com/cockroachdb/pebble/v2/vfs"
-	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 )
 
 // A failed fsync of the executor's local state — before a step starts or
@@ -31,13 +30,7 @@ func TestFailedSyncIsFatal(t *testing.T) {
 			h := newHarness(t)
 			var armed atomic.Bool
 			errDisk := errors.New("injected fsync failure")
-			fs := errorfs.Wrap(vfs.Default, errorfs.InjectorFunc(func(op errorfs.Op) error {
-				isSync := op.Kind == errorfs.OpFileSync || op.Kind == errorfs.OpFileSyncData || op.Kind == errorfs.OpFileSyncTo
-				if armed.Load() && isSync && strings.HasSuffix(op.Path, ".log") {
-					return errDisk
-				}
-				return nil
-			}))
+			fs := pebblelog.FailingSyncFS(vfs.Default, &armed, errDisk)
 			rec := &recorder{}
 			if tc.armOnStart {
 				rec.onDraft = func(d event.Draft) {

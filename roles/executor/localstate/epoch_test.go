@@ -2,12 +2,11 @@ package localstate
 
 import (
 	"errors"
-	"strings"
+	"github.com/agentic-dev/agentic/ledger/pebblelog"
 	"sync/atomic"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
-	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 )
 
 // EpochAt applies the ledger's rule by stream position: the epoch in force
@@ -80,13 +79,7 @@ func TestEpochSurvivesReopen(t *testing.T) {
 func TestFailedSyncRefusesLaterWrites(t *testing.T) {
 	var armed atomic.Bool
 	errDisk := errors.New("injected fsync failure")
-	fs := errorfs.Wrap(vfs.Default, errorfs.InjectorFunc(func(op errorfs.Op) error {
-		isSync := op.Kind == errorfs.OpFileSync || op.Kind == errorfs.OpFileSyncData || op.Kind == errorfs.OpFileSyncTo
-		if armed.Load() && isSync && strings.HasSuffix(op.Path, ".log") {
-			return errDisk
-		}
-		return nil
-	}))
+	fs := pebblelog.FailingSyncFS(vfs.Default, &armed, errDisk)
 	s, err := OpenFS(t.TempDir(), fs, nil)
 	must(t, err)
 	defer s.Close()
