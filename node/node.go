@@ -58,6 +58,8 @@ type Node struct {
 	http   *http.Server
 	httpLn net.Listener
 
+	verifyCache verifyCache
+
 	incarnation string
 	fatal       chan error
 	fatalOnce   sync.Once

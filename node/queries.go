@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentic-dev/agentic/ledger"
@@ -37,11 +38,7 @@ func (n *Node) startAPI() error {
 		api.HandleTyped(s, api.MethodAudit, n.audit)
 		api.HandleTyped(s, api.MethodLedgerExport, n.export)
 		api.HandleTyped(s, api.MethodLedgerVerify, func(ctx context.Context, _ struct{}) (api.VerifyResult, error) {
-			rep, err := n.store.Verify(n.verifier)
-			if err != nil {
-				return api.VerifyResult{}, fmt.Errorf("node: verify: %w", err)
-			}
-			return api.VerifyResult{OK: rep.OK, Events: rep.Events, Head: hex.EncodeToString(rep.Head[:]), FirstBadSeq: rep.FirstBadSeq, Error: rep.Err, Node: n.cfg.Name}, nil
+			return n.verify()
 		})
 	}
 	if n.mem != nil {
@@ -65,6 +62,36 @@ func (n *Node) startAPI() error {
 	}
 	n.apiSrv = s
 	return nil
+}
+
+// verifyCache runs one ledger verification at a time and reuses the last
+// result for up to verifyReuse while the head has not moved: verifying
+// re-checks every signature, and must not be a way to keep a node's CPUs
+// busy.
+type verifyCache struct {
+	mu   sync.Mutex
+	head uint64
+	at   time.Time
+	res  *api.VerifyResult
+}
+
+const verifyReuse = time.Minute
+
+func (n *Node) verify() (api.VerifyResult, error) {
+	c := &n.verifyCache
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	head, _ := n.store.Head()
+	if c.res != nil && c.head == head && time.Since(c.at) < verifyReuse {
+		return *c.res, nil
+	}
+	rep, err := n.store.Verify(n.verifier)
+	if err != nil {
+		return api.VerifyResult{}, fmt.Errorf("node: verify: %w", err)
+	}
+	res := api.VerifyResult{OK: rep.OK, Events: rep.Events, Head: hex.EncodeToString(rep.Head[:]), FirstBadSeq: rep.FirstBadSeq, Error: rep.Err, Node: n.cfg.Name}
+	c.head, c.at, c.res = head, time.Now(), &res
+	return res, nil
 }
 
 func runError(id string, err error) error {
