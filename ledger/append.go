@@ -1,7 +1,10 @@
 package ledger
 
 import (
+	"bytes"
+	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"github.com/agentic-dev/agentic/ledger/pebblelog"
 	"time"
@@ -103,6 +106,9 @@ type appender struct {
 	head head
 	seen *seenSet // nil while importing
 	out  []event.Event
+	// raws holds the raw messages staged by this Append, by stream seq, so
+	// that a verdict never depends on how messages were split into Appends.
+	raws map[uint64][]byte
 }
 
 // commit writes the head and commits with Sync. Pebble reports a failed WAL
@@ -113,6 +119,42 @@ func (a *appender) commit() error {
 		return err
 	}
 	return pebblelog.SyncCommit(a.b)
+}
+
+// replayReason tells a replay (the same bytes again) from a republication
+// (the same id, signed again by its verified signer). Only committed first
+// copies are compared; anything else counts as a replay.
+func (a *appender) replayReason(m *Message) (string, error) {
+	firstSeq, ok := a.seen.firstSeq(m.EnvelopeID)
+	if !ok {
+		v, err := a.s.get(seenKey(m.EnvelopeID))
+		if errors.Is(err, ErrNotFound) || (err == nil && len(v) != 8) {
+			return reasonReplayed + m.EnvelopeID, nil
+		}
+		if err != nil {
+			return "", err
+		}
+		firstSeq = binary.BigEndian.Uint64(v)
+	}
+	orig, ok := a.raws[firstSeq]
+	if !ok {
+		b, err := a.s.get(messageKey(firstSeq))
+		if errors.Is(err, ErrNotFound) {
+			return reasonReplayed + m.EnvelopeID, nil
+		}
+		if err != nil {
+			return "", err
+		}
+		sm, err := decodeMessage(firstSeq, b)
+		if err != nil {
+			return reasonReplayed + m.EnvelopeID, nil
+		}
+		orig = sm.Raw
+	}
+	if len(orig) == 0 || bytes.Equal(orig, m.Raw) {
+		return reasonReplayed + m.EnvelopeID, nil
+	}
+	return fmt.Sprintf("%s%s (signed again by its signer; first at stream seq %d)", reasonRepublished, m.EnvelopeID, firstSeq), nil
 }
 
 func (a *appender) message(m *Message) error {
@@ -126,6 +168,10 @@ func (a *appender) message(m *Message) error {
 		}
 	}
 	a.head.applied = m.StreamSeq
+	if a.raws == nil {
+		a.raws = make(map[uint64][]byte)
+	}
+	a.raws[m.StreamSeq] = m.Raw
 	if len(m.Raw) > 0 || m.EnvelopeID != "" {
 		v := storedMessage{Time: m.Time, ID: m.EnvelopeID, Raw: m.Raw}.encode()
 		if err := a.b.Set(messageKey(m.StreamSeq), v, nil); err != nil {
@@ -149,8 +195,12 @@ func (a *appender) events(m *Message) error {
 		}
 		if replayed {
 			first := m.Events[0]
+			reason, err := a.replayReason(m)
+			if err != nil {
+				return err
+			}
 			return a.add(rejection(m, 0, event.RejectedData{
-				Reason: reasonReplayed + m.EnvelopeID, Subject: m.Subject,
+				Reason: reason, Subject: m.Subject,
 				Signer: first.Node, ClaimedType: string(first.Type), ClaimedID: m.EnvelopeID,
 			}), m.StreamSeq)
 		}

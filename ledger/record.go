@@ -96,13 +96,24 @@ func decodeMessage(stream uint64, b []byte) (storedMessage, error) {
 	return m, nil
 }
 
+// ReasonRepublished starts the reason of an event.rejected record for a
+// message whose id was seen before but whose bytes differ from the first
+// copy: it verified, so only its signer could have made it — a re-signed
+// duplicate (an outbox republishing after a restart), not a replay. Its
+// effect is the same (none); monitoring counts it apart from forgeries.
+const ReasonRepublished = "republished message id "
+
 // Reasons recorded in ledger-made Rejected records.
 const (
-	reasonReplayed  = "replayed message id "
-	reasonDuplicate = "duplicate event id "
-	reasonNoEvents  = "message carries no events"
-	reasonNoID      = "event without id"
-	reasonBadData   = "event payload is not valid JSON"
+	reasonReplayed = "replayed message id "
+	// ReasonRepublished starts the reason of a refused message that its own
+	// signer signed again with the same id (an outbox republishing after a
+	// restart): a duplicate with no effect, not a replay.
+	reasonRepublished = ReasonRepublished
+	reasonDuplicate   = "duplicate event id "
+	reasonNoEvents    = "message carries no events"
+	reasonNoID        = "event without id"
+	reasonBadData     = "event payload is not valid JSON"
 )
 
 // rejection builds the Rejected record for message m; n numbers the

@@ -14,7 +14,7 @@ import (
 // the Append; ids staged by the Append itself are in the map.
 type seenSet struct {
 	it      *pebble.Iterator
-	pending map[string]bool // nil while importing: nothing reads it back
+	pending map[string]uint64 // id → stream seq; nil while importing: nothing reads it back
 }
 
 func (s *Store) newSeenSet() (*seenSet, error) {
@@ -26,7 +26,7 @@ func (s *Store) newSeenSet() (*seenSet, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ledger: open seen-set: %w", err)
 	}
-	return &seenSet{it: it, pending: make(map[string]bool)}, nil
+	return &seenSet{it: it, pending: make(map[string]uint64)}, nil
 }
 
 func (ss *seenSet) close() error {
@@ -39,7 +39,7 @@ func (ss *seenSet) close() error {
 // wasSeen reports whether id is in the seen-set: committed, or staged by
 // this batch.
 func (a *appender) wasSeen(id string) (bool, error) {
-	if a.seen.pending[id] {
+	if _, ok := a.seen.pending[id]; ok {
 		return true, nil
 	}
 	key := seenKey(id)
@@ -52,11 +52,20 @@ func (a *appender) wasSeen(id string) (bool, error) {
 	return false, nil
 }
 
+// firstSeq is the stream seq that brought id, if this Append staged it.
+func (ss *seenSet) firstSeq(id string) (uint64, bool) {
+	if ss == nil {
+		return 0, false
+	}
+	seq, ok := ss.pending[id]
+	return seq, ok
+}
+
 // markSeen stages id into the seen-set; the value is the stream seq that
 // brought it, for forensics.
 func (a *appender) markSeen(id string, stream uint64) error {
 	if a.seen != nil && a.seen.pending != nil {
-		a.seen.pending[id] = true
+		a.seen.pending[id] = stream
 	}
 	if err := a.b.Set(seenKey(id), be64(stream), nil); err != nil {
 		return fmt.Errorf("ledger: stage id %s: %w", id, err)

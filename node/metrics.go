@@ -47,7 +47,13 @@ func (n *Node) metricsHandler() http.Handler {
 		}
 		return 0
 	})
-	gauge("events_rejected_total", "Messages refused since start (event.rejected).", func() float64 {
+	gauge("events_republished_total", "Messages their own signer sent again after a restart, refused as harmless duplicates.", func() float64 {
+		if f := n.follower; f != nil {
+			return float64(f.Stats().Republished)
+		}
+		return 0
+	})
+	gauge("events_rejected_total", "Messages refused since start (event.rejected): forgeries, replays, bad signatures.", func() float64 {
 		if f := n.follower; f != nil {
 			return float64(f.Stats().Rejected)
 		}

@@ -23,9 +23,11 @@ package follow
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -74,6 +76,7 @@ type Follower struct {
 		liveCh  chan struct{}
 		gaps    uint64
 		reject  uint64
+		repub   uint64
 	}
 	lastSnap uint64
 	cancel   context.CancelFunc
@@ -256,18 +259,21 @@ func (f *Follower) snapshot() {
 	}
 }
 
-// Stats are the follower's counters: gap records and rejections seen since
-// start.
+// Stats are the follower's counters since start: gap records, refused
+// messages (forgeries, replays, bad signatures…), and republications (an
+// event's own signer sent it again after a restart: harmless duplicates,
+// counted apart so that Rejected stays an alarm).
 type Stats struct {
-	Gaps     uint64
-	Rejected uint64
+	Gaps        uint64
+	Rejected    uint64
+	Republished uint64
 }
 
 // Stats returns the counters.
 func (f *Follower) Stats() Stats {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return Stats{Gaps: f.mu.gaps, Rejected: f.mu.reject}
+	return Stats{Gaps: f.mu.gaps, Rejected: f.mu.reject, Republished: f.mu.repub}
 }
 
 func (f *Follower) count(ev event.Event) {
@@ -277,8 +283,14 @@ func (f *Follower) count(ev event.Event) {
 		f.mu.gaps++
 		f.mu.Unlock()
 	case event.Rejected:
+		var d event.RejectedData
+		_ = json.Unmarshal(ev.Data, &d)
 		f.mu.Lock()
-		f.mu.reject++
+		if strings.HasPrefix(d.Reason, ledger.ReasonRepublished) {
+			f.mu.repub++
+		} else {
+			f.mu.reject++
+		}
 		f.mu.Unlock()
 	}
 }
