@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
@@ -162,6 +163,11 @@ func reload(path string, environ []string, fs *pflag.FlagSet, level *slog.LevelV
 	logger.Info("reloaded configuration", "log_level", cfg.Log.Level, "note", "other settings apply at the next restart")
 }
 
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
 func banner(w io.Writer, n *node.Node) {
 	cfg := n.Config()
 	mode := "external " + strings.Join(cfg.NATS, ",")
@@ -175,5 +181,7 @@ func banner(w io.Writer, n *node.Node) {
 		fmt.Fprintf(w, "  http      http://%s  (/healthz /readyz /metrics /api/runs)\n", a)
 	}
 	fmt.Fprintf(w, "  data      %s\n", cfg.Data)
-	fmt.Fprintf(w, "  operator  agentctl --creds %s/operator.creds\n", cfg.Data)
+	if creds := filepath.Join(cfg.Data, "operator.creds"); fileExists(creds) {
+		fmt.Fprintf(w, "  operator  agentctl --creds %s\n", creds)
+	}
 }

@@ -8,6 +8,8 @@
 //     published to JetStream (bus.PublishSigned). agentctl never writes
 //     anything else. The one read outside the API is step output (run
 //     logs), read from the AGENTIC_LOGS stream with an ordered consumer.
+//     Key management (keys init, keys operator, node enroll) only reads
+//     and writes key files and never connects to NATS.
 //  2. A plan file is parsed and checked locally before anything is
 //     published: a malformed plan exits 1 with every located problem and
 //     publishes nothing.

@@ -1,0 +1,135 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/bus/trust"
+	"github.com/agentic-dev/agentic/node/api"
+	"github.com/spf13/cobra"
+)
+
+func (a *app) nodeCmd() *cobra.Command {
+	return group("node", "Enroll agentd nodes (offline)",
+		`Issue node credentials from the cluster root. A node started on a data
+directory without root.key cannot issue its own credential: enroll it here
+first. These commands only read and write files; they need no NATS server.`,
+		a.nodeEnrollCmd())
+}
+
+// enrollResult is what node enroll prints with -o json.
+type enrollResult struct {
+	Node    string    `json:"node"`
+	Roles   []string  `json:"roles"`
+	Root    string    `json:"root"`
+	Expires time.Time `json:"expires"`
+	Dir     string    `json:"dir"`
+	Files   []string  `json:"files"`
+}
+
+func (a *app) nodeEnrollCmd() *cobra.Command {
+	var roles, rootPath, out string
+	var ttl time.Duration
+	var force bool
+	cmd := &cobra.Command{
+		Use:   "enroll NAME --roles ROLES --root DIR_OR_ROOT_KEY --out DATA_DIR",
+		Short: "Issue a node credential into a new node's data directory",
+		Long: `Issue a credential for node NAME with ROLES (comma-separated, from
+orchestrator, planner, executor, memory, ui), signed by the cluster root (a
+directory holding root.key, or the root.key file), and write into DATA_DIR
+(created 0700 if missing) what agentd loads at start: root.pub, node.key
+and node.cred (0600). The root's private key is not copied.
+
+Start the node with the same name and roles:
+  agentd --data DATA_DIR --name NAME --roles ROLES --nats URL
+
+Refuses a DATA_DIR that already holds a node key or credential unless
+--force (the replaced credential stays valid until it expires: revocation
+is not implemented), and always refuses one that belongs to another
+cluster's root.`,
+		Example: `  agentctl node enroll exec-b --roles executor --root ./data --out ./data-exec-b
+  agentctl node enroll node-c --roles orchestrator,memory --root ./cluster-root/root.key --out /var/lib/agentic --ttl 720h`,
+		Args: args(cobra.ExactArgs(1)),
+		RunE: func(_ *cobra.Command, argv []string) error {
+			name := argv[0]
+			if err := trust.CheckID(name); err != nil {
+				return &usageError{fmt.Errorf("node enroll: NAME: %w", err)}
+			}
+			rs, err := parseNodeRoles(roles)
+			if err != nil {
+				return err
+			}
+			if rootPath == "" || out == "" {
+				return usagef("node enroll: --root and --out are required")
+			}
+			if ttl <= 0 {
+				return usagef("node enroll: --ttl must be positive, got %s", ttl)
+			}
+			return a.nodeEnroll(name, rs, rootPath, out, ttl, force)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&roles, "roles", "", "the node's roles, comma-separated (as agentd --roles)")
+	f.StringVar(&rootPath, "root", "", "the cluster root: a directory holding root.key, or the root.key file")
+	f.StringVar(&out, "out", "", "the node's data directory (agentd --data)")
+	f.DurationVar(&ttl, "ttl", trust.NodeCredentialTTL, "how long the credential is valid")
+	f.BoolVar(&force, "force", false, "replace an existing node key and credential in DATA_DIR")
+	return cmd
+}
+
+// parseNodeRoles splits a --roles value and checks each role as agentd's
+// configuration does.
+func parseNodeRoles(s string) ([]string, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, usagef("node enroll: --roles is required, from %s", strings.Join(event.NodeRoles, ","))
+	}
+	var out []string
+	for _, r := range strings.Split(s, ",") {
+		r = strings.TrimSpace(r)
+		switch {
+		case !slices.Contains(event.NodeRoles, r):
+			return nil, usagef("node enroll: unknown role %q, want some of %s", r, strings.Join(event.NodeRoles, ","))
+		case slices.Contains(out, r):
+			return nil, usagef("node enroll: role %q listed twice", r)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func (a *app) nodeEnroll(name string, roles []string, rootPath, out string, ttl time.Duration, force bool) error {
+	root, err := trust.LoadIssuer(rootPath)
+	if err != nil {
+		return fmt.Errorf("node enroll %s: %w", name, err)
+	}
+	id, err := trust.Enroll(out, root, name, roles, ttl, force)
+	if errors.Is(err, trust.ErrExists) {
+		return api.WithHint(fmt.Errorf("node enroll %s: %w", name, err),
+			"this data directory already has a node identity; pass --force to replace it")
+	}
+	if err != nil {
+		return fmt.Errorf("node enroll %s: %w", name, err)
+	}
+	files := []string{
+		filepath.Join(out, trust.RootPubFile),
+		filepath.Join(out, trust.NodeKeyFile),
+		filepath.Join(out, trust.NodeCredFile),
+	}
+	res := enrollResult{Node: name, Roles: roles, Root: root.KeyID(), Expires: expiry(root, id), Dir: out, Files: files}
+	if a.output != formatText {
+		return a.writeJSON(res)
+	}
+	w := a.env.Stdout
+	fmt.Fprintf(w, "enrolled node %s (roles %s) under root %s, valid until %s\n",
+		name, strings.Join(roles, ","), res.Root, res.Expires.Format(time.RFC3339))
+	for _, f := range files {
+		fmt.Fprintf(w, "  %s\n", f)
+	}
+	fmt.Fprintf(w, "start it with:\n  agentd --data %s --name %s --roles %s --nats nats://HOST:4222\n", out, name, strings.Join(roles, ","))
+	return nil
+}
