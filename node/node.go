@@ -49,7 +49,7 @@ type Node struct {
 	follower *follow.Follower
 	verifier *envelope.Verifier
 
-	view   *viewState
+	view   *runViews // nil on a node without a ledger
 	orch   *orchestrator.Orchestrator
 	mem    *memory.Memory
 	exec   *executor.Executor
@@ -231,8 +231,6 @@ func (n *Node) startLedger(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("node: %w", err)
 		}
-		n.view = newViewState()
-		folders = append(folders, n.view)
 	}
 	if n.has(event.RoleOrchestrator) {
 		kv, err := n.conn.JS.KeyValue(ctx, bus.LeaderBucket)
@@ -242,6 +240,11 @@ func (n *Node) startLedger(ctx context.Context) error {
 		n.orch = orchestrator.New(n.roleEnv(event.RoleOrchestrator), orchestrator.Config{KV: kv, LeaseTTL: n.cfg.Orchestrator.LeaseTTL, Incarnation: n.incarnation})
 		folders = append(folders, n.orch)
 		n.roles = append(n.roles, n.orch)
+		n.view = &runViews{read: n.orch.Read}
+	} else if n.store != nil {
+		vs := newViewState()
+		folders = append(folders, vs)
+		n.view = &runViews{read: vs.read}
 	}
 	if n.has(event.RolePlanner) {
 		p := planner.New(n.roleEnv(event.RolePlanner), planner.Config{})
@@ -302,7 +305,7 @@ func (n *Node) startHTTP() error {
 	mux.HandleFunc("GET /readyz", n.readyz)
 	mux.Handle("GET /metrics", n.metricsHandler())
 	if n.has(event.RoleUI) && n.view != nil {
-		ui.New(n.view).Register(mux)
+		ui.New(*n.view).Register(mux)
 	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	n.http = srv

@@ -7,9 +7,36 @@ import (
 	"github.com/agentic-dev/agentic/roles/orchestrator"
 )
 
-// viewState is the node's read model of runs for the API and the UI: the
-// orchestrator's pure fold, kept on every ledger node whatever its roles,
-// under a read-write lock.
+// runViews is the node's read model of runs for the API and the UI. On a
+// node with the orchestrator role it reads the orchestrator's own state
+// (folding the same events twice would be wasted work on the hot path);
+// elsewhere a viewState folds it.
+type runViews struct {
+	read func(f func(s *orchestrator.State))
+}
+
+// Runs returns the runs, newest first.
+func (v runViews) Runs(status string, limit int) []orchestrator.RunView {
+	var out []orchestrator.RunView
+	v.read(func(s *orchestrator.State) { out = s.RunsView(status, limit) })
+	return out
+}
+
+// Run returns one run by id or unique prefix.
+func (v runViews) Run(id string) (orchestrator.RunView, error) {
+	var out orchestrator.RunView
+	var err error
+	v.read(func(s *orchestrator.State) {
+		var r *orchestrator.Run
+		if r, err = s.Run(id); err == nil {
+			out = r.View()
+		}
+	})
+	return out, err
+}
+
+// viewState folds the orchestrator's pure state on a ledger node without
+// the orchestrator role, under a read-write lock.
 type viewState struct {
 	mu    sync.RWMutex
 	state *orchestrator.State
@@ -31,26 +58,6 @@ func (v *viewState) read(f func(s *orchestrator.State)) {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
 	f(v.state)
-}
-
-// Runs returns the runs, newest first.
-func (v *viewState) Runs(status string, limit int) []orchestrator.RunView {
-	var out []orchestrator.RunView
-	v.read(func(s *orchestrator.State) { out = s.RunsView(status, limit) })
-	return out
-}
-
-// Run returns one run by id or unique prefix.
-func (v *viewState) Run(id string) (orchestrator.RunView, error) {
-	var out orchestrator.RunView
-	var err error
-	v.read(func(s *orchestrator.State) {
-		var r *orchestrator.Run
-		if r, err = s.Run(id); err == nil {
-			out = r.View()
-		}
-	})
-	return out, err
 }
 
 // SnapshotName is "runs-view".
