@@ -149,26 +149,39 @@ func (r *recorder) isLive() bool      { r.mu.Lock(); defer r.mu.Unlock(); return
 
 // A node that restarts with nothing new on the stream tells its roles they
 // are live without waiting for the next event.
-func TestIdleRestartSettlesLive(t *testing.T) {
+// folded publishes n events, folds them into a fresh ledger with a
+// follower that it stops again, and returns the connection and the
+// follower configuration (store still open) for the test to go on with.
+func folded(t *testing.T, n int) (*bus.Conn, follow.Config) {
+	t.Helper()
 	srv := bustest.Server(t)
 	conn := bustest.Connect(t, srv)
 	ids := bustest.NewIdentities(t)
 	ctx := context.Background()
-	if err := bus.PublishSigned(ctx, conn.JS, ids.Node(t, "x", event.RoleExecutor), event.MustDraft(event.TaskStarted, "r", event.TaskStartedData{Step: "a"})); err != nil {
-		t.Fatal(err)
+	ex := ids.Node(t, "x", event.RoleExecutor)
+	for range n {
+		if err := bus.PublishSigned(ctx, conn.JS, ex, event.MustDraft(event.TaskStarted, "r", event.TaskStartedData{Step: "a"})); err != nil {
+			t.Fatal(err)
+		}
 	}
 	st, err := ledger.Open(t.TempDir(), ledger.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
+	t.Cleanup(func() { st.Close() })
 	cfg := follow.Config{JS: conn.JS, Store: st, Verifier: envelope.NewVerifier(ids.Root)}
 	f := follow.New(cfg)
 	if err := f.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "first fold", func() bool { return st.AppliedStreamSeq() == 1 })
+	eventually(t, fmt.Sprintf("%d folds", n), func() bool { return st.AppliedStreamSeq() == uint64(n) })
 	f.Stop()
+	return conn, cfg
+}
+
+func TestIdleRestartSettlesLive(t *testing.T) {
+	_, cfg := folded(t, 1)
+	ctx := context.Background()
 	r := &recorder{}
 	cfg.Folders = []roles.Folder{r}
 	f2 := follow.New(cfg)
@@ -181,28 +194,8 @@ func TestIdleRestartSettlesLive(t *testing.T) {
 
 // A stream younger than the ledger (recreated, store lost) is refused.
 func TestRecreatedStreamIsRefused(t *testing.T) {
-	srv := bustest.Server(t)
-	conn := bustest.Connect(t, srv)
-	ids := bustest.NewIdentities(t)
+	conn, cfg := folded(t, 3)
 	ctx := context.Background()
-	ex := ids.Node(t, "x", event.RoleExecutor)
-	for range 3 {
-		if err := bus.PublishSigned(ctx, conn.JS, ex, event.MustDraft(event.TaskStarted, "r", event.TaskStartedData{Step: "a"})); err != nil {
-			t.Fatal(err)
-		}
-	}
-	st, err := ledger.Open(t.TempDir(), ledger.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	cfg := follow.Config{JS: conn.JS, Store: st, Verifier: envelope.NewVerifier(ids.Root)}
-	f := follow.New(cfg)
-	if err := f.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "three folds", func() bool { return st.AppliedStreamSeq() == 3 })
-	f.Stop()
 	if err := conn.JS.DeleteStream(ctx, bus.EventsStream); err != nil {
 		t.Fatal(err)
 	}
