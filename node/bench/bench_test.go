@@ -81,7 +81,7 @@ func BenchmarkNoopSteps2000(b *testing.B) {
 		sum.msgs += r.msgs
 		decide, deliver = append(decide, r.decide...), append(deliver, r.deliver...)
 		b.StopTimer()
-		bn.stop()
+		bn.Stop(b)
 		b.StartTimer()
 	}
 	n := float64(b.N)
@@ -117,7 +117,7 @@ func BenchmarkDispatchLatency(b *testing.B) {
 		all, decide, deliver = append(all, p.dispatch...), append(decide, p.decide...), append(deliver, p.deliver...)
 		rate += p.rate
 		b.StopTimer()
-		bn.stop()
+		bn.Stop(b)
 		b.StartTimer()
 	}
 	b.ReportMetric(all.quantile(0.50), "p50_ms")

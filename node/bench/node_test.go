@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -12,7 +11,7 @@ import (
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/config"
-	"github.com/agentic-dev/agentic/node"
+	"github.com/agentic-dev/agentic/node/nodetest"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -21,51 +20,29 @@ import (
 // benchNode is a full node (every role, embedded nats-server listening on
 // a free loopback port, data in a temporary directory) and a client: its
 // own NATS connection, the query API, and the operator identity the node
-// created in DATA/operator.creds.
+// created in DATA/operator.creds — nodetest's node, with short names.
 type benchNode struct {
-	*node.Node
-	nc  *nats.Conn
-	js  jetstream.JetStream
-	api *api.Client
-	op  *trust.Identity
-	// root verifies the node's events.
-	root *trust.Root
+	*nodetest.Node
+	nc   *nats.Conn
+	js   jetstream.JetStream
+	api  *api.Client
+	op   *trust.Identity
+	root *trust.Root // verifies the node's events
 }
 
 // startNode starts a node with slots executor slots and waits until it is
 // ready to run a plan: live, leader elected, and its executor known to the
-// orchestrator. It is stopped at cleanup (or earlier by stop).
+// orchestrator. It is stopped at cleanup.
 func startNode(tb testing.TB, slots int) *benchNode {
 	tb.Helper()
-	cfg := config.Default()
-	cfg.Data = tb.TempDir()
+	cfg := nodetest.Config(tb.TempDir())
 	cfg.Name = "bench"
-	cfg.NATSListen = "127.0.0.1:0"
-	cfg.HTTPListen = "127.0.0.1:0"
-	cfg.GossipListen = "127.0.0.1:0"
 	cfg.Executor.Slots = slots
-	n, err := node.New(cfg, logger())
-	if err != nil {
-		tb.Fatal(err)
-	}
+	cfg.Orchestrator.LeaseTTL = config.DefaultLeaseTTL
+	tn := nodetest.Start(tb, cfg)
+	bn := &benchNode{Node: tn, nc: tn.NC, js: tn.JS, api: tn.API, op: tn.Operator, root: tn.Root}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := n.Start(ctx); err != nil {
-		tb.Fatalf("start node: %v", err)
-	}
-	bn := &benchNode{Node: n}
-	tb.Cleanup(bn.stop)
-	bn.nc, err = nats.Connect(n.NATSURL(), nats.Name("bench-client"))
-	if err != nil {
-		tb.Fatalf("connect to %s: %v", n.NATSURL(), err)
-	}
-	if bn.js, err = jetstream.New(bn.nc); err != nil {
-		tb.Fatal(err)
-	}
-	bn.api = api.NewClient(bn.nc, 10*time.Second)
-	if bn.op, bn.root, err = trust.ReadCreds(filepath.Join(cfg.Data, trust.OperatorCredsFile)); err != nil {
-		tb.Fatal(err)
-	}
 	bn.waitReady(tb, ctx)
 	return bn
 }
@@ -109,15 +86,4 @@ func (bn *benchNode) submit(ctx context.Context, name, planFile string) (string,
 		return "", fmt.Errorf("submit %s: %w", name, err)
 	}
 	return run, nil
-}
-
-// stop closes the client and stops the node; idempotent.
-func (bn *benchNode) stop() {
-	if bn.nc != nil {
-		bn.nc.Close()
-		bn.nc = nil
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	_ = bn.Stop(ctx)
 }
