@@ -3,7 +3,6 @@ package node
 import (
 	"context"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -201,9 +200,5 @@ func (n *Node) auditPage(req api.AuditRequest) (api.AuditPage, error) {
 
 func auditLine(rec ledger.Record) api.AuditLine {
 	ev := rec.Event
-	var data any = json.RawMessage(ev.Data)
-	if len(ev.Data) == 0 {
-		data = nil
-	}
-	return api.AuditLine{Seq: ev.Seq, Subject: ev.Subject, Type: string(ev.Type), Run: ev.Run, Node: ev.Node, Time: ev.Time, Data: data, JWS: string(rec.Raw)}
+	return api.AuditLine{Seq: ev.Seq, Subject: ev.Subject, Type: string(ev.Type), Run: ev.Run, Node: ev.Node, Time: ev.Time, Data: ev.Data, JWS: string(rec.Raw)}
 }

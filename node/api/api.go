@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/agentic-dev/agentic/roles/orchestrator"
@@ -72,7 +73,8 @@ type AuditLine struct {
 	Run     string    `json:"run,omitempty"`
 	Node    string    `json:"node"`
 	Time    time.Time `json:"time"`
-	Data    any       `json:"data"`
+	// Data is the payload exactly as the event carried it (null if none).
+	Data json.RawMessage `json:"data"`
 	// JWS is the exact signed envelope the event travelled in (shared by the
 	// events of one batch); empty for ledger-local records with no message.
 	JWS string `json:"jws"`

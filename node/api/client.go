@@ -119,35 +119,15 @@ func (c *Client) RunsGet(ctx context.Context, id string) (*Run, error) {
 	return &run, nil
 }
 
-// wireAuditLine is AuditLine with its payload kept as raw JSON, so the
-// client passes on the node's bytes unchanged.
-type wireAuditLine struct {
-	Seq     uint64          `json:"seq"`
-	Subject string          `json:"subject"`
-	Type    string          `json:"type"`
-	Run     string          `json:"run"`
-	Node    string          `json:"node"`
-	Time    time.Time       `json:"time"`
-	Data    json.RawMessage `json:"data"`
-	JWS     string          `json:"jws"`
-}
-
 // Audit returns a page of ledger entries. Each line's Data is a
 // json.RawMessage holding the payload exactly as the node sent it. With
 // req.Wait set the request may take that much longer than the timeout.
 func (c *Client) Audit(ctx context.Context, req AuditRequest) (*AuditPage, error) {
-	var wire struct {
-		Lines []wireAuditLine `json:"lines"`
-		Head  uint64          `json:"head"`
-	}
-	if err := c.call(ctx, MethodAudit, req, &wire, c.timeout+max(req.Wait, 0)); err != nil {
+	var page AuditPage
+	if err := c.call(ctx, MethodAudit, req, &page, c.timeout+max(req.Wait, 0)); err != nil {
 		return nil, err
 	}
-	page := &AuditPage{Head: wire.Head, Lines: make([]AuditLine, len(wire.Lines))}
-	for i, l := range wire.Lines {
-		page.Lines[i] = AuditLine{Seq: l.Seq, Subject: l.Subject, Type: l.Type, Run: l.Run, Node: l.Node, Time: l.Time, Data: l.Data, JWS: l.JWS}
-	}
-	return page, nil
+	return &page, nil
 }
 
 // LedgerVerify has the answering node verify its ledger's hash chain.

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"encoding/json"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -88,8 +87,7 @@ func paceRuns(tb testing.TB, bn *benchNode, runs int, every time.Duration) paced
 		}
 		for _, l := range page.Lines {
 			after = l.Seq
-			raw, _ := l.Data.(json.RawMessage)
-			if err := tl.add(event.Type(l.Type), l.Run, l.Time, raw); err != nil {
+			if err := tl.add(event.Type(l.Type), l.Run, l.Time, l.Data); err != nil {
 				tb.Fatal(err)
 			}
 		}

@@ -11,8 +11,8 @@ import (
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/config"
-	"github.com/agentic-dev/agentic/node/nodetest"
 	"github.com/agentic-dev/agentic/node/api"
+	"github.com/agentic-dev/agentic/node/nodetest"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )

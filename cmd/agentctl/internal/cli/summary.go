@@ -68,14 +68,10 @@ func with[T any](f func(T) string) func([]byte) string {
 }
 
 func summary(l api.AuditLine) string {
-	raw, err := json.Marshal(l.Data)
-	if err != nil {
-		return ""
-	}
 	if f, ok := summarizers[event.Type(l.Type)]; ok {
-		return oneLine(f(raw))
+		return oneLine(f(l.Data))
 	}
-	return compact(raw)
+	return compact(l.Data)
 }
 
 func compact(raw []byte) string {
