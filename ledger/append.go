@@ -86,7 +86,13 @@ func (s *Store) Append(msgs []Message) ([]event.Event, error) {
 	if len(a.out) == 0 {
 		return nil, nil
 	}
-	if err := a.commit(); err != nil {
+	if err := a.stageIndexes(); err != nil {
+		a.indexesCommitted(err)
+		return nil, err
+	}
+	err = a.commit()
+	a.indexesCommitted(err)
+	if err != nil {
 		s.mu.Lock()
 		s.mu.failed = err
 		s.mu.Unlock()
@@ -109,6 +115,14 @@ type appender struct {
 	// raws holds the raw messages staged by this Append, by stream seq, so
 	// that a verdict never depends on how messages were split into Appends.
 	raws map[uint64][]byte
+	// times[i] is the stream time of the message out[i] came in; msgTime
+	// that of the message being staged.
+	times   []time.Time
+	msgTime time.Time
+	// runs holds the run ids whose goal.submitted this Append staged.
+	runs map[string]bool
+	// snapped are the indexers whose snapshot this Append's batch holds.
+	snapped []*attached
 }
 
 // commit writes the head and commits with Sync. Pebble reports a failed WAL
@@ -161,6 +175,7 @@ func (a *appender) message(m *Message) error {
 	if m.StreamSeq <= a.head.applied {
 		return nil
 	}
+	a.msgTime = m.Time.UTC()
 	if from := a.head.applied + 1; m.StreamSeq > from {
 		a.s.log.Error("stream gap", "from", from, "to", m.StreamSeq-1, "subject", m.Subject)
 		if err := a.add(gapRecord(m, from, m.StreamSeq-1), m.StreamSeq); err != nil {
@@ -224,6 +239,11 @@ func (a *appender) events(m *Message) error {
 		if err := a.markSeen(ev.ID, m.StreamSeq); err != nil {
 			return err
 		}
+		if ev.Type == event.GoalSubmitted && ev.Run != "" {
+			if err := a.markRun(ev.Run); err != nil {
+				return err
+			}
+		}
 		ev.Time = ev.Time.UTC()
 		if err := a.add(ev, m.StreamSeq); err != nil {
 			return err
@@ -245,10 +265,44 @@ func (a *appender) refuse(ev event.Event) (string, error) {
 		return reasonBadData, nil
 	}
 	dup, err := a.wasSeen(ev.ID)
-	if dup {
+	if dup || err != nil {
 		return reasonDuplicate + ev.ID, err
 	}
-	return "", err
+	if ev.Type == event.GoalSubmitted && ev.Run != "" {
+		known, err := a.runKnown(ev.Run)
+		if known || err != nil {
+			return reasonDuplicateRun + ev.Run + " (a goal was already submitted for it)", err
+		}
+	}
+	return "", nil
+}
+
+// runKnown reports whether a goal.submitted for run is in the ledger or
+// staged by this Append: a run id names one run, ever.
+func (a *appender) runKnown(run string) (bool, error) {
+	if a.runs[run] {
+		return true, nil
+	}
+	_, err := a.s.get(goalRunKey(run))
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, ErrNotFound):
+		return false, nil
+	}
+	return false, err
+}
+
+// markRun records that run has its goal.submitted.
+func (a *appender) markRun(run string) error {
+	if a.runs == nil {
+		a.runs = map[string]bool{}
+	}
+	a.runs[run] = true
+	if err := a.b.Set(goalRunKey(run), nil, nil); err != nil {
+		return fmt.Errorf("ledger: stage run %s: %w", run, err)
+	}
+	return nil
 }
 
 // add gives ev the next position and stages it with its hash and indexes.
@@ -264,6 +318,7 @@ func (a *appender) add(ev event.Event, stream uint64) error {
 	}
 	a.head.seq, a.head.hash = ev.Seq, hash
 	a.out = append(a.out, ev)
+	a.times = append(a.times, a.msgTime)
 	return nil
 }
 

@@ -208,6 +208,11 @@ func (im *importer) markAccepted(ev event.Event) error {
 	if err := im.markSeen(ev.ID, ev.StreamSeq); err != nil {
 		return err
 	}
+	if ev.Type == event.GoalSubmitted && ev.Run != "" {
+		if err := im.markRun(ev.Run); err != nil {
+			return err
+		}
+	}
 	if id := im.msgID; id != "" {
 		im.msgID = "" // once per message
 		return im.markSeen(id, ev.StreamSeq)
