@@ -3,8 +3,6 @@ package api
 import (
 	"encoding/json"
 	"time"
-
-	"github.com/agentic-dev/agentic/roles/orchestrator"
 )
 
 // Subjects.
@@ -33,23 +31,6 @@ type Reply struct {
 	Code string `json:"code,omitempty"`
 	Data any    `json:"data,omitempty"`
 }
-
-// RunsListRequest filters the run list.
-type RunsListRequest struct {
-	Status string `json:"status,omitempty"`
-	Limit  int    `json:"limit,omitempty"`
-}
-
-// RunsGetRequest names a run by id or unique id prefix.
-type RunsGetRequest struct {
-	ID string `json:"id"`
-}
-
-// Run and Step are the public views (see orchestrator.RunView).
-type (
-	Run  = orchestrator.RunView
-	Step = orchestrator.StepView
-)
 
 // AuditRequest pages through the ledger.
 type AuditRequest struct {

@@ -101,24 +101,6 @@ func (c *Client) url() string {
 	return "the NATS server"
 }
 
-// RunsList lists runs, newest first, filtered by req.
-func (c *Client) RunsList(ctx context.Context, req RunsListRequest) ([]Run, error) {
-	var runs []Run
-	if err := c.Call(ctx, MethodRunsList, req, &runs); err != nil {
-		return nil, err
-	}
-	return runs, nil
-}
-
-// RunsGet returns the run with id or unique id prefix id.
-func (c *Client) RunsGet(ctx context.Context, id string) (*Run, error) {
-	var run Run
-	if err := c.Call(ctx, MethodRunsGet, RunsGetRequest{ID: id}, &run); err != nil {
-		return nil, err
-	}
-	return &run, nil
-}
-
 // Audit returns a page of ledger entries. Each line's Data is a
 // json.RawMessage holding the payload exactly as the node sent it. With
 // req.Wait set the request may take that much longer than the timeout.

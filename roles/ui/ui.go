@@ -1,54 +1,166 @@
-// Package ui is the ui role: for now a JSON API of runs over HTTP
-// (GET /api/runs, GET /api/runs/{id}); the web dashboard comes later on the
-// same read model.
+// Package ui is the ui role: for now a JSON API of runs over HTTP; the web
+// dashboard comes later on the same read model. It pages the way the query
+// API does, with the same requests, limits and errors:
+//
+//	GET /api/runs?limit=&cursor=&before=&status=&goal=&since=&until=
+//	    → {"items": [run summary], "next": "…", "end": false}
+//	GET /api/runs/{id}?limit=
+//	    → {"run": run summary, "steps": {"items": [step], "next": "…", "end": false}}
+//	GET /api/runs/{id}/steps?cursor=&limit=
+//	    → {"items": [step], "next": "…", "end": true}
+//
+// A page that is not the last also carries a Link header with rel="next".
+// Bad input is a 400, an unknown run a 404, an ambiguous id prefix a 409,
+// each with a JSON body {"error", "hint", "code"}.
 package ui
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
+	"time"
 
-	"github.com/agentic-dev/agentic/roles/orchestrator"
+	"github.com/agentic-dev/agentic/node/api"
 )
 
-// Runs is the read model the UI serves.
+// Runs is the read model the UI serves: the node's answers to runs.list,
+// runs.get and runs.steps.
 type Runs interface {
-	Runs(status string, limit int) []orchestrator.RunView
-	Run(id string) (orchestrator.RunView, error)
+	List(ctx context.Context, req api.RunsListRequest) (api.Page[json.RawMessage], error)
+	Get(ctx context.Context, req api.RunsGetRequest) (api.RunDetail[json.RawMessage], error)
+	Steps(ctx context.Context, req api.RunsStepsRequest) (api.Page[json.RawMessage], error)
 }
 
 // UI serves the HTTP API.
-type UI struct{ runs Runs }
+type UI struct {
+	runs Runs
+	now  func() time.Time
+}
 
 // New returns a UI over runs.
-func New(runs Runs) *UI { return &UI{runs: runs} }
+func New(runs Runs) *UI { return &UI{runs: runs, now: time.Now} }
 
 // Register adds the UI's routes to mux.
 func (u *UI) Register(mux *http.ServeMux) {
 	mux.HandleFunc("GET /api/runs", u.list)
 	mux.HandleFunc("GET /api/runs/{id}", u.get)
+	mux.HandleFunc("GET /api/runs/{id}/steps", u.steps)
 }
 
 func (u *UI) list(w http.ResponseWriter, r *http.Request) {
-	limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
-	runs := u.runs.Runs(r.URL.Query().Get("status"), limit)
-	if runs == nil {
-		runs = []orchestrator.RunView{}
+	q := r.URL.Query()
+	req := api.RunsListRequest{Status: q.Get("status"), Goal: q.Get("goal"), After: q.Get("cursor"), Before: q.Get("before")}
+	var err error
+	if req.Limit, err = limit(q); err == nil {
+		if req.Since, err = u.timeArg(q, "since"); err == nil {
+			req.Until, err = u.timeArg(q, "until")
+		}
 	}
-	writeJSON(w, http.StatusOK, runs)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	page, err := u.runs.List(r.Context(), req)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writePage(w, r, page)
 }
 
 func (u *UI) get(w http.ResponseWriter, r *http.Request) {
-	run, err := u.runs.Run(r.PathValue("id"))
-	switch {
-	case errors.Is(err, orchestrator.ErrNotFound):
-		writeJSON(w, http.StatusNotFound, map[string]string{"error": err.Error()})
-	case err != nil:
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
-	default:
-		writeJSON(w, http.StatusOK, run)
+	n, err := limit(r.URL.Query())
+	if err != nil {
+		writeError(w, err)
+		return
 	}
+	d, err := u.runs.Get(r.Context(), api.RunsGetRequest{ID: r.PathValue("id"), Limit: n})
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if d.Steps != nil && !d.Steps.End {
+		next := &url.URL{Path: "/api/runs/" + d.Run.ID + "/steps", RawQuery: url.Values{"cursor": {d.Steps.Next}}.Encode()}
+		w.Header().Set("Link", fmt.Sprintf("<%s>; rel=\"next\"", next))
+	}
+	writeJSON(w, http.StatusOK, d)
+}
+
+func (u *UI) steps(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	n, err := limit(q)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	page, err := u.runs.Steps(r.Context(), api.RunsStepsRequest{ID: r.PathValue("id"), After: q.Get("cursor"), Limit: n})
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writePage(w, r, page)
+}
+
+// limit reads ?limit= (absent: 0, the default; the read model clamps it).
+func limit(q url.Values) (int, error) {
+	s := q.Get("limit")
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return 0, api.WithHint(fmt.Errorf("%w: limit %q is not a count", api.ErrBadRequest, s), "limit is a whole number >= 0 (0: the default)")
+	}
+	return n, nil
+}
+
+// timeArg reads an RFC 3339 time or a duration before now.
+func (u *UI) timeArg(q url.Values, name string) (time.Time, error) {
+	s := q.Get(name)
+	if s == "" {
+		return time.Time{}, nil
+	}
+	t, err := api.ParseTime(s, u.now())
+	if err != nil {
+		return time.Time{}, api.WithHint(fmt.Errorf("%s: %w", name, err), name+"=2026-03-01T12:00:00Z or "+name+"=2h")
+	}
+	return t, nil
+}
+
+// writePage writes a page, with a Link to the next one unless it is the
+// last: the request's URL with cursor set to the page's Next.
+func writePage(w http.ResponseWriter, r *http.Request, page api.Page[json.RawMessage]) {
+	if !page.End {
+		q := r.URL.Query()
+		q.Set("cursor", page.Next)
+		next := &url.URL{Path: r.URL.Path, RawQuery: q.Encode()}
+		w.Header().Set("Link", fmt.Sprintf("<%s>; rel=\"next\"", next))
+	}
+	writeJSON(w, http.StatusOK, page)
+}
+
+// apiError is the body of an error answer.
+type apiError struct {
+	Error string `json:"error"`
+	Hint  string `json:"hint,omitempty"`
+	Code  string `json:"code,omitempty"`
+}
+
+func writeError(w http.ResponseWriter, err error) {
+	code, status := "", http.StatusInternalServerError
+	switch {
+	case errors.Is(err, api.ErrBadRequest):
+		code, status = api.CodeBadRequest, http.StatusBadRequest
+	case errors.Is(err, api.ErrNotFound):
+		code, status = api.CodeNotFound, http.StatusNotFound
+	case errors.Is(err, api.ErrAmbiguous):
+		code, status = api.CodeAmbiguous, http.StatusConflict
+	}
+	writeJSON(w, status, apiError{Error: err.Error(), Hint: api.HintOf(err), Code: code})
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

@@ -6,12 +6,23 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/api"
+	"github.com/agentic-dev/agentic/roles/orchestrator"
 )
+
+// smallRun is the most steps a run may have for goal submit --wait to
+// print a line whenever a step changes (it then reads every step at each
+// poll, one page). A bigger run shows its progress from the step counts of
+// its summary, which cost the same whatever the run's size.
+const smallRun = 200
+
+// countsEvery is how often at most a big run's progress line is printed.
+const countsEvery = time.Second
 
 // follow polls the run until it finishes and maps its end to the exit
 // code. Ctrl-C (ctx cancelled) stops following, not the run.
@@ -27,7 +38,7 @@ func (a *app) follow(ctx context.Context, runID string) error {
 	tick := time.NewTicker(a.poll)
 	defer tick.Stop()
 	for {
-		run, err := c.RunsGet(ctx, runID)
+		sum, run, err := p.poll(ctx, c, runID)
 		switch {
 		case ctx.Err() != nil:
 			return a.stoppedWaiting(runID)
@@ -36,11 +47,11 @@ func (a *app) follow(ctx context.Context, runID string) error {
 		case err != nil:
 			return fmt.Errorf("run %s was submitted but cannot be followed: %w", runID, err)
 		default:
-			if err := p.show(run); err != nil {
+			if err := p.show(sum, run); err != nil {
 				return err
 			}
-			if finished(run.Status) {
-				return a.finish(run)
+			if finished(sum.Status) {
+				return a.finish(ctx, c, sum)
 			}
 		}
 		select {
@@ -56,20 +67,25 @@ func (a *app) stoppedWaiting(runID string) error {
 	return &exitError{code: ExitInterrupted}
 }
 
-// finish prints the final state (json) and returns the run's exit code.
-func (a *app) finish(run *api.Run) error {
+// finish prints the final run (json: the whole run object, every step)
+// and returns the run's exit code.
+func (a *app) finish(ctx context.Context, c *api.Client, sum *api.RunSummary) error {
 	if a.output == formatJSON {
+		run, err := c.RunsGet(ctx, sum.ID)
+		if err != nil {
+			return fmt.Errorf("run %s finished (%s) but cannot be read: %w", sum.ID, sum.Status, err)
+		}
 		if err := a.writeJSON(run); err != nil {
 			return err
 		}
 	}
-	switch run.Status {
+	switch sum.Status {
 	case event.RunSucceeded:
 		return nil
 	case event.RunCancelled:
-		return &exitError{code: ExitRunCancelled, err: fmt.Errorf("run %s was cancelled%s", run.ID, because(run.Reason))}
+		return &exitError{code: ExitRunCancelled, err: fmt.Errorf("run %s was cancelled%s", sum.ID, because(sum.Reason))}
 	}
-	return &exitError{code: ExitRunFailed, err: fmt.Errorf("run %s failed%s", run.ID, because(run.Reason))}
+	return &exitError{code: ExitRunFailed, err: fmt.Errorf("run %s failed%s", sum.ID, because(sum.Reason))}
 }
 
 func because(reason string) string {
@@ -82,18 +98,41 @@ func because(reason string) string {
 // progressPrinter prints what changed since the last poll.
 type progressPrinter struct {
 	a      *app
+	big    bool // the run has more than smallRun steps: progress from counts
 	status string
 	steps  map[string]string // step id → last printed state
+	counts string            // last printed step counts (big runs)
+	shown  time.Time         // when counts were last printed
 	last   []byte            // last jsonl line
 	width  int               // name column: grows with the longest step id
 }
 
-func (p *progressPrinter) show(run *api.Run) error {
+// poll reads the run: its summary, and every step while the run is small
+// (nil run once it is big).
+func (p *progressPrinter) poll(ctx context.Context, c *api.Client, id string) (*api.RunSummary, *api.Run, error) {
+	if p.big || p.a.output != formatText {
+		sum, err := c.RunSummary(ctx, id)
+		return sum, nil, err
+	}
+	d, err := c.RunDetail(ctx, api.RunsGetRequest{ID: id, Limit: smallRun})
+	if err != nil {
+		return nil, nil, err
+	}
+	if d.Steps == nil || !d.Steps.End {
+		p.big = true
+		return &d.Run, nil, nil
+	}
+	run := &api.Run{ID: d.Run.ID, Goal: d.Run.Goal, Status: d.Run.Status, Reason: d.Run.Reason, Revision: d.Run.Revision,
+		CreatedAt: d.Run.CreatedAt, FinishedAt: d.Run.FinishedAt, Steps: d.Steps.Items}
+	return &d.Run, run, nil
+}
+
+func (p *progressPrinter) show(sum *api.RunSummary, run *api.Run) error {
 	switch p.a.output {
 	case formatJSON:
 		return nil // only the final object
 	case formatJSONL:
-		b, err := json.Marshal(run)
+		b, err := json.Marshal(sum)
 		if err != nil {
 			return err
 		}
@@ -104,14 +143,29 @@ func (p *progressPrinter) show(run *api.Run) error {
 		_, err = fmt.Fprintf(p.a.env.Stdout, "%s\n", b)
 		return err
 	}
-	for _, s := range run.Steps {
-		p.width = max(p.width, len(s.ID))
+	if run != nil {
+		for _, s := range run.Steps {
+			p.width = max(p.width, len(s.ID))
+		}
 	}
-	runChanged := run.Status != p.status
-	p.status = run.Status
-	if runChanged && !finished(run.Status) {
-		p.line("run", run.Status+because(run.Reason), "")
+	runChanged := sum.Status != p.status
+	p.status = sum.Status
+	if runChanged && !finished(sum.Status) {
+		p.line("run", sum.Status+because(sum.Reason), "")
 	}
+	if run != nil {
+		p.showSteps(run)
+	} else {
+		p.showCounts(sum, runChanged && finished(sum.Status))
+	}
+	if runChanged && finished(sum.Status) {
+		p.line("run", sum.Status+because(sum.Reason), "")
+	}
+	return nil
+}
+
+// showSteps prints a line for every step that changed.
+func (p *progressPrinter) showSteps(run *api.Run) {
 	for _, s := range run.Steps {
 		state := fmt.Sprintf("%s|%d|%s", s.Status, s.Attempt, s.Node)
 		if p.steps[s.ID] == state {
@@ -120,10 +174,46 @@ func (p *progressPrinter) show(run *api.Run) error {
 		p.steps[s.ID] = state
 		p.line(s.ID, s.Status, stepDetail(s))
 	}
-	if runChanged && finished(run.Status) {
-		p.line("run", run.Status+because(run.Reason), "")
+}
+
+// showCounts prints "12:00:01 steps  4210/10000  (succeeded 4210, running
+// 8, ready 5782)" when the counts changed, at most every countsEvery unless
+// final.
+func (p *progressPrinter) showCounts(sum *api.RunSummary, final bool) {
+	if sum.Steps == 0 {
+		return
 	}
-	return nil
+	counts := stepCounts(sum.StepCounts)
+	if counts == p.counts || (!final && time.Since(p.shown) < countsEvery) {
+		return
+	}
+	p.counts, p.shown = counts, time.Now()
+	p.line("steps", fmt.Sprintf("%d/%d", api.Done(*sum), sum.Steps), "("+counts+")")
+}
+
+// stepOrder is the order step statuses are listed in.
+var stepOrder = []string{
+	orchestrator.StepSucceeded, orchestrator.StepSkipped, orchestrator.StepFailed, orchestrator.StepCancelled,
+	orchestrator.StepRunning, orchestrator.StepAssigned, orchestrator.StepReady, orchestrator.StepPending,
+}
+
+// stepCounts is "succeeded 4210, running 8, ready 5782": the known
+// statuses in stepOrder, then any other in name order.
+func stepCounts(counts map[string]int) string {
+	var parts []string
+	for _, st := range stepOrder {
+		if n := counts[st]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", st, n))
+		}
+	}
+	var other []string
+	for st, n := range counts {
+		if n > 0 && !slices.Contains(stepOrder, st) {
+			other = append(other, fmt.Sprintf("%s %d", st, n))
+		}
+	}
+	slices.Sort(other)
+	return strings.Join(append(parts, other...), ", ")
 }
 
 // line prints "12:00:01 build     running    (attempt 1 on node-a)".

@@ -1,0 +1,89 @@
+package api
+
+import (
+	"context"
+	"fmt"
+)
+
+// RunsList returns one page of run summaries, newest first.
+func (c *Client) RunsList(ctx context.Context, req RunsListRequest) (*Page[RunSummary], error) {
+	var p Page[RunSummary]
+	if err := c.Call(ctx, MethodRunsList, req, &p); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// RunsListAll follows runs.list from req.After on and hands each page's
+// summaries to fn until limit runs were handed over (limit <= 0: every
+// run that matches) or the listing ends. It returns the cursor that
+// continues the listing after the last run handed over ("" at the end).
+func (c *Client) RunsListAll(ctx context.Context, req RunsListRequest, limit int, fn func([]RunSummary) error) (string, error) {
+	return FollowPages(ctx, req.After, limit, func(ctx context.Context, cursor string, want int) (*Page[RunSummary], error) {
+		r := req
+		r.After, r.Limit = cursor, min(want, MaxRunsPage)
+		return c.RunsList(ctx, r)
+	}, fn)
+}
+
+// RunDetail answers runs.get: the run's summary and the first page of its
+// steps (none with req.Summary).
+func (c *Client) RunDetail(ctx context.Context, req RunsGetRequest) (*RunDetail[Step], error) {
+	var d RunDetail[Step]
+	if err := c.Call(ctx, MethodRunsGet, req, &d); err != nil {
+		return nil, err
+	}
+	return &d, nil
+}
+
+// RunSummary returns the summary of the run with id or unique id prefix
+// id: what a poller asks for, at a cost that does not grow with the run.
+func (c *Client) RunSummary(ctx context.Context, id string) (*RunSummary, error) {
+	d, err := c.RunDetail(ctx, RunsGetRequest{ID: id, Summary: true})
+	if err != nil {
+		return nil, err
+	}
+	return &d.Run, nil
+}
+
+// RunsSteps returns one page of a run's steps, in plan order.
+func (c *Client) RunsSteps(ctx context.Context, req RunsStepsRequest) (*Page[Step], error) {
+	var p Page[Step]
+	if err := c.Call(ctx, MethodRunsSteps, req, &p); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// RunsGet returns the run with id or unique id prefix id and every one of
+// its steps, following the pages of runs.steps after runs.get's first.
+func (c *Client) RunsGet(ctx context.Context, id string) (*Run, error) {
+	d, err := c.RunDetail(ctx, RunsGetRequest{ID: id})
+	if err != nil {
+		return nil, err
+	}
+	run := runOf(d.Run)
+	if d.Steps == nil {
+		return nil, fmt.Errorf("api: %s %s: the answer has no steps", MethodRunsGet, d.Run.ID)
+	}
+	run.Steps = append(make([]Step, 0, max(d.Run.Steps, len(d.Steps.Items))), d.Steps.Items...)
+	if d.Steps.End {
+		return run, nil
+	}
+	_, err = FollowPages(ctx, d.Steps.Next, 0, func(ctx context.Context, cursor string, _ int) (*Page[Step], error) {
+		return c.RunsSteps(ctx, RunsStepsRequest{ID: d.Run.ID, After: cursor, Limit: MaxStepsPage})
+	}, func(steps []Step) error {
+		run.Steps = append(run.Steps, steps...)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("api: steps of run %s: %w", d.Run.ID, err)
+	}
+	return run, nil
+}
+
+// runOf is the Run of a summary, without steps.
+func runOf(s RunSummary) *Run {
+	return &Run{ID: s.ID, Goal: s.Goal, Status: s.Status, Reason: s.Reason, Revision: s.Revision,
+		CreatedAt: s.CreatedAt, FinishedAt: s.FinishedAt, Steps: []Step{}}
+}
