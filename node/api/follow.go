@@ -2,56 +2,41 @@ package api
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"iter"
 )
 
-// FollowPages reads a listing page after page, from cursor on ("" for the
-// first page), handing each page's items to fn, until the listing ends or
-// limit items were handed over (limit <= 0: every item). fetch asks for the
-// page after a cursor holding at most want items (0: as many as the node
-// gives). FollowPages returns the cursor that continues after the last
-// item handed over, or "" when the listing ended.
+// walk yields the items of a listing from the page at cursor ("" for the
+// first) on: it asks fetch for one page after another, following Next,
+// until a page says End. It never takes a short page for the end. It stops
+// at the first error, which it yields; a page that is not the end but
+// gives no new cursor is an error too (following it would ask for the same
+// page forever).
 //
-// The end is what the server says (Page.End), never inferred from a short
-// page; a page that is not the end and has no cursor that moves on is an
-// error, never an endless loop.
-func FollowPages[T any](ctx context.Context, cursor string, limit int,
-	fetch func(ctx context.Context, cursor string, want int) (*Page[T], error), fn func(items []T) error,
-) (string, error) {
-	handed := 0
-	for {
-		if err := ctx.Err(); err != nil {
-			return cursor, err
-		}
-		want := 0
-		if limit > 0 {
-			want = limit - handed
-		}
-		p, err := fetch(ctx, cursor, want)
-		if err != nil {
-			return cursor, err
-		}
-		if want > 0 && len(p.Items) > want {
-			return cursor, fmt.Errorf("api: the node answered a page of %d items, %d asked for", len(p.Items), want)
-		}
-		if len(p.Items) > 0 {
-			if err := fn(p.Items); err != nil {
-				return cursor, err
+// It is the same function as the exported Walk that the audit and export
+// paging bring; it gives way to it when both are in one tree.
+func walk[T any](ctx context.Context, cursor string, fetch func(ctx context.Context, cursor string) (*Page[T], error)) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		var zero T
+		for {
+			p, err := fetch(ctx, cursor)
+			if err != nil {
+				yield(zero, err)
+				return
 			}
-			handed += len(p.Items)
-		}
-		switch {
-		case p.End:
-			return "", nil
-		case p.Next == "":
-			return cursor, errors.New("api: the node answered a page that is not the last without a cursor to the next")
-		case p.Next == cursor && len(p.Items) == 0:
-			return cursor, fmt.Errorf("api: the listing does not move on from cursor %q", cursor)
-		}
-		cursor = p.Next
-		if limit > 0 && handed >= limit {
-			return cursor, nil
+			for _, it := range p.Items {
+				if !yield(it, nil) {
+					return
+				}
+			}
+			if p.End {
+				return
+			}
+			if p.Next == "" || p.Next == cursor {
+				yield(zero, fmt.Errorf("api: a page that is not the last gives no next cursor (asked with %q)", cursor))
+				return
+			}
+			cursor = p.Next
 		}
 	}
 }

@@ -45,14 +45,19 @@ var RunStatuses = []string{
 type RunsListRequest struct {
 	// Status keeps runs with this status (one of RunStatuses).
 	Status string `json:"status,omitempty"`
-	// Goal keeps runs whose goal contains this text (case-sensitive).
+	// Goal keeps runs whose goal contains this text, ignoring case. A
+	// node reads a bounded number of runs that do not match per page: a
+	// page may be empty and not the last.
 	Goal string `json:"goal,omitempty"`
 	// Since and Until keep runs submitted at or after Since and before
 	// Until (stream time); zero means unbounded.
 	Since time.Time `json:"since,omitzero"`
 	Until time.Time `json:"until,omitzero"`
-	// After continues a listing: runs older than the cursor (a page's
-	// Next). Before keeps runs newer than the cursor. Both are opaque.
+	// After continues a listing with the runs older than the cursor (a
+	// page's Next). Before lists the runs newer than the cursor instead:
+	// each page holds the runs nearest to it, newest first, and its Next
+	// continues towards newer runs (given as Before again); After, if set
+	// too, then bounds the other end. Cursors are opaque.
 	After  string `json:"after,omitempty"`
 	Before string `json:"before,omitempty"`
 	// Limit caps the page (DefaultRunsPage when 0, at most MaxRunsPage).

@@ -14,16 +14,56 @@ func (c *Client) RunsList(ctx context.Context, req RunsListRequest) (*Page[RunSu
 	return &p, nil
 }
 
-// RunsListAll follows runs.list from req.After on and hands each page's
-// summaries to fn until limit runs were handed over (limit <= 0: every
-// run that matches) or the listing ends. It returns the cursor that
-// continues the listing after the last run handed over ("" at the end).
-func (c *Client) RunsListAll(ctx context.Context, req RunsListRequest, limit int, fn func([]RunSummary) error) (string, error) {
-	return FollowPages(ctx, req.After, limit, func(ctx context.Context, cursor string, want int) (*Page[RunSummary], error) {
+// RunsListAll follows runs.list from req's cursor on and hands each run to
+// fn until limit runs were handed over (limit <= 0: every run that
+// matches) or the listing ends. It returns the cursor that continues the
+// listing after the last run handed over ("" at the end): req.After's
+// successor, or req.Before's when req.Before is set (the listing then goes
+// towards newer runs, each page newest first).
+func (c *Client) RunsListAll(ctx context.Context, req RunsListRequest, limit int, fn func(RunSummary) error) (string, error) {
+	backwards := req.Before != ""
+	start := req.After
+	if backwards {
+		start = req.Before
+	}
+	handed, next, end := 0, "", false
+	fetch := func(ctx context.Context, cursor string) (*Page[RunSummary], error) {
 		r := req
-		r.After, r.Limit = cursor, min(want, MaxRunsPage)
-		return c.RunsList(ctx, r)
-	}, fn)
+		if backwards {
+			r.Before = cursor
+		} else {
+			r.After = cursor
+		}
+		want := 0
+		if limit > 0 {
+			want = limit - handed
+			r.Limit = min(want, MaxRunsPage)
+		}
+		p, err := c.RunsList(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		if want > 0 && len(p.Items) > want {
+			return nil, fmt.Errorf("api: %s: a page of %d runs, %d asked for", MethodRunsList, len(p.Items), want)
+		}
+		next, end = p.Next, p.End
+		return p, nil
+	}
+	for s, err := range walk(ctx, start, fetch) {
+		if err != nil {
+			return "", err
+		}
+		if err := fn(s); err != nil {
+			return "", err
+		}
+		if handed++; limit > 0 && handed >= limit {
+			break
+		}
+	}
+	if end {
+		return "", nil
+	}
+	return next, nil
 }
 
 // RunDetail answers runs.get: the run's summary and the first page of its
@@ -70,14 +110,13 @@ func (c *Client) RunsGet(ctx context.Context, id string) (*Run, error) {
 	if d.Steps.End {
 		return run, nil
 	}
-	_, err = FollowPages(ctx, d.Steps.Next, 0, func(ctx context.Context, cursor string, _ int) (*Page[Step], error) {
+	for st, err := range walk(ctx, d.Steps.Next, func(ctx context.Context, cursor string) (*Page[Step], error) {
 		return c.RunsSteps(ctx, RunsStepsRequest{ID: d.Run.ID, After: cursor, Limit: MaxStepsPage})
-	}, func(steps []Step) error {
-		run.Steps = append(run.Steps, steps...)
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("api: steps of run %s: %w", d.Run.ID, err)
+	}) {
+		if err != nil {
+			return nil, fmt.Errorf("api: steps of run %s: %w", d.Run.ID, err)
+		}
+		run.Steps = append(run.Steps, st)
 	}
 	return run, nil
 }

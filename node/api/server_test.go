@@ -28,15 +28,16 @@ func TestTypedRoundTrip(t *testing.T) {
 	run := Run{ID: "r1", Goal: "g", Status: "running", Revision: 1, CreatedAt: now,
 		Steps: []Step{{ID: "build", Kind: "shell", Status: "succeeded", Attempt: 1, Node: "node-a", ExitCode: &exit}}}
 	var gotList RunsListRequest
-	HandleTyped(srv, MethodRunsList, func(_ context.Context, req RunsListRequest) ([]Run, error) {
+	sum := RunSummary{ID: run.ID, Goal: run.Goal, Status: run.Status, Revision: 1, Steps: 1, StepCounts: map[string]int{"succeeded": 1}, CreatedAt: now}
+	HandleTyped(srv, MethodRunsList, func(_ context.Context, req RunsListRequest) (Page[RunSummary], error) {
 		gotList = req
-		return []Run{run}, nil
+		return Page[RunSummary]{Items: []RunSummary{sum}, End: true}, nil
 	})
-	HandleTyped(srv, MethodRunsGet, func(_ context.Context, req RunsGetRequest) (*Run, error) {
+	HandleTyped(srv, MethodRunsGet, func(_ context.Context, req RunsGetRequest) (*RunDetail[Step], error) {
 		if req.ID != "r1" {
 			return nil, fmt.Errorf("%w: run %q", ErrNotFound, req.ID)
 		}
-		return &run, nil
+		return &RunDetail[Step]{Run: sum, Steps: &Page[Step]{Items: run.Steps, End: true}}, nil
 	})
 	HandleTyped(srv, MethodAudit, func(_ context.Context, req AuditRequest) (AuditPage, error) {
 		return AuditPage{Head: 9, Lines: []AuditLine{{Seq: req.After + 1, Type: "goal.submitted", Run: req.Run, Data: json.RawMessage(`{"b":1,"goal":"g"}`), JWS: "a.b.c"}}}, nil
@@ -61,13 +62,13 @@ func TestTypedRoundTrip(t *testing.T) {
 	}
 
 	runs, err := c.RunsList(ctx, RunsListRequest{Status: "running", Limit: 3})
-	if err != nil || len(runs) != 1 || runs[0].ID != "r1" || *runs[0].Steps[0].ExitCode != 0 || !runs[0].CreatedAt.Equal(now) {
+	if err != nil || !runs.End || len(runs.Items) != 1 || runs.Items[0].ID != "r1" || runs.Items[0].StepCounts["succeeded"] != 1 || !runs.Items[0].CreatedAt.Equal(now) {
 		t.Fatalf("RunsList = %+v, %v", runs, err)
 	}
 	if gotList != (RunsListRequest{Status: "running", Limit: 3}) {
 		t.Errorf("server got %+v", gotList)
 	}
-	if r, err := c.RunsGet(ctx, "r1"); err != nil || r.Goal != "g" {
+	if r, err := c.RunsGet(ctx, "r1"); err != nil || r.Goal != "g" || len(r.Steps) != 1 || *r.Steps[0].ExitCode != 0 {
 		t.Fatalf("RunsGet = %+v, %v", r, err)
 	}
 	page, err := c.Audit(ctx, AuditRequest{After: 4, Run: "r1"})
