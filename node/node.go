@@ -27,6 +27,7 @@ import (
 	"github.com/agentic-dev/agentic/roles/executor/runner"
 	"github.com/agentic-dev/agentic/roles/memory"
 	"github.com/agentic-dev/agentic/roles/orchestrator"
+	"github.com/agentic-dev/agentic/roles/orchestrator/runindex"
 	"github.com/agentic-dev/agentic/roles/planner"
 	"github.com/agentic-dev/agentic/roles/ui"
 )
@@ -49,7 +50,7 @@ type Node struct {
 	follower *follow.Follower
 	verifier *envelope.Verifier
 
-	view   *runViews // nil on a node without a ledger
+	runs   *runindex.Index // the run read model; nil on a node without a ledger
 	orch   *orchestrator.Orchestrator
 	mem    *memory.Memory
 	exec   *executor.Executor
@@ -108,10 +109,15 @@ func (n *Node) needsLedger() bool {
 // Info describes the running node (the startup banner and node.info).
 func (n *Node) Info() api.NodeInfo {
 	info := api.NodeInfo{ID: n.cfg.Name, Roles: n.cfg.Roles, Version: Version, NATS: n.NATSURL()}
-	if n.view != nil {
-		n.view.read(func(s *orchestrator.State) { info.Leader, info.Epoch = s.Leader, s.Epoch })
+	if n.runs != nil {
+		info.Leader, info.Epoch = n.runs.Leader()
 	}
 	return info
+}
+
+// runReads is the node's answers to run queries (nil index: none).
+func (n *Node) runReads() runReads {
+	return runReads{x: n.runs, maxPayload: n.conn.NC.MaxPayload}
 }
 
 // NATSURL is the URL clients use to reach this node's bus.
@@ -231,6 +237,13 @@ func (n *Node) startLedger(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("node: %w", err)
 		}
+		// The run read model is written in the ledger's batches: attach
+		// it before anything is appended.
+		x := runindex.New(n.log.With("component", "runindex"))
+		if err := x.Attach(n.store); err != nil {
+			return fmt.Errorf("node: run index: %w", err)
+		}
+		n.runs = x
 	}
 	if n.has(event.RoleOrchestrator) {
 		kv, err := n.conn.JS.KeyValue(ctx, bus.LeaderBucket)
@@ -240,11 +253,6 @@ func (n *Node) startLedger(ctx context.Context) error {
 		n.orch = orchestrator.New(n.roleEnv(event.RoleOrchestrator), orchestrator.Config{KV: kv, LeaseTTL: n.cfg.Orchestrator.LeaseTTL, Incarnation: n.incarnation})
 		folders = append(folders, n.orch)
 		n.roles = append(n.roles, n.orch)
-		n.view = &runViews{read: n.orch.Read}
-	} else if n.store != nil {
-		vs := newViewState()
-		folders = append(folders, vs)
-		n.view = &runViews{read: vs.read}
 	}
 	if n.has(event.RolePlanner) {
 		p := planner.New(n.roleEnv(event.RolePlanner), planner.Config{})
@@ -304,8 +312,8 @@ func (n *Node) startHTTP() error {
 	})
 	mux.HandleFunc("GET /readyz", n.readyz)
 	mux.Handle("GET /metrics", n.metricsHandler())
-	if n.has(event.RoleUI) && n.view != nil {
-		ui.New(*n.view).Register(mux)
+	if n.has(event.RoleUI) && n.runs != nil {
+		ui.New(n.runReads()).Register(mux)
 	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	n.http = srv

@@ -163,10 +163,10 @@ func TestForgedEventsHaveNoEffect(t *testing.T) {
 	// Exactly one run exists: the valid goal's.
 	nodetest.Eventually(t, 20*time.Second, "the valid run", func() bool {
 		runs, err := n.API.RunsList(ctx, api.RunsListRequest{})
-		return err == nil && len(runs) == 1
+		return err == nil && len(runs.Items) == 1
 	})
 	runs, _ := n.API.RunsList(ctx, api.RunsListRequest{})
-	if len(runs) != 1 || runs[0].Goal != "forged" {
+	if len(runs.Items) != 1 || !runs.End || runs.Items[0].Goal != "forged" {
 		t.Fatalf("runs = %+v", runs)
 	}
 	v, err := n.API.LedgerVerify(ctx)

@@ -12,7 +12,6 @@ import (
 	"github.com/agentic-dev/agentic/ledger"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/roles/memory"
-	"github.com/agentic-dev/agentic/roles/orchestrator"
 )
 
 // startAPI registers the query methods this node can answer and starts
@@ -22,18 +21,11 @@ func (n *Node) startAPI() error {
 	api.HandleTyped(s, api.MethodNodeInfo, func(ctx context.Context, _ struct{}) (api.NodeInfo, error) {
 		return n.Info(), nil
 	})
-	if n.view != nil {
-		api.HandleTyped(s, api.MethodRunsList, func(ctx context.Context, req api.RunsListRequest) ([]api.Run, error) {
-			runs := n.view.Runs(req.Status, req.Limit)
-			if runs == nil {
-				runs = []api.Run{}
-			}
-			return runs, nil
-		})
-		api.HandleTyped(s, api.MethodRunsGet, func(ctx context.Context, req api.RunsGetRequest) (api.Run, error) {
-			r, err := n.view.Run(req.ID)
-			return r, runError(req.ID, err)
-		})
+	if n.runs != nil {
+		rr := n.runReads()
+		api.HandleTyped(s, api.MethodRunsList, rr.List)
+		api.HandleTyped(s, api.MethodRunsGet, rr.Get)
+		api.HandleTyped(s, api.MethodRunsSteps, rr.Steps)
 		api.HandleTyped(s, api.MethodAudit, n.audit)
 		api.HandleTyped(s, api.MethodLedgerExport, n.export)
 		api.HandleTyped(s, api.MethodLedgerVerify, func(ctx context.Context, _ struct{}) (api.VerifyResult, error) {
@@ -93,18 +85,6 @@ func (n *Node) verify() (api.VerifyResult, error) {
 	return res, nil
 }
 
-func runError(id string, err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, orchestrator.ErrNotFound):
-		return api.WithHint(fmt.Errorf("%w: %w", api.ErrNotFound, err), "list runs with: agentctl run list")
-	case errors.Is(err, orchestrator.ErrAmbiguous):
-		return api.WithHint(fmt.Errorf("%w: %w", api.ErrAmbiguous, err), "give more characters of the run id")
-	}
-	return err
-}
-
 func fact(f memory.Fact) api.Fact {
 	out := api.Fact{Scope: f.Scope, Key: f.Key, Value: f.Value, UpdatedAt: f.UpdatedAt}
 	if !f.ExpiresAt.IsZero() {
@@ -142,7 +122,7 @@ func (n *Node) audit(ctx context.Context, req api.AuditRequest) (api.AuditPage, 
 		req.Limit = maxAuditPage
 	}
 	if req.Run != "" {
-		r, err := n.view.Run(req.Run)
+		r, err := n.runs.Run(req.Run)
 		if err != nil {
 			return api.AuditPage{}, runError(req.Run, err)
 		}

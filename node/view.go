@@ -1,84 +1,169 @@
 package node
 
 import (
-	"sync"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"slices"
+	"strings"
 
-	"github.com/agentic-dev/agentic/bus/event"
-	"github.com/agentic-dev/agentic/roles/orchestrator"
+	"github.com/agentic-dev/agentic/node/api"
+	"github.com/agentic-dev/agentic/roles/orchestrator/runindex"
 )
 
-// runViews is the node's read model of runs for the API and the UI. On a
-// node with the orchestrator role it reads the orchestrator's own state
-// (folding the same events twice would be wasted work on the hot path);
-// elsewhere a viewState folds it.
-type runViews struct {
-	read func(f func(s *orchestrator.State))
+// runReads answers the run queries — runs.list, runs.get, runs.steps, and
+// the UI's /api/runs — from the run index on disk (runindex, written in
+// the ledger's batches), never from a role's memory: a finished run is read
+// the same way as a live one, and an answer costs what it holds. Every
+// answer is a page cut by count and by encoded size under maxPayload.
+type runReads struct {
+	x *runindex.Index
+	// maxPayload is the most bytes one answer may take (NATS's max
+	// payload of the node's connection).
+	maxPayload func() int64
 }
 
-// Runs returns the runs, newest first.
-func (v runViews) Runs(status string, limit int) []orchestrator.RunView {
-	var out []orchestrator.RunView
-	v.read(func(s *orchestrator.State) { out = s.RunsView(status, limit) })
-	return out
-}
-
-// Run returns one run by id or unique prefix.
-func (v runViews) Run(id string) (orchestrator.RunView, error) {
-	var out orchestrator.RunView
-	var err error
-	v.read(func(s *orchestrator.State) {
-		var r *orchestrator.Run
-		if r, err = s.Run(id); err == nil {
-			out = r.View()
-		}
-	})
-	return out, err
-}
-
-// viewState folds the orchestrator's pure state on a ledger node without
-// the orchestrator role, under a read-write lock.
-type viewState struct {
-	mu    sync.RWMutex
-	state *orchestrator.State
-}
-
-func newViewState() *viewState { return &viewState{state: orchestrator.NewState()} }
-
-// Fold applies a committed event.
-func (v *viewState) Fold(ev event.Event) {
-	v.mu.Lock()
-	v.state.Apply(ev)
-	v.mu.Unlock()
-}
-
-// Settled does nothing.
-func (v *viewState) Settled(bool) {}
-
-func (v *viewState) read(f func(s *orchestrator.State)) {
-	v.mu.RLock()
-	defer v.mu.RUnlock()
-	f(v.state)
-}
-
-// SnapshotName is "runs-view".
-func (v *viewState) SnapshotName() string { return "runs-view" }
-
-// Snapshot returns the state as of the last folded event.
-func (v *viewState) Snapshot() (uint64, []byte, error) {
-	v.mu.RLock()
-	defer v.mu.RUnlock()
-	b, err := v.state.MarshalSnapshot()
-	return v.state.Seq, b, err
-}
-
-// Restore replaces the state with a snapshot.
-func (v *viewState) Restore(data []byte) error {
-	s, err := orchestrator.UnmarshalSnapshot(data)
-	if err != nil {
-		return err
+// List answers a page of run summaries.
+func (r runReads) List(ctx context.Context, req api.RunsListRequest) (api.Page[json.RawMessage], error) {
+	if err := req.Validate(); err != nil {
+		return api.Page[json.RawMessage]{}, err
 	}
-	v.mu.Lock()
-	v.state = s
-	v.mu.Unlock()
-	return nil
+	for _, c := range []struct{ name, cursor string }{{"after", req.After}, {"before", req.Before}} {
+		if c.cursor == "" {
+			continue
+		}
+		if err := runindex.ValidCursor(c.cursor); err != nil {
+			return api.Page[json.RawMessage]{}, badCursor(c.name, err)
+		}
+	}
+	q := runindex.Query{Status: req.Status, Goal: req.Goal, Since: req.Since, Until: req.Until, After: req.After, Before: req.Before}
+	p := api.NewPager(api.PageLimit(req.Limit, api.DefaultRunsPage, api.MaxRunsPage), r.maxPayload())
+	page, err := listPage(ctx, p, r.x.Runs(q))
+	if err != nil {
+		return page, err
+	}
+	if req.Before != "" {
+		// The index lists runs newer than Before nearest first: the page
+		// shows them newest first, like every other page.
+		slices.Reverse(page.Items)
+	}
+	return page, nil
+}
+
+// listPage fills p from the listing. The page ends where the pager is full
+// (with the cursor of its last run), at a scan checkpoint (with the
+// checkpoint's cursor), or with the listing.
+func listPage(ctx context.Context, p *api.Pager, runs iter.Seq2[runindex.Entry, error]) (api.Page[json.RawMessage], error) {
+	last := ""
+	for e, err := range runs {
+		if err != nil {
+			return api.Page[json.RawMessage]{}, runError("", err)
+		}
+		if err := ctx.Err(); err != nil {
+			return api.Page[json.RawMessage]{}, fmt.Errorf("node: runs.list: %w", err)
+		}
+		if e.Summary == nil {
+			return p.Page(e.Cursor, false), nil
+		}
+		ok, err := p.Add(e.Summary)
+		if err != nil {
+			return api.Page[json.RawMessage]{}, fmt.Errorf("node: run %s: %w", e.Summary.ID, err)
+		}
+		if !ok {
+			return p.Page(last, false), nil
+		}
+		last = e.Cursor
+	}
+	return p.Page("", true), nil
+}
+
+// Get answers a run's summary and the first page of its steps.
+func (r runReads) Get(ctx context.Context, req api.RunsGetRequest) (api.RunDetail[json.RawMessage], error) {
+	sum, err := r.x.Run(req.ID)
+	if err != nil {
+		return api.RunDetail[json.RawMessage]{}, runError(req.ID, err)
+	}
+	d := api.RunDetail[json.RawMessage]{Run: sum}
+	if req.Summary {
+		return d, nil
+	}
+	b, err := json.Marshal(sum)
+	if err != nil {
+		return d, fmt.Errorf("node: encode run %s: %w", sum.ID, err)
+	}
+	page, err := r.steps(ctx, sum.ID, -1, req.Limit, r.maxPayload()-int64(len(b)))
+	if err != nil {
+		return d, err
+	}
+	d.Steps = &page
+	return d, nil
+}
+
+// Steps answers a page of a run's steps.
+func (r runReads) Steps(ctx context.Context, req api.RunsStepsRequest) (api.Page[json.RawMessage], error) {
+	after, err := api.ParseStepCursor(req.After)
+	if err != nil {
+		return api.Page[json.RawMessage]{}, err
+	}
+	sum, err := r.x.Run(req.ID)
+	if err != nil {
+		return api.Page[json.RawMessage]{}, runError(req.ID, err)
+	}
+	return r.steps(ctx, sum.ID, after, req.Limit, r.maxPayload())
+}
+
+func (r runReads) steps(ctx context.Context, id string, after, limit int, maxPayload int64) (api.Page[json.RawMessage], error) {
+	p := api.NewPager(api.PageLimit(limit, api.DefaultStepsPage, api.MaxStepsPage), maxPayload)
+	last := after
+	for st, err := range r.x.Steps(id, after) {
+		if err != nil {
+			return api.Page[json.RawMessage]{}, fmt.Errorf("node: steps of run %s: %w", id, runError(id, err))
+		}
+		if err := ctx.Err(); err != nil {
+			return api.Page[json.RawMessage]{}, fmt.Errorf("node: steps of run %s: %w", id, err)
+		}
+		ok, err := p.Add(st.View)
+		if err != nil {
+			return api.Page[json.RawMessage]{}, fmt.Errorf("node: step %s of run %s: %w", st.View.ID, id, err)
+		}
+		if !ok {
+			return p.Page(api.StepCursor(last), false), nil
+		}
+		last = st.Pos
+	}
+	return p.Page("", true), nil
+}
+
+// runError gives a run index error its API category and a hint.
+func runError(id string, err error) error {
+	var amb *runindex.AmbiguousError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &amb):
+		more := ""
+		if amb.More {
+			more = ", …"
+		}
+		n := fmt.Sprint(len(amb.Candidates))
+		if amb.More {
+			n = "more than " + n
+		}
+		return api.WithHint(fmt.Errorf("%w: %q matches %s runs (%s%s)", api.ErrAmbiguous, amb.Prefix, n,
+			strings.Join(amb.Candidates, ", "), more), "give more characters of the id")
+	case errors.Is(err, runindex.ErrAmbiguous):
+		return api.WithHint(fmt.Errorf("%w: %w", api.ErrAmbiguous, err), "give more characters of the id")
+	case errors.Is(err, runindex.ErrNotFound):
+		return api.WithHint(fmt.Errorf("%w: no run matches %q", api.ErrNotFound, id), "list them with: agentctl run list")
+	case errors.Is(err, runindex.ErrBadCursor):
+		return badCursor("cursor", err)
+	}
+	return fmt.Errorf("node: runs: %w", err)
+}
+
+func badCursor(name string, err error) error {
+	return api.WithHint(fmt.Errorf("%w: %s: %w", api.ErrBadRequest, name, err),
+		"use a cursor a run listing gave (its \"next\", or the one agentctl prints after \"more:\")")
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -210,20 +211,67 @@ func TestGoalSubmitWaitJSONL(t *testing.T) {
 	}
 	statuses := []string{}
 	for _, l := range lines {
-		var run api.Run
+		var run api.RunSummary
 		if err := json.Unmarshal([]byte(l), &run); err != nil {
 			t.Fatalf("line %q: %v", l, err)
 		}
-		statuses = append(statuses, run.Status)
+		statuses = append(statuses, fmt.Sprintf("%s %d/%d", run.Status, api.Done(run), run.Steps))
 	}
-	if strings.Join(statuses, ",") != "planning,running,running,succeeded" {
+	if strings.Join(statuses, ",") != "planning 0/0,running 0/2,running 1/2,succeeded 2/2" {
 		t.Errorf("statuses %v", statuses)
 	}
 
 	h.node.with(func(f *fakeNode) { f.progress = script("failed") })
 	r = h.run("goal", "submit", "-o", "json", "--wait", "say hello")
-	if run := decodeJSON[api.Run](t, r.stdout); r.code != ExitRunFailed || run.Status != "failed" {
+	if run := decodeJSON[api.Run](t, r.stdout); r.code != ExitRunFailed || run.Status != "failed" || len(run.Steps) != 2 {
 		t.Errorf("json wait = %+v", r)
+	}
+}
+
+// A run bigger than smallRun is followed by its summary alone: progress
+// from the step counts, never a page of steps per poll.
+func TestGoalSubmitWaitBigRun(t *testing.T) {
+	h := newHarness(t).withNode()
+	steps := func(done int) []api.Step {
+		out := make([]api.Step, 3*smallRun)
+		for i := range out {
+			out[i] = api.Step{ID: fmt.Sprintf("s%d", i), Status: "pending"}
+			if i < done {
+				out[i].Status = "succeeded"
+			}
+		}
+		return out
+	}
+	h.node.with(func(f *fakeNode) {
+		f.progress = func(id string, call int) (*api.Run, error) {
+			switch {
+			case call == 0:
+				return &api.Run{ID: id, Status: "planning", Steps: []api.Step{}}, nil
+			case call < 5:
+				return &api.Run{ID: id, Status: "running", Revision: 1, Steps: steps(call * 10)}, nil
+			}
+			return &api.Run{ID: id, Status: "succeeded", Revision: 1, Steps: steps(3 * smallRun)}, nil
+		}
+	})
+	r := h.run("goal", "submit", "--wait", "big")
+	if r.code != 0 {
+		t.Fatalf("wait = %+v", r)
+	}
+	line := `(?m)^\d\d:\d\d:\d\d `
+	for _, want := range []string{
+		line + `run +running$`,
+		line + `steps +\d+/600 +\(succeeded \d+, pending \d+\)$`,
+		line + `steps +600/600 +\(succeeded 600\)\n.* run +succeeded\n$`,
+	} {
+		if !regexp.MustCompile(want).MatchString(r.stdout) {
+			t.Errorf("progress lacks /%s/:\n%s", want, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout, "s1 ") {
+		t.Errorf("a big run printed step lines:\n%s", r.stdout)
+	}
+	if n := h.node.requests(api.MethodRunsSteps); n != 0 {
+		t.Errorf("%d runs.steps requests while following a big run, want 0", n)
 	}
 }
 

@@ -1,6 +1,10 @@
 package cli
 
 import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -38,17 +42,24 @@ func TestRunList(t *testing.T) {
 	h.node.with(func(f *fakeNode) { f.runs = fixtureRuns() })
 
 	r := h.run("run", "list")
-	if r.code != 0 || !strings.HasPrefix(r.stdout, "ID ") {
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "ID ") || r.stderr != "" {
 		t.Fatalf("run list = %+v", r)
 	}
-	for _, want := range []string{runA, runB, runC, "deploy the app", "2/4", "running"} {
+	for _, want := range []string{runA, runB, runC, "deploy the app", "running"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("run list text lacks %q:\n%s", want, r.stdout)
 		}
 	}
+	// STEPS is done (succeeded or skipped) / total, from the step counts.
+	if !containsRow(r.stdout, runC, "running", "2/4", "2026-03-01", fmtTime(fixtureRuns()[0].CreatedAt)[11:], "deploy", "the", "app") {
+		t.Errorf("run C row wrong:\n%s", r.stdout)
+	}
+	if n := h.node.requests(api.MethodRunsList); n != 2 {
+		t.Errorf("3 runs in pages of 2 took %d requests, want 2", n)
+	}
 
 	r = h.run("run", "list", "-o", "json", "--status", "failed")
-	runs := decodeJSON[[]api.Run](t, r.stdout)
+	runs := decodeJSON[[]api.RunSummary](t, r.stdout)
 	if r.code != 0 || len(runs) != 1 || runs[0].ID != runA || !strings.HasPrefix(r.stdout, "[") {
 		t.Fatalf("run list -o json = %+v", r)
 	}
@@ -58,7 +69,7 @@ func TestRunList(t *testing.T) {
 	if r.code != 0 || len(lines) != 2 {
 		t.Fatalf("run list -o jsonl = %+v", r)
 	}
-	if got := decodeJSON[api.Run](t, lines[1]); got.ID != runB {
+	if got := decodeJSON[api.RunSummary](t, lines[1]); got.ID != runB {
 		t.Errorf("second jsonl run = %s", got.ID)
 	}
 
@@ -68,6 +79,101 @@ func TestRunList(t *testing.T) {
 	}
 	if r = h.run("run", "list", "--status", "paused"); r.stdout != "no runs\n" {
 		t.Errorf("empty list text = %q", r.stdout)
+	}
+}
+
+// manyRuns is n runs, newest first, one a minute.
+func manyRuns(n int) []api.Run {
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	runs := make([]api.Run, n)
+	for i := range runs {
+		runs[i] = api.Run{ID: fmt.Sprintf("0190%04x-0000-7000-8000-%012x", n-i, n-i), Goal: fmt.Sprintf("goal %d", n-i), Status: "succeeded",
+			CreatedAt: t0.Add(time.Duration(n-i) * time.Minute), Steps: []api.Step{}}
+	}
+	return runs
+}
+
+func TestRunListPages(t *testing.T) {
+	h := newHarness(t).withNode()
+	all := manyRuns(7)
+	h.node.with(func(f *fakeNode) { f.runs = all })
+	ids := func(out string) []string {
+		var got []string
+		for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+			if l != "" {
+				got = append(got, decodeJSON[api.RunSummary](t, l).ID)
+			}
+		}
+		return got
+	}
+	want := func(from, to int) []string {
+		var out []string
+		for _, r := range all[from:to] {
+			out = append(out, r.ID)
+		}
+		return out
+	}
+
+	// --limit 3 over pages of 2: the first three, and the command that lists
+	// the rest; that command, run, lists exactly the rest.
+	r := h.run("run", "list", "-o", "jsonl", "--limit", "3")
+	if r.code != 0 || !slices.Equal(ids(r.stdout), want(0, 3)) {
+		t.Fatalf("--limit 3 = %+v", r)
+	}
+	more := regexp.MustCompile(`^more: agentctl run list --limit 3 --after (\S+)\n$`).FindStringSubmatch(r.stderr)
+	if more == nil {
+		t.Fatalf("stderr %q: want the next command", r.stderr)
+	}
+	r = h.run("run", "list", "-o", "jsonl", "--limit", "0", "--after", more[1])
+	if r.code != 0 || !slices.Equal(ids(r.stdout), want(3, 7)) || r.stderr != "" {
+		t.Fatalf("--after the printed cursor = %+v, want runs 3..6 and no more", r)
+	}
+	// Every run, several pages, one JSON array exactly as one document.
+	r = h.run("run", "list", "-o", "json", "--limit", "0")
+	var arr []api.RunSummary
+	if err := json.Unmarshal([]byte(r.stdout), &arr); err != nil || len(arr) != 7 {
+		t.Fatalf("-o json --limit 0: %v\n%s", err, r.stdout)
+	}
+	if b, _ := json.MarshalIndent(arr, "", "  "); string(b)+"\n" != r.stdout {
+		t.Errorf("-o json written page by page differs from the array indented at once:\n%s", r.stdout)
+	}
+	// --before: the runs newer than a cursor, newest first, nearest ones
+	// when limited, and the command that goes on towards newer runs.
+	r = h.run("run", "list", "-o", "jsonl", "--before", "5", "--limit", "3")
+	if r.code != 0 || !slices.Equal(ids(r.stdout), want(2, 5)) {
+		t.Fatalf("--before 5 --limit 3 = %+v, want runs 2..4", r)
+	}
+	if !strings.HasSuffix(r.stderr, "--limit 3 --before 2\n") {
+		t.Errorf("--before stderr %q: want the command going on with --before", r.stderr)
+	}
+	// Filters reach the node; the printed command repeats them, times made
+	// absolute.
+	r = h.run("run", "list", "-o", "jsonl", "--limit", "1", "--goal", "GOAL ", "--since", "2026-03-01T12:02:00Z", "--until", "2026-03-01T12:06:00Z")
+	if r.code != 0 || !slices.Equal(ids(r.stdout), want(2, 3)) ||
+		!strings.HasPrefix(r.stderr, "more: agentctl run list --goal 'GOAL ' --since 2026-03-01T12:02:00Z --until 2026-03-01T12:06:00Z --limit 1 --after ") {
+		t.Fatalf("filtered = %+v", r)
+	}
+}
+
+func TestRunListErrors(t *testing.T) {
+	h := newHarness(t).withNode()
+	h.node.with(func(f *fakeNode) { f.runs = manyRuns(3) })
+	for _, tt := range []struct {
+		args     []string
+		code     int
+		wantErr  string
+		wantHint string
+	}{
+		{[]string{"--after", "nope"}, ExitError, `bad cursor "nope"`, "hint: use a cursor a listing gave"},
+		{[]string{"--status", "lost"}, ExitUsage, `--status "lost": want one of submitted, planning`, ""},
+		{[]string{"--since", "yesterday"}, ExitUsage, `--since "yesterday": want an RFC 3339 time`, ""},
+		{[]string{"--since", "1h", "--until", "2h"}, ExitUsage, "--since must be before --until", ""},
+		{[]string{"--limit", "-1"}, ExitUsage, "--limit must not be negative", ""},
+	} {
+		r := h.run(append([]string{"run", "list"}, tt.args...)...)
+		if r.code != tt.code || r.stdout != "" || !strings.Contains(r.stderr, tt.wantErr) || !strings.Contains(r.stderr, tt.wantHint) {
+			t.Errorf("run list %v = %+v, want exit %d with %q and %q", tt.args, r, tt.code, tt.wantErr, tt.wantHint)
+		}
 	}
 }
 
@@ -96,6 +202,10 @@ func TestRunShow(t *testing.T) {
 	// "test" row: failed, attempt 2, node-b, exit 1, 3s, needs compile.
 	if !containsRow(r.stdout, "└─ test", "failed", "2", "node-b", "1", "3s", "compile") {
 		t.Errorf("test row wrong:\n%s", r.stdout)
+	}
+
+	if n := h.node.requests(api.MethodRunsSteps); n != 1 {
+		t.Errorf("4 steps in pages of 2: %d runs.steps requests, want 1", n)
 	}
 
 	r = h.run("run", "show", runC, "-o", "json")

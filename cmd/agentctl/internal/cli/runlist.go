@@ -95,9 +95,30 @@ func (a *app) runList(ctx context.Context, o runListOpts) error {
 		return err
 	}
 	out := a.runListWriter()
-	next, err := c.RunsListAll(ctx, o.req, o.limit, out.write)
+	add := out.add
+	var newer []api.RunSummary
+	if o.req.Before != "" {
+		// Listing towards newer runs: every page is newest first but the
+		// pages come oldest first. Gather them, then print newest first.
+		add = func(r api.RunSummary) error {
+			newer = append(newer, r)
+			return nil
+		}
+	}
+	next, err := c.RunsListAll(ctx, o.req, o.limit, add)
 	if err != nil {
 		return err
+	}
+	slices.SortStableFunc(newer, func(x, y api.RunSummary) int {
+		if c := y.CreatedAt.Compare(x.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(y.ID, x.ID)
+	})
+	for _, r := range newer {
+		if err := out.add(r); err != nil {
+			return err
+		}
 	}
 	if err := out.close(); err != nil {
 		return err
@@ -108,8 +129,10 @@ func (a *app) runList(ctx context.Context, o runListOpts) error {
 	return nil
 }
 
-// nextCommand is the run list command that continues after cursor with
-// the same filters (times made absolute, so it lists the same runs later).
+// nextCommand is the run list command that continues with cursor and the
+// same filters (times made absolute, so that it lists the same runs
+// later): --after cursor, or --before cursor when listing towards newer
+// runs.
 func (o runListOpts) nextCommand(cursor string) string {
 	parts := []string{"agentctl run list"}
 	add := func(flag, v string) {
@@ -125,11 +148,15 @@ func (o runListOpts) nextCommand(cursor string) string {
 	if !o.req.Until.IsZero() {
 		add("until", o.req.Until.UTC().Format(time.RFC3339Nano))
 	}
-	add("before", o.req.Before)
 	if o.limit != defaultRunListLimit {
 		add("limit", strconv.Itoa(o.limit))
 	}
-	add("after", cursor)
+	if o.req.Before != "" {
+		add("after", o.req.After)
+		add("before", cursor)
+	} else {
+		add("after", cursor)
+	}
 	return strings.Join(parts, " ")
 }
 
@@ -153,13 +180,12 @@ type runListWriter struct {
 
 func (a *app) runListWriter() *runListWriter { return &runListWriter{a: a} }
 
-func (w *runListWriter) write(runs []api.RunSummary) error {
-	for _, r := range runs {
-		if err := w.one(r); err != nil {
-			return err
-		}
-		w.n++
+// add prints one run.
+func (w *runListWriter) add(r api.RunSummary) error {
+	if err := w.one(r); err != nil {
+		return err
 	}
+	w.n++
 	return nil
 }
 

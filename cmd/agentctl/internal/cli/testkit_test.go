@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -146,10 +145,15 @@ type fakeNode struct {
 	// the requests for that id.
 	progress func(id string, call int) (*api.Run, error)
 	calls    map[string]int
+	// pageSize is the most runs or steps per page (default 2), so that
+	// small fixtures already take several pages.
+	pageSize int
+	// runRequests counts the requests of each run method.
+	runRequests map[string]int
 }
 
 func newFakeNode() *fakeNode {
-	return &fakeNode{change: make(chan struct{}), calls: map[string]int{}, verify: api.VerifyResult{OK: true, Events: 3, Head: "9f86d081", Node: "node-a"}}
+	return &fakeNode{change: make(chan struct{}), calls: map[string]int{}, runRequests: map[string]int{}, verify: api.VerifyResult{OK: true, Events: 3, Head: "9f86d081", Node: "node-a"}}
 }
 
 // with changes the node's state under its lock.
@@ -160,8 +164,7 @@ func (f *fakeNode) with(change func(f *fakeNode)) {
 }
 
 func (f *fakeNode) register(s *api.Server) {
-	api.HandleTyped(s, api.MethodRunsList, f.runsList)
-	api.HandleTyped(s, api.MethodRunsGet, f.runsGet)
+	f.registerRuns(s)
 	api.HandleTyped(s, api.MethodAudit, f.auditPage)
 	api.HandleTyped(s, api.MethodLedgerVerify, func(context.Context, struct{}) (api.VerifyResult, error) {
 		f.mu.Lock()
@@ -192,40 +195,6 @@ func (f *fakeNode) register(s *api.Server) {
 	api.HandleTyped(s, api.MethodNodeInfo, func(context.Context, struct{}) (api.NodeInfo, error) {
 		return api.NodeInfo{ID: "node-a", Roles: []string{"orchestrator", "ui"}, Version: "v1.2.3", NATS: "embedded"}, nil
 	})
-}
-
-func (f *fakeNode) runsList(_ context.Context, req api.RunsListRequest) ([]api.Run, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	out := []api.Run{}
-	for _, r := range f.runs {
-		if req.Status == "" || r.Status == req.Status {
-			out = append(out, r)
-		}
-	}
-	if req.Limit > 0 && len(out) > req.Limit {
-		out = out[:req.Limit]
-	}
-	return out, nil
-}
-
-func (f *fakeNode) runsGet(_ context.Context, req api.RunsGetRequest) (*api.Run, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	ids := make([]string, len(f.runs))
-	for i, r := range f.runs {
-		ids[i] = r.ID
-	}
-	id, err := api.MatchID("run", ids, req.ID)
-	if err == nil {
-		return &f.runs[slices.Index(ids, id)], nil
-	}
-	if f.progress != nil {
-		n := f.calls[req.ID]
-		f.calls[req.ID]++
-		return f.progress(req.ID, n)
-	}
-	return nil, err
 }
 
 func (f *fakeNode) appendAudit(lines ...api.AuditLine) {
