@@ -112,20 +112,25 @@ func (tn *Node) Submit(t testing.TB, name, planFile string) string {
 	return run
 }
 
-// WaitRun polls until the run reaches a final status and returns it.
+// WaitRun polls the run's summary until the run reaches a final status,
+// then returns the whole run, every step read in pages.
 func (tn *Node) WaitRun(t testing.TB, run string, timeout time.Duration) api.Run {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
-		r, err := tn.API.RunsGet(context.Background(), run)
+		s, err := tn.API.RunSummary(context.Background(), run)
 		if err == nil {
-			switch r.Status {
+			switch s.Status {
 			case event.RunSucceeded, event.RunFailed, event.RunCancelled:
+				r, err := tn.API.RunsGet(context.Background(), run)
+				if err != nil {
+					t.Fatalf("run %s finished (%s) but cannot be read: %v", run, s.Status, err)
+				}
 				return *r
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("run %s not finished after %s (last: %+v, err %v)", run, timeout, r, err)
+			t.Fatalf("run %s not finished after %s (last: %+v, err %v)", run, timeout, s, err)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
