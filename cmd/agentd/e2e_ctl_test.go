@@ -74,6 +74,19 @@ type runView struct {
 	Steps      []stepView `json:"steps"`
 }
 
+// runSummary is the documented run summary (run list -o json).
+type runSummary struct {
+	ID         string         `json:"id"`
+	Goal       string         `json:"goal"`
+	Status     string         `json:"status"`
+	Reason     string         `json:"reason"`
+	Revision   int            `json:"revision"`
+	Steps      int            `json:"steps"`
+	StepCounts map[string]int `json:"step_counts"`
+	CreatedAt  time.Time      `json:"created_at"`
+	FinishedAt *time.Time     `json:"finished_at"`
+}
+
 // stepView is one element of runView.Steps.
 type stepView struct {
 	ID         string     `json:"id"`

@@ -28,33 +28,50 @@ func TestDemoPlan(t *testing.T) {
 		t.Fatalf("goal submit --wait: want exit 0, got %s", r)
 	}
 
-	// run list -o json: an array holding the one run.
+	// run list -o json: an array holding the one run's summary.
 	out := a.mustCtl("run", "list", "-o", "json")
 	var rawRuns []map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(out), &rawRuns); err != nil {
 		t.Fatalf("run list -o json is not a JSON array of objects: %v\n%s", err, out)
 	}
-	var runs []runView
-	if err := json.Unmarshal([]byte(out), &runs); err != nil {
+	var sums []runSummary
+	if err := json.Unmarshal([]byte(out), &sums); err != nil {
 		t.Fatal(err)
 	}
-	if len(runs) != 1 {
-		t.Fatalf("run list: want 1 run, got %d:\n%s", len(runs), out)
+	if len(sums) != 1 {
+		t.Fatalf("run list: want 1 run, got %d:\n%s", len(sums), out)
 	}
-	run := runs[0]
-	if run.Status != "succeeded" || run.Goal != "Say hello from the cluster" || run.Revision < 1 || run.FinishedAt == nil {
-		t.Fatalf("run list: want the hello run succeeded with a revision and a finish time, got:\n%s", run.dump())
+	sum := sums[0]
+	if sum.Status != "succeeded" || sum.Goal != "Say hello from the cluster" || sum.Revision < 1 || sum.FinishedAt == nil ||
+		sum.Steps != 7 || sum.StepCounts["succeeded"]+sum.StepCounts["skipped"] != 7 {
+		t.Fatalf("run list: want the hello run succeeded with a revision, a finish time and 7 steps done, got:\n%s", out)
 	}
-	for _, k := range []string{"id", "goal", "status", "revision", "created_at", "finished_at", "steps"} {
+	for _, k := range []string{"id", "goal", "status", "revision", "steps", "step_counts", "created_at", "finished_at"} {
 		if _, ok := rawRuns[0][k]; !ok {
-			t.Errorf("run: field %q missing; has %v", k, keys(rawRuns[0]))
+			t.Errorf("run summary: field %q missing; has %v", k, keys(rawRuns[0]))
 		}
 	}
 	if _, ok := rawRuns[0]["reason"]; ok {
-		t.Errorf("run: reason %s present, documented as omitted when empty", rawRuns[0]["reason"])
+		t.Errorf("run summary: reason %s present, documented as omitted when empty", rawRuns[0]["reason"])
+	}
+
+	// run show -o json: the run object with every step.
+	out = a.mustCtl("run", "show", sum.ID, "-o", "json")
+	var rawRun map[string]json.RawMessage
+	var run runView
+	if err := json.Unmarshal([]byte(out), &rawRun); err != nil {
+		t.Fatalf("run show -o json: %v\n%s", err, out)
+	}
+	if err := json.Unmarshal([]byte(out), &run); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"id", "goal", "status", "revision", "created_at", "finished_at", "steps"} {
+		if _, ok := rawRun[k]; !ok {
+			t.Errorf("run: field %q missing; has %v", k, keys(rawRun))
+		}
 	}
 	var rawSteps []map[string]json.RawMessage
-	if err := json.Unmarshal(rawRuns[0]["steps"], &rawSteps); err != nil {
+	if err := json.Unmarshal(rawRun["steps"], &rawSteps); err != nil {
 		t.Fatalf("steps: %v", err)
 	}
 	if len(rawSteps) != 7 || len(run.Steps) != 7 {
@@ -411,7 +428,7 @@ func TestMalformedPlansCreateNothing(t *testing.T) {
 	// The control: a good plan does show up in both.
 	id := a.submit(testdata("ok.yaml"))
 	eventually(t, 20*time.Second, says("the good plan's run in run list and its goal.submitted in the audit"), func() bool {
-		var runs []runView
+		var runs []runSummary
 		r := a.ctl("run", "list", "-o", "json")
 		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &runs) != nil || len(runs) != 1 || runs[0].ID != id {
 			return false
@@ -567,7 +584,7 @@ func TestRunLogs(t *testing.T) {
 		t.Fatalf("goal submit --wait: want exit 0, got %s", r)
 	}
 	out := a.mustCtl("run", "list", "-o", "json")
-	var runs []runView
+	var runs []runSummary
 	if err := json.Unmarshal([]byte(out), &runs); err != nil || len(runs) != 1 {
 		t.Fatalf("run list: %v\n%s", err, out)
 	}
