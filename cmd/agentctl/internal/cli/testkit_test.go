@@ -19,7 +19,13 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m,
+		// nats.go's global timer pool is process-wide, not per test; real
+		// nodes (nodetest) start it.
+		goleak.IgnoreTopFunction("github.com/nats-io/nats.go.(*timeoutPool).run"),
+	)
+}
 
 // harness is a real embedded JetStream server with the protocol's streams,
 // an operator creds file, and optionally a fake node answering the API.
