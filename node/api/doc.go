@@ -22,12 +22,12 @@
 // Serving, on a node:
 //
 //	srv := api.NewServer(nc, "node-a", logger)
-//	api.HandleTyped(srv, api.MethodRunsGet, func(ctx context.Context, req api.RunsGetRequest) (*api.Run, error) {
-//		id, err := api.MatchID("run", runIDs(), req.ID)
-//		if err != nil {
-//			return nil, err // "api: not found" / "api: ambiguous id prefix", with a hint
+//	api.HandleTyped(srv, api.MethodMemoryGet, func(ctx context.Context, req api.MemoryGetRequest) (*api.Fact, error) {
+//		f, ok := facts[req.Scope+"/"+req.Key]
+//		if !ok {
+//			return nil, api.WithHint(fmt.Errorf("%w: %s/%s", api.ErrNotFound, req.Scope, req.Key), "list facts with: agentctl memory ls")
 //		}
-//		return view(id), nil
+//		return f, nil
 //	})
 //	if err := srv.Start(); err != nil { ... }
 //	defer srv.Stop()
@@ -35,7 +35,11 @@
 // Asking, from a client:
 //
 //	c := api.NewClient(nc, 5*time.Second)
-//	run, err := c.RunsGet(ctx, "0190a3")
+//	run, err := c.RunsGet(ctx, "0190a3") // the summary, then every page of steps
 //	if errors.Is(err, api.ErrNotFound) { ... }
 //	fmt.Println(err, api.HintOf(err))
+//
+// Listings answer a Page (runs.list, runs.steps, audit, ledger.export):
+// a node builds it with a Pager, which cuts it by count and by encoded
+// size; a client follows Next until End (RunsListAll, RunsGet).
 package api
