@@ -277,7 +277,7 @@ func (l *logsRun) read(ctx context.Context, last uint64) error {
 // done reports whether a followed run has finished and every chunk it
 // stored has been delivered. A failed check is not fatal: keep following.
 func (l *logsRun) done(ctx context.Context, seen uint64) bool {
-	run, err := l.client.RunsGet(ctx, l.run.ID)
+	run, err := l.client.RunSummary(ctx, l.run.ID)
 	if err != nil || !finished(run.Status) {
 		return false
 	}
