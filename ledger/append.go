@@ -109,6 +109,9 @@ type appender struct {
 	// raws holds the raw messages staged by this Append, by stream seq, so
 	// that a verdict never depends on how messages were split into Appends.
 	raws map[uint64][]byte
+	// msgTime is the stream time of the message being staged, when it is
+	// stored (zero otherwise): the time its records are indexed under.
+	msgTime time.Time
 }
 
 // commit writes the head and commits with Sync. Pebble reports a failed WAL
@@ -172,7 +175,9 @@ func (a *appender) message(m *Message) error {
 		a.raws = make(map[uint64][]byte)
 	}
 	a.raws[m.StreamSeq] = m.Raw
+	a.msgTime = time.Time{}
 	if len(m.Raw) > 0 || m.EnvelopeID != "" {
+		a.msgTime = m.Time
 		v := storedMessage{Time: m.Time, ID: m.EnvelopeID, Raw: m.Raw}.encode()
 		if err := a.b.Set(messageKey(m.StreamSeq), v, nil); err != nil {
 			return fmt.Errorf("ledger: stage message %d: %w", m.StreamSeq, err)
@@ -278,6 +283,9 @@ func (a *appender) stage(ev event.Event, rec []byte, hash [32]byte) error {
 		if err := a.b.Set(indexKey(runPrefix(ev.Run), ev.Seq), nil, nil); err != nil {
 			return err
 		}
+	}
+	if err := a.b.Set(timeKey(streamTime(ev, a.msgTime), ev.Seq), nil, nil); err != nil {
+		return err
 	}
 	return a.b.Set(indexKey(typePrefix(ev.Type), ev.Seq), nil, nil)
 }
