@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -237,28 +239,42 @@ func (f *fakeNode) appendAudit(lines ...api.AuditLine) {
 }
 
 func (f *fakeNode) auditPage(ctx context.Context, req api.AuditRequest) (api.AuditPage, error) {
+	after := req.After
+	if req.Cursor != "" {
+		var err error
+		if after, err = strconv.ParseUint(req.Cursor, 10, 64); err != nil {
+			return api.AuditPage{}, fmt.Errorf("%w: cursor %q", api.ErrBadRequest, req.Cursor)
+		}
+	}
 	deadline := time.After(req.Wait)
 	for {
 		f.mu.Lock()
-		var lines []api.AuditLine
+		lines := []api.AuditLine{}
+		last, end := after, true
 		for _, l := range f.audit {
-			if l.Seq > req.After && (req.Run == "" || strings.HasPrefix(l.Run, req.Run)) && !l.Time.Before(req.Since) {
-				lines = append(lines, l)
+			if l.Seq <= after || (req.Run != "" && !strings.HasPrefix(l.Run, req.Run)) || l.Time.Before(req.Since) {
+				continue
 			}
-		}
-		if req.Limit > 0 && len(lines) > req.Limit {
-			lines = lines[:req.Limit]
+			if req.Limit > 0 && len(lines) == req.Limit {
+				end = false
+				break
+			}
+			lines, last = append(lines, l), l.Seq
 		}
 		head := uint64(len(f.audit))
+		if end {
+			last = max(last, head)
+		}
 		change := f.change
 		f.mu.Unlock()
+		page := api.AuditPage{Page: api.Page[api.AuditLine]{Items: lines, Next: strconv.FormatUint(last, 10), End: end}, Head: head}
 		if len(lines) > 0 || req.Wait == 0 {
-			return api.AuditPage{Lines: lines, Head: head}, nil
+			return page, nil
 		}
 		select {
 		case <-change:
 		case <-deadline:
-			return api.AuditPage{Lines: []api.AuditLine{}, Head: head}, nil
+			return page, nil
 		case <-ctx.Done():
 			return api.AuditPage{}, ctx.Err()
 		}
