@@ -71,6 +71,9 @@ func (n *Node) metricsHandler() http.Handler {
 		}
 		return 0
 	})
+	if srv := n.apiSrv; srv != nil {
+		gauge("api_long_polls", "Query API long-polls (audit followers) waiting now.", func() float64 { return float64(srv.LongPolls()) })
+	}
 	gauge("ready", "1 when the node is ready.", func() float64 {
 		if n.Ready() == nil {
 			return 1

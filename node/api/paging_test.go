@@ -226,7 +226,7 @@ func TestSplitLinesAreCompleted(t *testing.T) {
 	srv := NewServer(connect(t, url), "node-a", nil)
 	t.Cleanup(srv.Stop)
 	msg := []byte(strings.Repeat("eyJhbGciOiJFZERTQSJ9.", 2000)) // 42 KB
-	msg[7] = 0xff                                                   // not UTF-8: carried as it is
+	msg[7] = 0xff                                                // not UTF-8: carried as it is
 	HandleTyped(srv, MethodLedgerMessage, func(ctx context.Context, req MessageRequest) (Page[json.RawMessage], error) {
 		if req.StreamSeq != 7 {
 			return Page[json.RawMessage]{}, fmt.Errorf("%w: stream seq %d", ErrNotFound, req.StreamSeq)

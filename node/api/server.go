@@ -216,6 +216,10 @@ func (s *Server) dispatch(method string, h Handler) nats.MsgHandler {
 	}
 }
 
+// LongPolls is how many long-polls the server holds now (at most
+// MaxLongPolls).
+func (s *Server) LongPolls() int { return len(s.polls) }
+
 // track counts a handler goroutine in, unless the server is stopping.
 func (s *Server) track() bool {
 	s.mu.Lock()
@@ -258,7 +262,13 @@ func (s *Server) encode(method string, data any, err error) []byte {
 	reply := Reply{Data: data}
 	if err != nil {
 		reply = Reply{Error: err.Error(), Hint: HintOf(err), Code: codeOf(err)}
-		s.log.Debug("api error", "method", method, "err", err)
+		if reply.Hint == "" && reply.Code == "" {
+			// A failure of the node itself, not of the request.
+			reply.Hint = "node " + s.node + " could not answer: its log says why; another node may answer"
+			s.log.Warn("api error", "method", method, "err", err)
+		} else {
+			s.log.Debug("api error", "method", method, "err", err)
+		}
 	}
 	body, err := json.Marshal(reply)
 	if err != nil {
