@@ -39,10 +39,18 @@
 //	m/<streamseq>      the raw signed message, once per stream message
 //	r/<run>/<seq>      index by run
 //	t/<type>/<seq>     index by type
+//	x/<ns><seq>        index by stream time: the unix nanoseconds the stream
+//	                   stamped the record's message (Record.StreamTime;
+//	                   ledger-local records have their message's time), for
+//	                   SeqAtTime
 //	j/<id>             seen-set of envelope and event ids
 //	s/<name>           role snapshots
 //	meta/head          head seq, head hash, applied stream seq
-//	meta/format        on-disk format version; it only moves forward
+//	meta/format        on-disk format version; it only moves forward (Open
+//	                   upgrades an older store: format 2 added x/)
+//
+// Every index of a record is written in the batch that writes the record,
+// so indexes never disagree with the ledger; Import writes them all.
 //
 // Example:
 //
