@@ -18,9 +18,10 @@ const (
 	// before agentctl says so on stderr (and again every followWarnEvery).
 	followWarnAfter = 3
 	followWarnEvery = 20
-	// followPause is the wait before asking again after a failed request.
-	followPause = time.Second
 )
+
+// followPause is the wait before asking again after a failed request.
+var followPause = time.Second
 
 type tailOpts struct {
 	follow bool

@@ -48,12 +48,12 @@ func newHistory(t *testing.T) *history {
 }
 
 // cancels publishes count run.cancel events of the finished run (which the
-// orchestrator ignores) in batches of 100, with reason.
+// orchestrator ignores) in batches of 10, with reason.
 func (h *history) cancels(count int, reason string) {
 	h.t.Helper()
 	for count > 0 {
 		var ds []event.Draft
-		for range min(count, 100) {
+		for range min(count, 10) {
 			ds = append(ds, event.MustDraft(event.RunCancel, h.run, event.RunCancelData{Reason: reason}))
 		}
 		count -= len(ds)

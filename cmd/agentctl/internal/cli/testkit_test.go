@@ -148,6 +148,8 @@ type fakeNode struct {
 	// the requests for that id.
 	progress func(id string, call int) (*api.Run, error)
 	calls    map[string]int
+	// busy answers that many audit requests with api.ErrBusy.
+	busy int
 }
 
 func newFakeNode() *fakeNode {
@@ -246,6 +248,13 @@ func (f *fakeNode) auditPage(ctx context.Context, req api.AuditRequest) (api.Aud
 			return api.AuditPage{}, fmt.Errorf("%w: cursor %q", api.ErrBadRequest, req.Cursor)
 		}
 	}
+	f.mu.Lock()
+	if f.busy > 0 {
+		f.busy--
+		f.mu.Unlock()
+		return api.AuditPage{}, api.WithHint(api.ErrBusy, "ask again")
+	}
+	f.mu.Unlock()
 	deadline := time.After(req.Wait)
 	for {
 		f.mu.Lock()
