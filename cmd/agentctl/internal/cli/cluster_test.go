@@ -59,7 +59,9 @@ func TestClusterSettingsSetChangesStreamsAndLedger(t *testing.T) {
 		t.Fatalf("show on a fresh node = %+v", r)
 	}
 
-	r = h.run("cluster", "settings", "set", "--events-max-age", "48h", "--logs-max-bytes", "2GiB", "--logs-max-age", "0s")
+	// set waits for the node to fold and apply: give it more than the
+	// harness's 2s on a busy machine.
+	r = h.run("cluster", "settings", "set", "--events-max-age", "48h", "--logs-max-bytes", "2GiB", "--logs-max-age", "0s", "--timeout", "20s")
 	if r.code != 0 || !strings.Contains(r.stdout, "cluster settings revision 1, set by") || !strings.Contains(r.stdout, "they match") {
 		t.Fatalf("set = %+v", r)
 	}
@@ -105,7 +107,7 @@ func TestClusterSettingsSetChangesStreamsAndLedger(t *testing.T) {
 	if _, err := n.JS.UpdateStream(context.Background(), c); err != nil {
 		t.Fatal(err)
 	}
-	r = h.run("cluster", "settings", "set", "--reapply", "-o", "json")
+	r = h.run("cluster", "settings", "set", "--reapply", "-o", "json", "--timeout", "20s")
 	in = decodeJSON[settings.InForce](t, r.stdout)
 	if r.code != 0 || in.Revision != 2 || in.ClusterSettingsData.Streams != want.Streams || len(in.Drift) != 0 {
 		t.Fatalf("reapply = %+v", r)
@@ -164,5 +166,22 @@ func TestClusterSettingsSetWithoutNode(t *testing.T) {
 	}
 	if evs := h.events(); len(evs) != 0 {
 		t.Fatalf("published %d messages", len(evs))
+	}
+}
+
+// TestClusterSettingsSetThatCannotApply: the change is recorded, the
+// stream cannot take it (3 replicas on one server), and set says so.
+func TestClusterSettingsSetThatCannotApply(t *testing.T) {
+	h, n := nodeHarness(t)
+	r := h.run("cluster", "settings", "set", "--events-replicas", "3", "--timeout", "20s")
+	if r.code != ExitError || !strings.Contains(r.stderr, "cluster settings revision 1 is recorded, but the streams do not match it") ||
+		!strings.Contains(r.stdout, "DRIFT: node test-node found") || !strings.Contains(r.stdout, "AGENTIC_EVENTS replicas: expected 3, actual 1") {
+		t.Fatalf("set = %+v", r)
+	}
+	if got := settingsEvents(t, n); len(got) != 1 {
+		t.Fatalf("ledger holds %d settings events", len(got))
+	}
+	if got := streamCfg(t, n, bus.EventsStream).Replicas; got != 1 {
+		t.Fatalf("replicas %d", got)
 	}
 }
