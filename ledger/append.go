@@ -86,7 +86,13 @@ func (s *Store) Append(msgs []Message) ([]event.Event, error) {
 	if len(a.out) == 0 {
 		return nil, nil
 	}
-	if err := a.commit(); err != nil {
+	if err := a.stageIndexes(); err != nil {
+		a.indexesCommitted(err)
+		return nil, err
+	}
+	err = a.commit()
+	a.indexesCommitted(err)
+	if err != nil {
 		s.mu.Lock()
 		s.mu.failed = err
 		s.mu.Unlock()
@@ -109,9 +115,17 @@ type appender struct {
 	// raws holds the raw messages staged by this Append, by stream seq, so
 	// that a verdict never depends on how messages were split into Appends.
 	raws map[uint64][]byte
-	// msgTime is the stream time of the message being staged, when it is
-	// stored (zero otherwise): the time its records are indexed under.
+	// times[i] is the stream time of the message out[i] came in; msgTime
+	// that of the message being staged.
+	times   []time.Time
 	msgTime time.Time
+	// msgStored says whether the message being staged is stored (m/):
+	// records of one that is not are indexed by time at their own time.
+	msgStored bool
+	// runs holds the run ids whose goal.submitted this Append staged.
+	runs map[string]bool
+	// snapped are the indexers whose snapshot this Append's batch holds.
+	snapped []*attached
 }
 
 // commit writes the head and commits with Sync. Pebble reports a failed WAL
@@ -164,6 +178,7 @@ func (a *appender) message(m *Message) error {
 	if m.StreamSeq <= a.head.applied {
 		return nil
 	}
+	a.msgTime, a.msgStored = m.Time.UTC(), len(m.Raw) > 0 || m.EnvelopeID != ""
 	if from := a.head.applied + 1; m.StreamSeq > from {
 		a.s.log.Error("stream gap", "from", from, "to", m.StreamSeq-1, "subject", m.Subject)
 		if err := a.add(gapRecord(m, from, m.StreamSeq-1), m.StreamSeq); err != nil {
@@ -175,9 +190,7 @@ func (a *appender) message(m *Message) error {
 		a.raws = make(map[uint64][]byte)
 	}
 	a.raws[m.StreamSeq] = m.Raw
-	a.msgTime = time.Time{}
 	if len(m.Raw) > 0 || m.EnvelopeID != "" {
-		a.msgTime = m.Time
 		v := storedMessage{Time: m.Time, ID: m.EnvelopeID, Raw: m.Raw}.encode()
 		if err := a.b.Set(messageKey(m.StreamSeq), v, nil); err != nil {
 			return fmt.Errorf("ledger: stage message %d: %w", m.StreamSeq, err)
@@ -229,6 +242,11 @@ func (a *appender) events(m *Message) error {
 		if err := a.markSeen(ev.ID, m.StreamSeq); err != nil {
 			return err
 		}
+		if ev.Type == event.GoalSubmitted && ev.Run != "" {
+			if err := a.markRun(ev.Run); err != nil {
+				return err
+			}
+		}
 		ev.Time = ev.Time.UTC()
 		if err := a.add(ev, m.StreamSeq); err != nil {
 			return err
@@ -250,10 +268,44 @@ func (a *appender) refuse(ev event.Event) (string, error) {
 		return reasonBadData, nil
 	}
 	dup, err := a.wasSeen(ev.ID)
-	if dup {
+	if dup || err != nil {
 		return reasonDuplicate + ev.ID, err
 	}
-	return "", err
+	if ev.Type == event.GoalSubmitted && ev.Run != "" {
+		known, err := a.runKnown(ev.Run)
+		if known || err != nil {
+			return reasonDuplicateRun + ev.Run + " (a goal was already submitted for it)", err
+		}
+	}
+	return "", nil
+}
+
+// runKnown reports whether a goal.submitted for run is in the ledger or
+// staged by this Append: a run id names one run, ever.
+func (a *appender) runKnown(run string) (bool, error) {
+	if a.runs[run] {
+		return true, nil
+	}
+	_, err := a.s.get(goalRunKey(run))
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, ErrNotFound):
+		return false, nil
+	}
+	return false, err
+}
+
+// markRun records that run has its goal.submitted.
+func (a *appender) markRun(run string) error {
+	if a.runs == nil {
+		a.runs = map[string]bool{}
+	}
+	a.runs[run] = true
+	if err := a.b.Set(goalRunKey(run), nil, nil); err != nil {
+		return fmt.Errorf("ledger: stage run %s: %w", run, err)
+	}
+	return nil
 }
 
 // add gives ev the next position and stages it with its hash and indexes.
@@ -269,6 +321,7 @@ func (a *appender) add(ev event.Event, stream uint64) error {
 	}
 	a.head.seq, a.head.hash = ev.Seq, hash
 	a.out = append(a.out, ev)
+	a.times = append(a.times, a.msgTime)
 	return nil
 }
 
@@ -284,7 +337,7 @@ func (a *appender) stage(ev event.Event, rec []byte, hash [32]byte) error {
 			return err
 		}
 	}
-	if err := a.b.Set(timeKey(streamTime(ev, a.msgTime), ev.Seq), nil, nil); err != nil {
+	if err := a.b.Set(timeKey(streamTime(ev, a.msgTime, a.msgStored), ev.Seq), nil, nil); err != nil {
 		return err
 	}
 	return a.b.Set(indexKey(typePrefix(ev.Type), ev.Seq), nil, nil)

@@ -26,7 +26,14 @@
 //  6. Durability: every event write is committed with pebble.Sync. A failed
 //     commit returns an error wrapping ErrSync and the store refuses further
 //     appends; the node must stop, never acknowledge.
-//  7. The seen-set (envelope ids and event ids of accepted messages) is
+//  7. Indexes never disagree with the records: an attached Indexer stages
+//     its entries (and, every so often, a snapshot of its in-memory state)
+//     in the batch of the records they derive from. A missing index, or one
+//     of another layout version, is rebuilt from the records; a damaged
+//     snapshot (checksums on every snapshot) is detected and rebuilt from.
+//  8. A run id names one run: a second goal.submitted for a run the ledger
+//     knows becomes an event.Rejected record ("duplicate run id").
+//  9. The seen-set (envelope ids and event ids of accepted messages) is
 //     persisted with the records it guards, in the same batch, so replay
 //     refusal survives a restart. It is never pruned (about 50 bytes per
 //     id): a TTL would have to be derived from the stream, never the clock,
@@ -44,13 +51,14 @@
 //	                   ledger-local records have their message's time), for
 //	                   SeqAtTime
 //	j/<id>             seen-set of envelope and event ids
-//	s/<name>           role snapshots
+//	g/<run>            runs with a goal.submitted (a run id names one run)
+//	s/<name>           role snapshots (framed: magic, seq, sha256, data)
+//	i/<index>/...      entries of an attached Indexer (derived, rebuildable)
 //	meta/head          head seq, head hash, applied stream seq
 //	meta/format        on-disk format version; it only moves forward (Open
 //	                   upgrades an older store: format 2 added x/)
-//
-// Every index of a record is written in the batch that writes the record,
-// so indexes never disagree with the ledger; Import writes them all.
+//	meta/index/<index>       indexer layout version and position
+//	meta/index-snap/<index>  indexer in-memory state (framed like s/)
 //
 // Example:
 //

@@ -223,10 +223,10 @@ func (im *importer) line(l *exportRecord) error {
 		return fmt.Errorf("%w: record %d: hash %s, recomputed %s", ErrCorrupt, ev.Seq, l.Hash, want)
 	}
 	if ev.StreamSeq != im.head.applied {
-		im.msgID, im.msgTime = "", time.Time{}
+		im.msgID, im.msgTime, im.msgStored = "", time.Time{}, false
 	}
 	if l.JWS != "" || l.MsgID != "" {
-		im.msgID, im.msgTime = l.MsgID, l.MsgTime
+		im.msgID, im.msgTime, im.msgStored = l.MsgID, l.MsgTime, true
 		v := storedMessage{Time: l.MsgTime, ID: l.MsgID, Raw: []byte(l.JWS)}.encode()
 		if err := im.b.Set(messageKey(ev.StreamSeq), v, nil); err != nil {
 			return err
@@ -249,6 +249,11 @@ func (im *importer) line(l *exportRecord) error {
 func (im *importer) markAccepted(ev event.Event) error {
 	if err := im.markSeen(ev.ID, ev.StreamSeq); err != nil {
 		return err
+	}
+	if ev.Type == event.GoalSubmitted && ev.Run != "" {
+		if err := im.markRun(ev.Run); err != nil {
+			return err
+		}
 	}
 	if id := im.msgID; id != "" {
 		im.msgID = "" // once per message

@@ -16,6 +16,7 @@ const (
 	prefixType     = "t/"
 	prefixSeen     = "j/"
 	prefixSnapshot = "s/"
+	prefixGoalRun  = "g/"
 	prefixTime     = "x/"
 	keyHead        = "meta/head"
 	keyFormat      = "meta/format"
@@ -33,6 +34,7 @@ func eventKey(seq uint64) []byte      { return seqKey(prefixEvent, seq) }
 func hashKey(seq uint64) []byte       { return seqKey(prefixHash, seq) }
 func messageKey(stream uint64) []byte { return seqKey(prefixMessage, stream) }
 func seenKey(id string) []byte        { return []byte(prefixSeen + id) }
+func goalRunKey(run string) []byte    { return []byte(prefixGoalRun + run) }
 func snapshotKey(name string) []byte  { return []byte(prefixSnapshot + name) }
 func runPrefix(run string) []byte     { return []byte(prefixRun + run + "/") }
 func typePrefix(t event.Type) []byte  { return []byte(prefixType + string(t) + "/") }

@@ -109,11 +109,12 @@ const (
 	// ReasonRepublished starts the reason of a refused message that its own
 	// signer signed again with the same id (an outbox republishing after a
 	// restart): a duplicate with no effect, not a replay.
-	reasonRepublished = ReasonRepublished
-	reasonDuplicate   = "duplicate event id "
-	reasonNoEvents    = "message carries no events"
-	reasonNoID        = "event without id"
-	reasonBadData     = "event payload is not valid JSON"
+	reasonRepublished  = ReasonRepublished
+	reasonDuplicate    = "duplicate event id "
+	reasonDuplicateRun = "duplicate run id "
+	reasonNoEvents     = "message carries no events"
+	reasonNoID         = "event without id"
+	reasonBadData      = "event payload is not valid JSON"
 )
 
 // rejection builds the Rejected record for message m; n numbers the

@@ -1,15 +1,53 @@
 package ledger
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
 
 	"github.com/cockroachdb/pebble/v2"
 )
 
+// snapshotMagic starts every stored snapshot: the snapshot envelope's
+// format. A snapshot without it (written by an older version) or whose
+// checksum does not match is reported as ErrCorrupt, and its owner folds
+// from the start instead.
+var snapshotMagic = []byte("AGS1")
+
+// encodeSnapshot frames data taken at ledger position seq:
+// magic | seq (8) | sha256(seq || data) (32) | data.
+func encodeSnapshot(seq uint64, data []byte) []byte {
+	b := make([]byte, 0, len(snapshotMagic)+8+sha256.Size+len(data))
+	b = append(b, snapshotMagic...)
+	b = binary.BigEndian.AppendUint64(b, seq)
+	h := sha256.New()
+	h.Write(b[len(snapshotMagic):])
+	h.Write(data)
+	b = h.Sum(b)
+	return append(b, data...)
+}
+
+// decodeSnapshot checks and unframes a stored snapshot.
+func decodeSnapshot(name string, b []byte) (uint64, []byte, error) {
+	head := len(snapshotMagic) + 8
+	if len(b) < head+sha256.Size || !bytes.Equal(b[:len(snapshotMagic)], snapshotMagic) {
+		return 0, nil, fmt.Errorf("%w: snapshot %q has no valid header (%d bytes)", ErrCorrupt, name, len(b))
+	}
+	seq := binary.BigEndian.Uint64(b[len(snapshotMagic):])
+	data := b[head+sha256.Size:]
+	h := sha256.New()
+	h.Write(b[len(snapshotMagic):head])
+	h.Write(data)
+	if !bytes.Equal(h.Sum(nil), b[head:head+sha256.Size]) {
+		return 0, nil, fmt.Errorf("%w: snapshot %q at %d fails its checksum", ErrCorrupt, name, seq)
+	}
+	return seq, data, nil
+}
+
 // SaveSnapshot stores data, a role projection named name folded up to ledger
-// position seq, committed with Sync. A later save of the same name replaces
-// it. seq may not be beyond the head.
+// position seq, committed with Sync and checksummed. A later save of the
+// same name replaces it atomically. seq may not be beyond the head.
 func (s *Store) SaveSnapshot(name string, seq uint64, data []byte) error {
 	if err := s.acquire(); err != nil {
 		return err
@@ -21,15 +59,15 @@ func (s *Store) SaveSnapshot(name string, seq uint64, data []byte) error {
 	if h := s.headNow(); seq > h.seq {
 		return fmt.Errorf("%w: snapshot %q at %d is beyond the head %d", ErrInvalid, name, seq, h.seq)
 	}
-	v := binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(data)), seq)
-	if err := s.db.Set(snapshotKey(name), append(v, data...), pebble.Sync); err != nil {
+	if err := s.db.Set(snapshotKey(name), encodeSnapshot(seq, data), pebble.Sync); err != nil {
 		return fmt.Errorf("ledger: save snapshot %q at %d: %w", name, seq, err)
 	}
 	return nil
 }
 
 // LoadSnapshot returns the snapshot saved under name and its position, or an
-// error wrapping ErrNotFound.
+// error wrapping ErrNotFound, or ErrCorrupt for a snapshot that is damaged
+// (or written in an older framing): fold from the start then.
 func (s *Store) LoadSnapshot(name string) (seq uint64, data []byte, err error) {
 	if err := s.acquire(); err != nil {
 		return 0, nil, err
@@ -39,8 +77,5 @@ func (s *Store) LoadSnapshot(name string) (seq uint64, data []byte, err error) {
 	if err != nil {
 		return 0, nil, fmt.Errorf("ledger: load snapshot %q: %w", name, err)
 	}
-	if len(b) < 8 {
-		return 0, nil, fmt.Errorf("%w: snapshot %q is %d bytes", ErrCorrupt, name, len(b))
-	}
-	return binary.BigEndian.Uint64(b), b[8:], nil
+	return decodeSnapshot(name, b)
 }

@@ -25,8 +25,10 @@ type Store struct {
 	dir string
 	log *slog.Logger
 
-	// appendMu serializes writers of the event path (Append, Import).
+	// appendMu serializes writers of the event path (Append, Import,
+	// AttachIndexer) and guards indexers.
 	appendMu sync.Mutex
+	indexers []*attached
 
 	mu struct {
 		sync.Mutex
@@ -157,8 +159,15 @@ func (s *Store) Close() error {
 	for s.mu.refs > 0 {
 		s.mu.idle.Wait()
 	}
+	failed := s.mu.failed
 	s.mu.Unlock()
-	if err := s.db.Close(); err != nil {
+	var snapErr error
+	if failed == nil {
+		s.appendMu.Lock()
+		snapErr = s.snapshotIndexes()
+		s.appendMu.Unlock()
+	}
+	if err := errors.Join(snapErr, s.db.Close()); err != nil {
 		return fmt.Errorf("ledger: close %s: %w", s.dir, err)
 	}
 	return nil

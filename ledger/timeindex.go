@@ -13,11 +13,12 @@ import (
 // streamTime is the time a record is indexed under (x/): the stream time
 // of the message that carried it, as stored with the message. Ledger-local
 // records take the time of the message they were made for, which Append
-// gives them as their own time (a Gap is made before its message is
-// staged, and has no stored message of its own); a record whose message was
-// stored without a time or not at all falls back to its own time.
-func streamTime(ev event.Event, msgTime time.Time) time.Time {
-	if local(ev.Type) || msgTime.IsZero() {
+// gives them as their own time (a Gap has no stored message of its own); a
+// record whose message was stored without a time, or not stored at all (no
+// bytes, no id: never from a follower), falls back to its own time, which
+// is all a rebuild could know.
+func streamTime(ev event.Event, msgTime time.Time, stored bool) time.Time {
+	if local(ev.Type) || !stored || msgTime.IsZero() {
 		return ev.Time
 	}
 	return msgTime
@@ -27,7 +28,7 @@ func streamTime(ev event.Event, msgTime time.Time) time.Time {
 // message that carried it, the clock events are judged by (Event.Time is
 // only what the signer claims). It is the time the ledger indexes the
 // record under (SeqAtTime).
-func (r Record) StreamTime() time.Time { return streamTime(r.Event, r.MessageTime) }
+func (r Record) StreamTime() time.Time { return streamTime(r.Event, r.MessageTime, true) }
 
 // SeqAtTime returns the first position whose stream time is at or after t,
 // in stream-time order, or head+1 when there is none. Stream times grow

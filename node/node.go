@@ -22,6 +22,7 @@ import (
 	"github.com/agentic-dev/agentic/ledger"
 	"github.com/agentic-dev/agentic/ledger/follow"
 	"github.com/agentic-dev/agentic/node/api"
+	"github.com/agentic-dev/agentic/node/settings"
 	"github.com/agentic-dev/agentic/roles"
 	"github.com/agentic-dev/agentic/roles/executor"
 	"github.com/agentic-dev/agentic/roles/executor/runner"
@@ -57,6 +58,9 @@ type Node struct {
 	apiSrv *api.Server
 	http   *http.Server
 	httpLn net.Listener
+
+	// settings keeps the cluster settings (nil on a node without a ledger).
+	settings *settings.Cluster
 
 	verifyCache verifyCache
 
@@ -213,7 +217,10 @@ func (n *Node) startBus(ctx context.Context) error {
 	}
 	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if err := bus.EnsureStreams(sctx, n.conn.JS, bus.StreamConfig{Replicas: 1, LeaseTTL: n.cfg.Orchestrator.LeaseTTL}); err != nil {
+	// Absent streams are created with the default settings; existing ones
+	// are left alone. Ledger nodes apply the recorded cluster settings once
+	// live (node/settings).
+	if err := bus.EnsureStreams(sctx, n.conn.JS, bus.StreamConfig{Replicas: 1, LeaseTTL: n.cfg.Orchestrator.LeaseTTL, Logger: n.log.With("component", "bus")}); err != nil {
 		return fmt.Errorf("node: %w", err)
 	}
 	return nil
@@ -231,6 +238,9 @@ func (n *Node) startLedger(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("node: %w", err)
 		}
+		n.settings = settings.New(settings.Config{Node: n.cfg.Name, NC: n.conn.NC, JS: n.conn.JS, Logger: n.log.With("component", "settings")})
+		folders = append(folders, n.settings)
+		n.roles = append(n.roles, n.settings)
 	}
 	if n.has(event.RoleOrchestrator) {
 		kv, err := n.conn.JS.KeyValue(ctx, bus.LeaderBucket)

@@ -29,6 +29,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentic-dev/agentic/bus"
@@ -79,8 +80,13 @@ type Follower struct {
 		repub   uint64
 	}
 	lastSnap uint64
-	cancel   context.CancelFunc
-	done     chan struct{}
+	// writing holds a token while snapshots are written in the background;
+	// wg waits for that writer.
+	writing chan struct{}
+	wg      sync.WaitGroup
+	failed  atomic.Bool // a commit failed: save nothing more
+	cancel  context.CancelFunc
+	done    chan struct{}
 }
 
 // New returns a follower; it starts nothing.
@@ -91,7 +97,7 @@ func New(cfg Config) *Follower {
 	if cfg.SnapshotEvery == 0 {
 		cfg.SnapshotEvery = DefaultSnapshotEvery
 	}
-	f := &Follower{cfg: cfg, log: cfg.Logger}
+	f := &Follower{cfg: cfg, log: cfg.Logger, writing: make(chan struct{}, 1)}
 	f.mu.changed = make(chan struct{})
 	f.mu.liveCh = make(chan struct{})
 	return f
@@ -148,7 +154,9 @@ func (f *Follower) Start(ctx context.Context) error {
 	return nil
 }
 
-// Stop ends following and waits for the goroutines.
+// Stop ends following, waits for the goroutines, and saves the folders'
+// snapshots at the last folded record (unless nothing moved since the last
+// ones), so that a clean restart folds nothing again.
 func (f *Follower) Stop() {
 	if f.cancel == nil {
 		return
@@ -156,6 +164,11 @@ func (f *Follower) Stop() {
 	f.cancel()
 	<-f.done
 	f.cancel = nil
+	f.wg.Wait()
+	if head, _ := f.cfg.Store.Head(); head > f.lastSnap && !f.failed.Load() {
+		f.lastSnap = head
+		f.save(f.take())
+	}
 }
 
 // Live reports whether the ledger has caught up with the stream head seen at
@@ -205,6 +218,8 @@ func (f *Follower) restore() (int, error) {
 			seq, data, err := f.cfg.Store.LoadSnapshot(sn.SnapshotName())
 			switch {
 			case errors.Is(err, ledger.ErrNotFound):
+			case errors.Is(err, ledger.ErrCorrupt):
+				f.log.Warn("snapshot damaged; folding from the start", "snapshot", sn.SnapshotName(), "err", err)
 			case err != nil:
 				return 0, fmt.Errorf("follow: load snapshot %s: %w", sn.SnapshotName(), err)
 			default:
@@ -218,6 +233,7 @@ func (f *Follower) restore() (int, error) {
 		start = min(start, from[i])
 	}
 	if len(f.cfg.Folders) == 0 {
+		f.lastSnap, _ = f.cfg.Store.Head()
 		return 0, nil
 	}
 	n := 0
@@ -232,29 +248,65 @@ func (f *Follower) restore() (int, error) {
 		}
 		n++
 	}
-	f.lastSnap, _ = f.cfg.Store.Head()
+	// The oldest state restored: the next snapshot (periodic, or at Stop)
+	// saves the refold just done.
+	f.lastSnap = start - 1
 	return n, nil
 }
 
-// snapshot saves the state of every snapshotting folder when enough
-// records have passed since the last time.
+// snapshot takes the state of every snapshotting folder when enough
+// records have passed since the last time, and writes it in the background
+// (one write at a time; a write still going skips this round).
 func (f *Follower) snapshot() {
 	head, _ := f.cfg.Store.Head()
 	if head-f.lastSnap < f.cfg.SnapshotEvery {
 		return
 	}
+	select {
+	case f.writing <- struct{}{}:
+	default:
+		return // the previous snapshots are still being written
+	}
 	f.lastSnap = head
+	snaps := f.take()
+	f.wg.Add(1)
+	go func() {
+		defer f.wg.Done()
+		defer func() { <-f.writing }()
+		f.save(snaps)
+	}()
+}
+
+// taken is one folder's state, taken on the fold goroutine.
+type taken struct {
+	name string
+	seq  uint64
+	data []byte
+}
+
+// take snapshots every snapshotting folder (on the goroutine that folds).
+func (f *Follower) take() []taken {
+	var out []taken
 	for _, fo := range f.cfg.Folders {
 		sn, ok := fo.(roles.Snapshotter)
 		if !ok {
 			continue
 		}
 		seq, data, err := sn.Snapshot()
-		if err == nil {
-			err = f.cfg.Store.SaveSnapshot(sn.SnapshotName(), seq, data)
-		}
 		if err != nil {
 			f.log.Warn("snapshot failed", "snapshot", sn.SnapshotName(), "err", err)
+			continue
+		}
+		out = append(out, taken{name: sn.SnapshotName(), seq: seq, data: data})
+	}
+	return out
+}
+
+// save writes snapshots to the ledger; each write is atomic.
+func (f *Follower) save(snaps []taken) {
+	for _, s := range snaps {
+		if err := f.cfg.Store.SaveSnapshot(s.name, s.seq, s.data); err != nil {
+			f.log.Warn("snapshot failed", "snapshot", s.name, "err", err)
 		}
 	}
 }
@@ -378,6 +430,7 @@ func (f *Follower) run(ctx context.Context, it jetstream.MessagesContext, target
 		}
 		recs, err := f.cfg.Store.Append(batch)
 		if err != nil {
+			f.failed.Store(true)
 			f.log.Error("ledger commit failed: stopping", "err", err)
 			if f.cfg.OnFatal != nil {
 				f.cfg.OnFatal(err)

@@ -16,6 +16,7 @@ import (
 	"github.com/agentic-dev/agentic/ledger"
 	"github.com/agentic-dev/agentic/ledger/follow"
 	"github.com/agentic-dev/agentic/roles"
+	"github.com/cockroachdb/pebble/v2"
 	"go.uber.org/goleak"
 )
 
@@ -30,11 +31,13 @@ type counter struct {
 	last     uint64
 	live     bool
 	restored bool
+	folds    int
 }
 
 func (c *counter) Fold(ev event.Event) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.folds++
 	c.ids = append(c.ids, ev.ID)
 	c.last = ev.Seq
 }
@@ -204,5 +207,71 @@ func TestRecreatedStreamIsRefused(t *testing.T) {
 	}
 	if err := follow.New(cfg).Start(ctx); !errors.Is(err, follow.ErrStreamBehind) {
 		t.Fatalf("start on a recreated stream = %v, want ErrStreamBehind", err)
+	}
+}
+
+// Stop saves a snapshot at the head, so a clean restart folds nothing
+// again; a damaged snapshot is noticed and the folder refolds from the
+// start instead of trusting it.
+func TestStopSnapshotsAndDamagedSnapshotRefolds(t *testing.T) {
+	srv := bustest.Server(t)
+	conn := bustest.Connect(t, srv)
+	ids := bustest.NewIdentities(t)
+	ctx := context.Background()
+	ex := ids.Node(t, "x", event.RoleExecutor)
+	for i := range 25 {
+		if err := bus.PublishSigned(ctx, conn.JS, ex, event.MustDraft(event.TaskStarted, "r", event.TaskStartedData{Step: fmt.Sprint(i)})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := t.TempDir()
+	open := func() *ledger.Store {
+		st, err := ledger.Open(dir, ledger.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	run := func(st *ledger.Store) *counter {
+		c := &counter{}
+		f := follow.New(follow.Config{JS: conn.JS, Store: st, Verifier: envelope.NewVerifier(ids.Root), Folders: []roles.Folder{c}, SnapshotEvery: 1000})
+		if err := f.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "25 records", func() bool { return c.count() == 25 })
+		f.Stop()
+		return c
+	}
+	st := open()
+	if c := run(st); c.folds != 25 || c.restored {
+		t.Fatalf("first start: %d folds, restored %v", c.folds, c.restored)
+	}
+	if c := run(st); c.folds != 0 || !c.restored {
+		t.Fatalf("clean restart: %d folds, restored %v; want 0 folds from the snapshot Stop saved", c.folds, c.restored)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := pebble.Open(dir, &pebble.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, closer, err := db.Get([]byte("s/counter"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := append([]byte(nil), v...)
+	closer.Close()
+	bad[len(bad)-3] ^= 1
+	if err := db.Set([]byte("s/counter"), bad, pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st = open()
+	defer st.Close()
+	if c := run(st); c.folds != 25 || c.restored {
+		t.Fatalf("damaged snapshot: %d folds, restored %v; want a refold of 25", c.folds, c.restored)
 	}
 }

@@ -30,3 +30,23 @@ type StepView struct {
 	StartedAt  *time.Time `json:"started_at"`
 	FinishedAt *time.Time `json:"finished_at"`
 }
+
+// RunSummary is a run without its steps: one row of a run listing
+// (agentctl run list -o json, GET /api/runs). Documented in docs/cli.md;
+// fields are only ever added.
+type RunSummary struct {
+	ID       string `json:"id"`
+	Goal     string `json:"goal"`
+	Status   string `json:"status"`
+	Reason   string `json:"reason,omitempty"`
+	Revision int    `json:"revision"`
+	// Steps is the number of steps of the current plan revision.
+	Steps int `json:"steps"`
+	// StepCounts counts the steps per status (as StepView shows them);
+	// statuses with no step are left out.
+	StepCounts map[string]int `json:"step_counts"`
+	// CreatedAt is the stream time of the run's goal.submitted: runs are
+	// listed by it (newest first), ties broken by run id.
+	CreatedAt  time.Time  `json:"created_at"`
+	FinishedAt *time.Time `json:"finished_at"`
+}
