@@ -321,7 +321,7 @@ func (a *appender) add(ev event.Event, stream uint64) error {
 	}
 	a.head.seq, a.head.hash = ev.Seq, hash
 	a.out = append(a.out, ev)
-	a.times = append(a.times, a.msgTime)
+	a.times = append(a.times, streamTime(ev, a.msgTime, a.msgStored))
 	return nil
 }
 
