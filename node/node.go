@@ -154,6 +154,9 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	if err := os.MkdirAll(n.cfg.Data, 0o700); err != nil {
 		return fmt.Errorf("node: data dir %s: %w", n.cfg.Data, err)
 	}
+	if err := checkDataDir(n.cfg.Data); err != nil {
+		return err
+	}
 	n.root, n.id, err = trust.Bootstrap(n.cfg.Data, n.cfg.Name, n.cfg.Roles)
 	if err != nil {
 		return fmt.Errorf("node: trust: %w", err)
