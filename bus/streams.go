@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"strconv"
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
@@ -22,15 +24,61 @@ const (
 // LogSubject is the subject a step attempt's output goes to.
 func LogSubject(run, step string) string { return LogSubjectPrefix + run + "." + step }
 
-// StreamConfig sizes the streams.
+// StreamSettings are the part of a stream's configuration that is a cluster
+// setting: its limits and replicas. A zero MaxAge or MaxBytes means no
+// limit of that kind.
+type StreamSettings struct {
+	MaxAge   time.Duration
+	MaxBytes int64
+	Replicas int
+}
+
+// Default stream settings, used until the ledger records cluster settings.
+// AGENTIC_EVENTS is a transport buffer, not the archive (ledger nodes keep
+// every event in Pebble): it needs to hold what a ledger node or an
+// executor that was down must still read when it comes back. 30 days or
+// 4 GiB, whichever is reached first (about ten million events at the
+// measured ~400 bytes of stream per event). Step output is kept 7 days or
+// 1 GiB. See docs/architecture.md, "Retention".
+var (
+	DefaultEventsSettings = StreamSettings{MaxAge: 30 * 24 * time.Hour, MaxBytes: 4 << 30, Replicas: 1}
+	DefaultLogsSettings   = StreamSettings{MaxAge: 7 * 24 * time.Hour, MaxBytes: 1 << 30, Replicas: 1}
+)
+
+// SettingsRevisionKey is the stream metadata key that records the revision
+// of the cluster settings a stream was created or last updated with (0:
+// the defaults). Comparing it with the ledger's revision tells a change
+// not yet applied (older) from drift (same revision, other values).
+const SettingsRevisionKey = "agentic_settings_revision"
+
+// SettingsRevision returns the cluster settings revision recorded in a
+// stream's metadata; 0 when there is none (the defaults, or a stream made
+// before revisions were recorded).
+func SettingsRevision(cfg jetstream.StreamConfig) uint64 {
+	rev, err := strconv.ParseUint(cfg.Metadata[SettingsRevisionKey], 10, 64)
+	if err != nil {
+		return 0
+	}
+	return rev
+}
+
+// StreamConfig says what EnsureStreams creates when a stream is absent.
 type StreamConfig struct {
-	// Replicas for streams and buckets: 1 embedded, 3 on a cluster.
+	// Events and Logs are the settings of the two streams. A zero value
+	// (Replicas 0) takes DefaultEventsSettings / DefaultLogsSettings with
+	// Replicas below.
+	Events, Logs StreamSettings
+	// Revision is the cluster settings revision Events and Logs come from
+	// (0: the defaults); it is recorded in the streams' metadata.
+	Revision uint64
+	// Replicas for the leader bucket, and for streams whose settings are
+	// zero: 1 embedded, 3 on a cluster.
 	Replicas int
 	// LeaseTTL is the leader bucket's TTL.
 	LeaseTTL time.Duration
-	// LogMaxAge and LogMaxBytes bound the logs stream.
-	LogMaxAge   time.Duration
-	LogMaxBytes int64
+	// Logger hears about streams created smaller than asked (nil:
+	// discarded).
+	Logger *slog.Logger
 }
 
 func (c *StreamConfig) defaults() {
@@ -40,60 +88,110 @@ func (c *StreamConfig) defaults() {
 	if c.LeaseTTL == 0 {
 		c.LeaseTTL = 5 * time.Second
 	}
-	if c.LogMaxAge == 0 {
-		c.LogMaxAge = 7 * 24 * time.Hour
+	if c.Events.Replicas == 0 {
+		c.Events = DefaultEventsSettings
+		c.Events.Replicas = c.Replicas
 	}
-	if c.LogMaxBytes == 0 {
-		c.LogMaxBytes = 1 << 30
+	if c.Logs.Replicas == 0 {
+		c.Logs = DefaultLogsSettings
+		c.Logs.Replicas = c.Replicas
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
 	}
 }
 
-// EventsStreamConfig is the configuration of AGENTIC_EVENTS.
-func EventsStreamConfig(replicas int) jetstream.StreamConfig {
+// limit is a JetStream limit: -1 for none.
+func limit(n int64) int64 {
+	if n <= 0 {
+		return -1
+	}
+	return n
+}
+
+// EventsStreamConfig is the configuration of AGENTIC_EVENTS with settings s
+// at cluster settings revision rev.
+func EventsStreamConfig(s StreamSettings, rev uint64) jetstream.StreamConfig {
 	return jetstream.StreamConfig{
-		Name:        EventsStream,
-		Description: "agentic signed events: the log every ledger folds",
-		Subjects:    []string{event.SubjectAll},
-		Storage:     jetstream.FileStorage,
-		Retention:   jetstream.LimitsPolicy,
-		Replicas:    replicas,
-		Duplicates:  2 * time.Minute,
-		MaxMsgSize:  1 << 20,
-		DenyDelete:  true,
-		DenyPurge:   true,
+		Name:              EventsStream,
+		Description:       "agentic signed events: the log every ledger folds",
+		Subjects:          []string{event.SubjectAll},
+		Storage:           jetstream.FileStorage,
+		Retention:         jetstream.LimitsPolicy,
+		Replicas:          s.Replicas,
+		MaxAge:            s.MaxAge,
+		MaxBytes:          limit(s.MaxBytes),
+		MaxMsgs:           -1,
+		MaxMsgsPerSubject: -1,
+		MaxConsumers:      -1,
+		Discard:           jetstream.DiscardOld,
+		Duplicates:        2 * time.Minute,
+		MaxMsgSize:        1 << 20,
+		DenyDelete:        true,
+		DenyPurge:         true,
+		Metadata:          map[string]string{SettingsRevisionKey: strconv.FormatUint(rev, 10)},
 	}
 }
 
-// EnsureStreams creates or updates the streams and the leader bucket. It
-// retries while the cluster has no JetStream meta leader yet, until ctx ends.
+// LogsStreamConfig is the configuration of AGENTIC_LOGS with settings s at
+// cluster settings revision rev.
+func LogsStreamConfig(s StreamSettings, rev uint64) jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:              LogsStream,
+		Description:       "agentic step output (redacted), not ledger facts",
+		Subjects:          []string{LogSubjectPrefix + ">"},
+		Storage:           jetstream.FileStorage,
+		Retention:         jetstream.LimitsPolicy,
+		Replicas:          s.Replicas,
+		MaxAge:            s.MaxAge,
+		MaxBytes:          limit(s.MaxBytes),
+		MaxMsgs:           -1,
+		MaxMsgsPerSubject: -1,
+		MaxConsumers:      -1,
+		Discard:           jetstream.DiscardOld,
+		Duplicates:        2 * time.Minute,
+		Metadata:          map[string]string{SettingsRevisionKey: strconv.FormatUint(rev, 10)},
+	}
+}
+
+// minFallbackBytes is the smallest byte limit EnsureStreams tries when the
+// server cannot reserve a stream's MaxBytes.
+const minFallbackBytes = 64 << 20
+
+// EnsureStreams creates the streams that are absent, and creates or
+// updates the leader bucket. It never changes an existing stream: cluster
+// settings are applied by ledger nodes from the ledger (node/settings), and
+// a stream that differs from them is drift, reported, not corrected.
+// It retries while the cluster has no JetStream meta leader yet, until ctx
+// ends.
+//
+// JetStream reserves a file stream's MaxBytes against the server's store
+// limit (by default 75% of the disk space free when the server started).
+// When the reservation is refused, the stream is created with half the
+// bytes, then half again, down to 64 MiB, and without a byte limit (age
+// only) if even that does not fit: a node on a small disk still starts, and
+// the ledger nodes report the difference from the settings as drift.
+// Sizing the reservations from the data directory's disk is left to a
+// later version.
 func EnsureStreams(ctx context.Context, js jetstream.JetStream, cfg StreamConfig) error {
 	cfg.defaults()
+	logger := cfg.Logger
 	return retry(ctx, func() error {
-		// An operator may have raised a stream's replicas (R3 on a
-		// cluster); a node's start never lowers them.
-		replicas := func(name string) int {
-			if s, err := js.Stream(ctx, name); err == nil {
-				if info, err := s.Info(ctx); err == nil && info.Config.Replicas > cfg.Replicas {
-					return info.Config.Replicas
-				}
+		if err := createAbsent(ctx, js, EventsStreamConfig(cfg.Events, cfg.Revision), logger); err != nil {
+			return err
+		}
+		if err := createAbsent(ctx, js, LogsStreamConfig(cfg.Logs, cfg.Revision), logger); err != nil {
+			return err
+		}
+		// The leader bucket still follows the node's lease TTL until the
+		// lease TTL becomes a cluster setting; an operator may have raised
+		// its replicas (R3 on a cluster), and a node's start never lowers
+		// them.
+		replicas := cfg.Replicas
+		if s, err := js.Stream(ctx, "KV_"+LeaderBucket); err == nil {
+			if info, err := s.Info(ctx); err == nil && info.Config.Replicas > replicas {
+				replicas = info.Config.Replicas
 			}
-			return cfg.Replicas
-		}
-		if _, err := js.CreateOrUpdateStream(ctx, EventsStreamConfig(replicas(EventsStream))); err != nil {
-			return fmt.Errorf("bus: stream %s: %w", EventsStream, err)
-		}
-		if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-			Name:        LogsStream,
-			Description: "agentic step output (redacted), not ledger facts",
-			Subjects:    []string{LogSubjectPrefix + ">"},
-			Storage:     jetstream.FileStorage,
-			Retention:   jetstream.LimitsPolicy,
-			Replicas:    replicas(LogsStream),
-			MaxAge:      cfg.LogMaxAge,
-			MaxBytes:    cfg.LogMaxBytes,
-			Discard:     jetstream.DiscardOld,
-		}); err != nil {
-			return fmt.Errorf("bus: stream %s: %w", LogsStream, err)
 		}
 		if _, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 			Bucket:      LeaderBucket,
@@ -101,12 +199,51 @@ func EnsureStreams(ctx context.Context, js jetstream.JetStream, cfg StreamConfig
 			TTL:         cfg.LeaseTTL,
 			History:     1,
 			Storage:     jetstream.FileStorage,
-			Replicas:    replicas("KV_" + LeaderBucket),
+			Replicas:    replicas,
 		}); err != nil {
 			return fmt.Errorf("bus: bucket %s: %w", LeaderBucket, err)
 		}
 		return nil
 	})
+}
+
+// createAbsent creates the stream sc unless it exists, shrinking its byte
+// limit while the server cannot reserve it.
+func createAbsent(ctx context.Context, js jetstream.JetStream, sc jetstream.StreamConfig, logger *slog.Logger) error {
+	_, err := js.Stream(ctx, sc.Name)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, jetstream.ErrStreamNotFound) {
+		return fmt.Errorf("bus: stream %s: %w", sc.Name, err)
+	}
+	asked := sc.MaxBytes
+	for {
+		_, err = js.CreateStream(ctx, sc)
+		if !isStorageExceeded(err) || sc.MaxBytes < 0 {
+			break
+		}
+		if sc.MaxBytes /= 2; sc.MaxBytes < minFallbackBytes {
+			sc.MaxBytes = -1
+		}
+	}
+	switch {
+	case errors.Is(err, jetstream.ErrStreamNameAlreadyInUse):
+		return nil // another node made it meanwhile
+	case err != nil:
+		return fmt.Errorf("bus: create stream %s: %w", sc.Name, err)
+	case sc.MaxBytes != asked:
+		logger.Error("stream created with a smaller byte limit than the cluster settings ask: the JetStream store cannot reserve that much (free disk space, or lower the limit with agentctl cluster settings set)",
+			"stream", sc.Name, "asked_bytes", asked, "created_bytes", sc.MaxBytes)
+	}
+	return nil
+}
+
+// isStorageExceeded reports the server's refusal to reserve a stream's
+// MaxBytes ("insufficient storage resources available", code 10047).
+func isStorageExceeded(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && apiErr.ErrorCode == 10047
 }
 
 func retry(ctx context.Context, f func() error) error {

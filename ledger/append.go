@@ -119,6 +119,9 @@ type appender struct {
 	// that of the message being staged.
 	times   []time.Time
 	msgTime time.Time
+	// msgStored says whether the message being staged is stored (m/):
+	// records of one that is not are indexed by time at their own time.
+	msgStored bool
 	// runs holds the run ids whose goal.submitted this Append staged.
 	runs map[string]bool
 	// snapped are the indexers whose snapshot this Append's batch holds.
@@ -175,7 +178,7 @@ func (a *appender) message(m *Message) error {
 	if m.StreamSeq <= a.head.applied {
 		return nil
 	}
-	a.msgTime = m.Time.UTC()
+	a.msgTime, a.msgStored = m.Time.UTC(), len(m.Raw) > 0 || m.EnvelopeID != ""
 	if from := a.head.applied + 1; m.StreamSeq > from {
 		a.s.log.Error("stream gap", "from", from, "to", m.StreamSeq-1, "subject", m.Subject)
 		if err := a.add(gapRecord(m, from, m.StreamSeq-1), m.StreamSeq); err != nil {
@@ -318,7 +321,7 @@ func (a *appender) add(ev event.Event, stream uint64) error {
 	}
 	a.head.seq, a.head.hash = ev.Seq, hash
 	a.out = append(a.out, ev)
-	a.times = append(a.times, a.msgTime)
+	a.times = append(a.times, streamTime(ev, a.msgTime, a.msgStored))
 	return nil
 }
 
@@ -333,6 +336,9 @@ func (a *appender) stage(ev event.Event, rec []byte, hash [32]byte) error {
 		if err := a.b.Set(indexKey(runPrefix(ev.Run), ev.Seq), nil, nil); err != nil {
 			return err
 		}
+	}
+	if err := a.b.Set(timeKey(streamTime(ev, a.msgTime, a.msgStored), ev.Seq), nil, nil); err != nil {
+		return err
 	}
 	return a.b.Set(indexKey(typePrefix(ev.Type), ev.Seq), nil, nil)
 }

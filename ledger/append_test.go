@@ -340,10 +340,10 @@ func TestFormatOnlyMovesForward(t *testing.T) {
 	dir := t.TempDir()
 	st := ledgertest.OpenDir(t, dir)
 	v, err := ledger.RawGet(st, []byte(ledger.FormatKey))
-	if err != nil || len(v) != 8 || v[7] != 1 {
-		t.Fatalf("meta/format = %x, %v; want version 1", v, err)
+	if err != nil || len(v) != 8 || v[7] != 2 {
+		t.Fatalf("meta/format = %x, %v; want version 2", v, err)
 	}
-	if err := ledger.RawSet(st, []byte(ledger.FormatKey), []byte{0, 0, 0, 0, 0, 0, 0, 2}); err != nil {
+	if err := ledger.RawSet(st, []byte(ledger.FormatKey), []byte{0, 0, 0, 0, 0, 0, 0, 3}); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.Close(); err != nil {

@@ -46,12 +46,17 @@
 //	m/<streamseq>      the raw signed message, once per stream message
 //	r/<run>/<seq>      index by run
 //	t/<type>/<seq>     index by type
+//	x/<ns><seq>        index by stream time: the unix nanoseconds the stream
+//	                   stamped the record's message (Record.StreamTime;
+//	                   ledger-local records have their message's time), for
+//	                   SeqAtTime
 //	j/<id>             seen-set of envelope and event ids
 //	g/<run>            runs with a goal.submitted (a run id names one run)
 //	s/<name>           role snapshots (framed: magic, seq, sha256, data)
 //	i/<index>/...      entries of an attached Indexer (derived, rebuildable)
 //	meta/head          head seq, head hash, applied stream seq
-//	meta/format        on-disk format version; it only moves forward
+//	meta/format        on-disk format version; it only moves forward (Open
+//	                   upgrades an older store: format 2 added x/)
 //	meta/index/<index>       indexer layout version and position
 //	meta/index-snap/<index>  indexer in-memory state (framed like s/)
 //

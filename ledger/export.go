@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
@@ -14,10 +15,10 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 )
 
-// exportLine is one JSONL line of an export: the record's event fields plus
-// its chain hash, and, on the first non-Gap record of each stream message,
-// the signed message itself with its id and stream time.
-type exportLine struct {
+// exportRecord is one JSONL line of an export: the record's event fields
+// plus its chain hash, and, on the first non-Gap record of each stream
+// message, the signed message itself with its id and stream time.
+type exportRecord struct {
 	event.Event
 	Hash    string    `json:"hash"`
 	JWS     string    `json:"jws,omitempty"`
@@ -25,65 +26,106 @@ type exportLine struct {
 	MsgTime time.Time `json:"msg_time,omitzero"`
 }
 
+// ExportLine is one record's line of an export.
+type ExportLine struct {
+	// Seq and StreamSeq are the record's position and stream sequence.
+	Seq, StreamSeq uint64
+	// Line is the line exactly as Export writes it, without the newline.
+	Line []byte
+	// JWSSize is the length of the signed message Line carries in "jws"
+	// (0: none).
+	JWSSize int
+
+	rec exportRecord
+}
+
+// WithoutJWS returns Line without its "jws" member, and the byte offset in
+// it where `,"jws":` followed by the message as a JSON string
+// (encoding/json's encoding of string(message)) puts it back, giving Line
+// byte for byte: what a reader that fetches a large message on its own
+// (Store.Message by StreamSeq) needs. A line without "jws" comes back as
+// Line with offset -1.
+func (l ExportLine) WithoutJWS() ([]byte, int, error) {
+	if l.rec.JWS == "" {
+		return l.Line, -1, nil
+	}
+	r := l.rec
+	r.JWS = ""
+	line, err := json.Marshal(r)
+	if err != nil {
+		return nil, 0, fmt.Errorf("ledger: export record %d: %w", l.Seq, err)
+	}
+	// encoding/json writes members in field order: "jws" comes right after
+	// "hash", so it goes where the line of the event and hash alone ends.
+	head, err := json.Marshal(exportRecord{Event: r.Event, Hash: r.Hash})
+	if err != nil {
+		return nil, 0, fmt.Errorf("ledger: export record %d: %w", l.Seq, err)
+	}
+	return line, len(head) - 1, nil
+}
+
 // Export writes every record to w as JSON Lines, in order: the event's
 // fields, "hash" (hex) and, on the first non-Gap record of each stream
 // message, "jws" (the raw message), "msg_id" (its envelope id) and
 // "msg_time" (its stream time). It reads one snapshot.
 func (s *Store) Export(w io.Writer) error {
-	_, err := s.ExportRange(w, 1, 0, 0)
-	return err
-}
-
-// ExportRange writes the records from seq from on, in Export's format, and
-// returns the seq of the last one written (0 if none). It stops after
-// maxRecords records (0: no limit) and before a record that would take the
-// output past maxBytes (0: no limit; the first record is always written).
-// Pages written by successive calls (from = last+1) concatenate to exactly
-// what Export writes.
-func (s *Store) ExportRange(w io.Writer, from uint64, maxRecords, maxBytes int) (last uint64, err error) {
 	bw := bufio.NewWriterSize(w, 1<<16)
-	var lastMsg uint64
-	if from > 1 {
-		// A page that starts inside a stream message must not repeat the
-		// message: it was written with that message's first record.
-		prev, err := s.Get(from - 1)
-		if err != nil && !errors.Is(err, ErrNotFound) {
-			return 0, fmt.Errorf("ledger: export: %w", err)
-		}
-		if err == nil && (prev.Raw != nil || prev.MessageID != "") {
-			lastMsg = prev.Event.StreamSeq
-		}
-	}
-	n, size := 0, 0
-	for rec, err := range s.Scan(from) {
+	for l, err := range s.ExportLines(1) {
 		if err != nil {
-			return last, fmt.Errorf("ledger: export: %w", err)
+			return err
 		}
-		line := exportLine{Event: rec.Event, Hash: hex.EncodeToString(rec.Hash[:])}
-		hasMsg := rec.Raw != nil || rec.MessageID != ""
-		if hasMsg && rec.Event.StreamSeq != lastMsg {
-			lastMsg = rec.Event.StreamSeq
-			line.JWS, line.MsgID, line.MsgTime = string(rec.Raw), rec.MessageID, rec.MessageTime
-		}
-		b, err := json.Marshal(line)
-		if err != nil {
-			return last, fmt.Errorf("ledger: export record %d: %w", rec.Event.Seq, err)
-		}
-		if maxBytes > 0 && n > 0 && size+len(b)+1 > maxBytes {
-			break
-		}
-		if _, err := bw.Write(append(b, '\n')); err != nil {
-			return last, fmt.Errorf("ledger: export record %d: %w", rec.Event.Seq, err)
-		}
-		last, size = rec.Event.Seq, size+len(b)+1
-		if n++; maxRecords > 0 && n >= maxRecords {
-			break
+		if _, err := bw.Write(append(l.Line, '\n')); err != nil {
+			return fmt.Errorf("ledger: export record %d: %w", l.Seq, err)
 		}
 	}
 	if err := bw.Flush(); err != nil {
-		return last, fmt.Errorf("ledger: export: %w", err)
+		return fmt.Errorf("ledger: export: %w", err)
 	}
-	return last, nil
+	return nil
+}
+
+// ExportLines yields the lines of the records from seq from on, in Export's
+// format, from a snapshot taken when the loop starts; it stops at the first
+// error, which it yields. Lines read from successive positions (from =
+// last Seq + 1) concatenate to exactly what Export writes: a line that
+// starts inside a stream message does not repeat the message. Cutting the
+// lines into pages is the reader's business.
+func (s *Store) ExportLines(from uint64) iter.Seq2[ExportLine, error] {
+	return func(yield func(ExportLine, error) bool) {
+		from = max(from, 1)
+		var lastMsg uint64
+		if from > 1 {
+			// The message was written with its first record, before from.
+			prev, err := s.Get(from - 1)
+			if err != nil && !errors.Is(err, ErrNotFound) {
+				yield(ExportLine{}, fmt.Errorf("ledger: export: %w", err))
+				return
+			}
+			if err == nil && (prev.Raw != nil || prev.MessageID != "") {
+				lastMsg = prev.Event.StreamSeq
+			}
+		}
+		for rec, err := range s.Scan(from) {
+			if err != nil {
+				yield(ExportLine{}, fmt.Errorf("ledger: export: %w", err))
+				return
+			}
+			l := ExportLine{Seq: rec.Event.Seq, StreamSeq: rec.Event.StreamSeq}
+			l.rec = exportRecord{Event: rec.Event, Hash: hex.EncodeToString(rec.Hash[:])}
+			if hasMsg := rec.Raw != nil || rec.MessageID != ""; hasMsg && rec.Event.StreamSeq != lastMsg {
+				lastMsg = rec.Event.StreamSeq
+				l.rec.JWS, l.rec.MsgID, l.rec.MsgTime = string(rec.Raw), rec.MessageID, rec.MessageTime
+				l.JWSSize = len(rec.Raw)
+			}
+			if l.Line, err = json.Marshal(l.rec); err != nil {
+				yield(ExportLine{}, fmt.Errorf("ledger: export record %d: %w", rec.Event.Seq, err))
+				return
+			}
+			if !yield(l, nil) {
+				return
+			}
+		}
+	}
 }
 
 // importCommitRecords bounds one import batch.
@@ -117,7 +159,7 @@ func (s *Store) importFrom(r io.Reader) error {
 	defer func() { im.b.Close() }()
 	dec := json.NewDecoder(bufio.NewReaderSize(r, 1<<16))
 	for n := 1; ; n++ {
-		var line exportLine
+		var line exportRecord
 		err := dec.Decode(&line)
 		if errors.Is(err, io.EOF) {
 			break
@@ -164,7 +206,7 @@ func (im *importer) flush() error {
 	return nil
 }
 
-func (im *importer) line(l *exportLine) error {
+func (im *importer) line(l *exportRecord) error {
 	ev := l.Event
 	switch {
 	case ev.Seq != im.head.seq+1:
@@ -181,10 +223,10 @@ func (im *importer) line(l *exportLine) error {
 		return fmt.Errorf("%w: record %d: hash %s, recomputed %s", ErrCorrupt, ev.Seq, l.Hash, want)
 	}
 	if ev.StreamSeq != im.head.applied {
-		im.msgID = ""
+		im.msgID, im.msgTime, im.msgStored = "", time.Time{}, false
 	}
 	if l.JWS != "" || l.MsgID != "" {
-		im.msgID = l.MsgID
+		im.msgID, im.msgTime, im.msgStored = l.MsgID, l.MsgTime, true
 		v := storedMessage{Time: l.MsgTime, ID: l.MsgID, Raw: []byte(l.JWS)}.encode()
 		if err := im.b.Set(messageKey(ev.StreamSeq), v, nil); err != nil {
 			return err

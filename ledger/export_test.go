@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"errors"
 	"log/slog"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -30,6 +31,28 @@ func MessageRaw(stream uint64, v []byte) ([]byte, func(raw []byte) []byte, error
 		return nil, nil, err
 	}
 	return m.Raw, func(raw []byte) []byte { m.Raw = raw; return m.encode() }, nil
+}
+
+// TimeIndex returns the x/ keys, in order.
+func TimeIndex(s *Store) ([][]byte, error) {
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte(prefixTime), UpperBound: prefixEnd([]byte(prefixTime))})
+	if err != nil {
+		return nil, err
+	}
+	var keys [][]byte
+	for ok := it.First(); ok; ok = it.Next() {
+		keys = append(keys, append([]byte(nil), it.Key()...))
+	}
+	return keys, errors.Join(it.Error(), it.Close())
+}
+
+// DropTimeIndex deletes every x/ key and sets meta/format to 1: a store as
+// the format before the time index left it.
+func DropTimeIndex(s *Store) error {
+	if err := s.db.DeleteRange([]byte(prefixTime), prefixEnd([]byte(prefixTime)), pebble.Sync); err != nil {
+		return err
+	}
+	return s.db.Set([]byte(keyFormat), be64(1), pebble.Sync)
 }
 
 func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }

@@ -232,9 +232,11 @@ func TestImportKeepsEnvelopeIDsWithoutRaw(t *testing.T) {
 	}
 }
 
-// Pages of ExportRange, of any size, concatenate to exactly Export's output
-// (a page that starts inside a batch does not repeat the message).
-func TestExportRangePagesConcatenate(t *testing.T) {
+// Lines read from any position concatenate to exactly Export's output (a
+// page that starts inside a batch does not repeat the message), and a line
+// without its "jws", with the message put back at the offset given, is the
+// line again byte for byte.
+func TestExportLinesFromAnyPosition(t *testing.T) {
 	st := ledgertest.Open(t)
 	richLedger(t, st, ledgertest.NewKit(t))
 	var whole bytes.Buffer
@@ -245,50 +247,60 @@ func TestExportRangePagesConcatenate(t *testing.T) {
 	for _, size := range []int{1, 2, 3, 5, 100} {
 		var paged bytes.Buffer
 		var from uint64 = 1
-		for {
-			last, err := st.ExportRange(&paged, from, size, 0)
-			if err != nil {
-				t.Fatal(err)
+		for from <= head {
+			n := 0
+			for l, err := range st.ExportLines(from) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if l.Seq != from+uint64(n) {
+					t.Fatalf("line of record %d, want %d", l.Seq, from+uint64(n))
+				}
+				paged.Write(append(l.Line, '\n'))
+				if n++; n == size {
+					break
+				}
 			}
-			if last == 0 {
-				break
-			}
-			from = last + 1
+			from += uint64(n)
 		}
 		if paged.String() != whole.String() {
 			t.Fatalf("pages of %d differ from the whole export (%d records)", size, head)
 		}
 	}
-}
 
-// A byte limit ends a page before the record that would cross it, but a
-// page always holds at least one record.
-func TestExportRangeByteLimit(t *testing.T) {
-	st := ledgertest.Open(t)
-	richLedger(t, st, ledgertest.NewKit(t))
-	var whole bytes.Buffer
-	if err := st.Export(&whole); err != nil {
-		t.Fatal(err)
-	}
-	var paged bytes.Buffer
-	var from uint64 = 1
-	pages := 0
-	for {
-		var page bytes.Buffer
-		last, err := st.ExportRange(&page, from, 0, 600)
+	split := 0
+	for l, err := range st.ExportLines(1) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if last == 0 {
-			break
+		without, at, err := l.WithoutJWS()
+		if err != nil {
+			t.Fatal(err)
 		}
-		if page.Len() > 600 && strings.Count(page.String(), "\n") > 1 {
-			t.Fatalf("page of %d bytes holds %d records", page.Len(), strings.Count(page.String(), "\n"))
+		if l.JWSSize == 0 {
+			if at != -1 || !bytes.Equal(without, l.Line) {
+				t.Errorf("record %d without a jws: at %d, line %s", l.Seq, at, without)
+			}
+			continue
 		}
-		paged.Write(page.Bytes())
-		from, pages = last+1, pages+1
+		split++
+		raw, err := st.Message(l.StreamSeq)
+		if err != nil || len(raw) != l.JWSSize {
+			t.Fatalf("Message(%d) = %d bytes, %v; want %d", l.StreamSeq, len(raw), err, l.JWSSize)
+		}
+		if bytes.Contains(without, []byte(`"jws"`)) || len(without) >= len(l.Line) {
+			t.Errorf("record %d: line without jws still has it: %s", l.Seq, without)
+		}
+		str, _ := json.Marshal(string(raw))
+		rebuilt := append(append(append([]byte(nil), without[:at]...), append([]byte(`,"jws":`), str...)...), without[at:]...)
+		if !bytes.Equal(rebuilt, l.Line) {
+			t.Errorf("record %d rebuilt:\n%s\nwant\n%s", l.Seq, rebuilt, l.Line)
+		}
 	}
-	if paged.String() != whole.String() || pages < 2 {
-		t.Fatalf("%d byte-limited pages do not rebuild the export", pages)
+	if split == 0 {
+		t.Fatal("no line carried a jws")
+	}
+	if _, err := st.Message(1); !errors.Is(err, ledger.ErrNotFound) {
+		t.Errorf("Message of a gap's stream seq = %v, want ErrNotFound", err)
 	}
 }

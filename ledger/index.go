@@ -50,7 +50,7 @@ type IndexRecord struct {
 	// Event is the record, Seq and StreamSeq set.
 	Event event.Event
 	// StreamTime is the stream timestamp of the message the record came
-	// in: the clock queries use.
+	// in (Record.StreamTime): the clock queries use.
 	StreamTime time.Time
 }
 
@@ -240,10 +240,7 @@ func (s *Store) reindex(at *attached, replayFrom, from, headSeq uint64) error {
 		if err != nil {
 			return err
 		}
-		ir := IndexRecord{Event: rec.Event, StreamTime: rec.MessageTime}
-		if rec.Event.Type == event.Gap {
-			ir.StreamTime = rec.Event.Time // a gap's time is its message's
-		}
+		ir := IndexRecord{Event: rec.Event, StreamTime: rec.StreamTime()}
 		if seq < from {
 			if err := at.ix.Index(discard, ir); err != nil {
 				return err

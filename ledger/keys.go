@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"encoding/binary"
+	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
 )
@@ -16,6 +17,7 @@ const (
 	prefixSeen     = "j/"
 	prefixSnapshot = "s/"
 	prefixGoalRun  = "g/"
+	prefixTime     = "x/"
 	keyHead        = "meta/head"
 	keyFormat      = "meta/format"
 	// keyImporting marks an Import that has not finished.
@@ -36,6 +38,23 @@ func goalRunKey(run string) []byte    { return []byte(prefixGoalRun + run) }
 func snapshotKey(name string) []byte  { return []byte(prefixSnapshot + name) }
 func runPrefix(run string) []byte     { return []byte(prefixRun + run + "/") }
 func typePrefix(t event.Type) []byte  { return []byte(prefixType + string(t) + "/") }
+
+// timeKey is x/<stream time, unix ns><seq>: records by stream time, then
+// position. Times before 1970 (the zero time of a record with no stored
+// message) count as 0, so the big-endian keys sort by time.
+func timeKey(t time.Time, seq uint64) []byte {
+	return binary.BigEndian.AppendUint64(timePrefix(t), seq)
+}
+
+// timePrefix is x/<unix ns>: the first key of the records at or after t.
+func timePrefix(t time.Time) []byte {
+	var ns int64
+	if !t.IsZero() {
+		ns = max(t.UnixNano(), 0)
+	}
+	return binary.BigEndian.AppendUint64([]byte(prefixTime), uint64(ns))
+}
+
 func indexKey(p []byte, seq uint64) []byte {
 	return binary.BigEndian.AppendUint64(append([]byte(nil), p...), seq)
 }

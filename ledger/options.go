@@ -33,14 +33,14 @@ func (o Options) logger() *slog.Logger {
 const cacheBytes = 64 << 20
 
 // pebbleOptions are the Pebble options of a ledger. Overridden from Pebble's
-// defaults: FormatMajorVersion (newest, for new stores; Pebble ratchets
-// older stores forward), Logger (slog), Cache (cacheBytes), and a bloom
-// filter on every level (L0 included), because nearly all seen-set lookups
-// miss and without a filter each miss reads and decompresses a data block.
+// defaults: FormatMajorVersion (pinned: pebblelog.FormatMajorVersion),
+// Logger (slog), Cache (cacheBytes), and a bloom filter on every level (L0
+// included), because nearly all seen-set lookups miss and without a filter
+// each miss reads and decompresses a data block.
 // The caller owns the returned cache reference: Unref it after pebble.Open.
 func pebbleOptions(log *slog.Logger, fs vfs.FS) *pebble.Options {
 	o := &pebble.Options{
-		FormatMajorVersion: pebble.FormatNewest,
+		FormatMajorVersion: pebblelog.FormatMajorVersion,
 		Logger:             pebblelog.New(log),
 		Cache:              pebble.NewCache(cacheBytes),
 		FS:                 fs,

@@ -167,3 +167,23 @@ func (c *msgCache) get(r reader, stream uint64) (storedMessage, bool, error) {
 	c.stream, c.msg, c.found = stream, m, true
 	return m, true, nil
 }
+
+// Message returns the signed message stored for stream seq stream, exactly
+// as it travelled (the "jws" of the records it carried), or an error
+// wrapping ErrNotFound when none is stored there (a Gap, or a message that
+// had no bytes).
+func (s *Store) Message(stream uint64) ([]byte, error) {
+	if err := s.acquire(); err != nil {
+		return nil, err
+	}
+	defer s.release()
+	var c msgCache
+	m, ok, err := c.get(s.db, stream)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("ledger: message at stream seq %d: %w", stream, err)
+	case !ok || len(m.Raw) == 0:
+		return nil, fmt.Errorf("%w: no message stored at stream seq %d", ErrNotFound, stream)
+	}
+	return m.Raw, nil
+}

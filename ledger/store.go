@@ -12,7 +12,10 @@ import (
 
 // formatVersion is the on-disk format this code writes. It only moves
 // forward: Open upgrades older stores and refuses newer ones.
-const formatVersion = 1
+//
+//	1  records, hashes, messages, run and type indexes, seen-set, snapshots
+//	2  + x/ records by stream time
+const formatVersion = 2
 
 // Store is one node's ledger. Append is called from one goroutine (it is
 // serialized anyway); Get, Scan*, Verify, snapshots and Export may run
@@ -106,19 +109,33 @@ func (s *Store) checkFormat() error {
 		return err
 	}
 	b, err := s.get([]byte(keyFormat))
+	var version uint64
 	switch {
-	case errors.Is(err, ErrNotFound):
+	case errors.Is(err, ErrNotFound): // a new store
 	case err != nil:
 		return err
 	case len(b) != 8:
 		return fmt.Errorf("%w: meta/format is %d bytes in %s", ErrCorrupt, len(b), s.dir)
-	case binary.BigEndian.Uint64(b) > formatVersion:
-		return fmt.Errorf("%w: %s has format %d, this build reads up to %d", ErrFormat, s.dir, binary.BigEndian.Uint64(b), formatVersion)
-	case binary.BigEndian.Uint64(b) == formatVersion:
+	default:
+		version = binary.BigEndian.Uint64(b)
+	}
+	switch {
+	case version > formatVersion:
+		return fmt.Errorf("%w: %s has format %d, this build reads up to %d", ErrFormat, s.dir, version, formatVersion)
+	case version == formatVersion:
 		return nil
 	}
-	// New store, or an older format: upgrades go here, then the version
-	// moves forward.
+	// A new store, or an older format: each upgrade runs in turn (an empty
+	// store has nothing to upgrade), then the version moves forward, with
+	// Sync, so an interrupted upgrade runs again.
+	if version < 2 {
+		if err := s.buildTimeIndex(); err != nil {
+			return err
+		}
+	}
+	if version != 0 {
+		s.log.Info("ledger format upgraded", "dir", s.dir, "from", version, "to", formatVersion)
+	}
 	if err := s.db.Set([]byte(keyFormat), be64(formatVersion), pebble.Sync); err != nil {
 		return fmt.Errorf("ledger: write format version in %s: %w", s.dir, err)
 	}

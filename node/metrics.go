@@ -3,6 +3,7 @@ package node
 import (
 	"net/http"
 
+	"github.com/agentic-dev/agentic/node/settings"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -71,6 +72,12 @@ func (n *Node) metricsHandler() http.Handler {
 		}
 		return 0
 	})
+	if srv := n.apiSrv; srv != nil {
+		gauge("api_long_polls", "Query API long-polls (audit followers) waiting now.", func() float64 { return float64(srv.LongPolls()) })
+	}
+	reg.MustRegister(driftCollector{n: n, desc: prometheus.NewDesc("agentic_stream_drift",
+		"1 when a stream differs from the cluster settings in force on this field (node/settings), 0 when it matches; present once the node has compared the stream.",
+		[]string{"stream", "field"}, prometheus.Labels{"node": n.cfg.Name})})
 	gauge("ready", "1 when the node is ready.", func() float64 {
 		if n.Ready() == nil {
 			return 1
@@ -78,4 +85,31 @@ func (n *Node) metricsHandler() http.Handler {
 		return 0
 	})
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+}
+
+// driftCollector exports agentic_stream_drift{stream,field} from the
+// node's last comparison of the streams with the cluster settings.
+type driftCollector struct {
+	n    *Node
+	desc *prometheus.Desc
+}
+
+func (d driftCollector) Describe(ch chan<- *prometheus.Desc) { ch <- d.desc }
+
+func (d driftCollector) Collect(ch chan<- prometheus.Metric) {
+	c := d.n.settings
+	if c == nil {
+		return
+	}
+	for stream, drift := range c.Drift() {
+		for _, field := range settings.Fields() {
+			v := 0.0
+			for _, dr := range drift {
+				if dr.Field == field {
+					v = 1
+				}
+			}
+			ch <- prometheus.MustNewConstMetric(d.desc, prometheus.GaugeValue, v, stream, field)
+		}
+	}
 }

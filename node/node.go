@@ -22,6 +22,7 @@ import (
 	"github.com/agentic-dev/agentic/ledger"
 	"github.com/agentic-dev/agentic/ledger/follow"
 	"github.com/agentic-dev/agentic/node/api"
+	"github.com/agentic-dev/agentic/node/settings"
 	"github.com/agentic-dev/agentic/roles"
 	"github.com/agentic-dev/agentic/roles/executor"
 	"github.com/agentic-dev/agentic/roles/executor/runner"
@@ -58,6 +59,9 @@ type Node struct {
 	apiSrv *api.Server
 	http   *http.Server
 	httpLn net.Listener
+
+	// settings keeps the cluster settings (nil on a node without a ledger).
+	settings *settings.Cluster
 
 	verifyCache verifyCache
 
@@ -117,7 +121,7 @@ func (n *Node) Info() api.NodeInfo {
 
 // runReads is the node's answers to run queries (nil index: none).
 func (n *Node) runReads() runReads {
-	return runReads{x: n.runs, maxPayload: n.conn.NC.MaxPayload}
+	return runReads{x: n.runs}
 }
 
 // NATSURL is the URL clients use to reach this node's bus.
@@ -155,6 +159,9 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	}()
 	if err := os.MkdirAll(n.cfg.Data, 0o700); err != nil {
 		return fmt.Errorf("node: data dir %s: %w", n.cfg.Data, err)
+	}
+	if err := checkDataDir(n.cfg.Data); err != nil {
+		return err
 	}
 	n.root, n.id, err = trust.Bootstrap(n.cfg.Data, n.cfg.Name, n.cfg.Roles)
 	if err != nil {
@@ -219,7 +226,10 @@ func (n *Node) startBus(ctx context.Context) error {
 	}
 	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if err := bus.EnsureStreams(sctx, n.conn.JS, bus.StreamConfig{Replicas: 1, LeaseTTL: n.cfg.Orchestrator.LeaseTTL}); err != nil {
+	// Absent streams are created with the default settings; existing ones
+	// are left alone. Ledger nodes apply the recorded cluster settings once
+	// live (node/settings).
+	if err := bus.EnsureStreams(sctx, n.conn.JS, bus.StreamConfig{Replicas: 1, LeaseTTL: n.cfg.Orchestrator.LeaseTTL, Logger: n.log.With("component", "bus")}); err != nil {
 		return fmt.Errorf("node: %w", err)
 	}
 	return nil
@@ -244,6 +254,9 @@ func (n *Node) startLedger(ctx context.Context) error {
 			return fmt.Errorf("node: run index: %w", err)
 		}
 		n.runs = x
+		n.settings = settings.New(settings.Config{Node: n.cfg.Name, NC: n.conn.NC, JS: n.conn.JS, Logger: n.log.With("component", "settings")})
+		folders = append(folders, n.settings)
+		n.roles = append(n.roles, n.settings)
 	}
 	if n.has(event.RoleOrchestrator) {
 		kv, err := n.conn.JS.KeyValue(ctx, bus.LeaderBucket)

@@ -136,7 +136,7 @@ func TestForgedEventsHaveNoEffect(t *testing.T) {
 			return false
 		}
 		rejected = rejected[:0]
-		for _, l := range page.Lines {
+		for _, l := range page.Items {
 			if l.Type == string(event.Rejected) {
 				rejected = append(rejected, l)
 			}
@@ -205,17 +205,11 @@ func TestLedgerExportRebuilds(t *testing.T) {
 		t.Fatalf("verify: %+v %v", v, err)
 	}
 	var b strings.Builder
-	var after uint64
-	for {
-		p, err := n.API.LedgerExport(ctx, api.ExportRequest{After: after, Limit: 3})
+	for l, err := range n.API.ExportLines(ctx, api.ExportRequest{Limit: 3}) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p.Last == 0 {
-			break
-		}
-		b.WriteString(p.JSONL)
-		after = p.Last
+		b.Write(append(l.Line, '\n'))
 	}
 	st, err := ledger.Import(t.TempDir(), strings.NewReader(b.String()), ledger.Options{})
 	if err != nil {

@@ -3,8 +3,10 @@ package node
 import (
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -28,6 +30,7 @@ func (n *Node) startAPI() error {
 		api.HandleTyped(s, api.MethodRunsSteps, rr.Steps)
 		api.HandleTyped(s, api.MethodAudit, n.audit)
 		api.HandleTyped(s, api.MethodLedgerExport, n.export)
+		api.HandleTyped(s, api.MethodLedgerMessage, n.message)
 		api.HandleTyped(s, api.MethodLedgerVerify, func(ctx context.Context, _ struct{}) (api.VerifyResult, error) {
 			return n.verify()
 		})
@@ -94,47 +97,178 @@ func fact(f memory.Fact) api.Fact {
 	return out
 }
 
-const maxExportPage = 5000
+// Paging of the ledger listings. Every page is cut by count and, through
+// api.Pager, by its encoded size under the connection's max payload; a
+// record too large for a page comes without its signed message, which the
+// client fetches with ledger.message.
+const (
+	maxExportPage = 5000
+	maxAuditPage  = 1000
+	// maxAuditWait bounds one long-poll.
+	maxAuditWait = 30 * time.Second
+	// maxCursorLead is how far beyond this node's head a long-poll's
+	// cursor may be: a follower answered by several ledger nodes in turn
+	// can be a little ahead of a lagging one, which then waits to catch up.
+	maxCursorLead = 10_000
+)
 
-// maxReplyBytes keeps a page inside NATS's 1 MiB max payload, with room for
-// the reply's envelope (a single larger record is still sent alone).
-const maxReplyBytes = 768 << 10
-
-// export returns one page of the ledger in its JSONL export format.
-func (n *Node) export(ctx context.Context, req api.ExportRequest) (api.ExportPage, error) {
+// export returns one page of the ledger in its JSONL export format. An
+// export ends at the head seen by its first page: the cursor is
+// "<last seq>:<that head>".
+func (n *Node) export(ctx context.Context, req api.ExportRequest) (api.LedgerPage[json.RawMessage], error) {
 	if req.Limit <= 0 || req.Limit > maxExportPage {
 		req.Limit = maxExportPage
 	}
 	head, _ := n.store.Head()
-	var b strings.Builder
-	last, err := n.store.ExportRange(&b, req.After+1, req.Limit, maxReplyBytes)
-	if err != nil {
-		return api.ExportPage{}, fmt.Errorf("node: export: %w", err)
+	after, until := req.After, head
+	if req.Cursor != "" {
+		a, u, ok := strings.Cut(req.Cursor, ":")
+		var err1, err2 error
+		after, err1 = strconv.ParseUint(a, 10, 64)
+		until, err2 = strconv.ParseUint(u, 10, 64)
+		if !ok || err1 != nil || err2 != nil || after > until {
+			return api.LedgerPage[json.RawMessage]{}, badCursor(req.Cursor)
+		}
 	}
-	return api.ExportPage{JSONL: b.String(), Last: last, Head: head}, nil
+	if err := n.checkCursor(max(after, until), head); err != nil {
+		return api.LedgerPage[json.RawMessage]{}, err
+	}
+	p := api.NewPager(req.Limit, api.MaxPayload(ctx))
+	last, end := after, true
+	if after < until {
+		for l, err := range n.store.ExportLines(after + 1) {
+			if err != nil {
+				return api.LedgerPage[json.RawMessage]{}, fmt.Errorf("node: export: %w", err)
+			}
+			if l.Seq > until {
+				break
+			}
+			added, err := addExportLine(p, l)
+			if err != nil {
+				return api.LedgerPage[json.RawMessage]{}, err
+			}
+			if !added {
+				end = false
+				break
+			}
+			last = l.Seq
+		}
+	}
+	return api.LedgerPage[json.RawMessage]{Page: p.Page(fmt.Sprintf("%d:%d", last, until), end), Head: head}, nil
 }
 
-const maxAuditPage = 1000
+// addExportLine adds l to the page, without its "jws" if the whole line
+// cannot fit in any page.
+func addExportLine(p *api.Pager, l ledger.ExportLine) (bool, error) {
+	added, err := p.Add(api.ExportLine{Seq: l.Seq, Line: l.Line})
+	if !errors.Is(err, api.ErrItemTooLarge) || l.JWSSize == 0 {
+		return added, tooLarge(l.Seq, err)
+	}
+	line, at, err := l.WithoutJWS()
+	if err != nil {
+		return false, fmt.Errorf("node: export: %w", err)
+	}
+	added, err = p.Add(api.ExportLine{Seq: l.Seq, Line: line, JWSSize: l.JWSSize, JWSAt: at, StreamSeq: l.StreamSeq})
+	return added, tooLarge(l.Seq, err)
+}
+
+// tooLarge explains a record that does not fit in a page even without its
+// signed message (its payload alone: a message that fitted the stream
+// always fits, unless the reader's max payload is smaller).
+func tooLarge(seq uint64, err error) error {
+	if errors.Is(err, api.ErrItemTooLarge) {
+		return api.WithHint(fmt.Errorf("%w: record %d: %w", api.ErrTooLarge, seq, err),
+			"the record's payload alone is larger than this connection's max payload; read it with a client on a NATS server with a larger max_payload")
+	}
+	return err
+}
+
+func badCursor(c string) error {
+	return api.WithHint(fmt.Errorf("%w: cursor %q is not one this listing gave", api.ErrBadRequest, c),
+		"ask with the next cursor of the previous page, or without one to start again")
+}
+
+// checkCursor refuses a position beyond head: a cursor is never wrapped or
+// taken to mean something else.
+func (n *Node) checkCursor(after, head uint64) error {
+	if after <= head {
+		return nil
+	}
+	return api.WithHint(fmt.Errorf("%w: cursor at record %d is beyond the ledger head %d of node %s", api.ErrBadRequest, after, head, n.cfg.Name),
+		"ask without a cursor to start again (a cursor from another ledger node may run ahead of this one)")
+}
+
+// message returns the signed message stored at a stream seq, in chunks:
+// the cursor is the byte offset of the next one.
+func (n *Node) message(ctx context.Context, req api.MessageRequest) (api.Page[json.RawMessage], error) {
+	raw, err := n.store.Message(req.StreamSeq)
+	if errors.Is(err, ledger.ErrNotFound) {
+		return api.Page[json.RawMessage]{}, api.WithHint(fmt.Errorf("%w: %w", api.ErrNotFound, err),
+			"stream seqs come from the stream_seq of an audit line or export record")
+	} else if err != nil {
+		return api.Page[json.RawMessage]{}, fmt.Errorf("node: %w", err)
+	}
+	off := 0
+	if req.Cursor != "" {
+		if off, err = strconv.Atoi(req.Cursor); err != nil || off < 0 || off > len(raw) {
+			return api.Page[json.RawMessage]{}, badCursor(req.Cursor)
+		}
+	}
+	// Chunks of a quarter of the max payload: base64 makes a third of it,
+	// so a page holds two.
+	limit := api.MaxPayload(ctx)
+	chunk := max(1, int(limit/4))
+	p := api.NewPager(len(raw)/chunk+1, limit)
+	for off < len(raw) {
+		b := raw[off:min(off+chunk, len(raw))]
+		added, err := p.Add(b)
+		if err != nil || !added {
+			if err != nil && p.Len() == 0 {
+				return api.Page[json.RawMessage]{}, fmt.Errorf("node: message %d: %w", req.StreamSeq, err)
+			}
+			break
+		}
+		off += len(b)
+	}
+	return p.Page(strconv.Itoa(off), off == len(raw)), nil
+}
 
 // audit pages through the ledger, long-polling when asked to.
-func (n *Node) audit(ctx context.Context, req api.AuditRequest) (api.AuditPage, error) {
+func (n *Node) audit(ctx context.Context, req api.AuditRequest) (api.LedgerPage[json.RawMessage], error) {
 	if req.Limit <= 0 || req.Limit > maxAuditPage {
 		req.Limit = maxAuditPage
+	}
+	after := req.After
+	if req.Cursor != "" {
+		var err error
+		if after, err = strconv.ParseUint(req.Cursor, 10, 64); err != nil {
+			return api.LedgerPage[json.RawMessage]{}, badCursor(req.Cursor)
+		}
 	}
 	if req.Run != "" {
 		r, err := n.runs.Run(req.Run)
 		if err != nil {
-			return api.AuditPage{}, runError(req.Run, err)
+			return api.LedgerPage[json.RawMessage]{}, runError(req.Run, err)
 		}
 		req.Run = r.ID
 	}
-	wait := min(req.Wait, 30*time.Second)
+	wait := min(req.Wait, maxAuditWait)
+	if head, _ := n.store.Head(); after > head && (wait <= 0 || after-head > maxCursorLead) {
+		return api.LedgerPage[json.RawMessage]{}, n.checkCursor(after, head)
+	}
 	deadline := time.Now().Add(wait)
 	for {
 		changed := n.follower.Changed()
-		page, err := n.auditPage(req)
-		if err != nil || len(page.Lines) > 0 || wait <= 0 || !time.Now().Before(deadline) {
-			return page, err
+		head, _ := n.store.Head()
+		page := api.LedgerPage[json.RawMessage]{Page: api.Page[json.RawMessage]{Items: []json.RawMessage{}, Next: strconv.FormatUint(after, 10), End: true}, Head: head}
+		if after <= head {
+			var err error
+			if page, err = n.auditPage(ctx, req, after); err != nil || len(page.Items) > 0 {
+				return page, err
+			}
+		}
+		if wait <= 0 || !time.Now().Before(deadline) {
+			return page, nil
 		}
 		t := time.NewTimer(time.Until(deadline))
 		select {
@@ -148,37 +282,65 @@ func (n *Node) audit(ctx context.Context, req api.AuditRequest) (api.AuditPage, 
 	}
 }
 
-func (n *Node) auditPage(req api.AuditRequest) (api.AuditPage, error) {
-	head, _ := n.store.Head()
-	page := api.AuditPage{Lines: []api.AuditLine{}, Head: head}
-	size := 0
-	recs := n.store.Scan(req.After + 1)
-	if req.Run != "" {
-		recs = n.store.ScanRun(req.Run, req.After+1)
+// auditPage reads one page of entries after seq after (by the run index
+// with req.Run, from the time index's position with req.Since). Next is
+// the last entry's seq, or, at the end, the last position examined.
+func (n *Node) auditPage(ctx context.Context, req api.AuditRequest, after uint64) (api.LedgerPage[json.RawMessage], error) {
+	fail := func(err error) (api.LedgerPage[json.RawMessage], error) {
+		return api.LedgerPage[json.RawMessage]{}, fmt.Errorf("node: audit: %w", err)
 	}
+	// The head is read before the scan's snapshot, which holds at least it.
+	head, _ := n.store.Head()
+	from := after + 1
+	if !req.Since.IsZero() {
+		at, err := n.store.SeqAtTime(req.Since)
+		if err != nil {
+			return fail(err)
+		}
+		from = max(from, at)
+	}
+	recs := n.store.Scan(from)
+	if req.Run != "" {
+		recs = n.store.ScanRun(req.Run, from)
+	}
+	p := api.NewPager(req.Limit, api.MaxPayload(ctx))
+	last, end := after, true
 	for rec, err := range recs {
 		if err != nil {
-			return page, fmt.Errorf("node: audit: %w", err)
+			return fail(err)
 		}
-		if !req.Since.IsZero() && rec.Event.Time.Before(req.Since) {
-			continue
+		added, err := addAuditLine(p, rec)
+		if err != nil {
+			return api.LedgerPage[json.RawMessage]{}, err
 		}
-		// Keep the reply under NATS's max payload; a page always holds at
-		// least one line.
-		cost := len(rec.Event.Data) + len(rec.Raw) + 512
-		if len(page.Lines) > 0 && size+cost > maxReplyBytes {
+		if !added {
+			end = false
 			break
 		}
-		size += cost
-		page.Lines = append(page.Lines, auditLine(rec))
-		if len(page.Lines) >= req.Limit {
-			break
-		}
+		last = rec.Event.Seq
 	}
-	return page, nil
+	if end {
+		// Every record up to the snapshot's end was examined.
+		last = max(last, head)
+	}
+	return api.LedgerPage[json.RawMessage]{Page: p.Continued(strconv.FormatUint(last, 10), end), Head: head}, nil
+}
+
+// addAuditLine adds rec's line to the page, without its JWS if the whole
+// line cannot fit in any page.
+func addAuditLine(p *api.Pager, rec ledger.Record) (bool, error) {
+	l := auditLine(rec)
+	added, err := p.Add(l)
+	if !errors.Is(err, api.ErrItemTooLarge) || l.JWS == "" {
+		return added, tooLarge(l.Seq, err)
+	}
+	l.JWS, l.JWSSize = "", len(rec.Raw)
+	added, err = p.Add(l)
+	return added, tooLarge(l.Seq, err)
 }
 
 func auditLine(rec ledger.Record) api.AuditLine {
 	ev := rec.Event
-	return api.AuditLine{Seq: ev.Seq, Subject: ev.Subject, Type: string(ev.Type), Run: ev.Run, Node: ev.Node, Time: ev.Time, Data: ev.Data, JWS: string(rec.Raw)}
+	return api.AuditLine{Seq: ev.Seq, Subject: ev.Subject, Type: string(ev.Type), Run: ev.Run, Node: ev.Node, Time: ev.Time, Data: ev.Data, JWS: string(rec.Raw),
+		StreamSeq: ev.StreamSeq, StreamTime: rec.StreamTime()}
 }

@@ -75,7 +75,7 @@ func listAll(t testing.TB, c *api.Client, req api.RunsListRequest) ([]api.RunSum
 		if p.Next == "" || pages > 10_000 {
 			t.Fatalf("page %d: not the end and no next cursor", pages)
 		}
-		req.After = p.Next
+		req.Cursor = p.Next
 	}
 }
 
@@ -281,7 +281,7 @@ func TestRunStepsPages(t *testing.T) {
 	}
 	got := slices.Clone(d.Steps.Items)
 	for cursor := d.Steps.Next; cursor != ""; {
-		p, err := n.API.RunsSteps(ctx, api.RunsStepsRequest{ID: run, After: cursor, Limit: 999})
+		p, err := n.API.RunsSteps(ctx, api.RunsStepsRequest{ID: run, Cursor: cursor, Limit: 999})
 		if err != nil || len(p.Items) > 999 {
 			t.Fatalf("runs.steps after %s: %d items, %v", cursor, len(p.Items), err)
 		}
@@ -303,7 +303,7 @@ func TestRunStepsPages(t *testing.T) {
 	if err != nil || sum.ID != run || sum.Steps != steps {
 		t.Fatalf("summary: %+v %v", sum, err)
 	}
-	if p, err := n.API.RunsSteps(ctx, api.RunsStepsRequest{ID: run, After: api.StepCursor(steps + 5)}); err != nil || !p.End || len(p.Items) != 0 {
+	if p, err := n.API.RunsSteps(ctx, api.RunsStepsRequest{ID: run, Cursor: api.StepCursor(steps + 5)}); err != nil || !p.End || len(p.Items) != 0 {
 		t.Errorf("steps after the last: %+v %v", p, err)
 	}
 
@@ -320,10 +320,11 @@ func TestRunStepsPages(t *testing.T) {
 			return err
 		}, api.ErrNotFound},
 		{"bad list cursor", func() error { _, err := n.API.RunsList(ctx, api.RunsListRequest{After: "not a cursor"}); return err }, api.ErrBadRequest},
+		{"bad page cursor", func() error { _, err := n.API.RunsList(ctx, api.RunsListRequest{Cursor: "%%%"}); return err }, api.ErrBadRequest},
 		{"bad before cursor", func() error { _, err := n.API.RunsList(ctx, api.RunsListRequest{Before: "%%%"}); return err }, api.ErrBadRequest},
 		{"bad status", func() error { _, err := n.API.RunsList(ctx, api.RunsListRequest{Status: "lost"}); return err }, api.ErrBadRequest},
 		{"bad steps cursor", func() error {
-			_, err := n.API.RunsSteps(ctx, api.RunsStepsRequest{ID: run, After: "-4"})
+			_, err := n.API.RunsSteps(ctx, api.RunsStepsRequest{ID: run, Cursor: "-4"})
 			return err
 		}, api.ErrBadRequest},
 	} {

@@ -17,12 +17,10 @@ import (
 // the UI's /api/runs — from the run index on disk (runindex, written in
 // the ledger's batches), never from a role's memory: a finished run is read
 // the same way as a live one, and an answer costs what it holds. Every
-// answer is a page cut by count and by encoded size under maxPayload.
+// answer is a page cut by count and by encoded size under the max payload
+// of the connection it goes out on (api.MaxPayload).
 type runReads struct {
 	x *runindex.Index
-	// maxPayload is the most bytes one answer may take (NATS's max
-	// payload of the node's connection).
-	maxPayload func() int64
 }
 
 // List answers a page of run summaries.
@@ -30,16 +28,23 @@ func (r runReads) List(ctx context.Context, req api.RunsListRequest) (api.Page[j
 	if err := req.Validate(); err != nil {
 		return api.Page[json.RawMessage]{}, err
 	}
-	for _, c := range []struct{ name, cursor string }{{"after", req.After}, {"before", req.Before}} {
+	for _, c := range []struct{ name, cursor string }{{"after", req.After}, {"before", req.Before}, {"cursor", req.Cursor}} {
 		if c.cursor == "" {
 			continue
 		}
 		if err := runindex.ValidCursor(c.cursor); err != nil {
-			return api.Page[json.RawMessage]{}, badCursor(c.name, err)
+			return api.Page[json.RawMessage]{}, runCursorError(c.name, err)
 		}
 	}
 	q := runindex.Query{Status: req.Status, Goal: req.Goal, Since: req.Since, Until: req.Until, After: req.After, Before: req.Before}
-	p := api.NewPager(api.PageLimit(req.Limit, api.DefaultRunsPage, api.MaxRunsPage), r.maxPayload())
+	switch {
+	case req.Cursor == "":
+	case req.Before != "":
+		q.Before = req.Cursor
+	default:
+		q.After = req.Cursor
+	}
+	p := api.NewPager(api.PageLimit(req.Limit, api.DefaultRunsPage, api.MaxRunsPage), api.MaxPayload(ctx))
 	page, err := listPage(ctx, p, r.x.Runs(q))
 	if err != nil {
 		return page, err
@@ -93,7 +98,7 @@ func (r runReads) Get(ctx context.Context, req api.RunsGetRequest) (api.RunDetai
 	if err != nil {
 		return d, fmt.Errorf("node: encode run %s: %w", sum.ID, err)
 	}
-	page, err := r.steps(ctx, sum.ID, -1, req.Limit, r.maxPayload()-int64(len(b)))
+	page, err := r.steps(ctx, sum.ID, -1, req.Limit, api.MaxPayload(ctx)-int64(len(b)))
 	if err != nil {
 		return d, err
 	}
@@ -103,7 +108,7 @@ func (r runReads) Get(ctx context.Context, req api.RunsGetRequest) (api.RunDetai
 
 // Steps answers a page of a run's steps.
 func (r runReads) Steps(ctx context.Context, req api.RunsStepsRequest) (api.Page[json.RawMessage], error) {
-	after, err := api.ParseStepCursor(req.After)
+	after, err := api.ParseStepCursor(req.Cursor)
 	if err != nil {
 		return api.Page[json.RawMessage]{}, err
 	}
@@ -111,7 +116,7 @@ func (r runReads) Steps(ctx context.Context, req api.RunsStepsRequest) (api.Page
 	if err != nil {
 		return api.Page[json.RawMessage]{}, runError(req.ID, err)
 	}
-	return r.steps(ctx, sum.ID, after, req.Limit, r.maxPayload())
+	return r.steps(ctx, sum.ID, after, req.Limit, api.MaxPayload(ctx))
 }
 
 func (r runReads) steps(ctx context.Context, id string, after, limit int, maxPayload int64) (api.Page[json.RawMessage], error) {
@@ -158,12 +163,12 @@ func runError(id string, err error) error {
 	case errors.Is(err, runindex.ErrNotFound):
 		return api.WithHint(fmt.Errorf("%w: no run matches %q", api.ErrNotFound, id), "list them with: agentctl run list")
 	case errors.Is(err, runindex.ErrBadCursor):
-		return badCursor("cursor", err)
+		return runCursorError("cursor", err)
 	}
 	return fmt.Errorf("node: runs: %w", err)
 }
 
-func badCursor(name string, err error) error {
+func runCursorError(name string, err error) error {
 	return api.WithHint(fmt.Errorf("%w: %s: %w", api.ErrBadRequest, name, err),
 		"use a cursor a run listing gave (its \"next\", or the one agentctl prints after \"more:\")")
 }

@@ -58,6 +58,15 @@ const (
 	MemoryWritten Type = "memory.written"
 )
 
+// Cluster-wide settings, recorded in the ledger (ClusterSettingsData).
+const (
+	ClusterSettings Type = "cluster.settings"
+)
+
+// RoleClusterAdmin is the role allowed to change cluster settings. For now
+// operators hold it; a dedicated admin role can take its place here.
+const RoleClusterAdmin = RoleOperator
+
 // Ledger-local records. Nobody emits these on the bus: a ledger writes them
 // itself, deterministically from the stream, so every ledger agrees.
 const (
@@ -82,20 +91,21 @@ const (
 var NodeRoles = []string{RoleOrchestrator, RolePlanner, RoleExecutor, RoleMemory, RoleUI}
 
 var allowed = map[Type][]string{
-	GoalSubmitted:  {RoleOperator},
-	RunCancel:      {RoleOperator},
-	MemoryPut:      {RoleOperator},
-	PlanProposed:   {RolePlanner},
-	PlanRejected:   {RolePlanner},
-	LeaderElected:  {RoleOrchestrator},
-	PlanAccepted:   {RoleOrchestrator},
-	TaskAssigned:   {RoleOrchestrator},
-	TaskCancel:     {RoleOrchestrator},
-	RunFinished:    {RoleOrchestrator},
-	ExecutorOnline: {RoleExecutor},
-	TaskStarted:    {RoleExecutor},
-	TaskFinished:   {RoleExecutor},
-	MemoryWritten:  {RoleMemory},
+	GoalSubmitted:   {RoleOperator},
+	RunCancel:       {RoleOperator},
+	MemoryPut:       {RoleOperator},
+	PlanProposed:    {RolePlanner},
+	PlanRejected:    {RolePlanner},
+	LeaderElected:   {RoleOrchestrator},
+	PlanAccepted:    {RoleOrchestrator},
+	TaskAssigned:    {RoleOrchestrator},
+	TaskCancel:      {RoleOrchestrator},
+	RunFinished:     {RoleOrchestrator},
+	ExecutorOnline:  {RoleExecutor},
+	TaskStarted:     {RoleExecutor},
+	TaskFinished:    {RoleExecutor},
+	MemoryWritten:   {RoleMemory},
+	ClusterSettings: {RoleClusterAdmin},
 }
 
 // AllowedRoles returns the roles allowed to emit t; nil for types that may

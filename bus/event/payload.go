@@ -182,3 +182,35 @@ type GapData struct {
 	From uint64 `json:"from"` // first missing stream seq
 	To   uint64 `json:"to"`   // last missing stream seq
 }
+
+// ClusterSettingsData is the full set of cluster-wide settings, in force
+// from the event that carries it until the next one. Every cluster.settings
+// event carries all settings, never a change alone, so the latest one is
+// enough to know them; Revision numbers them (the previous revision + 1;
+// an event whose revision is not above the one in force changes nothing).
+// Settings added later (the leader lease TTL) join as new fields, absent
+// in older events.
+type ClusterSettingsData struct {
+	Revision uint64             `json:"revision"`
+	Streams  ClusterStreamsData `json:"streams"`
+}
+
+// ClusterStreamsData holds the settings of the protocol's streams.
+type ClusterStreamsData struct {
+	// Events is AGENTIC_EVENTS: a transport buffer, the archive being the
+	// ledger nodes' own stores.
+	Events StreamSettingsData `json:"events"`
+	// Logs is AGENTIC_LOGS: step output.
+	Logs StreamSettingsData `json:"logs"`
+}
+
+// StreamSettingsData is one stream's limits and replicas. A stream drops
+// its oldest messages when it passes either limit.
+type StreamSettingsData struct {
+	// MaxAge is a Go duration ("720h"); "0s" means no age limit.
+	MaxAge string `json:"max_age"`
+	// MaxBytes is the byte limit; 0 means none.
+	MaxBytes int64 `json:"max_bytes"`
+	// Replicas is the stream's replica count (1 to 5).
+	Replicas int `json:"replicas"`
+}

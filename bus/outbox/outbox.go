@@ -107,7 +107,7 @@ func open(dir string, fs vfs.FS, id *trust.Identity, logger *slog.Logger) (*Outb
 		logger = slog.Default()
 	}
 	db, err := pebble.Open(dir, &pebble.Options{
-		FormatMajorVersion: pebble.FormatNewest,
+		FormatMajorVersion: pebblelog.FormatMajorVersion,
 		Logger:             pebblelog.New(logger),
 		FS:                 fs,
 	})

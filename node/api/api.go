@@ -16,9 +16,12 @@ const (
 	MethodAudit        = "audit"
 	MethodLedgerVerify = "ledger.verify"
 	MethodLedgerExport = "ledger.export"
-	MethodMemoryGet    = "memory.get"
-	MethodMemoryList   = "memory.list"
-	MethodNodeInfo     = "node.info"
+	// MethodLedgerMessage returns a stored signed message in chunks: how a
+	// client gets the "jws" of a line too large for a page.
+	MethodLedgerMessage = "ledger.message"
+	MethodMemoryGet     = "memory.get"
+	MethodMemoryList    = "memory.list"
+	MethodNodeInfo      = "node.info"
 )
 
 // Reply wraps every answer: Error is set on failure, Data otherwise.
@@ -27,24 +30,39 @@ type Reply struct {
 	// Hint tells a user what to do about Error, when there is something.
 	Hint string `json:"hint,omitempty"`
 	// Code classifies Error for programs (CodeNotFound, CodeAmbiguous,
-	// CodeBadRequest); empty for other failures.
+	// CodeBadRequest, CodeTooLarge, CodeBusy); empty for other failures.
 	Code string `json:"code,omitempty"`
 	Data any    `json:"data,omitempty"`
 }
 
-// AuditRequest pages through the ledger.
+// AuditRequest asks for a page of the ledger, oldest first. The first page
+// starts after After (or at Since); each next one at the Next of the page
+// before, given as Cursor.
 type AuditRequest struct {
-	// After returns entries with seq > After.
+	// After returns entries with seq > After. It may not be beyond the
+	// head (ErrBadRequest), except in a long-poll, which waits for the head
+	// to reach it when it is near.
 	After uint64 `json:"after,omitempty"`
-	// Run restricts to one run (id or prefix).
+	// Cursor is the Next of the previous page; it replaces After.
+	Cursor string `json:"cursor,omitempty"`
+	// Run restricts to one run (id or prefix), through the ledger's run
+	// index.
 	Run string `json:"run,omitempty"`
-	// Since restricts to entries newer than this time.
+	// Since starts at the first entry whose stream time is at or after it
+	// (the time the stream stamped the message: AuditLine.StreamTime),
+	// through the ledger's time index; every entry after that one follows.
 	Since time.Time `json:"since,omitzero"`
-	// Limit caps the page (default 1000).
+	// Limit caps the page (default and maximum 1000); pages are also cut
+	// by size, so a shorter page is not the end: Page.End is.
 	Limit int `json:"limit,omitempty"`
-	// Wait long-polls: if nothing is past After, wait up to this long.
+	// Wait long-polls: if nothing is past the cursor, wait up to this long
+	// (at most 30s) for something to commit.
 	Wait time.Duration `json:"wait,omitempty"`
 }
+
+// LongPoll reports whether the request may wait (Wait > 0): the Server runs
+// it under its long-poll budget, not MaxConcurrent.
+func (r AuditRequest) LongPoll() bool { return r.Wait > 0 }
 
 // AuditLine is one ledger entry, as documented in docs/cli.md.
 type AuditLine struct {
@@ -59,14 +77,28 @@ type AuditLine struct {
 	// JWS is the exact signed envelope the event travelled in (shared by the
 	// events of one batch); empty for ledger-local records with no message.
 	JWS string `json:"jws"`
+	// StreamSeq is the stream sequence of the message that carried it.
+	StreamSeq uint64 `json:"stream_seq,omitempty"`
+	// StreamTime is the time the stream stamped that message: the clock
+	// events are judged by, and what AuditRequest.Since selects on.
+	StreamTime time.Time `json:"stream_time,omitzero"`
+	// JWSSize, when set, says the line came without its JWS (the line with
+	// it did not fit a page): its size in bytes. The Client fetches it with
+	// MethodLedgerMessage (StreamSeq) and fills JWS, clearing JWSSize.
+	JWSSize int `json:"jws_size,omitempty"`
 }
 
-// AuditPage is the answer to an AuditRequest.
-type AuditPage struct {
-	Lines []AuditLine `json:"lines"`
+// LedgerPage is a page of a listing of the ledger (audit, ledger.export):
+// the items, where the next page starts (Next, kept at End so a follower
+// can ask later), and the ledger head when the page was read.
+type LedgerPage[T any] struct {
+	Page[T]
 	// Head is the ledger head seq at the time of the answer.
 	Head uint64 `json:"head"`
 }
+
+// AuditPage is the answer to an AuditRequest.
+type AuditPage = LedgerPage[AuditLine]
 
 // VerifyResult is the answer to ledger.verify.
 type VerifyResult struct {
@@ -78,22 +110,45 @@ type VerifyResult struct {
 	Node        string `json:"node,omitempty"`
 }
 
-// ExportRequest asks for a page of the ledger export (JSON Lines).
+// ExportRequest asks for a page of the ledger export (JSON Lines in the
+// format of ledger.Store.Export). An export ends at the head of the ledger
+// when its first page was read: the cursor carries that bound.
 type ExportRequest struct {
-	// After returns records with seq > After.
+	// After starts a new export with the record after seq After.
 	After uint64 `json:"after,omitempty"`
-	// Limit caps the page (default and maximum 5000 records).
+	// Cursor is the Next of the previous page; it replaces After.
+	Cursor string `json:"cursor,omitempty"`
+	// Limit caps the page (default and maximum 5000 records); pages are
+	// also cut by size.
 	Limit int `json:"limit,omitempty"`
 }
 
-// ExportPage is one page of the export: JSONL text in the ledger's export
-// format (one record per line; see ledger.Store.Export).
-type ExportPage struct {
-	JSONL string `json:"jsonl"`
-	// Last is the seq of the last record in the page (0: none).
-	Last uint64 `json:"last"`
-	// Head is the ledger head when the page was read.
-	Head uint64 `json:"head"`
+// ExportLine is one record of the export.
+type ExportLine struct {
+	// Seq is the record's position.
+	Seq uint64 `json:"seq"`
+	// Line is the record's line exactly as ledger.Store.Export writes it
+	// (without the newline), or, when JWSSize is set, that line without its
+	// "jws" member.
+	Line json.RawMessage `json:"line"`
+	// JWSSize, when set, is the size of the signed message left out of
+	// Line. The Client fetches it with MethodLedgerMessage (StreamSeq) and
+	// inserts `,"jws":` and the message as a JSON string at byte JWSAt of
+	// Line, which gives the line byte for byte; it clears the three fields.
+	JWSSize   int    `json:"jws_size,omitempty"`
+	JWSAt     int    `json:"jws_at,omitempty"`
+	StreamSeq uint64 `json:"stream_seq,omitempty"`
+}
+
+// ExportPage is one page of the export.
+type ExportPage = LedgerPage[ExportLine]
+
+// MessageRequest asks for a stored signed message (the "jws" of its
+// records) by stream sequence. The answer is a Page of chunks of its bytes
+// (base64 in JSON), in order; Cursor is the Next of the previous page.
+type MessageRequest struct {
+	StreamSeq uint64 `json:"stream_seq"`
+	Cursor    string `json:"cursor,omitempty"`
 }
 
 // MemoryGetRequest reads one fact.

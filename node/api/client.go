@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -84,8 +85,14 @@ func (c *Client) requestError(ctx context.Context, subj string, timeout time.Dur
 	case ctx.Err() != nil: // the caller gave up (Ctrl-C, its own deadline)
 		return fmt.Errorf("api: %s: %w", subj, ctx.Err())
 	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout):
+		// A node took the request (else: no responders) and said nothing:
+		// every failure it knows of comes back as an error, so this is
+		// time alone.
 		return WithHint(fmt.Errorf("%w: no answer to %s within %s", ErrTimeout, subj, timeout),
-			"the node may be busy or partitioned; try again or raise --timeout")
+			"a node took the request but did not answer in time (it may be overloaded, or have stopped meanwhile); try again, or raise --timeout")
+	case errors.Is(err, nats.ErrMaxPayload):
+		return WithHint(fmt.Errorf("%w: the request to %s does not fit in one message on %s: %w", ErrTooLarge, subj, c.url(), err),
+			"ask with a shorter request")
 	}
 	return fmt.Errorf("api: request %s on %s: %w", subj, c.url(), err)
 }
@@ -101,15 +108,72 @@ func (c *Client) url() string {
 	return "the NATS server"
 }
 
-// Audit returns a page of ledger entries. Each line's Data is a
-// json.RawMessage holding the payload exactly as the node sent it. With
-// req.Wait set the request may take that much longer than the timeout.
+// Audit returns a page of ledger entries, every line whole: a line that
+// came without its JWS (too large to share a page) has it fetched with
+// LedgerMessage. Each line's Data is the payload exactly as the node sent
+// it. With req.Wait set the request may take that much longer than the
+// timeout. The page's End says whether the ledger has more now; Next is
+// where to ask from, also at the end (a follower asks with it later).
 func (c *Client) Audit(ctx context.Context, req AuditRequest) (*AuditPage, error) {
 	var page AuditPage
 	if err := c.call(ctx, MethodAudit, req, &page, c.timeout+max(req.Wait, 0)); err != nil {
 		return nil, err
 	}
+	for i := range page.Items {
+		if l := &page.Items[i]; l.JWSSize > 0 {
+			raw, err := c.message(ctx, l.StreamSeq, l.JWSSize)
+			if err != nil {
+				return nil, fmt.Errorf("api: audit line %d: %w", l.Seq, err)
+			}
+			l.JWS, l.JWSSize = string(raw), 0
+		}
+	}
 	return &page, nil
+}
+
+// AuditLines yields every entry req selects, page after page, up to the
+// end of the ledger as the answering node has it.
+func (c *Client) AuditLines(ctx context.Context, req AuditRequest) iter.Seq2[AuditLine, error] {
+	return Walk(ctx, req.Cursor, func(ctx context.Context, cursor string) (*Page[AuditLine], error) {
+		req.Cursor = cursor
+		p, err := c.Audit(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		return &p.Page, nil
+	})
+}
+
+// LedgerMessage returns the signed message stored at stream seq stream,
+// read in chunks that each fit a page.
+func (c *Client) LedgerMessage(ctx context.Context, stream uint64) ([]byte, error) {
+	var raw []byte
+	fetch := func(ctx context.Context, cursor string) (*Page[[]byte], error) {
+		var p Page[[]byte]
+		if err := c.Call(ctx, MethodLedgerMessage, MessageRequest{StreamSeq: stream, Cursor: cursor}, &p); err != nil {
+			return nil, err
+		}
+		return &p, nil
+	}
+	for chunk, err := range Walk(ctx, "", fetch) {
+		if err != nil {
+			return nil, err
+		}
+		raw = append(raw, chunk...)
+	}
+	return raw, nil
+}
+
+// message is LedgerMessage, checked against the size a line announced.
+func (c *Client) message(ctx context.Context, stream uint64, size int) ([]byte, error) {
+	raw, err := c.LedgerMessage(ctx, stream)
+	if err != nil {
+		return nil, fmt.Errorf("fetch its message (stream seq %d): %w", stream, err)
+	}
+	if len(raw) != size {
+		return nil, fmt.Errorf("its message (stream seq %d) is %d bytes, the line announced %d", stream, len(raw), size)
+	}
+	return raw, nil
 }
 
 // LedgerVerify has the answering node verify its ledger's hash chain.
@@ -123,13 +187,59 @@ func (c *Client) LedgerVerify(ctx context.Context) (*VerifyResult, error) {
 	return &v, nil
 }
 
-// LedgerExport reads one page of the ledger export.
+// LedgerExport reads one page of the ledger export, every line whole: a
+// line that came without its "jws" has its message fetched with
+// LedgerMessage and put back, which gives the line exactly as
+// ledger.Store.Export writes it.
 func (c *Client) LedgerExport(ctx context.Context, req ExportRequest) (*ExportPage, error) {
 	var p ExportPage
 	if err := c.Call(ctx, MethodLedgerExport, req, &p); err != nil {
 		return nil, err
 	}
+	for i := range p.Items {
+		if l := &p.Items[i]; l.JWSSize > 0 {
+			if err := c.completeExport(ctx, l); err != nil {
+				return nil, fmt.Errorf("api: export line %d: %w", l.Seq, err)
+			}
+		}
+	}
 	return &p, nil
+}
+
+// completeExport puts the message back into l.Line at l.JWSAt.
+func (c *Client) completeExport(ctx context.Context, l *ExportLine) error {
+	if l.JWSAt <= 0 || l.JWSAt >= len(l.Line) {
+		return fmt.Errorf("jws_at %d outside its %d-byte line", l.JWSAt, len(l.Line))
+	}
+	raw, err := c.message(ctx, l.StreamSeq, l.JWSSize)
+	if err != nil {
+		return err
+	}
+	str, err := json.Marshal(string(raw))
+	if err != nil {
+		return fmt.Errorf("encode its message: %w", err)
+	}
+	const key = `,"jws":`
+	line := make([]byte, 0, len(l.Line)+len(key)+len(str))
+	line = append(line, l.Line[:l.JWSAt]...)
+	line = append(line, key...)
+	line = append(line, str...)
+	l.Line = append(line, l.Line[l.JWSAt:]...)
+	l.JWSSize, l.JWSAt, l.StreamSeq = 0, 0, 0
+	return nil
+}
+
+// ExportLines yields every line of the export req starts, page after page,
+// up to the head the node had when the first page was read.
+func (c *Client) ExportLines(ctx context.Context, req ExportRequest) iter.Seq2[ExportLine, error] {
+	return Walk(ctx, req.Cursor, func(ctx context.Context, cursor string) (*Page[ExportLine], error) {
+		req.Cursor = cursor
+		p, err := c.LedgerExport(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		return &p.Page, nil
+	})
 }
 
 // MemoryGet reads one fact.

@@ -12,12 +12,26 @@
 //  2. A Server answers each method in the queue group, so one node answers
 //     each request however many nodes serve it.
 //  3. A Server runs at most MaxConcurrent handlers at once, each in its own
-//     goroutine, so a long-polling audit does not hold up other requests;
-//     Stop unsubscribes, cancels the handlers' context and waits for them.
-//  4. A Client turns "no responders" into NoResponderError, which says that
+//     goroutine, holding further requests back on the subscription; apart
+//     from them it holds up to MaxLongPolls long-polls (requests of a
+//     LongPoller type that may wait, like an audit with Wait) and answers
+//     one beyond that ErrBusy at once, so followers never starve other
+//     queries. Stop unsubscribes, cancels the handlers' context and waits
+//     for them.
+//  4. No answer exceeds the connection's max payload: a listing answers a
+//     Page built by a Pager (cut by count and by encoded size, under
+//     MaxPayload(ctx)), and an answer that would still be too large is
+//     replaced by an ErrTooLarge error. A handler's failure always reaches
+//     the caller as an error with a hint; a client timeout means only that
+//     no answer came in time.
+//  5. Only Page.End ends a listing; a client follows Next (Walk) and never
+//     takes a short page for the end. An item too large for any page comes
+//     without its signed message, which the Client fetches
+//     (MethodLedgerMessage) and puts back before the caller sees the item.
+//  6. A Client turns "no responders" into NoResponderError, which says that
 //     no agentd answers and how to start one, and a Reply error into
 //     RemoteError, which unwraps to ErrNotFound / ErrAmbiguous /
-//     ErrBadRequest by its Code.
+//     ErrBadRequest / ErrTooLarge / ErrBusy by its Code.
 //
 // Serving, on a node:
 //
@@ -38,8 +52,8 @@
 //	run, err := c.RunsGet(ctx, "0190a3") // the summary, then every page of steps
 //	if errors.Is(err, api.ErrNotFound) { ... }
 //	fmt.Println(err, api.HintOf(err))
-//
-// Listings answer a Page (runs.list, runs.steps, audit, ledger.export):
-// a node builds it with a Pager, which cuts it by count and by encoded
-// size; a client follows Next until End (RunsListAll, RunsGet).
+//	for line, err := range c.AuditLines(ctx, api.AuditRequest{Run: "0190a3"}) {
+//		if err != nil { ... }
+//		fmt.Println(line.Seq, line.Type) // every line, across pages, to the end
+//	}
 package api

@@ -15,6 +15,11 @@ var (
 	ErrAmbiguous = errors.New("api: ambiguous id prefix")
 	// ErrBadRequest: the request could not be decoded or is invalid.
 	ErrBadRequest = errors.New("api: bad request")
+	// ErrTooLarge: the answer (or the request) does not fit in the NATS
+	// connection's max payload.
+	ErrTooLarge = errors.New("api: too large for one message")
+	// ErrBusy: the node's long-poll budget is full; ask again shortly.
+	ErrBusy = errors.New("api: node busy")
 	// ErrNoNode: no node answers the method (NATS "no responders").
 	ErrNoNode = errors.New("api: no node answers")
 	// ErrTimeout: a node took the request but did not answer in time.
@@ -28,6 +33,8 @@ const (
 	CodeNotFound   = "not_found"
 	CodeAmbiguous  = "ambiguous"
 	CodeBadRequest = "bad_request"
+	CodeTooLarge   = "too_large"
+	CodeBusy       = "busy"
 )
 
 var codes = []struct {
@@ -37,6 +44,8 @@ var codes = []struct {
 	{CodeNotFound, ErrNotFound},
 	{CodeAmbiguous, ErrAmbiguous},
 	{CodeBadRequest, ErrBadRequest},
+	{CodeTooLarge, ErrTooLarge},
+	{CodeBusy, ErrBusy},
 }
 
 // codeOf is the Reply code for err ("" when it is none of the sentinels).

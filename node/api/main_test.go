@@ -15,7 +15,13 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // test and returns its client URL.
 func startNATS(t *testing.T) string {
 	t.Helper()
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
+	return startNATSWith(t, 0)
+}
+
+// startNATSWith is startNATS with a max payload (0: the server's default).
+func startNATSWith(t *testing.T, maxPayload int32) string {
+	t.Helper()
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true, MaxPayload: maxPayload})
 	if err != nil {
 		t.Fatalf("nats-server: %v", err)
 	}

@@ -1,9 +1,11 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 )
 
 // Page is one page of a listing, the one shape every paged method answers
@@ -14,7 +16,9 @@ import (
 // is cut by count and by encoded size, so it may be short and not the last.
 type Page[T any] struct {
 	Items []T `json:"items"`
-	// Next is the opaque cursor of the next page; "" when End.
+	// Next is the opaque cursor of the next page; "" when End, except in
+	// a listing that grows at its end (audit, ledger.export), where it is
+	// the cursor to ask with later for what has been added since.
 	Next string `json:"next,omitempty"`
 	// End says that nothing follows this page.
 	End bool `json:"end"`
@@ -81,12 +85,51 @@ func (p *Pager) Full() bool { return len(p.items) >= p.maxItems }
 // Page returns the page: next is the cursor after its last item, end whether
 // the listing ends with it (next is dropped then).
 func (p *Pager) Page(next string, end bool) Page[json.RawMessage] {
+	if end {
+		next = ""
+	}
+	return p.Continued(next, end)
+}
+
+// Continued returns the page of a listing that grows at its end (audit,
+// ledger.export): next is kept even at the end, as the cursor a follower
+// asks with later for what has been added since.
+func (p *Pager) Continued(next string, end bool) Page[json.RawMessage] {
 	items := p.items
 	if items == nil {
 		items = []json.RawMessage{}
 	}
-	if end {
-		next = ""
-	}
 	return Page[json.RawMessage]{Items: items, Next: next, End: end}
+}
+
+// Walk yields the items of a listing from the page at cursor ("" for the
+// first) on: it asks fetch for one page after another, following Next,
+// until a page says End. It never takes a short page for the end. It stops
+// at the first error, which it yields; a page that is not the end but
+// gives no new cursor is an error too (following it would ask for the same
+// page forever).
+func Walk[T any](ctx context.Context, cursor string, fetch func(ctx context.Context, cursor string) (*Page[T], error)) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		var zero T
+		for {
+			p, err := fetch(ctx, cursor)
+			if err != nil {
+				yield(zero, err)
+				return
+			}
+			for _, it := range p.Items {
+				if !yield(it, nil) {
+					return
+				}
+			}
+			if p.End {
+				return
+			}
+			if p.Next == "" || p.Next == cursor {
+				yield(zero, fmt.Errorf("api: a page that is not the last gives no next cursor (asked with %q)", cursor))
+				return
+			}
+			cursor = p.Next
+		}
+	}
 }

@@ -53,13 +53,16 @@ type RunsListRequest struct {
 	// Until (stream time); zero means unbounded.
 	Since time.Time `json:"since,omitzero"`
 	Until time.Time `json:"until,omitzero"`
-	// After continues a listing with the runs older than the cursor (a
-	// page's Next). Before lists the runs newer than the cursor instead:
-	// each page holds the runs nearest to it, newest first, and its Next
-	// continues towards newer runs (given as Before again); After, if set
-	// too, then bounds the other end. Cursors are opaque.
+	// After starts the listing with the runs older than a cursor (a
+	// page's Next). Before lists the runs newer than a cursor instead:
+	// each page holds the runs nearest to it, newest first, and the
+	// listing goes on towards newer runs; After, if set too, then bounds
+	// the other end. Cursors are opaque.
 	After  string `json:"after,omitempty"`
 	Before string `json:"before,omitempty"`
+	// Cursor is the Next of the previous page: it continues the listing
+	// the other fields describe, in its direction.
+	Cursor string `json:"cursor,omitempty"`
 	// Limit caps the page (DefaultRunsPage when 0, at most MaxRunsPage).
 	Limit int `json:"limit,omitempty"`
 }
@@ -108,9 +111,9 @@ type RunsGetRequest struct {
 type RunsStepsRequest struct {
 	// ID is the run id or a unique prefix.
 	ID string `json:"id"`
-	// After is the cursor of the previous page (its Next); "" starts from
-	// the first step.
-	After string `json:"after,omitempty"`
+	// Cursor is the Next of the previous page; "" starts from the first
+	// step.
+	Cursor string `json:"cursor,omitempty"`
 	// Limit caps the page (DefaultStepsPage when 0, at most MaxStepsPage).
 	Limit int `json:"limit,omitempty"`
 }

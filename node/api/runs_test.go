@@ -18,10 +18,13 @@ func pagedRuns(t *testing.T, n, size int, broken bool) (*Client, *[]RunsListRequ
 	HandleTyped(srv, MethodRunsList, func(_ context.Context, req RunsListRequest) (Page[RunSummary], error) {
 		got = append(got, req)
 		from := 0
-		if req.After != "" {
-			i, err := strconv.Atoi(req.After)
+		for _, c := range []string{req.After, req.Cursor} {
+			if c == "" {
+				continue
+			}
+			i, err := strconv.Atoi(c)
 			if err != nil {
-				return Page[RunSummary]{}, WithHint(fmt.Errorf("%w: cursor %q", ErrBadRequest, req.After), "use a page's next")
+				return Page[RunSummary]{}, WithHint(fmt.Errorf("%w: cursor %q", ErrBadRequest, c), "use a page's next")
 			}
 			from = i + 1
 		}
@@ -45,7 +48,7 @@ func pagedRuns(t *testing.T, n, size int, broken bool) (*Client, *[]RunsListRequ
 		return d, nil
 	})
 	HandleTyped(srv, MethodRunsSteps, func(_ context.Context, req RunsStepsRequest) (Page[Step], error) {
-		after, err := ParseStepCursor(req.After)
+		after, err := ParseStepCursor(req.Cursor)
 		if err != nil {
 			return Page[Step]{}, err
 		}
@@ -77,11 +80,11 @@ func TestRunsListAll(t *testing.T) {
 		t.Fatalf("first 7: %v next %q %v", ids, next, err)
 	}
 	// Each request asks for what is still wanted, with the filters kept.
-	if len(*got) != 3 || (*got)[2].Limit != 1 || (*got)[2].After != "5" || (*got)[2].Status != "running" {
+	if len(*got) != 3 || (*got)[2].Limit != 1 || (*got)[2].Cursor != "5" || (*got)[2].Status != "running" {
 		t.Errorf("requests %+v", *got)
 	}
 	ids = nil
-	next, err = c.RunsListAll(ctx, RunsListRequest{After: next}, 0, collect)
+	next, err = c.RunsListAll(ctx, RunsListRequest{Cursor: next}, 0, collect)
 	if err != nil || fmt.Sprint(ids) != "[r7 r8 r9]" || next != "" {
 		t.Fatalf("the rest: %v next %q %v", ids, next, err)
 	}

@@ -14,26 +14,18 @@ func (c *Client) RunsList(ctx context.Context, req RunsListRequest) (*Page[RunSu
 	return &p, nil
 }
 
-// RunsListAll follows runs.list from req's cursor on and hands each run to
-// fn until limit runs were handed over (limit <= 0: every run that
-// matches) or the listing ends. It returns the cursor that continues the
-// listing after the last run handed over ("" at the end): req.After's
-// successor, or req.Before's when req.Before is set (the listing then goes
-// towards newer runs, each page newest first).
+// RunsListAll follows runs.list from req on (req.Cursor, if set, being the
+// Next of an earlier page) and hands each run to fn until limit runs were
+// handed over (limit <= 0: every run that matches) or the listing ends. It
+// returns the cursor that continues the listing after the last run handed
+// over ("" at the end): as req.Cursor, or as req.After (req.Before when
+// req.Before is set: the listing then goes towards newer runs, each page
+// newest first) of a new listing with the same filters.
 func (c *Client) RunsListAll(ctx context.Context, req RunsListRequest, limit int, fn func(RunSummary) error) (string, error) {
-	backwards := req.Before != ""
-	start := req.After
-	if backwards {
-		start = req.Before
-	}
 	handed, next, end := 0, "", false
 	fetch := func(ctx context.Context, cursor string) (*Page[RunSummary], error) {
 		r := req
-		if backwards {
-			r.Before = cursor
-		} else {
-			r.After = cursor
-		}
+		r.Cursor = cursor
 		want := 0
 		if limit > 0 {
 			want = limit - handed
@@ -49,7 +41,7 @@ func (c *Client) RunsListAll(ctx context.Context, req RunsListRequest, limit int
 		next, end = p.Next, p.End
 		return p, nil
 	}
-	for s, err := range walk(ctx, start, fetch) {
+	for s, err := range Walk(ctx, req.Cursor, fetch) {
 		if err != nil {
 			return "", err
 		}
@@ -110,8 +102,8 @@ func (c *Client) RunsGet(ctx context.Context, id string) (*Run, error) {
 	if d.Steps.End {
 		return run, nil
 	}
-	for st, err := range walk(ctx, d.Steps.Next, func(ctx context.Context, cursor string) (*Page[Step], error) {
-		return c.RunsSteps(ctx, RunsStepsRequest{ID: d.Run.ID, After: cursor, Limit: MaxStepsPage})
+	for st, err := range Walk(ctx, d.Steps.Next, func(ctx context.Context, cursor string) (*Page[Step], error) {
+		return c.RunsSteps(ctx, RunsStepsRequest{ID: d.Run.ID, Cursor: cursor, Limit: MaxStepsPage})
 	}) {
 		if err != nil {
 			return nil, fmt.Errorf("api: steps of run %s: %w", d.Run.ID, err)

@@ -16,6 +16,19 @@ import (
 // requests wait for a free slot.
 const MaxConcurrent = 16
 
+// MaxLongPolls is how many long-polls (requests that may wait for something
+// to happen, see LongPoller) a Server holds at once, apart from
+// MaxConcurrent, so that followers never starve other queries. A long-poll
+// beyond it is answered at once with ErrBusy: the client asks again.
+const MaxLongPolls = 256
+
+// LongPoller is implemented by request types whose requests may wait
+// (AuditRequest with Wait): HandleTyped runs those under the long-poll
+// budget.
+type LongPoller interface {
+	LongPoll() bool
+}
+
 // HeaderNode is the reply header naming the node that answered.
 const HeaderNode = "Agentic-Node"
 
@@ -39,7 +52,10 @@ type Server struct {
 	node     string
 	log      *slog.Logger
 	handlers map[string]Handler
+	// longPoll tells, per method, whether a request is a long-poll.
+	longPoll map[string]func(req []byte) bool
 	sem      chan struct{}
+	polls    chan struct{}
 	ctx      context.Context
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
@@ -62,7 +78,9 @@ func NewServer(nc *nats.Conn, node string, logger *slog.Logger) *Server {
 		node:     node,
 		log:      logger.With("component", "api", "node", node),
 		handlers: make(map[string]Handler),
+		longPoll: make(map[string]func([]byte) bool),
 		sem:      make(chan struct{}, MaxConcurrent),
+		polls:    make(chan struct{}, MaxLongPolls),
 		ctx:      ctx,
 		cancel:   cancel,
 	}
@@ -78,12 +96,14 @@ func (s *Server) Handle(method string, h Handler) {
 		panic("api: Handle " + method + " after Start")
 	}
 	s.handlers[method] = h
+	delete(s.longPoll, method)
 }
 
 // HandleTyped registers a handler that takes a decoded Req and answers a
 // Resp. An empty request decodes as the zero Req; undecodable JSON is
 // answered with ErrBadRequest without calling h. Unknown request fields are
-// ignored, so newer clients can ask older nodes.
+// ignored, so newer clients can ask older nodes. When Req is a LongPoller,
+// its long-polls run under the long-poll budget.
 func HandleTyped[Req, Resp any](s *Server, method string, h func(ctx context.Context, req Req) (Resp, error)) {
 	s.Handle(method, func(ctx context.Context, raw json.RawMessage) (any, error) {
 		var req Req
@@ -94,6 +114,18 @@ func HandleTyped[Req, Resp any](s *Server, method string, h func(ctx context.Con
 		}
 		return h(ctx, req)
 	})
+	var zero Req
+	if _, ok := any(zero).(LongPoller); ok {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.longPoll[method] = func(raw []byte) bool {
+			var req Req
+			if len(bytes.TrimSpace(raw)) > 0 && json.Unmarshal(raw, &req) != nil {
+				return false // answered at once as a bad request
+			}
+			return any(req).(LongPoller).LongPoll()
+		}
+	}
 }
 
 // Start subscribes every handled method on SubjectPrefix+method in
@@ -147,26 +179,46 @@ func (s *Server) unsubscribeLocked() {
 	s.mu.subs = nil
 }
 
-// dispatch returns the NATS callback of method: it waits for a free slot
-// (backpressure on the subscription) and answers in its own goroutine.
+// dispatch returns the NATS callback of method: an ordinary request waits
+// for a free slot (backpressure on the subscription); a long-poll takes a
+// slot of the long-poll budget or, when there is none, is answered ErrBusy
+// at once. Each runs in its own goroutine.
 func (s *Server) dispatch(method string, h Handler) nats.MsgHandler {
+	longPoll := s.longPoll[method]
 	return func(m *nats.Msg) {
-		select {
-		case s.sem <- struct{}{}:
-		case <-s.ctx.Done():
-			return
+		sem := s.sem
+		if longPoll != nil && longPoll(m.Data) {
+			sem = s.polls
+			select {
+			case sem <- struct{}{}:
+			default:
+				s.respond(method, m, nil, WithHint(fmt.Errorf("%w: %s: %d long-polls are waiting on node %s", ErrBusy, method, cap(s.polls), s.node),
+					"ask again in a moment"))
+				return
+			}
+		} else {
+			select {
+			case sem <- struct{}{}:
+			case <-s.ctx.Done():
+				return
+			}
 		}
 		if !s.track() {
-			<-s.sem
+			<-sem
 			return
 		}
 		go func() {
 			defer s.wg.Done()
-			defer func() { <-s.sem }()
-			s.serve(method, h, m)
+			defer func() { <-sem }()
+			data, err := s.call(method, h, m.Data)
+			s.respond(method, m, data, err)
 		}()
 	}
 }
+
+// LongPolls is how many long-polls the server holds now (at most
+// MaxLongPolls).
+func (s *Server) LongPolls() int { return len(s.polls) }
 
 // track counts a handler goroutine in, unless the server is stopping.
 func (s *Server) track() bool {
@@ -179,20 +231,23 @@ func (s *Server) track() bool {
 	return true
 }
 
-func (s *Server) serve(method string, h Handler, m *nats.Msg) {
-	data, err := s.call(method, h, m.Data)
-	reply := Reply{Data: data}
-	if err != nil {
-		reply = Reply{Error: err.Error(), Hint: HintOf(err), Code: codeOf(err)}
-		s.log.Debug("api error", "method", method, "err", err)
-	}
-	body, err := json.Marshal(reply)
-	if err != nil {
-		s.log.Error("api marshal reply", "method", method, "err", err)
-		body, _ = json.Marshal(Reply{Error: fmt.Sprintf("%s: cannot encode the answer: %v", method, err)})
-	}
+// replyHeaderRoom is what the reply's header (HeaderNode) takes from the
+// max payload, generously.
+const replyHeaderRoom = 512
+
+// respond answers m with data or err. An answer that would exceed the
+// connection's max payload is replaced by an ErrTooLarge error, so the
+// caller always hears why rather than timing out.
+func (s *Server) respond(method string, m *nats.Msg, data any, err error) {
 	if m.Reply == "" {
 		return
+	}
+	body := s.encode(method, data, err)
+	limit := int(s.nc.MaxPayload()) - replyHeaderRoom - len(s.node)
+	if len(body) > limit {
+		s.log.Error("api answer too large", "method", method, "bytes", len(body), "max_payload", s.nc.MaxPayload())
+		body = s.encode(method, nil, WithHint(fmt.Errorf("%w: the answer to %s is %d bytes, over the %d bytes NATS carries in one message",
+			ErrTooLarge, method, len(body), s.nc.MaxPayload()), "ask for less (a lower limit); if it persists, report it: the node should have cut the answer into pages"))
 	}
 	out := nats.NewMsg(m.Reply)
 	out.Header.Set(HeaderNode, s.node)
@@ -200,6 +255,27 @@ func (s *Server) serve(method string, h Handler, m *nats.Msg) {
 	if err := m.RespondMsg(out); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
 		s.log.Warn("api respond", "method", method, "err", err)
 	}
+}
+
+// encode is the Reply for data or err.
+func (s *Server) encode(method string, data any, err error) []byte {
+	reply := Reply{Data: data}
+	if err != nil {
+		reply = Reply{Error: err.Error(), Hint: HintOf(err), Code: codeOf(err)}
+		if reply.Hint == "" && reply.Code == "" {
+			// A failure of the node itself, not of the request.
+			reply.Hint = "node " + s.node + " could not answer: its log says why; another node may answer"
+			s.log.Warn("api error", "method", method, "err", err)
+		} else {
+			s.log.Debug("api error", "method", method, "err", err)
+		}
+	}
+	body, err := json.Marshal(reply)
+	if err != nil {
+		s.log.Error("api marshal reply", "method", method, "err", err)
+		body, _ = json.Marshal(Reply{Error: fmt.Sprintf("%s: cannot encode the answer: %v", method, err)})
+	}
+	return body
 }
 
 // call runs h, turning a panic into an error so one bad request cannot take
@@ -211,5 +287,20 @@ func (s *Server) call(method string, h Handler, req []byte) (data any, err error
 			data, err = nil, fmt.Errorf("api: %s: internal error in node %s", method, s.node)
 		}
 	}()
-	return h(s.ctx, req)
+	return h(context.WithValue(s.ctx, maxPayloadKey{}, s.nc.MaxPayload()), req)
+}
+
+type maxPayloadKey struct{}
+
+// DefaultMaxPayload is NATS's default max payload (1 MiB).
+const DefaultMaxPayload = 1 << 20
+
+// MaxPayload is, in a handler's context, the max payload of the connection
+// the answer goes out on (DefaultMaxPayload elsewhere): what a Pager cuts
+// pages under.
+func MaxPayload(ctx context.Context) int64 {
+	if n, ok := ctx.Value(maxPayloadKey{}).(int64); ok && n > 0 {
+		return n
+	}
+	return DefaultMaxPayload
 }

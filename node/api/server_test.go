@@ -40,7 +40,7 @@ func TestTypedRoundTrip(t *testing.T) {
 		return &RunDetail[Step]{Run: sum, Steps: &Page[Step]{Items: run.Steps, End: true}}, nil
 	})
 	HandleTyped(srv, MethodAudit, func(_ context.Context, req AuditRequest) (AuditPage, error) {
-		return AuditPage{Head: 9, Lines: []AuditLine{{Seq: req.After + 1, Type: "goal.submitted", Run: req.Run, Data: json.RawMessage(`{"b":1,"goal":"g"}`), JWS: "a.b.c"}}}, nil
+		return AuditPage{Head: 9, Page: Page[AuditLine]{Items: []AuditLine{{Seq: req.After + 1, Type: "goal.submitted", Run: req.Run, Data: json.RawMessage(`{"b":1,"goal":"g"}`), JWS: "a.b.c"}}}}, nil
 	})
 	HandleTyped(srv, MethodLedgerVerify, func(context.Context, struct{}) (VerifyResult, error) {
 		return VerifyResult{OK: true, Events: 9, Head: "abc"}, nil
@@ -72,10 +72,10 @@ func TestTypedRoundTrip(t *testing.T) {
 		t.Fatalf("RunsGet = %+v, %v", r, err)
 	}
 	page, err := c.Audit(ctx, AuditRequest{After: 4, Run: "r1"})
-	if err != nil || page.Head != 9 || len(page.Lines) != 1 || page.Lines[0].Seq != 5 || page.Lines[0].Run != "r1" {
+	if err != nil || page.Head != 9 || len(page.Items) != 1 || page.Items[0].Seq != 5 || page.Items[0].Run != "r1" {
 		t.Fatalf("Audit = %+v, %v", page, err)
 	}
-	if raw := page.Lines[0].Data; string(raw) != `{"b":1,"goal":"g"}` {
+	if raw := page.Items[0].Data; string(raw) != `{"b":1,"goal":"g"}` {
 		t.Errorf("audit data = %s, want the raw payload", raw)
 	}
 	if v, err := c.LedgerVerify(ctx); err != nil || !v.OK || v.Head != "abc" {

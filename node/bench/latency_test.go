@@ -79,20 +79,12 @@ func paceRuns(tb testing.TB, bn *benchNode, runs int, every time.Duration) paced
 	}
 
 	tl := timeline{}
-	var after uint64
-	for {
-		page, err := bn.api.Audit(ctx, api.AuditRequest{After: after, Limit: 200})
+	for l, err := range bn.api.AuditLines(ctx, api.AuditRequest{Limit: 200}) {
 		if err != nil {
-			tb.Fatalf("audit after %d: %v", after, err)
+			tb.Fatalf("audit: %v", err)
 		}
-		for _, l := range page.Lines {
-			after = l.Seq
-			if err := tl.add(event.Type(l.Type), l.Run, l.Time, l.Data); err != nil {
-				tb.Fatal(err)
-			}
-		}
-		if len(page.Lines) == 0 || after >= page.Head {
-			break
+		if err := tl.add(event.Type(l.Type), l.Run, l.Time, l.Data); err != nil {
+			tb.Fatal(err)
 		}
 	}
 	var n int

@@ -57,7 +57,7 @@ func (bn *benchNode) waitReady(tb testing.TB, ctx context.Context) {
 		if bn.Ready() == nil {
 			page, err := bn.api.Audit(ctx, api.AuditRequest{After: after, Wait: 100 * time.Millisecond})
 			if err == nil {
-				for _, l := range page.Lines {
+				for _, l := range page.Items {
 					seen = append(seen, l.Type)
 					after = l.Seq
 				}

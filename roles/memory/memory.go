@@ -12,6 +12,10 @@
 //  1. All state is a fold of the ledger: restarting rebuilds it exactly.
 //  2. The fold is pure: expiry is recorded as an absolute time, and only the
 //     read path compares it with the clock.
+//  3. A restart restores from the role's snapshot (roles.Snapshotter, with
+//     a format version) plus the events after it; a snapshot holds every
+//     fact, expired ones included, since a reader whose clock is behind the
+//     signer's may still see a fact the signer's clock had expired.
 package memory
 
 import (
@@ -50,6 +54,10 @@ type Stat struct {
 
 // Memory is the role.
 type Memory struct {
+	// folded is the ledger position of the last event folded. Only the
+	// goroutine that calls Fold, Snapshot and Restore touches it.
+	folded uint64
+
 	mu struct {
 		sync.RWMutex
 		facts map[string]map[string]Fact // scope → key → fact
@@ -58,8 +66,9 @@ type Memory struct {
 }
 
 var (
-	_ roles.Role   = (*Memory)(nil)
-	_ roles.Folder = (*Memory)(nil)
+	_ roles.Role        = (*Memory)(nil)
+	_ roles.Folder      = (*Memory)(nil)
+	_ roles.Snapshotter = (*Memory)(nil)
 )
 
 // New returns an empty memory.
@@ -84,6 +93,7 @@ func (m *Memory) Settled(bool) {}
 
 // Fold applies a committed event.
 func (m *Memory) Fold(ev event.Event) {
+	m.folded = ev.Seq
 	switch ev.Type {
 	case event.MemoryPut:
 		var d event.MemoryPutData

@@ -21,7 +21,10 @@
 //  1. Nothing is planned before the node is live, and a run is planned at
 //     most once per process while its proposal is in flight: a run stays
 //     claimed from the moment a job takes it until its proposal is folded.
-//  2. Restarts: the open runs are folded again from the ledger, so a goal
+//  2. Restarts: the open runs are restored from the role's snapshot
+//     (roles.Snapshotter: the pending runs, with a format version) plus the
+//     ledger events after it, or folded again from the start when there is
+//     no usable snapshot, so a goal
 //     submitted before a crash is planned after the restart, exactly once —
 //     unless the crash fell between emit and commit, in which case a second
 //     proposal with the same revision may appear, which the orchestrator
@@ -32,6 +35,9 @@
 //     exceed the event size limit is rejected instead.
 //  4. A failed emit is retried with backoff; a job cut short by Stop emits
 //     nothing and leaves the run for the next start.
+//  5. The fold state holds only the runs still waiting for a plan: a closed
+//     run is forgotten. A late second goal.submitted cannot reopen it, since
+//     the ledger refuses a goal.submitted for a run id it already knows.
 //
 // Usage (the node wires this):
 //

@@ -10,6 +10,7 @@ import (
 // goal.submitted opens a run; a plan.proposed or plan.rejected (from any
 // planner) or a run.cancel closes it. It never blocks on I/O.
 func (p *Planner) Fold(ev event.Event) {
+	p.folded = ev.Seq
 	switch ev.Type {
 	case event.GoalSubmitted:
 		p.foldGoal(ev)

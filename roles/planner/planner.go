@@ -24,6 +24,9 @@ type Planner struct {
 	file Source
 	kick chan struct{}
 	now  func() time.Time
+	// folded is the ledger position of the last event folded. Only the
+	// goroutine that calls Fold, Snapshot and Restore touches it.
+	folded uint64
 
 	mu struct {
 		sync.Mutex
@@ -40,8 +43,9 @@ type Planner struct {
 }
 
 var (
-	_ roles.Role   = (*Planner)(nil)
-	_ roles.Folder = (*Planner)(nil)
+	_ roles.Role        = (*Planner)(nil)
+	_ roles.Folder      = (*Planner)(nil)
+	_ roles.Snapshotter = (*Planner)(nil)
 )
 
 // New returns the role; it starts nothing. Zero fields of cfg take their

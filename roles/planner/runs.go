@@ -42,25 +42,23 @@ type job struct {
 }
 
 // runs tracks which runs need a plan. It is folded from the ledger, so after
-// a restart it knows again which goals are still unplanned. Not safe for
-// concurrent use: the Planner guards it.
+// a restart it knows again which goals are still unplanned. It holds only
+// the runs still waiting for a plan, so it does not grow with history: a
+// run closed by its proposal, rejection or cancel is forgotten. A late
+// second goal.submitted for a closed run cannot reopen it, because the
+// ledger refuses a goal.submitted for a run id it already knows. Not safe
+// for concurrent use: the Planner guards it.
 type runs struct {
 	pending map[string]*pending
-	// closed holds runs that have a proposal or rejection, or were
-	// cancelled: a late duplicate goal.submitted does not reopen them.
-	closed map[string]struct{}
 }
 
 func newRuns() runs {
-	return runs{pending: map[string]*pending{}, closed: map[string]struct{}{}}
+	return runs{pending: map[string]*pending{}}
 }
 
 // submit records a submitted goal. It reports false for a run already
-// known.
+// pending (the first goal stands).
 func (r *runs) submit(p *pending) bool {
-	if _, done := r.closed[p.id]; done {
-		return false
-	}
 	if _, dup := r.pending[p.id]; dup {
 		return false
 	}
@@ -68,11 +66,8 @@ func (r *runs) submit(p *pending) bool {
 	return true
 }
 
-// close forgets a run for good.
-func (r *runs) close(id string) {
-	delete(r.pending, id)
-	r.closed[id] = struct{}{}
-}
+// close forgets a run.
+func (r *runs) close(id string) { delete(r.pending, id) }
 
 // take marks up to n waiting runs as planning, oldest goal first, and
 // returns them. wait is how long until the next run in backoff becomes

@@ -2,7 +2,7 @@
 // dashboard comes later on the same read model. It pages the way the query
 // API does, with the same requests, limits and errors:
 //
-//	GET /api/runs?limit=&cursor=&before=&status=&goal=&since=&until=
+//	GET /api/runs?limit=&cursor=&after=&before=&status=&goal=&since=&until=
 //	    → {"items": [run summary], "next": "…", "end": false}
 //	GET /api/runs/{id}?limit=
 //	    → {"run": run summary, "steps": {"items": [step], "next": "…", "end": false}}
@@ -53,7 +53,7 @@ func (u *UI) Register(mux *http.ServeMux) {
 
 func (u *UI) list(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	req := api.RunsListRequest{Status: q.Get("status"), Goal: q.Get("goal"), After: q.Get("cursor"), Before: q.Get("before")}
+	req := api.RunsListRequest{Status: q.Get("status"), Goal: q.Get("goal"), After: q.Get("after"), Before: q.Get("before"), Cursor: q.Get("cursor")}
 	var err error
 	if req.Limit, err = limit(q); err == nil {
 		if req.Since, err = u.timeArg(q, "since"); err == nil {
@@ -97,7 +97,7 @@ func (u *UI) steps(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	page, err := u.runs.Steps(r.Context(), api.RunsStepsRequest{ID: r.PathValue("id"), After: q.Get("cursor"), Limit: n})
+	page, err := u.runs.Steps(r.Context(), api.RunsStepsRequest{ID: r.PathValue("id"), Cursor: q.Get("cursor"), Limit: n})
 	if err != nil {
 		writeError(w, err)
 		return

@@ -28,9 +28,9 @@ func (r *runs) List(_ context.Context, req api.RunsListRequest) (api.Page[json.R
 		return api.Page[json.RawMessage]{}, err
 	}
 	from := 0
-	if req.After != "" {
-		if _, err := fmt.Sscan(req.After, &from); err != nil {
-			return api.Page[json.RawMessage]{}, fmt.Errorf("%w: bad cursor %q", api.ErrBadRequest, req.After)
+	if req.Cursor != "" {
+		if _, err := fmt.Sscan(req.Cursor, &from); err != nil {
+			return api.Page[json.RawMessage]{}, fmt.Errorf("%w: bad cursor %q", api.ErrBadRequest, req.Cursor)
 		}
 		from++
 	}
@@ -57,7 +57,7 @@ func (r *runs) Get(_ context.Context, req api.RunsGetRequest) (api.RunDetail[jso
 }
 
 func (r *runs) Steps(_ context.Context, req api.RunsStepsRequest) (api.Page[json.RawMessage], error) {
-	if _, err := api.ParseStepCursor(req.After); err != nil {
+	if _, err := api.ParseStepCursor(req.Cursor); err != nil {
 		return api.Page[json.RawMessage]{}, err
 	}
 	if req.ID == "amb" {

@@ -52,7 +52,7 @@ func OpenFS(dir string, fs vfs.FS, logger *slog.Logger) (*Store, error) {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	db, err := pebble.Open(dir, &pebble.Options{
-		FormatMajorVersion: pebble.FormatNewest,
+		FormatMajorVersion: pebblelog.FormatMajorVersion,
 		Logger:             pebblelog.New(logger),
 		FS:                 fs,
 	})

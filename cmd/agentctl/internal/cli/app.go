@@ -47,7 +47,7 @@ func (a *app) rootCmd() *cobra.Command {
 		Use:   "agentctl",
 		Short: "Control an agentic cluster: submit goals, watch runs, read the audit ledger",
 		Long: `agentctl talks to an agentic cluster over NATS. Writes (goals, cancels,
-memory facts) are events signed with your operator credentials and
+memory facts, cluster settings) are events signed with your operator credentials and
 published to the bus; reads are answered by any agentd node.
 
 Exit codes: 0 ok, 1 error, 2 usage error, 3 run failed and 4 run
@@ -70,7 +70,7 @@ cancelled (goal submit --wait), 130 interrupted.`,
 	pf.StringVarP(&a.output, "output", "o", "text", "output format: text, json or jsonl")
 	pf.DurationVar(&a.timeout, "timeout", DefaultTimeout, "how long to wait for the cluster to answer")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
-	root.AddCommand(a.goalCmd(), a.runCmd(), a.auditCmd(), a.ledgerCmd(), a.memoryCmd(), a.keysCmd(), a.nodeCmd(), a.versionCmd())
+	root.AddCommand(a.goalCmd(), a.runCmd(), a.auditCmd(), a.ledgerCmd(), a.memoryCmd(), a.clusterCmd(), a.keysCmd(), a.nodeCmd(), a.versionCmd())
 	return root
 }
 

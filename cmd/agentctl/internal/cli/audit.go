@@ -14,7 +14,14 @@ const (
 	auditPage = 1000
 	// auditWait is how long one follow request long-polls.
 	auditWait = 10 * time.Second
+	// followWarnAfter is how many follow requests in a row may fail
+	// before agentctl says so on stderr (and again every followWarnEvery).
+	followWarnAfter = 3
+	followWarnEvery = 20
 )
+
+// followPause is the wait before asking again after a failed request.
+var followPause = time.Second
 
 type tailOpts struct {
 	follow bool
@@ -32,9 +39,13 @@ keep printing each entry as it commits until Ctrl-C.
 
 Text columns: seq, time, type, run, node, summary. -o jsonl prints one
 audit line object per entry: {"seq","subject","type","run","node","time",
-"data","jws"}, where jws is the exact signed envelope the event travelled
-in (verify it with the cluster's root.pub). -o json prints a JSON array, or
-one object per line with --follow.`,
+"data","jws","stream_seq","stream_time"}, where jws is the exact signed
+envelope the event travelled in (verify it with the cluster's root.pub).
+-o json prints a JSON array, or one object per line with --follow.
+
+--since selects by stream time (when the stream received the message, the
+clock events are judged by): the first entry at or after it, and every one
+after that. agentctl reads every page up to the end the node reports.`,
 		Example: `  agentctl audit tail
   agentctl audit tail --run 0190a3c2 --since 1h
   agentctl audit tail --follow -o jsonl | jq -c 'select(.type=="task.finished")'`,
@@ -64,38 +75,87 @@ func (a *app) auditTail(ctx context.Context, o tailOpts) error {
 	}
 	var collected []api.AuditLine // json array mode
 	arrayMode := a.output == formatJSON && !o.follow
-	for {
-		if o.follow {
-			req.Wait = auditWait
+	emit := func(l api.AuditLine) error {
+		if arrayMode {
+			collected = append(collected, l)
+			return nil
 		}
-		page, err := c.Audit(ctx, req)
-		switch {
-		case o.follow && ctx.Err() != nil:
-			return nil // Ctrl-C ends a follow normally
-		case o.follow && errors.Is(err, api.ErrTimeout):
-			continue
-		case err != nil:
+		return a.printAuditLine(l)
+	}
+	// Every page up to the end the node reports; resume is where a follow
+	// goes on from.
+	var resume string
+	fetch := func(ctx context.Context, cursor string) (*api.Page[api.AuditLine], error) {
+		req.Cursor = cursor
+		p, err := c.Audit(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		resume = p.Next
+		return &p.Page, nil
+	}
+	for l, err := range api.Walk(ctx, "", fetch) {
+		if err != nil {
+			if o.follow && ctx.Err() != nil {
+				return nil // Ctrl-C ends a follow normally
+			}
 			return err
 		}
-		for _, l := range page.Lines {
-			if arrayMode {
-				collected = append(collected, l)
-			} else if err := a.printAuditLine(l); err != nil {
+		if err := emit(l); err != nil {
+			return err
+		}
+	}
+	if !o.follow {
+		if arrayMode {
+			return writeList(a, collected)
+		}
+		return nil
+	}
+	req.Wait = auditWait
+	return a.followAudit(ctx, c, req, resume, emit)
+}
+
+// followAudit long-polls from cursor until ctx ends. A request that times
+// out, finds the node busy or no node at all is asked again after a pause;
+// when that keeps happening it says so on stderr, and when answers come
+// back again, that too.
+func (a *app) followAudit(ctx context.Context, c *api.Client, req api.AuditRequest, cursor string, emit func(api.AuditLine) error) error {
+	failed := 0
+	for {
+		req.Cursor = cursor
+		p, err := c.Audit(ctx, req)
+		switch {
+		case ctx.Err() != nil:
+			return nil // Ctrl-C ends a follow normally
+		case err == nil:
+			if failed >= followWarnAfter {
+				a.note("audit: the node answers again; following")
+			}
+			failed = 0
+		case errors.Is(err, api.ErrTimeout) || errors.Is(err, api.ErrBusy) || errors.Is(err, api.ErrNoNode):
+			if failed++; failed == followWarnAfter || (failed > followWarnAfter && (failed-followWarnAfter)%followWarnEvery == 0) {
+				a.note("audit: %d requests in a row failed (last: %v); still trying, Ctrl-C to stop", failed, err)
+			}
+			t := time.NewTimer(followPause)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return nil
+			case <-t.C:
+			}
+			continue
+		default:
+			return err
+		}
+		for _, l := range p.Items {
+			if err := emit(l); err != nil {
 				return err
 			}
 		}
-		last := req.After
-		if n := len(page.Lines); n > 0 {
-			req.After = page.Lines[n-1].Seq
-		}
-		if !o.follow && (len(page.Lines) < auditPage || req.After <= last) {
-			break
+		if p.Next != "" {
+			cursor = p.Next
 		}
 	}
-	if arrayMode {
-		return writeList(a, collected)
-	}
-	return nil
 }
 
 func (a *app) printAuditLine(l api.AuditLine) error {

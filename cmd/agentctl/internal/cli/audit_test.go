@@ -117,6 +117,38 @@ func TestAuditFollow(t *testing.T) {
 	}
 }
 
+// A follow whose requests keep failing says so on stderr, goes on asking,
+// and says when answers come back.
+func TestAuditFollowSaysWhenRequestsFail(t *testing.T) {
+	defer func(d time.Duration) { followPause = d }(followPause)
+	followPause = 5 * time.Millisecond
+	h := newHarness(t).withNode()
+	h.node.appendAudit(fixtureAudit()[:1]...)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out := new(syncBuffer)
+	done := make(chan result, 1)
+	go func() { done <- h.runCtx(ctx, out, "audit", "tail", "--follow", "-o", "jsonl") }()
+	waitFor(t, "the committed line", func() bool { return strings.Count(out.String(), "\n") == 1 })
+	h.node.with(func(f *fakeNode) { f.busy = followWarnAfter + 2 })
+	h.node.appendAudit(fixtureAudit()[1:3]...) // wakes the waiting request; the next ones fail
+	waitFor(t, "the lines after the failures", func() bool {
+		h.node.mu.Lock()
+		defer h.node.mu.Unlock()
+		return h.node.busy == 0 && strings.Count(out.String(), "\n") == 3
+	})
+	h.node.appendAudit(fixtureAudit()[3:4]...)
+	waitFor(t, "the line after the failures", func() bool { return strings.Count(out.String(), "\n") == 4 })
+	cancel()
+	r := <-done
+	if r.code != 0 {
+		t.Fatalf("follow ended with %+v", r)
+	}
+	if !strings.Contains(r.stderr, "audit: 3 requests in a row failed (last: api: node busy)") || !strings.Contains(r.stderr, "answers again") {
+		t.Errorf("stderr = %q", r.stderr)
+	}
+}
+
 func TestLedgerVerify(t *testing.T) {
 	h := newHarness(t).withNode()
 	r := h.run("ledger", "verify")

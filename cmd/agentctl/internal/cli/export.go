@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -22,8 +24,11 @@ its id ("msg_id") and stream time ("msg_time"). An auditor can recompute
 the chain (hash = sha256(previous hash || record)) and check every
 signature offline. The format is what the ledger package's Import reads.
 
-The node is read in pages; the export is of the ledger as it was when each
-page was read, and ends at the head seen when the export started. Without
+The node is read in pages, cut by count and size, until the node says the
+export has ended: at the ledger's head when the export started. A record
+too large for a page comes without its signed message, which agentctl
+fetches on its own and puts back, so every line is exactly what the
+ledger writes. Without
 -f the lines go to stdout; with -f to FILE (progress on stderr).`,
 		Example: `  agentctl ledger export > ledger.jsonl
   agentctl ledger export -f /backup/ledger-$(date +%F).jsonl
@@ -46,39 +51,58 @@ page was read, and ends at the head seen when the export started. Without
 				defer f.Close()
 				w = f
 			}
-			var after, head, n uint64
-			for {
-				p, err := c.LedgerExport(cmd.Context(), api.ExportRequest{After: after})
-				if err != nil {
-					return fmt.Errorf("ledger export after record %d: %w", after, err)
-				}
-				if head == 0 {
-					head = p.Head
-				}
-				if p.Last == 0 {
-					break
-				}
-				if _, err := io.WriteString(w, p.JSONL); err != nil {
-					return fmt.Errorf("ledger export: %w", err)
-				}
-				n += p.Last - after
-				after = p.Last
+			if err := exportLedger(cmd.Context(), c, w, func(n, head uint64) {
 				if f != nil {
 					fmt.Fprintf(a.env.Stderr, "\rexported %d of %d records", n, head)
 				}
-				if after >= head {
-					break
-				}
+			}); err != nil {
+				return err
 			}
 			if f != nil {
 				if err := f.Sync(); err != nil {
 					return fmt.Errorf("ledger export: %w", err)
 				}
-				fmt.Fprintf(a.env.Stderr, "\rexported %d records to %s\n", n, file)
+				fmt.Fprintf(a.env.Stderr, "\nexported to %s\n", file)
 			}
 			return nil
 		},
 	}
 	cmd.Flags().StringVarP(&file, "file", "f", "", "write to FILE instead of stdout")
 	return cmd
+}
+
+// exportLedger writes the node's export to w, page after page until the
+// node says it has ended (at the head it had when the first page was
+// read), each line exactly as ledger.Store.Export writes it; progress is
+// called after each page with the records written and that head.
+func exportLedger(ctx context.Context, c *api.Client, w io.Writer, progress func(n, head uint64)) error {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	var last, n, head uint64
+	fetch := func(ctx context.Context, cursor string) (*api.Page[api.ExportLine], error) {
+		if cursor != "" {
+			progress(n, head)
+		}
+		p, err := c.LedgerExport(ctx, api.ExportRequest{Cursor: cursor})
+		if err != nil {
+			return nil, err
+		}
+		if cursor == "" {
+			head = p.Head
+		}
+		return &p.Page, nil
+	}
+	for l, err := range api.Walk(ctx, "", fetch) {
+		if err != nil {
+			return fmt.Errorf("ledger export after record %d: %w", last, err)
+		}
+		if _, err := bw.Write(append(l.Line, '\n')); err != nil {
+			return fmt.Errorf("ledger export: %w", err)
+		}
+		last, n = l.Seq, n+1
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("ledger export: %w", err)
+	}
+	progress(n, head)
+	return nil
 }

@@ -64,6 +64,14 @@ func (f *fakeNode) runsList(_ context.Context, req api.RunsListRequest) (api.Pag
 		idx[i] = i
 	}
 	lo, hi := 0, len(f.runs) // runs considered: lo <= i < hi
+	backwards := req.Before != ""
+	switch {
+	case req.Cursor == "":
+	case backwards:
+		req.Before = req.Cursor
+	default:
+		req.After = req.Cursor
+	}
 	if req.After != "" {
 		a, err := cursorIndex(req.After, len(f.runs))
 		if err != nil {
@@ -71,7 +79,6 @@ func (f *fakeNode) runsList(_ context.Context, req api.RunsListRequest) (api.Pag
 		}
 		lo = a + 1
 	}
-	backwards := req.Before != ""
 	if backwards {
 		b, err := cursorIndex(req.Before, len(f.runs))
 		if err != nil {
@@ -147,7 +154,7 @@ func (f *fakeNode) runsSteps(_ context.Context, req api.RunsStepsRequest) (api.P
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.runRequests[api.MethodRunsSteps]++
-	after, err := api.ParseStepCursor(req.After)
+	after, err := api.ParseStepCursor(req.Cursor)
 	if err != nil {
 		return api.Page[api.Step]{}, err
 	}

@@ -1,210 +1,271 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/agentic-dev/agentic/bus"
+	"github.com/agentic-dev/agentic/bus/envelope"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/trust"
+	"github.com/agentic-dev/agentic/ledger"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/node/nodetest"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
-// Tests against a real node: agentd's roles in-process (nodetest), the
-// CLI speaking to it over its NATS server.
+const onePlan = `goal: one step
+steps:
+  - id: hello
+    run: echo hello
+`
+
+// history is a real node whose ledger holds a finished run, thousands of
+// events of that run over several pages, a ~1 MiB rejected message (a raw
+// message that is no envelope) and a 600 KB event of the run: two records
+// whose lines are larger than a page.
+type history struct {
+	t     *testing.T
+	n     *nodetest.Node
+	run   string
+	creds string
+	// lastStream is the stream seq of the last message published.
+	lastStream uint64
+}
+
+func newHistory(t *testing.T) *history {
+	t.Helper()
+	n := nodetest.Start(t, nodetest.Config(t.TempDir()))
+	h := &history{t: t, n: n, creds: filepath.Join(n.Dir, trust.OperatorCredsFile)}
+	h.run = n.Submit(t, "one.yaml", onePlan)
+	n.WaitRun(t, h.run, 30*time.Second)
+	return h
+}
+
+// cancels publishes count run.cancel events of the finished run (which the
+// orchestrator ignores) in batches of 10, with reason.
+func (h *history) cancels(count int, reason string) {
+	h.t.Helper()
+	for count > 0 {
+		var ds []event.Draft
+		for range min(count, 10) {
+			ds = append(ds, event.MustDraft(event.RunCancel, h.run, event.RunCancelData{Reason: reason}))
+		}
+		count -= len(ds)
+		raw, jti, err := envelope.Sign(h.n.Operator, ds)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		h.publish(ds[0].Subject(), raw, jetstream.WithMsgID(jti))
+	}
+}
+
+func (h *history) publish(subject string, raw []byte, opts ...jetstream.PublishOpt) {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ack, err := h.n.JS.Publish(ctx, subject, raw, opts...)
+	if err != nil {
+		h.t.Fatalf("publish %d bytes on %s: %v", len(raw), subject, err)
+	}
+	h.lastStream = ack.Sequence
+}
+
+// garbage publishes a ~1 MiB raw message that is no envelope: the ledger
+// records it as event.rejected, carrying the raw message, which JSON
+// escapes to nearly twice its size.
+func (h *history) garbage() {
+	h.publish(event.Subject(event.GoalSubmitted, ""), bytes.Repeat([]byte("<not a jws> "), 85_000))
+}
+
+// settled waits for the node's ledger to hold everything published and
+// returns the whole audit, read through the API.
+func (h *history) settled() []api.AuditLine {
+	h.t.Helper()
+	ctx := context.Background()
+	var all []api.AuditLine
+	nodetest.Eventually(h.t, 30*time.Second, "the ledger to hold every message", func() bool {
+		all = all[:0]
+		for l, err := range h.n.API.AuditLines(ctx, api.AuditRequest{}) {
+			if err != nil {
+				h.t.Logf("audit: %v", err)
+				return false
+			}
+			all = append(all, l)
+		}
+		return len(all) > 0 && all[len(all)-1].StreamSeq >= h.lastStream
+	})
+	for i, l := range all {
+		if l.Seq != uint64(i+1) || l.JWSSize != 0 {
+			h.t.Fatalf("audit line %d has seq %d, jws_size %d", i, l.Seq, l.JWSSize)
+		}
+	}
+	return all
+}
 
 // ctl runs agentctl against the node.
-func ctl(t *testing.T, n *nodetest.Node, args ...string) result {
-	t.Helper()
-	stdout := new(syncBuffer)
-	var stderr strings.Builder
-	full := append([]string{"--server", n.NATSURL(), "--creds", filepath.Join(n.Dir, trust.OperatorCredsFile), "--timeout", "10s"}, args...)
-	code := Run(context.Background(), full, Env{
-		Stdin: strings.NewReader(""), Stdout: stdout, Stderr: &stderr,
-		Getenv: func(string) string { return "" }, Version: "v9.9.9-test",
-	})
+func (h *history) ctl(ctx context.Context, stdout *syncBuffer, args ...string) result {
+	h.t.Helper()
+	if stdout == nil {
+		stdout = new(syncBuffer)
+	}
+	var stderr syncBuffer
+	full := append([]string{"--server", h.n.NATSURL(), "--creds", h.creds, "--timeout", "10s"}, args...)
+	code := Run(ctx, full, Env{Stdin: strings.NewReader(""), Stdout: stdout, Stderr: &stderr, Getenv: func(string) string { return "" }, Version: "test"})
 	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
 }
 
-// wideNoopPlan writes a plan of n independent noop steps s0…s(n-1).
-func wideNoopPlan(t *testing.T, n int) string {
+// jsonl is each line as the API client gives it, encoded as agentctl
+// prints it with -o jsonl.
+func jsonl(t *testing.T, lines []api.AuditLine) string {
 	t.Helper()
 	var b strings.Builder
-	fmt.Fprintf(&b, "goal: %d noop steps\nsteps:\n", n)
-	for i := range n {
-		fmt.Fprintf(&b, "  - {id: s%d, kind: noop}\n", i)
-	}
-	path := filepath.Join(t.TempDir(), "wide.yaml")
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
-// submitBig publishes a goal of about 16 KiB with a one-step plan.
-func submitBig(n *nodetest.Node, i int) (string, error) {
-	run := event.NewID()
-	goal := fmt.Sprintf("history %04d: ", i) + strings.Repeat("every answer costs what it holds ", 500)
-	d := event.MustDraft(event.GoalSubmitted, run, event.GoalSubmittedData{Goal: goal, PlanFile: "steps:\n  - id: a\n    kind: noop\n", PlanName: "one.yaml"})
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	return run, bus.PublishSigned(ctx, n.JS, n.Operator, d)
-}
-
-// stepRows counts the rows of run show's step table (steps sN).
-var stepRow = regexp.MustCompile(`(?m)^s\d+ +succeeded +1 `)
-
-// More runs than one reply carries, and a run whose steps do not fit one
-// either: run list, run list -o json and run show answer, and run list
-// pages through every run that existed when it began, once, in order,
-// while runs are submitted.
-func TestRunListAndShowAtScale(t *testing.T) {
-	n := nodetest.Start(t, nodetest.Config(t.TempDir()))
-	var before []string
-	for i := range 80 {
-		id, err := submitBig(n, i)
+	for _, l := range lines {
+		j, err := json.Marshal(l)
 		if err != nil {
 			t.Fatal(err)
 		}
-		before = append(before, id)
+		b.Write(append(j, '\n'))
 	}
-	r := ctl(t, n, "goal", "submit", "-f", wideNoopPlan(t, 5000), "--wait")
-	if r.code != 0 || !strings.Contains(r.stdout, "5000/5000") {
-		t.Fatalf("goal submit --wait of 5,000 steps = %d\n%s\n%s", r.code, tail(r.stdout), r.stderr)
-	}
-	largest := regexp.MustCompile(`run ([0-9a-f-]{36}) submitted`).FindStringSubmatch(r.stdout)[1]
-	before = append(before, largest)
-	for _, id := range before {
-		nodetest.Eventually(t, 60*time.Second, "run finished", func() bool {
-			s, err := n.API.RunSummary(context.Background(), id)
-			return err == nil && finished(s.Status)
-		})
-	}
-
-	// Text: the default limit, and the command for the next page.
-	r = ctl(t, n, "run", "list")
-	if r.code != 0 || strings.Count(r.stdout, "\n") != 1+defaultRunListLimit || !strings.Contains(r.stdout, largest+"  succeeded  5000/5000") {
-		t.Fatalf("run list = %d\n%s\n%s", r.code, r.stdout, r.stderr)
-	}
-	more := regexp.MustCompile(`^more: agentctl run list --after (\S+)\n$`).FindStringSubmatch(r.stderr)
-	if more == nil {
-		t.Fatalf("run list stderr %q: want the next command", r.stderr)
-	}
-	r = ctl(t, n, "run", "list", "--after", more[1], "-o", "jsonl")
-	if r.code != 0 || strings.Count(r.stdout, "\n") != len(before)-defaultRunListLimit || r.stderr != "" {
-		t.Fatalf("run list --after = %d: %d lines, want %d\n%s", r.code, strings.Count(r.stdout, "\n"), len(before)-defaultRunListLimit, r.stderr)
-	}
-
-	// Every run as one JSON array, while new runs arrive.
-	stop, done := make(chan struct{}), make(chan error, 1)
-	go func() {
-		for i := 1000; ; i++ {
-			select {
-			case <-stop:
-				done <- nil
-				return
-			default:
-			}
-			if _, err := submitBig(n, i); err != nil {
-				done <- err
-				return
-			}
-		}
-	}()
-	r = ctl(t, n, "run", "list", "--limit", "0", "-o", "json")
-	close(stop)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	var all []api.RunSummary
-	if err := json.Unmarshal([]byte(r.stdout), &all); r.code != 0 || err != nil {
-		t.Fatalf("run list -o json = %d %v\n%s", r.code, err, r.stderr)
-	}
-	if len(r.stdout) <= 1<<20 {
-		t.Fatalf("run list -o json is %d bytes: the test needs more than one reply's worth", len(r.stdout))
-	}
-	seen := map[string]int{}
-	for i, s := range all {
-		if seen[s.ID]++; seen[s.ID] > 1 {
-			t.Fatalf("run %s listed twice", s.ID)
-		}
-		if i > 0 {
-			p := all[i-1]
-			if c := p.CreatedAt.Compare(s.CreatedAt); c < 0 || c == 0 && p.ID <= s.ID {
-				t.Fatalf("out of order at %d: %s then %s", i, p.ID, s.ID)
-			}
-		}
-	}
-	for _, id := range before {
-		if seen[id] != 1 {
-			t.Fatalf("run %s listed %d times, want once", id, seen[id])
-		}
-	}
-
-	// run show of the largest run: every step, in text and in JSON.
-	r = ctl(t, n, "run", "show", largest[:13])
-	if got := len(stepRow.FindAllString(r.stdout, -1)); r.code != 0 || got != 5000 {
-		t.Fatalf("run show: exit %d, %d step rows, want 5000\n%s", r.code, got, r.stderr)
-	}
-	r = ctl(t, n, "run", "show", largest, "-o", "json")
-	var run api.Run
-	if err := json.Unmarshal([]byte(r.stdout), &run); err != nil || len(run.Steps) != 5000 || run.Steps[4999].ID != "s4999" {
-		t.Fatalf("run show -o json: %v, %d steps", err, len(run.Steps))
-	}
+	return b.String()
 }
 
-// Errors of the node reach the user as errors with a hint, not timeouts.
-func TestRunErrorsFromANode(t *testing.T) {
-	n := nodetest.Start(t, nodetest.Config(t.TempDir()))
-	for _, c := range []struct {
-		args    []string
-		wantErr string
-	}{
-		{[]string{"run", "show", "ffffffff"}, `error: api: not found: no run matches "ffffffff"` + "\nhint: list them with: agentctl run list\n"},
-		{[]string{"run", "cancel", "ffffffff"}, `error: api: not found: no run matches "ffffffff"` + "\nhint: list them with: agentctl run list\n"},
-		{[]string{"run", "list", "--after", "garbage"}, "error: api: bad request: after: "},
-		{[]string{"run", "list", "--before", "garbage"}, "error: api: bad request: before: "},
-	} {
-		r := ctl(t, n, c.args...)
-		if r.code != ExitError || !strings.HasPrefix(r.stderr, c.wantErr) || !strings.Contains(r.stderr, "\nhint: ") || strings.Contains(r.stderr, "timeout") {
-			t.Errorf("%v = %d %q, want exit 1 with %q and a hint", c.args, r.code, r.stderr, c.wantErr)
+// audit tail prints every entry of its selection, across pages cut by
+// count and by size, and with records larger than a page; --follow goes on
+// after such a record; ledger export is byte for byte Store.Export.
+func TestHistoryAgainstANode(t *testing.T) {
+	h := newHistory(t)
+	h.cancels(1500, "")
+	h.garbage()
+	h.cancels(1, strings.Repeat("lorem ipsum ", 50_000)) // 600 KB
+	h.cancels(1200, "")
+	all := h.settled()
+	var big, mine []api.AuditLine
+	for _, l := range all {
+		if len(l.JWS) > 512<<10 {
+			big = append(big, l)
+		}
+		if l.Run == h.run {
+			mine = append(mine, l)
 		}
 	}
+	if len(big) != 2 || big[0].Type != string(event.Rejected) || big[1].Type != string(event.RunCancel) || len(mine) < 2701 {
+		t.Fatalf("ledger of %d records: %d larger than a page, %d of the run", len(all), len(big), len(mine))
+	}
+	ctx := context.Background()
+
+	t.Run("all", func(t *testing.T) {
+		r := h.ctl(ctx, nil, "audit", "tail", "-o", "jsonl")
+		if r.code != 0 || r.stdout != jsonl(t, all) {
+			t.Fatalf("audit tail -o jsonl: exit %d, %d lines, want %d; stderr %s", r.code, strings.Count(r.stdout, "\n"), len(all), r.stderr)
+		}
+		r = h.ctl(ctx, nil, "audit", "tail")
+		if n := strings.Count(r.stdout, "\n"); r.code != 0 || n != len(all) {
+			t.Fatalf("audit tail: exit %d, %d lines, want %d", r.code, n, len(all))
+		}
+		r = h.ctl(ctx, nil, "audit", "tail", "-o", "json")
+		var got []api.AuditLine
+		if err := json.Unmarshal([]byte(r.stdout), &got); err != nil || len(got) != len(all) || got[big[0].Seq-1].JWS != big[0].JWS {
+			t.Fatalf("audit tail -o json: %d lines, %v", len(got), err)
+		}
+	})
+
+	t.Run("run", func(t *testing.T) {
+		r := h.ctl(ctx, nil, "audit", "tail", "--run", h.run[:13], "-o", "jsonl")
+		if r.code != 0 || r.stdout != jsonl(t, mine) {
+			t.Fatalf("audit tail --run: exit %d, %d lines, want %d; stderr %s", r.code, strings.Count(r.stdout, "\n"), len(mine), r.stderr)
+		}
+		r = h.ctl(ctx, nil, "audit", "tail", "--run", "ffffffff")
+		if r.code == 0 || !strings.Contains(r.stderr, "not found") {
+			t.Fatalf("audit tail of an unknown run = %+v", r)
+		}
+	})
+
+	t.Run("since", func(t *testing.T) {
+		// From the rejected message on, by stream time.
+		at := big[0].StreamTime
+		from := 0
+		for from < len(all) && all[from].StreamTime.Before(at) {
+			from++
+		}
+		if all[from].Seq != big[0].Seq {
+			t.Fatalf("stream times out of order: %v at seq %d", all[from].StreamTime, all[from].Seq)
+		}
+		fixed := time.Now()
+		defer func(f func() time.Time) { now = f }(now)
+		now = func() time.Time { return fixed }
+		r := h.ctl(ctx, nil, "audit", "tail", "--since", fixed.Sub(at).String(), "-o", "jsonl")
+		if r.code != 0 || r.stdout != jsonl(t, all[from:]) {
+			t.Fatalf("audit tail --since: exit %d, %d lines, want %d; stderr %s", r.code, strings.Count(r.stdout, "\n"), len(all)-from, r.stderr)
+		}
+		r = h.ctl(ctx, nil, "audit", "tail", "--since", fixed.Sub(at).String(), "--run", h.run, "-o", "jsonl")
+		var want []api.AuditLine
+		for _, l := range all[from:] {
+			if l.Run == h.run {
+				want = append(want, l)
+			}
+		}
+		if r.code != 0 || r.stdout != jsonl(t, want) {
+			t.Fatalf("audit tail --since --run: exit %d, %d lines, want %d", r.code, strings.Count(r.stdout, "\n"), len(want))
+		}
+	})
+
+	t.Run("export", func(t *testing.T) {
+		file := filepath.Join(t.TempDir(), "export.jsonl")
+		r := h.ctl(ctx, nil, "ledger", "export", "-f", file)
+		if r.code != 0 {
+			t.Fatalf("ledger export = %+v", r)
+		}
+		got, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := bytes.Count(got, []byte("\n")); n != len(all) {
+			t.Fatalf("export has %d lines, the ledger %d", n, len(all))
+		}
+		h.n.Stop(t) // to read its ledger; Stop records nothing more
+		st, err := ledger.Open(filepath.Join(h.n.Dir, "ledger"), ledger.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		var want bytes.Buffer
+		if err := st.Export(&want); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want.Bytes()) {
+			t.Fatalf("agentctl ledger export (%d bytes) differs from Store.Export (%d bytes)", len(got), want.Len())
+		}
+	})
 }
 
-// A plan of 10,000 steps (the plan limit): goal submit --wait returns with
-// its result, and run show shows every step.
-func TestTenThousandSteps(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs 10,000 steps")
+// --follow prints what is committed, then each entry as it commits, and
+// goes on after a record larger than a page.
+func TestFollowGoesOnAfterALargeRecord(t *testing.T) {
+	h := newHistory(t)
+	h.cancels(10, "")
+	all := h.settled()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out := new(syncBuffer)
+	done := make(chan result, 1)
+	go func() { done <- h.ctl(ctx, out, "audit", "tail", "--follow", "-o", "jsonl") }()
+	waitFor(t, "the committed entries", func() bool { return strings.Count(out.String(), "\n") == len(all) })
+	h.garbage()
+	h.cancels(3, "")
+	want := len(all) + 1 + 3
+	waitFor(t, "the entries after the large one", func() bool { return strings.Count(out.String(), "\n") == want })
+	cancel()
+	r := <-done
+	if r.code != 0 || r.stderr != "" {
+		t.Fatalf("follow ended with %+v", r)
 	}
-	n := nodetest.Start(t, nodetest.Config(t.TempDir()))
-	r := ctl(t, n, "goal", "submit", "-f", wideNoopPlan(t, 10_000), "--wait")
-	if r.code != 0 || !regexp.MustCompile(`steps +10000/10000 +\(succeeded 10000\)\n.* run +succeeded\n$`).MatchString(r.stdout) {
-		t.Fatalf("goal submit --wait = %d\n%s\n%s", r.code, tail(r.stdout), r.stderr)
+	if got := out.String(); got != jsonl(t, h.settled()) {
+		t.Fatalf("followed lines differ from the ledger's (%d lines)", strings.Count(got, "\n"))
 	}
-	id := regexp.MustCompile(`run ([0-9a-f-]{36}) submitted`).FindStringSubmatch(r.stdout)[1]
-	r = ctl(t, n, "run", "show", id)
-	if got := len(stepRow.FindAllString(r.stdout, -1)); r.code != 0 || got != 10_000 {
-		t.Fatalf("run show: exit %d, %d step rows, want 10000\n%s", r.code, got, r.stderr)
-	}
-	r = ctl(t, n, "run", "list", "-o", "json")
-	var runs []api.RunSummary
-	if err := json.Unmarshal([]byte(r.stdout), &runs); err != nil || len(runs) != 1 || runs[0].Steps != 10_000 || api.Done(runs[0]) != 10_000 {
-		t.Fatalf("run list -o json: %v %+v", err, runs)
-	}
-}
-
-// tail is the last lines of s, for failure messages.
-func tail(s string) string {
-	lines := strings.Split(s, "\n")
-	return strings.Join(lines[max(0, len(lines)-15):], "\n")
 }

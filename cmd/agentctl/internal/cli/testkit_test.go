@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -156,6 +158,8 @@ type fakeNode struct {
 	pageSize int
 	// runRequests counts the requests of each run method.
 	runRequests map[string]int
+	// busy answers that many audit requests with api.ErrBusy.
+	busy int
 }
 
 func newFakeNode() *fakeNode {
@@ -212,28 +216,49 @@ func (f *fakeNode) appendAudit(lines ...api.AuditLine) {
 }
 
 func (f *fakeNode) auditPage(ctx context.Context, req api.AuditRequest) (api.AuditPage, error) {
+	after := req.After
+	if req.Cursor != "" {
+		var err error
+		if after, err = strconv.ParseUint(req.Cursor, 10, 64); err != nil {
+			return api.AuditPage{}, fmt.Errorf("%w: cursor %q", api.ErrBadRequest, req.Cursor)
+		}
+	}
+	f.mu.Lock()
+	if f.busy > 0 {
+		f.busy--
+		f.mu.Unlock()
+		return api.AuditPage{}, api.WithHint(api.ErrBusy, "ask again")
+	}
+	f.mu.Unlock()
 	deadline := time.After(req.Wait)
 	for {
 		f.mu.Lock()
-		var lines []api.AuditLine
+		lines := []api.AuditLine{}
+		last, end := after, true
 		for _, l := range f.audit {
-			if l.Seq > req.After && (req.Run == "" || strings.HasPrefix(l.Run, req.Run)) && !l.Time.Before(req.Since) {
-				lines = append(lines, l)
+			if l.Seq <= after || (req.Run != "" && !strings.HasPrefix(l.Run, req.Run)) || l.Time.Before(req.Since) {
+				continue
 			}
-		}
-		if req.Limit > 0 && len(lines) > req.Limit {
-			lines = lines[:req.Limit]
+			if req.Limit > 0 && len(lines) == req.Limit {
+				end = false
+				break
+			}
+			lines, last = append(lines, l), l.Seq
 		}
 		head := uint64(len(f.audit))
+		if end {
+			last = max(last, head)
+		}
 		change := f.change
 		f.mu.Unlock()
+		page := api.AuditPage{Page: api.Page[api.AuditLine]{Items: lines, Next: strconv.FormatUint(last, 10), End: end}, Head: head}
 		if len(lines) > 0 || req.Wait == 0 {
-			return api.AuditPage{Lines: lines, Head: head}, nil
+			return page, nil
 		}
 		select {
 		case <-change:
 		case <-deadline:
-			return api.AuditPage{Lines: []api.AuditLine{}, Head: head}, nil
+			return page, nil
 		case <-ctx.Done():
 			return api.AuditPage{}, ctx.Err()
 		}

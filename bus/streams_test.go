@@ -1,0 +1,150 @@
+package bus_test
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus"
+	"github.com/agentic-dev/agentic/bus/bustest"
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+func connect(t *testing.T, srv *bus.Embedded) *bus.Conn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := bus.Connect(ctx, bus.ConnConfig{Server: srv, Name: t.Name()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+func ensure(t *testing.T, js jetstream.JetStream, cfg bus.StreamConfig) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := bus.EnsureStreams(ctx, js, cfg); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func streamConfig(t *testing.T, js jetstream.JetStream, name string) jetstream.StreamConfig {
+	t.Helper()
+	s, err := js.Stream(context.Background(), name)
+	if err != nil {
+		t.Fatalf("stream %s: %v", name, err)
+	}
+	return s.CachedInfo().Config
+}
+
+func TestEnsureStreamsCreatesAbsentStreamsWithDefaults(t *testing.T) {
+	c := connect(t, bustest.Server(t))
+	ensure(t, c.JS, bus.StreamConfig{Replicas: 1})
+	for _, tt := range []struct {
+		name string
+		want bus.StreamSettings
+	}{
+		{bus.EventsStream, bus.StreamSettings{MaxAge: 30 * 24 * time.Hour, MaxBytes: 4 << 30, Replicas: 1}},
+		{bus.LogsStream, bus.StreamSettings{MaxAge: 7 * 24 * time.Hour, MaxBytes: 1 << 30, Replicas: 1}},
+	} {
+		got := streamConfig(t, c.JS, tt.name)
+		if got.MaxAge != tt.want.MaxAge || got.MaxBytes != tt.want.MaxBytes || got.Replicas != tt.want.Replicas ||
+			got.Discard != jetstream.DiscardOld || got.MaxMsgs != -1 || bus.SettingsRevision(got) != 0 || got.Metadata[bus.SettingsRevisionKey] != "0" {
+			t.Errorf("%s: %+v, want settings %+v at revision 0, discard old", tt.name, got, tt.want)
+		}
+	}
+	if ev := streamConfig(t, c.JS, bus.EventsStream); !ev.DenyDelete || !ev.DenyPurge || ev.Duplicates != 2*time.Minute {
+		t.Errorf("events stream lost its protections: %+v", ev)
+	}
+}
+
+// TestEnsureStreamsNeverChangesAStream: a start with other settings leaves
+// an existing stream exactly as it is, changed by hand or not.
+func TestEnsureStreamsNeverChangesAStream(t *testing.T) {
+	c := connect(t, bustest.Server(t))
+	ensure(t, c.JS, bus.StreamConfig{Replicas: 1})
+	ctx := context.Background()
+	altered := streamConfig(t, c.JS, bus.EventsStream)
+	altered.MaxMsgs = 10
+	altered.MaxAge = 48 * time.Hour
+	if _, err := c.JS.UpdateStream(ctx, altered); err != nil {
+		t.Fatal(err)
+	}
+	before := streamConfig(t, c.JS, bus.EventsStream)
+	beforeLogs := streamConfig(t, c.JS, bus.LogsStream)
+	other := bus.StreamSettings{MaxAge: 2 * time.Hour, MaxBytes: 128 << 20, Replicas: 1}
+	ensure(t, c.JS, bus.StreamConfig{Events: other, Logs: other, Revision: 7, Replicas: 1, LeaseTTL: 3 * time.Second})
+	after := streamConfig(t, c.JS, bus.EventsStream)
+	if after.MaxMsgs != 10 || after.MaxAge != 48*time.Hour || after.MaxBytes != before.MaxBytes || bus.SettingsRevision(after) != 0 {
+		t.Errorf("events stream changed by a start: %+v, was %+v", after, before)
+	}
+	if l := streamConfig(t, c.JS, bus.LogsStream); l.MaxAge != beforeLogs.MaxAge || l.MaxBytes != beforeLogs.MaxBytes {
+		t.Errorf("logs stream changed by a start: %+v, was %+v", l, beforeLogs)
+	}
+}
+
+// recorder keeps the messages logged at error level.
+type recorder struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (r *recorder) Enabled(context.Context, slog.Level) bool { return true }
+func (r *recorder) Handle(_ context.Context, rec slog.Record) error {
+	if rec.Level >= slog.LevelError {
+		r.mu.Lock()
+		r.msgs = append(r.msgs, rec.Message)
+		r.mu.Unlock()
+	}
+	return nil
+}
+func (r *recorder) WithAttrs([]slog.Attr) slog.Handler { return r }
+func (r *recorder) WithGroup(string) slog.Handler      { return r }
+
+// TestEnsureStreamsOnASmallStore: JetStream reserves MaxBytes against the
+// server's store limit; a store too small for the default limits still
+// gets both streams, with smaller byte limits (and says so).
+func TestEnsureStreamsOnASmallStore(t *testing.T) {
+	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true,
+		JetStream: true, StoreDir: t.TempDir(), JetStreamMaxStore: 300 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Start()
+	if !srv.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats-server not ready")
+	}
+	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
+	nc, err := nats.Connect(srv.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{}
+	ensure(t, js, bus.StreamConfig{Replicas: 1, Logger: slog.New(rec)})
+	// 4 GiB halves down to 256 MiB, which fits in 300 MiB; the 44 MiB left
+	// are under the 64 MiB floor, so the logs stream keeps its age limit only.
+	if got := streamConfig(t, js, bus.EventsStream).MaxBytes; got != 256<<20 {
+		t.Errorf("events max bytes %d, want %d", got, 256<<20)
+	}
+	if got := streamConfig(t, js, bus.LogsStream); got.MaxBytes != -1 || got.MaxAge != 7*24*time.Hour {
+		t.Errorf("logs stream %+v, want no byte limit and the 7 day age limit", got)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.msgs) != 2 || !strings.Contains(rec.msgs[0], "smaller byte limit") {
+		t.Errorf("logged %q, want two errors about smaller byte limits", rec.msgs)
+	}
+}

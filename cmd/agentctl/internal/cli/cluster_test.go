@@ -1,0 +1,186 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus"
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/bus/trust"
+	"github.com/agentic-dev/agentic/node/api"
+	"github.com/agentic-dev/agentic/node/nodetest"
+	"github.com/agentic-dev/agentic/node/settings"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// nodeHarness runs agentctl against a real agentd node.
+func nodeHarness(t *testing.T) (*harness, *nodetest.Node) {
+	t.Helper()
+	n := nodetest.Start(t, nodetest.Config(t.TempDir()))
+	return &harness{t: t, url: n.NATSURL(), creds: filepath.Join(n.Dir, trust.OperatorCredsFile)}, n
+}
+
+func streamCfg(t *testing.T, n *nodetest.Node, name string) jetstream.StreamConfig {
+	t.Helper()
+	s, err := n.JS.Stream(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.CachedInfo().Config
+}
+
+// settingsEvents returns the cluster.settings events the node's ledger
+// holds.
+func settingsEvents(t *testing.T, n *nodetest.Node) []api.AuditLine {
+	t.Helper()
+	var out []api.AuditLine
+	for l, err := range n.API.AuditLines(context.Background(), api.AuditRequest{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.Type == string(event.ClusterSettings) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func TestClusterSettingsSetChangesStreamsAndLedger(t *testing.T) {
+	h, n := nodeHarness(t)
+
+	r := h.run("cluster", "settings", "show", "-o", "json")
+	in := decodeJSON[settings.InForce](t, r.stdout)
+	if r.code != 0 || in.Recorded || in.Revision != 0 || in.Streams.Events.MaxAge != "720h" {
+		t.Fatalf("show on a fresh node = %+v", r)
+	}
+
+	// set waits for the node to fold and apply: give it more than the
+	// harness's 2s on a busy machine.
+	r = h.run("cluster", "settings", "set", "--events-max-age", "48h", "--logs-max-bytes", "2GiB", "--logs-max-age", "0s", "--timeout", "20s")
+	if r.code != 0 || !strings.Contains(r.stdout, "cluster settings revision 1, set by") || !strings.Contains(r.stdout, "they match") {
+		t.Fatalf("set = %+v", r)
+	}
+	ev, logs := streamCfg(t, n, bus.EventsStream), streamCfg(t, n, bus.LogsStream)
+	if ev.MaxAge != 48*time.Hour || ev.MaxBytes != 4<<30 || bus.SettingsRevision(ev) != 1 {
+		t.Errorf("events stream %+v", ev)
+	}
+	if logs.MaxBytes != 2<<30 || logs.MaxAge != 0 || bus.SettingsRevision(logs) != 1 {
+		t.Errorf("logs stream %+v", logs)
+	}
+
+	recorded := settingsEvents(t, n)
+	if len(recorded) != 1 {
+		t.Fatalf("ledger holds %d cluster.settings events, want 1", len(recorded))
+	}
+	var d event.ClusterSettingsData
+	if err := json.Unmarshal(recorded[0].Data, &d); err != nil {
+		t.Fatal(err)
+	}
+	want := event.ClusterSettingsData{Revision: 1, Streams: event.ClusterStreamsData{
+		Events: event.StreamSettingsData{MaxAge: "48h", MaxBytes: 4 << 30, Replicas: 1},
+		Logs:   event.StreamSettingsData{MaxAge: "0s", MaxBytes: 2 << 30, Replicas: 1},
+	}}
+	if d != want || recorded[0].Node != n.Operator.ID {
+		t.Errorf("recorded %+v by %s, want %+v", d, recorded[0].Node, want)
+	}
+
+	r = h.run("cluster", "settings", "show", "-o", "json")
+	in = decodeJSON[settings.InForce](t, r.stdout)
+	if !in.Recorded || in.Revision != 1 || in.Seq != recorded[0].Seq || in.ClusterSettingsData != want || len(in.Drift) != 0 {
+		t.Fatalf("show after set = %+v", in)
+	}
+	r = h.run("cluster", "settings", "show")
+	for _, s := range []string{"revision 1", "AGENTIC_EVENTS  48h      4GiB", "AGENTIC_LOGS    none     2GiB", "they match"} {
+		if !strings.Contains(r.stdout, s) {
+			t.Errorf("show text lacks %q:\n%s", s, r.stdout)
+		}
+	}
+
+	// Drift, then --reapply puts the stream back to the settings.
+	c := streamCfg(t, n, bus.EventsStream)
+	c.MaxMsgs = 5000
+	if _, err := n.JS.UpdateStream(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	r = h.run("cluster", "settings", "set", "--reapply", "-o", "json", "--timeout", "20s")
+	in = decodeJSON[settings.InForce](t, r.stdout)
+	if r.code != 0 || in.Revision != 2 || in.ClusterSettingsData.Streams != want.Streams || len(in.Drift) != 0 {
+		t.Fatalf("reapply = %+v", r)
+	}
+	if got := streamCfg(t, n, bus.EventsStream).MaxMsgs; got != -1 {
+		t.Errorf("max msgs after reapply %d", got)
+	}
+}
+
+// TestClusterSettingsSetRefusesBadValues: every bad value is named, with
+// the flag, and nothing is published.
+func TestClusterSettingsSetRefusesBadValues(t *testing.T) {
+	h, n := nodeHarness(t)
+	tests := []struct {
+		args  []string
+		wants []string
+	}{
+		{nil, []string{"nothing to change"}},
+		{[]string{"--events-max-age", "-1h"}, []string{"--events-max-age: max age -1h: want 0s (no limit) or at least 1h"}},
+		{[]string{"--events-max-age", "720"}, []string{`--events-max-age: "720" is not a duration`}},
+		{[]string{"--logs-max-age", "30d"}, []string{`--logs-max-age: "30d" is not a duration`, "hours are the largest unit"}},
+		{[]string{"--logs-max-bytes", "lots"}, []string{`--logs-max-bytes: "lots" is not a byte count`}},
+		{[]string{"--events-max-bytes", "-5GiB"}, []string{`--events-max-bytes: "-5GiB": a byte count cannot be negative`}},
+		{[]string{"--events-max-bytes", "1MiB"}, []string{"--events-max-bytes: max bytes 1048576: want 0 (no limit) or at least 64MiB"}},
+		{[]string{"--events-replicas", "0"}, []string{"--events-replicas: replicas 0: want 1 to 5"}},
+		{[]string{"--logs-replicas", "abc"}, []string{`invalid argument "abc"`}},
+		{[]string{"--events-max-age", "10m", "--logs-max-bytes", "-1", "--logs-replicas", "7"},
+			[]string{"--events-max-age: max age 10m", "--logs-max-bytes: \"-1\": a byte count cannot be negative", "--logs-replicas: replicas 7"}},
+	}
+	for _, tt := range tests {
+		r := h.run(append([]string{"cluster", "settings", "set"}, tt.args...)...)
+		if r.code != ExitUsage {
+			t.Errorf("set %v: exit %d, want %d (%s)", tt.args, r.code, ExitUsage, r.stderr)
+		}
+		for _, w := range tt.wants {
+			if !strings.Contains(r.stderr, w) {
+				t.Errorf("set %v: stderr %q lacks %q", tt.args, r.stderr, w)
+			}
+		}
+	}
+	if got := settingsEvents(t, n); len(got) != 0 {
+		t.Fatalf("bad values published %d settings events", len(got))
+	}
+	if ev := streamCfg(t, n, bus.EventsStream); ev.MaxAge != bus.DefaultEventsSettings.MaxAge || bus.SettingsRevision(ev) != 0 {
+		t.Fatalf("events stream changed: %+v", ev)
+	}
+}
+
+// TestClusterSettingsSetWithoutNode: with no ledger node to read the
+// settings in force from, nothing is published.
+func TestClusterSettingsSetWithoutNode(t *testing.T) {
+	h := newHarness(t)
+	r := h.run("cluster", "settings", "set", "--events-max-age", "48h")
+	if r.code != ExitError || !strings.Contains(r.stderr, "nothing was changed") {
+		t.Fatalf("set without a node = %+v", r)
+	}
+	if evs := h.events(); len(evs) != 0 {
+		t.Fatalf("published %d messages", len(evs))
+	}
+}
+
+// TestClusterSettingsSetThatCannotApply: the change is recorded, the
+// stream cannot take it (3 replicas on one server), and set says so.
+func TestClusterSettingsSetThatCannotApply(t *testing.T) {
+	h, n := nodeHarness(t)
+	r := h.run("cluster", "settings", "set", "--events-replicas", "3", "--timeout", "20s")
+	if r.code != ExitError || !strings.Contains(r.stderr, "cluster settings revision 1 is recorded, but the streams do not match it") ||
+		!strings.Contains(r.stdout, "DRIFT: node test-node found") || !strings.Contains(r.stdout, "AGENTIC_EVENTS replicas: expected 3, actual 1") {
+		t.Fatalf("set = %+v", r)
+	}
+	if got := settingsEvents(t, n); len(got) != 1 {
+		t.Fatalf("ledger holds %d settings events", len(got))
+	}
+	if got := streamCfg(t, n, bus.EventsStream).Replicas; got != 1 {
+		t.Fatalf("replicas %d", got)
+	}
+}

@@ -1,0 +1,411 @@
+package settings
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus"
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/node/api"
+	"github.com/agentic-dev/agentic/roles"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Method is the query API method that answers the settings in force
+// (request: none; answer: InForce).
+const Method = "cluster.settings"
+
+// DefaultCheckEvery is how often a live node compares the streams with the
+// settings in force when nothing else asks it to.
+const DefaultCheckEvery = time.Minute
+
+// Config wires a Cluster.
+type Config struct {
+	// Node is this node's name; answers carry it.
+	Node string
+	// NC serves the query API (Method); nil: no query API.
+	NC *nats.Conn
+	// JS reaches the streams.
+	JS     jetstream.JetStream
+	Logger *slog.Logger
+	// CheckEvery is how often the streams are compared while live
+	// (DefaultCheckEvery if 0).
+	CheckEvery time.Duration
+}
+
+// InForce is the answer to Method: the settings in force, where they come
+// from, and what the answering node found when it last compared the
+// streams with them.
+type InForce struct {
+	// ClusterSettingsData is the settings (revision and streams) as a
+	// cluster.settings event carries them.
+	event.ClusterSettingsData
+	// Recorded is false while the ledger holds no cluster.settings event:
+	// the settings are the defaults (revision 0).
+	Recorded bool `json:"recorded"`
+	// Event, Seq, Time and By identify the cluster.settings event in
+	// force: its id, ledger position, signing time and signer.
+	Event string    `json:"event,omitempty"`
+	Seq   uint64    `json:"seq,omitempty"`
+	Time  time.Time `json:"time,omitzero"`
+	By    string    `json:"by,omitempty"`
+	// Node is the node that answered.
+	Node string `json:"node"`
+	// Checked is when Node last compared the streams with the settings
+	// (zero: not yet, the node is not live), and CheckedRevision the
+	// revision it compared them with.
+	Checked         time.Time `json:"checked,omitzero"`
+	CheckedRevision uint64    `json:"checked_revision"`
+	// Drift is every difference found then (empty: none).
+	Drift []Drift `json:"drift"`
+}
+
+// record is the cluster.settings event in force.
+type record struct {
+	settings Settings
+	event    string
+	seq      uint64
+	time     time.Time
+	by       string
+}
+
+// Cluster keeps the cluster settings of one ledger node. It folds
+// cluster.settings events into the settings in force (roles.Folder,
+// restored from snapshots: roles.Snapshotter); once the node is live it
+// applies new settings to the streams and compares the streams with them
+// (see the package doc); and it answers Method on the query API. It is a
+// roles.Role for its lifecycle: New starts nothing; Start and Stop are
+// idempotent.
+type Cluster struct {
+	cfg  Config
+	log  *slog.Logger
+	kick chan struct{}
+	// folded is the ledger position of the last event folded; only the
+	// goroutine that calls Fold, Snapshot and Restore touches it.
+	folded uint64
+
+	mu struct {
+		sync.Mutex
+		rec        record
+		live       bool
+		dirty      bool // settings changed, or never checked
+		checked    time.Time
+		checkedRev uint64
+		drift      map[string][]Drift // by stream, as of the last comparison
+		logged     map[Drift]bool     // drift already logged
+		warned     map[string]bool    // one-time warnings already given
+	}
+	life struct {
+		sync.Mutex
+		cancel context.CancelFunc
+		srv    *api.Server
+	}
+	wg sync.WaitGroup
+}
+
+var (
+	_ roles.Role        = (*Cluster)(nil)
+	_ roles.Snapshotter = (*Cluster)(nil)
+)
+
+// New returns a Cluster with the default settings in force; it starts
+// nothing.
+func New(cfg Config) *Cluster {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.CheckEvery <= 0 {
+		cfg.CheckEvery = DefaultCheckEvery
+	}
+	c := &Cluster{cfg: cfg, log: cfg.Logger, kick: make(chan struct{}, 1)}
+	c.mu.rec = record{settings: Default()}
+	c.mu.dirty = true
+	c.mu.drift = map[string][]Drift{}
+	c.mu.logged = map[Drift]bool{}
+	c.mu.warned = map[string]bool{}
+	return c
+}
+
+// Name is "settings".
+func (c *Cluster) Name() string { return "settings" }
+
+// Settings returns the settings in force.
+func (c *Cluster) Settings() Settings {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.mu.rec.settings
+}
+
+// Fold takes a committed cluster.settings event into the settings in force
+// when it is valid and newer than them; it ignores, with an error in the
+// log, one that is not.
+func (c *Cluster) Fold(ev event.Event) {
+	c.folded = ev.Seq
+	if ev.Type != event.ClusterSettings {
+		return
+	}
+	var d event.ClusterSettingsData
+	err := ev.Decode(&d)
+	var s Settings
+	if err == nil {
+		s, err = FromData(d)
+	}
+	if err != nil {
+		c.log.Error("cluster settings event ignored: invalid", "event", ev.ID, "seq", ev.Seq, "err", err)
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cur := c.mu.rec.settings.Revision; s.Revision <= cur {
+		c.log.Error("cluster settings event ignored: its revision is not above the one in force (two changes made at once?)",
+			"event", ev.ID, "seq", ev.Seq, "revision", s.Revision, "in_force", cur)
+		return
+	}
+	c.mu.rec = record{settings: s, event: ev.ID, seq: ev.Seq, time: ev.Time, by: ev.Node}
+	c.mu.dirty = true
+}
+
+// Settled wakes the loop when the node is live and the streams have not
+// been compared with the settings in force yet.
+func (c *Cluster) Settled(live bool) {
+	c.mu.Lock()
+	c.mu.live = live
+	wake := live && c.mu.dirty
+	c.mu.Unlock()
+	if wake {
+		c.poke()
+	}
+}
+
+func (c *Cluster) poke() {
+	select {
+	case c.kick <- struct{}{}:
+	default:
+	}
+}
+
+// InForce returns the answer to Method.
+func (c *Cluster) InForce() InForce {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := c.mu.rec
+	out := InForce{
+		ClusterSettingsData: r.settings.Data(),
+		Recorded:            r.event != "",
+		Event:               r.event, Seq: r.seq, Time: r.time, By: r.by,
+		Node:    c.cfg.Node,
+		Checked: c.mu.checked, CheckedRevision: c.mu.checkedRev,
+		Drift: []Drift{},
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.mu.drift)) {
+		out.Drift = append(out.Drift, c.mu.drift[name]...)
+	}
+	return out
+}
+
+// Drift returns, for every stream compared so far, the differences found
+// at the last comparison (an empty slice for a stream without drift).
+func (c *Cluster) Drift() map[string][]Drift {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string][]Drift, len(c.mu.drift))
+	for k, v := range c.mu.drift {
+		out[k] = slices.Clone(v)
+	}
+	return out
+}
+
+// Start serves the query API and begins the loop that applies and
+// compares. ctx is used for its values only.
+func (c *Cluster) Start(ctx context.Context) error {
+	c.life.Lock()
+	defer c.life.Unlock()
+	if c.life.cancel != nil {
+		return nil
+	}
+	if c.cfg.NC != nil {
+		srv := api.NewServer(c.cfg.NC, c.cfg.Node, c.log)
+		api.HandleTyped(srv, Method, func(context.Context, struct{}) (InForce, error) { return c.InForce(), nil })
+		if err := srv.Start(); err != nil {
+			return fmt.Errorf("settings: %w", err)
+		}
+		c.life.srv = srv
+	}
+	ctx, c.life.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		c.loop(ctx)
+	}()
+	return nil
+}
+
+// Stop ends the loop and the query API and waits for them.
+func (c *Cluster) Stop(context.Context) error {
+	c.life.Lock()
+	defer c.life.Unlock()
+	if c.life.cancel == nil {
+		return nil
+	}
+	c.life.cancel()
+	c.life.cancel = nil
+	c.wg.Wait()
+	if c.life.srv != nil {
+		c.life.srv.Stop()
+		c.life.srv = nil
+	}
+	return nil
+}
+
+func (c *Cluster) loop(ctx context.Context) {
+	t := time.NewTicker(c.cfg.CheckEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.kick:
+		case <-t.C:
+		}
+		c.mu.Lock()
+		live := c.mu.live
+		c.mu.Unlock()
+		if live {
+			c.Check(ctx)
+		}
+	}
+}
+
+// Check brings the streams to the settings in force and compares them. A
+// stream whose recorded settings revision is older than the one in force
+// is updated (applying a change is idempotent: every ledger node may do
+// it). A stream at the revision in force is compared field by field; a
+// difference is drift: logged at error level once, kept for the metric and
+// the query API, and never corrected here. A stream at a newer revision
+// than this ledger has folded is left alone. The node calls Check once
+// live, after each new settings event, and every CheckEvery.
+func (c *Cluster) Check(ctx context.Context) {
+	c.mu.Lock()
+	s := c.mu.rec.settings
+	c.mu.dirty = false
+	c.mu.Unlock()
+	ok := true
+	for _, want := range []jetstream.StreamConfig{
+		bus.EventsStreamConfig(s.Events, s.Revision),
+		bus.LogsStreamConfig(s.Logs, s.Revision),
+	} {
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		drift, err := c.reconcile(cctx, s.Revision, want)
+		cancel()
+		if err != nil {
+			if ctx.Err() == nil {
+				c.log.Warn("cannot compare stream with the cluster settings; trying again later", "stream", want.Name, "err", err)
+			}
+			c.mu.Lock()
+			c.mu.dirty = true
+			c.mu.Unlock()
+			ok = false
+			continue
+		}
+		c.report(want.Name, drift)
+	}
+	if ok {
+		c.mu.Lock()
+		c.mu.checked, c.mu.checkedRev = time.Now().UTC(), s.Revision
+		c.mu.Unlock()
+	}
+}
+
+// reconcile applies the settings at rev to one stream if it carries an
+// older revision, and returns how it differs from want.
+func (c *Cluster) reconcile(ctx context.Context, rev uint64, want jetstream.StreamConfig) ([]Drift, error) {
+	st, err := c.cfg.JS.Stream(ctx, want.Name)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return []Drift{{Stream: want.Name, Field: fieldExists, Expected: "true", Actual: "false"}}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	have := st.CachedInfo().Config
+	switch hrev := bus.SettingsRevision(have); {
+	case hrev > rev:
+		c.warnOnce(fmt.Sprintf("newer/%s/%d/%d", want.Name, hrev, rev), "stream carries a cluster settings revision this ledger has not folded yet; not compared",
+			"stream", want.Name, "stream_revision", hrev, "in_force", rev)
+		return nil, nil
+	case hrev < rev:
+		upd := want
+		upd.Metadata = maps.Clone(have.Metadata)
+		if upd.Metadata == nil {
+			upd.Metadata = map[string]string{}
+		}
+		maps.Copy(upd.Metadata, want.Metadata)
+		info, err := c.cfg.JS.UpdateStream(ctx, upd)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, err
+			}
+			c.warnOnce(fmt.Sprintf("apply/%s/%d", want.Name, rev), "cannot apply the cluster settings to the stream",
+				"stream", want.Name, "revision", rev, "err", err, "hint", applyHint(err))
+			return compare(want, have), nil
+		}
+		c.log.Info("cluster settings applied to the stream", "stream", want.Name, "revision", rev, "from_revision", hrev)
+		have = info.CachedInfo().Config
+	}
+	return compare(want, have), nil
+}
+
+// fieldExists is the drift field of a stream that is absent.
+const fieldExists = "exists"
+
+func applyHint(err error) string {
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) && apiErr.ErrorCode == 10047 {
+		return "the JetStream store cannot reserve that many bytes: free disk space, or lower the limit with agentctl cluster settings set"
+	}
+	return "see agentctl cluster settings show; change the settings with agentctl cluster settings set"
+}
+
+// warnOnce logs msg at error level the first time key is seen.
+func (c *Cluster) warnOnce(key, msg string, args ...any) {
+	c.mu.Lock()
+	seen := c.mu.warned[key]
+	c.mu.warned[key] = true
+	c.mu.Unlock()
+	if !seen {
+		c.log.Error(msg, args...)
+	}
+}
+
+// report records a stream's drift, logging each new difference once at
+// error level and each one that went away at info level.
+func (c *Cluster) report(stream string, drift []Drift) {
+	if drift == nil {
+		drift = []Drift{}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := map[Drift]bool{}
+	for _, d := range drift {
+		now[d] = true
+		if !c.mu.logged[d] {
+			c.mu.logged[d] = true
+			c.log.Error("stream drifts from the cluster settings", "stream", d.Stream, "field", d.Field, "expected", d.Expected, "actual", d.Actual,
+				"revision", c.mu.rec.settings.Revision,
+				"hint", "the stream was changed outside agentic; nodes do not correct it: apply the settings again with agentctl cluster settings set --reapply, or record the stream's values with agentctl cluster settings set")
+		}
+	}
+	for d := range c.mu.logged {
+		if d.Stream == stream && !now[d] {
+			delete(c.mu.logged, d)
+			c.log.Info("stream drift resolved", "stream", d.Stream, "field", d.Field, "expected", d.Expected)
+		}
+	}
+	c.mu.drift[stream] = drift
+}

@@ -1,0 +1,39 @@
+// Package settings keeps the cluster settings: the limits and replicas of
+// the AGENTIC_EVENTS and AGENTIC_LOGS streams, recorded in the ledger as
+// cluster.settings events (event.ClusterSettingsData) and changed with
+// agentctl cluster settings set. No node takes them from its own
+// configuration file.
+//
+// A ledger node runs one Cluster: a roles.Folder that folds
+// cluster.settings events into the settings in force (the defaults,
+// revision 0, until the ledger records one), restored from its snapshot
+// like the roles. Once the node is live it brings the streams to those
+// settings and compares them; it answers the query method Method
+// (agentctl cluster settings show).
+//
+// Invariants:
+//
+//  1. Every cluster.settings event carries the full settings and a
+//     revision; the fold takes an event only if it is valid and its
+//     revision is above the one in force, so every ledger node ends with
+//     the same settings whatever it folded before.
+//  2. A stream records in its metadata (bus.SettingsRevisionKey) the
+//     revision it was created or last updated with. A stream at an older
+//     revision than the one in force is updated to it — that is applying
+//     a change, idempotent, so several ledger nodes doing it is harmless.
+//     A stream at the revision in force that differs from it is drift:
+//     logged at error level once per difference, exposed on the query
+//     API and as the agentic_stream_drift metric, and never corrected.
+//  3. A node's start only creates absent streams (bus.EnsureStreams, with
+//     the defaults at revision 0); a ledger node then applies the recorded
+//     settings once live (the new stream is empty, so nothing is trimmed
+//     meanwhile). Nothing else changes a stream: a restart with another
+//     configuration file leaves it as it is.
+//
+// Usage (the node wires this):
+//
+//	c := settings.New(settings.Config{Node: name, NC: nc, JS: js, Logger: log})
+//	// add c to the follower's folders and to the node's roles
+//	c.Start(ctx)
+//	defer c.Stop(ctx)
+package settings

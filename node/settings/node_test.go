@@ -1,0 +1,192 @@
+package settings_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus"
+	"github.com/agentic-dev/agentic/config"
+	"github.com/agentic-dev/agentic/node"
+	"github.com/agentic-dev/agentic/node/api"
+	"github.com/agentic-dev/agentic/node/nodetest"
+	"github.com/agentic-dev/agentic/node/settings"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// started is a real node with a recorded log and a client connection.
+type started struct {
+	n   *node.Node
+	log *recorder
+	js  jetstream.JetStream
+	api *api.Client
+}
+
+func startNode(t *testing.T, cfg config.Config) *started {
+	t.Helper()
+	rec := &recorder{}
+	n, err := node.New(cfg, slog.New(rec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := n.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	nc, err := nats.Connect(n.NATSURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &started{n: n, log: rec, api: api.NewClient(nc, 10*time.Second)}
+	stop := func() {
+		nc.Close()
+		sctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		if err := n.Stop(sctx); err != nil {
+			t.Errorf("stop: %v", err)
+		}
+	}
+	t.Cleanup(stop)
+	if s.js, err = jetstream.New(nc); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func (s *started) stop(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := s.n.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (s *started) stream(t *testing.T, name string) jetstream.StreamConfig {
+	t.Helper()
+	st, err := s.js.Stream(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.CachedInfo().Config
+}
+
+// checked waits until the node has compared the streams with the
+// settings and returns its answer.
+func (s *started) checked(t *testing.T) settings.InForce {
+	t.Helper()
+	var in settings.InForce
+	waitFor(t, "the node to compare the streams", func() bool {
+		return s.api.Call(context.Background(), settings.Method, nil, &in) == nil && !in.Checked.IsZero()
+	})
+	return in
+}
+
+// metric returns the value line of a metric sample whose line contains
+// every part.
+func (s *started) metric(t *testing.T, parts ...string) string {
+	t.Helper()
+	resp, err := http.Get("http://" + s.n.HTTPAddr() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+next:
+	for _, line := range strings.Split(string(b), "\n") {
+		for _, p := range parts {
+			if !strings.Contains(line, p) {
+				continue next
+			}
+		}
+		return line
+	}
+	return ""
+}
+
+func TestFreshNodeCreatesStreamsWithDefaults(t *testing.T) {
+	s := startNode(t, nodetest.Config(t.TempDir()))
+	in := s.checked(t)
+	if in.Recorded || in.Revision != 0 || in.Node != "test-node" || len(in.Drift) != 0 ||
+		in.Streams.Events.MaxAge != "720h" || in.Streams.Events.MaxBytes != 4<<30 || in.Streams.Logs.MaxAge != "168h" || in.Streams.Logs.MaxBytes != 1<<30 {
+		t.Fatalf("settings in force on a fresh node: %+v", in)
+	}
+	for name, want := range map[string]bus.StreamSettings{bus.EventsStream: bus.DefaultEventsSettings, bus.LogsStream: bus.DefaultLogsSettings} {
+		got := s.stream(t, name)
+		if got.MaxAge != want.MaxAge || got.MaxBytes != want.MaxBytes || got.Replicas != 1 || bus.SettingsRevision(got) != 0 || got.Discard != jetstream.DiscardOld {
+			t.Errorf("%s: %+v, want %+v", name, got, want)
+		}
+	}
+	if line := s.metric(t, "agentic_stream_drift{", `stream="AGENTIC_EVENTS"`, `field="max_msgs"`); !strings.HasSuffix(line, " 0") {
+		t.Errorf("drift metric %q, want 0", line)
+	}
+}
+
+// TestDriftSurvivesRestartUncorrected: a stream changed with the JetStream
+// API behind the node's back is reported as drift after a restart (log,
+// metric, query API), and the restart does not put it back.
+func TestDriftSurvivesRestartUncorrected(t *testing.T) {
+	dir := t.TempDir()
+	s := startNode(t, nodetest.Config(dir))
+	s.checked(t)
+	c := s.stream(t, bus.EventsStream)
+	c.MaxMsgs = 1_000_000
+	if _, err := s.js.UpdateStream(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	s.stop(t)
+
+	s = startNode(t, nodetest.Config(dir))
+	in := s.checked(t)
+	want := settings.Drift{Stream: bus.EventsStream, Field: "max_msgs", Expected: "unlimited", Actual: "1000000"}
+	if len(in.Drift) != 1 || in.Drift[0] != want {
+		t.Fatalf("drift after restart: %+v, want %+v", in.Drift, want)
+	}
+	if got := s.stream(t, bus.EventsStream).MaxMsgs; got != 1_000_000 {
+		t.Fatalf("restart restored the stream: max msgs %d", got)
+	}
+	logged := s.log.find("stream drifts from the cluster settings")
+	if len(logged) != 1 || logged[0].level != slog.LevelError || logged[0].attrs["field"] != "max_msgs" || logged[0].attrs["actual"] != "1000000" {
+		t.Fatalf("drift logged as %+v", logged)
+	}
+	if line := s.metric(t, "agentic_stream_drift{", `stream="AGENTIC_EVENTS"`, `field="max_msgs"`); !strings.HasSuffix(line, " 1") {
+		t.Errorf("drift metric %q, want 1", line)
+	}
+	if line := s.metric(t, "agentic_stream_drift{", `stream="AGENTIC_LOGS"`, `field="max_bytes"`); !strings.HasSuffix(line, " 0") {
+		t.Errorf("drift metric %q, want 0", line)
+	}
+}
+
+// TestRestartWithAnotherConfigLeavesStreams: no node configuration touches
+// a stream.
+func TestRestartWithAnotherConfigLeavesStreams(t *testing.T) {
+	dir := t.TempDir()
+	s := startNode(t, nodetest.Config(dir))
+	s.checked(t)
+	before := map[string]jetstream.StreamConfig{bus.EventsStream: s.stream(t, bus.EventsStream), bus.LogsStream: s.stream(t, bus.LogsStream)}
+	s.stop(t)
+
+	cfg := nodetest.Config(dir)
+	cfg.Orchestrator.LeaseTTL = 3 * time.Second
+	cfg.Executor.Slots = 2
+	cfg.Executor.DefaultTimeout = time.Minute
+	s = startNode(t, cfg)
+	if in := s.checked(t); len(in.Drift) != 0 {
+		t.Fatalf("drift: %+v", in.Drift)
+	}
+	for name, want := range before {
+		if got := s.stream(t, name); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s changed by a restart with another configuration:\n got %+v\nwant %+v", name, got, want)
+		}
+	}
+}

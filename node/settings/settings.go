@@ -1,0 +1,210 @@
+package settings
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus"
+	"github.com/agentic-dev/agentic/bus/event"
+)
+
+// Bounds of the stream settings.
+const (
+	// MinMaxAge is the smallest age limit (above 0, which means none): the
+	// events stream's duplicate window is 2 minutes, and a shorter buffer
+	// would lose events whenever a node restarts.
+	MinMaxAge = time.Hour
+	// MinMaxBytes is the smallest byte limit (above 0, which means none):
+	// a stream must hold a good number of its largest (1 MiB) messages.
+	MinMaxBytes = 64 << 20
+	// MaxReplicas is JetStream's largest replica count.
+	MaxReplicas = 5
+)
+
+// Settings are the cluster settings in force: revision 0 is the defaults,
+// in force until the ledger records a cluster.settings event.
+type Settings struct {
+	Revision uint64
+	Events   bus.StreamSettings
+	Logs     bus.StreamSettings
+}
+
+// Default returns the settings in force when the ledger records none.
+func Default() Settings {
+	return Settings{Events: bus.DefaultEventsSettings, Logs: bus.DefaultLogsSettings}
+}
+
+// Validate reports every problem of s at once.
+func (s Settings) Validate() error {
+	return errors.Join(checkStream("events", s.Events), checkStream("logs", s.Logs))
+}
+
+func checkStream(name string, st bus.StreamSettings) error {
+	var errs []error
+	for _, err := range []error{CheckMaxAge(st.MaxAge), CheckMaxBytes(st.MaxBytes), CheckReplicas(st.Replicas)} {
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s %w", name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// CheckMaxAge checks an age limit: 0 (none) or at least MinMaxAge.
+func CheckMaxAge(d time.Duration) error {
+	if d < 0 || (d > 0 && d < MinMaxAge) {
+		return fmt.Errorf("max age %s: want 0s (no limit) or at least %s", FormatAge(d), FormatAge(MinMaxAge))
+	}
+	return nil
+}
+
+// CheckMaxBytes checks a byte limit: 0 (none) or at least MinMaxBytes.
+func CheckMaxBytes(n int64) error {
+	if n < 0 || (n > 0 && n < MinMaxBytes) {
+		return fmt.Errorf("max bytes %d: want 0 (no limit) or at least %s", n, FormatBytes(MinMaxBytes))
+	}
+	return nil
+}
+
+// CheckReplicas checks a replica count: 1 to MaxReplicas.
+func CheckReplicas(n int) error {
+	if n < 1 || n > MaxReplicas {
+		return fmt.Errorf("replicas %d: want 1 to %d", n, MaxReplicas)
+	}
+	return nil
+}
+
+// Data is s as a cluster.settings payload.
+func (s Settings) Data() event.ClusterSettingsData {
+	return event.ClusterSettingsData{Revision: s.Revision, Streams: event.ClusterStreamsData{
+		Events: streamData(s.Events),
+		Logs:   streamData(s.Logs),
+	}}
+}
+
+func streamData(st bus.StreamSettings) event.StreamSettingsData {
+	return event.StreamSettingsData{MaxAge: FormatAge(st.MaxAge), MaxBytes: st.MaxBytes, Replicas: st.Replicas}
+}
+
+// FromData parses and validates a cluster.settings payload, reporting
+// every problem at once.
+func FromData(d event.ClusterSettingsData) (Settings, error) {
+	s := Settings{Revision: d.Revision}
+	var errs []error
+	var err error
+	if s.Events, err = streamFromData("events", d.Streams.Events); err != nil {
+		errs = append(errs, err)
+	}
+	if s.Logs, err = streamFromData("logs", d.Streams.Logs); err != nil {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return Settings{}, err
+	}
+	if err := s.Validate(); err != nil {
+		return Settings{}, err
+	}
+	return s, nil
+}
+
+func streamFromData(name string, d event.StreamSettingsData) (bus.StreamSettings, error) {
+	age, err := ParseAge(d.MaxAge)
+	if err != nil {
+		return bus.StreamSettings{}, fmt.Errorf("%s max age: %w", name, err)
+	}
+	return bus.StreamSettings{MaxAge: age, MaxBytes: d.MaxBytes, Replicas: d.Replicas}, nil
+}
+
+// ParseAge parses a Go duration ("720h", "90m"); "0" or "0s" means no limit.
+func ParseAge(s string) (time.Duration, error) {
+	if strings.TrimSpace(s) == "" {
+		return 0, errors.New(`empty duration: want a Go duration such as "720h", or "0s" for no limit`)
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration: want a Go duration such as \"720h\" (hours are the largest unit), or \"0s\" for no limit", s)
+	}
+	return d, nil
+}
+
+// FormatAge writes d as a Go duration without trailing zero units: "720h",
+// "1h30m", "0s".
+func FormatAge(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+var byteUnits = []struct {
+	suffix string
+	mult   int64
+}{
+	{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"tib", 1 << 40},
+	{"kb", 1e3}, {"mb", 1e6}, {"gb", 1e9}, {"tb", 1e12},
+	{"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}, {"t", 1 << 40},
+	{"b", 1},
+}
+
+// ParseBytes parses a byte count: an integer with an optional unit, binary
+// (KiB, MiB, GiB, TiB; K, M, G, T alike) or decimal (KB, MB, GB, TB), case
+// not significant: "2GiB", "512MiB", "1500000000". "0" means no limit.
+// Fractions ("1.5GiB") are allowed with a unit and rounded down to a byte.
+func ParseBytes(s string) (int64, error) {
+	in := strings.TrimSpace(s)
+	num, mult := strings.ToLower(in), int64(1)
+	for _, u := range byteUnits {
+		if n, ok := strings.CutSuffix(num, u.suffix); ok {
+			num, mult = strings.TrimSpace(n), u.mult
+			break
+		}
+	}
+	bad := fmt.Errorf("%q is not a byte count: want a number with an optional unit, such as 2GiB, 512MiB or 1500000000", in)
+	if num == "" {
+		return 0, bad
+	}
+	if n, err := strconv.ParseInt(num, 10, 64); err == nil {
+		if n < 0 {
+			return 0, fmt.Errorf("%q: a byte count cannot be negative", in)
+		}
+		if n > math.MaxInt64/mult {
+			return 0, fmt.Errorf("%q: too large", in)
+		}
+		return n * mult, nil
+	}
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || mult == 1 {
+		return 0, bad
+	}
+	if f < 0 {
+		return 0, fmt.Errorf("%q: a byte count cannot be negative", in)
+	}
+	if f*float64(mult) >= math.MaxInt64 {
+		return 0, fmt.Errorf("%q: too large", in)
+	}
+	return int64(f * float64(mult)), nil
+}
+
+// FormatBytes writes n in the largest binary unit that divides it ("4GiB",
+// "1536MiB", "1000B"); 0 is "0" (no limit).
+func FormatBytes(n int64) string {
+	if n == 0 {
+		return "0"
+	}
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n%u.mult == 0 {
+			return strconv.FormatInt(n/u.mult, 10) + u.suffix
+		}
+	}
+	return strconv.FormatInt(n, 10) + "B"
+}

@@ -1,0 +1,106 @@
+package memory
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus/event"
+)
+
+// SnapshotVersion is the snapshot format this version writes. It only moves
+// forward; Restore refuses versions it does not know.
+const SnapshotVersion = 1
+
+// ErrSnapshotVersion: the snapshot was written by an unknown format version.
+var ErrSnapshotVersion = errors.New("memory: unsupported snapshot version")
+
+// snapshot is the serialized fold state. Facts are sorted by scope and key
+// and stats are a JSON object (sorted keys), so equal states give equal
+// bytes.
+type snapshot struct {
+	Version int             `json:"version"`
+	Seq     uint64          `json:"seq"`
+	Facts   []snapFact      `json:"facts"`
+	Stats   map[string]Stat `json:"stats"`
+}
+
+type snapFact struct {
+	Scope     string    `json:"scope"`
+	Key       string    `json:"key"`
+	Value     string    `json:"value"`
+	UpdatedAt time.Time `json:"updated_at"`
+	ExpiresAt time.Time `json:"expires_at,omitzero"`
+}
+
+// SnapshotName is "memory".
+func (m *Memory) SnapshotName() string { return event.RoleMemory }
+
+// Snapshot returns every fact (expired ones too: expiry is judged on read)
+// and the command statistics, with the ledger position they reflect.
+func (m *Memory) Snapshot() (uint64, []byte, error) {
+	snap := snapshot{Version: SnapshotVersion, Seq: m.folded, Facts: []snapFact{}}
+	m.mu.RLock()
+	for _, facts := range m.mu.facts {
+		for _, f := range facts {
+			snap.Facts = append(snap.Facts, snapFact(f))
+		}
+	}
+	snap.Stats = make(map[string]Stat, len(m.mu.stats))
+	for h, st := range m.mu.stats {
+		snap.Stats[h] = st
+	}
+	m.mu.RUnlock()
+	slices.SortFunc(snap.Facts, func(a, b snapFact) int {
+		return cmp.Or(cmp.Compare(a.Scope, b.Scope), cmp.Compare(a.Key, b.Key))
+	})
+	b, err := json.Marshal(snap)
+	if err != nil {
+		return 0, nil, fmt.Errorf("memory: marshal snapshot at seq %d: %w", snap.Seq, err)
+	}
+	return snap.Seq, b, nil
+}
+
+// Restore replaces the state with a snapshot's. A snapshot of an unknown
+// version, or one that does not decode, holds a fact without scope or key,
+// the same fact twice, or a negative count, is refused and the state is
+// left as it was.
+func (m *Memory) Restore(data []byte) error {
+	var snap snapshot
+	if err := json.Unmarshal(data, &snap); err != nil {
+		return fmt.Errorf("memory: unmarshal snapshot: %w", err)
+	}
+	if snap.Version != SnapshotVersion {
+		return fmt.Errorf("%w: %d (want %d)", ErrSnapshotVersion, snap.Version, SnapshotVersion)
+	}
+	facts := map[string]map[string]Fact{}
+	for i, sf := range snap.Facts {
+		if sf.Scope == "" || sf.Key == "" {
+			return fmt.Errorf("memory: unmarshal snapshot: fact %d has no scope or key", i)
+		}
+		sc := facts[sf.Scope]
+		if sc == nil {
+			sc = map[string]Fact{}
+			facts[sf.Scope] = sc
+		}
+		if _, dup := sc[sf.Key]; dup {
+			return fmt.Errorf("memory: unmarshal snapshot: fact %s/%s appears twice", sf.Scope, sf.Key)
+		}
+		sc[sf.Key] = Fact(sf)
+	}
+	stats := make(map[string]Stat, len(snap.Stats))
+	for h, st := range snap.Stats {
+		if h == "" || st.Successes < 0 || st.Failures < 0 {
+			return fmt.Errorf("memory: unmarshal snapshot: bad statistics for command %q: %+v", h, st)
+		}
+		stats[h] = st
+	}
+	m.mu.Lock()
+	m.mu.facts, m.mu.stats = facts, stats
+	m.mu.Unlock()
+	m.folded = snap.Seq
+	return nil
+}
