@@ -1,0 +1,249 @@
+package runindex
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/ledger"
+	"github.com/agentic-dev/agentic/roles/orchestrator"
+)
+
+// hot is the write side's in-memory state, owned by the ledger's appending
+// goroutine: the fold of every record (live runs only) and what the index
+// holds of each live run.
+type hot struct {
+	state *orchestrator.State
+	live  map[string]*liveRun
+	// leader and epoch folded, published by Committed.
+	leader string
+	epoch  uint64
+}
+
+// liveRun is what the index wrote of a live run: derived from the state,
+// except created.
+type liveRun struct {
+	created int64  // stream time of its goal.submitted, Unix ns
+	status  string // the status its s/ key is filed under
+	// shown is the status each step's row shows; its length is the number
+	// of step rows written.
+	shown  []string
+	counts map[string]int // steps per shown status
+}
+
+func newHot() *hot {
+	s := orchestrator.NewState()
+	s.TrackChanges()
+	return &hot{state: s, live: map[string]*liveRun{}}
+}
+
+// Index folds rec and stages the entries it changes: for every run the
+// fold changed, its summary, its status key if the status moved, and the
+// rows of the steps whose view changed. With w.Discard() (the ledger
+// replays records whose entries are stored) only memory moves.
+func (x *Index) Index(w *ledger.IndexWriter, rec ledger.IndexRecord) error {
+	h := x.hot
+	h.state.Apply(rec.Event)
+	for _, c := range h.state.TakeChanges().Runs {
+		if err := h.write(w, c, rec); err != nil {
+			return fmt.Errorf("runindex: run %s at %d: %w", c.Run.ID, rec.Event.Seq, err)
+		}
+	}
+	if rec.Event.Type == event.LeaderElected {
+		h.leader, h.epoch = h.state.Leader, h.state.Epoch
+		if w.Discard() { // already committed
+			x.publishLeader(h.leader, h.epoch)
+		}
+	}
+	return nil
+}
+
+// write stages what changed of one run.
+func (h *hot) write(w *ledger.IndexWriter, c orchestrator.RunChange, rec ledger.IndexRecord) error {
+	r := c.Run
+	lr := h.live[r.ID]
+	discard := w.Discard()
+	if lr == nil {
+		// Only goal.submitted adds a run: rec is its record.
+		lr = &liveRun{created: createdNanos(rec.StreamTime), counts: map[string]int{}}
+		h.live[r.ID] = lr
+		if err := w.Set(idKey(r.ID), binary.BigEndian.AppendUint64(nil, uint64(lr.created))); err != nil {
+			return err
+		}
+	}
+	if c.Plan {
+		for i := len(r.Steps); i < len(lr.shown); i++ {
+			if err := w.Delete(stepKey(r.ID, i)); err != nil {
+				return err
+			}
+		}
+		lr.shown = slices.Grow(lr.shown[:0], len(r.Steps))[:len(r.Steps)]
+		clear(lr.counts)
+		for i := range r.Steps {
+			lr.shown[i] = r.StepStatus(i)
+			lr.counts[lr.shown[i]]++
+			if err := writeStep(w, r, i, discard); err != nil {
+				return err
+			}
+		}
+	} else if len(c.Steps) > 0 {
+		slices.Sort(c.Steps)
+		for _, i := range slices.Compact(c.Steps) {
+			if s := r.StepStatus(i); s != lr.shown[i] {
+				lr.counts[lr.shown[i]]--
+				if lr.counts[lr.shown[i]] == 0 {
+					delete(lr.counts, lr.shown[i])
+				}
+				lr.counts[s]++
+				lr.shown[i] = s
+			}
+			if err := writeStep(w, r, i, discard); err != nil {
+				return err
+			}
+		}
+	}
+	pos := position(lr.created, r.ID)
+	if lr.status != r.Status {
+		if lr.status != "" {
+			if err := w.Delete(statusKey(lr.status, pos)); err != nil {
+				return err
+			}
+		}
+		if err := w.Set(statusKey(r.Status, pos), nil); err != nil {
+			return err
+		}
+		lr.status = r.Status
+	}
+	if c.Evicted {
+		delete(h.live, r.ID)
+	}
+	if discard {
+		return nil
+	}
+	sum := lr.summary(r)
+	b, err := json.Marshal(&sum)
+	if err != nil {
+		return fmt.Errorf("encode summary: %w", err)
+	}
+	return w.Set(createdKey(pos), b)
+}
+
+// summary is r's summary as the index lists it: created at its stream time,
+// step counts as the rows show them.
+func (lr *liveRun) summary(r *orchestrator.Run) orchestrator.RunSummary {
+	s := orchestrator.RunSummary{
+		ID:         r.ID,
+		Goal:       r.Goal,
+		Status:     r.Status,
+		Reason:     r.Reason,
+		Revision:   r.Revision,
+		Steps:      len(r.Steps),
+		StepCounts: lr.counts,
+		CreatedAt:  timeOf(lr.created),
+	}
+	if !r.FinishedAt.IsZero() {
+		s.FinishedAt = new(r.FinishedAt)
+	}
+	return s
+}
+
+// writeStep stages the row of step i.
+func writeStep(w *ledger.IndexWriter, r *orchestrator.Run, i int, discard bool) error {
+	if discard {
+		return nil
+	}
+	b, err := json.Marshal(r.StepView(i))
+	if err != nil {
+		return fmt.Errorf("encode step %d: %w", i, err)
+	}
+	return w.Set(stepKey(r.ID, i), b)
+}
+
+// Committed publishes the leader the committed batch folded. After a failed
+// commit the ledger appends nothing more, and the index neither.
+func (x *Index) Committed(err error) {
+	if err == nil {
+		x.publishLeader(x.hot.leader, x.hot.epoch)
+	}
+}
+
+func (x *Index) publishLeader(leader string, epoch uint64) {
+	x.mu.Lock()
+	x.mu.leader, x.mu.epoch = leader, epoch
+	x.mu.Unlock()
+}
+
+// snapshotVersion is the format of the index's snapshot.
+const snapshotVersion = 1
+
+// snapshot is the serialized in-memory state: the orchestrator state (live
+// runs) and each live run's created time; the rest is derived.
+type snapshot struct {
+	Version int              `json:"version"`
+	State   json.RawMessage  `json:"state"`
+	Created map[string]int64 `json:"created"`
+}
+
+// Snapshot returns the in-memory state as of the last record indexed: the
+// live runs, small whatever the history.
+func (x *Index) Snapshot() ([]byte, error) {
+	h := x.hot
+	st, err := h.state.MarshalSnapshot()
+	if err != nil {
+		return nil, fmt.Errorf("runindex: snapshot: %w", err)
+	}
+	snap := snapshot{Version: snapshotVersion, State: st, Created: make(map[string]int64, len(h.live))}
+	for id, lr := range h.live {
+		snap.Created[id] = lr.created
+	}
+	b, err := json.Marshal(snap)
+	if err != nil {
+		return nil, fmt.Errorf("runindex: snapshot: %w", err)
+	}
+	return b, nil
+}
+
+// Restore replaces the in-memory state with a snapshot (nil: the empty
+// state) and publishes its leader.
+func (x *Index) Restore(data []byte) error {
+	h := newHot()
+	if data != nil {
+		var snap snapshot
+		if err := json.Unmarshal(data, &snap); err != nil {
+			return fmt.Errorf("runindex: restore: %w", err)
+		}
+		if snap.Version != snapshotVersion {
+			return fmt.Errorf("runindex: restore: snapshot version %d, want %d", snap.Version, snapshotVersion)
+		}
+		s, err := orchestrator.UnmarshalSnapshot(snap.State)
+		if err != nil {
+			return fmt.Errorf("runindex: restore: %w", err)
+		}
+		if len(snap.Created) != len(s.Runs) {
+			return fmt.Errorf("runindex: restore: %d creation times for %d runs", len(snap.Created), len(s.Runs))
+		}
+		s.TrackChanges()
+		h.state = s
+		for id, r := range s.Runs {
+			created, ok := snap.Created[id]
+			if !ok {
+				return fmt.Errorf("runindex: restore: run %s has no creation time", id)
+			}
+			lr := &liveRun{created: created, status: r.Status, shown: make([]string, len(r.Steps)), counts: map[string]int{}}
+			for i := range r.Steps {
+				lr.shown[i] = r.StepStatus(i)
+				lr.counts[lr.shown[i]]++
+			}
+			h.live[id] = lr
+		}
+		h.leader, h.epoch = s.Leader, s.Epoch
+	}
+	x.hot = h
+	x.publishLeader(h.leader, h.epoch)
+	return nil
+}
+
+var errAttached = errors.New("runindex: already attached")
