@@ -165,4 +165,3 @@ func (x *Index) Name() string { return Name }
 
 // Version is the layout version.
 func (x *Index) Version() uint32 { return Version }
-
