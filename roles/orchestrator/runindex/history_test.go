@@ -1,7 +1,9 @@
 package runindex
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -94,8 +96,13 @@ func (h *history) elect() {
 func (h *history) submit(goal string) string {
 	h.runs++
 	id := fmt.Sprintf("r%d", h.runs)
-	h.emit(h.kit.Operator, event.MustDraft(event.GoalSubmitted, id, event.GoalSubmittedData{Goal: goal}))
+	h.submitID(id, goal)
 	return id
+}
+
+// submitID starts a run with the given id.
+func (h *history) submitID(id, goal string) {
+	h.emit(h.kit.Operator, event.MustDraft(event.GoalSubmitted, id, event.GoalSubmittedData{Goal: goal}))
 }
 
 func (h *history) propose(run string, rev int, p plan.Plan) {
@@ -141,11 +148,10 @@ func (h *history) active() []attempt {
 // liveRuns returns the ids of live runs in submission order.
 func (h *history) liveRuns() []string {
 	ids := make([]string, 0, len(h.s.Runs))
-	for n := 1; n <= h.runs; n++ {
-		if id := fmt.Sprintf("r%d", n); h.s.Runs[id] != nil {
-			ids = append(ids, id)
-		}
+	for id := range h.s.Runs {
+		ids = append(ids, id)
 	}
+	slices.SortFunc(ids, func(a, b string) int { return cmp.Compare(h.s.Runs[a].Order, h.s.Runs[b].Order) })
 	return ids
 }
 

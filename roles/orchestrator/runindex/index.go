@@ -31,6 +31,8 @@ var (
 	ErrBadCursor = errors.New("runindex: bad cursor")
 	// ErrNotAttached: a read before Attach.
 	ErrNotAttached = errors.New("runindex: not attached to a ledger")
+
+	errAttached = errors.New("runindex: already attached")
 )
 
 // Index is the run index. Its write side (the ledger.Indexer methods) is
@@ -127,6 +129,9 @@ type Entry struct {
 // filter before it yields a checkpoint and ends: a filter that matches
 // nothing costs a bounded scan per page, never a scan of the history.
 const ScanBudget = 5000
+
+// scanBudget is ScanBudget; tests lower it.
+var scanBudget = ScanBudget
 
 // AmbiguousError is the error of a prefix several runs share. It matches
 // ErrAmbiguous.

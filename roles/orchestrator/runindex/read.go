@@ -63,7 +63,7 @@ func (x *Index) Runs(q Query) iter.Seq2[Entry, error] {
 				}
 			}
 			if goal != "" && !goalMatches(value, goal) {
-				if missed++; missed >= ScanBudget {
+				if missed++; missed >= scanBudget {
 					yield(Entry{Cursor: encodeCursor(pos)}, nil)
 					return
 				}

@@ -3,7 +3,6 @@ package runindex
 import (
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -21,6 +20,12 @@ type hot struct {
 	// leader and epoch folded, published by Committed.
 	leader string
 	epoch  uint64
+	// folded counts the records folded since the state was restored.
+	folded uint64
+	// broken is the error of a failed commit: the state has folded records
+	// the ledger does not hold, so the index refuses to go on (reopening
+	// the store restores it from its snapshot).
+	broken error
 }
 
 // liveRun is what the index wrote of a live run: derived from the state,
@@ -46,7 +51,11 @@ func newHot() *hot {
 // replays records whose entries are stored) only memory moves.
 func (x *Index) Index(w *ledger.IndexWriter, rec ledger.IndexRecord) error {
 	h := x.hot
+	if h.broken != nil {
+		return fmt.Errorf("runindex: a failed commit left the index ahead of the ledger; reopen the store: %w", h.broken)
+	}
 	h.state.Apply(rec.Event)
+	h.folded++
 	for _, c := range h.state.TakeChanges().Runs {
 		if err := h.write(w, c, rec); err != nil {
 			return fmt.Errorf("runindex: run %s at %d: %w", c.Run.ID, rec.Event.Seq, err)
@@ -163,11 +172,14 @@ func writeStep(w *ledger.IndexWriter, r *orchestrator.Run, i int, discard bool) 
 }
 
 // Committed publishes the leader the committed batch folded. After a failed
-// commit the ledger appends nothing more, and the index neither.
+// commit (or a batch another indexer refused) the in-memory state is ahead
+// of the ledger: the index refuses every later record until it is restored.
 func (x *Index) Committed(err error) {
-	if err == nil {
-		x.publishLeader(x.hot.leader, x.hot.epoch)
+	if err != nil {
+		x.hot.broken = err
+		return
 	}
+	x.publishLeader(x.hot.leader, x.hot.epoch)
 }
 
 func (x *Index) publishLeader(leader string, epoch uint64) {
@@ -245,5 +257,3 @@ func (x *Index) Restore(data []byte) error {
 	x.publishLeader(h.leader, h.epoch)
 	return nil
 }
-
-var errAttached = errors.New("runindex: already attached")
