@@ -18,6 +18,9 @@ const Name = "runs"
 
 // Version is the layout version of the index's entries. A stored index of
 // another version is rebuilt from the ledger when the index is attached.
+// Bump it when the keys change, and also when what an entry holds changes
+// (a field of RunSummary or StepView, or how the fold computes a view), so
+// that no row of the old shape survives.
 const Version uint32 = 1
 
 // Errors of the read methods. Test with errors.Is.
