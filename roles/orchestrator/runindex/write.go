@@ -74,7 +74,6 @@ func (x *Index) Index(w *ledger.IndexWriter, rec ledger.IndexRecord) error {
 func (h *hot) write(w *ledger.IndexWriter, c orchestrator.RunChange, rec ledger.IndexRecord) error {
 	r := c.Run
 	lr := h.live[r.ID]
-	discard := w.Discard()
 	if lr == nil {
 		// Only goal.submitted adds a run: rec is its record.
 		lr = &liveRun{created: createdNanos(rec.StreamTime), counts: map[string]int{}}
@@ -83,53 +82,23 @@ func (h *hot) write(w *ledger.IndexWriter, c orchestrator.RunChange, rec ledger.
 			return err
 		}
 	}
-	if c.Plan {
-		for i := len(r.Steps); i < len(lr.shown); i++ {
-			if err := w.Delete(stepKey(r.ID, i)); err != nil {
-				return err
-			}
-		}
-		lr.shown = slices.Grow(lr.shown[:0], len(r.Steps))[:len(r.Steps)]
-		clear(lr.counts)
-		for i := range r.Steps {
-			lr.shown[i] = r.StepStatus(i)
-			lr.counts[lr.shown[i]]++
-			if err := writeStep(w, r, i, discard); err != nil {
-				return err
-			}
-		}
-	} else if len(c.Steps) > 0 {
-		slices.Sort(c.Steps)
-		for _, i := range slices.Compact(c.Steps) {
-			if s := r.StepStatus(i); s != lr.shown[i] {
-				lr.counts[lr.shown[i]]--
-				if lr.counts[lr.shown[i]] == 0 {
-					delete(lr.counts, lr.shown[i])
-				}
-				lr.counts[s]++
-				lr.shown[i] = s
-			}
-			if err := writeStep(w, r, i, discard); err != nil {
-				return err
-			}
-		}
-	}
-	pos := position(lr.created, r.ID)
-	if lr.status != r.Status {
-		if lr.status != "" {
-			if err := w.Delete(statusKey(lr.status, pos)); err != nil {
-				return err
-			}
-		}
-		if err := w.Set(statusKey(r.Status, pos), nil); err != nil {
-			return err
-		}
-		lr.status = r.Status
-	}
 	if c.Evicted {
 		delete(h.live, r.ID)
 	}
-	if discard {
+	var err error
+	if c.Plan {
+		err = lr.writePlan(w, r)
+	} else {
+		err = lr.writeSteps(w, r, c.Steps)
+	}
+	if err != nil {
+		return err
+	}
+	pos := position(lr.created, r.ID)
+	if err := lr.fileStatus(w, r.Status, pos); err != nil {
+		return err
+	}
+	if w.Discard() {
 		return nil
 	}
 	sum := lr.summary(r)
@@ -138,6 +107,60 @@ func (h *hot) write(w *ledger.IndexWriter, c orchestrator.RunChange, rec ledger.
 		return fmt.Errorf("encode summary: %w", err)
 	}
 	return w.Set(createdKey(pos), b)
+}
+
+// writePlan rewrites every step row of r (a new plan revision) and deletes
+// the rows of a longer earlier revision.
+func (lr *liveRun) writePlan(w *ledger.IndexWriter, r *orchestrator.Run) error {
+	for i := len(r.Steps); i < len(lr.shown); i++ {
+		if err := w.Delete(stepKey(r.ID, i)); err != nil {
+			return err
+		}
+	}
+	lr.shown = slices.Grow(lr.shown[:0], len(r.Steps))[:len(r.Steps)]
+	clear(lr.counts)
+	for i := range r.Steps {
+		lr.shown[i] = r.StepStatus(i)
+		lr.counts[lr.shown[i]]++
+		if err := writeStep(w, r, i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeSteps rewrites the rows of the steps at positions (possibly
+// repeated; sorted in place) and moves the step counts.
+func (lr *liveRun) writeSteps(w *ledger.IndexWriter, r *orchestrator.Run, positions []int) error {
+	slices.Sort(positions)
+	for _, i := range slices.Compact(positions) {
+		if s := r.StepStatus(i); s != lr.shown[i] {
+			lr.counts[lr.shown[i]]--
+			if lr.counts[lr.shown[i]] == 0 {
+				delete(lr.counts, lr.shown[i])
+			}
+			lr.counts[s]++
+			lr.shown[i] = s
+		}
+		if err := writeStep(w, r, i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fileStatus moves the run's status key when its status changed.
+func (lr *liveRun) fileStatus(w *ledger.IndexWriter, status string, pos []byte) error {
+	if lr.status == status {
+		return nil
+	}
+	if lr.status != "" {
+		if err := w.Delete(statusKey(lr.status, pos)); err != nil {
+			return err
+		}
+	}
+	lr.status = status
+	return w.Set(statusKey(status, pos), nil)
 }
 
 // summary is r's summary as the index lists it: created at its stream time,
@@ -160,8 +183,8 @@ func (lr *liveRun) summary(r *orchestrator.Run) orchestrator.RunSummary {
 }
 
 // writeStep stages the row of step i.
-func writeStep(w *ledger.IndexWriter, r *orchestrator.Run, i int, discard bool) error {
-	if discard {
+func writeStep(w *ledger.IndexWriter, r *orchestrator.Run, i int) error {
+	if w.Discard() {
 		return nil
 	}
 	b, err := json.Marshal(r.StepView(i))
