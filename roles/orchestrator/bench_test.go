@@ -28,27 +28,51 @@ func widePlan(layers, width int) plan.Plan {
 // BenchmarkDecideApply drives a 2,000-step plan of width 50 to success on 5
 // executors × 10 slots the way the leader loop does: fold the decisions
 // back, fold each result, and Decide again after every result. It reports
-// decisions per second (Decide plus folding everything back).
+// decisions per second (Decide plus folding everything back), with the
+// state untracked (the orchestrator role) and tracked, its changes taken
+// after every event (the run index).
 func BenchmarkDecideApply(b *testing.B) {
+	for _, tracked := range []bool{false, true} {
+		name := "untracked"
+		if tracked {
+			name = "tracked"
+		}
+		b.Run(name, func(b *testing.B) { benchDecideApply(b, tracked) })
+	}
+}
+
+func benchDecideApply(b *testing.B, tracked bool) {
 	p := widePlan(40, 50)
 	var decisions, events int
 	b.ReportAllocs()
 	for b.Loop() {
 		var l ledger
 		s := NewState()
+		if tracked {
+			s.TrackChanges()
+		}
+		final := ""
+		apply := func(ev event.Event) {
+			s.Apply(ev)
+			for _, c := range s.TakeChanges().Runs {
+				if c.Evicted {
+					final = c.Run.Status
+				}
+			}
+		}
 		now := t0
 		for i := range 5 {
-			s.Apply(l.add(event.ExecutorOnline, "", fmt.Sprintf("n%d", i), now, event.ExecutorOnlineData{Slots: 10}))
+			apply(l.add(event.ExecutorOnline, "", fmt.Sprintf("n%d", i), now, event.ExecutorOnlineData{Slots: 10}))
 		}
-		s.Apply(l.add(event.LeaderElected, "", "o1", now, event.LeaderElectedData{Decision: event.Decision{Epoch: 1}, Leader: "o1"}))
-		s.Apply(l.add(event.GoalSubmitted, "r1", "op", now, event.GoalSubmittedData{Goal: "wide"}))
-		s.Apply(l.add(event.PlanProposed, "r1", "planner", now, event.PlanProposedData{Revision: 1, Plan: p}))
+		apply(l.add(event.LeaderElected, "", "o1", now, event.LeaderElectedData{Decision: event.Decision{Epoch: 1}, Leader: "o1"}))
+		apply(l.add(event.GoalSubmitted, "r1", "op", now, event.GoalSubmittedData{Goal: "wide"}))
+		apply(l.add(event.PlanProposed, "r1", "planner", now, event.PlanProposedData{Revision: 1, Plan: p}))
 		var running []event.TaskAssignedData
-		for s.Runs["r1"].Status != event.RunSucceeded {
+		for s.Runs["r1"] != nil {
 			ds, _ := Decide(s, now, 1, nil)
 			decisions += len(ds)
 			for _, d := range ds {
-				s.Apply(l.commit(d.Draft, "o1"))
+				apply(l.commit(d.Draft, "o1"))
 				if d.Draft.Type == event.TaskAssigned {
 					var a event.TaskAssignedData
 					if err := (&event.Event{Data: d.Draft.Data}).Decode(&a); err != nil {
@@ -64,9 +88,12 @@ func BenchmarkDecideApply(b *testing.B) {
 				a := running[0]
 				running = running[1:]
 				now = now.Add(time.Millisecond)
-				s.Apply(l.add(event.TaskFinished, "r1", a.Node, now, event.TaskFinishedData{
+				apply(l.add(event.TaskFinished, "r1", a.Node, now, event.TaskFinishedData{
 					Step: a.Step.ID, Attempt: a.Attempt, Node: a.Node, Status: event.TaskSucceeded}))
 			}
+		}
+		if tracked && final != event.RunSucceeded {
+			b.Fatalf("run ended %q", final)
 		}
 		events += len(l.events)
 	}

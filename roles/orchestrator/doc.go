@@ -25,6 +25,12 @@
 //  5. Retries are deterministic: the backoff's jitter is a hash of
 //     run/step/attempt (Backoff), so every node computes the same NotBefore.
 //  6. Unknown event types are skipped, never fatal.
+//  7. State holds live runs only: a run leaves State.Runs in the fold that
+//     gives it a final status, and later events naming it are ignored (and
+//     counted in State.Ignored). Memory, Decide and snapshots are bounded by
+//     the runs in flight, not by history. What finished runs looked like is
+//     kept on disk by the run index (package runindex), which learns what
+//     each fold changed from TrackChanges/TakeChanges.
 //
 // Run lifecycle: submitted → planned → running → succeeded | failed |
 // cancelled. Step: pending → (ready) → assigned → running → succeeded |

@@ -2,8 +2,8 @@ package orchestrator
 
 import "github.com/agentic-dev/agentic/bus/event"
 
-// foldGoalSubmitted starts a run. A second goal.submitted for a run that
-// exists is a duplicate and ignored.
+// foldGoalSubmitted starts a run. A second goal.submitted for a live run is
+// a duplicate and ignored (the ledger refuses one for any run it holds).
 func foldGoalSubmitted(s *State, ev event.Event) {
 	var d event.GoalSubmittedData
 	if !s.decode(ev, &d) {
@@ -23,6 +23,7 @@ func foldGoalSubmitted(s *State, ev event.Event) {
 	r.buildIndex()
 	s.NextOrder++
 	s.Runs[r.ID] = r
+	s.touch(r)
 }
 
 // foldRunCancel records an operator's request to cancel a run; Decide turns

@@ -33,6 +33,7 @@ func foldPlanProposed(s *State, ev event.Event) {
 		r.Steps[i] = &Step{Spec: spec, Status: StepPending}
 	}
 	r.Invalid = r.buildIndex()
+	s.touchPlan(r)
 }
 
 // foldPlanRejected fails a run the planner could not plan.
@@ -49,6 +50,7 @@ func foldPlanRejected(s *State, ev event.Event) {
 	r.Status = event.RunFailed
 	r.Reason = "plan rejected: " + d.Error
 	r.FinishedAt = ev.Time
+	s.touch(r) // no step shows otherwise: "ready" is shown only while running
 }
 
 // foldPlanAccepted starts a planned run whose revision matches. Steps
@@ -64,9 +66,11 @@ func foldPlanAccepted(s *State, ev event.Event) {
 		return
 	}
 	r.Status = event.RunRunning
+	s.touch(r)
 	for i, st := range r.Steps {
 		if st.Status == StepPending && r.depsDone(i) {
 			st.ReadyAt = ev.Time
+			s.touchStep(r, i) // shows as ready now
 		}
 	}
 }

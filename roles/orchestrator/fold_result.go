@@ -33,6 +33,7 @@ func foldTaskFinished(s *State, ev event.Event) {
 	if !s.currentAttempt(st, d.Attempt, signer(ev, d.Node)) {
 		return
 	}
+	s.touchStep(r, i)
 	if st.StartedAt.IsZero() {
 		st.StartedAt = d.Started
 	}
@@ -43,14 +44,14 @@ func foldTaskFinished(s *State, ev event.Event) {
 	switch d.Status {
 	case event.TaskSucceeded:
 		st.Status = StepSucceeded
-		r.stepDone(i, ev.Time)
+		s.stepDone(r, i, ev.Time)
 	case event.TaskSkipped:
 		st.Status = StepSkipped
-		r.stepDone(i, ev.Time)
+		s.stepDone(r, i, ev.Time)
 	case event.TaskCancelled:
 		st.Status = StepCancelled
 	default:
-		failAttempt(r, i, d, ev.Time)
+		s.failAttempt(r, i, d, ev.Time)
 	}
 }
 
@@ -58,7 +59,7 @@ func foldTaskFinished(s *State, ev event.Event) {
 // backoff while it may be retried, otherwise failed for good. A final
 // failure with on_failure "continue" lets dependents run; any other fails
 // the run (Decide emits that).
-func failAttempt(r *Run, i int, d event.TaskFinishedData, t time.Time) {
+func (s *State) failAttempt(r *Run, i int, d event.TaskFinishedData, t time.Time) {
 	st := r.Steps[i]
 	st.Class = failureClass(d)
 	retry, reason := retryable(st.Spec, d)
@@ -72,7 +73,7 @@ func failAttempt(r *Run, i int, d event.TaskFinishedData, t time.Time) {
 	st.Status = StepFailed
 	st.Abort = st.Spec.OnFailure != plan.OnFailureContinue
 	if !st.Abort {
-		r.stepDone(i, t)
+		s.stepDone(r, i, t)
 	}
 }
 

@@ -23,10 +23,12 @@ func foldRunFinished(s *State, ev event.Event) {
 	r.Status = d.Status
 	r.Reason = d.Reason
 	r.FinishedAt = ev.Time
-	for _, st := range r.Steps {
+	s.touch(r)
+	for i, st := range r.Steps {
 		if !st.Terminal() {
 			st.Status = StepCancelled
 			st.FinishedAt = ev.Time
+			s.touchStep(r, i)
 		}
 	}
 }

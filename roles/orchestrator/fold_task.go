@@ -14,12 +14,13 @@ func foldTaskAssigned(s *State, ev event.Event) {
 	if !s.decode(ev, &d) || s.fenced(d.Epoch) {
 		return
 	}
-	r, _, st := s.step(ev.Run, d.Step.ID)
+	r, i, st := s.step(ev.Run, d.Step.ID)
 	if st == nil || r.Status != event.RunRunning || st.Status != StepPending ||
 		d.Attempt != st.Attempt+1 || d.Node == "" {
 		s.Ignored++
 		return
 	}
+	s.touchStep(r, i)
 	st.Status = StepAssigned
 	st.Attempt = d.Attempt
 	st.Node = d.Node
@@ -33,7 +34,7 @@ func foldTaskStarted(s *State, ev event.Event) {
 	if !s.decode(ev, &d) {
 		return
 	}
-	_, _, st := s.step(ev.Run, d.Step)
+	r, i, st := s.step(ev.Run, d.Step)
 	if !s.currentAttempt(st, d.Attempt, signer(ev, d.Node)) {
 		return
 	}
@@ -41,6 +42,7 @@ func foldTaskStarted(s *State, ev event.Event) {
 		s.Ignored++
 		return
 	}
+	s.touchStep(r, i)
 	st.Status = StepRunning
 	st.StartedAt = ev.Time
 }

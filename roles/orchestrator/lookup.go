@@ -15,8 +15,9 @@ var (
 	ErrAmbiguous = errors.New("orchestrator: ambiguous run id prefix")
 )
 
-// Run returns the run with id idOrPrefix, or the only run whose id starts
-// with it. Errors wrap ErrNotFound or ErrAmbiguous (naming the candidates).
+// Run returns the live run with id idOrPrefix, or the only live run whose id
+// starts with it. Errors wrap ErrNotFound or ErrAmbiguous (naming the
+// candidates). Finished runs are not in State: the run index has them.
 func (s *State) Run(idOrPrefix string) (*Run, error) {
 	if r := s.Runs[idOrPrefix]; r != nil {
 		return r, nil
@@ -40,8 +41,8 @@ func (s *State) Run(idOrPrefix string) (*Run, error) {
 	return nil, fmt.Errorf("%w: %q matches %s", ErrAmbiguous, idOrPrefix, strings.Join(found, ", "))
 }
 
-// RunsView returns the views of the runs with the given status ("" for
-// all), newest first, at most limit of them (limit <= 0: all).
+// RunsView returns the views of the live runs with the given status (""
+// for all), newest first, at most limit of them (limit <= 0: all).
 func (s *State) RunsView(status string, limit int) []RunView {
 	runs := make([]*Run, 0, len(s.Runs))
 	for _, r := range s.Runs {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 	"time"
 
@@ -94,7 +95,22 @@ func TestSnapshotMidwayEqualsFoldFromZero(t *testing.T) {
 				t.Fatalf("seed %d cut %d: decisions differ:\n got %s\nwant %s", seed, k, got, wantDecisions)
 			}
 		}
+		// Finished runs have left the state: count them from the changes
+		// a tracking fold reports.
+		tracked := NewState()
+		tracked.TrackChanges()
+		for _, ev := range events {
+			tracked.Apply(ev)
+			for _, c := range tracked.TakeChanges().Runs {
+				if c.Evicted {
+					outcomes[c.Run.Status]++
+				}
+			}
+		}
 		for _, r := range full.Runs {
+			if r.Terminal() {
+				t.Fatalf("seed %d: finished run %s is still in State", seed, r.ID)
+			}
 			outcomes[r.Status]++
 		}
 		outcomes["fenced"] += int(full.Fenced)
@@ -120,9 +136,11 @@ func TestSnapshotErrors(t *testing.T) {
 		{"future version", `{"version":99,"state":{}}`, ErrSnapshotVersion},
 		{"no version", `{"state":{}}`, ErrSnapshotVersion},
 		{"not json", `{`, nil},
-		{"no state", `{"version":1}`, nil},
-		{"misfiled run", `{"version":1,"state":{"runs":{"a":{"id":"b"}}}}`, nil},
-		{"null step", `{"version":1,"state":{"runs":{"a":{"id":"a","steps":[null]}}}}`, nil},
+		{"no state", `{"version":2}`, nil},
+		{"version 1 (held finished runs)", `{"version":1,"state":{}}`, ErrSnapshotVersion},
+		{"finished run", `{"version":2,"state":{"runs":{"a":{"id":"a","status":"succeeded"}}}}`, nil},
+		{"misfiled run", `{"version":2,"state":{"runs":{"a":{"id":"b"}}}}`, nil},
+		{"null step", `{"version":2,"state":{"runs":{"a":{"id":"a","steps":[null]}}}}`, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -143,5 +161,86 @@ func TestSnapshotErrors(t *testing.T) {
 	var probe map[string]any
 	if err := json.Unmarshal(mustSnapshot(t, s), &probe); err != nil || probe["version"] != float64(SnapshotVersion) {
 		t.Fatalf("snapshot version field: %v %v", probe, err)
+	}
+}
+
+// TestChangesNameEveryChange: for random histories, a mirror of the runs
+// that rewrites only what TakeChanges names after each event (a run's own
+// fields when it is named, the steps named, every step after a new plan)
+// always equals the runs' views, and an evicted run's final view. This is
+// what lets the run index rewrite only what changed.
+func TestChangesNameEveryChange(t *testing.T) {
+	seeds := 40
+	if testing.Short() {
+		seeds = 10
+	}
+	evicted := 0
+	for seed := range uint64(seeds) {
+		m := newSim(seed, func(*State) {})
+		for range 300 {
+			m.step()
+		}
+		s := NewState()
+		s.TrackChanges()
+		mirror := map[string]*RunView{}
+		finished := map[string]bool{}
+		for _, ev := range m.l.events {
+			s.Apply(ev)
+			for _, c := range s.TakeChanges().Runs {
+				id := c.Run.ID
+				if finished[id] {
+					t.Fatalf("seed %d seq %d: change to run %s after it left State", seed, ev.Seq, id)
+				}
+				mv := mirror[id]
+				if mv == nil { // a new run: written whole
+					v := c.Run.View()
+					mv = &v
+					mirror[id] = mv
+				}
+				steps := mv.Steps
+				*mv = c.Run.View()
+				mv.Steps = steps
+				if c.Plan {
+					mv.Steps = c.Run.View().Steps
+				}
+				for _, i := range c.Steps {
+					mv.Steps[i] = c.Run.StepView(i)
+				}
+				if c.Evicted {
+					if s.Runs[id] != nil || !c.Run.Terminal() {
+						t.Fatalf("seed %d seq %d: run %s evicted while %s and in State: %v", seed, ev.Seq, id, c.Run.Status, s.Runs[id] != nil)
+					}
+					if want := c.Run.View(); !reflect.DeepEqual(*mv, want) {
+						t.Fatalf("seed %d seq %d (%s): final view of %s:\n got %+v\nwant %+v", seed, ev.Seq, ev.Type, id, *mv, want)
+					}
+					finished[id] = true
+					delete(mirror, id)
+					evicted++
+				}
+			}
+			if len(mirror) != len(s.Runs) {
+				t.Fatalf("seed %d seq %d: mirror holds %d runs, State %d", seed, ev.Seq, len(mirror), len(s.Runs))
+			}
+			for id, r := range s.Runs {
+				if want := r.View(); mirror[id] == nil || !reflect.DeepEqual(*mirror[id], want) {
+					t.Fatalf("seed %d seq %d (%s): run %s:\n got %+v\nwant %+v", seed, ev.Seq, ev.Type, id, mirror[id], want)
+				}
+			}
+		}
+	}
+	if evicted == 0 {
+		t.Fatal("no run was evicted: the property says little")
+	}
+}
+
+// TestUntrackedStateRecordsNothing: without TrackChanges, Apply keeps no
+// record (the orchestrator role's state never drains one).
+func TestUntrackedStateRecordsNothing(t *testing.T) {
+	m := newSim(3, func(*State) {})
+	for range 200 {
+		m.step()
+	}
+	if m.s.track != nil || len(m.s.TakeChanges().Runs) != 0 {
+		t.Fatal("an untracked state recorded changes")
 	}
 }

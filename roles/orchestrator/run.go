@@ -67,12 +67,13 @@ func (r *Run) depsDone(i int) bool {
 	return true
 }
 
-// stepDone records that step i is done at t: every pending dependent whose
-// dependencies are now all done becomes ready at t.
-func (r *Run) stepDone(i int, t time.Time) {
+// stepDone records that step i of r is done at t: every pending dependent
+// whose dependencies are now all done becomes ready at t (and shows so).
+func (s *State) stepDone(r *Run, i int, t time.Time) {
 	for _, j := range r.dependents[i] {
 		if r.Steps[j].Status == StepPending && r.depsDone(j) {
 			r.Steps[j].ReadyAt = t
+			s.touchStep(r, j)
 		}
 	}
 }

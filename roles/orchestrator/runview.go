@@ -7,10 +7,8 @@ import (
 	"github.com/agentic-dev/agentic/bus/event"
 )
 
-// View returns the run's public shape. Steps come in plan order. A pending
-// step of a running run whose dependencies are all done shows as "ready",
-// unless it failed before and waits for a retry (it has a NotBefore): that
-// one stays "pending", with its attempt count and last error.
+// View returns the run's public shape. Steps come in plan order, each as
+// StepView shows it.
 func (r *Run) View() RunView {
 	v := RunView{
 		ID:         r.ID,
@@ -22,31 +20,68 @@ func (r *Run) View() RunView {
 		FinishedAt: timePtr(r.FinishedAt),
 		Steps:      make([]StepView, len(r.Steps)),
 	}
-	for i, st := range r.Steps {
-		status := st.Status
-		if status == StepPending && st.NotBefore.IsZero() && r.Status == event.RunRunning && r.depsDone(i) {
-			status = StepReady
-		}
-		var exit *int
-		if st.ExitCode != nil {
-			exit = new(*st.ExitCode)
-		}
-		v.Steps[i] = StepView{
-			ID:         st.Spec.ID,
-			Title:      st.Spec.Title,
-			Subgoal:    st.Spec.Subgoal,
-			Kind:       st.Spec.Kind,
-			Status:     status,
-			Attempt:    st.Attempt,
-			Node:       st.Node,
-			ExitCode:   exit,
-			DependsOn:  slices.Clone(st.Spec.DependsOn),
-			Error:      st.Error,
-			StartedAt:  timePtr(st.StartedAt),
-			FinishedAt: timePtr(st.FinishedAt),
-		}
+	for i := range r.Steps {
+		v.Steps[i] = r.StepView(i)
 	}
 	return v
+}
+
+// StepStatus returns the status step i shows: its status, except that a
+// pending step of a running run whose dependencies are all done shows as
+// "ready" — unless it failed before and waits for a retry (it has a
+// NotBefore): that one stays "pending", with its attempt count and last
+// error.
+func (r *Run) StepStatus(i int) string {
+	st := r.Steps[i]
+	if st.Status == StepPending && st.NotBefore.IsZero() && r.Status == event.RunRunning && r.depsDone(i) {
+		return StepReady
+	}
+	return st.Status
+}
+
+// StepView returns the public shape of step i (its position in the plan).
+func (r *Run) StepView(i int) StepView {
+	st := r.Steps[i]
+	var exit *int
+	if st.ExitCode != nil {
+		exit = new(*st.ExitCode)
+	}
+	return StepView{
+		ID:         st.Spec.ID,
+		Title:      st.Spec.Title,
+		Subgoal:    st.Spec.Subgoal,
+		Kind:       st.Spec.Kind,
+		Status:     r.StepStatus(i),
+		Attempt:    st.Attempt,
+		Node:       st.Node,
+		ExitCode:   exit,
+		DependsOn:  slices.Clone(st.Spec.DependsOn),
+		Error:      st.Error,
+		StartedAt:  timePtr(st.StartedAt),
+		FinishedAt: timePtr(st.FinishedAt),
+	}
+}
+
+// Summary returns the run without its steps, its step counts computed from
+// them (StepStatus). CreatedAt is the run's CreatedAt, the time its
+// goal.submitted was signed; a listing by stream time (the run index) sets
+// its own.
+func (r *Run) Summary() RunSummary {
+	counts := map[string]int{}
+	for i := range r.Steps {
+		counts[r.StepStatus(i)]++
+	}
+	return RunSummary{
+		ID:         r.ID,
+		Goal:       r.Goal,
+		Status:     r.Status,
+		Reason:     r.Reason,
+		Revision:   r.Revision,
+		Steps:      len(r.Steps),
+		StepCounts: counts,
+		CreatedAt:  r.CreatedAt,
+		FinishedAt: timePtr(r.FinishedAt),
+	}
 }
 
 // timePtr is nil for the zero time.

@@ -38,20 +38,52 @@ import (
 //	event TYPE [RUN]            an event this fold skips (memory.written, ...)
 //	state RUN | runs [status=S] [limit=N] | lookup PREFIX | counters | executors
 //	snapshot                    round-trip the state through a snapshot
+//
+// A run leaves State in the fold that finishes it. The script keeps the
+// final run of every run evicted (as the run index does, from the changes
+// State reports), so that "state" and the event lines still show a finished
+// run — marked "(out of state)" — while "runs" and "lookup" see what State
+// holds: live runs only.
 type script struct {
-	s       *State
-	l       ledger
-	now     time.Time
-	plans   map[string]*plan.Plan
-	runPlan map[string]string
-	epoch   uint64
-	leader  string
-	held    []Decision
+	s        *State
+	l        ledger
+	now      time.Time
+	plans    map[string]*plan.Plan
+	runPlan  map[string]string
+	epoch    uint64
+	leader   string
+	held     []Decision
+	finished map[string]*Run // runs evicted from State, as they ended
 }
 
 func newScript() *script {
-	return &script{s: NewState(), now: t0, plans: map[string]*plan.Plan{},
-		runPlan: map[string]string{}, leader: "o1"}
+	s := NewState()
+	s.TrackChanges()
+	return &script{s: s, now: t0, plans: map[string]*plan.Plan{},
+		runPlan: map[string]string{}, leader: "o1", finished: map[string]*Run{}}
+}
+
+// apply folds ev and keeps the runs it evicts.
+func (sc *script) apply(ev event.Event) {
+	sc.s.Apply(ev)
+	for _, c := range sc.s.TakeChanges().Runs {
+		if c.Evicted {
+			if sc.s.Runs[c.Run.ID] != nil {
+				panic("evicted run " + c.Run.ID + " is still in State")
+			}
+			sc.finished[c.Run.ID] = c.Run
+		}
+	}
+}
+
+// run returns the run id from State, or the finished run; out reports the
+// latter.
+func (sc *script) run(id string) (r *Run, out bool) {
+	if r := sc.s.Runs[id]; r != nil {
+		return r, false
+	}
+	r = sc.finished[id]
+	return r, r != nil
 }
 
 // args are a command's arguments: positional ones, key=value options and
@@ -170,8 +202,8 @@ func (sc *script) exec(t *testing.T, line string, input []string) []string {
 	case "assign":
 		run, step := a.pos[0], a.pos[1]
 		spec := plan.Step{ID: step}
-		if _, _, st := sc.s.step(run, step); st != nil {
-			spec = st.Spec
+		if r, _ := sc.run(run); r != nil && r.Step(step) != nil {
+			spec = r.Step(step).Spec
 		}
 		return sc.fold(event.TaskAssigned, run, sc.leader, event.TaskAssignedData{
 			Decision: event.Decision{Epoch: uint64(a.optInt(t, "epoch", int(sc.epoch)))},
@@ -232,6 +264,7 @@ func (sc *script) exec(t *testing.T, line string, input []string) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
+		s2.TrackChanges()
 		sc.s = s2
 		return []string{fmt.Sprintf("snapshot at seq %d", sc.s.Seq)}
 	}
@@ -243,7 +276,7 @@ func (sc *script) exec(t *testing.T, line string, input []string) []string {
 // (given the run id), followed by the counters it moved.
 func (sc *script) fold(typ event.Type, run, node string, payload any, show func(string) string) []string {
 	before := *sc.s
-	sc.s.Apply(sc.l.add(typ, run, node, sc.now, payload))
+	sc.apply(sc.l.add(typ, run, node, sc.now, payload))
 	return []string{show(run) + sc.moved(&before)}
 }
 
@@ -266,8 +299,10 @@ func (sc *script) nodeOf(run, step string, a args) string {
 	if n := a.opt["node"]; n != "" {
 		return n
 	}
-	if _, _, st := sc.s.step(run, step); st != nil {
-		return st.Node
+	if r, _ := sc.run(run); r != nil {
+		if st := r.Step(step); st != nil {
+			return st.Node
+		}
 	}
 	return ""
 }
@@ -311,7 +346,7 @@ func (sc *script) decide(t *testing.T, a args) []string {
 	}
 	for _, d := range ds {
 		before := *sc.s
-		sc.s.Apply(sc.l.commit(d.Draft, sc.leader))
+		sc.apply(sc.l.commit(d.Draft, sc.leader))
 		if m := sc.moved(&before); m != "" {
 			out = append(out, d.Key+m)
 		}
@@ -332,7 +367,7 @@ func (sc *script) commit(a args) []string {
 			continue
 		}
 		before := *sc.s
-		sc.s.Apply(sc.l.commit(d.Draft, sc.leader))
+		sc.apply(sc.l.commit(d.Draft, sc.leader))
 		m := sc.moved(&before)
 		if m == "" {
 			m = " applied"
@@ -399,7 +434,7 @@ func (sc *script) executorLine(id string) string {
 }
 
 func (sc *script) runLine(id string) string {
-	r := sc.s.Runs[id]
+	r, out := sc.run(id)
 	if r == nil {
 		return id + " unknown"
 	}
@@ -410,13 +445,16 @@ func (sc *script) runLine(id string) string {
 	if r.CancelRequested {
 		s += " cancel-requested"
 	}
+	if out {
+		s += " (out of state)"
+	}
 	return s
 }
 
 // stepLine returns a printer of one step of a run.
 func (sc *script) stepLine(step string) func(string) string {
 	return func(run string) string {
-		r := sc.s.Runs[run]
+		r, _ := sc.run(run)
 		if r == nil {
 			return run + " unknown"
 		}
@@ -456,6 +494,9 @@ func formatStep(v StepView, st *Step) string {
 
 func (sc *script) stateLines(id string) []string {
 	r, err := sc.s.Run(id)
+	if f := sc.finished[id]; err != nil && f != nil {
+		r, err = f, nil
+	}
 	if err != nil {
 		return []string{"error: " + err.Error()}
 	}

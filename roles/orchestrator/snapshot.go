@@ -7,8 +7,9 @@ import (
 )
 
 // SnapshotVersion is the snapshot format this version writes. It only moves
-// forward; UnmarshalSnapshot refuses versions it does not know.
-const SnapshotVersion = 1
+// forward; UnmarshalSnapshot refuses versions it does not know (the holder
+// then folds from the start). Version 2: State holds live runs only.
+const SnapshotVersion = 2
 
 // ErrSnapshotVersion: the snapshot was written by an unknown format version.
 var ErrSnapshotVersion = errors.New("orchestrator: unsupported snapshot version")
@@ -52,6 +53,9 @@ func UnmarshalSnapshot(b []byte) (*State, error) {
 	for id, r := range s.Runs {
 		if r == nil || r.ID != id {
 			return nil, fmt.Errorf("orchestrator: unmarshal snapshot: run %q is missing or misfiled", id)
+		}
+		if r.Terminal() {
+			return nil, fmt.Errorf("orchestrator: unmarshal snapshot: run %s is %s, and a state holds live runs only", id, r.Status)
 		}
 		for i, st := range r.Steps {
 			if st == nil {

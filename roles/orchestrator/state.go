@@ -22,10 +22,12 @@ const (
 	StepCancelled = "cancelled"
 )
 
-// State is the orchestrator's projection of the ledger: every run, its steps
-// and the executors that announced themselves. It is changed only by Apply
-// and read by Decide, View and the lookups. It is not safe for concurrent
-// use; the loop that owns it serialises access.
+// State is the orchestrator's projection of the ledger: the live runs (not
+// yet finished), their steps and the executors that announced themselves.
+// A run leaves State in the fold that gives it a final status; what a
+// finished run looked like is kept elsewhere (the run index). It is changed
+// only by Apply and read by Decide, View and the lookups. It is not safe for
+// concurrent use; the loop that owns it serialises access.
 type State struct {
 	// Seq is the ledger position of the last event applied.
 	Seq uint64 `json:"seq"`
@@ -33,7 +35,8 @@ type State struct {
 	Epoch uint64 `json:"epoch"`
 	// Leader is the node that won Epoch.
 	Leader string `json:"leader,omitempty"`
-	// Runs by run id.
+	// Runs holds the live runs by run id: a run is added by its
+	// goal.submitted and removed by the event that finishes it.
 	Runs map[string]*Run `json:"runs"`
 	// Executors by node id.
 	Executors map[string]*Executor `json:"executors"`
@@ -49,6 +52,9 @@ type State struct {
 	Ignored uint64 `json:"ignored"`
 	// NextOrder is the submission order given to the next new run.
 	NextOrder uint64 `json:"next_order"`
+
+	// track records changes for TakeChanges; nil unless TrackChanges.
+	track *tracker
 }
 
 // Run is one goal's journey from submission to a final status.
@@ -144,13 +150,20 @@ var folds = map[event.Type]foldFunc{
 // Apply folds one committed event into s. It is pure and deterministic:
 // the same events in the same order give the same state on every node.
 // Unknown and irrelevant types (memory.*, event.rejected, ledger.gap) are
-// skipped.
+// skipped. A run that the event gives a final status leaves s.Runs.
+//
+// A run id names one run: the ledger refuses a second goal.submitted for a
+// run id it holds, so a goal.submitted never names a finished (forgotten)
+// run.
 func (s *State) Apply(ev event.Event) {
 	if ev.Seq > s.Seq {
 		s.Seq = ev.Seq
 	}
 	if f := folds[ev.Type]; f != nil {
 		f(s, ev)
+		if ev.Run != "" {
+			s.evictIfFinished(s.Runs[ev.Run])
+		}
 	}
 }
 
@@ -164,13 +177,10 @@ func (s *State) FreeSlots(node string) int {
 	return max(0, ex.Slots-s.busy()[node])
 }
 
-// busy counts assigned and running steps per node over unfinished runs.
+// busy counts assigned and running steps per node over the live runs.
 func (s *State) busy() map[string]int {
 	n := map[string]int{}
 	for _, r := range s.Runs {
-		if r.Terminal() {
-			continue
-		}
 		for _, st := range r.Steps {
 			if st.Active() {
 				n[st.Node]++
@@ -180,13 +190,11 @@ func (s *State) busy() map[string]int {
 	return n
 }
 
-// activeRuns returns the runs not yet finished, oldest first.
+// activeRuns returns the live runs, oldest first.
 func (s *State) activeRuns() []*Run {
-	var out []*Run
+	out := make([]*Run, 0, len(s.Runs))
 	for _, r := range s.Runs {
-		if !r.Terminal() {
-			out = append(out, r)
-		}
+		out = append(out, r)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Order < out[j].Order })
 	return out

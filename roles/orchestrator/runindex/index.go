@@ -3,9 +3,10 @@ package runindex
 import (
 	"errors"
 	"fmt"
-	"iter"
 	"log/slog"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentic-dev/agentic/ledger"
@@ -17,6 +18,9 @@ const Name = "runs"
 
 // Version is the layout version of the index's entries. A stored index of
 // another version is rebuilt from the ledger when the index is attached.
+// Bump it when the keys change, and also when what an entry holds changes
+// (a field of RunSummary or StepView, or how the fold computes a view), so
+// that no row of the old shape survives.
 const Version uint32 = 1
 
 // Errors of the read methods. Test with errors.Is.
@@ -30,6 +34,8 @@ var (
 	ErrBadCursor = errors.New("runindex: bad cursor")
 	// ErrNotAttached: a read before Attach.
 	ErrNotAttached = errors.New("runindex: not attached to a ledger")
+
+	errAttached = errors.New("runindex: already attached")
 )
 
 // Index is the run index. Its write side (the ledger.Indexer methods) is
@@ -37,7 +43,8 @@ var (
 // Steps, Leader) is safe for concurrent use from any goroutine.
 type Index struct {
 	log *slog.Logger
-	st  *ledger.Store // set by Attach; reads only
+	st  atomic.Pointer[ledger.Store] // set by Attach; reads only
+	hot *hot                         // the write side's state
 
 	mu struct {
 		sync.Mutex
@@ -54,14 +61,30 @@ func New(logger *slog.Logger) *Index {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return &Index{log: logger}
+	return &Index{log: logger, hot: newHot()}
 }
 
 // Attach attaches the index to st (st.AttachIndexer: the index is restored
 // from its snapshot plus the records after it, caught up, or rebuilt) and
 // keeps st for reads. Call it before the first Append, once.
 func (x *Index) Attach(st *ledger.Store) error {
-	return errors.New("runindex: not implemented")
+	if x.st.Load() != nil {
+		return errAttached
+	}
+	if err := st.AttachIndexer(x); err != nil {
+		return fmt.Errorf("runindex: attach: %w", err)
+	}
+	x.st.Store(st)
+	return nil
+}
+
+// store returns the attached store.
+func (x *Index) store() (*ledger.Store, error) {
+	st := x.st.Load()
+	if st == nil {
+		return nil, ErrNotAttached
+	}
+	return st, nil
 }
 
 // Leader returns the leader and epoch of the newest leader.elected the
@@ -110,29 +133,8 @@ type Entry struct {
 // nothing costs a bounded scan per page, never a scan of the history.
 const ScanBudget = 5000
 
-// Runs lists run summaries newest first (CreatedAt descending, then run id
-// descending), or nearest first with q.Before, lazily: it reads Pebble as
-// the caller iterates and stops when the caller stops. A bad cursor yields
-// an error wrapping ErrBadCursor, and ends the listing.
-func (x *Index) Runs(q Query) iter.Seq2[Entry, error] {
-	return func(yield func(Entry, error) bool) {
-		yield(Entry{}, errors.New("runindex: not implemented"))
-	}
-}
-
-// ValidCursor returns nil for a cursor a listing made, and an error wrapping
-// ErrBadCursor otherwise.
-func ValidCursor(c string) error {
-	return fmt.Errorf("%w: not implemented", ErrBadCursor)
-}
-
-// Run returns the summary of the run with id idOrPrefix, or of the only run
-// whose id starts with it. It seeks the id index; it never scans the runs.
-// Errors wrap ErrNotFound, or ErrAmbiguous (an *AmbiguousError naming a few
-// of the candidates).
-func (x *Index) Run(idOrPrefix string) (orchestrator.RunSummary, error) {
-	return orchestrator.RunSummary{}, errors.New("runindex: not implemented")
-}
+// scanBudget is ScanBudget; tests lower it.
+var scanBudget = ScanBudget
 
 // AmbiguousError is the error of a prefix several runs share. It matches
 // ErrAmbiguous.
@@ -149,7 +151,11 @@ type AmbiguousError struct {
 const MaxCandidates = 5
 
 func (e *AmbiguousError) Error() string {
-	return "not implemented"
+	more := ""
+	if e.More {
+		more = " and more"
+	}
+	return fmt.Sprintf("%v: %q matches %s%s", ErrAmbiguous, e.Prefix, strings.Join(e.Candidates, ", "), more)
 }
 
 // Is makes errors.Is(err, ErrAmbiguous) true.
@@ -162,35 +168,8 @@ type StepEntry struct {
 	View orchestrator.StepView
 }
 
-// Steps yields the steps of the run with the full id run whose position is
-// greater than after, in plan order (after = -1: from the first step). An
-// unknown run yields an error wrapping ErrNotFound.
-func (x *Index) Steps(run string, after int) iter.Seq2[StepEntry, error] {
-	return func(yield func(StepEntry, error) bool) {
-		yield(StepEntry{}, errors.New("runindex: not implemented"))
-	}
-}
-
 // Name is "runs".
 func (x *Index) Name() string { return Name }
 
 // Version is the layout version.
 func (x *Index) Version() uint32 { return Version }
-
-// Index folds rec and stages the entries it changes.
-func (x *Index) Index(w *ledger.IndexWriter, rec ledger.IndexRecord) error {
-	return errors.New("runindex: not implemented")
-}
-
-// Committed publishes what the committed batch folded (the leader).
-func (x *Index) Committed(err error) {}
-
-// Snapshot returns the in-memory state: the live runs.
-func (x *Index) Snapshot() ([]byte, error) {
-	return nil, errors.New("runindex: not implemented")
-}
-
-// Restore replaces the in-memory state with a snapshot (nil: empty).
-func (x *Index) Restore(data []byte) error {
-	return errors.New("runindex: not implemented")
-}

@@ -1,0 +1,282 @@
+package runindex
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/ledger"
+	"github.com/agentic-dev/agentic/roles/orchestrator"
+)
+
+// hot is the write side's in-memory state, owned by the ledger's appending
+// goroutine: the fold of every record (live runs only) and what the index
+// holds of each live run.
+type hot struct {
+	state *orchestrator.State
+	live  map[string]*liveRun
+	// leader and epoch folded, published by Committed.
+	leader string
+	epoch  uint64
+	// folded counts the records folded since the state was restored.
+	folded uint64
+	// broken is the error of a failed commit: the state has folded records
+	// the ledger does not hold, so the index refuses to go on (reopening
+	// the store restores it from its snapshot).
+	broken error
+}
+
+// liveRun is what the index wrote of a live run: derived from the state,
+// except created.
+type liveRun struct {
+	created int64  // stream time of its goal.submitted, Unix ns
+	status  string // the status its s/ key is filed under
+	// shown is the status each step's row shows; its length is the number
+	// of step rows written.
+	shown  []string
+	counts map[string]int // steps per shown status
+}
+
+func newHot() *hot {
+	s := orchestrator.NewState()
+	s.TrackChanges()
+	return &hot{state: s, live: map[string]*liveRun{}}
+}
+
+// Index folds rec and stages the entries it changes: for every run the
+// fold changed, its summary, its status key if the status moved, and the
+// rows of the steps whose view changed. With w.Discard() (the ledger
+// replays records whose entries are stored) only memory moves.
+func (x *Index) Index(w *ledger.IndexWriter, rec ledger.IndexRecord) error {
+	h := x.hot
+	if h.broken != nil {
+		return fmt.Errorf("runindex: a failed commit left the index ahead of the ledger; reopen the store: %w", h.broken)
+	}
+	h.state.Apply(rec.Event)
+	h.folded++
+	for _, c := range h.state.TakeChanges().Runs {
+		if err := h.write(w, c, rec); err != nil {
+			return fmt.Errorf("runindex: run %s at %d: %w", c.Run.ID, rec.Event.Seq, err)
+		}
+	}
+	if rec.Event.Type == event.LeaderElected {
+		h.leader, h.epoch = h.state.Leader, h.state.Epoch
+		if w.Discard() { // already committed
+			x.publishLeader(h.leader, h.epoch)
+		}
+	}
+	return nil
+}
+
+// write stages what changed of one run.
+func (h *hot) write(w *ledger.IndexWriter, c orchestrator.RunChange, rec ledger.IndexRecord) error {
+	r := c.Run
+	lr := h.live[r.ID]
+	if lr == nil {
+		// Only goal.submitted adds a run: rec is its record.
+		lr = &liveRun{created: createdNanos(rec.StreamTime), counts: map[string]int{}}
+		h.live[r.ID] = lr
+		if err := w.Set(idKey(r.ID), binary.BigEndian.AppendUint64(nil, uint64(lr.created))); err != nil {
+			return err
+		}
+	}
+	if c.Evicted {
+		delete(h.live, r.ID)
+	}
+	var err error
+	if c.Plan {
+		err = lr.writePlan(w, r)
+	} else {
+		err = lr.writeSteps(w, r, c.Steps)
+	}
+	if err != nil {
+		return err
+	}
+	pos := position(lr.created, r.ID)
+	if err := lr.fileStatus(w, r.Status, pos); err != nil {
+		return err
+	}
+	if w.Discard() {
+		return nil
+	}
+	sum := lr.summary(r)
+	b, err := json.Marshal(&sum)
+	if err != nil {
+		return fmt.Errorf("encode summary: %w", err)
+	}
+	return w.Set(createdKey(pos), b)
+}
+
+// writePlan rewrites every step row of r (a new plan revision) and deletes
+// the rows of a longer earlier revision.
+func (lr *liveRun) writePlan(w *ledger.IndexWriter, r *orchestrator.Run) error {
+	for i := len(r.Steps); i < len(lr.shown); i++ {
+		if err := w.Delete(stepKey(r.ID, i)); err != nil {
+			return err
+		}
+	}
+	lr.shown = slices.Grow(lr.shown[:0], len(r.Steps))[:len(r.Steps)]
+	clear(lr.counts)
+	for i := range r.Steps {
+		lr.shown[i] = r.StepStatus(i)
+		lr.counts[lr.shown[i]]++
+		if err := writeStep(w, r, i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeSteps rewrites the rows of the steps at positions (possibly
+// repeated; sorted in place) and moves the step counts.
+func (lr *liveRun) writeSteps(w *ledger.IndexWriter, r *orchestrator.Run, positions []int) error {
+	slices.Sort(positions)
+	for _, i := range slices.Compact(positions) {
+		if s := r.StepStatus(i); s != lr.shown[i] {
+			lr.counts[lr.shown[i]]--
+			if lr.counts[lr.shown[i]] == 0 {
+				delete(lr.counts, lr.shown[i])
+			}
+			lr.counts[s]++
+			lr.shown[i] = s
+		}
+		if err := writeStep(w, r, i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fileStatus moves the run's status key when its status changed.
+func (lr *liveRun) fileStatus(w *ledger.IndexWriter, status string, pos []byte) error {
+	if lr.status == status {
+		return nil
+	}
+	if lr.status != "" {
+		if err := w.Delete(statusKey(lr.status, pos)); err != nil {
+			return err
+		}
+	}
+	lr.status = status
+	return w.Set(statusKey(status, pos), nil)
+}
+
+// summary is r's summary as the index lists it: created at its stream time,
+// step counts as the rows show them.
+func (lr *liveRun) summary(r *orchestrator.Run) orchestrator.RunSummary {
+	s := orchestrator.RunSummary{
+		ID:         r.ID,
+		Goal:       r.Goal,
+		Status:     r.Status,
+		Reason:     r.Reason,
+		Revision:   r.Revision,
+		Steps:      len(r.Steps),
+		StepCounts: lr.counts,
+		CreatedAt:  timeOf(lr.created),
+	}
+	if !r.FinishedAt.IsZero() {
+		s.FinishedAt = new(r.FinishedAt)
+	}
+	return s
+}
+
+// writeStep stages the row of step i.
+func writeStep(w *ledger.IndexWriter, r *orchestrator.Run, i int) error {
+	if w.Discard() {
+		return nil
+	}
+	b, err := json.Marshal(r.StepView(i))
+	if err != nil {
+		return fmt.Errorf("encode step %d: %w", i, err)
+	}
+	return w.Set(stepKey(r.ID, i), b)
+}
+
+// Committed publishes the leader the committed batch folded. After a failed
+// commit (or a batch another indexer refused) the in-memory state is ahead
+// of the ledger: the index refuses every later record until it is restored.
+func (x *Index) Committed(err error) {
+	if err != nil {
+		x.hot.broken = err
+		return
+	}
+	x.publishLeader(x.hot.leader, x.hot.epoch)
+}
+
+func (x *Index) publishLeader(leader string, epoch uint64) {
+	x.mu.Lock()
+	x.mu.leader, x.mu.epoch = leader, epoch
+	x.mu.Unlock()
+}
+
+// snapshotVersion is the format of the index's snapshot.
+const snapshotVersion = 1
+
+// snapshot is the serialized in-memory state: the orchestrator state (live
+// runs) and each live run's created time; the rest is derived.
+type snapshot struct {
+	Version int              `json:"version"`
+	State   json.RawMessage  `json:"state"`
+	Created map[string]int64 `json:"created"`
+}
+
+// Snapshot returns the in-memory state as of the last record indexed: the
+// live runs, small whatever the history.
+func (x *Index) Snapshot() ([]byte, error) {
+	h := x.hot
+	st, err := h.state.MarshalSnapshot()
+	if err != nil {
+		return nil, fmt.Errorf("runindex: snapshot: %w", err)
+	}
+	snap := snapshot{Version: snapshotVersion, State: st, Created: make(map[string]int64, len(h.live))}
+	for id, lr := range h.live {
+		snap.Created[id] = lr.created
+	}
+	b, err := json.Marshal(snap)
+	if err != nil {
+		return nil, fmt.Errorf("runindex: snapshot: %w", err)
+	}
+	return b, nil
+}
+
+// Restore replaces the in-memory state with a snapshot (nil: the empty
+// state) and publishes its leader.
+func (x *Index) Restore(data []byte) error {
+	h := newHot()
+	if data != nil {
+		var snap snapshot
+		if err := json.Unmarshal(data, &snap); err != nil {
+			return fmt.Errorf("runindex: restore: %w", err)
+		}
+		if snap.Version != snapshotVersion {
+			return fmt.Errorf("runindex: restore: snapshot version %d, want %d", snap.Version, snapshotVersion)
+		}
+		s, err := orchestrator.UnmarshalSnapshot(snap.State)
+		if err != nil {
+			return fmt.Errorf("runindex: restore: %w", err)
+		}
+		if len(snap.Created) != len(s.Runs) {
+			return fmt.Errorf("runindex: restore: %d creation times for %d runs", len(snap.Created), len(s.Runs))
+		}
+		s.TrackChanges()
+		h.state = s
+		for id, r := range s.Runs {
+			created, ok := snap.Created[id]
+			if !ok {
+				return fmt.Errorf("runindex: restore: run %s has no creation time", id)
+			}
+			lr := &liveRun{created: created, status: r.Status, shown: make([]string, len(r.Steps)), counts: map[string]int{}}
+			for i := range r.Steps {
+				lr.shown[i] = r.StepStatus(i)
+				lr.counts[lr.shown[i]]++
+			}
+			h.live[id] = lr
+		}
+		h.leader, h.epoch = s.Leader, s.Epoch
+	}
+	x.hot = h
+	x.publishLeader(h.leader, h.epoch)
+	return nil
+}
