@@ -181,7 +181,8 @@ func TestRunErrorsFromANode(t *testing.T) {
 }
 
 // A plan of 10,000 steps (the plan limit): goal submit --wait returns with
-// its result, and run show shows every step.
+// its result, run show shows every step, and ledger export exports every
+// record (the plan's records carry messages larger than a page).
 func TestTenThousandSteps(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs 10,000 steps")
@@ -200,6 +201,31 @@ func TestTenThousandSteps(t *testing.T) {
 	var runs []api.RunSummary
 	if err := json.Unmarshal([]byte(r.stdout), &runs); err != nil || len(runs) != 1 || runs[0].Steps != 10_000 || api.Done(runs[0]) != 10_000 {
 		t.Fatalf("run list -o json: %v %+v", err, runs)
+	}
+
+	v, err := n.API.LedgerVerify(context.Background())
+	if err != nil || !v.OK {
+		t.Fatalf("ledger verify: %+v %v", v, err)
+	}
+	file := filepath.Join(t.TempDir(), "ledger.jsonl")
+	if r = ctl(t, n, "ledger", "export", "-f", file); r.code != 0 {
+		t.Fatalf("ledger export = %d %s", r.code, r.stderr)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	if uint64(len(lines)) < v.Events {
+		t.Fatalf("ledger export: %d lines, the ledger had %d records", len(lines), v.Events)
+	}
+	for i, l := range lines {
+		var rec struct {
+			Seq uint64 `json:"seq"`
+		}
+		if err := json.Unmarshal([]byte(l), &rec); err != nil || rec.Seq != uint64(i+1) {
+			t.Fatalf("export line %d: seq %d, %v", i+1, rec.Seq, err)
+		}
 	}
 }
 
