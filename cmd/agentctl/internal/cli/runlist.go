@@ -32,9 +32,9 @@ func (a *app) runListCmd() *cobra.Command {
 run id), with their status and step progress (steps done/total).
 
 The cluster answers in pages; agentctl follows them until --limit runs
-(default 50; 0 for every run that matches). When more runs match, the
-command that lists the next ones is printed on stderr ("more: agentctl run
-list --after CURSOR"). --before CURSOR keeps runs newer than a cursor.
+(default 50; 0 for every run that matches). When it stops before the
+listing ends, the command that lists the next runs is printed on stderr
+("more: agentctl run list --after CURSOR"). --before CURSOR keeps runs newer than a cursor.
 --since and --until take an RFC 3339 time or a duration before now (2h).
 
 -o json prints a JSON array of run summaries (see docs/cli.md), -o jsonl
