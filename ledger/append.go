@@ -87,8 +87,14 @@ func (s *Store) Append(msgs []Message) ([]event.Event, error) {
 		return nil, nil
 	}
 	if err := a.stageIndexes(); err != nil {
+		// An indexer may have moved its memory past records that will
+		// never commit: nothing more may be appended until a restart
+		// restores it from the ledger.
 		a.indexesCommitted(err)
-		return nil, err
+		s.mu.Lock()
+		s.mu.failed = err
+		s.mu.Unlock()
+		return nil, fmt.Errorf("ledger: records %d..%d not appended: %w", h.seq+1, a.head.seq, err)
 	}
 	err = a.commit()
 	a.indexesCommitted(err)
