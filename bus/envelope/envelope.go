@@ -49,7 +49,7 @@ import (
 // CheckDraft reports whether d may be signed under the current rules: size
 // and secrets. Emitters call it before they accept a draft, so a refusal
 // reaches the caller.
-func CheckDraft(d event.Draft) error { return checkDraft(Current(), d) }
+func CheckDraft(d event.Draft) error { return checkDraft(versions[Version], d) }
 
 func checkDraft(r Rules, d event.Draft) error {
 	if len(d.Data) > r.MaxEventBytes {

@@ -106,21 +106,21 @@ func parse(raw []byte) (*jws, error) {
 		return nil, fmt.Errorf("%w: want three dot-separated parts", errMalformed)
 	}
 	j := &jws{signing: raw[:last]}
-	hb, err := b64.DecodeString(string(raw[:first]))
+	hb, err := b64.AppendDecode(nil, raw[:first])
 	if err != nil {
 		return nil, fmt.Errorf("%w: header: %w", errMalformed, err)
 	}
 	if err := json.Unmarshal(hb, &j.header); err != nil {
 		return nil, fmt.Errorf("%w: header: %w", errMalformed, err)
 	}
-	cb, err := b64.DecodeString(string(raw[first+1 : last]))
+	cb, err := b64.AppendDecode(nil, raw[first+1:last])
 	if err != nil {
 		return nil, fmt.Errorf("%w: claims: %w", errMalformed, err)
 	}
 	if err := json.Unmarshal(cb, &j.claims); err != nil {
 		return nil, fmt.Errorf("%w: claims: %w", errMalformed, err)
 	}
-	if j.sig, err = b64.DecodeString(string(raw[last+1:])); err != nil {
+	if j.sig, err = b64.AppendDecode(nil, raw[last+1:]); err != nil {
 		return nil, fmt.Errorf("%w: signature: %w", errMalformed, err)
 	}
 	return j, nil

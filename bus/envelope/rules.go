@@ -91,8 +91,8 @@ func Versions() []Rules {
 	return out
 }
 
-// Current returns the rules of Version.
-func Current() Rules { return versions[Version] }
+// Current returns the rules of Version (a copy).
+func Current() Rules { return Versions()[Version] }
 
 // checkTable panics unless table holds versions 0..n in order: a rules
 // table is code, not input.
