@@ -41,12 +41,15 @@ type Message struct {
 //   - StreamSeq <= AppliedStreamSeq(): skipped silently (redelivery).
 //   - StreamSeq > AppliedStreamSeq()+1 (an empty ledger starts at 1): an
 //     event.Gap record {From, To} comes first, and an Error is logged.
-//   - Reject != nil, or no events: one event.Rejected record.
-//   - EnvelopeID seen before: one event.Rejected record "replayed message
-//     id <jti>".
+//   - Reject != nil: one event.Rejected record carrying it; no events: one
+//     with code no_events.
+//   - EnvelopeID seen before: one event.Rejected record, code replayed
+//     ("replayed message id <jti>") or republished.
 //   - otherwise each event is appended, except one whose id was seen before
-//     (or is empty, or whose payload is not JSON), which becomes an
-//     event.Rejected record "duplicate event id <id>" in its place.
+//     (duplicate_event, "duplicate event id <id>"), is empty (malformed),
+//     whose payload is not JSON (bad_payload) or that submits a goal for a
+//     known run (duplicate_run), which becomes an event.Rejected record in
+//     its place.
 //
 // The envelope id and event ids of a message with at least one accepted
 // event join the persisted seen-set. The raw message (with its envelope id
@@ -87,8 +90,14 @@ func (s *Store) Append(msgs []Message) ([]event.Event, error) {
 		return nil, nil
 	}
 	if err := a.stageIndexes(); err != nil {
+		// An indexer may have moved its memory past records that will
+		// never commit: nothing more may be appended until a restart
+		// restores it from the ledger.
 		a.indexesCommitted(err)
-		return nil, err
+		s.mu.Lock()
+		s.mu.failed = err
+		s.mu.Unlock()
+		return nil, fmt.Errorf("ledger: records %d..%d not appended: %w", h.seq+1, a.head.seq, err)
 	}
 	err = a.commit()
 	a.indexesCommitted(err)
@@ -141,15 +150,16 @@ func (a *appender) commit() error {
 // replayReason tells a replay (the same bytes again) from a republication
 // (the same id, signed again by its verified signer). Only committed first
 // copies are compared; anything else counts as a replay.
-func (a *appender) replayReason(m *Message) (string, error) {
+func (a *appender) replayReason(m *Message) (event.RejectCode, string, error) {
+	replayed := reasonReplayed + m.EnvelopeID
 	firstSeq, ok := a.seen.firstSeq(m.EnvelopeID)
 	if !ok {
 		v, err := a.s.get(seenKey(m.EnvelopeID))
 		if errors.Is(err, ErrNotFound) || (err == nil && len(v) != 8) {
-			return reasonReplayed + m.EnvelopeID, nil
+			return event.RejectReplayed, replayed, nil
 		}
 		if err != nil {
-			return "", err
+			return "", "", err
 		}
 		firstSeq = binary.BigEndian.Uint64(v)
 	}
@@ -157,21 +167,21 @@ func (a *appender) replayReason(m *Message) (string, error) {
 	if !ok {
 		b, err := a.s.get(messageKey(firstSeq))
 		if errors.Is(err, ErrNotFound) {
-			return reasonReplayed + m.EnvelopeID, nil
+			return event.RejectReplayed, replayed, nil
 		}
 		if err != nil {
-			return "", err
+			return "", "", err
 		}
 		sm, err := decodeMessage(firstSeq, b)
 		if err != nil {
-			return reasonReplayed + m.EnvelopeID, nil
+			return event.RejectReplayed, replayed, nil
 		}
 		orig = sm.Raw
 	}
 	if len(orig) == 0 || bytes.Equal(orig, m.Raw) {
-		return reasonReplayed + m.EnvelopeID, nil
+		return event.RejectReplayed, replayed, nil
 	}
-	return fmt.Sprintf("%s%s (signed again by its signer; first at stream seq %d)", reasonRepublished, m.EnvelopeID, firstSeq), nil
+	return event.RejectRepublished, fmt.Sprintf("%s%s (signed again by its signer; first at stream seq %d)", reasonRepublished, m.EnvelopeID, firstSeq), nil
 }
 
 func (a *appender) message(m *Message) error {
@@ -204,7 +214,7 @@ func (a *appender) events(m *Message) error {
 	case m.Reject != nil:
 		return a.add(rejection(m, 0, *m.Reject), m.StreamSeq)
 	case len(m.Events) == 0:
-		return a.add(rejection(m, 0, event.RejectedData{Reason: reasonNoEvents, Subject: m.Subject}), m.StreamSeq)
+		return a.add(rejection(m, 0, event.RejectedData{Code: event.RejectNoEvents, Reason: reasonNoEvents, Subject: m.Subject}), m.StreamSeq)
 	}
 	if m.EnvelopeID != "" {
 		replayed, err := a.wasSeen(m.EnvelopeID)
@@ -213,25 +223,25 @@ func (a *appender) events(m *Message) error {
 		}
 		if replayed {
 			first := m.Events[0]
-			reason, err := a.replayReason(m)
+			code, reason, err := a.replayReason(m)
 			if err != nil {
 				return err
 			}
 			return a.add(rejection(m, 0, event.RejectedData{
-				Reason: reason, Subject: m.Subject,
+				Code: code, Reason: reason, Subject: m.Subject,
 				Signer: first.Node, ClaimedType: string(first.Type), ClaimedID: m.EnvelopeID,
 			}), m.StreamSeq)
 		}
 	}
 	accepted := false
 	for i, ev := range m.Events {
-		reason, err := a.refuse(ev)
+		code, reason, err := a.refuse(ev)
 		if err != nil {
 			return err
 		}
-		if reason != "" {
+		if code != "" {
 			err = a.add(rejection(m, i, event.RejectedData{
-				Reason: reason, Subject: m.Subject,
+				Code: code, Reason: reason, Subject: m.Subject,
 				Signer: ev.Node, ClaimedType: string(ev.Type), ClaimedID: ev.ID,
 			}), m.StreamSeq)
 			if err != nil {
@@ -259,25 +269,26 @@ func (a *appender) events(m *Message) error {
 	return nil
 }
 
-// refuse returns why ev cannot be appended, or "".
-func (a *appender) refuse(ev event.Event) (string, error) {
+// refuse returns why ev cannot be appended (a code and its reason), or no
+// code.
+func (a *appender) refuse(ev event.Event) (event.RejectCode, string, error) {
 	switch {
 	case ev.ID == "":
-		return reasonNoID, nil
+		return event.RejectMalformed, reasonNoID, nil
 	case len(ev.Data) > 0 && !json.Valid(ev.Data):
-		return reasonBadData, nil
+		return event.RejectBadPayload, reasonBadData, nil
 	}
 	dup, err := a.wasSeen(ev.ID)
 	if dup || err != nil {
-		return reasonDuplicate + ev.ID, err
+		return event.RejectDuplicateEvent, reasonDuplicate + ev.ID, err
 	}
 	if ev.Type == event.GoalSubmitted && ev.Run != "" {
 		known, err := a.runKnown(ev.Run)
 		if known || err != nil {
-			return reasonDuplicateRun + ev.Run + " (a goal was already submitted for it)", err
+			return event.RejectDuplicateRun, reasonDuplicateRun + ev.Run + " (a goal was already submitted for it)", err
 		}
 	}
-	return "", nil
+	return "", "", nil
 }
 
 // runKnown reports whether a goal.submitted for run is in the ledger or

@@ -214,6 +214,10 @@ func TestIndexerFailureCommitsNothing(t *testing.T) {
 	if last := ix.commits[len(ix.commits)-1]; last == nil {
 		t.Error("indexer was not told the batch failed")
 	}
+	// The indexer's memory may be past the head: nothing more is appended.
+	if _, err := st.Append([]ledger.Message{kit.Message(4, kit.Operator, event.MustDraft(event.GoalSubmitted, "r-y", event.GoalSubmittedData{Goal: "g"}))}); err == nil {
+		t.Error("Append after a failed index stage succeeded")
+	}
 }
 
 func TestSecondGoalForARunIsRejected(t *testing.T) {

@@ -100,15 +100,16 @@ func decodeMessage(stream uint64, b []byte) (storedMessage, error) {
 // message whose id was seen before but whose bytes differ from the first
 // copy: it verified, so only its signer could have made it — a re-signed
 // duplicate (an outbox republishing after a restart), not a replay. Its
-// effect is the same (none); monitoring counts it apart from forgeries.
+// effect is the same (none). Such records carry the code
+// event.RejectRepublished, which is what programs test; the prefix only
+// tells them apart in records written before codes existed.
 const ReasonRepublished = "republished message id "
 
-// Reasons recorded in ledger-made Rejected records.
+// Reasons recorded in ledger-made Rejected records, beside their codes
+// (event.RejectCode). Each is made from the ledger's own deterministic
+// state and the message, so every ledger writes the same text.
 const (
-	reasonReplayed = "replayed message id "
-	// ReasonRepublished starts the reason of a refused message that its own
-	// signer signed again with the same id (an outbox republishing after a
-	// restart): a duplicate with no effect, not a replay.
+	reasonReplayed     = "replayed message id "
 	reasonRepublished  = ReasonRepublished
 	reasonDuplicate    = "duplicate event id "
 	reasonDuplicateRun = "duplicate run id "

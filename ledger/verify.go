@@ -23,6 +23,10 @@ type VerifyReport struct {
 	FirstBadSeq uint64
 	// Err says what failed there ("" when OK).
 	Err string
+	// Versions counts the messages re-verified (with a verifier) by the
+	// protocol version each declares: each was judged by its version's
+	// rules.
+	Versions map[int]uint64
 }
 
 // Verify recomputes the whole chain from seq 1 over a snapshot: every
@@ -30,9 +34,13 @@ type VerifyReport struct {
 // each record's Seq its position and stream seqs non-decreasing, and the head
 // equal to the last record. With v != nil it also re-verifies the message of
 // every accepted (non-Rejected, non-Gap) record with v.Verify(raw, subject,
-// message time) and checks the record equals the event the message carries
-// (id, type, run, node, time, data). Without v a changed raw message goes
-// unnoticed. The error is for failures to read; findings go in the report.
+// message time) — by the rules of the protocol version the message
+// declares, so history written under older rules keeps verifying — and
+// checks the record equals the event the message carries (id, type, run,
+// node, time, data). Events of types v does not know verify like any other
+// when their signer may publish in the category. Without v a changed raw
+// message goes unnoticed. The error is for failures to read; findings go
+// in the report.
 func (s *Store) Verify(v *envelope.Verifier) (VerifyReport, error) {
 	if err := s.acquire(); err != nil {
 		return VerifyReport{}, err
@@ -40,8 +48,9 @@ func (s *Store) Verify(v *envelope.Verifier) (VerifyReport, error) {
 	defer s.release()
 	snap := s.db.NewSnapshot()
 	defer snap.Close()
-	c := &checker{v: v, snap: snap, next: 1}
+	c := &checker{v: v, snap: snap, next: 1, versions: map[int]uint64{}}
 	rep, err := c.run()
+	rep.Versions = c.versions
 	if err != nil {
 		return VerifyReport{}, fmt.Errorf("ledger: verify: %w", err)
 	}
@@ -59,7 +68,9 @@ type checker struct {
 	prev   [32]byte
 	stream uint64 // last stream seq seen
 	msgs   msgCache
-	env    struct {
+	// versions counts re-verified messages by protocol version.
+	versions map[int]uint64
+	env      struct {
 		stream uint64
 		env    *envelope.Envelope
 		err    error
@@ -187,6 +198,9 @@ func (c *checker) envelope(ev event.Event) (*envelope.Envelope, string, error) {
 		c.env.stream, c.env.env, c.env.err = ev.StreamSeq, nil, errors.New("message is missing")
 		if ok {
 			c.env.env, c.env.err = c.v.Verify(m.Raw, ev.Subject, m.Time)
+			if c.env.err == nil {
+				c.versions[c.env.env.Version]++
+			}
 		}
 	}
 	if c.env.err != nil {

@@ -78,6 +78,9 @@ func (n *Node) metricsHandler() http.Handler {
 	reg.MustRegister(driftCollector{n: n, desc: prometheus.NewDesc("agentic_stream_drift",
 		"1 when a stream differs from the cluster settings in force on this field (node/settings), 0 when it matches; present once the node has compared the stream.",
 		[]string{"stream", "field"}, prometheus.Labels{"node": n.cfg.Name})})
+	reg.MustRegister(skewCollector{n: n, desc: prometheus.NewDesc("agentic_clock_skew_seconds",
+		"Clock skew of each signer seen by this ledger node: its messages' iat against their stream timestamps, positive when its clock is ahead (ledger/follow). Past half of the leeway (envelope.Leeway, 30s) the node warns; past it the signer's events are rejected.",
+		[]string{"signer"}, prometheus.Labels{"node": n.cfg.Name})})
 	gauge("ready", "1 when the node is ready.", func() float64 {
 		if n.Ready() == nil {
 			return 1
@@ -111,5 +114,24 @@ func (d driftCollector) Collect(ch chan<- prometheus.Metric) {
 			}
 			ch <- prometheus.MustNewConstMetric(d.desc, prometheus.GaugeValue, v, stream, field)
 		}
+	}
+}
+
+// skewCollector exports agentic_clock_skew_seconds{signer} from the
+// follower's measurements.
+type skewCollector struct {
+	n    *Node
+	desc *prometheus.Desc
+}
+
+func (c skewCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c skewCollector) Collect(ch chan<- prometheus.Metric) {
+	f := c.n.follower
+	if f == nil {
+		return
+	}
+	for signer, skew := range f.Skews() {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, skew.Seconds(), signer)
 	}
 }

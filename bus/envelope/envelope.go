@@ -5,23 +5,37 @@
 //
 // Claims of a single-event message:
 //
-//	{"iss": node, "iat": …, "exp": …, "jti": event id, "typ": type, "run": run, "at": time, "data": {…}}
+//	{"iss": node, "iat": …, "exp": …, "jti": event id, "pv": 1, "typ": type, "run": run, "at": time, "data": {…}}
 //
 // A batch carries several events of one type (one subject) in one signature,
 // which is where throughput under fsync-per-message comes from:
 //
-//	{"iss": node, "iat": …, "exp": …, "jti": envelope id, "typ": type,
+//	{"iss": node, "iat": …, "exp": …, "jti": envelope id, "pv": 1, "typ": type,
 //	 "batch": [{"id": event id, "run": run, "at": time, "data": {…}}, …]}
 //
-// Verification (Verifier.Verify) checks, in order: size, the JWS structure
-// and algorithm, the credential against the root, the signature, exp/iat at
-// the message's time, iss = kid = credential subject, that the subject
-// matches the type, that the credential's roles allow the type, and that no
-// payload carries a secret (package redact). Sign refuses the same secrets. Replays
-// (a jti seen before) are the ledger's job: it keeps the persisted set.
+// "pv" is the protocol version the message was made under (absent: 0).
+// The acceptance rules of each version — algorithm, size caps, TTL and
+// leeway, the role table, the secret-pattern set, what becomes of unknown
+// types — live in one place, this package's rules table (Rules,
+// Versions), and a message is judged by the rules of the version it
+// declares, so history written under older rules keeps verifying and nodes
+// of adjacent versions reach the same verdicts (docs/protocol.md).
+//
+// Invariants:
+//
+//  1. A released version's rules never change; a change is a new version.
+//  2. A verdict depends only on the message's bytes, its stream time, the
+//     root and the rules of its version: a refusal is a *Rejection whose
+//     code and reason are made from those alone (never a library's text).
+//  3. A type the rules do not know is kept (from version 1) when the
+//     signer's roles may publish in its category.
+//
+// Replays (a jti seen before) are the ledger's job: it keeps the persisted
+// set.
 package envelope
 
 import (
+	"crypto/ed25519"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,85 +43,53 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
-	"github.com/agentic-dev/agentic/bus/redact"
 	"github.com/agentic-dev/agentic/bus/trust"
-	"github.com/golang-jwt/jwt/v5"
 )
 
-// Limits.
-const (
-	// MaxMessageBytes caps a signed message (under NATS's default 1 MiB
-	// max_payload).
-	MaxMessageBytes = 900 << 10
-	// MaxEventBytes caps one event's payload, so that any event that passes
-	// CheckDraft can be signed alone: the claims are base64-encoded (4/3)
-	// and the header carries the signer's credential, and the result must
-	// stay under MaxMessageBytes ((900 KiB - 2 KiB) * 3/4 > 640 KiB + claims).
-	MaxEventBytes = 640 << 10
-	// TTL is how long after signing a message stays valid.
-	TTL = 5 * time.Minute
-	// Leeway tolerates clock skew between nodes.
-	Leeway = 30 * time.Second
-)
+// CheckDraft reports whether d may be signed under the current rules: size
+// and secrets. Emitters call it before they accept a draft, so a refusal
+// reaches the caller.
+func CheckDraft(d event.Draft) error { return checkDraft(versions[Version], d) }
 
-// ErrRejected marks every verification failure; the wrapped text is the
-// reason recorded in the ledger.
-var ErrRejected = errors.New("envelope: rejected")
-
-// ErrTooLarge is returned by Sign when the events do not fit one message.
-var ErrTooLarge = errors.New("envelope: message too large")
-
-// ErrSecret is returned by Sign (and CheckDraft) for an event whose payload
-// still carries what looks like a secret; receivers refuse such events too.
-var ErrSecret = errors.New("envelope: event carries a secret")
-
-// CheckDraft reports whether d may be signed: size and secrets. Emitters
-// call it before they accept a draft, so a refusal reaches the caller.
-func CheckDraft(d event.Draft) error {
-	if len(d.Data) > MaxEventBytes {
-		return fmt.Errorf("%w: event %s (%s) payload is %d bytes, limit %d", ErrTooLarge, d.ID, d.Type, len(d.Data), MaxEventBytes)
+func checkDraft(r Rules, d event.Draft) error {
+	if len(d.Data) > r.MaxEventBytes {
+		return fmt.Errorf("%w: event %s (%s) payload is %d bytes, limit %d", ErrTooLarge, d.ID, d.Type, len(d.Data), r.MaxEventBytes)
 	}
-	if kind, ok := redact.FindJSON(d.Data); ok {
+	if kind, ok := r.Secrets.FindJSON(d.Data); ok {
 		return fmt.Errorf("%w: %s event %s holds what looks like a secret (%s); pass secrets by reference, e.g. $NAME from the executor's environment", ErrSecret, d.Type, d.ID, kind)
 	}
 	return nil
 }
 
-type item struct {
-	ID   string          `json:"id"`
-	Run  string          `json:"run,omitempty"`
-	At   time.Time       `json:"at"`
-	Data json.RawMessage `json:"data,omitempty"`
-}
-
-type claims struct {
-	jwt.RegisteredClaims
-	Type  event.Type      `json:"typ"`
-	Run   string          `json:"run,omitempty"`
-	At    time.Time       `json:"at,omitzero"`
-	Data  json.RawMessage `json:"data,omitempty"`
-	Batch []item          `json:"batch,omitempty"`
-}
-
 // Sign builds one signed message carrying drafts, which must all have the
-// same subject. It returns the message and its jti (the event id for a single
-// event, a fresh id for a batch).
+// same subject, under the current protocol version. It returns the message
+// and its jti (the event id for a single event, a fresh id for a batch).
 func Sign(id *trust.Identity, drafts []event.Draft) ([]byte, string, error) {
+	return SignAt(id, drafts, time.Now(), Version)
+}
+
+// SignAt is Sign as a node whose clock reads now, declaring protocol
+// version version: tests use it to play a node with a skewed clock, or one
+// of an older (0: no "pv" claim) or newer version. A version newer than
+// this build knows is signed under the newest rules it knows.
+func SignAt(id *trust.Identity, drafts []event.Draft, now time.Time, version int) ([]byte, string, error) {
 	if len(drafts) == 0 {
 		return nil, "", errors.New("envelope: nothing to sign")
 	}
+	if version < 0 {
+		return nil, "", fmt.Errorf("envelope: protocol version %d", version)
+	}
+	r := judging(versions, version)
 	subj := drafts[0].Subject()
-	now := time.Now()
 	c := claims{
-		RegisteredClaims: jwt.RegisteredClaims{
-			Issuer:    id.ID,
-			IssuedAt:  jwt.NewNumericDate(now),
-			ExpiresAt: jwt.NewNumericDate(now.Add(TTL)),
-		},
-		Type: drafts[0].Type,
+		Issuer:    id.ID,
+		IssuedAt:  newDate(now),
+		ExpiresAt: newDate(now.Add(r.TTL)),
+		Version:   version,
+		Type:      drafts[0].Type,
 	}
 	for _, d := range drafts {
-		if err := CheckDraft(d); err != nil {
+		if err := checkDraft(r, d); err != nil {
 			return nil, "", err
 		}
 		if d.Subject() != subj {
@@ -124,17 +106,14 @@ func Sign(id *trust.Identity, drafts []event.Draft) ([]byte, string, error) {
 			c.Batch[i] = item{ID: d.ID, Run: d.Run, At: d.Time, Data: d.Data}
 		}
 	}
-	tok := jwt.NewWithClaims(jwt.SigningMethodEdDSA, c)
-	tok.Header["kid"] = id.ID
-	tok.Header["cred"] = id.Credential
-	s, err := tok.SignedString(id.Key)
+	raw, err := encode(header{Alg: r.Algorithm, Typ: "JWT", Kid: id.ID, Cred: id.Credential}, c, id.Key)
 	if err != nil {
 		return nil, "", fmt.Errorf("envelope: sign %s: %w", c.Type, err)
 	}
-	if len(s) > MaxMessageBytes {
-		return nil, "", fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, len(s), MaxMessageBytes)
+	if len(raw) > r.MaxMessageBytes {
+		return nil, "", fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, len(raw), r.MaxMessageBytes)
 	}
-	return []byte(s), c.ID, nil
+	return raw, c.ID, nil
 }
 
 // Envelope is a verified message.
@@ -145,40 +124,66 @@ type Envelope struct {
 	Signer *trust.Credential
 	// Type of every event it carries.
 	Type event.Type
+	// Version is the protocol version the message declares.
+	Version int
+	// Known is false for a type the rules it was judged by do not have: the
+	// events are kept in the ledger and skipped by folds.
+	Known bool
+	// IssuedAt is when its signer signed it, by the signer's clock.
+	IssuedAt time.Time
 	// Events carried, in order, without ledger positions.
 	Events []event.Event
 }
 
-// Verifier verifies messages against a root, caching verified credentials
-// (a credential is verified once, not on every message).
+// Verifier verifies messages against a root by a rules table, caching
+// verified credentials (a credential is verified once, not on every
+// message).
 type Verifier struct {
-	root *trust.Root
-	mu   struct {
+	root  *trust.Root
+	rules []Rules
+	mu    struct {
 		sync.Mutex
 		creds map[string]*trust.Credential
 	}
 }
 
+// Option configures a Verifier.
+type Option func(*Verifier)
+
+// WithRules makes the verifier judge by table (versions 0..n in order)
+// instead of this build's rules: tests use it to play a node of an older
+// version (a prefix of Versions) or a newer one (Versions plus rows). It
+// panics on a table that is not in order: a table is code, not input.
+func WithRules(table []Rules) Option {
+	checkTable(table)
+	return func(v *Verifier) { v.rules = table }
+}
+
 // NewVerifier returns a verifier trusting root.
-func NewVerifier(root *trust.Root) *Verifier {
-	v := &Verifier{root: root}
+func NewVerifier(root *trust.Root, opts ...Option) *Verifier {
+	v := &Verifier{root: root, rules: versions}
+	for _, o := range opts {
+		o(v)
+	}
 	v.mu.creds = make(map[string]*trust.Credential)
 	return v
 }
 
 const maxCachedCreds = 4096
 
-func (v *Verifier) credential(raw string, at time.Time) (*trust.Credential, error) {
+// credential verifies a credential as of at, or says why not.
+func (v *Verifier) credential(raw string, at time.Time, leeway time.Duration) (*trust.Credential, error) {
 	v.mu.Lock()
 	c, ok := v.mu.creds[raw]
 	v.mu.Unlock()
 	if ok {
-		if at.After(c.Expires.Add(Leeway)) {
-			return nil, fmt.Errorf("%w: credential of %s expired at %s", trust.ErrBadCredential, c.ID, c.Expires.Format(time.RFC3339))
+		// The same test as the credential's first verification.
+		if !at.Before(c.Expires.Add(leeway)) {
+			return nil, fmt.Errorf("%w: %w: credential of %s expired at %s", trust.ErrBadCredential, trust.ErrExpired, c.ID, c.Expires.Format(time.RFC3339))
 		}
 		return c, nil
 	}
-	c, err := v.root.Verify(raw, at)
+	c, err := v.root.VerifyWithin(raw, at, leeway)
 	if err != nil {
 		return nil, err
 	}
@@ -191,72 +196,118 @@ func (v *Verifier) credential(raw string, at time.Time) (*trust.Credential, erro
 	return c, nil
 }
 
-func reject(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{ErrRejected}, args...)...)
-}
-
 // Verify checks raw, received on subject, as of time at (the message's
 // stream timestamp, so that every ledger reaches the same verdict whenever
-// it folds). Every error wraps ErrRejected.
+// it folds), by the rules of the protocol version it declares. Every error
+// is a *Rejection (and matches ErrRejected). The checks, in this order
+// (the first failing one gives the code):
+//
+//  1. raw is a compact JWS with JSON header and claims, and pv is not
+//     negative (malformed);
+//  2. the size cap of its version (too_large);
+//  3. the algorithm of its version (bad_signature);
+//  4. the header names the signer (kid) and carries its credential
+//     (malformed);
+//  5. the credential was issued by the root (unknown_signer) and had not
+//     expired at stream time, with the leeway (credential_expired);
+//  6. kid is the credential's subject (signer_mismatch);
+//  7. the signature (bad_signature);
+//  8. exp and iat are present (malformed); exp + leeway is after the stream
+//     time (expired); iat and nbf - leeway are not after it
+//     (not_yet_valid);
+//  9. iss is the signer (signer_mismatch); jti is present (malformed);
+//  10. the signer's roles may emit the type — or, for a type its version's
+//     table lacks, when unknown types are kept, may publish in the type's
+//     category (role_not_allowed; unknown_type where they are not kept);
+//  11. the subject matches the type (wrong_subject);
+//  12. no payload holds a secret by the version's pattern set (secret);
+//  13. a batch carries no single event and no empty or repeated id
+//     (malformed).
+//
+// A message declaring a version newer than the verifier knows is judged by
+// the newest rules it knows, keeping unknown types. Replays (a jti seen
+// before) are the ledger's job: it keeps the persisted set.
 func (v *Verifier) Verify(raw []byte, subject string, at time.Time) (*Envelope, error) {
-	if len(raw) > MaxMessageBytes {
-		return nil, reject("message is %d bytes, limit %d", len(raw), MaxMessageBytes)
+	env, rej := v.verify(raw, subject, at)
+	if rej != nil {
+		return nil, rej
 	}
-	var c claims
-	var cred *trust.Credential
-	_, err := jwt.NewParser(
-		jwt.WithValidMethods([]string{"EdDSA"}),
-		jwt.WithExpirationRequired(),
-		jwt.WithIssuedAt(),
-		jwt.WithLeeway(Leeway),
-		jwt.WithTimeFunc(func() time.Time { return at }),
-		jwt.WithJSONNumber(),
-	).ParseWithClaims(string(raw), &c, func(t *jwt.Token) (any, error) {
-		kid, _ := t.Header["kid"].(string)
-		rawCred, _ := t.Header["cred"].(string)
-		if kid == "" || rawCred == "" {
-			return nil, errors.New("header lacks kid or cred")
-		}
-		cr, err := v.credential(rawCred, at)
-		if err != nil {
-			return nil, err
-		}
-		if cr.ID != kid {
-			return nil, fmt.Errorf("kid %q but credential is for %q", kid, cr.ID)
-		}
-		cred = cr
-		return cr.PublicKey, nil
-	})
+	return env, nil
+}
+
+func (v *Verifier) verify(raw []byte, subject string, at time.Time) (*Envelope, *Rejection) {
+	j, err := parse(raw)
 	if err != nil {
-		return nil, reject("%v", err)
+		return nil, &Rejection{Code: event.RejectMalformed, Reason: reasonUnreadable(), Cause: err}
+	}
+	c := &j.claims
+	rej := func(code event.RejectCode, reason string, cause error) *Rejection {
+		return &Rejection{Code: code, Reason: reason, Cause: cause, Claimed: claimed(j), Version: max(c.Version, 0), IssuedAt: c.IssuedAt.time()}
+	}
+	if c.Version < 0 {
+		return nil, rej(event.RejectMalformed, fmt.Sprintf("pv %d is not a protocol version", c.Version), nil)
+	}
+	r := judging(v.rules, c.Version)
+	if len(raw) > r.MaxMessageBytes {
+		return nil, rej(event.RejectTooLarge, reasonTooLarge(len(raw), r.MaxMessageBytes, c.Version), nil)
+	}
+	if j.header.Alg != r.Algorithm {
+		return nil, rej(event.RejectBadSignature, reasonAlgorithm(j.header.Alg, r.Algorithm), nil)
+	}
+	kid := j.header.Kid
+	if kid == "" || j.header.Cred == "" {
+		return nil, rej(event.RejectMalformed, "header lacks kid or cred", nil)
+	}
+	cred, err := v.credential(j.header.Cred, at, r.Leeway)
+	switch {
+	case errors.Is(err, trust.ErrExpired):
+		return nil, rej(event.RejectCredentialExpired, reasonCredentialExpired(kid, at, r.Leeway), err)
+	case err != nil:
+		return nil, rej(event.RejectUnknownSigner, reasonUnknownSigner(kid), err)
+	case cred.ID != kid:
+		return nil, rej(event.RejectSignerMismatch, fmt.Sprintf("kid %q but the credential is for %q", kid, cred.ID), nil)
+	case len(cred.PublicKey) != ed25519.PublicKeySize || !ed25519.Verify(cred.PublicKey, j.signing, j.sig):
+		return nil, rej(event.RejectBadSignature, reasonSignature(kid), nil)
+	}
+	// The signer is authenticated from here on.
+	authed := func(code event.RejectCode, reason string) *Rejection {
+		x := rej(code, reason, nil)
+		x.Signer = cred.ID
+		return x
+	}
+	if x := checkTimes(c, at, r.Leeway); x != nil {
+		return nil, authed(x.Code, x.Reason)
 	}
 	if c.Issuer != cred.ID {
-		return nil, reject("iss %q but signer is %q", c.Issuer, cred.ID)
+		return nil, authed(event.RejectSignerMismatch, fmt.Sprintf("iss %q but the signer is %q", c.Issuer, cred.ID))
 	}
 	if c.ID == "" {
-		return nil, reject("no jti")
+		return nil, authed(event.RejectMalformed, "no jti")
 	}
-	if !event.Known(c.Type) {
-		return nil, reject("unknown event type %q", c.Type)
-	}
-	if !event.Permit(c.Type, cred.Roles) {
-		return nil, reject("%s with roles %v may not emit %s", cred.ID, cred.Roles, c.Type)
+	spec, known := event.Lookup(r.Types, c.Type)
+	switch {
+	case known && !spec.Permits(cred.Roles):
+		return nil, authed(event.RejectRoleNotAllowed, reasonRoles(cred.ID, cred.Roles, c.Type))
+	case !known && !r.KeepUnknown:
+		return nil, authed(event.RejectUnknownType, fmt.Sprintf("%q is not a type of protocol version %d", c.Type, r.Version))
+	case !known && !event.MayPublish(r.Types, c.Type.Category(), cred.Roles):
+		return nil, authed(event.RejectRoleNotAllowed, reasonRoles(cred.ID, cred.Roles, c.Type))
 	}
 	if got := event.TypeFromSubject(subject); got != c.Type {
-		return nil, reject("type %s sent on subject %s", c.Type, subject)
+		return nil, authed(event.RejectWrongSubject, fmt.Sprintf("type %q sent on subject %q", c.Type, subject))
 	}
-	if kind, ok := redact.FindJSON(c.Data); ok {
-		return nil, reject("event carries what looks like a secret (%s)", kind)
+	if kind, ok := r.Secrets.FindJSON(c.Data); ok {
+		return nil, authed(event.RejectSecret, fmt.Sprintf("event %s carries what looks like a secret (%s)", c.ID, kind))
 	}
 	for _, it := range c.Batch {
-		if kind, ok := redact.FindJSON(it.Data); ok {
-			return nil, reject("event %s carries what looks like a secret (%s)", it.ID, kind)
+		if kind, ok := r.Secrets.FindJSON(it.Data); ok {
+			return nil, authed(event.RejectSecret, fmt.Sprintf("event %s carries what looks like a secret (%s)", it.ID, kind))
 		}
 	}
-	env := &Envelope{ID: c.ID, Signer: cred, Type: c.Type}
+	env := &Envelope{ID: c.ID, Signer: cred, Type: c.Type, Version: c.Version, Known: known, IssuedAt: c.IssuedAt.time()}
 	mk := func(id, run string, t time.Time, data json.RawMessage) event.Event {
 		if t.IsZero() {
-			t = c.IssuedAt.Time
+			t = env.IssuedAt
 		}
 		return event.Event{ID: id, Type: c.Type, Run: run, Node: cred.ID, Time: t.UTC(), Subject: subject, Data: data}
 	}
@@ -265,17 +316,34 @@ func (v *Verifier) Verify(raw []byte, subject string, at time.Time) (*Envelope, 
 		return env, nil
 	}
 	if c.Run != "" || len(c.Data) > 0 {
-		return nil, reject("batch message also carries a single event")
+		return nil, authed(event.RejectMalformed, "batch message also carries a single event")
 	}
 	seen := make(map[string]bool, len(c.Batch))
 	for _, it := range c.Batch {
 		if it.ID == "" || seen[it.ID] {
-			return nil, reject("batch item with empty or repeated id %q", it.ID)
+			return nil, authed(event.RejectMalformed, fmt.Sprintf("batch item with empty or repeated id %q", it.ID))
 		}
 		seen[it.ID] = true
 		env.Events = append(env.Events, mk(it.ID, it.Run, it.At, it.Data))
 	}
 	return env, nil
+}
+
+// checkTimes judges exp, iat and nbf at stream time at with leeway.
+func checkTimes(c *claims, at time.Time, leeway time.Duration) *Rejection {
+	switch {
+	case c.ExpiresAt == nil:
+		return &Rejection{Code: event.RejectMalformed, Reason: "no exp"}
+	case c.IssuedAt == nil:
+		return &Rejection{Code: event.RejectMalformed, Reason: "no iat"}
+	case !at.Before(c.ExpiresAt.Add(leeway)):
+		return &Rejection{Code: event.RejectExpired, Reason: reasonExpired(c.ExpiresAt.Time, at, leeway)}
+	case at.Before(c.IssuedAt.Add(-leeway)):
+		return &Rejection{Code: event.RejectNotYetValid, Reason: reasonNotYetValid("issued at", c.IssuedAt.Time, at, leeway)}
+	case c.NotBefore != nil && at.Before(c.NotBefore.Add(-leeway)):
+		return &Rejection{Code: event.RejectNotYetValid, Reason: reasonNotYetValid("not valid before", c.NotBefore.Time, at, leeway)}
+	}
+	return nil
 }
 
 // Claimed is what an unverified message says about itself, for the record of
@@ -286,16 +354,19 @@ type Claimed struct {
 	ID     string
 }
 
+func claimed(j *jws) Claimed {
+	kid := j.header.Kid
+	if kid == "" {
+		kid = j.claims.Issuer
+	}
+	return Claimed{Signer: kid, Type: string(j.claims.Type), ID: j.claims.ID}
+}
+
 // Peek reads the claims of raw without verifying anything.
 func Peek(raw []byte) Claimed {
-	var c claims
-	tok, _, err := jwt.NewParser().ParseUnverified(string(raw), &c)
-	if err != nil || tok == nil {
+	j, err := parse(raw)
+	if err != nil {
 		return Claimed{}
 	}
-	kid, _ := tok.Header["kid"].(string)
-	if kid == "" {
-		kid = c.Issuer
-	}
-	return Claimed{Signer: kid, Type: string(c.Type), ID: c.ID}
+	return claimed(j)
 }

@@ -1,7 +1,6 @@
 package envelope_test
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -11,7 +10,6 @@ import (
 	"github.com/agentic-dev/agentic/bus/bustest"
 	"github.com/agentic-dev/agentic/bus/envelope"
 	"github.com/agentic-dev/agentic/bus/event"
-	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/golang-jwt/jwt/v5"
 )
 
@@ -67,74 +65,6 @@ func TestSignRefusesMixedSubjects(t *testing.T) {
 	}
 }
 
-func TestRejections(t *testing.T) {
-	ids := bustest.NewIdentities(t)
-	ex := ids.Node(t, "exec-1", event.RoleExecutor)
-	v := envelope.NewVerifier(ids.Root)
-	d := draft(event.TaskFinished)
-	good, _, err := envelope.Sign(ex, []event.Draft{d})
-	if err != nil {
-		t.Fatal(err)
-	}
-	parts := strings.Split(string(good), ".")
-
-	other := bustest.NewIdentities(t)
-	stranger := other.Node(t, "exec-1", event.RoleExecutor)
-	strangerMsg, _, _ := envelope.Sign(stranger, []event.Draft{d})
-
-	planD := event.MustDraft(event.PlanProposed, "run-1", map[string]int{"revision": 1})
-	wrongRole, _, _ := envelope.Sign(ex, []event.Draft{planD})
-
-	// alg:none with the same claims.
-	noneHdr := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"none","typ":"JWT","kid":"exec-1"}`))
-	algNone := noneHdr + "." + parts[1] + "."
-
-	// Tampered payload: change the run id in the claims, keep the signature.
-	claims, _ := base64.RawURLEncoding.DecodeString(parts[1])
-	tampered := parts[0] + "." + base64.RawURLEncoding.EncodeToString([]byte(strings.Replace(string(claims), "run-1", "run-2", 1))) + "." + parts[2]
-
-	// Expired: sign with a credential that expired long ago.
-	expiredID, err := trust.NewIdentity(ids.Root, "exec-old", trust.KindNode, []string{event.RoleExecutor}, -time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	expiredCred, _, _ := envelope.Sign(expiredID, []event.Draft{d})
-
-	// An HS256 token using the public key bytes as secret (key confusion).
-	hs := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"iss": "exec-1", "jti": "x", "typ": "task.finished", "exp": time.Now().Add(time.Minute).Unix(), "iat": time.Now().Unix()})
-	hs.Header["kid"] = "exec-1"
-	hsRaw, _ := hs.SignedString([]byte("secret"))
-
-	cases := []struct {
-		name, subject string
-		raw           []byte
-		at            time.Time
-		want          string
-	}{
-		{"unsigned garbage", d.Subject(), []byte(`{"typ":"task.finished"}`), time.Now(), ""},
-		{"alg none", d.Subject(), []byte(algNone), time.Now(), ""},
-		{"hs256", d.Subject(), []byte(hsRaw), time.Now(), ""},
-		{"tampered", d.Subject(), []byte(tampered), time.Now(), "signature"},
-		{"unknown root", d.Subject(), strangerMsg, time.Now(), "credential"},
-		{"wrong role", planD.Subject(), wrongRole, time.Now(), "may not emit"},
-		{"wrong subject", event.Subject(event.TaskStarted, ""), good, time.Now(), "sent on subject"},
-		{"expired message", d.Subject(), good, time.Now().Add(envelope.TTL + 2*envelope.Leeway), "token is expired"},
-		{"expired credential", d.Subject(), expiredCred, time.Now(), "credential"},
-		{"oversized", d.Subject(), make([]byte, envelope.MaxMessageBytes+1), time.Now(), "limit"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			_, err := v.Verify(c.raw, c.subject, c.at)
-			if !errors.Is(err, envelope.ErrRejected) {
-				t.Fatalf("err = %v, want ErrRejected", err)
-			}
-			if c.want != "" && !strings.Contains(err.Error(), c.want) {
-				t.Fatalf("err = %v, want it to mention %q", err, c.want)
-			}
-		})
-	}
-}
-
 func TestPeek(t *testing.T) {
 	ids := bustest.NewIdentities(t)
 	ex := ids.Node(t, "exec-1", event.RoleExecutor)
@@ -176,7 +106,7 @@ func TestSecretsAreRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = envelope.NewVerifier(ids.Root).Verify([]byte(raw), leaky.Subject(), time.Now())
-	if !errors.Is(err, envelope.ErrRejected) || !strings.Contains(err.Error(), "secret") {
+	if !errors.Is(err, envelope.ErrRejected) || envelope.AsRejection(err).Code != event.RejectSecret {
 		t.Fatalf("verify: %v, want a secret rejection", err)
 	}
 }

@@ -38,6 +38,9 @@ func FuzzVerify(f *testing.F) {
 			if !errors.Is(err, envelope.ErrRejected) {
 				t.Fatalf("error not marked ErrRejected: %v", err)
 			}
+			if r := envelope.AsRejection(err); !r.Code.Valid() || r.Reason == "" {
+				t.Fatalf("rejection without a code or reason: %v", err)
+			}
 			return
 		}
 		if env.Signer.ID != "exec-1" || len(env.Events) == 0 {

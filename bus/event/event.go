@@ -3,12 +3,14 @@
 //
 // Invariants:
 //
-//  1. Event types are append-only. A type is never renamed, renumbered or
-//     reused; a node that meets a type it does not know keeps the event in
-//     its ledger and skips it in its folds.
-//  2. Every type has exactly one set of roles allowed to emit it
-//     (AllowedRoles). Receivers refuse an event whose signer's credential
-//     does not carry one of those roles.
+//  1. Event types are append-only (the table of Types, pinned by
+//     testdata/types.golden). A type is never renamed, renumbered, reused
+//     or narrowed in its roles; a node that meets a type it does not know
+//     keeps the event in its ledger and skips it in its folds, provided its
+//     signer's roles may publish in the type's category (MayPublish).
+//  2. Under each protocol version every type has exactly one set of roles
+//     allowed to emit it (Lookup over TypesAt). Receivers refuse an event
+//     whose signer's credential does not carry one of those roles.
 //  3. An event's subject is derived from its type (Subject), so a JetStream
 //     consumer can filter by category or type: agentic.ev.<category>.<name>,
 //     with the target node appended for task assignments and cancels.
@@ -90,41 +92,131 @@ const (
 // NodeRoles are the roles an agentd node can run.
 var NodeRoles = []string{RoleOrchestrator, RolePlanner, RoleExecutor, RoleMemory, RoleUI}
 
-var allowed = map[Type][]string{
-	GoalSubmitted:   {RoleOperator},
-	RunCancel:       {RoleOperator},
-	MemoryPut:       {RoleOperator},
-	PlanProposed:    {RolePlanner},
-	PlanRejected:    {RolePlanner},
-	LeaderElected:   {RoleOrchestrator},
-	PlanAccepted:    {RoleOrchestrator},
-	TaskAssigned:    {RoleOrchestrator},
-	TaskCancel:      {RoleOrchestrator},
-	RunFinished:     {RoleOrchestrator},
-	ExecutorOnline:  {RoleExecutor},
-	TaskStarted:     {RoleExecutor},
-	TaskFinished:    {RoleExecutor},
-	MemoryWritten:   {RoleMemory},
-	ClusterSettings: {RoleClusterAdmin},
+// Spec is one row of the event-type table: a type, the roles that may emit
+// it, and the protocol version that introduced it.
+type Spec struct {
+	// Type is the event type.
+	Type Type
+	// Roles may emit it; none for ledger-local types, which never travel
+	// on the bus.
+	Roles []string
+	// Since is the protocol version (bus/envelope's rules table) from which
+	// this row applies.
+	Since int
 }
 
-// AllowedRoles returns the roles allowed to emit t; nil for types that may
-// not travel on the bus at all (unknown or ledger-local types).
-func AllowedRoles(t Type) []string { return allowed[t] }
+// table is the event-type table. It is append-only (invariant 1) and
+// pinned by testdata/types.golden: a row is never removed, renamed or
+// edited. A new type is a new row with the protocol version that
+// introduces it; widening a type's roles from version N on is a new row for
+// the same type with the wider roles and Since N (Lookup takes the last row
+// that applies). Roles are never narrowed.
+var table = []Spec{
+	{GoalSubmitted, []string{RoleOperator}, 0},
+	{RunCancel, []string{RoleOperator}, 0},
+	{MemoryPut, []string{RoleOperator}, 0},
+	{PlanProposed, []string{RolePlanner}, 0},
+	{PlanRejected, []string{RolePlanner}, 0},
+	{LeaderElected, []string{RoleOrchestrator}, 0},
+	{PlanAccepted, []string{RoleOrchestrator}, 0},
+	{TaskAssigned, []string{RoleOrchestrator}, 0},
+	{TaskCancel, []string{RoleOrchestrator}, 0},
+	{RunFinished, []string{RoleOrchestrator}, 0},
+	{ExecutorOnline, []string{RoleExecutor}, 0},
+	{TaskStarted, []string{RoleExecutor}, 0},
+	{TaskFinished, []string{RoleExecutor}, 0},
+	{MemoryWritten, []string{RoleMemory}, 0},
+	{ClusterSettings, []string{RoleClusterAdmin}, 0},
+	{Rejected, nil, 0},
+	{Gap, nil, 0},
+}
+
+// Types returns the event-type table, in order, as of every protocol
+// version (a copy).
+func Types() []Spec {
+	out := make([]Spec, len(table))
+	for i, s := range table {
+		out[i] = Spec{Type: s.Type, Roles: append([]string(nil), s.Roles...), Since: s.Since}
+	}
+	return out
+}
+
+// TypesAt returns the rows of the event-type table that apply under
+// protocol version v: those with Since <= v, in order.
+func TypesAt(v int) []Spec {
+	var out []Spec
+	for _, s := range Types() {
+		if s.Since <= v {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Lookup returns the row of specs that governs t: the last one for t
+// (specs as returned by TypesAt, or a table of another version).
+func Lookup(specs []Spec, t Type) (Spec, bool) {
+	for i := len(specs) - 1; i >= 0; i-- {
+		if specs[i].Type == t {
+			return specs[i], true
+		}
+	}
+	return Spec{}, false
+}
+
+// latest is the table as this build knows it, by type.
+var latest = func() map[Type]Spec {
+	m := make(map[Type]Spec, len(table))
+	for _, s := range table {
+		m[s.Type] = s
+	}
+	return m
+}()
+
+// AllowedRoles returns the roles allowed to emit t under the newest rules
+// this build knows; nil for types that may not travel on the bus at all
+// (unknown or ledger-local types).
+func AllowedRoles(t Type) []string { return latest[t].Roles }
 
 // Known reports whether t is a type this version understands.
 func Known(t Type) bool {
-	_, ok := allowed[t]
-	return ok || t == Rejected || t == Gap
+	_, ok := latest[t]
+	return ok
 }
 
-// Permit reports whether a signer holding roles may emit t.
-func Permit(t Type, roles []string) bool {
-	for _, want := range allowed[t] {
+// Permit reports whether a signer holding roles may emit t under the newest
+// rules this build knows.
+func Permit(t Type, roles []string) bool { return permits(latest[t], roles) }
+
+// Permits reports whether a signer holding roles may emit the type of s.
+func (s Spec) Permits(roles []string) bool { return permits(s, roles) }
+
+func permits(s Spec, roles []string) bool {
+	for _, want := range s.Roles {
 		for _, have := range roles {
 			if have == want {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// Category is the first part of a type: "task" for "task.started".
+func (t Type) Category() string {
+	c, _, _ := strings.Cut(string(t), ".")
+	return c
+}
+
+// MayPublish reports whether a signer holding roles may publish in
+// category under specs (a version's table): whether one of its roles may
+// emit some type of that category. Receivers judge a type they do not know
+// by this, so that events of a newer version's types are kept, not refused
+// (invariant 1).
+func MayPublish(specs []Spec, category string, roles []string) bool {
+	for _, s := range specs {
+		if s.Type.Category() == category && permits(s, roles) {
+			return true
 		}
 	}
 	return false

@@ -164,8 +164,16 @@ type TaskFinishedData struct {
 	CommandHash string `json:"command_hash,omitempty"`
 }
 
-// RejectedData describes a refused stream message.
+// RejectedData describes a refused stream message (or one refused event of
+// a message).
 type RejectedData struct {
+	// Code is the stable reason (RejectCodes). Records written before codes
+	// existed have none: their Reason is free text.
+	Code RejectCode `json:"code,omitempty"`
+	// Reason says it for people. It is derived only from the code, the
+	// message's bytes, its stream time and the rules of its protocol
+	// version — never from a library's error text — so that every ledger
+	// writes the same record for the same message.
 	Reason string `json:"reason"`
 	// Subject the message came on.
 	Subject string `json:"subject"`

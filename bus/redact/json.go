@@ -10,27 +10,30 @@ import (
 // up ("$PW\n" in a JSON string is a reference followed by a newline). A
 // member "KEY": "value" is judged as KEY=value, so {"DB_PASSWORD": "x"}
 // is a secret while {"DB_PASSWORD": "$DB_PASSWORD"} is not. Data that is
-// not JSON is judged as text.
-func FindJSON(data []byte) (kind string, ok bool) {
+// not JSON is judged as text. It uses the Latest set.
+func FindJSON(data []byte) (kind string, ok bool) { return Latest.FindJSON(data) }
+
+// FindJSON is FindJSON by the patterns of set.
+func (set Set) FindJSON(data []byte) (kind string, ok bool) {
 	// Cheap pre-check on the raw bytes: most payloads hold nothing that
 	// looks like a secret and are never decoded.
-	if _, hit := Find(string(data)); !hit {
+	if _, hit := set.Find(string(data)); !hit {
 		return "", false
 	}
 	var v any
 	if err := json.Unmarshal(data, &v); err != nil {
-		return Find(string(data))
+		return set.Find(string(data))
 	}
-	return findValue(v)
+	return set.findValue(v)
 }
 
-func findValue(v any) (string, bool) {
+func (set Set) findValue(v any) (string, bool) {
 	switch x := v.(type) {
 	case string:
-		return Find(x)
+		return set.Find(x)
 	case []any:
 		for _, e := range x {
-			if k, ok := findValue(e); ok {
+			if k, ok := set.findValue(e); ok {
 				return k, true
 			}
 		}
@@ -42,12 +45,12 @@ func findValue(v any) (string, bool) {
 		sort.Strings(keys)
 		for _, k := range keys {
 			if s, isStr := x[k].(string); isStr {
-				if kind, ok := Find(k + "=" + s); ok {
+				if kind, ok := set.Find(k + "=" + s); ok {
 					return kind, true
 				}
 				continue
 			}
-			if kind, ok := findValue(x[k]); ok {
+			if kind, ok := set.findValue(x[k]); ok {
 				return kind, true
 			}
 		}

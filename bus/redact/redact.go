@@ -37,7 +37,8 @@ type rule struct {
 // client_secret, X-Api-Key, GITHUB_TOKEN…).
 const secretKeys = `password|passwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key`
 
-var rules = []rule{
+// set1 are the patterns of secret-pattern set 1.
+var set1 = []rule{
 	{
 		name:  "private key block",
 		re:    regexp.MustCompile(`(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)`),
@@ -95,6 +96,47 @@ var rules = []rule{
 	},
 }
 
+// Set is a versioned set of secret patterns: the set a protocol version
+// judges event payloads by (bus/envelope's rules table), so that a
+// receiver checks an event with the patterns its signer was bound by, and
+// history keeps verifying when patterns are added. Sets only grow: set n+1
+// holds every pattern of set n and adds its own, so a payload a newer set
+// passes, every older set passes too. A pattern that must change (a false
+// positive) cannot: the new form joins a later set and the old one stays.
+type Set int
+
+const (
+	// Set1 is the first set: the patterns listed at Redact.
+	Set1 Set = 1
+	// Latest is the newest set this build knows. Redact, Find and FindJSON
+	// use it.
+	Latest = Set1
+)
+
+// added[n] holds the patterns set n adds to set n-1.
+var added = [][]rule{Set1: set1}
+
+// sets[n] holds every pattern of set n, in the order they are tried.
+var sets = func() [][]rule {
+	out := make([][]rule, len(added))
+	for n := 1; n < len(added); n++ {
+		out[n] = append(append([]rule(nil), out[n-1]...), added[n]...)
+	}
+	return out
+}()
+
+// Known reports whether s is a set this build has.
+func (s Set) Known() bool { return s >= 1 && int(s) < len(sets) }
+
+// rules returns the patterns of s; a set this build does not have is
+// judged by Latest.
+func (s Set) rules() []rule {
+	if !s.Known() {
+		return sets[Latest]
+	}
+	return sets[s]
+}
+
 // Redact returns s with every secret-looking value replaced by Redacted:
 //
 //   - values of keys containing password, passwd, secret, token, api_key,
@@ -116,6 +158,7 @@ func Redact(s string) string {
 		return s
 	}
 	lower := strings.ToLower(s)
+	rules := Latest.rules()
 	for i := range rules {
 		r := &rules[i]
 		if !r.hinted(s, lower) {
@@ -137,12 +180,16 @@ func ContainsSecret(s string) bool {
 }
 
 // Find reports the kind of the first secret in s ("key=value secret",
-// "GitHub token", …), without the secret itself.
-func Find(s string) (kind string, ok bool) {
+// "GitHub token", …), without the secret itself, by the Latest set.
+func Find(s string) (kind string, ok bool) { return Latest.Find(s) }
+
+// Find reports the kind of the first secret in text by the patterns of set.
+func (set Set) Find(s string) (kind string, ok bool) {
 	if s == "" {
 		return "", false
 	}
 	lower := strings.ToLower(s)
+	rules := set.rules()
 	for i := range rules {
 		r := &rules[i]
 		if !r.hinted(s, lower) {

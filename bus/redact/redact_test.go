@@ -121,3 +121,29 @@ func TestFindJSON(t *testing.T) {
 		}
 	}
 }
+
+// Sets only grow: every pattern of set n is in set n+1, in the same order,
+// so a payload that a newer set passes passes every older set.
+func TestSetsOnlyGrow(t *testing.T) {
+	for n := Set1; n < Latest; n++ {
+		older, newer := n.rules(), (n + 1).rules()
+		if len(newer) < len(older) {
+			t.Fatalf("set %d has fewer patterns than set %d", n+1, n)
+		}
+		for i := range older {
+			if older[i].name != newer[i].name || older[i].re.String() != newer[i].re.String() {
+				t.Fatalf("set %d changes pattern %q of set %d", n+1, older[i].name, n)
+			}
+		}
+	}
+	if !Set1.Known() || Set(0).Known() || (Latest + 1).Known() {
+		t.Fatal("Known disagrees with the sets")
+	}
+	leak := `{"cmd":"mysql --password=hunter2"}`
+	k1, ok1 := Set1.FindJSON([]byte(leak))
+	kl, okl := (Latest + 1).FindJSON([]byte(leak))
+	k, ok := FindJSON([]byte(leak))
+	if !ok1 || !okl || !ok || k1 != k || kl != k {
+		t.Fatalf("set 1 %q %v, unknown set %q %v, latest %q %v", k1, ok1, kl, okl, k, ok)
+	}
+}

@@ -37,6 +37,9 @@ var (
 	// ErrBadCredential marks a credential that is malformed, forged, expired
 	// or not made for the key that signed an event.
 	ErrBadCredential = errors.New("trust: bad credential")
+	// ErrExpired marks a credential that had expired when it was judged
+	// (such errors match ErrBadCredential too).
+	ErrExpired = errors.New("trust: credential expired")
 )
 
 // Credential kinds.
@@ -129,8 +132,18 @@ func (r *Root) Issue(id, kind string, pub ed25519.PublicKey, roles []string, ttl
 	return s, nil
 }
 
-// Verify checks a credential JWT against the root at time now.
+// Verify checks a credential JWT against the root at time now, by this
+// machine's clock (no leeway): for a node's own credential and the CLI.
 func (r *Root) Verify(raw string, now time.Time) (*Credential, error) {
+	return r.VerifyWithin(raw, now, 0)
+}
+
+// VerifyWithin checks a credential JWT against the root as of now, which
+// may be leeway past its expiry: how receivers judge the credential an
+// event presents, at the event's stream time with the protocol's leeway
+// for clock skew (bus/envelope). An expired credential's error also
+// matches ErrExpired.
+func (r *Root) VerifyWithin(raw string, now time.Time, leeway time.Duration) (*Credential, error) {
 	var c CredentialClaims
 	_, err := jwt.ParseWithClaims(raw, &c, func(t *jwt.Token) (any, error) {
 		return r.Public, nil
@@ -138,9 +151,12 @@ func (r *Root) Verify(raw string, now time.Time) (*Credential, error) {
 		jwt.WithValidMethods([]string{"EdDSA"}),
 		jwt.WithExpirationRequired(),
 		jwt.WithIssuer(r.KeyID()),
-		jwt.WithLeeway(30*time.Second),
+		jwt.WithLeeway(leeway),
 		jwt.WithTimeFunc(func() time.Time { return now }),
 	)
+	if errors.Is(err, jwt.ErrTokenExpired) {
+		return nil, fmt.Errorf("%w: %w: %w", ErrBadCredential, ErrExpired, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadCredential, err)
 	}

@@ -15,10 +15,17 @@
 //  1. Roles see events only after they are durable in the ledger, in ledger
 //     order, from one goroutine.
 //  2. A message that fails verification is never folded as an event: the
-//     ledger records an event.Rejected with the reason, subject and claimed
-//     signer.
-//  3. A failed ledger commit stops the follower and calls OnFatal: the node
+//     ledger records an event.Rejected with its code, the reason, subject
+//     and claimed signer — all derived from the message, never from a
+//     library's error text, so every ledger records the same.
+//  3. Events of types this version does not know, accepted by the verifier
+//     (their signer's roles may publish in the category), are recorded and
+//     handed to the folds, which skip them.
+//  4. A failed ledger commit stops the follower and calls OnFatal: the node
 //     must stop rather than go on.
+//
+// The follower measures every signer's clock skew (Skews) from the
+// messages it verifies.
 package follow
 
 import (
@@ -27,7 +34,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -78,7 +84,9 @@ type Follower struct {
 		gaps    uint64
 		reject  uint64
 		repub   uint64
+		unknown map[event.Type]bool // unknown types met, logged once each
 	}
+	skew     *skewTracker
 	lastSnap uint64
 	// writing holds a token while snapshots are written in the background;
 	// wg waits for that writer.
@@ -97,7 +105,7 @@ func New(cfg Config) *Follower {
 	if cfg.SnapshotEvery == 0 {
 		cfg.SnapshotEvery = DefaultSnapshotEvery
 	}
-	f := &Follower{cfg: cfg, log: cfg.Logger, writing: make(chan struct{}, 1)}
+	f := &Follower{cfg: cfg, log: cfg.Logger, writing: make(chan struct{}, 1), skew: newSkewTracker(envelope.Leeway, cfg.Logger)}
 	f.mu.changed = make(chan struct{})
 	f.mu.liveCh = make(chan struct{})
 	return f
@@ -338,7 +346,7 @@ func (f *Follower) count(ev event.Event) {
 		var d event.RejectedData
 		_ = json.Unmarshal(ev.Data, &d)
 		f.mu.Lock()
-		if strings.HasPrefix(d.Reason, ledger.ReasonRepublished) {
+		if d.Code == event.RejectRepublished {
 			f.mu.repub++
 		} else {
 			f.mu.reject++
@@ -466,13 +474,44 @@ func (f *Follower) verify(m jetstream.Msg) (ledger.Message, bool) {
 	lm := ledger.Message{StreamSeq: md.Sequence.Stream, Subject: m.Subject(), Time: md.Timestamp.UTC(), Raw: m.Data()}
 	env, err := f.cfg.Verifier.Verify(m.Data(), m.Subject(), md.Timestamp)
 	if err != nil {
-		c := envelope.Peek(m.Data())
-		lm.EnvelopeID = c.ID
-		lm.Reject = &event.RejectedData{Reason: err.Error(), Subject: m.Subject(), Signer: c.Signer, ClaimedType: c.Type, ClaimedID: c.ID}
-		f.log.Warn("event rejected", "stream_seq", lm.StreamSeq, "subject", m.Subject(), "signer", c.Signer, "reason", err)
+		// The record holds the code and the deterministic reason; the
+		// underlying detail (a decoder's text) goes to the log only.
+		rej := envelope.AsRejection(err)
+		rec := rej.Record(m.Subject())
+		lm.EnvelopeID, lm.Reject = rej.Claimed.ID, &rec
+		f.skew.observe(rej.Signer, rej.IssuedAt, md.Timestamp)
+		f.log.Warn("event rejected", "stream_seq", lm.StreamSeq, "subject", m.Subject(), "signer", rec.Signer, "code", rej.Code, "reason", rej.Reason, "detail", rej.Cause, "version", rej.Version)
 		return lm, true
+	}
+	f.skew.observe(env.Signer.ID, env.IssuedAt, md.Timestamp)
+	if !env.Known {
+		f.unknownType(env)
 	}
 	lm.EnvelopeID = env.ID
 	lm.Events = env.Events
 	return lm, true
 }
+
+// unknownType logs, once per type, that events of a type this version does
+// not know are kept in the ledger and skipped by the folds (a newer node's
+// events during a rolling upgrade).
+func (f *Follower) unknownType(env *envelope.Envelope) {
+	f.mu.Lock()
+	seen := f.mu.unknown[env.Type]
+	if !seen {
+		if f.mu.unknown == nil {
+			f.mu.unknown = map[event.Type]bool{}
+		}
+		f.mu.unknown[env.Type] = true
+	}
+	f.mu.Unlock()
+	if !seen {
+		f.log.Info("events of a type this version does not know are kept in the ledger and skipped", "type", env.Type, "signer", env.Signer.ID, "protocol_version", env.Version, "known_version", envelope.Version)
+	}
+}
+
+// Skews returns each signer's clock skew as measured from the messages
+// folded since start: its iat against the stream timestamp, positive when
+// its clock is ahead. A signer past half of envelope.Leeway is logged as a
+// warning; past the leeway, as an error.
+func (f *Follower) Skews() map[string]time.Duration { return f.skew.skews() }

@@ -1,7 +1,6 @@
 package ledgertest
 
 import (
-	"errors"
 	"testing"
 	"time"
 
@@ -81,23 +80,13 @@ func (k *Kit) Receive(seq uint64, subject string, raw []byte, at time.Time) ledg
 	m := ledger.Message{StreamSeq: seq, Subject: subject, Time: at, Raw: raw}
 	env, err := k.Verifier.Verify(raw, subject, at)
 	if err != nil {
-		c := envelope.Peek(raw)
-		m.EnvelopeID = c.ID
-		m.Reject = &event.RejectedData{
-			Reason: reason(err), Subject: subject,
-			Signer: c.Signer, ClaimedType: c.Type, ClaimedID: c.ID,
-		}
+		rej := envelope.AsRejection(err)
+		rec := rej.Record(subject)
+		m.EnvelopeID, m.Reject = rej.Claimed.ID, &rec
 		return m
 	}
 	m.EnvelopeID, m.Events = env.ID, env.Events
 	return m
-}
-
-func reason(err error) string {
-	if errors.Is(err, envelope.ErrRejected) {
-		return err.Error()
-	}
-	return "unverifiable: " + err.Error()
 }
 
 // Redeliver returns m as the stream would carry it again at another
