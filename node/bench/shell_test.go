@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -46,12 +47,13 @@ func BenchmarkShellSteps2000(b *testing.B) {
 	var took, firstAssign time.Duration
 	var raw, cpu float64
 	var startedMsgs, finishedMsgs int
+	var deliver, execute, decide durations
 	for b.Loop() {
 		b.StopTimer()
 		bn := startNode(b, slots)
 		before := forkRaw(b, steps, slots)
 		b.StartTimer()
-		r := runShellPlan(b, bn, file, steps)
+		r := runShellPlan(b, bn, file, steps, slots)
 		b.StopTimer()
 		after := forkRaw(b, steps, slots)
 		bn.Stop(b)
@@ -61,6 +63,7 @@ func BenchmarkShellSteps2000(b *testing.B) {
 		cpu += r.cpu
 		startedMsgs += r.startedMsgs
 		finishedMsgs += r.finishedMsgs
+		deliver, execute, decide = append(deliver, r.deliver...), append(execute, r.execute...), append(decide, r.decide...)
 		raw += float64(2*steps) / (before + after).Seconds()
 	}
 	n := float64(b.N)
@@ -73,6 +76,9 @@ func BenchmarkShellSteps2000(b *testing.B) {
 	b.ReportMetric(float64(firstAssign.Milliseconds())/n, "submit_to_first_assign_ms")
 	b.ReportMetric(float64(startedMsgs)/n, "started_msgs")
 	b.ReportMetric(float64(finishedMsgs)/n, "finished_msgs")
+	b.ReportMetric(deliver.quantile(0.5), "assigned_to_started_p50_ms")
+	b.ReportMetric(execute.quantile(0.5), "started_to_finished_p50_ms")
+	b.ReportMetric(decide.quantile(0.5), "finished_to_slot_assigned_p50_ms")
 	b.ReportMetric(cpu/n, "cpu_util")
 	b.ReportMetric(0, "ns/op")
 }
@@ -101,13 +107,18 @@ type shellResult struct {
 	took, firstAssign         time.Duration
 	cpu                       float64
 	startedMsgs, finishedMsgs int
+	// The legs of a slot's cycle, per step: assigned→started (delivery,
+	// start record, fork), started→finished (the process, its output
+	// drained) and finished→the next assignment to the freed slot (the
+	// result through outbox, JetStream, ledger and the leader's decision).
+	deliver, execute, decide durations
 }
 
 // runShellPlan submits file and waits for its run to finish; it fails
 // unless the run succeeded with every one of its steps, and unless the
 // stream shows, for each step, a task.started with a process id and a
 // task.finished with exit code 0.
-func runShellPlan(tb testing.TB, bn *benchNode, file string, steps int) shellResult {
+func runShellPlan(tb testing.TB, bn *benchNode, file string, steps, slots int) shellResult {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -158,16 +169,40 @@ wait:
 	}
 	r.cpu = clock.utilization()
 	checkSucceeded(tb, ctx, bn.api, run, steps)
-	checkProcesses(tb, bn, kept, run, steps)
+	tl := checkProcesses(tb, bn, kept, run, steps)
+	r.deliver, r.execute, r.decide = slotLegs(tl, run, slots)
 	return r
+}
+
+// slotLegs returns, per step of run, the legs of a slot's cycle (see
+// shellResult). The chains compete for the executor's slots, so the step
+// that follows a finished one onto its slot is the next assignment: with
+// slots slots, the (k+slots)-th assignment waits for the k-th result.
+func slotLegs(tl timeline, run string, slots int) (deliver, execute, decide durations) {
+	var assigned, finished []time.Time
+	for c := range shellChains {
+		for s := range shellDepth {
+			st := tl.step(run, shellStepID(c, s), 1)
+			deliver = append(deliver, st.started.Sub(st.assigned))
+			execute = append(execute, st.finished.Sub(st.started))
+			assigned, finished = append(assigned, st.assigned), append(finished, st.finished)
+		}
+	}
+	slices.SortFunc(assigned, time.Time.Compare)
+	slices.SortFunc(finished, time.Time.Compare)
+	for k := 0; k+slots < len(assigned); k++ {
+		decide = append(decide, assigned[k+slots].Sub(finished[k]))
+	}
+	return deliver, execute, decide
 }
 
 // checkProcesses fails unless msgs hold, for steps distinct steps of run,
 // a task.started with a process id and a task.finished that succeeded
-// with exit code 0.
-func checkProcesses(tb testing.TB, bn *benchNode, msgs []*nats.Msg, run string, steps int) {
+// with exit code 0. It returns the timeline of the run's steps.
+func checkProcesses(tb testing.TB, bn *benchNode, msgs []*nats.Msg, run string, steps int) timeline {
 	tb.Helper()
 	v := envelope.NewVerifier(bn.root)
+	tl := timeline{}
 	pids, exited := map[string]bool{}, map[string]bool{}
 	for _, m := range msgs {
 		env, err := v.Verify(m.Data, m.Subject, time.Now())
@@ -177,6 +212,9 @@ func checkProcesses(tb testing.TB, bn *benchNode, msgs []*nats.Msg, run string, 
 		for _, ev := range env.Events {
 			if ev.Run != run {
 				continue
+			}
+			if err := tl.add(ev.Type, ev.Run, ev.Time, ev.Data); err != nil {
+				tb.Fatal(err)
 			}
 			switch ev.Type {
 			case event.TaskStarted:
@@ -201,6 +239,7 @@ func checkProcesses(tb testing.TB, bn *benchNode, msgs []*nats.Msg, run string, 
 	if len(pids) != steps || len(exited) != steps {
 		tb.Fatalf("run %s: %d steps started a process, %d exited 0; want %d", run, len(pids), len(exited), steps)
 	}
+	return tl
 }
 
 // shellPlan is a plan file (JSON, flat format) of chains × depth shell
@@ -209,9 +248,9 @@ func shellPlan(chains, depth int) string {
 	p := plan.Plan{Goal: fmt.Sprintf("shell %d×%d", chains, depth)}
 	for c := range chains {
 		for s := range depth {
-			st := plan.Step{ID: fmt.Sprintf("c%02d-s%02d", c, s), Kind: plan.KindShell, Run: shellCommand}
+			st := plan.Step{ID: shellStepID(c, s), Kind: plan.KindShell, Run: shellCommand}
 			if s > 0 {
-				st.DependsOn = []string{fmt.Sprintf("c%02d-s%02d", c, s-1)}
+				st.DependsOn = []string{shellStepID(c, s-1)}
 			}
 			p.Steps = append(p.Steps, st)
 		}
@@ -222,3 +261,6 @@ func shellPlan(chains, depth int) string {
 	}
 	return string(b)
 }
+
+// shellStepID names step s of chain c.
+func shellStepID(c, s int) string { return fmt.Sprintf("c%02d-s%02d", c, s) }
