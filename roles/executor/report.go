@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/roles"
@@ -33,6 +34,8 @@ type reporter struct {
 	mu struct {
 		sync.Mutex
 		pending []report
+		// finishes counts the task.finished in pending.
+		finishes int
 	}
 	wake chan struct{} // capacity 1: something is queued
 	quit chan struct{} // closed by stop
@@ -71,6 +74,9 @@ func (r *reporter) finished(d event.Draft, a localstate.Attempt) error {
 func (r *reporter) queue(rep report) {
 	r.mu.Lock()
 	r.mu.pending = append(r.mu.pending, rep)
+	if rep.result != nil {
+		r.mu.finishes++
+	}
 	r.mu.Unlock()
 	select {
 	case r.wake <- struct{}{}:
@@ -87,9 +93,21 @@ func (r *reporter) stop() {
 
 func (r *reporter) loop() {
 	defer close(r.done)
+	linger := time.NewTimer(time.Hour)
+	linger.Stop()
+	defer linger.Stop()
+	armed := false
 	for {
 		select {
 		case <-r.wake:
+			if r.urgent() {
+				r.flush()
+			} else if !armed {
+				linger.Reset(startedLinger)
+				armed = true
+			}
+		case <-linger.C:
+			armed = false
 			r.flush()
 		case <-r.quit:
 			r.flush()
@@ -98,12 +116,23 @@ func (r *reporter) loop() {
 	}
 }
 
+// startedLinger is how long a task.started may wait for company.
+const startedLinger = 20 * time.Millisecond
+
+// urgent reports whether a task.finished is queued.
+func (r *reporter) urgent() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.mu.finishes > 0
+}
+
 // flush emits every queued draft in one Emit, marks the finished attempts
 // in one commit and answers their steps.
 func (r *reporter) flush() {
 	r.mu.Lock()
 	reps := r.mu.pending
 	r.mu.pending = nil
+	r.mu.finishes = 0
 	r.mu.Unlock()
 	if len(reps) == 0 {
 		return
