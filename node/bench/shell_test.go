@@ -33,13 +33,14 @@ const shellCommand = "true"
 // executor slots (config.Default: 2 per CPU) runs 2,000 shell steps
 // `run: "true"` as 50 chains of 40, and in the same function the same
 // 2,000 processes are forked without agentic: `xargs -P SLOTS -n 1 sh -c
-// true`, measured on the idle node just before and just after the run
-// (their mean is the raw rate). Reported: steps/s (submit → run.finished
-// published), raw_procs/s, and ratio_steps_over_raw.
+// true`, on the idle node just before and just after the run (the raw
+// rate is the 4,000 processes over both times). Reported: steps/s (submit
+// → run.finished published), raw_procs/s, and ratio_steps_over_raw.
 //
 // Diagnostics: slots, submit_to_first_assign_ms, the task.started and
 // task.finished messages the run put on the stream (how well the
-// executor's results were grouped), and the CPU share used.
+// executor's results were grouped), the mean legs of a slot's cycle (see
+// shellResult) and the CPU share used.
 func BenchmarkShellSteps2000(b *testing.B) {
 	slots := config.Default().Executor.Slots
 	steps := shellChains * shellDepth
