@@ -132,8 +132,8 @@ func (s *Store) commit(reqs []*request) {
 		g.taken = append(g.taken, r)
 		g.recs = append(g.recs, recs...)
 	}
-	if len(g.taken) == 0 {
-		return
+	if len(g.recs) == 0 {
+		return // nothing to write (refused, or finishes already recorded)
 	}
 	if err := g.commit(); err != nil {
 		if errors.Is(err, ErrSync) {
