@@ -50,8 +50,19 @@ import (
 // than the ledger has folded.
 var ErrStreamBehind = errors.New("follow: stream behind ledger")
 
-// maxBatch bounds the messages folded in one ledger commit.
-const maxBatch = 512
+// followBufferBytes bounds the stream messages a follower buffers.
+const followBufferBytes = 8 << 20
+
+// maxBatch bounds the messages folded in one ledger commit, and
+// maxBatchEvents and maxBatchBytes the events and raw bytes: a commit of
+// batched messages (hundreds of events each) must not grow into a
+// hundred-megabyte Pebble batch, which Pebble keeps in memory until it is
+// flushed, and which would hold every role's fold back until it commits.
+const (
+	maxBatch       = 512
+	maxBatchEvents = 4096
+	maxBatchBytes  = 4 << 20
+)
 
 // DefaultSnapshotEvery is how many ledger records pass between snapshots of
 // the folders that support them.
@@ -149,7 +160,11 @@ func (f *Follower) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("follow: consumer: %w", err)
 	}
-	it, err := cons.Messages(jetstream.PullMaxMessages(1024))
+	// Bounded by bytes, not count: batches carry up to ~1 MiB each, and
+	// a thousand of them in flight would overrun the connection's pending
+	// limits (the server cuts a slow consumer off) and starve every other
+	// request on the same connection while a long tail is caught up.
+	it, err := cons.Messages(jetstream.PullMaxBytes(followBufferBytes))
 	if err != nil {
 		return fmt.Errorf("follow: consume: %w", err)
 	}
@@ -416,19 +431,23 @@ func (f *Follower) run(ctx context.Context, it jetstream.MessagesContext, target
 			}
 		}
 		batch = batch[:0]
-		if lm, ok := f.verify(m); ok {
-			batch = append(batch, lm)
+		events, size := 0, 0
+		add := func(m jetstream.Msg) {
+			if lm, ok := f.verify(m); ok {
+				batch = append(batch, lm)
+				events += max(1, len(lm.Events))
+				size += len(lm.Raw)
+			}
 		}
+		add(m)
 	drain:
-		for len(batch) < maxBatch {
+		for len(batch) < maxBatch && events < maxBatchEvents && size < maxBatchBytes {
 			select {
 			case m, ok = <-msgs:
 				if !ok {
 					break drain
 				}
-				if lm, ok := f.verify(m); ok {
-					batch = append(batch, lm)
-				}
+				add(m)
 			default:
 				break drain
 			}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -239,6 +240,23 @@ type agentdProc struct {
 	exited  chan error
 	natsURL string
 	readyz  string
+	mu      sync.Mutex
+	tail    []string // agentd's last lines of stderr
+}
+
+func (a *agentdProc) keep(line string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.tail = append(a.tail, line)
+	if len(a.tail) > 40 {
+		a.tail = a.tail[1:]
+	}
+}
+
+func (a *agentdProc) stderr() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return strings.Join(a.tail, "\n")
 }
 
 // startAgentdOn starts agentd on data with free ports; the history bench
@@ -260,6 +278,7 @@ func startAgentdOn(tb testing.TB, bin, data string) *agentdProc {
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
+			a.keep(sc.Text())
 			f := strings.Fields(sc.Text())
 			if len(f) >= 2 && f[0] == "nats" {
 				a.nats <- f[1]
@@ -288,7 +307,7 @@ func (a *agentdProc) waitReady(tb testing.TB, timeout time.Duration) time.Durati
 			a.readyz = "http://" + h + "/readyz"
 		case err := <-a.exited:
 			a.exited <- err
-			tb.Fatalf("agentd exited before its banner: %v", err)
+			tb.Fatalf("agentd exited before its banner: %v\n%s", err, a.stderr())
 		case <-ctx.Done():
 			tb.Fatal("agentd printed no banner")
 		}

@@ -109,6 +109,9 @@ func noopPlan(n int) []plan.Step {
 	return steps
 }
 
+// historyWindow bounds the messages published and not yet acknowledged.
+const historyWindow = 64
+
 // publisher packs consecutive drafts of one signer and subject into
 // signed messages and publishes them asynchronously.
 type publisher struct {
@@ -140,6 +143,14 @@ func (p *publisher) flush() {
 	}
 	msg := &nats.Msg{Subject: p.pending[0].Subject(), Data: raw, Header: nats.Header{}}
 	msg.Header.Set(jetstream.MsgIDHeader, id)
+	// A window of acknowledgements in flight: JetStream refuses a stream
+	// more pending publishes than it buffers ("too many requests").
+	if len(p.acks) >= historyWindow {
+		if err := p.wait(context.Background()); err != nil {
+			p.err = err
+			return
+		}
+	}
 	ack, err := p.js.PublishMsgAsync(msg, jetstream.WithStallWait(time.Minute))
 	if err != nil {
 		p.err = fmt.Errorf("nodetest: publish history: %w", err)
