@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus"
+	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/nats-io/nats.go"
 )
@@ -20,7 +21,7 @@ const (
 
 func logsRuns(status string) []api.Run {
 	return []api.Run{
-		{ID: runL, Goal: "logs", Status: status, Revision: 1, Steps: []api.Step{{ID: "build"}, {ID: "test"}, {ID: "test.unit"}}},
+		{ID: runL, Goal: "logs", Status: event.RunStatus(status), Revision: 1, Steps: []api.Step{{ID: "build"}, {ID: "test"}, {ID: "test.unit"}}},
 		{ID: runM, Goal: "quiet", Status: "succeeded", Revision: 1, Steps: []api.Step{{ID: "noop"}}},
 	}
 }
