@@ -180,6 +180,8 @@ func TestRunLogsErrors(t *testing.T) {
 		{"run", "logs", runL, "build", "extra"},
 		{"run", "logs", runL, "build.*"},
 		{"run", "logs", runL, ">"},
+		{"run", "logs", runL, ".."},
+		{"run", "logs", runL, "a..b"},
 		{"run", "logs", runL, "--stream", "both"},
 		{"run", "logs", runL, "--attempt", "-1"},
 		{"run", "logs", runL, "--follow", "-o", "json"},
