@@ -11,9 +11,9 @@
 //     redelivered or replayed assignment for a recorded attempt is not run
 //     again. noop steps have no side effects and are not recorded.
 //  2. After a crash, attempts recorded as started but never finished are
-//     reported as failed, class transient, with an Error starting with
-//     orchestrator.InterruptedPrefix; the orchestrator re-runs them only if
-//     the step is idempotent.
+//     reported as failed, class transient, Interrupted (the Error, for
+//     people, starts with "interrupted"); the orchestrator re-runs them only
+//     if the step is idempotent.
 //  3. At most Slots attempts run at once; the executor announces its slots
 //     with executor.online when it starts.
 //  4. Every message is verified (signature, credential, role) before it is
@@ -32,7 +32,7 @@
 //  8. Stop starts nothing more: fetched assignments not yet started are
 //     left (redelivered after a restart), a wait for a slot ends, running
 //     attempts may finish until Stop's context ends and are then killed and
-//     reported as interrupted.
+//     reported as interrupted (Interrupted, as in 2).
 //
 // Example (the node does this wiring):
 //

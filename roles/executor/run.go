@@ -48,7 +48,7 @@ func (e *Executor) run(ctx context.Context, run string, a event.TaskAssignedData
 	if res.Status == event.TaskCancelled && !byOperator {
 		// Killed by shutdown, not by an operator: report an interruption so
 		// the orchestrator decides (re-run if idempotent).
-		fin.Status, fin.Class = event.TaskFailed, event.ClassTransient
+		fin.Status, fin.Class, fin.Interrupted = event.TaskFailed, event.ClassTransient, true
 		fin.Error = orchestrator.InterruptedPrefix + ": the executor shut down during the attempt"
 	}
 	// Report even when ctx is cancelled: the outbox outlives the role.
