@@ -22,7 +22,7 @@ func TestOldNanosecondPlanAccepted(t *testing.T) {
 		Data: json.RawMessage(`{"revision":1,"source":"file","plan":{"goal":"g","steps":[` +
 			`{"id":"build","kind":"shell","run":"make","timeout":90000000000,"retries":2,"backoff":2000000000,"on_failure":"abort"}]}}`)})
 	r := s.Runs["r1"]
-	if r == nil || r.Status != event.RunPlanned || r.Invalid != "" || len(r.Steps) != 1 {
+	if r == nil || r.View().Status != event.RunPlanned || r.Invalid != "" || len(r.Steps) != 1 {
 		t.Fatalf("old plan.proposed not folded: %+v (ignored %d)", r, s.Ignored)
 	}
 	spec := r.Steps[0].Spec
