@@ -15,7 +15,6 @@ import (
 	"github.com/agentic-dev/agentic/bus/envelope"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/config"
-	"github.com/agentic-dev/agentic/roles/planner/plan"
 	"github.com/nats-io/nats.go"
 )
 
@@ -246,10 +245,10 @@ func checkProcesses(tb testing.TB, bn *benchNode, msgs []*nats.Msg, run string, 
 // shellPlan is a plan file (JSON, flat format) of chains × depth shell
 // steps running shellCommand; step c<C>-s<S> depends on c<C>-s<S-1>.
 func shellPlan(chains, depth int) string {
-	p := plan.Plan{Goal: fmt.Sprintf("shell %d×%d", chains, depth)}
+	p := event.Plan{Goal: fmt.Sprintf("shell %d×%d", chains, depth)}
 	for c := range chains {
 		for s := range depth {
-			st := plan.Step{ID: shellStepID(c, s), Kind: plan.KindShell, Run: shellCommand}
+			st := event.Step{ID: shellStepID(c, s), Kind: event.KindShell, Run: shellCommand}
 			if s > 0 {
 				st.DependsOn = []string{shellStepID(c, s-1)}
 			}

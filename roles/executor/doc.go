@@ -20,9 +20,9 @@
 //     task.started waits at most startedLinger for company) and records
 //     their attempts finished in one commit.
 //  3. After a crash, attempts recorded as started but never finished are
-//     reported as failed, class transient, with an Error starting with
-//     orchestrator.InterruptedPrefix; the orchestrator re-runs them only if
-//     the step is idempotent.
+//     reported as failed, class transient, Interrupted (the Error, for
+//     people, starts with "interrupted"); the orchestrator re-runs them only
+//     if the step is idempotent.
 //  4. At most Slots attempts run at once; the executor announces its slots
 //     with executor.online when it starts.
 //  5. Every message is verified (signature, credential, role) before it is
@@ -41,7 +41,7 @@
 //  9. Stop starts nothing more: fetched assignments not yet started are
 //     left (redelivered after a restart), a wait for a slot ends, running
 //     attempts may finish until Stop's context ends and are then killed and
-//     reported as interrupted.
+//     reported as interrupted (Interrupted, as in 3).
 //
 // Example (the node does this wiring):
 //

@@ -311,7 +311,7 @@ func (e *Executor) reportInterrupted(ctx context.Context) error {
 	for i, a := range left {
 		drafts[i] = event.MustDraft(event.TaskFinished, a.Run, event.TaskFinishedData{
 			Step: a.Step, Attempt: a.Attempt, Node: e.env.Node,
-			Status: event.TaskFailed, Class: event.ClassTransient, ExitCode: -1,
+			Status: event.TaskFailed, Class: event.ClassTransient, ExitCode: -1, Interrupted: true,
 			Error:   orchestrator.InterruptedPrefix + ": the executor stopped during the attempt (started " + a.Started.Format(time.RFC3339) + ")",
 			Started: a.Started,
 		})

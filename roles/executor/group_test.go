@@ -14,7 +14,6 @@ import (
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/ledger/pebblelog"
 	"github.com/agentic-dev/agentic/roles/executor/localstate"
-	"github.com/agentic-dev/agentic/roles/planner/plan"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 )
@@ -38,7 +37,7 @@ func (h *harness) assignAll(node, run string, scripts map[string]string) {
 	var drafts []event.Draft
 	for step, script := range scripts {
 		d := event.MustDraft(event.TaskAssigned, run, event.TaskAssignedData{
-			Attempt: 1, Node: node, Step: plan.Step{ID: step, Kind: plan.KindShell, Run: script},
+			Attempt: 1, Node: node, Step: event.Step{ID: step, Kind: event.KindShell, Run: script},
 		})
 		d.Target = node
 		drafts = append(drafts, d)

@@ -21,7 +21,7 @@ import (
 // it ended, and run returns once the reporter has emitted the result and
 // recorded the attempt finished.
 func (e *Executor) run(ctx context.Context, run string, a event.TaskAssignedData, started time.Time, t *task) {
-	spec := runner.Spec{Kind: a.Step.Kind, Command: a.Step.Run, Env: a.Step.Env, Cwd: a.Step.Cwd, Timeout: a.Step.Timeout, Creates: a.Step.Creates, Check: a.Step.Check}
+	spec := runner.Spec{Kind: a.Step.Kind, Command: a.Step.Run, Env: a.Step.Env, Cwd: a.Step.Cwd, Timeout: a.Step.Timeout.Std(), Creates: a.Step.Creates, Check: a.Step.Check}
 	onStart := func(pid int) {
 		e.report.started(event.MustDraft(event.TaskStarted, run, event.TaskStartedData{Step: a.Step.ID, Attempt: a.Attempt, Node: e.env.Node, PID: pid}))
 	}
@@ -34,7 +34,7 @@ func (e *Executor) run(ctx context.Context, run string, a event.TaskAssignedData
 	fin := event.TaskFinishedData{
 		Step: a.Step.ID, Attempt: a.Attempt, Node: e.env.Node,
 		Status: res.Status, Class: res.Class, ExitCode: res.ExitCode, Error: res.Error, TimedOut: res.TimedOut,
-		Started: res.Started, Duration: res.Duration, Cwd: res.Cwd, User: res.User, OutputTail: res.OutputTail,
+		Started: res.Started, Duration: event.Duration(res.Duration), Cwd: res.Cwd, User: res.User, OutputTail: res.OutputTail,
 		CommandHash: CommandHash(a.Step.Run),
 	}
 	if fin.Started.IsZero() {
@@ -49,7 +49,7 @@ func (e *Executor) run(ctx context.Context, run string, a event.TaskAssignedData
 	if res.Status == event.TaskCancelled && !byOperator {
 		// Killed by shutdown, not by an operator: report an interruption so
 		// the orchestrator decides (re-run if idempotent).
-		fin.Status, fin.Class = event.TaskFailed, event.ClassTransient
+		fin.Status, fin.Class, fin.Interrupted = event.TaskFailed, event.ClassTransient, true
 		fin.Error = orchestrator.InterruptedPrefix + ": the executor shut down during the attempt"
 	}
 	// The reporter logs a failure, and halts the executor on a failed

@@ -88,7 +88,7 @@ func (d *decider) assign(r *Run, st *Step) {
 // stopRun cancels the run's active steps (once per attempt) and the
 // assignments still in flight to executors (which will reach them), then
 // finishes the run.
-func (d *decider) stopRun(r *Run, status, reason string) {
+func (d *decider) stopRun(r *Run, status event.RunStatus, reason string) {
 	for _, st := range r.Steps {
 		if st.Active() && st.CancelSent != st.Attempt {
 			d.cancel(r, st.Spec.ID, st.Attempt, st.Node, reason)
@@ -111,7 +111,7 @@ func (d *decider) cancel(r *Run, step string, attempt int, node, reason string) 
 }
 
 // finish emits run.finished.
-func (d *decider) finish(r *Run, status, reason string) {
+func (d *decider) finish(r *Run, status event.RunStatus, reason string) {
 	d.emit(finishKey(r.ID), event.RunFinished, r.ID, "",
 		event.RunFinishedData{Decision: event.Decision{Epoch: d.epoch}, Status: status, Reason: reason})
 }

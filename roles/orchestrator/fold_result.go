@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
-	"github.com/agentic-dev/agentic/roles/planner/plan"
 )
 
 // InterruptedPrefix starts the Error of a TaskFinished (class transient) that
@@ -71,7 +70,7 @@ func (s *State) failAttempt(r *Run, i int, d event.TaskFinishedData, t time.Time
 		return
 	}
 	st.Status = StepFailed
-	st.Abort = st.Spec.OnFailure != plan.OnFailureContinue
+	st.Abort = st.Spec.OnFailure != event.OnFailureContinue
 	if !st.Abort {
 		s.stepDone(r, i, t)
 	}
@@ -79,7 +78,7 @@ func (s *State) failAttempt(r *Run, i int, d event.TaskFinishedData, t time.Time
 
 // failureClass is the reported class; an unclassified failure is transient
 // if it timed out and logic otherwise.
-func failureClass(d event.TaskFinishedData) string {
+func failureClass(d event.TaskFinishedData) event.FailureClass {
 	switch {
 	case d.Class != "":
 		return d.Class
@@ -100,7 +99,7 @@ func failureClass(d event.TaskFinishedData) string {
 //   - logic (and anything unknown): retried only with on_failure "retry",
 //     while attempt <= Retries. on_failure "replan" aborts until replanning
 //     exists.
-func retryable(spec plan.Step, d event.TaskFinishedData) (bool, string) {
+func retryable(spec event.Step, d event.TaskFinishedData) (bool, string) {
 	reason := d.Error
 	if reason == "" {
 		reason = fmt.Sprintf("exit code %d", d.ExitCode)
@@ -120,6 +119,6 @@ func retryable(spec plan.Step, d event.TaskFinishedData) (bool, string) {
 		}
 		return d.Attempt <= spec.Retries, reason
 	default:
-		return spec.OnFailure == plan.OnFailureRetry && d.Attempt <= spec.Retries, reason
+		return spec.OnFailure == event.OnFailureRetry && d.Attempt <= spec.Retries, reason
 	}
 }

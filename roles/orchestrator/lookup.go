@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/agentic-dev/agentic/bus/event"
 )
 
 // Lookup errors.
@@ -46,7 +48,7 @@ func (s *State) Run(idOrPrefix string) (*Run, error) {
 func (s *State) RunsView(status string, limit int) []RunView {
 	runs := make([]*Run, 0, len(s.Runs))
 	for _, r := range s.Runs {
-		if status == "" || r.Status == status {
+		if status == "" || r.Status == event.RunStatus(status) {
 			runs = append(runs, r)
 		}
 	}

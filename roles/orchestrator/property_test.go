@@ -103,7 +103,7 @@ func TestSnapshotMidwayEqualsFoldFromZero(t *testing.T) {
 			tracked.Apply(ev)
 			for _, c := range tracked.TakeChanges().Runs {
 				if c.Evicted {
-					outcomes[c.Run.Status]++
+					outcomes[string(c.Run.Status)]++
 				}
 			}
 		}
@@ -111,14 +111,14 @@ func TestSnapshotMidwayEqualsFoldFromZero(t *testing.T) {
 			if r.Terminal() {
 				t.Fatalf("seed %d: finished run %s is still in State", seed, r.ID)
 			}
-			outcomes[r.Status]++
+			outcomes[string(r.Status)]++
 		}
 		outcomes["fenced"] += int(full.Fenced)
 		outcomes["superseded"] += int(full.Superseded)
 	}
 	// The generator must reach the interesting places, or the property
 	// says little.
-	for _, k := range []string{event.RunSucceeded, event.RunFailed, event.RunCancelled, event.RunRunning, "fenced", "superseded"} {
+	for _, k := range []string{string(event.RunSucceeded), string(event.RunFailed), string(event.RunCancelled), string(event.RunRunning), "fenced", "superseded"} {
 		if outcomes[k] == 0 {
 			t.Errorf("no history reached %q: %v", k, outcomes)
 		}

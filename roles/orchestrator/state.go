@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
-	"github.com/agentic-dev/agentic/roles/planner/plan"
 )
 
 // Step statuses. A step in State is never "ready": readiness depends on the
@@ -59,15 +58,15 @@ type State struct {
 
 // Run is one goal's journey from submission to a final status.
 type Run struct {
-	ID       string `json:"id"`
-	Goal     string `json:"goal"`
-	Status   string `json:"status"`
-	Reason   string `json:"reason,omitempty"`
-	Revision int    `json:"revision"`
+	ID       string          `json:"id"`
+	Goal     string          `json:"goal"`
+	Status   event.RunStatus `json:"status"`
+	Reason   string          `json:"reason,omitempty"`
+	Revision int             `json:"revision"`
 	// Source is where the current plan came from ("file" or "llm").
 	Source string `json:"source,omitempty"`
 	// Subgoals of the current plan, in declaration order.
-	Subgoals []plan.Subgoal `json:"subgoals,omitempty"`
+	Subgoals []event.Subgoal `json:"subgoals,omitempty"`
 	// Invalid explains why the proposed plan cannot be scheduled (unknown or
 	// forward dependency, duplicate step id); Decide fails such a run.
 	Invalid string `json:"invalid,omitempty"`
@@ -89,8 +88,8 @@ type Run struct {
 // Step is the scheduling state of one plan step.
 type Step struct {
 	// Spec is the step as the accepted plan revision gives it.
-	Spec   plan.Step `json:"spec"`
-	Status string    `json:"status"`
+	Spec   event.Step `json:"spec"`
+	Status string     `json:"status"`
 	// Attempt is the number of the latest assignment (1-based; 0 = never
 	// assigned). The next assignment uses Attempt+1.
 	Attempt int `json:"attempt"`
@@ -107,7 +106,7 @@ type Step struct {
 	// Error is the last failure's description.
 	Error string `json:"error,omitempty"`
 	// Class is the last failure's class.
-	Class string `json:"class,omitempty"`
+	Class event.FailureClass `json:"class,omitempty"`
 	// Abort marks a terminal failure that fails the run (on_failure is not
 	// "continue").
 	Abort bool `json:"abort,omitempty"`

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
-	"github.com/agentic-dev/agentic/roles/planner/plan"
 )
 
 func errorsIs(err, target error) bool { return errors.Is(err, target) }
@@ -27,7 +26,7 @@ func TestBackoff(t *testing.T) {
 		{time.Hour, 1, 4 * time.Minute, MaxBackoff},
 	}
 	for _, tt := range tests {
-		step := plan.Step{ID: "s", Backoff: tt.base}
+		step := event.Step{ID: "s", Backoff: event.Duration(tt.base)}
 		seen := map[time.Duration]bool{}
 		for _, run := range []string{"r1", "r2", "r3", "r4", "r5", "r6"} {
 			d := Backoff(run, step, tt.attempt)
@@ -44,32 +43,32 @@ func TestBackoff(t *testing.T) {
 		}
 	}
 	// Pinned value: changing the formula changes every node's replay.
-	if got, want := Backoff("r1", plan.Step{ID: "a", Backoff: 2 * time.Second}, 1), 1930*time.Millisecond; got != want {
+	if got, want := Backoff("r1", event.Step{ID: "a", Backoff: event.Duration(2 * time.Second)}, 1), 1930*time.Millisecond; got != want {
 		t.Errorf("Backoff pinned value = %v, want %v", got, want)
 	}
 }
 
 func TestRetryable(t *testing.T) {
-	fail := func(class, err string, attempt int) event.TaskFinishedData {
+	fail := func(class event.FailureClass, err string, attempt int) event.TaskFinishedData {
 		return event.TaskFinishedData{Status: event.TaskFailed, Class: class, Error: err, Attempt: attempt, ExitCode: 3}
 	}
 	tests := []struct {
 		name       string
-		spec       plan.Step
+		spec       event.Step
 		d          event.TaskFinishedData
 		wantRetry  bool
 		wantReason string
 	}{
-		{"transient within retries", plan.Step{Retries: 2}, fail(event.ClassTransient, "timeout", 2), true, "timeout"},
-		{"transient exhausted", plan.Step{Retries: 2}, fail(event.ClassTransient, "timeout", 3), false, "timeout"},
-		{"policy never", plan.Step{Retries: 5, OnFailure: plan.OnFailureRetry}, fail(event.ClassPolicy, "denied", 1), false, "denied"},
-		{"logic abort", plan.Step{Retries: 5}, fail(event.ClassLogic, "", 1), false, "exit code 3"},
-		{"logic retry", plan.Step{Retries: 1, OnFailure: plan.OnFailureRetry}, fail(event.ClassLogic, "", 1), true, "exit code 3"},
-		{"logic retry exhausted", plan.Step{Retries: 1, OnFailure: plan.OnFailureRetry}, fail(event.ClassLogic, "", 2), false, "exit code 3"},
-		{"unclassified is logic", plan.Step{Retries: 1}, fail("", "", 1), false, "exit code 3"},
-		{"interrupted idempotent", plan.Step{Retries: 1, Idempotent: true}, fail(event.ClassTransient, "interrupted: x", 1), true, "interrupted: x"},
-		{"interrupted not idempotent", plan.Step{Retries: 1}, fail(event.ClassTransient, "interrupted: x", 1), false, ReasonNotIdempotent},
-		{"interruption marker must be a prefix", plan.Step{Retries: 1}, fail(event.ClassTransient, "was interrupted", 1), true, "was interrupted"},
+		{"transient within retries", event.Step{Retries: 2}, fail(event.ClassTransient, "timeout", 2), true, "timeout"},
+		{"transient exhausted", event.Step{Retries: 2}, fail(event.ClassTransient, "timeout", 3), false, "timeout"},
+		{"policy never", event.Step{Retries: 5, OnFailure: event.OnFailureRetry}, fail(event.ClassPolicy, "denied", 1), false, "denied"},
+		{"logic abort", event.Step{Retries: 5}, fail(event.ClassLogic, "", 1), false, "exit code 3"},
+		{"logic retry", event.Step{Retries: 1, OnFailure: event.OnFailureRetry}, fail(event.ClassLogic, "", 1), true, "exit code 3"},
+		{"logic retry exhausted", event.Step{Retries: 1, OnFailure: event.OnFailureRetry}, fail(event.ClassLogic, "", 2), false, "exit code 3"},
+		{"unclassified is logic", event.Step{Retries: 1}, fail("", "", 1), false, "exit code 3"},
+		{"interrupted idempotent", event.Step{Retries: 1, Idempotent: true}, fail(event.ClassTransient, "interrupted: x", 1), true, "interrupted: x"},
+		{"interrupted not idempotent", event.Step{Retries: 1}, fail(event.ClassTransient, "interrupted: x", 1), false, ReasonNotIdempotent},
+		{"interruption marker must be a prefix", event.Step{Retries: 1}, fail(event.ClassTransient, "was interrupted", 1), true, "was interrupted"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -80,7 +79,7 @@ func TestRetryable(t *testing.T) {
 		})
 	}
 	timedOut := event.TaskFinishedData{Status: event.TaskFailed, TimedOut: true, Attempt: 1}
-	if retry, _ := retryable(plan.Step{Retries: 1}, timedOut); !retry {
+	if retry, _ := retryable(event.Step{Retries: 1}, timedOut); !retry {
 		t.Error("an unclassified timeout is not treated as transient")
 	}
 }
@@ -129,7 +128,7 @@ func TestRunLookup(t *testing.T) {
 	if v := s.RunsView("", 2); len(v) != 2 || v[0].ID != "0200zz" || v[1].ID != "0190ab" {
 		t.Errorf("RunsView newest first, limit 2 = %+v", v)
 	}
-	if v := s.RunsView(event.RunRunning, 0); len(v) != 0 {
+	if v := s.RunsView(string(event.RunRunning), 0); len(v) != 0 {
 		t.Errorf("RunsView(running) = %+v, want none", v)
 	}
 }
@@ -139,9 +138,9 @@ func TestRunLookup(t *testing.T) {
 func TestViewShape(t *testing.T) {
 	var l ledger
 	s := NewState()
-	p := plan.Plan{Subgoals: []plan.Subgoal{{ID: "g"}}, Steps: []plan.Step{
-		{ID: "a", Subgoal: "g", Kind: plan.KindShell, Title: "A"},
-		{ID: "b", Kind: plan.KindNoop, DependsOn: []string{"a"}},
+	p := event.Plan{Subgoals: []event.Subgoal{{ID: "g"}}, Steps: []event.Step{
+		{ID: "a", Subgoal: "g", Kind: event.KindShell, Title: "A"},
+		{ID: "b", Kind: event.KindNoop, DependsOn: []string{"a"}},
 	}}
 	s.Apply(l.add(event.ExecutorOnline, "", "n1", t0, event.ExecutorOnlineData{Slots: 1}))
 	s.Apply(l.add(event.GoalSubmitted, "r", "op", t0, event.GoalSubmittedData{Goal: "g"}))
@@ -156,7 +155,7 @@ func TestViewShape(t *testing.T) {
 		a.StartedAt == nil || !a.StartedAt.Equal(t0.Add(time.Second)) || a.FinishedAt == nil || a.Node != "n1" {
 		t.Errorf("step a view = %+v", a)
 	}
-	if b.Status != StepReady || b.ExitCode != nil || b.StartedAt != nil || b.Kind != plan.KindNoop {
+	if b.Status != StepReady || b.ExitCode != nil || b.StartedAt != nil || b.Kind != event.KindNoop {
 		t.Errorf("step b view = %+v", b)
 	}
 	b.DependsOn[0] = "mutated"

@@ -95,7 +95,7 @@ func (h *hot) write(w *ledger.IndexWriter, c orchestrator.RunChange, rec ledger.
 		return err
 	}
 	pos := position(lr.created, r.ID)
-	if err := lr.fileStatus(w, r.Status, pos); err != nil {
+	if err := lr.fileStatus(w, string(r.Status), pos); err != nil {
 		return err
 	}
 	if w.Discard() {
@@ -267,7 +267,7 @@ func (x *Index) Restore(data []byte) error {
 			if !ok {
 				return fmt.Errorf("runindex: restore: run %s has no creation time", id)
 			}
-			lr := &liveRun{created: created, status: r.Status, shown: make([]string, len(r.Steps)), counts: map[string]int{}}
+			lr := &liveRun{created: created, status: string(r.Status), shown: make([]string, len(r.Steps)), counts: map[string]int{}}
 			for i := range r.Steps {
 				lr.shown[i] = r.StepStatus(i)
 				lr.counts[lr.shown[i]]++
