@@ -30,7 +30,7 @@ func (o Options) logger() *slog.Logger {
 // seen-set; the filter blocks that answer those lookups must stay cached,
 // and raw messages flowing through the cache would evict them from Pebble's
 // 8 MiB default (measured: ~3x fewer events/s at 512 events per commit).
-const cacheBytes = 64 << 20
+const cacheBytes = 16 << 20
 
 // pebbleOptions are the Pebble options of a ledger. Overridden from Pebble's
 // defaults: FormatMajorVersion (pinned: pebblelog.FormatMajorVersion),

@@ -106,11 +106,9 @@ func open(dir string, fs vfs.FS, id *trust.Identity, logger *slog.Logger) (*Outb
 	if logger == nil {
 		logger = slog.Default()
 	}
-	db, err := pebble.Open(dir, &pebble.Options{
-		FormatMajorVersion: pebblelog.FormatMajorVersion,
-		Logger:             pebblelog.New(logger),
-		FS:                 fs,
-	})
+	opts, release := pebblelog.SmallStoreOptions(logger, fs)
+	db, err := pebble.Open(dir, opts)
+	release()
 	if err != nil {
 		return nil, fmt.Errorf("outbox: open %s: %w", dir, err)
 	}

@@ -164,7 +164,7 @@ func (f *Follower) Start(ctx context.Context) error {
 	// a thousand of them in flight would overrun the connection's pending
 	// limits (the server cuts a slow consumer off) and starve every other
 	// request on the same connection while a long tail is caught up.
-	it, err := cons.Messages(jetstream.PullMaxBytes(followBufferBytes))
+	it, err := cons.Messages(jetstream.PullMaxMessagesWithBytesLimit(256, followBufferBytes))
 	if err != nil {
 		return fmt.Errorf("follow: consume: %w", err)
 	}

@@ -1,6 +1,11 @@
 package pebblelog
 
-import "github.com/cockroachdb/pebble/v2"
+import (
+	"log/slog"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
 
 // FormatMajorVersion is the Pebble on-disk format every store of a node
 // (ledger, outbox, executor state) is opened with. It is pinned, never
@@ -10,3 +15,27 @@ import "github.com/cockroachdb/pebble/v2"
 // release of its own and noted in the upgrade docs; Pebble ratchets stores
 // written at an older format up to it when they are opened.
 const FormatMajorVersion = pebble.FormatValueSeparation
+
+// Sizes of the small stores (outbox, executor state): their working set is
+// the few entries in flight, so Pebble's defaults (an 8 MiB cache and 4 MiB
+// memtables each) would only add idle memory to every node.
+const (
+	smallCacheBytes    = 1 << 20
+	smallMemTableBytes = 1 << 20
+)
+
+// SmallStoreOptions are the Pebble options of a node's small stores: the
+// pinned format, logger l, file system fs (nil: the OS), a 1 MiB cache and
+// 1 MiB memtables. Call release after pebble.Open (the DB holds its own
+// reference to the cache).
+func SmallStoreOptions(l *slog.Logger, fs vfs.FS) (o *pebble.Options, release func()) {
+	cache := pebble.NewCache(smallCacheBytes)
+	o = &pebble.Options{
+		FormatMajorVersion: FormatMajorVersion,
+		Logger:             New(l),
+		FS:                 fs,
+		Cache:              cache,
+		MemTableSize:       smallMemTableBytes,
+	}
+	return o, cache.Unref
+}

@@ -56,11 +56,9 @@ func OpenFS(dir string, fs vfs.FS, logger *slog.Logger) (*Store, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	db, err := pebble.Open(dir, &pebble.Options{
-		FormatMajorVersion: pebblelog.FormatMajorVersion,
-		Logger:             pebblelog.New(logger),
-		FS:                 fs,
-	})
+	opts, release := pebblelog.SmallStoreOptions(logger, fs)
+	db, err := pebble.Open(dir, opts)
+	release()
 	if err != nil {
 		return nil, fmt.Errorf("localstate: open %s: %w", dir, err)
 	}
