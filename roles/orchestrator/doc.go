@@ -32,6 +32,15 @@
 //     kept on disk by the run index (package runindex), which learns what
 //     each fold changed from TrackChanges/TakeChanges.
 //
+// Statuses are typed (RunStatus, StepStatus, TaskStatus) and move only
+// along one transition table per namespace (status.go): every status change
+// of the fold goes through move, which consults the table; a move the table
+// does not allow is counted in State.Ignored and changes nothing. A status
+// with no successor is final (Terminal). The tables hold the states later
+// issues add (paused runs; gated, approved, edited, denied and
+// needs-decision steps) although nothing enters them yet. The strings
+// events and views carry are the typed values; wire.go converts.
+//
 // Run lifecycle: submitted → planned → running → succeeded | failed |
 // cancelled. Step: pending → (ready) → assigned → running → succeeded |
 // failed | skipped | cancelled; a failed attempt that may be retried goes

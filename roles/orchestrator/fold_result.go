@@ -23,7 +23,8 @@ const ReasonNotIdempotent = "interrupted and not idempotent: not re-run"
 
 // foldTaskFinished records the result of the current attempt. A failure is
 // retried (the step goes back to pending with a backoff) or becomes final;
-// see retryable.
+// see retryable. An outcome this version does not know counts as a
+// failure, so that the step does not wait for ever.
 func foldTaskFinished(s *State, ev event.Event) {
 	var d event.TaskFinishedData
 	if !s.decode(ev, &d) {
@@ -33,44 +34,58 @@ func foldTaskFinished(s *State, ev event.Event) {
 	if !s.currentAttempt(st, d.Attempt, signer(ev, d.Node)) {
 		return
 	}
-	s.touchStep(r, i)
+	outcome, ok := taskStatusFromWire(d.Status)
+	if !ok || !outcome.Terminal() {
+		outcome = TaskFailed
+	}
+	if !s.taskMay(st, outcome) {
+		return
+	}
+	var to StepStatus
+	retry, reason := false, d.Error
+	switch outcome {
+	case TaskSucceeded:
+		to = StepSucceeded
+	case TaskSkipped:
+		to = StepSkipped
+	case TaskCancelled:
+		to = StepCancelled
+	default:
+		retry, reason = retryable(st.Spec, d)
+		to = StepFailed
+		if retry {
+			to = StepPending
+		}
+	}
+	if !s.setStepStatus(r, i, to) {
+		return
+	}
 	if st.StartedAt.IsZero() {
 		st.StartedAt = d.Started
 	}
 	st.FinishedAt = ev.Time
 	exit := d.ExitCode
 	st.ExitCode = &exit
-	st.Error, st.Class = d.Error, ""
-	switch d.Status {
-	case event.TaskSucceeded:
-		st.Status = StepSucceeded
+	st.Error, st.Class = reason, ""
+	switch {
+	case outcome == TaskFailed:
+		st.Class = failureClass(d)
+		s.failed(r, i, d.Attempt, retry, ev.Time)
+	case to != StepCancelled:
 		s.stepDone(r, i, ev.Time)
-	case event.TaskSkipped:
-		st.Status = StepSkipped
-		s.stepDone(r, i, ev.Time)
-	case event.TaskCancelled:
-		st.Status = StepCancelled
-	default:
-		s.failAttempt(r, i, d, ev.Time)
 	}
 }
 
-// failAttempt routes a failed attempt of step i: back to pending after a
-// backoff while it may be retried, otherwise failed for good. A final
-// failure with on_failure "continue" lets dependents run; any other fails
-// the run (Decide emits that).
-func (s *State) failAttempt(r *Run, i int, d event.TaskFinishedData, t time.Time) {
+// failed routes a failed attempt of step i, now pending or failed: a retry
+// waits for its backoff; a final failure with on_failure "continue" lets
+// dependents run, and any other fails the run (Decide emits that).
+func (s *State) failed(r *Run, i, attempt int, retry bool, t time.Time) {
 	st := r.Steps[i]
-	st.Class = failureClass(d)
-	retry, reason := retryable(st.Spec, d)
-	st.Error = reason
 	if retry {
-		st.Status = StepPending
-		st.NotBefore = t.Add(Backoff(r.ID, st.Spec, d.Attempt))
+		st.NotBefore = t.Add(Backoff(r.ID, st.Spec, attempt))
 		st.ReadyAt = st.NotBefore
 		return
 	}
-	st.Status = StepFailed
 	st.Abort = st.Spec.OnFailure != plan.OnFailureContinue
 	if !st.Abort {
 		s.stepDone(r, i, t)

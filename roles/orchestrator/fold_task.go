@@ -15,13 +15,13 @@ func foldTaskAssigned(s *State, ev event.Event) {
 		return
 	}
 	r, i, st := s.step(ev.Run, d.Step.ID)
-	if st == nil || r.Status != event.RunRunning || st.Status != StepPending ||
-		d.Attempt != st.Attempt+1 || d.Node == "" {
+	if st == nil || r.Status != RunRunning || d.Attempt != st.Attempt+1 || d.Node == "" {
 		s.Ignored++
 		return
 	}
-	s.touchStep(r, i)
-	st.Status = StepAssigned
+	if !s.setStepStatus(r, i, StepAssigned) {
+		return
+	}
 	st.Attempt = d.Attempt
 	st.Node = d.Node
 	st.StartedAt, st.FinishedAt = time.Time{}, time.Time{}
@@ -38,12 +38,9 @@ func foldTaskStarted(s *State, ev event.Event) {
 	if !s.currentAttempt(st, d.Attempt, signer(ev, d.Node)) {
 		return
 	}
-	if st.Status != StepAssigned {
-		s.Ignored++
+	if !s.taskMay(st, TaskRunning) || !s.setStepStatus(r, i, StepRunning) {
 		return
 	}
-	s.touchStep(r, i)
-	st.Status = StepRunning
 	st.StartedAt = ev.Time
 }
 

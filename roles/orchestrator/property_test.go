@@ -103,7 +103,7 @@ func TestSnapshotMidwayEqualsFoldFromZero(t *testing.T) {
 			tracked.Apply(ev)
 			for _, c := range tracked.TakeChanges().Runs {
 				if c.Evicted {
-					outcomes[c.Run.Status]++
+					outcomes[string(c.Run.Status)]++
 				}
 			}
 		}
@@ -111,14 +111,14 @@ func TestSnapshotMidwayEqualsFoldFromZero(t *testing.T) {
 			if r.Terminal() {
 				t.Fatalf("seed %d: finished run %s is still in State", seed, r.ID)
 			}
-			outcomes[r.Status]++
+			outcomes[string(r.Status)]++
 		}
 		outcomes["fenced"] += int(full.Fenced)
 		outcomes["superseded"] += int(full.Superseded)
 	}
 	// The generator must reach the interesting places, or the property
 	// says little.
-	for _, k := range []string{event.RunSucceeded, event.RunFailed, event.RunCancelled, event.RunRunning, "fenced", "superseded"} {
+	for _, k := range []string{string(RunSucceeded), string(RunFailed), string(RunCancelled), string(RunRunning), "fenced", "superseded"} {
 		if outcomes[k] == 0 {
 			t.Errorf("no history reached %q: %v", k, outcomes)
 		}
@@ -140,7 +140,10 @@ func TestSnapshotErrors(t *testing.T) {
 		{"version 1 (held finished runs)", `{"version":1,"state":{}}`, ErrSnapshotVersion},
 		{"finished run", `{"version":2,"state":{"runs":{"a":{"id":"a","status":"succeeded"}}}}`, nil},
 		{"misfiled run", `{"version":2,"state":{"runs":{"a":{"id":"b"}}}}`, nil},
-		{"null step", `{"version":2,"state":{"runs":{"a":{"id":"a","steps":[null]}}}}`, nil},
+		{"null step", `{"version":2,"state":{"runs":{"a":{"id":"a","status":"running","steps":[null]}}}}`, nil},
+		{"unknown run status", `{"version":2,"state":{"runs":{"a":{"id":"a","status":"sleeping"}}}}`, nil},
+		{"run without status", `{"version":2,"state":{"runs":{"a":{"id":"a"}}}}`, nil},
+		{"unknown step status", `{"version":2,"state":{"runs":{"a":{"id":"a","status":"running","steps":[{"status":"dozing"}]}}}}`, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -3,8 +3,6 @@ package orchestrator
 import (
 	"slices"
 	"time"
-
-	"github.com/agentic-dev/agentic/bus/event"
 )
 
 // View returns the run's public shape. Steps come in plan order, each as
@@ -13,7 +11,7 @@ func (r *Run) View() RunView {
 	v := RunView{
 		ID:         r.ID,
 		Goal:       r.Goal,
-		Status:     r.Status,
+		Status:     r.Status.wire(),
 		Reason:     r.Reason,
 		Revision:   r.Revision,
 		CreatedAt:  r.CreatedAt,
@@ -31,9 +29,9 @@ func (r *Run) View() RunView {
 // "ready" — unless it failed before and waits for a retry (it has a
 // NotBefore): that one stays "pending", with its attempt count and last
 // error.
-func (r *Run) StepStatus(i int) string {
+func (r *Run) StepStatus(i int) StepStatus {
 	st := r.Steps[i]
-	if st.Status == StepPending && st.NotBefore.IsZero() && r.Status == event.RunRunning && r.depsDone(i) {
+	if st.Status == StepPending && st.NotBefore.IsZero() && r.Status == RunRunning && r.depsDone(i) {
 		return StepReady
 	}
 	return st.Status
@@ -51,7 +49,7 @@ func (r *Run) StepView(i int) StepView {
 		Title:      st.Spec.Title,
 		Subgoal:    st.Spec.Subgoal,
 		Kind:       st.Spec.Kind,
-		Status:     r.StepStatus(i),
+		Status:     r.StepStatus(i).wire(),
 		Attempt:    st.Attempt,
 		Node:       st.Node,
 		ExitCode:   exit,
@@ -69,12 +67,12 @@ func (r *Run) StepView(i int) StepView {
 func (r *Run) Summary() RunSummary {
 	counts := map[string]int{}
 	for i := range r.Steps {
-		counts[r.StepStatus(i)]++
+		counts[r.StepStatus(i).wire()]++
 	}
 	return RunSummary{
 		ID:         r.ID,
 		Goal:       r.Goal,
-		Status:     r.Status,
+		Status:     r.Status.wire(),
 		Reason:     r.Reason,
 		Revision:   r.Revision,
 		Steps:      len(r.Steps),

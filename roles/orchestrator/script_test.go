@@ -35,6 +35,7 @@ import (
 //	start RUN STEP ATTEMPT [node=N]
 //	finish RUN STEP ATTEMPT STATUS [CLASS] [exit=N] [node=N] [timedout] [err=TEXT...]
 //	cancel RUN [REASON...]
+//	close RUN STATUS [epoch=N] [REASON...]   run.finished, as a leader would
 //	event TYPE [RUN]            an event this fold skips (memory.written, ...)
 //	state RUN | runs [status=S] [limit=N] | lookup PREFIX | counters | executors
 //	snapshot                    round-trip the state through a snapshot
@@ -219,6 +220,10 @@ func (sc *script) exec(t *testing.T, line string, input []string) []string {
 			Step: step, Attempt: a.int(t, 2), Node: node}, sc.stepLine(step))
 	case "finish":
 		return sc.finish(t, a)
+	case "close":
+		return sc.fold(event.RunFinished, a.pos[0], sc.leader, event.RunFinishedData{
+			Decision: event.Decision{Epoch: uint64(a.optInt(t, "epoch", int(sc.epoch)))},
+			Status:   a.pos[1], Reason: strings.Join(a.pos[2:], " ")}, sc.runLine)
 	case "cancel":
 		return sc.fold(event.RunCancel, a.pos[0], "op",
 			event.RunCancelData{Reason: strings.Join(a.pos[1:], " ")}, sc.runLine)
@@ -232,7 +237,7 @@ func (sc *script) exec(t *testing.T, line string, input []string) []string {
 		return sc.stateLines(a.pos[0])
 	case "runs":
 		var out []string
-		for _, v := range sc.s.RunsView(a.opt["status"], a.optInt(t, "limit", 0)) {
+		for _, v := range sc.s.RunsView(RunStatus(a.opt["status"]), a.optInt(t, "limit", 0)) {
 			out = append(out, v.ID+" "+v.Status)
 		}
 		return out

@@ -54,12 +54,18 @@ func UnmarshalSnapshot(b []byte) (*State, error) {
 		if r == nil || r.ID != id {
 			return nil, fmt.Errorf("orchestrator: unmarshal snapshot: run %q is missing or misfiled", id)
 		}
+		if !r.Status.Known() {
+			return nil, fmt.Errorf("orchestrator: unmarshal snapshot: run %s has unknown status %q", id, r.Status)
+		}
 		if r.Terminal() {
 			return nil, fmt.Errorf("orchestrator: unmarshal snapshot: run %s is %s, and a state holds live runs only", id, r.Status)
 		}
 		for i, st := range r.Steps {
 			if st == nil {
 				return nil, fmt.Errorf("orchestrator: unmarshal snapshot: run %s: step %d is null", id, i)
+			}
+			if !st.Status.Known() {
+				return nil, fmt.Errorf("orchestrator: unmarshal snapshot: run %s: step %d has unknown status %q", id, i, st.Status)
 			}
 		}
 		r.buildIndex()

@@ -8,20 +8,6 @@ import (
 	"github.com/agentic-dev/agentic/roles/planner/plan"
 )
 
-// Step statuses. A step in State is never "ready": readiness depends on the
-// clock and is computed by Decide; View shows a pending step whose
-// dependencies are all done as StepReady.
-const (
-	StepPending   = "pending"
-	StepReady     = "ready"
-	StepAssigned  = "assigned"
-	StepRunning   = "running"
-	StepSucceeded = "succeeded"
-	StepFailed    = "failed"
-	StepSkipped   = "skipped"
-	StepCancelled = "cancelled"
-)
-
 // State is the orchestrator's projection of the ledger: the live runs (not
 // yet finished), their steps and the executors that announced themselves.
 // A run leaves State in the fold that gives it a final status; what a
@@ -59,11 +45,11 @@ type State struct {
 
 // Run is one goal's journey from submission to a final status.
 type Run struct {
-	ID       string `json:"id"`
-	Goal     string `json:"goal"`
-	Status   string `json:"status"`
-	Reason   string `json:"reason,omitempty"`
-	Revision int    `json:"revision"`
+	ID       string    `json:"id"`
+	Goal     string    `json:"goal"`
+	Status   RunStatus `json:"status"`
+	Reason   string    `json:"reason,omitempty"`
+	Revision int       `json:"revision"`
 	// Source is where the current plan came from ("file" or "llm").
 	Source string `json:"source,omitempty"`
 	// Subgoals of the current plan, in declaration order.
@@ -89,8 +75,8 @@ type Run struct {
 // Step is the scheduling state of one plan step.
 type Step struct {
 	// Spec is the step as the accepted plan revision gives it.
-	Spec   plan.Step `json:"spec"`
-	Status string    `json:"status"`
+	Spec   plan.Step  `json:"spec"`
+	Status StepStatus `json:"status"`
 	// Attempt is the number of the latest assignment (1-based; 0 = never
 	// assigned). The next assignment uses Attempt+1.
 	Attempt int `json:"attempt"`

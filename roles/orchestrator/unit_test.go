@@ -152,11 +152,11 @@ func TestViewShape(t *testing.T) {
 	s.Apply(l.add(event.TaskFinished, "r", "n1", t0.Add(2*time.Second), event.TaskFinishedData{Step: "a", Attempt: 1, Status: event.TaskSucceeded}))
 	v := s.Runs["r"].View()
 	a, b := v.Steps[0], v.Steps[1]
-	if a.Status != StepSucceeded || a.Subgoal != "g" || a.Title != "A" || a.ExitCode == nil || *a.ExitCode != 0 ||
+	if a.Status != string(StepSucceeded) || a.Subgoal != "g" || a.Title != "A" || a.ExitCode == nil || *a.ExitCode != 0 ||
 		a.StartedAt == nil || !a.StartedAt.Equal(t0.Add(time.Second)) || a.FinishedAt == nil || a.Node != "n1" {
 		t.Errorf("step a view = %+v", a)
 	}
-	if b.Status != StepReady || b.ExitCode != nil || b.StartedAt != nil || b.Kind != plan.KindNoop {
+	if b.Status != string(StepReady) || b.ExitCode != nil || b.StartedAt != nil || b.Kind != plan.KindNoop {
 		t.Errorf("step b view = %+v", b)
 	}
 	b.DependsOn[0] = "mutated"

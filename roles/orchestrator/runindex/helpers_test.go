@@ -34,7 +34,7 @@ func model(recs []ledger.IndexRecord) map[string]string {
 		sum.CreatedAt = timeOf(created[id])
 		out[string(createdKey(pos))] = mustJSON(sum)
 		out[string(idKey(id))] = string(binary.BigEndian.AppendUint64(nil, uint64(created[id])))
-		out[string(statusKey(r.Status, pos))] = ""
+		out[string(statusKey(string(r.Status), pos))] = ""
 		for i := range r.Steps {
 			out[string(stepKey(id, i))] = mustJSON(r.StepView(i))
 		}
