@@ -112,6 +112,10 @@ type RunFinishedData struct {
 	Decision
 	Status string `json:"status"` // succeeded | failed | cancelled
 	Reason string `json:"reason,omitempty"`
+	// Code is the stable reason of a failure or cancellation (the
+	// orchestrator's codes, e.g. step_failed); Reason is for people. Absent
+	// from events written before codes.
+	Code string `json:"code,omitempty"`
 }
 
 // ExecutorOnlineData announces an executor and its capacity.
