@@ -17,9 +17,9 @@ func (d *decider) run(r *Run) {
 		if reason == "" {
 			reason = "cancelled by operator"
 		}
-		d.stopRun(r, RunCancelled, reason)
+		d.stopRun(r, RunCancelled, CodeCancelledByOperator, reason)
 	case r.Status == RunPlanned && r.Invalid != "":
-		d.finish(r, RunFailed, "invalid plan: "+r.Invalid)
+		d.finish(r, RunFailed, CodePlanInvalid, "invalid plan: "+r.Invalid)
 	case r.Status == RunPlanned:
 		d.emit(acceptKey(r.ID, r.Revision), event.PlanAccepted, r.ID, "",
 			event.PlanAcceptedData{Decision: event.Decision{Epoch: d.epoch}, Revision: r.Revision})
@@ -43,14 +43,15 @@ func (d *decider) running(r *Run) {
 			}
 		case st.Terminal():
 			// Final and not done: failed for good, cancelled, denied.
-			d.stopRun(r, RunFailed, stepEnd(st))
+			code, reason := stepEnd(st)
+			d.stopRun(r, RunFailed, code, reason)
 			return
 		default:
 			complete = false
 		}
 	}
 	if complete {
-		d.finish(r, RunSucceeded, "")
+		d.finish(r, RunSucceeded, "", "")
 		return
 	}
 	// The run's wake time counts even when no slot is free.
@@ -87,7 +88,7 @@ func (d *decider) assign(r *Run, st *Step) {
 // stopRun cancels the run's active steps (once per attempt) and the
 // assignments still in flight to executors (which will reach them), then
 // finishes the run.
-func (d *decider) stopRun(r *Run, status RunStatus, reason string) {
+func (d *decider) stopRun(r *Run, status RunStatus, code Code, reason string) {
 	for _, st := range r.Steps {
 		if st.Active() && st.CancelSent != st.Attempt {
 			d.cancel(r, st.Spec.ID, st.Attempt, st.Node, reason)
@@ -99,7 +100,7 @@ func (d *decider) stopRun(r *Run, status RunStatus, reason string) {
 			d.cancel(r, st.Spec.ID, st.Attempt+1, node, reason)
 		}
 	}
-	d.finish(r, status, reason)
+	d.finish(r, status, code, reason)
 }
 
 // cancel emits task.cancel for one attempt.
@@ -110,18 +111,18 @@ func (d *decider) cancel(r *Run, step string, attempt int, node, reason string) 
 }
 
 // finish emits run.finished.
-func (d *decider) finish(r *Run, status RunStatus, reason string) {
+func (d *decider) finish(r *Run, status RunStatus, code Code, reason string) {
 	d.emit(finishKey(r.ID), event.RunFinished, r.ID, "",
-		event.RunFinishedData{Decision: event.Decision{Epoch: d.epoch}, Status: status.wire(), Reason: reason})
+		event.RunFinishedData{Decision: event.Decision{Epoch: d.epoch}, Status: status.wire(), Reason: reason, Code: code.wire()})
 }
 
 // stepEnd says why a step that ended without being done fails its run.
-func stepEnd(st *Step) string {
+func stepEnd(st *Step) (Code, string) {
 	switch st.Status {
 	case StepFailed:
-		return fmt.Sprintf("step %s failed: %s", st.Spec.ID, st.Error)
+		return CodeStepFailed, fmt.Sprintf("step %s failed: %s", st.Spec.ID, st.Error)
 	case StepCancelled:
-		return fmt.Sprintf("step %s was cancelled", st.Spec.ID)
+		return CodeStepCancelled, fmt.Sprintf("step %s was cancelled", st.Spec.ID)
 	}
-	return fmt.Sprintf("step %s was %s", st.Spec.ID, st.Status)
+	return CodeStepFailed, fmt.Sprintf("step %s was %s", st.Spec.ID, st.Status)
 }

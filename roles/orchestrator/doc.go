@@ -53,6 +53,14 @@
 // on_failure "continue" lets dependents run; any other final failure, or a
 // cancelled step, fails the run.
 //
+// A failed or cancelled step, and a failed or cancelled run, carry a stable
+// Code (codes.go, pinned append-only by testdata/codes.golden) beside the
+// text for people: a step's from its task.finished (policy_denied,
+// interrupted, timed_out, exit_nonzero, ...) or from its run's end
+// (dependency_failed, run_ended, cancelled_by_operator); a run's from the
+// run.finished that Decide emits (step_failed, plan_invalid, ...) or from
+// plan.rejected. Views show it as "code".
+//
 // Example, one leader turn:
 //
 //	s := orchestrator.NewState()

@@ -46,7 +46,7 @@ func foldPlanRejected(s *State, ev event.Event) {
 	if !s.setRunStatus(r, RunFailed) { // no step shows otherwise: "ready" is shown only while running
 		return
 	}
-	r.Reason = "plan rejected: " + d.Error
+	r.Reason, r.Code = "plan rejected: "+d.Error, CodePlanRejected
 	r.FinishedAt = ev.Time
 }
 

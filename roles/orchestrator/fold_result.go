@@ -42,16 +42,16 @@ func foldTaskFinished(s *State, ev event.Event) {
 		return
 	}
 	var to StepStatus
-	retry, reason := false, d.Error
+	retry, code, reason := false, Code(""), d.Error
 	switch outcome {
 	case TaskSucceeded:
 		to = StepSucceeded
 	case TaskSkipped:
 		to = StepSkipped
 	case TaskCancelled:
-		to = StepCancelled
+		to, code = StepCancelled, cancelCode(r, st)
 	default:
-		retry, reason = retryable(st.Spec, d)
+		retry, code, reason = retryable(st.Spec, d)
 		to = StepFailed
 		if retry {
 			to = StepPending
@@ -66,7 +66,7 @@ func foldTaskFinished(s *State, ev event.Event) {
 	st.FinishedAt = ev.Time
 	exit := d.ExitCode
 	st.ExitCode = &exit
-	st.Error, st.Class = reason, ""
+	st.Error, st.Code, st.Class = reason, code, ""
 	switch {
 	case outcome == TaskFailed:
 		st.Class = failureClass(d)
@@ -74,6 +74,19 @@ func foldTaskFinished(s *State, ev event.Event) {
 	case to != StepCancelled:
 		s.stepDone(r, i, ev.Time)
 	}
+}
+
+// cancelCode is the code of an attempt its executor reports cancelled: the
+// executor does that when the leader asked it to, for a run an operator
+// cancelled or one that is failing.
+func cancelCode(r *Run, st *Step) Code {
+	switch {
+	case r.CancelRequested:
+		return CodeCancelledByOperator
+	case st.CancelSent == st.Attempt:
+		return CodeRunEnded
+	}
+	return CodeCancelled
 }
 
 // failed routes a failed attempt of step i, now pending or failed: a retry
@@ -105,36 +118,58 @@ func failureClass(d event.TaskFinishedData) string {
 	}
 }
 
-// retryable decides whether a failed attempt is retried, and describes the
-// failure.
+// interrupted reports whether the executor could not finish the attempt
+// and it may have partly run (the process was killed, the node restarted
+// mid-step).
+func interrupted(d event.TaskFinishedData) bool {
+	return failureClass(d) == event.ClassTransient && strings.HasPrefix(d.Error, InterruptedPrefix)
+}
+
+// retryable decides whether a failed attempt is retried, and gives the
+// failure's code and description.
 //
 //   - policy: never retried.
+//   - an interruption: re-run only if the step is idempotent, then up to
+//     Retries+1 attempts.
 //   - transient: retried while attempt <= Retries (attempts are 1-based, so
-//     Retries 2 allows 3 attempts), except an interruption (Error starting
-//     with InterruptedPrefix) of a step that is not idempotent.
+//     Retries 2 allows 3 attempts).
 //   - logic (and anything unknown): retried only with on_failure "retry",
 //     while attempt <= Retries. on_failure "replan" aborts until replanning
 //     exists.
-func retryable(spec plan.Step, d event.TaskFinishedData) (bool, string) {
+func retryable(spec plan.Step, d event.TaskFinishedData) (bool, Code, string) {
 	reason := d.Error
 	if reason == "" {
 		reason = fmt.Sprintf("exit code %d", d.ExitCode)
 	}
-	switch failureClass(d) {
-	case event.ClassPolicy:
-		return false, reason
-	case event.ClassTransient:
-		if strings.HasPrefix(d.Error, InterruptedPrefix) {
-			// An interruption (executor crash, node loss) is not the step's
-			// fault: an idempotent step gets one more attempt than its
-			// retries allow, so that even retries: 0 survives a crash once.
-			if !spec.Idempotent {
-				return false, ReasonNotIdempotent
-			}
-			return d.Attempt <= spec.Retries+1, reason
+	class := failureClass(d)
+	switch {
+	case class == event.ClassPolicy:
+		return false, CodePolicyDenied, reason
+	case interrupted(d):
+		// An interruption (executor crash, node loss) is not the step's
+		// fault: an idempotent step gets one more attempt than its retries
+		// allow, so that even retries: 0 survives a crash once.
+		if !spec.Idempotent {
+			return false, CodeInterruptedNotIdempotent, ReasonNotIdempotent
 		}
-		return d.Attempt <= spec.Retries, reason
+		return d.Attempt <= spec.Retries+1, CodeInterrupted, reason
+	case class == event.ClassTransient:
+		return d.Attempt <= spec.Retries, failureCode(d), reason
 	default:
-		return spec.OnFailure == plan.OnFailureRetry && d.Attempt <= spec.Retries, reason
+		return spec.OnFailure == plan.OnFailureRetry && d.Attempt <= spec.Retries, failureCode(d), reason
 	}
+}
+
+// failureCode is the code of a failure that is neither a policy denial nor
+// an interruption.
+func failureCode(d event.TaskFinishedData) Code {
+	switch {
+	case d.TimedOut:
+		return CodeTimedOut
+	case d.ExitCode > 0:
+		return CodeExitNonzero
+	case failureClass(d) == event.ClassTransient:
+		return CodeTransientError
+	}
+	return CodeLogicError
 }

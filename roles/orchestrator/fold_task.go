@@ -25,7 +25,7 @@ func foldTaskAssigned(s *State, ev event.Event) {
 	st.Attempt = d.Attempt
 	st.Node = d.Node
 	st.StartedAt, st.FinishedAt = time.Time{}, time.Time{}
-	st.ExitCode, st.Error, st.Class = nil, "", ""
+	st.ExitCode, st.Error, st.Code, st.Class = nil, "", "", ""
 }
 
 // foldTaskStarted marks the current attempt running.

@@ -136,14 +136,15 @@ func TestSnapshotErrors(t *testing.T) {
 		{"future version", `{"version":99,"state":{}}`, ErrSnapshotVersion},
 		{"no version", `{"state":{}}`, ErrSnapshotVersion},
 		{"not json", `{`, nil},
-		{"no state", `{"version":2}`, nil},
+		{"no state", `{"version":3}`, nil},
 		{"version 1 (held finished runs)", `{"version":1,"state":{}}`, ErrSnapshotVersion},
-		{"finished run", `{"version":2,"state":{"runs":{"a":{"id":"a","status":"succeeded"}}}}`, nil},
-		{"misfiled run", `{"version":2,"state":{"runs":{"a":{"id":"b"}}}}`, nil},
-		{"null step", `{"version":2,"state":{"runs":{"a":{"id":"a","status":"running","steps":[null]}}}}`, nil},
-		{"unknown run status", `{"version":2,"state":{"runs":{"a":{"id":"a","status":"sleeping"}}}}`, nil},
-		{"run without status", `{"version":2,"state":{"runs":{"a":{"id":"a"}}}}`, nil},
-		{"unknown step status", `{"version":2,"state":{"runs":{"a":{"id":"a","status":"running","steps":[{"status":"dozing"}]}}}}`, nil},
+		{"version 2 (before codes)", `{"version":2,"state":{}}`, ErrSnapshotVersion},
+		{"finished run", `{"version":3,"state":{"runs":{"a":{"id":"a","status":"succeeded"}}}}`, nil},
+		{"misfiled run", `{"version":3,"state":{"runs":{"a":{"id":"b"}}}}`, nil},
+		{"null step", `{"version":3,"state":{"runs":{"a":{"id":"a","status":"running","steps":[null]}}}}`, nil},
+		{"unknown run status", `{"version":3,"state":{"runs":{"a":{"id":"a","status":"sleeping"}}}}`, nil},
+		{"run without status", `{"version":3,"state":{"runs":{"a":{"id":"a"}}}}`, nil},
+		{"unknown step status", `{"version":3,"state":{"runs":{"a":{"id":"a","status":"running","steps":[{"status":"dozing"}]}}}}`, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -153,6 +154,9 @@ func TestSnapshotErrors(t *testing.T) {
 			}
 			if tt.wantErr != nil && !errorsIs(err, tt.wantErr) {
 				t.Fatalf("error %v, want %v", err, tt.wantErr)
+			}
+			if tt.wantErr == nil && errorsIs(err, ErrSnapshotVersion) {
+				t.Fatalf("refused for its version (%v), not for what the case is about", err)
 			}
 		})
 	}

@@ -17,6 +17,7 @@ func (r *Run) View() RunView {
 		CreatedAt:  r.CreatedAt,
 		FinishedAt: timePtr(r.FinishedAt),
 		Steps:      make([]StepView, len(r.Steps)),
+		Code:       r.Code.wire(),
 	}
 	for i := range r.Steps {
 		v.Steps[i] = r.StepView(i)
@@ -57,6 +58,7 @@ func (r *Run) StepView(i int) StepView {
 		Error:      st.Error,
 		StartedAt:  timePtr(st.StartedAt),
 		FinishedAt: timePtr(st.FinishedAt),
+		Code:       st.Code.wire(),
 	}
 }
 
@@ -79,6 +81,7 @@ func (r *Run) Summary() RunSummary {
 		StepCounts: counts,
 		CreatedAt:  r.CreatedAt,
 		FinishedAt: timePtr(r.FinishedAt),
+		Code:       r.Code.wire(),
 	}
 }
 

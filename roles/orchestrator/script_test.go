@@ -411,6 +411,9 @@ func describe(d Decision) string {
 		var p event.RunFinishedData
 		_ = json.Unmarshal(d.Draft.Data, &p)
 		s := fmt.Sprintf("finish %s %s", d.Draft.Run, p.Status)
+		if p.Code != "" {
+			s += " [" + p.Code + "]"
+		}
 		if p.Reason != "" {
 			s += ": " + p.Reason
 		}
@@ -446,6 +449,9 @@ func (sc *script) runLine(id string) string {
 	s := fmt.Sprintf("%s %s rev=%d", r.ID, r.Status, r.Revision)
 	if r.Reason != "" {
 		s += fmt.Sprintf(" reason=%q", r.Reason)
+	}
+	if v := r.View(); v.Code != "" {
+		s += " code=" + v.Code
 	}
 	if r.CancelRequested {
 		s += " cancel-requested"
@@ -490,6 +496,9 @@ func formatStep(v StepView, st *Step) string {
 	}
 	if v.Error != "" {
 		s += fmt.Sprintf(" err=%q", v.Error)
+	}
+	if v.Code != "" {
+		s += " code=" + v.Code
 	}
 	if st.Status == StepPending && !st.NotBefore.IsZero() {
 		s += " not_before=" + offset(st.NotBefore)

@@ -9,7 +9,9 @@ import (
 // SnapshotVersion is the snapshot format this version writes. It only moves
 // forward; UnmarshalSnapshot refuses versions it does not know (the holder
 // then folds from the start). Version 2: State holds live runs only.
-const SnapshotVersion = 2
+// Version 3: runs and steps carry codes (a version-2 state lacks those the
+// fold would have given).
+const SnapshotVersion = 3
 
 // ErrSnapshotVersion: the snapshot was written by an unknown format version.
 var ErrSnapshotVersion = errors.New("orchestrator: unsupported snapshot version")

@@ -45,11 +45,15 @@ type State struct {
 
 // Run is one goal's journey from submission to a final status.
 type Run struct {
-	ID       string    `json:"id"`
-	Goal     string    `json:"goal"`
-	Status   RunStatus `json:"status"`
-	Reason   string    `json:"reason,omitempty"`
-	Revision int       `json:"revision"`
+	ID     string    `json:"id"`
+	Goal   string    `json:"goal"`
+	Status RunStatus `json:"status"`
+	Reason string    `json:"reason,omitempty"`
+	// Code is the stable reason of a failure or cancellation (Codes); ""
+	// while the run goes on, when it succeeded, and for a run.finished
+	// written before codes.
+	Code     Code `json:"code,omitempty"`
+	Revision int  `json:"revision"`
 	// Source is where the current plan came from ("file" or "llm").
 	Source string `json:"source,omitempty"`
 	// Subgoals of the current plan, in declaration order.
@@ -92,6 +96,8 @@ type Step struct {
 	ExitCode   *int      `json:"exit_code,omitempty"`
 	// Error is the last failure's description.
 	Error string `json:"error,omitempty"`
+	// Code is the last failure's (or the cancellation's) stable reason.
+	Code Code `json:"code,omitempty"`
 	// Class is the last failure's class.
 	Class string `json:"class,omitempty"`
 	// Abort marks a terminal failure that fails the run (on_failure is not

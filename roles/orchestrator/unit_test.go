@@ -53,35 +53,41 @@ func TestRetryable(t *testing.T) {
 	fail := func(class, err string, attempt int) event.TaskFinishedData {
 		return event.TaskFinishedData{Status: event.TaskFailed, Class: class, Error: err, Attempt: attempt, ExitCode: 3}
 	}
+	noExit := func(d event.TaskFinishedData) event.TaskFinishedData { d.ExitCode = -1; return d }
+	timed := func(d event.TaskFinishedData) event.TaskFinishedData { d.TimedOut = true; return noExit(d) }
+	timedOut := event.TaskFinishedData{Status: event.TaskFailed, TimedOut: true, Attempt: 1, ExitCode: -1}
 	tests := []struct {
 		name       string
 		spec       plan.Step
 		d          event.TaskFinishedData
 		wantRetry  bool
+		wantCode   Code
 		wantReason string
 	}{
-		{"transient within retries", plan.Step{Retries: 2}, fail(event.ClassTransient, "timeout", 2), true, "timeout"},
-		{"transient exhausted", plan.Step{Retries: 2}, fail(event.ClassTransient, "timeout", 3), false, "timeout"},
-		{"policy never", plan.Step{Retries: 5, OnFailure: plan.OnFailureRetry}, fail(event.ClassPolicy, "denied", 1), false, "denied"},
-		{"logic abort", plan.Step{Retries: 5}, fail(event.ClassLogic, "", 1), false, "exit code 3"},
-		{"logic retry", plan.Step{Retries: 1, OnFailure: plan.OnFailureRetry}, fail(event.ClassLogic, "", 1), true, "exit code 3"},
-		{"logic retry exhausted", plan.Step{Retries: 1, OnFailure: plan.OnFailureRetry}, fail(event.ClassLogic, "", 2), false, "exit code 3"},
-		{"unclassified is logic", plan.Step{Retries: 1}, fail("", "", 1), false, "exit code 3"},
-		{"interrupted idempotent", plan.Step{Retries: 1, Idempotent: true}, fail(event.ClassTransient, "interrupted: x", 1), true, "interrupted: x"},
-		{"interrupted not idempotent", plan.Step{Retries: 1}, fail(event.ClassTransient, "interrupted: x", 1), false, ReasonNotIdempotent},
-		{"interruption marker must be a prefix", plan.Step{Retries: 1}, fail(event.ClassTransient, "was interrupted", 1), true, "was interrupted"},
+		{"transient within retries", plan.Step{Retries: 2}, noExit(fail(event.ClassTransient, "wait: x", 2)), true, CodeTransientError, "wait: x"},
+		{"transient exhausted", plan.Step{Retries: 2}, noExit(fail(event.ClassTransient, "wait: x", 3)), false, CodeTransientError, "wait: x"},
+		{"policy never", plan.Step{Retries: 5, OnFailure: plan.OnFailureRetry}, fail(event.ClassPolicy, "denied", 1), false, CodePolicyDenied, "denied"},
+		{"logic abort", plan.Step{Retries: 5}, fail(event.ClassLogic, "", 1), false, CodeExitNonzero, "exit code 3"},
+		{"logic retry", plan.Step{Retries: 1, OnFailure: plan.OnFailureRetry}, fail(event.ClassLogic, "", 1), true, CodeExitNonzero, "exit code 3"},
+		{"logic retry exhausted", plan.Step{Retries: 1, OnFailure: plan.OnFailureRetry}, fail(event.ClassLogic, "", 2), false, CodeExitNonzero, "exit code 3"},
+		{"logic without exit code", plan.Step{}, noExit(fail(event.ClassLogic, "empty command", 1)), false, CodeLogicError, "empty command"},
+		{"unclassified is logic", plan.Step{Retries: 1}, fail("", "", 1), false, CodeExitNonzero, "exit code 3"},
+		{"timed out", plan.Step{Retries: 1}, timed(fail(event.ClassTransient, "timed out after 1s", 2)), false, CodeTimedOut, "timed out after 1s"},
+		{"unclassified timeout is transient", plan.Step{Retries: 1}, timedOut, true, CodeTimedOut, "exit code -1"},
+		{"interrupted idempotent", plan.Step{Retries: 1, Idempotent: true}, fail(event.ClassTransient, "interrupted: x", 1), true, CodeInterrupted, "interrupted: x"},
+		{"interrupted idempotent, one more", plan.Step{Retries: 1, Idempotent: true}, fail(event.ClassTransient, "interrupted: x", 2), true, CodeInterrupted, "interrupted: x"},
+		{"interrupted idempotent, spent", plan.Step{Retries: 1, Idempotent: true}, fail(event.ClassTransient, "interrupted: x", 3), false, CodeInterrupted, "interrupted: x"},
+		{"interrupted not idempotent", plan.Step{Retries: 1}, fail(event.ClassTransient, "interrupted: x", 1), false, CodeInterruptedNotIdempotent, ReasonNotIdempotent},
+		{"interrupted policy is policy", plan.Step{Retries: 1}, fail(event.ClassPolicy, "interrupted: x", 1), false, CodePolicyDenied, "interrupted: x"},
+		{"interruption marker must be a prefix", plan.Step{Retries: 1}, noExit(fail(event.ClassTransient, "was interrupted", 1)), true, CodeTransientError, "was interrupted"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			retry, reason := retryable(tt.spec, tt.d)
-			if retry != tt.wantRetry || reason != tt.wantReason {
-				t.Fatalf("retryable = %v %q, want %v %q", retry, reason, tt.wantRetry, tt.wantReason)
+			retry, code, reason := retryable(tt.spec, tt.d)
+			if retry != tt.wantRetry || code != tt.wantCode || reason != tt.wantReason {
+				t.Fatalf("retryable = %v %s %q, want %v %s %q", retry, code, reason, tt.wantRetry, tt.wantCode, tt.wantReason)
 			}
 		})
-	}
-	timedOut := event.TaskFinishedData{Status: event.TaskFailed, TimedOut: true, Attempt: 1}
-	if retry, _ := retryable(plan.Step{Retries: 1}, timedOut); !retry {
-		t.Error("an unclassified timeout is not treated as transient")
 	}
 }
 

@@ -24,3 +24,10 @@ func (s RunStatus) wire() string { return string(s) }
 
 // wire is the step status as views carry it.
 func (s StepStatus) wire() string { return string(s) }
+
+// codeFromWire reads a run.finished's code. A code this version does not
+// know (a newer leader's) is kept as it is: codes are only ever added.
+func codeFromWire(s string) Code { return Code(s) }
+
+// wire is the code as events and views carry it.
+func (c Code) wire() string { return string(c) }

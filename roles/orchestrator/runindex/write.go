@@ -175,6 +175,7 @@ func (lr *liveRun) summary(r *orchestrator.Run) orchestrator.RunSummary {
 		Steps:      len(r.Steps),
 		StepCounts: lr.counts,
 		CreatedAt:  timeOf(lr.created),
+		Code:       string(r.Code),
 	}
 	if !r.FinishedAt.IsZero() {
 		s.FinishedAt = new(r.FinishedAt)
