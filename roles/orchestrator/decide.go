@@ -14,7 +14,7 @@ type Decision struct {
 	// Key identifies the decision for in-flight suppression (see keys.go):
 	// the leader passes the keys it emitted but has not yet folded back to
 	// the next Decide, which then does not emit them again.
-	Key string
+	Key DecisionKey
 	// Draft is the event to emit; its Time is Decide's now.
 	Draft event.Draft
 }
@@ -40,7 +40,7 @@ type Decision struct {
 //     reached, every dependency done) while executors have free slots,
 //     counting in-flight assignments; a step goes to the executor with the
 //     most free slots, ties broken by node id.
-func Decide(s *State, now time.Time, epoch uint64, inflight map[string]bool) ([]Decision, time.Time) {
+func Decide(s *State, now time.Time, epoch uint64, inflight map[DecisionKey]bool) ([]Decision, time.Time) {
 	if epoch < s.Epoch {
 		return nil, time.Time{}
 	}
@@ -56,7 +56,7 @@ type decider struct {
 	s        *State
 	now      time.Time
 	epoch    uint64
-	inflight map[string]bool
+	inflight map[DecisionKey]bool
 	// assigning holds the attempts with an assignment in flight, and the
 	// node each went to.
 	assigning map[attemptRef]string
@@ -70,7 +70,7 @@ type decider struct {
 // newDecider indexes the in-flight assignments and computes free slots:
 // each executor's slots minus its assigned and running steps minus the
 // assignments in flight to it.
-func newDecider(s *State, now time.Time, epoch uint64, inflight map[string]bool) *decider {
+func newDecider(s *State, now time.Time, epoch uint64, inflight map[DecisionKey]bool) *decider {
 	d := &decider{s: s, now: now, epoch: epoch, inflight: inflight,
 		assigning: map[attemptRef]string{}, free: map[string]int{}}
 	busy := s.busy()
@@ -80,12 +80,11 @@ func newDecider(s *State, now time.Time, epoch uint64, inflight map[string]bool)
 	}
 	sort.Strings(d.nodes)
 	for key, on := range inflight {
-		ref, node, ok := parseAssignKey(key)
-		if !on || !ok || !d.unfolded(ref) {
+		if !on || key.Kind != KindAssign || !d.unfolded(key.attempt()) {
 			continue
 		}
-		d.assigning[ref] = node
-		d.free[node]--
+		d.assigning[key.attempt()] = key.Node
+		d.free[key.Node]--
 	}
 	return d
 }
@@ -98,7 +97,7 @@ func (d *decider) unfolded(ref attemptRef) bool {
 }
 
 // emit appends a decision unless its key is in flight.
-func (d *decider) emit(key string, t event.Type, run, target string, payload any) {
+func (d *decider) emit(key DecisionKey, t event.Type, run, target string, payload any) {
 	if d.inflight[key] {
 		return
 	}

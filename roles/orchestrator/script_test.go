@@ -327,7 +327,7 @@ func (sc *script) finish(t *testing.T, a args) []string {
 
 func (sc *script) decide(t *testing.T, a args) []string {
 	epoch := uint64(a.optInt(t, "epoch", int(sc.epoch)))
-	inflight := map[string]bool{}
+	inflight := map[DecisionKey]bool{}
 	for _, d := range sc.held {
 		inflight[d.Key] = true
 	}
@@ -353,7 +353,7 @@ func (sc *script) decide(t *testing.T, a args) []string {
 		before := *sc.s
 		sc.apply(sc.l.commit(d.Draft, sc.leader))
 		if m := sc.moved(&before); m != "" {
-			out = append(out, d.Key+m)
+			out = append(out, d.Key.String()+m)
 		}
 	}
 	return out
@@ -367,7 +367,7 @@ func (sc *script) commit(a args) []string {
 	var out []string
 	var keep []Decision
 	for _, d := range sc.held {
-		if !strings.HasPrefix(d.Key, prefix) {
+		if !strings.HasPrefix(d.Key.String(), prefix) {
 			keep = append(keep, d)
 			continue
 		}
@@ -377,7 +377,7 @@ func (sc *script) commit(a args) []string {
 		if m == "" {
 			m = " applied"
 		}
-		out = append(out, d.Key+m)
+		out = append(out, d.Key.String()+m)
 	}
 	sc.held = keep
 	if len(out) == 0 {

@@ -61,7 +61,7 @@ func (m *sim) step() {
 	case 0:
 		m.submit()
 	case 1, 2, 3:
-		inflight := map[string]bool{}
+		inflight := map[DecisionKey]bool{}
 		for _, d := range m.held {
 			inflight[d.Key] = true
 		}

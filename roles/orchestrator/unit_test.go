@@ -91,18 +91,55 @@ func TestRetryable(t *testing.T) {
 	}
 }
 
-func TestAssignKeyRoundTrip(t *testing.T) {
-	for _, step := range []string{"a", "build/linux", "x-1"} {
-		key := assignKey("0190-run", step, 12, "node-7")
-		ref, node, ok := parseAssignKey(key)
-		if !ok || ref != (attemptRef{"0190-run", step, 12}) || node != "node-7" {
-			t.Errorf("parseAssignKey(%q) = %v %q %v", key, ref, node, ok)
+// TestDecisionKeys: keys are compared field by field, so ids containing
+// "/" cannot make two decisions one (their String, for people, may
+// coincide); String keeps the shape logs and golden scripts show.
+func TestDecisionKeys(t *testing.T) {
+	a := assignKey("r", "a/1", 2, "n")
+	b := assignKey("r/a", "1", 2, "n")
+	if a == b || a.String() != b.String() {
+		t.Fatalf("keys %#v and %#v: equal %v, strings %q %q", a, b, a == b, a.String(), b.String())
+	}
+	inflight := map[DecisionKey]bool{a: true}
+	if inflight[b] || !inflight[assignKey("r", "a/1", 2, "n")] {
+		t.Fatal("map lookup by key does not compare fields")
+	}
+	for k, want := range map[DecisionKey]string{
+		acceptKey("r1", 3):                       "accept/r1/3",
+		assignKey("r1", "build/linux", 12, "n7"): "assign/r1/build/linux/12/n7",
+		cancelKey("r1", "s", 2):                  "cancel/r1/s/2",
+		finishKey("r1"):                          "finish/r1",
+	} {
+		if k.String() != want {
+			t.Errorf("%#v.String() = %q, want %q", k, k.String(), want)
 		}
 	}
-	for _, key := range []string{"finish/r1", "cancel/r1/a/1", "assign/r1", "assign/r1/a/x/n1", "assign/r1/a/1"} {
-		if _, _, ok := parseAssignKey(key); ok {
-			t.Errorf("parseAssignKey(%q) accepted a malformed key", key)
-		}
+	if acceptKey("r1", 1) == acceptKey("r1", 2) || cancelKey("r", "s", 1) == (DecisionKey{Kind: KindAssign, Run: "r", Step: "s", Attempt: 1}) {
+		t.Error("keys of other revisions or kinds are equal")
+	}
+}
+
+// TestInflightAssignmentIsPerStep: an assignment in flight for step
+// "build/linux" holds a slot and suppresses that step's assignment only,
+// whatever the step ids look like.
+func TestInflightAssignmentIsPerStep(t *testing.T) {
+	var l ledger
+	s := NewState()
+	p := plan.Plan{Steps: []plan.Step{{ID: "build/linux", Kind: plan.KindNoop}, {ID: "build", Kind: plan.KindNoop}}}
+	s.Apply(l.add(event.ExecutorOnline, "", "n1", t0, event.ExecutorOnlineData{Slots: 2}))
+	s.Apply(l.add(event.LeaderElected, "", "o", t0, event.LeaderElectedData{Decision: event.Decision{Epoch: 1}, Leader: "o"}))
+	s.Apply(l.add(event.GoalSubmitted, "r", "op", t0, event.GoalSubmittedData{Goal: "g"}))
+	s.Apply(l.add(event.PlanProposed, "r", "p", t0, event.PlanProposedData{Revision: 1, Plan: p}))
+	s.Apply(l.add(event.PlanAccepted, "r", "o", t0, event.PlanAcceptedData{Decision: event.Decision{Epoch: 1}, Revision: 1}))
+	ds, _ := Decide(s, t0, 1, map[DecisionKey]bool{assignKey("r", "build/linux", 1, "n1"): true})
+	if len(ds) != 1 || ds[0].Key != assignKey("r", "build", 1, "n1") {
+		t.Fatalf("decisions %+v, want only build's assignment", ds)
+	}
+	// Both slots are taken: n1's one free slot went to build, the other is
+	// held by the assignment in flight.
+	ds, _ = Decide(s, t0, 1, map[DecisionKey]bool{assignKey("r", "build/linux", 1, "n1"): true, ds[0].Key: true})
+	if len(ds) != 0 {
+		t.Fatalf("decisions %+v with both assignments in flight", ds)
 	}
 }
 
