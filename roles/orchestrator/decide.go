@@ -15,14 +15,17 @@ type Decision struct {
 	// the leader passes the keys it emitted but has not yet folded back to
 	// the next Decide, which then does not emit them again.
 	Key DecisionKey
-	// Draft is the event to emit; its Time is Decide's now.
+	// Draft is the event to emit: its ID is DecisionID(epoch, Key), its
+	// Time is Decide's now.
 	Draft event.Draft
 }
 
 // Decide returns the decisions a leader of epoch should emit now, given the
 // folded state s and the keys of decisions in flight (emitted, not yet
 // folded back), and the earliest future time at which Decide should run
-// again even if no event arrives (zero if none). It does not change s.
+// again even if no event arrives (zero if none). It does not change s, and
+// it is a pure function: the same state, now, epoch and in-flight keys give
+// byte-identical decisions, ids (DecisionID) and times (now) included.
 //
 // A leader whose epoch is older than s.Epoch has been deposed: Decide
 // returns nothing for it, since the fold would ignore its decisions anyway.
@@ -33,8 +36,9 @@ type Decision struct {
 //     each assignment in flight, then run.finished{cancelled}.
 //  2. planned → plan.accepted for its revision (run.finished{failed} if the
 //     plan is structurally invalid).
-//  3. running, with a step failed for good (not on_failure continue) or
-//     cancelled → task.cancel as in 1, then run.finished{failed}.
+//  3. running, with a step that ended without being done (failed for
+//     good with on_failure not continue, cancelled) → task.cancel as in 1,
+//     then run.finished{failed}.
 //  4. running, every step final → run.finished{succeeded}.
 //  5. running → task.assigned for each ready step (pending, NotBefore
 //     reached, every dependency done) while executors have free slots,
@@ -106,7 +110,7 @@ func (d *decider) emit(key DecisionKey, t event.Type, run, target string, payloa
 		panic(fmt.Sprintf("orchestrator: marshal %s payload: %v", t, err)) // plain structs cannot fail
 	}
 	d.out = append(d.out, Decision{Key: key, Draft: event.Draft{
-		ID: event.NewID(), Type: t, Run: run, Target: target, Time: d.now, Data: data,
+		ID: DecisionID(d.epoch, key), Type: t, Run: run, Target: target, Time: d.now, Data: data,
 	}})
 }
 

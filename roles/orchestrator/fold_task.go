@@ -45,15 +45,16 @@ func foldTaskStarted(s *State, ev event.Event) {
 }
 
 // foldTaskCancel records that the leader asked a node to stop an attempt, so
-// the request is not repeated. The step's status changes only when the
-// executor reports the attempt's end or the run finishes.
+// the request is not repeated (a second request for the attempt is
+// ignored). The step's status changes only when the executor reports the
+// attempt's end or the run finishes.
 func foldTaskCancel(s *State, ev event.Event) {
 	var d event.TaskCancelData
 	if !s.decode(ev, &d) || s.fenced(d.Epoch) {
 		return
 	}
 	_, _, st := s.step(ev.Run, d.Step)
-	if st == nil || d.Attempt != st.Attempt || !st.Active() {
+	if st == nil || d.Attempt != st.Attempt || !st.Active() || st.CancelSent == d.Attempt {
 		s.Ignored++
 		return
 	}

@@ -30,12 +30,12 @@ func mustSnapshot(t *testing.T, s *State) []byte {
 	return b
 }
 
-// decisionsOf renders Decide's output without the random event ids.
+// decisionsOf renders Decide's output, ids included.
 func decisionsOf(s *State, now time.Time, epoch uint64) string {
 	ds, wake := Decide(s, now, epoch, nil)
 	var b bytes.Buffer
 	for _, d := range ds {
-		fmt.Fprintf(&b, "%s %s %s %s %s %s\n", d.Key, d.Draft.Type, d.Draft.Run, d.Draft.Target, d.Draft.Time, d.Draft.Data)
+		fmt.Fprintf(&b, "%s %s %s %s %s %s %s\n", d.Key, d.Draft.ID, d.Draft.Type, d.Draft.Run, d.Draft.Target, d.Draft.Time, d.Draft.Data)
 	}
 	fmt.Fprintf(&b, "wake %s\n", wake)
 	return b.String()

@@ -27,8 +27,12 @@ import (
 //	reject RUN ERROR...
 //	elect EPOCH [leader=NODE]   leader.elected; later decides use EPOCH
 //	online NODE slots=N [inc=X]
-//	decide [epoch=N] [hold]     print decisions; fold them back unless hold
-//	commit [KEYPREFIX]          fold held decisions (those matching)
+//	decide [epoch=N] [hold] [forget]  print decisions; fold them back
+//	                            unless hold; forget: as a leader that lost
+//	                            its in-flight marks (decisions held stay held)
+//	commit [KEYPREFIX]          fold held decisions (those matching); a
+//	                            decision whose id the ledger holds is
+//	                            refused, as a ledger does
 //	drop                        forget held decisions
 //	assign RUN STEP ATTEMPT NODE [epoch=N]
 //	accept RUN REV [epoch=N]
@@ -329,12 +333,15 @@ func (sc *script) decide(t *testing.T, a args) []string {
 	epoch := uint64(a.optInt(t, "epoch", int(sc.epoch)))
 	inflight := map[DecisionKey]bool{}
 	for _, d := range sc.held {
-		inflight[d.Key] = true
+		inflight[d.Key] = !a.flags["forget"]
 	}
 	ds, wake := Decide(sc.s, sc.now, epoch, inflight)
 	var out []string
 	for _, d := range ds {
-		out = append(out, describe(d))
+		out = append(out, describeWithID(d))
+		if d.Draft.ID != DecisionID(epoch, d.Key) {
+			t.Errorf("decision %s: id %s, want DecisionID(%d, key) %s", d.Key, d.Draft.ID, epoch, DecisionID(epoch, d.Key))
+		}
 		if d.Draft.Time != sc.now {
 			t.Errorf("decision %s: draft time %v, want now %v", d.Key, d.Draft.Time, sc.now)
 		}
@@ -350,13 +357,25 @@ func (sc *script) decide(t *testing.T, a args) []string {
 		return out
 	}
 	for _, d := range ds {
-		before := *sc.s
-		sc.apply(sc.l.commit(d.Draft, sc.leader))
-		if m := sc.moved(&before); m != "" {
+		if m := sc.commitOne(d); m != " applied" {
 			out = append(out, d.Key.String()+m)
 		}
 	}
 	return out
+}
+
+// commitOne commits and folds one decision, unless the ledger holds its id
+// already, and says what became of it.
+func (sc *script) commitOne(d Decision) string {
+	if sc.l.has(d.Draft.ID) {
+		return " refused: duplicate id"
+	}
+	before := *sc.s
+	sc.apply(sc.l.commit(d.Draft, sc.leader))
+	if m := sc.moved(&before); m != "" {
+		return m
+	}
+	return " applied"
 }
 
 func (sc *script) commit(a args) []string {
@@ -371,13 +390,7 @@ func (sc *script) commit(a args) []string {
 			keep = append(keep, d)
 			continue
 		}
-		before := *sc.s
-		sc.apply(sc.l.commit(d.Draft, sc.leader))
-		m := sc.moved(&before)
-		if m == "" {
-			m = " applied"
-		}
-		out = append(out, d.Key.String()+m)
+		out = append(out, d.Key.String()+sc.commitOne(d))
 	}
 	sc.held = keep
 	if len(out) == 0 {
@@ -421,6 +434,9 @@ func describe(d Decision) string {
 	}
 	return "unexpected " + string(d.Draft.Type)
 }
+
+// describeWithID is describe and the decision's id.
+func describeWithID(d Decision) string { return describe(d) + " id=" + d.Draft.ID }
 
 func offset(t time.Time) string {
 	if t.IsZero() {

@@ -23,6 +23,9 @@ type sim struct {
 	stale  []Decision // a deposed leader's decisions, committed late
 	nodes  []string
 	nextID int
+	// reused counts decisions Decide made with an id the ledger already
+	// holds; refused counts commits of such ids, which a ledger refuses.
+	reused, refused int
 	// check is called after every fold.
 	check func(*State)
 }
@@ -44,6 +47,10 @@ func (m *sim) add(typ event.Type, run, node string, payload any) {
 }
 
 func (m *sim) commitDecision(d Decision) {
+	if m.l.has(d.Draft.ID) {
+		m.refused++ // a ledger refuses a repeated event id
+		return
+	}
 	m.s.Apply(m.l.commit(d.Draft, "leader"))
 	m.check(m.s)
 }
@@ -66,6 +73,11 @@ func (m *sim) step() {
 			inflight[d.Key] = true
 		}
 		ds, _ := Decide(m.s, m.now, m.epoch, inflight)
+		for _, d := range ds {
+			if m.l.has(d.Draft.ID) {
+				m.reused++
+			}
+		}
 		m.held = append(m.held, ds...)
 	case 4, 5:
 		k := m.rng.IntN(len(m.held) + 1)
