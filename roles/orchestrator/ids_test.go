@@ -52,7 +52,7 @@ func TestDecisionIDs(t *testing.T) {
 // folded from zero or from a snapshot taken anywhere, with the same
 // decisions in flight; every id is DecisionID(epoch, key).
 func TestDecideIsPure(t *testing.T) {
-	seeds := 30
+	seeds := 20
 	if testing.Short() {
 		seeds = 10
 	}
@@ -60,8 +60,8 @@ func TestDecideIsPure(t *testing.T) {
 	for seed := range uint64(seeds) {
 		m := newSim(seed, func(*State) {})
 		rng := rand.New(rand.NewPCG(seed, 11))
-		for range 40 {
-			for range 10 {
+		for range 15 {
+			for range 20 {
 				m.step()
 			}
 			inflight := map[DecisionKey]bool{}
@@ -143,7 +143,7 @@ func TestNoIDIsDecidedTwice(t *testing.T) {
 // same or a newer epoch) is folded again — at once, or after the events
 // that followed it. Counters aside (the copy counts as ignored).
 func TestDecisionAppliesOncePerKey(t *testing.T) {
-	seeds := 30
+	seeds := 20
 	if testing.Short() {
 		seeds = 10
 	}
@@ -163,9 +163,11 @@ func TestDecisionAppliesOncePerKey(t *testing.T) {
 			s.Apply(ev)
 			if isDecision(ev.Type) && ev.Type != event.LeaderElected && s.Ignored+s.Fenced == before {
 				applied = append(applied, ev)
-				refold(t, s, &l, ev, rng, copies)
+				if rng.IntN(3) == 0 {
+					refold(t, s, &l, ev, rng, copies)
+				}
 			}
-			if len(applied) > 0 && rng.IntN(4) == 0 {
+			if len(applied) > 0 && rng.IntN(10) == 0 {
 				refold(t, s, &l, applied[rng.IntN(len(applied))], rng, copies)
 			}
 		}
