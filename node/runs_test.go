@@ -187,7 +187,7 @@ func TestRunsListPagesUnderMaxPayload(t *testing.T) {
 	if len(got) != 1 || got[0].ID != before[42] {
 		t.Errorf("goal filter: %d runs %v, want %s", len(got), got, before[42])
 	}
-	if got, _ := listAll(t, n.API, api.RunsListRequest{Status: event.RunCancelled}); len(got) != 0 {
+	if got, _ := listAll(t, n.API, api.RunsListRequest{Status: string(event.RunCancelled)}); len(got) != 0 {
 		t.Errorf("status cancelled: %d runs", len(got))
 	}
 	s10, err := n.API.RunSummary(ctx, before[10])

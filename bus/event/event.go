@@ -1,5 +1,14 @@
 // Package event defines the agentic protocol: event types, the subjects they
-// travel on, which node roles may emit each type, and the payload of each.
+// travel on, which node roles may emit each type, and the payload of each —
+// with the types payloads are made of: the plan (Plan, Step, Subgoal),
+// durations (Duration, a Go duration string on the wire), statuses
+// (RunStatus, StepStatus, TaskStatus), failure classes and id grammars
+// (ValidStepID, ValidRunID). docs/protocol.md shows every payload as JSON.
+//
+// The package owns these types: it imports no role (a test lists its
+// imports), so that authoring formats, planners and schedulers change the
+// protocol only by changing this package. roles/planner/plan, for one,
+// keeps the plan file formats and converts them into Plan.
 //
 // Invariants:
 //
@@ -14,6 +23,10 @@
 //  3. An event's subject is derived from its type (Subject), so a JetStream
 //     consumer can filter by category or type: agentic.ev.<category>.<name>,
 //     with the target node appended for task assignments and cancels.
+//  4. Payloads change by addition only: a field is added (absent in older
+//     events, so it must have a meaning when absent), never renamed,
+//     retyped or given another meaning. Durations are strings, never
+//     nanosecond integers (older events' integers are still read).
 package event
 
 import (

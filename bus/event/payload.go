@@ -2,8 +2,6 @@ package event
 
 import (
 	"time"
-
-	"github.com/agentic-dev/agentic/roles/planner/plan"
 )
 
 // GoalSubmittedData starts a run. Exactly one of PlanFile or Text is the
@@ -31,8 +29,8 @@ type MemoryPutData struct {
 	Scope string `json:"scope"`
 	Key   string `json:"key"`
 	Value string `json:"value"`
-	// TTL is how long the fact lives; 0 means forever.
-	TTL time.Duration `json:"ttl,omitempty"`
+	// TTL is how long the fact lives; zero (absent) means forever.
+	TTL Duration `json:"ttl,omitzero"`
 }
 
 // MemoryWrittenData is a fact as stored.
@@ -48,9 +46,12 @@ type MemoryWrittenData struct {
 
 // PlanProposedData is a plan revision for a run.
 type PlanProposedData struct {
-	Revision int       `json:"revision"`
-	Source   string    `json:"source"` // "file" or "llm"
-	Plan     plan.Plan `json:"plan"`
+	// Revision numbers the run's plans, from 1.
+	Revision int `json:"revision"`
+	// Source is where the plan came from: "file" or "llm".
+	Source string `json:"source"`
+	// Plan is the normalized plan.
+	Plan Plan `json:"plan"`
 }
 
 // PlanRejectedData says the planner could not produce a plan.
@@ -79,9 +80,9 @@ type PlanAcceptedData struct {
 // TaskAssignedData gives one attempt of a step to an executor node.
 type TaskAssignedData struct {
 	Decision
-	Step    plan.Step `json:"step"`
-	Attempt int       `json:"attempt"`
-	Node    string    `json:"node"`
+	Step    Step   `json:"step"`
+	Attempt int    `json:"attempt"`
+	Node    string `json:"node"`
 	// ReadyAt is when the step became ready (for dispatch latency).
 	ReadyAt time.Time `json:"ready_at"`
 }
@@ -95,23 +96,12 @@ type TaskCancelData struct {
 	Reason  string `json:"reason,omitempty"`
 }
 
-// Run statuses.
-const (
-	RunSubmitted = "submitted"
-	RunPlanning  = "planning"
-	RunPlanned   = "planned"
-	RunRunning   = "running"
-	RunPaused    = "paused"
-	RunSucceeded = "succeeded"
-	RunFailed    = "failed"
-	RunCancelled = "cancelled"
-)
-
 // RunFinishedData closes a run.
 type RunFinishedData struct {
 	Decision
-	Status string `json:"status"` // succeeded | failed | cancelled
-	Reason string `json:"reason,omitempty"`
+	// Status is final: succeeded, failed or cancelled.
+	Status RunStatus `json:"status"`
+	Reason string    `json:"reason,omitempty"`
 	// Code is the stable reason of a failure or cancellation (the
 	// orchestrator's codes, e.g. step_failed); Reason is for people. Absent
 	// from events written before codes.
@@ -133,35 +123,24 @@ type TaskStartedData struct {
 	PID     int    `json:"pid,omitempty"`
 }
 
-// Task outcomes.
-const (
-	TaskSucceeded = "succeeded"
-	TaskFailed    = "failed"
-	TaskSkipped   = "skipped" // a creates/check guard found the work done
-	TaskCancelled = "cancelled"
-)
-
-// Failure classes.
-const (
-	ClassTransient = "transient" // timeouts, node loss, interruption: retry
-	ClassLogic     = "logic"     // non-zero exit, failed check: on_failure
-	ClassPolicy    = "policy"    // denied: never retried
-)
-
 // TaskFinishedData is the result of an attempt.
 type TaskFinishedData struct {
-	Step     string        `json:"step"`
-	Attempt  int           `json:"attempt"`
-	Node     string        `json:"node"`
-	Status   string        `json:"status"`
-	Class    string        `json:"class,omitempty"`
-	ExitCode int           `json:"exit_code"`
-	Error    string        `json:"error,omitempty"`
-	TimedOut bool          `json:"timed_out,omitempty"`
-	Started  time.Time     `json:"started"`
-	Duration time.Duration `json:"duration"`
-	Cwd      string        `json:"cwd,omitempty"`
-	User     string        `json:"user,omitempty"`
+	Step    string     `json:"step"`
+	Attempt int        `json:"attempt"`
+	Node    string     `json:"node"`
+	Status  TaskStatus `json:"status"`
+	// Class says why a failed attempt failed; empty otherwise.
+	Class    FailureClass `json:"class,omitempty"`
+	ExitCode int          `json:"exit_code"`
+	// Error says what went wrong, for people; programs read Status, Class
+	// and TimedOut.
+	Error    string    `json:"error,omitempty"`
+	TimedOut bool      `json:"timed_out,omitempty"`
+	Started  time.Time `json:"started"`
+	// Duration is how long the attempt took, guards included.
+	Duration Duration `json:"duration,omitzero"`
+	Cwd      string   `json:"cwd,omitempty"`
+	User     string   `json:"user,omitempty"`
 	// OutputTail is the redacted end of combined stdout/stderr.
 	OutputTail string `json:"output_tail,omitempty"`
 	// CommandHash identifies the command for statistics (sha256 hex, 16 chars).

@@ -36,8 +36,8 @@ const (
 
 // RunStatuses are the statuses a run can have, in lifecycle order.
 var RunStatuses = []string{
-	event.RunSubmitted, event.RunPlanning, event.RunPlanned, event.RunRunning,
-	event.RunPaused, event.RunSucceeded, event.RunFailed, event.RunCancelled,
+	string(event.RunSubmitted), string(event.RunPlanning), string(event.RunPlanned), string(event.RunRunning),
+	string(event.RunPaused), string(event.RunSucceeded), string(event.RunFailed), string(event.RunCancelled),
 }
 
 // RunsListRequest asks for a page of run summaries, newest first (by the

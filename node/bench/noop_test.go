@@ -11,7 +11,6 @@ import (
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/roles/orchestrator"
-	"github.com/agentic-dev/agentic/roles/planner/plan"
 	"github.com/nats-io/nats.go"
 )
 
@@ -135,10 +134,10 @@ func checkSucceeded(tb testing.TB, ctx context.Context, c *api.Client, run strin
 // noopPlan is a plan file (JSON, flat format) of layers × width noop steps;
 // step l<L>-w<W> depends on l<L-1>-w<W>.
 func noopPlan(layers, width int) string {
-	p := plan.Plan{Goal: fmt.Sprintf("noop %d×%d", layers, width)}
+	p := event.Plan{Goal: fmt.Sprintf("noop %d×%d", layers, width)}
 	for l := range layers {
 		for w := range width {
-			st := plan.Step{ID: fmt.Sprintf("l%02d-w%02d", l, w), Kind: plan.KindNoop}
+			st := event.Step{ID: fmt.Sprintf("l%02d-w%02d", l, w), Kind: event.KindNoop}
 			if l > 0 {
 				st.DependsOn = []string{fmt.Sprintf("l%02d-w%02d", l-1, w)}
 			}

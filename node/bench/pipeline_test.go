@@ -168,7 +168,7 @@ func makeDrafts(n int) []event.Draft {
 	for i := range out {
 		out[i] = event.MustDraft(event.TaskFinished, runs[i%len(runs)], event.TaskFinishedData{
 			Step: fmt.Sprintf("step-%05d", i), Attempt: 1, Node: "bench-exec",
-			Status: event.TaskSucceeded, Started: now, Duration: 1500 * time.Microsecond,
+			Status: event.TaskSucceeded, Started: now, Duration: event.Duration(1500 * time.Microsecond),
 			OutputTail: tail, CommandHash: "5f1e2d3c4b5a6978",
 		})
 	}

@@ -8,7 +8,6 @@ import (
 	"github.com/agentic-dev/agentic/bus/envelope"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/trust"
-	"github.com/agentic-dev/agentic/roles/planner/plan"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -71,7 +70,7 @@ func (w *HistoryWriter) Publish(ctx context.Context, js jetstream.JetStream, h H
 		run := event.NewID()
 		// Runs are written one phase at a time, as a run unfolds.
 		p.add(w.op, event.MustDraft(event.GoalSubmitted, run, event.GoalSubmittedData{Goal: fmt.Sprintf("history run %d", r)}))
-		p.add(w.planner, event.MustDraft(event.PlanProposed, run, event.PlanProposedData{Revision: 1, Source: "file", Plan: plan.Plan{Goal: "history", Steps: steps}}))
+		p.add(w.planner, event.MustDraft(event.PlanProposed, run, event.PlanProposedData{Revision: 1, Source: "file", Plan: event.Plan{Goal: "history", Steps: steps}}))
 		p.add(w.orch, event.MustDraft(event.PlanAccepted, run, event.PlanAcceptedData{Decision: event.Decision{Epoch: h.Epoch}, Revision: 1}))
 		for _, st := range steps {
 			d := event.MustDraft(event.TaskAssigned, run, event.TaskAssignedData{Decision: event.Decision{Epoch: h.Epoch}, Step: st, Attempt: 1, Node: w.exec.ID})
@@ -97,11 +96,11 @@ func (w *HistoryWriter) Publish(ctx context.Context, js jetstream.JetStream, h H
 }
 
 // noopPlan is n noop steps in 50 chains.
-func noopPlan(n int) []plan.Step {
+func noopPlan(n int) []event.Step {
 	const width = 50
-	steps := make([]plan.Step, n)
+	steps := make([]event.Step, n)
 	for i := range steps {
-		steps[i] = plan.Step{ID: fmt.Sprintf("s%05d", i), Kind: plan.KindNoop}
+		steps[i] = event.Step{ID: fmt.Sprintf("s%05d", i), Kind: event.KindNoop}
 		if i >= width {
 			steps[i].DependsOn = []string{steps[i-width].ID}
 		}

@@ -9,7 +9,6 @@ import (
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/roles/executor/localstate"
 	"github.com/agentic-dev/agentic/roles/executor/runner"
-	"github.com/agentic-dev/agentic/roles/planner/plan"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -106,10 +105,10 @@ func (e *Executor) noop(run string, a event.TaskAssignedData) []event.Draft {
 	now := time.Now().UTC()
 	started := event.MustDraft(event.TaskStarted, run, event.TaskStartedData{Step: a.Step.ID, Attempt: a.Attempt, Node: e.env.Node})
 	started.Time = now
-	res := runner.Run(e.runCtx, runner.Spec{Kind: plan.KindNoop}, e.cfg.Runner, nil, nil)
+	res := runner.Run(e.runCtx, runner.Spec{Kind: event.KindNoop}, e.cfg.Runner, nil, nil)
 	fin := event.MustDraft(event.TaskFinished, run, event.TaskFinishedData{
 		Step: a.Step.ID, Attempt: a.Attempt, Node: e.env.Node,
-		Status: res.Status, Class: res.Class, Error: res.Error, Started: now, Duration: res.Duration,
+		Status: res.Status, Class: res.Class, Error: res.Error, Started: now, Duration: event.Duration(res.Duration),
 	})
 	return []event.Draft{started, fin}
 }
@@ -134,7 +133,7 @@ func (e *Executor) assigned(ev event.Event, seq, fence uint64) ([]event.Draft, e
 			"epoch", a.Epoch, "current_epoch", fence, "stream_seq", seq, "signer", ev.Node)
 		return nil, nil
 	}
-	if a.Step.Kind == plan.KindNoop {
+	if a.Step.Kind == event.KindNoop {
 		return e.noop(ev.Run, a), nil
 	}
 	key := attemptKey(ev.Run, a.Step.ID, a.Attempt)

@@ -17,7 +17,6 @@ import (
 	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/roles"
 	"github.com/agentic-dev/agentic/roles/executor/runner"
-	"github.com/agentic-dev/agentic/roles/planner/plan"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/goleak"
 )
@@ -165,7 +164,7 @@ func (h *harness) assign(node, run, step string, epoch uint64, script string) {
 	}
 	d := event.MustDraft(event.TaskAssigned, run, event.TaskAssignedData{
 		Decision: event.Decision{Epoch: epoch}, Attempt: 1, Node: node,
-		Step: plan.Step{ID: step, Kind: plan.KindShell, Run: script},
+		Step: event.Step{ID: step, Kind: event.KindShell, Run: script},
 	})
 	d.Target = node
 	h.publish(d)
@@ -176,7 +175,7 @@ func (h *harness) assignNoop(node, run, step string, epoch uint64) {
 	h.t.Helper()
 	d := event.MustDraft(event.TaskAssigned, run, event.TaskAssignedData{
 		Decision: event.Decision{Epoch: epoch}, Attempt: 1, Node: node,
-		Step: plan.Step{ID: step, Kind: plan.KindNoop},
+		Step: event.Step{ID: step, Kind: event.KindNoop},
 	})
 	d.Target = node
 	h.publish(d)

@@ -17,7 +17,7 @@ import (
 
 // run executes one attempt and reports it.
 func (e *Executor) run(ctx context.Context, run string, a event.TaskAssignedData, started time.Time, t *task) {
-	spec := runner.Spec{Kind: a.Step.Kind, Command: a.Step.Run, Env: a.Step.Env, Cwd: a.Step.Cwd, Timeout: a.Step.Timeout, Creates: a.Step.Creates, Check: a.Step.Check}
+	spec := runner.Spec{Kind: a.Step.Kind, Command: a.Step.Run, Env: a.Step.Env, Cwd: a.Step.Cwd, Timeout: a.Step.Timeout.Std(), Creates: a.Step.Creates, Check: a.Step.Check}
 	onStart := func(pid int) {
 		d := event.MustDraft(event.TaskStarted, run, event.TaskStartedData{Step: a.Step.ID, Attempt: a.Attempt, Node: e.env.Node, PID: pid})
 		if err := e.env.Emit.Emit(context.WithoutCancel(ctx), d); err != nil {
@@ -33,7 +33,7 @@ func (e *Executor) run(ctx context.Context, run string, a event.TaskAssignedData
 	fin := event.TaskFinishedData{
 		Step: a.Step.ID, Attempt: a.Attempt, Node: e.env.Node,
 		Status: res.Status, Class: res.Class, ExitCode: res.ExitCode, Error: res.Error, TimedOut: res.TimedOut,
-		Started: res.Started, Duration: res.Duration, Cwd: res.Cwd, User: res.User, OutputTail: res.OutputTail,
+		Started: res.Started, Duration: event.Duration(res.Duration), Cwd: res.Cwd, User: res.User, OutputTail: res.OutputTail,
 		CommandHash: CommandHash(a.Step.Run),
 	}
 	if fin.Started.IsZero() {

@@ -102,7 +102,7 @@ func (m *Memory) Fold(ev event.Event) {
 		}
 		f := Fact{Scope: scopeOf(d.Scope), Key: d.Key, Value: d.Value, UpdatedAt: ev.Time}
 		if d.TTL > 0 {
-			f.ExpiresAt = ev.Time.Add(d.TTL)
+			f.ExpiresAt = ev.Time.Add(d.TTL.Std())
 		}
 		m.put(f)
 	case event.MemoryWritten:

@@ -18,7 +18,7 @@ func TestFactsScopesAndTTL(t *testing.T) {
 	m := memory.New()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	m.Fold(ev(event.MemoryPut, t0, event.MemoryPutData{Scope: "shared", Key: "region", Value: "eu"}))
-	m.Fold(ev(event.MemoryPut, t0, event.MemoryPutData{Scope: "run-1", Key: "tmp", Value: "x", TTL: time.Minute}))
+	m.Fold(ev(event.MemoryPut, t0, event.MemoryPutData{Scope: "run-1", Key: "tmp", Value: "x", TTL: event.Duration(time.Minute)}))
 	m.Fold(ev(event.MemoryPut, t0.Add(time.Second), event.MemoryPutData{Key: "region", Value: "us"}))
 
 	f, err := m.Get("shared", "region", t0.Add(time.Hour))
@@ -42,7 +42,7 @@ func TestFactsScopesAndTTL(t *testing.T) {
 func TestCommandStats(t *testing.T) {
 	m := memory.New()
 	now := time.Now()
-	for _, st := range []string{event.TaskSucceeded, event.TaskSucceeded, event.TaskFailed, event.TaskSkipped} {
+	for _, st := range []event.TaskStatus{event.TaskSucceeded, event.TaskSucceeded, event.TaskFailed, event.TaskSkipped} {
 		m.Fold(ev(event.TaskFinished, now, event.TaskFinishedData{Step: "a", Status: st, CommandHash: "abc"}))
 	}
 	if s := m.Stats("abc"); s.Successes != 2 || s.Failures != 1 {

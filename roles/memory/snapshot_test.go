@@ -32,12 +32,12 @@ func historyGen() *rapid.Generator[[]event.Event] {
 			switch rapid.IntRange(0, 6).Draw(t, "kind") {
 			case 0, 1:
 				ttl := rapid.SampledFrom([]time.Duration{0, time.Minute, time.Hour}).Draw(t, "ttl")
-				typ, v = event.MemoryPut, event.MemoryPutData{Scope: scope, Key: key, Value: fmt.Sprint("v", i), TTL: ttl}
+				typ, v = event.MemoryPut, event.MemoryPutData{Scope: scope, Key: key, Value: fmt.Sprint("v", i), TTL: event.Duration(ttl)}
 			case 2:
 				exp := rapid.SampledFrom([]time.Time{{}, t0.Add(time.Hour), t0.Add(90 * time.Minute).In(time.FixedZone("", 2*3600))}).Draw(t, "expires")
 				typ, v = event.MemoryWritten, event.MemoryWrittenData{Scope: scope, Key: key, Value: fmt.Sprint("w", i), Expires: exp}
 			case 3, 4:
-				st := rapid.SampledFrom([]string{event.TaskSucceeded, event.TaskFailed, event.TaskSkipped}).Draw(t, "status")
+				st := rapid.SampledFrom([]event.TaskStatus{event.TaskSucceeded, event.TaskFailed, event.TaskSkipped}).Draw(t, "status")
 				hash := rapid.SampledFrom([]string{"h1", "h2", ""}).Draw(t, "hash")
 				typ, v = event.TaskFinished, event.TaskFinishedData{Step: "s", Status: st, CommandHash: hash}
 			case 5:
@@ -136,7 +136,7 @@ func TestPropertySnapshotPlusRestEqualsFoldFromZero(t *testing.T) {
 // still in the snapshot, because a reader whose clock is behind sees it.
 func TestSnapshotKeepsExpiredFacts(t *testing.T) {
 	m := memory.New()
-	put := ev(event.MemoryPut, t0, event.MemoryPutData{Key: "k", Value: "v", TTL: time.Minute})
+	put := ev(event.MemoryPut, t0, event.MemoryPutData{Key: "k", Value: "v", TTL: event.Duration(time.Minute)})
 	put.Seq = 1
 	later := ev(event.GoalSubmitted, t0.Add(time.Hour), event.GoalSubmittedData{Goal: "g"})
 	later.Seq = 2

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/agentic-dev/agentic/roles/planner/plan"
+	"github.com/agentic-dev/agentic/bus/event"
 )
 
 // Backoff bounds.
@@ -21,8 +21,8 @@ const (
 // attempt, capped at MaxBackoff, with ±20% jitter. The jitter is derived by
 // hashing run/step/attempt (FNV-64a) and computed in integers, so every node
 // folding the same failure computes the same delay on every architecture.
-func Backoff(run string, step plan.Step, attempt int) time.Duration {
-	d := step.Backoff
+func Backoff(run string, step event.Step, attempt int) time.Duration {
+	d := step.Backoff.Std()
 	if d <= 0 {
 		d = DefaultBackoff
 	}

@@ -6,16 +6,15 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
-	"github.com/agentic-dev/agentic/roles/planner/plan"
 )
 
 // widePlan is layers × width steps; each step depends on two steps of the
 // layer before.
-func widePlan(layers, width int) plan.Plan {
-	var p plan.Plan
+func widePlan(layers, width int) event.Plan {
+	var p event.Plan
 	for l := range layers {
 		for w := range width {
-			st := plan.Step{ID: fmt.Sprintf("l%02d-w%02d", l, w), Kind: plan.KindNoop}
+			st := event.Step{ID: fmt.Sprintf("l%02d-w%02d", l, w), Kind: event.KindNoop}
 			if l > 0 {
 				st.DependsOn = []string{fmt.Sprintf("l%02d-w%02d", l-1, w), fmt.Sprintf("l%02d-w%02d", l-1, (w+1)%width)}
 			}

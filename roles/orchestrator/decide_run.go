@@ -113,7 +113,7 @@ func (d *decider) cancel(r *Run, step string, attempt int, node, reason string) 
 // finish emits run.finished.
 func (d *decider) finish(r *Run, status RunStatus, code Code, reason string) {
 	d.emit(finishKey(r.ID), event.RunFinished, r.ID, "",
-		event.RunFinishedData{Decision: event.Decision{Epoch: d.epoch}, Status: status.wire(), Reason: reason, Code: code.wire()})
+		event.RunFinishedData{Decision: event.Decision{Epoch: d.epoch}, Status: status.Wire(), Reason: reason, Code: code.Wire()})
 }
 
 // stepEnd says why a step that ended without being done fails its run.

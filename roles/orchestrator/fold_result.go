@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
-	"github.com/agentic-dev/agentic/roles/planner/plan"
 )
 
 // InterruptedPrefix starts the Error of a TaskFinished (class transient) that
@@ -99,7 +98,7 @@ func (s *State) failed(r *Run, i, attempt int, retry bool, t time.Time) {
 		st.ReadyAt = st.NotBefore
 		return
 	}
-	st.Abort = st.Spec.OnFailure != plan.OnFailureContinue
+	st.Abort = st.Spec.OnFailure != event.OnFailureContinue
 	if !st.Abort {
 		s.stepDone(r, i, t)
 	}
@@ -107,7 +106,7 @@ func (s *State) failed(r *Run, i, attempt int, retry bool, t time.Time) {
 
 // failureClass is the reported class; an unclassified failure is transient
 // if it timed out and logic otherwise.
-func failureClass(d event.TaskFinishedData) string {
+func failureClass(d event.TaskFinishedData) event.FailureClass {
 	switch {
 	case d.Class != "":
 		return d.Class
@@ -136,7 +135,7 @@ func interrupted(d event.TaskFinishedData) bool {
 //   - logic (and anything unknown): retried only with on_failure "retry",
 //     while attempt <= Retries. on_failure "replan" aborts until replanning
 //     exists.
-func retryable(spec plan.Step, d event.TaskFinishedData) (bool, Code, string) {
+func retryable(spec event.Step, d event.TaskFinishedData) (bool, Code, string) {
 	reason := d.Error
 	if reason == "" {
 		reason = fmt.Sprintf("exit code %d", d.ExitCode)
@@ -156,7 +155,7 @@ func retryable(spec plan.Step, d event.TaskFinishedData) (bool, Code, string) {
 	case class == event.ClassTransient:
 		return d.Attempt <= spec.Retries, failureCode(d), reason
 	default:
-		return spec.OnFailure == plan.OnFailureRetry && d.Attempt <= spec.Retries, failureCode(d), reason
+		return spec.OnFailure == event.OnFailureRetry && d.Attempt <= spec.Retries, failureCode(d), reason
 	}
 }
 

@@ -3,6 +3,8 @@ package orchestrator
 import (
 	"fmt"
 	"time"
+
+	"github.com/agentic-dev/agentic/bus/event"
 )
 
 // Terminal reports whether the run has reached a final status.
@@ -17,15 +19,22 @@ func (r *Run) Step(id string) *Step {
 }
 
 // buildIndex rebuilds the step index and the dependents lists from Steps,
-// and reports the first structural problem of the plan ("" if none): a
-// duplicate id, or a dependency that is unknown or does not come earlier in
-// the (topological) step order.
+// and reports the first structural problem of the plan ("" if none): a run
+// or step id that breaks the protocol's grammar (ids travel in subjects:
+// event.ValidRunID, event.ValidStepID), a duplicate id, or a dependency
+// that is unknown or does not come earlier in the (topological) step order.
 func (r *Run) buildIndex() string {
 	r.index = make(map[string]int, len(r.Steps))
 	r.deps = make([][]int, len(r.Steps))
 	r.dependents = make([][]int, len(r.Steps))
 	problem := ""
+	if err := event.ValidRunID(r.ID); err != nil {
+		problem = err.Error()
+	}
 	for i, st := range r.Steps {
+		if err := event.ValidStepID(st.Spec.ID); err != nil && problem == "" {
+			problem = err.Error()
+		}
 		if _, dup := r.index[st.Spec.ID]; dup && problem == "" {
 			problem = fmt.Sprintf("duplicate step id %q", st.Spec.ID)
 		}

@@ -11,13 +11,13 @@ func (r *Run) View() RunView {
 	v := RunView{
 		ID:         r.ID,
 		Goal:       r.Goal,
-		Status:     r.Status.wire(),
+		Status:     r.Status.Wire(),
 		Reason:     r.Reason,
 		Revision:   r.Revision,
 		CreatedAt:  r.CreatedAt,
 		FinishedAt: timePtr(r.FinishedAt),
 		Steps:      make([]StepView, len(r.Steps)),
-		Code:       r.Code.wire(),
+		Code:       r.Code.Wire(),
 	}
 	for i := range r.Steps {
 		v.Steps[i] = r.StepView(i)
@@ -50,7 +50,7 @@ func (r *Run) StepView(i int) StepView {
 		Title:      st.Spec.Title,
 		Subgoal:    st.Spec.Subgoal,
 		Kind:       st.Spec.Kind,
-		Status:     r.StepStatus(i).wire(),
+		Status:     r.StepStatus(i).Wire(),
 		Attempt:    st.Attempt,
 		Node:       st.Node,
 		ExitCode:   exit,
@@ -58,7 +58,7 @@ func (r *Run) StepView(i int) StepView {
 		Error:      st.Error,
 		StartedAt:  timePtr(st.StartedAt),
 		FinishedAt: timePtr(st.FinishedAt),
-		Code:       st.Code.wire(),
+		Code:       st.Code.Wire(),
 	}
 }
 
@@ -69,19 +69,19 @@ func (r *Run) StepView(i int) StepView {
 func (r *Run) Summary() RunSummary {
 	counts := map[string]int{}
 	for i := range r.Steps {
-		counts[r.StepStatus(i).wire()]++
+		counts[r.StepStatus(i).Wire()]++
 	}
 	return RunSummary{
 		ID:         r.ID,
 		Goal:       r.Goal,
-		Status:     r.Status.wire(),
+		Status:     r.Status.Wire(),
 		Reason:     r.Reason,
 		Revision:   r.Revision,
 		Steps:      len(r.Steps),
 		StepCounts: counts,
 		CreatedAt:  r.CreatedAt,
 		FinishedAt: timePtr(r.FinishedAt),
-		Code:       r.Code.wire(),
+		Code:       r.Code.Wire(),
 	}
 }
 

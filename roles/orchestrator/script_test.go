@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
-	"github.com/agentic-dev/agentic/roles/planner/plan"
 )
 
 // script interprets the golden scripts' commands against a State. Time
@@ -53,7 +52,7 @@ type script struct {
 	s        *State
 	l        ledger
 	now      time.Time
-	plans    map[string]*plan.Plan
+	plans    map[string]*event.Plan
 	runPlan  map[string]string
 	epoch    uint64
 	leader   string
@@ -64,7 +63,7 @@ type script struct {
 func newScript() *script {
 	s := NewState()
 	s.TrackChanges()
-	return &script{s: s, now: t0, plans: map[string]*plan.Plan{},
+	return &script{s: s, now: t0, plans: map[string]*event.Plan{},
 		runPlan: map[string]string{}, leader: "o1", finished: map[string]*Run{}}
 }
 
@@ -206,7 +205,7 @@ func (sc *script) exec(t *testing.T, line string, input []string) []string {
 		return []string{fmt.Sprintf("dropped %d", n)}
 	case "assign":
 		run, step := a.pos[0], a.pos[1]
-		spec := plan.Step{ID: step}
+		spec := event.Step{ID: step}
 		if r, _ := sc.run(run); r != nil && r.Step(step) != nil {
 			spec = r.Step(step).Spec
 		}
@@ -227,7 +226,7 @@ func (sc *script) exec(t *testing.T, line string, input []string) []string {
 	case "close":
 		return sc.fold(event.RunFinished, a.pos[0], sc.leader, event.RunFinishedData{
 			Decision: event.Decision{Epoch: uint64(a.optInt(t, "epoch", int(sc.epoch)))},
-			Status:   a.pos[1], Reason: strings.Join(a.pos[2:], " ")}, sc.runLine)
+			Status:   event.RunStatus(a.pos[1]), Reason: strings.Join(a.pos[2:], " ")}, sc.runLine)
 	case "cancel":
 		return sc.fold(event.RunCancel, a.pos[0], "op",
 			event.RunCancelData{Reason: strings.Join(a.pos[1:], " ")}, sc.runLine)
@@ -242,7 +241,7 @@ func (sc *script) exec(t *testing.T, line string, input []string) []string {
 	case "runs":
 		var out []string
 		for _, v := range sc.s.RunsView(RunStatus(a.opt["status"]), a.optInt(t, "limit", 0)) {
-			out = append(out, v.ID+" "+v.Status)
+			out = append(out, v.ID+" "+string(v.Status))
 		}
 		return out
 	case "lookup":
@@ -320,11 +319,11 @@ func (sc *script) finish(t *testing.T, a args) []string {
 	run, step := a.pos[0], a.pos[1]
 	node := sc.nodeOf(run, step, a)
 	d := event.TaskFinishedData{
-		Step: step, Attempt: a.int(t, 2), Node: node, Status: a.pos[3],
+		Step: step, Attempt: a.int(t, 2), Node: node, Status: event.TaskStatus(a.pos[3]),
 		ExitCode: a.optInt(t, "exit", 0), Error: a.rest, TimedOut: a.flags["timedout"],
 	}
 	if len(a.pos) > 4 && a.pos[4] != "timedout" {
-		d.Class = a.pos[4]
+		d.Class = event.FailureClass(a.pos[4])
 	}
 	return sc.fold(event.TaskFinished, run, node, d, sc.stepLine(step))
 }
@@ -543,19 +542,19 @@ func (sc *script) stateLines(id string) []string {
 }
 
 // parsePlan builds a plan from the input lines of a plan command.
-func parsePlan(t *testing.T, name string, lines []string) *plan.Plan {
+func parsePlan(t *testing.T, name string, lines []string) *event.Plan {
 	t.Helper()
-	p := &plan.Plan{Goal: name}
+	p := &event.Plan{Goal: name}
 	for _, line := range lines {
 		f := strings.Fields(line)
 		if len(f) == 0 {
 			continue
 		}
 		if f[0] == "subgoal" {
-			p.Subgoals = append(p.Subgoals, plan.Subgoal{ID: f[1], Title: strings.Join(f[2:], " ")})
+			p.Subgoals = append(p.Subgoals, event.Subgoal{ID: f[1], Title: strings.Join(f[2:], " ")})
 			continue
 		}
-		st := plan.Step{ID: f[0], Kind: plan.KindShell, Run: "echo " + f[0]}
+		st := event.Step{ID: f[0], Kind: event.KindShell, Run: "echo " + f[0]}
 		for _, kv := range f[1:] {
 			k, v, _ := strings.Cut(kv, "=")
 			var err error
@@ -565,15 +564,15 @@ func parsePlan(t *testing.T, name string, lines []string) *plan.Plan {
 			case "retries":
 				st.Retries, err = strconv.Atoi(v)
 			case "backoff":
-				st.Backoff, err = time.ParseDuration(v)
+				st.Backoff, err = event.ParseDuration(v)
 			case "idempotent":
 				st.Idempotent = true
 			case "on_failure":
-				st.OnFailure = v
+				st.OnFailure = event.OnFailure(v)
 			case "subgoal":
 				st.Subgoal = v
 			case "kind":
-				st.Kind = v
+				st.Kind = event.StepKind(v)
 			case "title":
 				st.Title = v
 			default:

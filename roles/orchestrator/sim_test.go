@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
-	"github.com/agentic-dev/agentic/roles/planner/plan"
 )
 
 // sim generates plausible, messy event histories: a leader that decides
@@ -137,15 +136,15 @@ func (m *sim) submit() {
 	}
 }
 
-func (m *sim) randomPlan() plan.Plan {
-	var p plan.Plan
-	failures := []string{"", plan.OnFailureAbort, plan.OnFailureContinue, plan.OnFailureRetry}
+func (m *sim) randomPlan() event.Plan {
+	var p event.Plan
+	failures := []event.OnFailure{"", event.OnFailureAbort, event.OnFailureContinue, event.OnFailureRetry}
 	for i := range 1 + m.rng.IntN(10) {
-		st := plan.Step{ID: fmt.Sprintf("s%d", i), Kind: plan.KindShell, Run: "true",
+		st := event.Step{ID: fmt.Sprintf("s%d", i), Kind: event.KindShell, Run: "true",
 			Retries: m.rng.IntN(3), Idempotent: m.rng.IntN(2) == 0,
 			OnFailure: failures[m.rng.IntN(len(failures))], Subgoal: fmt.Sprintf("g%d", m.rng.IntN(2))}
 		if m.rng.IntN(2) == 0 {
-			st.Backoff = 500 * time.Millisecond
+			st.Backoff = event.Duration(500 * time.Millisecond)
 		}
 		for j := range i {
 			if m.rng.IntN(3) == 0 {

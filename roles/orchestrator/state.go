@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
-	"github.com/agentic-dev/agentic/roles/planner/plan"
 )
 
 // State is the orchestrator's projection of the ledger: the live runs (not
@@ -57,7 +56,7 @@ type Run struct {
 	// Source is where the current plan came from ("file" or "llm").
 	Source string `json:"source,omitempty"`
 	// Subgoals of the current plan, in declaration order.
-	Subgoals []plan.Subgoal `json:"subgoals,omitempty"`
+	Subgoals []event.Subgoal `json:"subgoals,omitempty"`
 	// Invalid explains why the proposed plan cannot be scheduled (unknown or
 	// forward dependency, duplicate step id); Decide fails such a run.
 	Invalid string `json:"invalid,omitempty"`
@@ -79,7 +78,7 @@ type Run struct {
 // Step is the scheduling state of one plan step.
 type Step struct {
 	// Spec is the step as the accepted plan revision gives it.
-	Spec   plan.Step  `json:"spec"`
+	Spec   event.Step `json:"spec"`
 	Status StepStatus `json:"status"`
 	// Attempt is the number of the latest assignment (1-based; 0 = never
 	// assigned). The next assignment uses Attempt+1.
@@ -99,7 +98,7 @@ type Step struct {
 	// Code is the last failure's (or the cancellation's) stable reason.
 	Code Code `json:"code,omitempty"`
 	// Class is the last failure's class.
-	Class string `json:"class,omitempty"`
+	Class event.FailureClass `json:"class,omitempty"`
 	// Abort marks a terminal failure that fails the run (on_failure is not
 	// "continue").
 	Abort bool `json:"abort,omitempty"`

@@ -58,24 +58,35 @@ func TestLifecycleTables(t *testing.T) {
 			t.Errorf("run status %s: Terminal() = %v", s, s.Terminal())
 		}
 	}
-	// The wire's run statuses are exactly the table's.
-	wire := []string{event.RunSubmitted, event.RunPlanning, event.RunPlanned, event.RunRunning,
+	// The protocol's run statuses are exactly the table's, its step
+	// statuses are the table's (which may hold more, for gates to come),
+	// its task outcomes are the task table's final statuses.
+	wire := []event.RunStatus{event.RunSubmitted, event.RunPlanning, event.RunPlanned, event.RunRunning,
 		event.RunPaused, event.RunSucceeded, event.RunFailed, event.RunCancelled}
+	if len(wire) != len(RunStatuses()) {
+		t.Errorf("the protocol has %d run statuses, the table %d", len(wire), len(RunStatuses()))
+	}
 	for i, s := range RunStatuses() {
-		if got, ok := runStatusFromWire(wire[i]); !ok || got != s {
+		if got, ok := runStatusFromWire(wire[i]); !ok || got != s || s.Wire() != wire[i] {
 			t.Errorf("wire run status %q reads as %q %v, want %q", wire[i], got, ok, s)
 		}
 	}
-	for _, s := range []string{event.TaskSucceeded, event.TaskFailed, event.TaskSkipped, event.TaskCancelled} {
+	for _, s := range []event.StepStatus{event.StepPending, event.StepReady, event.StepAssigned, event.StepRunning,
+		event.StepSucceeded, event.StepFailed, event.StepSkipped, event.StepCancelled} {
+		if st := StepStatus(s); !st.Known() || st.Wire() != string(s) {
+			t.Errorf("the protocol's step status %q is not in the step table", s)
+		}
+	}
+	for _, s := range []event.TaskStatus{event.TaskSucceeded, event.TaskFailed, event.TaskSkipped, event.TaskCancelled} {
 		if got, ok := taskStatusFromWire(s); !ok || !got.Terminal() {
 			t.Errorf("wire task outcome %q reads as %q %v", s, got, ok)
 		}
 	}
 	for _, s := range []string{"", "Running", "done"} {
-		if _, ok := runStatusFromWire(s); ok {
+		if _, ok := runStatusFromWire(event.RunStatus(s)); ok {
 			t.Errorf("run status %q accepted", s)
 		}
-		if _, ok := taskStatusFromWire(s); ok {
+		if _, ok := taskStatusFromWire(event.TaskStatus(s)); ok {
 			t.Errorf("task status %q accepted", s)
 		}
 	}

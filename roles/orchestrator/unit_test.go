@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
-	"github.com/agentic-dev/agentic/roles/planner/plan"
 )
 
 func errorsIs(err, target error) bool { return errors.Is(err, target) }
@@ -27,7 +26,7 @@ func TestBackoff(t *testing.T) {
 		{time.Hour, 1, 4 * time.Minute, MaxBackoff},
 	}
 	for _, tt := range tests {
-		step := plan.Step{ID: "s", Backoff: tt.base}
+		step := event.Step{ID: "s", Backoff: event.Duration(tt.base)}
 		seen := map[time.Duration]bool{}
 		for _, run := range []string{"r1", "r2", "r3", "r4", "r5", "r6"} {
 			d := Backoff(run, step, tt.attempt)
@@ -44,13 +43,13 @@ func TestBackoff(t *testing.T) {
 		}
 	}
 	// Pinned value: changing the formula changes every node's replay.
-	if got, want := Backoff("r1", plan.Step{ID: "a", Backoff: 2 * time.Second}, 1), 1930*time.Millisecond; got != want {
+	if got, want := Backoff("r1", event.Step{ID: "a", Backoff: event.Duration(2 * time.Second)}, 1), 1930*time.Millisecond; got != want {
 		t.Errorf("Backoff pinned value = %v, want %v", got, want)
 	}
 }
 
 func TestRetryable(t *testing.T) {
-	fail := func(class, err string, attempt int) event.TaskFinishedData {
+	fail := func(class event.FailureClass, err string, attempt int) event.TaskFinishedData {
 		return event.TaskFinishedData{Status: event.TaskFailed, Class: class, Error: err, Attempt: attempt, ExitCode: 3}
 	}
 	noExit := func(d event.TaskFinishedData) event.TaskFinishedData { d.ExitCode = -1; return d }
@@ -58,28 +57,28 @@ func TestRetryable(t *testing.T) {
 	timedOut := event.TaskFinishedData{Status: event.TaskFailed, TimedOut: true, Attempt: 1, ExitCode: -1}
 	tests := []struct {
 		name       string
-		spec       plan.Step
+		spec       event.Step
 		d          event.TaskFinishedData
 		wantRetry  bool
 		wantCode   Code
 		wantReason string
 	}{
-		{"transient within retries", plan.Step{Retries: 2}, noExit(fail(event.ClassTransient, "wait: x", 2)), true, CodeTransientError, "wait: x"},
-		{"transient exhausted", plan.Step{Retries: 2}, noExit(fail(event.ClassTransient, "wait: x", 3)), false, CodeTransientError, "wait: x"},
-		{"policy never", plan.Step{Retries: 5, OnFailure: plan.OnFailureRetry}, fail(event.ClassPolicy, "denied", 1), false, CodePolicyDenied, "denied"},
-		{"logic abort", plan.Step{Retries: 5}, fail(event.ClassLogic, "", 1), false, CodeExitNonzero, "exit code 3"},
-		{"logic retry", plan.Step{Retries: 1, OnFailure: plan.OnFailureRetry}, fail(event.ClassLogic, "", 1), true, CodeExitNonzero, "exit code 3"},
-		{"logic retry exhausted", plan.Step{Retries: 1, OnFailure: plan.OnFailureRetry}, fail(event.ClassLogic, "", 2), false, CodeExitNonzero, "exit code 3"},
-		{"logic without exit code", plan.Step{}, noExit(fail(event.ClassLogic, "empty command", 1)), false, CodeLogicError, "empty command"},
-		{"unclassified is logic", plan.Step{Retries: 1}, fail("", "", 1), false, CodeExitNonzero, "exit code 3"},
-		{"timed out", plan.Step{Retries: 1}, timed(fail(event.ClassTransient, "timed out after 1s", 2)), false, CodeTimedOut, "timed out after 1s"},
-		{"unclassified timeout is transient", plan.Step{Retries: 1}, timedOut, true, CodeTimedOut, "exit code -1"},
-		{"interrupted idempotent", plan.Step{Retries: 1, Idempotent: true}, fail(event.ClassTransient, "interrupted: x", 1), true, CodeInterrupted, "interrupted: x"},
-		{"interrupted idempotent, one more", plan.Step{Retries: 1, Idempotent: true}, fail(event.ClassTransient, "interrupted: x", 2), true, CodeInterrupted, "interrupted: x"},
-		{"interrupted idempotent, spent", plan.Step{Retries: 1, Idempotent: true}, fail(event.ClassTransient, "interrupted: x", 3), false, CodeInterrupted, "interrupted: x"},
-		{"interrupted not idempotent", plan.Step{Retries: 1}, fail(event.ClassTransient, "interrupted: x", 1), false, CodeInterruptedNotIdempotent, ReasonNotIdempotent},
-		{"interrupted policy is policy", plan.Step{Retries: 1}, fail(event.ClassPolicy, "interrupted: x", 1), false, CodePolicyDenied, "interrupted: x"},
-		{"interruption marker must be a prefix", plan.Step{Retries: 1}, noExit(fail(event.ClassTransient, "was interrupted", 1)), true, CodeTransientError, "was interrupted"},
+		{"transient within retries", event.Step{Retries: 2}, noExit(fail(event.ClassTransient, "wait: x", 2)), true, CodeTransientError, "wait: x"},
+		{"transient exhausted", event.Step{Retries: 2}, noExit(fail(event.ClassTransient, "wait: x", 3)), false, CodeTransientError, "wait: x"},
+		{"policy never", event.Step{Retries: 5, OnFailure: event.OnFailureRetry}, fail(event.ClassPolicy, "denied", 1), false, CodePolicyDenied, "denied"},
+		{"logic abort", event.Step{Retries: 5}, fail(event.ClassLogic, "", 1), false, CodeExitNonzero, "exit code 3"},
+		{"logic retry", event.Step{Retries: 1, OnFailure: event.OnFailureRetry}, fail(event.ClassLogic, "", 1), true, CodeExitNonzero, "exit code 3"},
+		{"logic retry exhausted", event.Step{Retries: 1, OnFailure: event.OnFailureRetry}, fail(event.ClassLogic, "", 2), false, CodeExitNonzero, "exit code 3"},
+		{"logic without exit code", event.Step{}, noExit(fail(event.ClassLogic, "empty command", 1)), false, CodeLogicError, "empty command"},
+		{"unclassified is logic", event.Step{Retries: 1}, fail("", "", 1), false, CodeExitNonzero, "exit code 3"},
+		{"timed out", event.Step{Retries: 1}, timed(fail(event.ClassTransient, "timed out after 1s", 2)), false, CodeTimedOut, "timed out after 1s"},
+		{"unclassified timeout is transient", event.Step{Retries: 1}, timedOut, true, CodeTimedOut, "exit code -1"},
+		{"interrupted idempotent", event.Step{Retries: 1, Idempotent: true}, fail(event.ClassTransient, "interrupted: x", 1), true, CodeInterrupted, "interrupted: x"},
+		{"interrupted idempotent, one more", event.Step{Retries: 1, Idempotent: true}, fail(event.ClassTransient, "interrupted: x", 2), true, CodeInterrupted, "interrupted: x"},
+		{"interrupted idempotent, spent", event.Step{Retries: 1, Idempotent: true}, fail(event.ClassTransient, "interrupted: x", 3), false, CodeInterrupted, "interrupted: x"},
+		{"interrupted not idempotent", event.Step{Retries: 1}, fail(event.ClassTransient, "interrupted: x", 1), false, CodeInterruptedNotIdempotent, ReasonNotIdempotent},
+		{"interrupted policy is policy", event.Step{Retries: 1}, fail(event.ClassPolicy, "interrupted: x", 1), false, CodePolicyDenied, "interrupted: x"},
+		{"interruption marker must be a prefix", event.Step{Retries: 1}, noExit(fail(event.ClassTransient, "was interrupted", 1)), true, CodeTransientError, "was interrupted"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -91,9 +90,10 @@ func TestRetryable(t *testing.T) {
 	}
 }
 
-// TestDecisionKeys: keys are compared field by field, so ids containing
-// "/" cannot make two decisions one (their String, for people, may
-// coincide); String keeps the shape logs and golden scripts show.
+// TestDecisionKeys: keys are compared field by field, never through a
+// string encoding, so no two decisions are one whatever their ids hold
+// (their String, for people, may coincide); String keeps the shape logs
+// and golden scripts show.
 func TestDecisionKeys(t *testing.T) {
 	a := assignKey("r", "a/1", 2, "n")
 	b := assignKey("r/a", "1", 2, "n")
@@ -120,24 +120,24 @@ func TestDecisionKeys(t *testing.T) {
 }
 
 // TestInflightAssignmentIsPerStep: an assignment in flight for step
-// "build/linux" holds a slot and suppresses that step's assignment only,
-// whatever the step ids look like.
+// "build.linux" holds a slot and suppresses that step's assignment only,
+// not that of step "build".
 func TestInflightAssignmentIsPerStep(t *testing.T) {
 	var l ledger
 	s := NewState()
-	p := plan.Plan{Steps: []plan.Step{{ID: "build/linux", Kind: plan.KindNoop}, {ID: "build", Kind: plan.KindNoop}}}
+	p := event.Plan{Steps: []event.Step{{ID: "build.linux", Kind: event.KindNoop}, {ID: "build", Kind: event.KindNoop}}}
 	s.Apply(l.add(event.ExecutorOnline, "", "n1", t0, event.ExecutorOnlineData{Slots: 2}))
 	s.Apply(l.add(event.LeaderElected, "", "o", t0, event.LeaderElectedData{Decision: event.Decision{Epoch: 1}, Leader: "o"}))
 	s.Apply(l.add(event.GoalSubmitted, "r", "op", t0, event.GoalSubmittedData{Goal: "g"}))
 	s.Apply(l.add(event.PlanProposed, "r", "p", t0, event.PlanProposedData{Revision: 1, Plan: p}))
 	s.Apply(l.add(event.PlanAccepted, "r", "o", t0, event.PlanAcceptedData{Decision: event.Decision{Epoch: 1}, Revision: 1}))
-	ds, _ := Decide(s, t0, 1, map[DecisionKey]bool{assignKey("r", "build/linux", 1, "n1"): true})
+	ds, _ := Decide(s, t0, 1, map[DecisionKey]bool{assignKey("r", "build.linux", 1, "n1"): true})
 	if len(ds) != 1 || ds[0].Key != assignKey("r", "build", 1, "n1") {
 		t.Fatalf("decisions %+v, want only build's assignment", ds)
 	}
 	// Both slots are taken: n1's one free slot went to build, the other is
 	// held by the assignment in flight.
-	ds, _ = Decide(s, t0, 1, map[DecisionKey]bool{assignKey("r", "build/linux", 1, "n1"): true, ds[0].Key: true})
+	ds, _ = Decide(s, t0, 1, map[DecisionKey]bool{assignKey("r", "build.linux", 1, "n1"): true, ds[0].Key: true})
 	if len(ds) != 0 {
 		t.Fatalf("decisions %+v with both assignments in flight", ds)
 	}
@@ -172,7 +172,7 @@ func TestRunLookup(t *testing.T) {
 	if v := s.RunsView("", 2); len(v) != 2 || v[0].ID != "0200zz" || v[1].ID != "0190ab" {
 		t.Errorf("RunsView newest first, limit 2 = %+v", v)
 	}
-	if v := s.RunsView(event.RunRunning, 0); len(v) != 0 {
+	if v := s.RunsView(RunRunning, 0); len(v) != 0 {
 		t.Errorf("RunsView(running) = %+v, want none", v)
 	}
 }
@@ -182,9 +182,9 @@ func TestRunLookup(t *testing.T) {
 func TestViewShape(t *testing.T) {
 	var l ledger
 	s := NewState()
-	p := plan.Plan{Subgoals: []plan.Subgoal{{ID: "g"}}, Steps: []plan.Step{
-		{ID: "a", Subgoal: "g", Kind: plan.KindShell, Title: "A"},
-		{ID: "b", Kind: plan.KindNoop, DependsOn: []string{"a"}},
+	p := event.Plan{Subgoals: []event.Subgoal{{ID: "g"}}, Steps: []event.Step{
+		{ID: "a", Subgoal: "g", Kind: event.KindShell, Title: "A"},
+		{ID: "b", Kind: event.KindNoop, DependsOn: []string{"a"}},
 	}}
 	s.Apply(l.add(event.ExecutorOnline, "", "n1", t0, event.ExecutorOnlineData{Slots: 1}))
 	s.Apply(l.add(event.GoalSubmitted, "r", "op", t0, event.GoalSubmittedData{Goal: "g"}))
@@ -199,7 +199,7 @@ func TestViewShape(t *testing.T) {
 		a.StartedAt == nil || !a.StartedAt.Equal(t0.Add(time.Second)) || a.FinishedAt == nil || a.Node != "n1" {
 		t.Errorf("step a view = %+v", a)
 	}
-	if b.Status != string(StepReady) || b.ExitCode != nil || b.StartedAt != nil || b.Kind != plan.KindNoop {
+	if b.Status != string(StepReady) || b.ExitCode != nil || b.StartedAt != nil || b.Kind != event.KindNoop {
 		t.Errorf("step b view = %+v", b)
 	}
 	b.DependsOn[0] = "mutated"

@@ -1,18 +1,22 @@
 package orchestrator
 
-import "time"
+import (
+	"time"
+
+	"github.com/agentic-dev/agentic/bus/event"
+)
 
 // RunView is the public shape of a run (agentctl run show -o json, the
 // HTTP API). Documented in docs/cli.md; fields are only ever added.
 type RunView struct {
-	ID         string     `json:"id"`
-	Goal       string     `json:"goal"`
-	Status     string     `json:"status"`
-	Reason     string     `json:"reason,omitempty"`
-	Revision   int        `json:"revision"`
-	CreatedAt  time.Time  `json:"created_at"`
-	FinishedAt *time.Time `json:"finished_at"`
-	Steps      []StepView `json:"steps"`
+	ID         string          `json:"id"`
+	Goal       string          `json:"goal"`
+	Status     event.RunStatus `json:"status"`
+	Reason     string          `json:"reason,omitempty"`
+	Revision   int             `json:"revision"`
+	CreatedAt  time.Time       `json:"created_at"`
+	FinishedAt *time.Time      `json:"finished_at"`
+	Steps      []StepView      `json:"steps"`
 	// Code is the stable reason of a failure or cancellation (Codes);
 	// Reason is for people.
 	Code string `json:"code,omitempty"`
@@ -20,18 +24,18 @@ type RunView struct {
 
 // StepView is the public shape of a step within a RunView.
 type StepView struct {
-	ID         string     `json:"id"`
-	Title      string     `json:"title,omitempty"`
-	Subgoal    string     `json:"subgoal"`
-	Kind       string     `json:"kind"`
-	Status     string     `json:"status"`
-	Attempt    int        `json:"attempt"`
-	Node       string     `json:"node"`
-	ExitCode   *int       `json:"exit_code"`
-	DependsOn  []string   `json:"depends_on,omitempty"`
-	Error      string     `json:"error,omitempty"`
-	StartedAt  *time.Time `json:"started_at"`
-	FinishedAt *time.Time `json:"finished_at"`
+	ID         string         `json:"id"`
+	Title      string         `json:"title,omitempty"`
+	Subgoal    string         `json:"subgoal"`
+	Kind       event.StepKind `json:"kind"`
+	Status     string         `json:"status"`
+	Attempt    int            `json:"attempt"`
+	Node       string         `json:"node"`
+	ExitCode   *int           `json:"exit_code"`
+	DependsOn  []string       `json:"depends_on,omitempty"`
+	Error      string         `json:"error,omitempty"`
+	StartedAt  *time.Time     `json:"started_at"`
+	FinishedAt *time.Time     `json:"finished_at"`
 	// Code is the stable reason of the last failure or of the
 	// cancellation (Codes); Error is for people.
 	Code string `json:"code,omitempty"`
@@ -41,11 +45,11 @@ type StepView struct {
 // (agentctl run list -o json, GET /api/runs). Documented in docs/cli.md;
 // fields are only ever added.
 type RunSummary struct {
-	ID       string `json:"id"`
-	Goal     string `json:"goal"`
-	Status   string `json:"status"`
-	Reason   string `json:"reason,omitempty"`
-	Revision int    `json:"revision"`
+	ID       string          `json:"id"`
+	Goal     string          `json:"goal"`
+	Status   event.RunStatus `json:"status"`
+	Reason   string          `json:"reason,omitempty"`
+	Revision int             `json:"revision"`
 	// Steps is the number of steps of the current plan revision.
 	Steps int `json:"steps"`
 	// StepCounts counts the steps per status (as StepView shows them);

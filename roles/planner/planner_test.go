@@ -61,7 +61,7 @@ func TestPlanGoalDefaultsToSubmittedGoal(t *testing.T) {
 }
 
 func TestRejections(t *testing.T) {
-	slowSource := SourceFunc{name: "slow", f: func(ctx context.Context, _ string, _ event.GoalSubmittedData) (*plan.Plan, error) {
+	slowSource := SourceFunc{name: "slow", f: func(ctx context.Context, _ string, _ event.GoalSubmittedData) (*event.Plan, error) {
 		<-ctx.Done()
 		return nil, ctx.Err()
 	}}
@@ -77,14 +77,14 @@ func TestRejections(t *testing.T) {
 			[]string{ErrNeedLLM.Error(), "configure an LLM planner", "submit a plan file", "agentctl goal submit -f"}},
 		{"no goal", Config{}, event.GoalSubmittedData{Goal: "g"}, []string{ErrNoGoal.Error()}},
 		{"unreadable goal", Config{}, "not an object", []string{"unreadable goal"}},
-		{"source error", Config{Text: SourceFunc{name: "llm", f: func(context.Context, string, event.GoalSubmittedData) (*plan.Plan, error) {
+		{"source error", Config{Text: SourceFunc{name: "llm", f: func(context.Context, string, event.GoalSubmittedData) (*event.Plan, error) {
 			return nil, errors.New("model said no")
 		}}}, event.GoalSubmittedData{Text: "t"}, []string{"model said no"}},
-		{"source returns nil", Config{Text: SourceFunc{name: "llm", f: func(context.Context, string, event.GoalSubmittedData) (*plan.Plan, error) {
+		{"source returns nil", Config{Text: SourceFunc{name: "llm", f: func(context.Context, string, event.GoalSubmittedData) (*event.Plan, error) {
 			return nil, nil
 		}}}, event.GoalSubmittedData{Text: "t"}, []string{"llm planner returned no plan"}},
-		{"source returns invalid plan", Config{Text: SourceFunc{name: "llm", f: func(context.Context, string, event.GoalSubmittedData) (*plan.Plan, error) {
-			return &plan.Plan{Steps: []plan.Step{{ID: "a", Run: "x", DependsOn: []string{"a"}}}}, nil
+		{"source returns invalid plan", Config{Text: SourceFunc{name: "llm", f: func(context.Context, string, event.GoalSubmittedData) (*event.Plan, error) {
+			return &event.Plan{Steps: []event.Step{{ID: "a", Run: "x", DependsOn: []string{"a"}}}}, nil
 		}}}, event.GoalSubmittedData{Text: "t"}, []string{`steps[0].depends_on[0]: step "a" depends on itself`}},
 		{"source times out", Config{Text: slowSource, Timeout: 50 * time.Millisecond}, event.GoalSubmittedData{Text: "t"},
 			[]string{"slow planner timed out after 50ms"}},
@@ -109,19 +109,19 @@ func TestRejections(t *testing.T) {
 // SourceFunc is a Source made of a function, for tests.
 type SourceFunc struct {
 	name string
-	f    func(ctx context.Context, run string, goal event.GoalSubmittedData) (*plan.Plan, error)
+	f    func(ctx context.Context, run string, goal event.GoalSubmittedData) (*event.Plan, error)
 }
 
 func (s SourceFunc) Name() string { return s.name }
-func (s SourceFunc) Plan(ctx context.Context, run string, goal event.GoalSubmittedData) (*plan.Plan, error) {
+func (s SourceFunc) Plan(ctx context.Context, run string, goal event.GoalSubmittedData) (*event.Plan, error) {
 	return s.f(ctx, run, goal)
 }
 
 func TestTextSourceProposalIsNormalized(t *testing.T) {
 	var gotRun atomic.Value
-	src := SourceFunc{name: "llm", f: func(_ context.Context, run string, g event.GoalSubmittedData) (*plan.Plan, error) {
+	src := SourceFunc{name: "llm", f: func(_ context.Context, run string, g event.GoalSubmittedData) (*event.Plan, error) {
 		gotRun.Store(run + "|" + g.Text)
-		return &plan.Plan{Goal: g.Text, Steps: []plan.Step{
+		return &event.Plan{Goal: g.Text, Steps: []event.Step{
 			{ID: "b", Run: "echo b", DependsOn: []string{"a", "a"}},
 			{ID: "a", Run: "echo a"},
 		}}, nil
@@ -136,7 +136,7 @@ func TestTextSourceProposalIsNormalized(t *testing.T) {
 		t.Errorf("source %q called with %v", got.Source, gotRun.Load())
 	}
 	if ids := []string{got.Plan.Steps[0].ID, got.Plan.Steps[1].ID}; !slices.Equal(ids, []string{"a", "b"}) ||
-		got.Plan.Steps[0].Kind != plan.KindShell || !slices.Equal(got.Plan.Steps[1].DependsOn, []string{"a"}) {
+		got.Plan.Steps[0].Kind != event.KindShell || !slices.Equal(got.Plan.Steps[1].DependsOn, []string{"a"}) {
 		t.Errorf("plan not normalized: %+v", got.Plan.Steps)
 	}
 }
@@ -375,7 +375,7 @@ func TestStartStopIdempotent(t *testing.T) {
 func TestStopTimesOut(t *testing.T) {
 	release := make(chan struct{})
 	entered := make(chan struct{})
-	src := SourceFunc{name: "stubborn", f: func(context.Context, string, event.GoalSubmittedData) (*plan.Plan, error) {
+	src := SourceFunc{name: "stubborn", f: func(context.Context, string, event.GoalSubmittedData) (*event.Plan, error) {
 		close(entered)
 		<-release
 		return nil, errors.New("late")

@@ -24,7 +24,7 @@ type Source interface {
 	// "llm".
 	Name() string
 	// Plan returns the plan for goal, submitted as run.
-	Plan(ctx context.Context, run string, goal event.GoalSubmittedData) (*plan.Plan, error)
+	Plan(ctx context.Context, run string, goal event.GoalSubmittedData) (*event.Plan, error)
 }
 
 // Sentinel errors, wrapped in the PlanRejected messages they cause.
@@ -46,7 +46,7 @@ func (FileSource) Name() string { return "file" }
 
 // Plan parses goal.PlanFile. A malformed file gives the *plan.Error that
 // lists every problem with file:line:col.
-func (FileSource) Plan(_ context.Context, run string, goal event.GoalSubmittedData) (*plan.Plan, error) {
+func (FileSource) Plan(_ context.Context, run string, goal event.GoalSubmittedData) (*event.Plan, error) {
 	if goal.PlanFile == "" {
 		return nil, fmt.Errorf("run %s: %w", run, ErrNoGoal)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentic-dev/agentic/bus/envelope"
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/roles/planner/plan"
 )
 
 // maxRejection caps the error text of a PlanRejected event.
@@ -110,7 +111,7 @@ func (p *Planner) draft(ctx context.Context, j job) (event.Draft, string) {
 	case pl == nil:
 		return rejection(j.id, fmt.Errorf("planner: %s planner returned no plan", src.Name())), src.Name()
 	}
-	if err := pl.Normalize(); err != nil {
+	if err := plan.Normalize(pl); err != nil {
 		return rejection(j.id, err), src.Name()
 	}
 	d, err := event.NewDraft(event.PlanProposed, j.id, event.PlanProposedData{Revision: 1, Source: src.Name(), Plan: *pl})

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/roles/ui"
 )
@@ -36,7 +37,7 @@ func (r *runs) List(_ context.Context, req api.RunsListRequest) (api.Page[json.R
 	}
 	p := api.NewPager(api.PageLimit(req.Limit, 2, 2), 1<<20)
 	for i := from; i < len(r.list); i++ {
-		if req.Status != "" && r.list[i].Status != req.Status {
+		if req.Status != "" && string(r.list[i].Status) != req.Status {
 			continue
 		}
 		if ok, _ := p.Add(r.list[i]); !ok {
@@ -70,7 +71,7 @@ func TestRunsAPI(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	model := &runs{}
 	for i, st := range []string{"running", "failed", "succeeded"} {
-		model.list = append(model.list, api.RunSummary{ID: fmt.Sprint("r", i), Status: st, Steps: 2,
+		model.list = append(model.list, api.RunSummary{ID: fmt.Sprint("r", i), Status: event.RunStatus(st), Steps: 2,
 			StepCounts: map[string]int{"succeeded": 1, "pending": 1}, CreatedAt: t0.Add(-time.Duration(i) * time.Hour)})
 	}
 	mux := http.NewServeMux()

@@ -37,7 +37,7 @@
 // Example:
 //
 //	res := runner.Run(ctx, runner.Spec{
-//		Kind:    plan.KindShell,
+//		Kind:    event.KindShell,
 //		Command: "make test",
 //		Cwd:     "/srv/app",
 //		Timeout: 10 * time.Minute,

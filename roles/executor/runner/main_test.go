@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentic-dev/agentic/roles/planner/plan"
+	"github.com/agentic-dev/agentic/bus/event"
 	"go.uber.org/goleak"
 )
 
@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 // to be killed.
 func fakeExecutor(dir string) int {
 	script := `echo $$ > inner.pid; sleep 100 & echo $! > bg.pid; sleep 100; wait`
-	res := Run(context.Background(), Spec{Kind: plan.KindShell, Command: script, Cwd: dir}, Options{},
+	res := Run(context.Background(), Spec{Kind: event.KindShell, Command: script, Cwd: dir}, Options{},
 		func(pid int) { _ = os.WriteFile(filepath.Join(dir, "wrapper.pid"), []byte(strconv.Itoa(pid)), 0o600) },
 		nil)
 	fmt.Fprintf(os.Stderr, "fake executor: step ended unexpectedly: %+v\n", res)

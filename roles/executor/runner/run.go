@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
-	"github.com/agentic-dev/agentic/roles/planner/plan"
 )
 
 // Run executes spec and reports its outcome; it never returns before every
@@ -25,7 +24,7 @@ import (
 // KillGrace) and yields Status cancelled; running out of Timeout does the
 // same and yields failed with TimedOut.
 func Run(ctx context.Context, spec Spec, opts Options, onStart func(pid int), onOutput func(stream string, chunk []byte)) Result {
-	if spec.Kind == plan.KindNoop {
+	if spec.Kind == event.KindNoop {
 		return noop(ctx)
 	}
 	res := Result{Started: time.Now(), User: currentUser()}
@@ -43,7 +42,7 @@ func noop(ctx context.Context) Result {
 }
 
 func run(ctx context.Context, res *Result, spec Spec, opts Options, onStart func(int), onOutput func(string, []byte)) {
-	if spec.Kind != plan.KindShell {
+	if spec.Kind != event.KindShell {
 		res.fail(event.ClassLogic, fmt.Sprintf("unknown step kind %q", spec.Kind))
 		return
 	}
@@ -95,7 +94,7 @@ func run(ctx context.Context, res *Result, spec Spec, opts Options, onStart func
 	}
 }
 
-func (r *Result) fail(class, msg string) {
+func (r *Result) fail(class event.FailureClass, msg string) {
 	r.Status, r.Class, r.Error = event.TaskFailed, class, msg
 	if r.ExitCode == 0 {
 		r.ExitCode = -1

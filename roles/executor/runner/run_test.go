@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
-	"github.com/agentic-dev/agentic/roles/planner/plan"
 )
 
 // output records onOutput calls.
@@ -36,7 +35,7 @@ func (o *output) text(stream string) string {
 	return strings.Join(o.chunks[stream], "")
 }
 
-func shellSpec(cmd string) Spec { return Spec{Kind: plan.KindShell, Command: cmd} }
+func shellSpec(cmd string) Spec { return Spec{Kind: event.KindShell, Command: cmd} }
 
 func TestSuccessReportsContext(t *testing.T) {
 	dir := t.TempDir()
@@ -376,7 +375,7 @@ func TestEnvIsMinimal(t *testing.T) {
 func TestInvalidSpecs(t *testing.T) {
 	for _, spec := range []Spec{
 		{Kind: "teleport", Command: "true"},
-		{Kind: plan.KindShell, Command: "  "},
+		{Kind: event.KindShell, Command: "  "},
 	} {
 		res := Run(context.Background(), spec, Options{DefaultCwd: t.TempDir()}, nil, nil)
 		if res.Status != event.TaskFailed || res.Class != event.ClassLogic || res.PID != 0 || res.Error == "" {
@@ -394,7 +393,7 @@ func TestGuards(t *testing.T) {
 		name       string
 		creates    string
 		check      string
-		wantStatus string
+		wantStatus event.TaskStatus
 		wantRan    bool
 		wantReason string
 	}{
@@ -439,16 +438,16 @@ func TestCheckTimeout(t *testing.T) {
 }
 
 func TestNoop(t *testing.T) {
-	res := Run(context.Background(), Spec{Kind: plan.KindNoop, Command: "exit 1"}, Options{}, nil, nil)
+	res := Run(context.Background(), Spec{Kind: event.KindNoop, Command: "exit 1"}, Options{}, nil, nil)
 	if res.Status != event.TaskSucceeded || res.PID != 0 || res.Started.IsZero() {
 		t.Fatalf("noop = %+v", res)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if res := Run(ctx, Spec{Kind: plan.KindNoop}, Options{}, nil, nil); res.Status != event.TaskCancelled {
+	if res := Run(ctx, Spec{Kind: event.KindNoop}, Options{}, nil, nil); res.Status != event.TaskCancelled {
 		t.Fatalf("noop with cancelled ctx = %+v", res)
 	}
-	spec := Spec{Kind: plan.KindNoop}
+	spec := Spec{Kind: event.KindNoop}
 	ctx = context.Background()
 	if n := testing.AllocsPerRun(100, func() { _ = Run(ctx, spec, Options{}, nil, nil) }); n != 0 {
 		t.Fatalf("noop allocates %.0f times per run, want 0", n)
@@ -457,7 +456,7 @@ func TestNoop(t *testing.T) {
 
 func BenchmarkNoop(b *testing.B) {
 	ctx := context.Background()
-	spec := Spec{Kind: plan.KindNoop}
+	spec := Spec{Kind: event.KindNoop}
 	b.ReportAllocs()
 	for b.Loop() {
 		_ = Run(ctx, spec, Options{}, nil, nil)

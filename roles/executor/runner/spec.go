@@ -3,12 +3,14 @@ package runner
 import (
 	"os"
 	"time"
+
+	"github.com/agentic-dev/agentic/bus/event"
 )
 
 // Spec is one step to run.
 type Spec struct {
-	// Kind is plan.KindShell or plan.KindNoop.
-	Kind string
+	// Kind is event.KindShell or event.KindNoop.
+	Kind event.StepKind
 	// Command is the shell script, run by /bin/sh -c.
 	Command string
 	// Env is added to the minimal inherited environment (see InheritedEnv);
@@ -84,13 +86,13 @@ const (
 type Result struct {
 	// Status is event.TaskSucceeded, TaskFailed, TaskSkipped or
 	// TaskCancelled.
-	Status string
+	Status event.TaskStatus
 	// Class is "" on success and skip; event.ClassLogic for a non-zero exit
 	// or a step that cannot run as written (unknown kind, empty command, bad
 	// cwd or env); event.ClassTransient for a timeout, a cancellation, a
 	// failure to start the process or a process killed by a signal the
 	// runner did not send.
-	Class string
+	Class event.FailureClass
 	// ExitCode is the script's exit status. It is -1 when the step did not
 	// exit on its own: killed by a signal — by the runner on timeout or
 	// cancel, or by someone else signalling the whole group — or never

@@ -9,7 +9,6 @@ import (
 	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/ledger"
 	"github.com/agentic-dev/agentic/ledger/ledgertest"
-	"github.com/agentic-dev/agentic/roles/planner/plan"
 )
 
 // benchIndex fills an index with runs runs of 3 steps (UUIDv7 ids, in
@@ -40,7 +39,7 @@ func benchIndex(b *testing.B, runs, bigSteps int) (*Index, string) {
 	}
 	send(lead, []event.Draft{event.MustDraft(event.LeaderElected, "", event.LeaderElectedData{Decision: event.Decision{Epoch: 1}, Leader: "lead"})})
 	small := linearPlan(3, true, "")
-	batch := func(n int, p plan.Plan) string {
+	batch := func(n int, p event.Plan) string {
 		ids := make([]string, n)
 		var goals, plans, accepts, finishes []event.Draft
 		for i := range ids {
@@ -112,7 +111,7 @@ func BenchmarkReads(b *testing.B) {
 	})
 	b.Run("runs_status_page", func(b *testing.B) {
 		for b.Loop() {
-			first(Query{Status: event.RunFailed})
+			first(Query{Status: string(event.RunFailed)})
 		}
 	})
 	b.Run("runs_goal_no_match", func(b *testing.B) { // ScanBudget runs read, then a checkpoint

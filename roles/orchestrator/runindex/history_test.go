@@ -12,7 +12,6 @@ import (
 	"github.com/agentic-dev/agentic/ledger"
 	"github.com/agentic-dev/agentic/ledger/ledgertest"
 	"github.com/agentic-dev/agentic/roles/orchestrator"
-	"github.com/agentic-dev/agentic/roles/planner/plan"
 )
 
 // history builds a plausible ledger history of real signed messages: an
@@ -105,7 +104,7 @@ func (h *history) submitID(id, goal string) {
 	h.emit(h.kit.Operator, event.MustDraft(event.GoalSubmitted, id, event.GoalSubmittedData{Goal: goal}))
 }
 
-func (h *history) propose(run string, rev int, p plan.Plan) {
+func (h *history) propose(run string, rev int, p event.Plan) {
 	h.emit(h.ids["planner"], event.MustDraft(event.PlanProposed, run, event.PlanProposedData{Revision: rev, Source: "file", Plan: p}))
 }
 
@@ -185,10 +184,10 @@ func (h *history) finish(a attempt, outcome int) {
 
 // linearPlan is n shell steps, each depending on the one before when chain
 // is set; every step may be retried once.
-func linearPlan(n int, chain bool, onFailure string) plan.Plan {
-	var p plan.Plan
+func linearPlan(n int, chain bool, onFailure event.OnFailure) event.Plan {
+	var p event.Plan
 	for i := range n {
-		st := plan.Step{ID: fmt.Sprintf("s%d", i), Kind: plan.KindShell, Run: "true", Retries: 1, OnFailure: onFailure,
+		st := event.Step{ID: fmt.Sprintf("s%d", i), Kind: event.KindShell, Run: "true", Retries: 1, OnFailure: onFailure,
 			Title: strings.Repeat("t", i%3)}
 		if chain && i > 0 {
 			st.DependsOn = []string{fmt.Sprintf("s%d", i-1)}

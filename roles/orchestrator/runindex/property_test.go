@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/ledger"
 	"github.com/agentic-dev/agentic/ledger/ledgertest"
-	"github.com/agentic-dev/agentic/roles/planner/plan"
 	"pgregory.net/rapid"
 )
 
@@ -22,7 +22,7 @@ import (
 func drawHistory(rt *rapid.T, kit *ledgertest.Kit) *history {
 	h := newHistory(rt, kit)
 	pick := func(n int, label string) int { return rapid.IntRange(0, n-1).Draw(rt, label) }
-	failures := []string{"", plan.OnFailureContinue, plan.OnFailureRetry}
+	failures := []event.OnFailure{"", event.OnFailureContinue, event.OnFailureRetry}
 	goals := []string{"Build it", "build docs", "ship", "SHIP again"}
 	for range rapid.IntRange(10, 70).Draw(rt, "actions") {
 		switch rapid.IntRange(0, 11).Draw(rt, "action") {

@@ -74,7 +74,7 @@ func (x *Index) Runs(q Query) iter.Seq2[Entry, error] {
 				yield(Entry{}, fmt.Errorf("runindex: list runs: %w", err))
 				return
 			}
-			if q.Status != "" && sum.Status != q.Status {
+			if q.Status != "" && string(sum.Status) != q.Status {
 				continue // its status moved since the status key was read
 			}
 			if !yield(Entry{Summary: sum, Cursor: encodeCursor(pos)}, nil) {

@@ -4,29 +4,30 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/agentic-dev/agentic/bus/event"
 )
 
 // Allowed values, for messages.
 var (
-	kinds      = []string{KindShell, KindNoop}
-	onFailures = []string{OnFailureAbort, OnFailureRetry, OnFailureContinue}
+	kinds      = []string{string(event.KindShell), string(event.KindNoop)}
+	onFailures = []string{string(event.OnFailureAbort), string(event.OnFailureRetry), string(event.OnFailureContinue)}
 )
 
-// checkID reports an id that is empty, too long or uses characters outside
-// [A-Za-z0-9._-]. what is "step" or "subgoal".
+// checkID reports an id that breaks the protocol's id grammar
+// (event.ValidStepID). what is "step" or "subgoal".
 func checkID(ps *problems, at pos, what, id string) {
-	switch {
-	case id == "":
+	if id == "" {
 		ps.add(at, "%s has no id", what)
-	case len(id) > MaxIDLen:
-		ps.add(at, "%s id %.20q... is %d characters; the limit is %d", what, id, len(id), MaxIDLen)
-	case strings.IndexFunc(id, func(r rune) bool { return !idRune(r) }) >= 0:
-		ps.add(at, "%s id %q may only use letters, digits, '.', '_' and '-'", what, id)
+		return
 	}
-}
-
-func idRune(r rune) bool {
-	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-'
+	valid := event.ValidStepID
+	if what == "subgoal" {
+		valid = event.ValidSubgoalID
+	}
+	if err := valid(id); err != nil {
+		ps.add(at, "%v", err)
+	}
 }
 
 // checkIDs checks every step and subgoal id, reports duplicates and ids
@@ -71,14 +72,14 @@ func checkIDs(d *draft, ps *problems) (steps, subgoals map[string]int) {
 func checkStep(ps *problems, s *draftStep) {
 	st := &s.step
 	switch st.Kind {
-	case "", KindShell, KindNoop:
+	case "", event.KindShell, event.KindNoop:
 	default:
 		ps.add(s.pos("kind"), "unknown kind %q; allowed: %s", st.Kind, strings.Join(kinds, ", "))
 	}
 	switch kind := effectiveKind(st); {
-	case kind == KindShell && strings.TrimSpace(st.Run) == "" && s.ok("run"):
+	case kind == event.KindShell && strings.TrimSpace(st.Run) == "" && s.ok("run"):
 		ps.add(s.pos("run"), "shell step needs run: the command to execute")
-	case kind == KindNoop && st.Run != "":
+	case kind == event.KindNoop && st.Run != "":
 		ps.add(s.pos("run"), "noop step has run; remove run or set kind: shell")
 	}
 	checkCommand(ps, s.pos("run"), "run", st.Run)
@@ -97,8 +98,8 @@ func checkStep(ps *problems, s *draftStep) {
 		ps.add(s.pos("backoff"), "backoff must not be negative, got %s", st.Backoff)
 	}
 	switch st.OnFailure {
-	case "", OnFailureAbort, OnFailureContinue:
-	case OnFailureRetry:
+	case "", event.OnFailureAbort, event.OnFailureContinue:
+	case event.OnFailureRetry:
 		if st.Retries == 0 && s.ok("retries") {
 			ps.add(s.pos("on_failure"), "on_failure: retry needs retries > 0")
 		}
@@ -125,14 +126,14 @@ func checkCommand(ps *problems, at pos, field, cmd string) {
 
 // effectiveKind is the step's kind with the default filled: shell when the
 // step has a run command, noop otherwise.
-func effectiveKind(st *Step) string {
+func effectiveKind(st *event.Step) event.StepKind {
 	switch {
 	case st.Kind != "":
 		return st.Kind
 	case st.Run != "":
-		return KindShell
+		return event.KindShell
 	default:
-		return KindNoop
+		return event.KindNoop
 	}
 }
 

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"github.com/agentic-dev/agentic/bus/event"
 	"gopkg.in/yaml.v3"
 )
 
@@ -145,7 +146,9 @@ func (w *walker) stepField(s *draftStep, e entry, p pos) (ok bool) {
 	case "title":
 		st.Title, ok = w.str(e.val, p)
 	case "kind":
-		st.Kind, ok = w.str(e.val, p)
+		var kind string
+		kind, ok = w.str(e.val, p)
+		st.Kind = event.StepKind(kind)
 	case "run":
 		st.Run, ok = w.str(e.val, p)
 	case "depends_on":
@@ -163,7 +166,9 @@ func (w *walker) stepField(s *draftStep, e entry, p pos) (ok bool) {
 	case "check":
 		st.Check, ok = w.str(e.val, p)
 	case "on_failure":
-		st.OnFailure, ok = w.str(e.val, p)
+		var route string
+		route, ok = w.str(e.val, p)
+		st.OnFailure = event.OnFailure(route)
 	case "env":
 		ok = w.env(s, e.val, p)
 	case "cwd":

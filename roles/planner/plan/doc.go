@@ -1,5 +1,9 @@
 // Package plan reads, checks and normalizes plans: the DAG of steps a run
-// executes.
+// executes. It owns the authoring formats below — what people and LLM
+// prompts write — and gives the protocol's form of a plan, event.Plan,
+// which is what travels in plan.proposed. The authoring syntax may grow
+// (new shorthands, new formats) without changing the protocol; the wire
+// form changes only in bus/event.
 //
 // A plan file is YAML or JSON in one of three formats.
 //
@@ -38,12 +42,13 @@
 // retries, backoff, idempotent, creates, check, on_failure, env, cwd.
 // YAML anchors, aliases and merge keys (<<) work.
 //
-// Invariants of a Plan returned by Parse or Normalize:
+// Invariants of an event.Plan returned by Parse or given by Normalize:
 //
-//  1. It is valid: Validate returns nil. Ids are unique, 1–64 characters
-//     of [A-Za-z0-9._-]; every dependency names a step; there is no cycle;
-//     every subgoal has steps; the limits (MaxSteps, MaxCommandBytes, …)
-//     hold.
+//  1. It is valid: Validate returns nil. Ids are unique and follow the
+//     protocol's grammar (event.ValidStepID: 1–64 bytes of [A-Za-z0-9_-]
+//     parts joined by single dots, so never "." or ".."); every dependency
+//     names a step; there is no cycle; every subgoal has steps; the limits
+//     (MaxSteps, MaxCommandBytes, …) hold.
 //  2. Defaults are filled: Kind is shell when the step has run and noop
 //     otherwise; OnFailure is abort; Backoff is DefaultBackoff when
 //     Retries > 0 and no backoff was given.
@@ -75,6 +80,10 @@
 //		for _, pr := range perr.Problems { fmt.Println(pr) }
 //	}
 //
-// A plan built in code (an LLM planner) goes through p.Normalize(), which
-// applies the same checks and fills the same defaults.
+// A plan built in code (an LLM planner) goes through plan.Normalize(p),
+// which applies the same checks and fills the same defaults.
+//
+// Durations are written as Go durations ("90s", "1m30s") or whole seconds
+// (90); in the event.Plan they are event.Duration, which travels as a Go
+// duration string ("1m30s").
 package plan

@@ -1,11 +1,15 @@
 package plan
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/agentic-dev/agentic/bus/event"
+)
 
 // draft is a plan as written, before it is checked: the common form of
-// every input format and of a Plan built in code. Checks and normalization
-// work on drafts only, so a parsed file and a Plan built by an LLM planner
-// get exactly the same treatment.
+// every input format and of an event.Plan built in code. Checks and
+// normalization work on drafts only, so a parsed file and a plan built by
+// an LLM planner get exactly the same treatment.
 type draft struct {
 	goal     string
 	subgoals []*draftSubgoal
@@ -31,7 +35,7 @@ type draftSubgoal struct {
 // draftStep is a step as written. step.DependsOn is unused: deps holds the
 // references with their positions.
 type draftStep struct {
-	step Step
+	step event.Step
 	deps []ref
 	at   pos
 	// field locates the fields that were given; fields missing from it are
@@ -59,9 +63,9 @@ func (s *draftStep) pos(name string) pos {
 // ok reports whether the named field decoded (or was absent).
 func (s *draftStep) ok(name string) bool { return !s.bad[name] }
 
-// fromPlan builds the draft of a Plan built in code. Paths name the Plan's
+// fromPlan builds the draft of a plan built in code. Paths name the plan's
 // own fields (steps[i], subgoals[k]); there are no lines.
-func fromPlan(p *Plan) *draft {
+func fromPlan(p *event.Plan) *draft {
 	d := &draft{goal: p.Goal}
 	for k, sg := range p.Subgoals {
 		at := pos{path: fmt.Sprintf("subgoals[%d]", k)}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentic-dev/agentic/bus/event"
 )
 
 // TestExamples parses every plan file in examples/ and requires success.
@@ -31,7 +33,7 @@ func TestExamples(t *testing.T) {
 			if err != nil {
 				t.Fatalf("example does not parse:\n%v", err)
 			}
-			if err := p.Validate(); err != nil {
+			if err := Validate(p); err != nil {
 				t.Fatalf("parsed example does not validate:\n%v", err)
 			}
 		})
@@ -64,7 +66,7 @@ func TestHelloExample(t *testing.T) {
 	byDeps := map[string]int{}
 	for _, s := range p.Steps {
 		creates = creates || s.Creates != ""
-		noop = noop || s.Kind == KindNoop
+		noop = noop || s.Kind == event.KindNoop
 		key := strings.Join(s.DependsOn, ",")
 		if byDeps[key]++; byDeps[key] > 1 && key != "" {
 			parallel = true
@@ -78,7 +80,7 @@ func TestHelloExample(t *testing.T) {
 
 // checkDemoCommand requires a demo step to run only harmless programs and
 // to name no path outside the demo's scratch directory.
-func checkDemoCommand(t *testing.T, s Step) {
+func checkDemoCommand(t *testing.T, s event.Step) {
 	t.Helper()
 	const scratch = "/tmp/agentic-hello"
 	allowed := []string{"echo", "sleep", "uname", "date", "mkdir", "cat"}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/agentic-dev/agentic/bus/event"
 )
 
 // FuzzParse: Parse never panics; a plan it accepts validates again, is a
@@ -40,11 +42,11 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
-		if err := p.Validate(); err != nil {
+		if err := Validate(p); err != nil {
 			t.Fatalf("parsed plan does not validate: %v\ninput: %q", err, data)
 		}
 		again := clonePlan(p)
-		if err := again.Normalize(); err != nil {
+		if err := Normalize(&again); err != nil {
 			t.Fatalf("Normalize of a parsed plan: %v", err)
 		}
 		if !reflect.DeepEqual(*p, again) {
@@ -54,12 +56,15 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var back Plan
+		var back event.Plan
 		if err := json.Unmarshal(b, &back); err != nil {
 			t.Fatal(err)
 		}
-		if err := back.Validate(); err != nil {
+		if err := Validate(&back); err != nil {
 			t.Fatalf("JSON round trip does not validate: %v", err)
+		}
+		if !reflect.DeepEqual(*p, back) {
+			t.Fatalf("JSON round trip changed the plan:\n%+v\n%+v", p, back)
 		}
 	})
 }

@@ -1,5 +1,7 @@
 package plan
 
+import "github.com/agentic-dev/agentic/bus/event"
+
 // Limits on plan files and plans. They protect every node that folds a plan
 // (a plan travels inside one event) and keep error output readable.
 const (
@@ -9,8 +11,8 @@ const (
 	MaxSteps = 10000
 	// MaxCommandBytes caps a step's run, check and creates strings.
 	MaxCommandBytes = 64 << 10
-	// MaxIDLen caps step and subgoal ids; ids use only [A-Za-z0-9._-].
-	MaxIDLen = 64
+	// MaxIDLen caps step and subgoal ids (event.ValidStepID).
+	MaxIDLen = event.MaxStepIDLen
 	// MaxRetries caps a step's retries.
 	MaxRetries = 100
 	// MaxDependencies caps the dependency edges of a plan after subgoal

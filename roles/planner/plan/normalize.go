@@ -3,6 +3,8 @@ package plan
 import (
 	"maps"
 	"time"
+
+	"github.com/agentic-dev/agentic/bus/event"
 )
 
 // DefaultBackoff is the backoff Normalize gives a step that has retries but
@@ -15,7 +17,7 @@ const DefaultBackoff = time.Second
 // depends_on may name subgoals; a plan that passes Validate may still need
 // Normalize before it is proposed. Problems are located by path
 // ("steps[2].depends_on[0]"), without file or line.
-func (p *Plan) Validate() error {
+func Validate(p *event.Plan) error {
 	ps := &problems{}
 	if p == nil {
 		ps.add(pos{}, "plan is nil")
@@ -29,7 +31,7 @@ func (p *Plan) Validate() error {
 // defaults filled, subgoal references expanded into step dependencies,
 // depends_on deduplicated, steps in topological order. Normalize of a
 // normalized plan changes nothing. On error p is left unchanged.
-func (p *Plan) Normalize() error {
+func Normalize(p *event.Plan) error {
 	ps := &problems{}
 	if p == nil {
 		ps.add(pos{}, "plan is nil")
@@ -45,7 +47,7 @@ func (p *Plan) Normalize() error {
 
 // compile checks d, adding to ps, and returns the normalized plan when
 // there is no problem at all (including problems found while decoding).
-func compile(d *draft, ps *problems) *Plan {
+func compile(d *draft, ps *problems) *event.Plan {
 	if len(d.steps) > MaxSteps {
 		ps.add(d.root, "plan has %d steps; the limit is %d", len(d.steps), MaxSteps)
 		d.truncated = true
@@ -68,20 +70,20 @@ func compile(d *draft, ps *problems) *Plan {
 }
 
 // plan builds the normalized plan of a checked, acyclic graph.
-func (g *graph) plan() *Plan {
+func (g *graph) plan() *event.Plan {
 	d := g.d
-	p := &Plan{Goal: d.goal, Steps: make([]Step, 0, len(d.steps))}
+	p := &event.Plan{Goal: d.goal, Steps: make([]event.Step, 0, len(d.steps))}
 	for _, sg := range d.subgoals {
-		p.Subgoals = append(p.Subgoals, Subgoal{ID: sg.id, Title: sg.title})
+		p.Subgoals = append(p.Subgoals, event.Subgoal{ID: sg.id, Title: sg.title})
 	}
 	for _, i := range g.order() {
 		st := d.steps[i].step
 		st.Kind = effectiveKind(&st)
 		if st.OnFailure == "" {
-			st.OnFailure = OnFailureAbort
+			st.OnFailure = event.OnFailureAbort
 		}
 		if st.Retries > 0 && st.Backoff == 0 {
-			st.Backoff = DefaultBackoff
+			st.Backoff = event.Duration(DefaultBackoff)
 		}
 		st.DependsOn = nil
 		for _, e := range g.deps[i] {

@@ -6,9 +6,11 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/agentic-dev/agentic/bus/event"
 )
 
-func mustParse(t *testing.T, name, input string) *Plan {
+func mustParse(t *testing.T, name, input string) *event.Plan {
 	t.Helper()
 	p, err := Parse(name, []byte(input))
 	if err != nil {
@@ -17,7 +19,7 @@ func mustParse(t *testing.T, name, input string) *Plan {
 	return p
 }
 
-func ids(p *Plan) []string {
+func ids(p *event.Plan) []string {
 	var out []string
 	for _, s := range p.Steps {
 		out = append(out, s.ID)
@@ -37,18 +39,18 @@ steps:
 `)
 	cases := []struct {
 		id        string
-		kind      string
-		onFailure string
-		backoff   time.Duration
-		timeout   time.Duration
+		kind      event.StepKind
+		onFailure event.OnFailure
+		backoff   event.Duration
+		timeout   event.Duration
 		run       string
 	}{
-		{"sh", KindShell, OnFailureAbort, 0, 0, "echo"},
-		{"join", KindNoop, OnFailureAbort, 0, 0, ""},
-		{"retried", KindShell, OnFailureAbort, DefaultBackoff, 0, "x"},
-		{"paced", KindShell, OnFailureContinue, 3 * time.Second, 0, "x"},
-		{"secs", KindShell, OnFailureAbort, 0, 90 * time.Second, "x"},
-		{"yamlbool", KindShell, OnFailureAbort, 0, 0, "true"},
+		{"sh", event.KindShell, event.OnFailureAbort, 0, 0, "echo"},
+		{"join", event.KindNoop, event.OnFailureAbort, 0, 0, ""},
+		{"retried", event.KindShell, event.OnFailureAbort, event.Duration(DefaultBackoff), 0, "x"},
+		{"paced", event.KindShell, event.OnFailureContinue, event.Duration(3 * time.Second), 0, "x"},
+		{"secs", event.KindShell, event.OnFailureAbort, 0, event.Duration(90 * time.Second), "x"},
+		{"yamlbool", event.KindShell, event.OnFailureAbort, 0, 0, "true"},
 	}
 	for _, c := range cases {
 		s := p.Step(c.id)
@@ -132,7 +134,7 @@ steps:
 	if got := p.Step("b2").Subgoal; got != "B" {
 		t.Errorf("b2.subgoal = %q, want B", got)
 	}
-	if got := p.Subgoals; !reflect.DeepEqual(got, []Subgoal{{ID: "A"}, {ID: "B"}, {ID: "C"}}) {
+	if got := p.Subgoals; !reflect.DeepEqual(got, []event.Subgoal{{ID: "A"}, {ID: "B"}, {ID: "C"}}) {
 		t.Errorf("subgoals = %+v", got)
 	}
 }
@@ -192,7 +194,7 @@ func TestSeedFormat(t *testing.T) {
 		t.Fatalf("steps %v, want %v", got, want)
 	}
 	for i, s := range p.Steps {
-		if s.Kind != KindShell {
+		if s.Kind != event.KindShell {
 			t.Errorf("%s kind %q", s.ID, s.Kind)
 		}
 		if i > 0 && !slices.Equal(s.DependsOn, []string{p.Steps[i-1].ID}) {
@@ -214,7 +216,7 @@ func TestJSONAndYAMLAgree(t *testing.T) {
 	j := mustParse(t, "p.json", `{"goal": "g", "steps": [{"id": "a", "run": "x", "timeout": "1m"}, {"id": "b", "depends_on": ["a"]}]}`)
 	sniffed := mustParse(t, "plan", `{"goal": "g", "steps": [{"id": "a", "run": "x", "timeout": "1m"}, {"id": "b", "depends_on": ["a"]}]}`)
 	flow := mustParse(t, "plan", `{goal: g, steps: [{id: a, run: x, timeout: 1m}, {id: b, depends_on: [a]}]}`)
-	for _, p := range []*Plan{j, sniffed, flow} {
+	for _, p := range []*event.Plan{j, sniffed, flow} {
 		if !reflect.DeepEqual(y, p) {
 			t.Errorf("plans differ:\n%+v\n%+v", y, p)
 		}
@@ -238,15 +240,18 @@ subgoals:
 	if err != nil {
 		t.Fatal(err)
 	}
-	var back Plan
+	var back event.Plan
 	if err := json.Unmarshal(data, &back); err != nil {
 		t.Fatal(err)
 	}
-	if err := back.Validate(); err != nil {
+	if err := Validate(&back); err != nil {
 		t.Fatalf("round-tripped plan invalid: %v", err)
 	}
+	if !reflect.DeepEqual(p, &back) {
+		t.Errorf("JSON round trip changed the plan:\n%+v\n%+v", p, &back)
+	}
 	again := back
-	if err := again.Normalize(); err != nil {
+	if err := Normalize(&again); err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(p, &again) {

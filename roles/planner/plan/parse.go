@@ -11,18 +11,19 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/agentic-dev/agentic/bus/event"
 	"gopkg.in/yaml.v3"
 )
 
 // Parse reads a plan file in any of the accepted formats (flat,
 // hierarchical or seed; YAML or JSON), checks it and returns the
-// normalized plan. name is the file name, used in messages and to pick the
+// normalized plan, in the protocol's form (event.Plan). name is the file name, used in messages and to pick the
 // syntax: ".json" is JSON, ".yaml"/".yml" is YAML, anything else is JSON
 // when it parses as JSON and YAML otherwise.
 //
 // A plan with problems gives an *Error listing all of them (up to
 // MaxProblems) with file, line and column; it wraps ErrInvalid.
-func Parse(name string, data []byte) (*Plan, error) {
+func Parse(name string, data []byte) (*event.Plan, error) {
 	ps := &problems{file: name}
 	if len(data) > MaxFileBytes {
 		ps.add(pos{}, "file is %d bytes; the limit is %d", len(data), MaxFileBytes)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/event"
 	"gopkg.in/yaml.v3"
 )
 
@@ -52,8 +53,10 @@ func (w *walker) boolean(n *yaml.Node, p pos) (bool, bool) {
 }
 
 // duration decodes a Go duration string ("30s", "1m30s") or a whole number
-// of seconds. null is 0.
-func (w *walker) duration(n *yaml.Node, p pos) (time.Duration, bool) {
+// of seconds: the authoring syntax, which differs from the wire's (always a
+// string, see event.Duration). null is 0. A negative duration decodes; the
+// checks report it.
+func (w *walker) duration(n *yaml.Node, p pos) (event.Duration, bool) {
 	if n = w.resolve(n); n == nil {
 		return 0, false
 	}
@@ -67,14 +70,14 @@ func (w *walker) duration(n *yaml.Node, p pos) (time.Duration, bool) {
 			w.ps.add(p, "duration %s is out of range", n.Value)
 			return 0, false
 		}
-		return time.Duration(secs) * time.Second, true
+		return event.Duration(time.Duration(secs) * time.Second), true
 	case n.Kind == yaml.ScalarNode && n.Tag == "!!str":
 		d, err := time.ParseDuration(strings.TrimSpace(n.Value))
 		if err != nil {
 			w.ps.add(p, "bad duration %q: %s", n.Value, syntax)
 			return 0, false
 		}
-		return d, true
+		return event.Duration(d), true
 	default:
 		w.ps.add(p, "bad duration: got %s; %s", describe(n), syntax)
 		return 0, false

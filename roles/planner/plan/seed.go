@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/agentic-dev/agentic/bus/event"
 	"gopkg.in/yaml.v3"
 )
 
@@ -97,7 +98,7 @@ func (w *walker) decodeCommands(d *draft, sg *draftSubgoal, n *yaml.Node, p pos,
 		cp := at(c, p.index(j).path)
 		run, ok := w.str(c, cp)
 		s := &draftStep{
-			step:  Step{ID: fmt.Sprintf("%s.%d", sg.id, j+1), Subgoal: sg.id, Kind: KindShell, Run: run},
+			step:  event.Step{ID: fmt.Sprintf("%s.%d", sg.id, j+1), Subgoal: sg.id, Kind: event.KindShell, Run: run},
 			at:    cp,
 			field: map[string]pos{"run": cp, "id": cp},
 			bad:   map[string]bool{"run": !ok},

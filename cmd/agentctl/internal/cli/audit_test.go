@@ -9,7 +9,6 @@ import (
 
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/api"
-	"github.com/agentic-dev/agentic/roles/planner/plan"
 )
 
 func auditLine(seq uint64, typ event.Type, run string, data any) api.AuditLine {
@@ -21,8 +20,8 @@ func auditLine(seq uint64, typ event.Type, run string, data any) api.AuditLine {
 func fixtureAudit() []api.AuditLine {
 	return []api.AuditLine{
 		auditLine(1, event.GoalSubmitted, runA, event.GoalSubmittedData{Goal: "Say hello", PlanName: "hello.yaml"}),
-		auditLine(2, event.PlanProposed, runA, event.PlanProposedData{Revision: 1, Source: "file", Plan: plan.Plan{Steps: []plan.Step{{ID: "x"}, {ID: "y"}}}}),
-		auditLine(3, event.TaskFinished, runA, event.TaskFinishedData{Step: "hello", Attempt: 1, Status: "failed", ExitCode: 2, Duration: 1500 * time.Millisecond, Error: "exit status 2"}),
+		auditLine(2, event.PlanProposed, runA, event.PlanProposedData{Revision: 1, Source: "file", Plan: event.Plan{Steps: []event.Step{{ID: "x"}, {ID: "y"}}}}),
+		auditLine(3, event.TaskFinished, runA, event.TaskFinishedData{Step: "hello", Attempt: 1, Status: "failed", ExitCode: 2, Duration: event.Duration(1500 * time.Millisecond), Error: "exit status 2"}),
 		auditLine(4, event.MemoryWritten, "", event.MemoryWrittenData{Scope: "shared", Key: "k", Value: "v"}),
 		auditLine(5, "future.thing", runB, map[string]any{"x": 1}),
 	}

@@ -54,7 +54,7 @@ func (f *fakeNode) runsList(_ context.Context, req api.RunsListRequest) (api.Pag
 		return api.Page[api.RunSummary]{}, err
 	}
 	match := func(r api.Run) bool {
-		return (req.Status == "" || r.Status == req.Status) &&
+		return (req.Status == "" || string(r.Status) == req.Status) &&
 			strings.Contains(strings.ToLower(r.Goal), strings.ToLower(req.Goal)) &&
 			(req.Since.IsZero() || !r.CreatedAt.Before(req.Since)) && (req.Until.IsZero() || r.CreatedAt.Before(req.Until))
 	}

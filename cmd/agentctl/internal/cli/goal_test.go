@@ -144,7 +144,7 @@ func script(final string) func(id string, call int) (*api.Run, error) {
 		{Status: "planning", Steps: []api.Step{}},
 		{Status: "running", Revision: 1, Steps: []api.Step{{ID: "hello", Status: "running", Attempt: 1, Node: "node-a", StartedAt: &t0}, {ID: "bye", Status: "pending"}}},
 		{Status: "running", Revision: 1, Steps: []api.Step{{ID: "hello", Status: "succeeded", Attempt: 1, Node: "node-a", ExitCode: ptr(0), StartedAt: &t0, FinishedAt: &t0}, {ID: "bye", Status: "running", Attempt: 1, Node: "node-b"}}},
-		{Status: final, Reason: map[string]string{"failed": "step bye failed", "cancelled": "by alice"}[final], Revision: 1, Steps: []api.Step{{ID: "hello", Status: "succeeded", Attempt: 1, Node: "node-a", ExitCode: ptr(0)}, {ID: "bye", Status: map[string]string{"succeeded": "succeeded", "failed": "failed", "cancelled": "cancelled"}[final], Attempt: 1, Node: "node-b"}}},
+		{Status: event.RunStatus(final), Reason: map[string]string{"failed": "step bye failed", "cancelled": "by alice"}[final], Revision: 1, Steps: []api.Step{{ID: "hello", Status: "succeeded", Attempt: 1, Node: "node-a", ExitCode: ptr(0)}, {ID: "bye", Status: map[string]string{"succeeded": "succeeded", "failed": "failed", "cancelled": "cancelled"}[final], Attempt: 1, Node: "node-b"}}},
 	}
 	return func(id string, call int) (*api.Run, error) {
 		if call == 0 {

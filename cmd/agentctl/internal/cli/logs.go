@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus"
+	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -79,9 +80,14 @@ stream. RUN may be any unique prefix of the run id.
 }
 
 func (o logsOpts) check(output, step string) error {
+	if step != "" {
+		// The step id goes into a subject filter: keep wildcards and empty
+		// tokens out of it.
+		if err := event.ValidStepID(step); err != nil {
+			return usagef("%v", err)
+		}
+	}
 	switch {
-	case step != "" && !validStepID(step):
-		return usagef("step %q: a step id has only letters, digits, '.', '_' and '-'", step)
 	case o.attempt < 0:
 		return usagef("--attempt must not be negative, got %d", o.attempt)
 	case o.stream != "" && o.stream != streamStdout && o.stream != streamStderr:
@@ -90,16 +96,6 @@ func (o logsOpts) check(output, step string) error {
 		return usagef("-o json prints one array at the end and --follow has no end: use -o jsonl")
 	}
 	return nil
-}
-
-// validStepID keeps subject wildcards and separators out of the filter.
-func validStepID(s string) bool {
-	if s == "" || strings.HasPrefix(s, ".") || strings.HasSuffix(s, ".") || strings.Contains(s, "..") {
-		return false
-	}
-	return strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-')
-	}) < 0
 }
 
 // logsRun is one run logs invocation once the run is resolved.

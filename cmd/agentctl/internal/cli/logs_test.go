@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus"
+	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/nats-io/nats.go"
 )
@@ -20,7 +21,7 @@ const (
 
 func logsRuns(status string) []api.Run {
 	return []api.Run{
-		{ID: runL, Goal: "logs", Status: status, Revision: 1, Steps: []api.Step{{ID: "build"}, {ID: "test"}, {ID: "test.unit"}}},
+		{ID: runL, Goal: "logs", Status: event.RunStatus(status), Revision: 1, Steps: []api.Step{{ID: "build"}, {ID: "test"}, {ID: "test.unit"}}},
 		{ID: runM, Goal: "quiet", Status: "succeeded", Revision: 1, Steps: []api.Step{{ID: "noop"}}},
 	}
 }
@@ -179,6 +180,8 @@ func TestRunLogsErrors(t *testing.T) {
 		{"run", "logs", runL, "build", "extra"},
 		{"run", "logs", runL, "build.*"},
 		{"run", "logs", runL, ">"},
+		{"run", "logs", runL, ".."},
+		{"run", "logs", runL, "a..b"},
 		{"run", "logs", runL, "--stream", "both"},
 		{"run", "logs", runL, "--attempt", "-1"},
 		{"run", "logs", runL, "--follow", "-o", "json"},

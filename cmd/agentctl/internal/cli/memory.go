@@ -40,7 +40,7 @@ fact expires after that long.`,
 			if ttl < 0 {
 				return usagef("--ttl must not be negative")
 			}
-			return a.memoryPut(cmd.Context(), event.MemoryPutData{Scope: argv[0], Key: argv[1], Value: argv[2], TTL: ttl})
+			return a.memoryPut(cmd.Context(), event.MemoryPutData{Scope: argv[0], Key: argv[1], Value: argv[2], TTL: event.Duration(ttl)})
 		},
 	}
 	cmd.Flags().DurationVar(&ttl, "ttl", 0, "expire the fact after this long (0: never)")
@@ -63,7 +63,7 @@ func (a *app) memoryPut(ctx context.Context, data event.MemoryPutData) error {
 		return fmt.Errorf("memory put %s/%s: %w", data.Scope, data.Key, err)
 	}
 	if a.output != formatText {
-		return a.writeJSON(putResult{Event: d.ID, Scope: data.Scope, Key: data.Key, Value: data.Value, TTL: data.TTL})
+		return a.writeJSON(putResult{Event: d.ID, Scope: data.Scope, Key: data.Key, Value: data.Value, TTL: data.TTL.Std()})
 	}
 	fmt.Fprintf(a.env.Stdout, "memory.put %s/%s published (event %s)\n", data.Scope, data.Key, d.ID)
 	return nil

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func finished(status string) bool {
+func finished(status event.RunStatus) bool {
 	return status == event.RunSucceeded || status == event.RunFailed || status == event.RunCancelled
 }
 

@@ -34,13 +34,13 @@ var summarizers = map[event.Type]func(raw []byte) string{
 	event.TaskCancel: with(func(d event.TaskCancelData) string {
 		return fmt.Sprintf("%s attempt %d on %s%s", d.Step, d.Attempt, d.Node, because(d.Reason))
 	}),
-	event.RunFinished:    with(func(d event.RunFinishedData) string { return d.Status + because(d.Reason) }),
+	event.RunFinished:    with(func(d event.RunFinishedData) string { return string(d.Status) + because(d.Reason) }),
 	event.ExecutorOnline: with(func(d event.ExecutorOnlineData) string { return fmt.Sprintf("%d slots", d.Slots) }),
 	event.TaskStarted: with(func(d event.TaskStartedData) string {
 		return fmt.Sprintf("%s attempt %d on %s", d.Step, d.Attempt, d.Node)
 	}),
 	event.TaskFinished: with(func(d event.TaskFinishedData) string {
-		s := fmt.Sprintf("%s attempt %d %s (exit %d, %s)", d.Step, d.Attempt, d.Status, d.ExitCode, fmtDuration(d.Duration))
+		s := fmt.Sprintf("%s attempt %d %s (exit %d, %s)", d.Step, d.Attempt, d.Status, d.ExitCode, fmtDuration(d.Duration.Std()))
 		if d.Error != "" {
 			s += ": " + truncate(d.Error, 60)
 		}

@@ -99,7 +99,7 @@ func because(reason string) string {
 type progressPrinter struct {
 	a      *app
 	big    bool // the run has more than smallRun steps: progress from counts
-	status string
+	status event.RunStatus
 	steps  map[string]string // step id → last printed state
 	counts string            // last printed step counts (big runs)
 	shown  time.Time         // when counts were last printed
@@ -151,7 +151,7 @@ func (p *progressPrinter) show(sum *api.RunSummary, run *api.Run) error {
 	runChanged := sum.Status != p.status
 	p.status = sum.Status
 	if runChanged && !finished(sum.Status) {
-		p.line("run", sum.Status+because(sum.Reason), "")
+		p.line("run", string(sum.Status)+because(sum.Reason), "")
 	}
 	if run != nil {
 		p.showSteps(run)
@@ -159,7 +159,7 @@ func (p *progressPrinter) show(sum *api.RunSummary, run *api.Run) error {
 		p.showCounts(sum, runChanged && finished(sum.Status))
 	}
 	if runChanged && finished(sum.Status) {
-		p.line("run", sum.Status+because(sum.Reason), "")
+		p.line("run", string(sum.Status)+because(sum.Reason), "")
 	}
 	return nil
 }
