@@ -51,8 +51,10 @@
 // does not allow is counted in State.Ignored and changes nothing. A status
 // with no successor is final (Terminal). The tables hold the states later
 // issues add (paused runs; gated, approved, edited, denied and
-// needs-decision steps) although nothing enters them yet. The strings
-// events and views carry are the typed values; wire.go converts.
+// needs-decision steps) although nothing enters them yet. The protocol's
+// statuses (bus/event: RunStatus, TaskStatus, the views' step statuses)
+// have the same values; wire.go alone converts, checking them against the
+// tables.
 //
 // Run lifecycle (as entered today): submitted → planned → running →
 // succeeded | failed | cancelled. Step: pending → (ready) → assigned →
