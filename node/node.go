@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"time"
@@ -204,7 +205,23 @@ func (n *Node) Start(ctx context.Context) (err error) {
 		defer n.wg.Done()
 		n.watchOutbox(lctx)
 	}()
+	if n.follower != nil {
+		n.wg.Add(1)
+		go func() {
+			defer n.wg.Done()
+			n.releaseAfterCatchUp(lctx)
+		}()
+	}
 	return nil
+}
+
+// releaseAfterCatchUp returns the memory of the restore and catch-up to the
+// OS once the ledger is live: folding a long tail allocates far more than
+// the live state keeps, and the Go runtime would hand it back only slowly.
+func (n *Node) releaseAfterCatchUp(ctx context.Context) {
+	if n.follower.WaitLive(ctx) == nil {
+		debug.FreeOSMemory()
+	}
 }
 
 func (n *Node) startBus(ctx context.Context) error {

@@ -1,6 +1,8 @@
 package event
 
 import (
+	"encoding/json"
+	"strings"
 	"time"
 )
 
@@ -132,11 +134,21 @@ type TaskFinishedData struct {
 	// Class says why a failed attempt failed; empty otherwise.
 	Class    FailureClass `json:"class,omitempty"`
 	ExitCode int          `json:"exit_code"`
-	// Error says what went wrong, for people; programs read Status, Class
-	// and TimedOut.
-	Error    string    `json:"error,omitempty"`
-	TimedOut bool      `json:"timed_out,omitempty"`
-	Started  time.Time `json:"started"`
+	// Error says what went wrong, for people; programs read Status, Class,
+	// TimedOut and Interrupted.
+	Error    string `json:"error,omitempty"`
+	TimedOut bool   `json:"timed_out,omitempty"`
+	// Interrupted marks an attempt the executor could not finish and that
+	// may have partly run: its process was killed by a shutdown, or the
+	// executor restarted during it (Status failed, Class transient). The
+	// orchestrator re-runs such a step only if it is idempotent.
+	//
+	// It is always written, false included, so that its absence tells an
+	// event from a build before the field (protocol version 0), whose
+	// executors said it with an Error starting with LegacyInterruptedPrefix:
+	// UnmarshalJSON sets Interrupted for those (see there).
+	Interrupted bool      `json:"interrupted"`
+	Started     time.Time `json:"started"`
 	// Duration is how long the attempt took, guards included.
 	Duration Duration `json:"duration,omitzero"`
 	Cwd      string   `json:"cwd,omitempty"`
@@ -145,6 +157,38 @@ type TaskFinishedData struct {
 	OutputTail string `json:"output_tail,omitempty"`
 	// CommandHash identifies the command for statistics (sha256 hex, 16 chars).
 	CommandHash string `json:"command_hash,omitempty"`
+}
+
+// LegacyInterruptedPrefix starts the Error of an interrupted attempt in
+// task.finished events written before TaskFinishedData.Interrupted existed.
+// Executors still start the Error of an interrupted attempt with it, for
+// people.
+const LegacyInterruptedPrefix = "interrupted"
+
+// UnmarshalJSON decodes a task.finished payload. An event without the
+// interrupted field comes from a build before the field (which wrote
+// protocol version 0): it counts as interrupted when its Error starts with
+// LegacyInterruptedPrefix, the way such builds said it. The ledger record
+// of an event does not keep the message's protocol version, so the field's
+// presence is the test; every build that writes the field writes it on
+// every task.finished.
+func (d *TaskFinishedData) UnmarshalJSON(b []byte) error {
+	type plain TaskFinishedData // without this method
+	v := struct {
+		*plain
+		// Interrupted shadows plain's field (the shallower one wins), so a
+		// missing field stays nil.
+		Interrupted *bool `json:"interrupted"`
+	}{plain: (*plain)(d)}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	if v.Interrupted != nil {
+		d.Interrupted = *v.Interrupted
+	} else {
+		d.Interrupted = strings.HasPrefix(d.Error, LegacyInterruptedPrefix)
+	}
+	return nil
 }
 
 // RejectedData describes a refused stream message (or one refused event of

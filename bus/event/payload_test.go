@@ -134,3 +134,45 @@ func TestOldNanosecondDurationsAccepted(t *testing.T) {
 		t.Fatalf("old memory.put ttl: %+v, %v", m, err)
 	}
 }
+
+// Interrupted is a field; it is always written, and an event without it
+// (from a build before the field) counts as interrupted when its Error
+// starts with the prefix those builds used.
+func TestTaskFinishedInterrupted(t *testing.T) {
+	b, err := json.Marshal(event.TaskFinishedData{Step: "a", Attempt: 1, Status: event.TaskSucceeded})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"interrupted":false`) {
+		t.Fatalf("interrupted:false not written: %s", b)
+	}
+	cases := []struct {
+		name, data string
+		want       bool
+	}{
+		{"new, interrupted", `{"step":"a","attempt":1,"status":"failed","class":"transient","error":"interrupted: the executor shut down","interrupted":true}`, true},
+		{"new, not interrupted", `{"step":"a","attempt":1,"status":"failed","class":"logic","error":"exit status 1","interrupted":false}`, false},
+		{"new, field wins over the text", `{"step":"a","attempt":1,"status":"failed","class":"logic","error":"interrupted by the script itself","interrupted":false}`, false},
+		{"new, field without text", `{"step":"a","attempt":1,"status":"failed","class":"transient","interrupted":true}`, true},
+		{"old, prefix", `{"step":"a","attempt":1,"status":"failed","class":"transient","error":"interrupted: the executor stopped during the attempt"}`, true},
+		{"old, other error", `{"step":"a","attempt":1,"status":"failed","class":"transient","error":"timed out after 1s"}`, false},
+		{"old, success", `{"step":"a","attempt":1,"status":"succeeded","duration":1500000000}`, false},
+	}
+	for _, c := range cases {
+		var d event.TaskFinishedData
+		if err := json.Unmarshal([]byte(c.data), &d); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if d.Interrupted != c.want {
+			t.Errorf("%s: Interrupted = %v, want %v", c.name, d.Interrupted, c.want)
+		}
+		if d.Step != "a" || d.Attempt != 1 || d.Status == "" {
+			t.Errorf("%s: other fields lost: %+v", c.name, d)
+		}
+	}
+	// Decoding into a used value resets the field from the new payload.
+	d := event.TaskFinishedData{Interrupted: true}
+	if err := json.Unmarshal([]byte(`{"step":"a","error":"exit 1"}`), &d); err != nil || d.Interrupted {
+		t.Fatalf("reused value: %+v, %v", d, err)
+	}
+}

@@ -16,6 +16,10 @@
 //   - BenchmarkDispatchLatency: step ready → executor started, at 100
 //     steps/s.
 //   - BenchmarkAgentdRSS: resident memory of an idle agentd.
+//   - BenchmarkShellSteps2000: a full node with the default slots runs
+//     2,000 shell steps `run: "true"` (50 chains of 40), and the same
+//     2,000 processes are forked with `xargs -P SLOTS sh -c true`:
+//     steps/s, raw procs/s and their ratio.
 //
 // One test runs without -bench: TestNoopResultsBatched guards the
 // executor's batching of noop results that the steps/s figure rests on.
@@ -23,8 +27,9 @@
 // Invariants: only real parts (embedded nats-server, Pebble in temporary
 // directories, real nodes and the real agentd binary); every benchmark
 // checks that the work it timed was really done (every event in the
-// ledger, every step succeeded) and fails otherwise, so a figure is never
-// reported for work that did not happen.
+// ledger, every step succeeded, every shell step's process started and
+// exited 0) and fails otherwise, so a figure is never reported for work
+// that did not happen.
 //
 // Example:
 //

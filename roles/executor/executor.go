@@ -56,7 +56,9 @@ type Executor struct {
 	cfg   Config
 	log   *slog.Logger
 	state *localstate.Store
-	slots chan struct{}
+	// report emits shell steps' results in groups (see reporter).
+	report *reporter
+	slots  chan struct{}
 
 	mu struct {
 		sync.Mutex
@@ -194,8 +196,10 @@ func (e *Executor) Start(ctx context.Context) error {
 	if err := e.env.Emit.Emit(ctx, online); err != nil {
 		return fail(fmt.Errorf("executor: announce: %w", err))
 	}
+	e.report = newReporter(e.env.Emit, st, e.log, e.fatal)
 	cc, err := cons.Consume(e.handle, jetstream.PullMaxMessages(prefetch))
 	if err != nil {
+		e.report.stop()
 		return fail(fmt.Errorf("executor: consume: %w", err))
 	}
 	e.mu.Lock()
@@ -235,6 +239,7 @@ func (e *Executor) Stop(ctx context.Context) error {
 		<-done
 	}
 	e.shutdown()
+	e.report.stop() // every step has returned: nothing more is queued
 	return e.state.Close()
 }
 
@@ -292,25 +297,33 @@ func (e *Executor) fatal(err error) bool {
 	return true
 }
 
+// reportInterrupted reports the attempts a crash interrupted as failed, in
+// one Emit, then records them finished in one commit.
 func (e *Executor) reportInterrupted(ctx context.Context) error {
 	left, err := e.state.Unfinished()
 	if err != nil {
 		return fmt.Errorf("executor: read local state: %w", err)
 	}
-	for _, a := range left {
-		d := event.MustDraft(event.TaskFinished, a.Run, event.TaskFinishedData{
+	if len(left) == 0 {
+		return nil
+	}
+	drafts := make([]event.Draft, len(left))
+	for i, a := range left {
+		drafts[i] = event.MustDraft(event.TaskFinished, a.Run, event.TaskFinishedData{
 			Step: a.Step, Attempt: a.Attempt, Node: e.env.Node,
-			Status: event.TaskFailed, Class: event.ClassTransient, ExitCode: -1,
+			Status: event.TaskFailed, Class: event.ClassTransient, ExitCode: -1, Interrupted: true,
 			Error:   orchestrator.InterruptedPrefix + ": the executor stopped during the attempt (started " + a.Started.Format(time.RFC3339) + ")",
 			Started: a.Started,
 		})
-		if err := e.env.Emit.Emit(ctx, d); err != nil {
-			return fmt.Errorf("executor: report interrupted %s/%s#%d: %w", a.Run, a.Step, a.Attempt, err)
-		}
-		if err := e.state.MarkFinished(a.Run, a.Step, a.Attempt); err != nil {
-			e.fatal(err)
-			return fmt.Errorf("executor: %w", err)
-		}
+	}
+	if err := e.env.Emit.Emit(ctx, drafts...); err != nil {
+		return fmt.Errorf("executor: report %d interrupted attempts (first %s/%s#%d): %w", len(left), left[0].Run, left[0].Step, left[0].Attempt, err)
+	}
+	if err := e.state.MarkFinishedAll(left...); err != nil {
+		e.fatal(err)
+		return fmt.Errorf("executor: %w", err)
+	}
+	for _, a := range left {
 		e.log.Warn("attempt interrupted by a restart", "run", a.Run, "step", a.Step, "attempt", a.Attempt)
 	}
 	return nil

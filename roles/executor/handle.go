@@ -57,17 +57,24 @@ func (e *Executor) handle(m jetstream.Msg) {
 	}
 	// noop steps run inline and their results are emitted, in one synced
 	// outbox write, before the message is acknowledged: they keep no crash
-	// memory, so the acknowledgement must not precede the result.
+	// memory, so the acknowledgement must not precede the result. Shell
+	// attempts given a slot are collected and recorded started, in one
+	// synced commit, before their processes start and before the message
+	// is acknowledged (startGroup): at the end of the message, or earlier
+	// when no slot is free.
 	var starts, results []event.Draft
+	var group []pendingStart
 	for _, ev := range env.Events {
 		switch ev.Type {
 		case event.TaskAssigned:
-			drafts, err := e.assigned(ev, seq, fence)
+			drafts, err := e.assigned(ev, seq, fence, &group)
 			if errors.Is(err, errHalted) {
+				e.drop(group)
 				e.hold(m)
 				return
 			}
 			if err != nil {
+				e.drop(group)
 				e.log.Error("assignment", "run", ev.Run, "stream_seq", seq, "err", err)
 				e.fatal(err)
 				// Not acknowledged: redelivered after AckWait.
@@ -83,6 +90,14 @@ func (e *Executor) handle(m jetstream.Msg) {
 		case event.TaskCancel:
 			e.cancelled(ev, seq, fence)
 		}
+	}
+	if err := e.startGroup(group); errors.Is(err, errHalted) {
+		e.hold(m)
+		return
+	} else if err != nil {
+		e.log.Error("record attempts started", "attempts", len(group), "stream_seq", seq, "err", err)
+		e.fatal(err)
+		return // not acknowledged: redelivered after AckWait
 	}
 	// Every task.started first, then every task.finished: each step's
 	// started still precedes its finished, and the outbox packs each type's
@@ -115,10 +130,11 @@ func (e *Executor) noop(run string, a event.TaskAssignedData) []event.Draft {
 
 // assigned takes one assignment carried at stream sequence seq, where the
 // leader epoch in force was fence: a noop step runs at once and its events
-// are returned; a shell step is recorded and started on its own goroutine.
-// A deposed leader's assignment (epoch below fence) is dropped. It returns
-// errHalted if the executor halted before the step could start.
-func (e *Executor) assigned(ev event.Event, seq, fence uint64) ([]event.Draft, error) {
+// are returned; a shell step gets a slot and joins group, to be recorded
+// and started by startGroup. A deposed leader's assignment (epoch below
+// fence) is dropped. It returns errHalted if the executor halted before
+// the step could start.
+func (e *Executor) assigned(ev event.Event, seq, fence uint64, group *[]pendingStart) ([]event.Draft, error) {
 	var a event.TaskAssignedData
 	if err := ev.Decode(&a); err != nil {
 		e.log.Warn("bad assignment", "err", err)
@@ -138,7 +154,7 @@ func (e *Executor) assigned(ev event.Event, seq, fence uint64) ([]event.Draft, e
 	}
 	key := attemptKey(ev.Run, a.Step.ID, a.Attempt)
 	e.mu.Lock()
-	_, dup := e.mu.running[key]
+	_, dup := e.mu.running[key] // running, or already in group
 	e.mu.Unlock()
 	if dup {
 		return nil, nil
@@ -151,37 +167,98 @@ func (e *Executor) assigned(ev event.Event, seq, fence uint64) ([]event.Draft, e
 		e.log.Info("assignment already taken; not running it again", "run", ev.Run, "step", a.Step.ID, "attempt", a.Attempt)
 		return nil, nil
 	}
-	// Wait for a slot (backpressure on the consumer); Stop ends the wait.
-	select {
-	case e.slots <- struct{}{}:
-	case <-e.halt:
-		return nil, errHalted
-	}
-	if e.halted() { // both were ready: do not start during shutdown
-		<-e.slots
-		return nil, errHalted
-	}
-	started := time.Now().UTC()
-	if err := e.state.MarkStarted(localstate.Attempt{Run: ev.Run, Step: a.Step.ID, Attempt: a.Attempt, State: localstate.StateStarted, Started: started}); err != nil {
-		<-e.slots
+	if err := e.takeSlot(group); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(e.runCtx)
-	t := &task{cancel: cancel}
+	p := pendingStart{key: key, run: ev.Run, a: a, started: time.Now().UTC(), ctx: ctx, t: &task{cancel: cancel}}
 	e.mu.Lock()
-	e.mu.running[key] = t
+	e.mu.running[key] = p.t
 	e.mu.Unlock()
-	e.wg.Add(1)
-	go func() {
-		defer e.wg.Done()
-		defer func() { <-e.slots }()
-		defer cancel()
-		e.run(ctx, ev.Run, a, started, t)
-		e.mu.Lock()
-		delete(e.mu.running, key)
-		e.mu.Unlock()
-	}()
+	*group = append(*group, p)
 	return nil, nil
+}
+
+// pendingStart is a shell attempt that holds a slot and waits to be
+// recorded and started with its group.
+type pendingStart struct {
+	key     string
+	run     string
+	a       event.TaskAssignedData
+	started time.Time
+	ctx     context.Context // cancelled by t.cancel
+	t       *task
+}
+
+// takeSlot takes a slot for one more attempt of group. When none is free,
+// it first records and starts the attempts group holds (they must not wait
+// behind a busy executor), then waits (backpressure on the consumer); Stop
+// ends the wait with errHalted.
+func (e *Executor) takeSlot(group *[]pendingStart) error {
+	select {
+	case e.slots <- struct{}{}:
+		return nil
+	default:
+	}
+	err := e.startGroup(*group)
+	*group = nil
+	if err != nil {
+		return err
+	}
+	select {
+	case e.slots <- struct{}{}:
+		return nil
+	case <-e.halt:
+		return errHalted
+	}
+}
+
+// startGroup records the attempts of group as started, in one synced
+// commit, then starts each on its own goroutine. If the executor halted
+// (both a slot and the halt were ready: do not start during shutdown) or
+// the record failed, it starts none of them, releases their slots and
+// returns the error (errHalted when halted).
+func (e *Executor) startGroup(group []pendingStart) error {
+	if len(group) == 0 {
+		return nil
+	}
+	if e.halted() {
+		e.drop(group)
+		return errHalted
+	}
+	recs := make([]localstate.Attempt, len(group))
+	for i, p := range group {
+		recs[i] = localstate.Attempt{Run: p.run, Step: p.a.Step.ID, Attempt: p.a.Attempt, State: localstate.StateStarted, Started: p.started}
+	}
+	if err := e.state.MarkStarted(recs...); err != nil {
+		e.drop(group)
+		return err
+	}
+	for _, p := range group {
+		e.wg.Add(1)
+		go func() {
+			defer e.wg.Done()
+			defer func() { <-e.slots }()
+			defer p.t.cancel()
+			e.run(p.ctx, p.run, p.a, p.started, p.t)
+			e.mu.Lock()
+			delete(e.mu.running, p.key)
+			e.mu.Unlock()
+		}()
+	}
+	return nil
+}
+
+// drop gives up the attempts of group, not started: their slots are
+// released and they are forgotten (their message is not acknowledged).
+func (e *Executor) drop(group []pendingStart) {
+	for _, p := range group {
+		p.t.cancel()
+		e.mu.Lock()
+		delete(e.mu.running, p.key)
+		e.mu.Unlock()
+		<-e.slots
+	}
 }
 
 // cancelled stops a running attempt, unless the cancel is a deposed

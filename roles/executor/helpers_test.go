@@ -111,6 +111,12 @@ func (r *recorder) started(step string) bool {
 // cleanup stops it.
 func (h *harness) start(node, stateDir string, rec *recorder, tweak func(*Config)) *Executor {
 	h.t.Helper()
+	return h.startWith(node, stateDir, rec, tweak)
+}
+
+// startWith is start with any emitter.
+func (h *harness) startWith(node, stateDir string, rec roles.Emitter, tweak func(*Config)) *Executor {
+	h.t.Helper()
 	cfg := Config{
 		JS: h.js, Verifier: h.verifier, StateDir: stateDir, Slots: 2,
 		Runner:      runner.Options{DefaultCwd: h.work, KillGrace: 200 * time.Millisecond},

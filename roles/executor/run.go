@@ -10,19 +10,20 @@ import (
 
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/roles/executor/localstate"
 	"github.com/agentic-dev/agentic/roles/executor/runner"
 	"github.com/agentic-dev/agentic/roles/orchestrator"
 	"github.com/nats-io/nats.go"
 )
 
-// run executes one attempt and reports it.
+// run executes one attempt, recorded as started, and reports it: its
+// task.started is queued when the process started, its task.finished when
+// it ended, and run returns once the reporter has emitted the result and
+// recorded the attempt finished.
 func (e *Executor) run(ctx context.Context, run string, a event.TaskAssignedData, started time.Time, t *task) {
 	spec := runner.Spec{Kind: a.Step.Kind, Command: a.Step.Run, Env: a.Step.Env, Cwd: a.Step.Cwd, Timeout: a.Step.Timeout.Std(), Creates: a.Step.Creates, Check: a.Step.Check}
 	onStart := func(pid int) {
-		d := event.MustDraft(event.TaskStarted, run, event.TaskStartedData{Step: a.Step.ID, Attempt: a.Attempt, Node: e.env.Node, PID: pid})
-		if err := e.env.Emit.Emit(context.WithoutCancel(ctx), d); err != nil {
-			e.log.Error("emit task.started", "err", err)
-		}
+		e.report.started(event.MustDraft(event.TaskStarted, run, event.TaskStartedData{Step: a.Step.ID, Attempt: a.Attempt, Node: e.env.Node, PID: pid}))
 	}
 	subj := bus.LogSubject(run, a.Step.ID)
 	attempt := strconv.Itoa(a.Attempt)
@@ -48,18 +49,13 @@ func (e *Executor) run(ctx context.Context, run string, a event.TaskAssignedData
 	if res.Status == event.TaskCancelled && !byOperator {
 		// Killed by shutdown, not by an operator: report an interruption so
 		// the orchestrator decides (re-run if idempotent).
-		fin.Status, fin.Class = event.TaskFailed, event.ClassTransient
+		fin.Status, fin.Class, fin.Interrupted = event.TaskFailed, event.ClassTransient, true
 		fin.Error = orchestrator.InterruptedPrefix + ": the executor shut down during the attempt"
 	}
-	// Report even when ctx is cancelled: the outbox outlives the role.
-	if err := e.env.Emit.Emit(context.WithoutCancel(ctx), event.MustDraft(event.TaskFinished, run, fin)); err != nil {
-		e.log.Error("emit task.finished", "run", run, "step", a.Step.ID, "err", err)
-		return
-	}
-	if err := e.state.MarkFinished(run, a.Step.ID, a.Attempt); err != nil {
-		e.log.Error("mark finished", "run", run, "step", a.Step.ID, "attempt", a.Attempt, "err", err)
-		e.fatal(err)
-	}
+	// The reporter logs a failure, and halts the executor on a failed
+	// sync; the attempt then stays unfinished and is reported interrupted
+	// by the next start.
+	_ = e.report.finished(event.MustDraft(event.TaskFinished, run, fin), localstate.Attempt{Run: run, Step: a.Step.ID, Attempt: a.Attempt})
 }
 
 // CommandHash identifies a command for statistics: 16 hex digits of sha256.

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/roles/orchestrator"
 )
 
@@ -47,7 +48,7 @@ func TestStopStartsNothingFetched(t *testing.T) {
 		t.Errorf("Stats().Held = %d, want at least the assignment that waited for a slot", got)
 	}
 	fin := rec.finished("long")
-	if len(fin) != 1 || !strings.HasPrefix(fin[0].Error, orchestrator.InterruptedPrefix) {
+	if len(fin) != 1 || !fin[0].Interrupted || fin[0].Class != event.ClassTransient || !strings.HasPrefix(fin[0].Error, orchestrator.InterruptedPrefix) {
 		t.Fatalf("long reports = %+v, want one interrupted", fin)
 	}
 

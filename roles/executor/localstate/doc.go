@@ -20,7 +20,11 @@
 //  1. Every write is synced (pebble.Sync) before the method returns; a nil
 //     error means the record survives power loss. A failed sync is returned
 //     wrapped in ErrSync and the node must stop; every later write fails
-//     with ErrSync too.
+//     with ErrSync too. Attempt records are group-committed: one commit
+//     loop takes every MarkStarted/MarkFinished request queued while the
+//     previous commit synced and writes them in one synced batch, so
+//     concurrent records share an fsync (never NoSync). A failed sync fails
+//     every request of its group.
 //  2. An attempt moves only forward: started → finished. MarkStarted on a
 //     finished attempt fails with ErrFinished; MarkFinished is idempotent.
 //  3. The unfinished index ("u/" keys) holds exactly the attempts whose
@@ -35,6 +39,7 @@
 //	defer st.Close()
 //	left, _ := st.Unfinished() // report these as interrupted
 //	_ = st.MarkStarted(localstate.Attempt{Run: run, Step: step, Attempt: 1, Started: time.Now(), PID: pid})
+//	_ = st.MarkStarted(a1, a2, a3) // several attempts, one commit
 //	// ... run the step, emit task.finished ...
 //	_ = st.MarkFinished(run, step, 1)
 //	_, _ = st.RaiseEpoch(streamSeq, 9) // a leader.elected at streamSeq

@@ -37,6 +37,11 @@ type Store struct {
 		// failed is the first failed sync; every later write returns it.
 		failed error
 	}
+	// commitMu is held by whoever reads attempt records to write them
+	// (the commit loop, Prune), from the read to the commit, so that each
+	// sees the other's writes. Taken before mu.
+	commitMu sync.Mutex
+	queue    queue
 }
 
 // Open opens (or creates) the store in dir. A nil logger discards Pebble's
@@ -61,11 +66,15 @@ func OpenFS(dir string, fs vfs.FS, logger *slog.Logger) (*Store, error) {
 	}
 	s := &Store{}
 	s.mu.db = db
+	s.queue.init()
+	go s.commitLoop()
 	return s, nil
 }
 
-// Close closes the store. It is idempotent.
+// Close commits the records already queued, stops the commit loop and
+// closes the store. It is idempotent; later writes fail with ErrClosed.
 func (s *Store) Close() error {
+	s.queue.stop()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.mu.db == nil {
@@ -79,53 +88,50 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// MarkStarted records that attempt a began, synced before it returns. State
-// is set to StateStarted; a zero Started is set to now. Marking an attempt
-// already started again overwrites it (a restart of the same attempt);
-// marking a finished attempt fails with ErrFinished.
-func (s *Store) MarkStarted(a Attempt) error {
-	if err := checkID(a.Run, a.Step, a.Attempt); err != nil {
-		return err
+// MarkStarted records that the attempts began, synced before it returns:
+// one commit for all of them, shared with the records of concurrent
+// callers (see commitLoop). State is set to StateStarted; a zero Started
+// is set to now. Marking an attempt already started again overwrites it (a
+// restart of the same attempt); marking a finished attempt fails with
+// ErrFinished. A call is all or nothing: if one attempt is refused, none
+// of them is recorded.
+func (s *Store) MarkStarted(as ...Attempt) error {
+	now := time.Now()
+	recs := make([]Attempt, len(as))
+	for i, a := range as {
+		if err := checkID(a.Run, a.Step, a.Attempt); err != nil {
+			return err
+		}
+		a.State = StateStarted
+		a.Finished = time.Time{}
+		if a.Started.IsZero() {
+			a.Started = now
+		}
+		a.Started = a.Started.UTC()
+		recs[i] = a
 	}
-	a.State = StateStarted
-	a.Finished = time.Time{}
-	if a.Started.IsZero() {
-		a.Started = time.Now()
-	}
-	a.Started = a.Started.UTC()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	old, ok, err := s.lookupLocked(a.Run, a.Step, a.Attempt)
-	if err != nil {
-		return err
-	}
-	if ok && old.State == StateFinished {
-		return fmt.Errorf("%w: %s/%s attempt %d", ErrFinished, a.Run, a.Step, a.Attempt)
-	}
-	return s.writeLocked(a)
+	return s.submit(&request{attempts: recs})
 }
 
 // MarkFinished records that the attempt ended, synced before it returns. It
 // is idempotent; an attempt never started fails with ErrNotFound.
 func (s *Store) MarkFinished(run, step string, attempt int) error {
-	if err := checkID(run, step, attempt); err != nil {
-		return err
+	return s.MarkFinishedAll(Attempt{Run: run, Step: step, Attempt: attempt})
+}
+
+// MarkFinishedAll is MarkFinished for several attempts (identified by Run,
+// Step and Attempt; the other fields are ignored) in one commit, shared
+// with the records of concurrent callers. It is all or nothing, like
+// MarkStarted.
+func (s *Store) MarkFinishedAll(as ...Attempt) error {
+	ids := make([]Attempt, len(as))
+	for i, a := range as {
+		if err := checkID(a.Run, a.Step, a.Attempt); err != nil {
+			return err
+		}
+		ids[i] = Attempt{Run: a.Run, Step: a.Step, Attempt: a.Attempt}
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	a, ok, err := s.lookupLocked(run, step, attempt)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return fmt.Errorf("%w: %s/%s attempt %d", ErrNotFound, run, step, attempt)
-	}
-	if a.State == StateFinished {
-		return nil
-	}
-	a.State = StateFinished
-	a.Finished = time.Now().UTC()
-	return s.writeLocked(a)
+	return s.submit(&request{finish: true, attempts: ids})
 }
 
 // Lookup returns the record of one attempt; ok is false if it was never
@@ -173,6 +179,8 @@ func (s *Store) Unfinished() ([]Attempt, error) {
 // Prune deletes finished attempts that started before cutoff and returns
 // how many it deleted. Unfinished attempts are never pruned.
 func (s *Store) Prune(cutoff time.Time) (int, error) {
+	s.commitMu.Lock()
+	defer s.commitMu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.mu.db == nil {
@@ -219,7 +227,12 @@ func (s *Store) lookupLocked(run, step string, attempt int) (Attempt, bool, erro
 	if s.mu.db == nil {
 		return Attempt{}, false, ErrClosed
 	}
-	v, closer, err := s.mu.db.Get(attemptKey(recordPrefix, run, step, attempt))
+	return lookupIn(s.mu.db, run, step, attempt)
+}
+
+// lookupIn reads one attempt record from db.
+func lookupIn(db *pebble.DB, run, step string, attempt int) (Attempt, bool, error) {
+	v, closer, err := db.Get(attemptKey(recordPrefix, run, step, attempt))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return Attempt{}, false, nil
 	}
@@ -232,31 +245,6 @@ func (s *Store) lookupLocked(run, step string, attempt int) (Attempt, bool, erro
 		return Attempt{}, false, fmt.Errorf("localstate: decode %s/%s attempt %d: %w", run, step, attempt, err)
 	}
 	return a, true, nil
-}
-
-// writeLocked stores a and keeps the unfinished index in step, in one
-// synced batch.
-func (s *Store) writeLocked(a Attempt) error {
-	v, err := json.Marshal(a)
-	if err != nil {
-		return fmt.Errorf("localstate: encode %s/%s attempt %d: %w", a.Run, a.Step, a.Attempt, err)
-	}
-	b := s.mu.db.NewBatch()
-	defer b.Close()
-	rk := attemptKey(recordPrefix, a.Run, a.Step, a.Attempt)
-	uk := attemptKey(unfinishedPrefix, a.Run, a.Step, a.Attempt)
-	if err := b.Set(rk, v, nil); err != nil {
-		return fmt.Errorf("localstate: batch %s/%s attempt %d: %w", a.Run, a.Step, a.Attempt, err)
-	}
-	if a.State == StateStarted {
-		err = b.Set(uk, v, nil)
-	} else {
-		err = b.Delete(uk, nil)
-	}
-	if err != nil {
-		return fmt.Errorf("localstate: batch %s/%s attempt %d: %w", a.Run, a.Step, a.Attempt, err)
-	}
-	return s.commitLocked(b, fmt.Sprintf("%s/%s attempt %d", a.Run, a.Step, a.Attempt))
 }
 
 // commitLocked commits b synced. A failed sync is remembered: the store

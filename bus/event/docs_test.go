@@ -1,0 +1,175 @@
+package event_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus/event"
+)
+
+var updateDocs = flag.Bool("update-docs", false, "rewrite the payload examples in docs/protocol.md from the types")
+
+// protocolDoc is the page whose "Payloads" section shows payloadExamples.
+const protocolDoc = "../../docs/protocol.md"
+
+// payloadExamples is one payload of every event type, as docs/protocol.md
+// shows it: each is marshalled and compared with the ```json block that
+// follows the doc's "#### `<type>`" heading, so the doc cannot drift from
+// the types.
+func payloadExamples() map[event.Type]any {
+	at := time.Date(2026, 11, 22, 16, 39, 23, 201479010, time.UTC)
+	build := event.Step{
+		ID: "build", Title: "Compile", Subgoal: "ship", Kind: event.KindShell, Run: "make",
+		Timeout: event.Duration(10 * time.Minute), Retries: 2, Backoff: event.Duration(time.Second),
+		Creates: "bin/app", OnFailure: event.OnFailureAbort, Env: map[string]string{"GOFLAGS": "-mod=mod"},
+	}
+	deploy := event.Step{
+		ID: "ship.deploy", Subgoal: "ship", Kind: event.KindShell, Run: "./deploy.sh staging",
+		DependsOn: []string{"build"}, Timeout: event.Duration(90 * time.Second), Idempotent: true,
+		Check: "curl -fs https://staging.example.com/health", OnFailure: event.OnFailureContinue, Cwd: "ops",
+	}
+	done := event.Step{ID: "done", Kind: event.KindNoop, DependsOn: []string{"ship.deploy"}, OnFailure: event.OnFailureAbort}
+	return map[event.Type]any{
+		event.GoalSubmitted: event.GoalSubmittedData{
+			Goal: "Build and ship", PlanName: "ship.yaml",
+			PlanFile: "goal: Build and ship\nsteps:\n  - id: build\n    run: make\n",
+		},
+		event.RunCancel: event.RunCancelData{Reason: "wrong branch"},
+		event.MemoryPut: event.MemoryPutData{Scope: "shared", Key: "deploy.target", Value: "staging", TTL: event.Duration(2 * time.Hour)},
+		event.PlanProposed: event.PlanProposedData{Revision: 1, Source: "file", Plan: event.Plan{
+			Goal:     "Build and ship",
+			Subgoals: []event.Subgoal{{ID: "ship", Title: "Build and deploy"}},
+			Steps:    []event.Step{build, deploy, done},
+		}},
+		event.PlanRejected:   event.PlanRejectedData{Error: `ship.yaml:5:18: steps[1].depends_on[0]: unknown step "bulid" (did you mean "build"?)`},
+		event.LeaderElected:  event.LeaderElectedData{Decision: event.Decision{Epoch: 3}, Leader: "node-a"},
+		event.PlanAccepted:   event.PlanAcceptedData{Decision: event.Decision{Epoch: 3}, Revision: 1},
+		event.TaskAssigned:   event.TaskAssignedData{Decision: event.Decision{Epoch: 3}, Step: deploy, Attempt: 1, Node: "node-b", ReadyAt: at},
+		event.TaskCancel:     event.TaskCancelData{Decision: event.Decision{Epoch: 3}, Step: "ship.deploy", Attempt: 1, Node: "node-b", Reason: "run cancelled: wrong branch"},
+		event.RunFinished:    event.RunFinishedData{Decision: event.Decision{Epoch: 3}, Status: event.RunFailed, Reason: "step build failed: exit status 2"},
+		event.ExecutorOnline: event.ExecutorOnlineData{Slots: 4, Incarnation: "0196f3c2-8a11-7c3e-9d2b-6e5f4a3b2c1d"},
+		event.TaskStarted:    event.TaskStartedData{Step: "ship.deploy", Attempt: 1, Node: "node-b", PID: 4242},
+		event.TaskFinished: event.TaskFinishedData{
+			Step: "ship.deploy", Attempt: 1, Node: "node-b", Status: event.TaskFailed, Class: event.ClassTransient,
+			ExitCode: -1, Error: "interrupted: the executor shut down during the attempt", Interrupted: true,
+			Started: at, Duration: event.Duration(12*time.Second + 345*time.Millisecond),
+			Cwd: "/srv/work/ops", User: "agentic", OutputTail: "deploying to staging...\n", CommandHash: "3f2a9c0d1e4b5a6f",
+		},
+		event.MemoryWritten: event.MemoryWrittenData{
+			Scope: "shared", Key: "deploy.target", Value: "staging",
+			Expires: at.Add(2 * time.Hour), Request: "01a20420-6b41-774d-852b-16f808230ca0",
+		},
+		event.ClusterSettings: event.ClusterSettingsData{Revision: 2, Streams: event.ClusterStreamsData{
+			Events: event.StreamSettingsData{MaxAge: "720h0m0s", MaxBytes: 4 << 30, Replicas: 3},
+			Logs:   event.StreamSettingsData{MaxAge: "168h0m0s", MaxBytes: 1 << 30, Replicas: 1},
+		}},
+		event.Rejected: event.RejectedData{
+			Code: event.RejectRoleNotAllowed, Reason: "node-c with roles [executor] may not emit plan.proposed",
+			Subject: "agentic.ev.plan.proposed", Signer: "node-c", ClaimedType: "plan.proposed",
+			ClaimedID: "01a20420-6b41-774d-852b-16f808230ca1",
+		},
+		event.Gap: event.GapData{From: 1041, To: 1044},
+	}
+}
+
+// marshalExample is the doc's form of a payload: indented JSON, HTML
+// characters as they are.
+func marshalExample(t *testing.T, v any) string {
+	t.Helper()
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// TestPayloadDocs: docs/protocol.md shows, for every event type, exactly
+// what its payload type marshals to. Run with -update-docs after changing a
+// payload, and review the diff.
+func TestPayloadDocs(t *testing.T) {
+	doc, err := os.ReadFile(protocolDoc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	examples := payloadExamples()
+	lines := strings.SplitAfter(string(doc), "\n")
+	for _, spec := range event.Types() {
+		if _, ok := examples[spec.Type]; !ok {
+			t.Errorf("no payload example for %s: add one to payloadExamples and a \"#### `%s`\" section to docs/protocol.md", spec.Type, spec.Type)
+		}
+	}
+	for typ, v := range examples {
+		want := marshalExample(t, v)
+		start, end, ok := exampleBlock(lines, typ)
+		if !ok {
+			t.Errorf("docs/protocol.md has no \"#### `%s`\" heading followed by a ```json block; it should show:\n%s", typ, want)
+			continue
+		}
+		got := strings.Join(lines[start:end], "")
+		if got == want {
+			continue
+		}
+		if *updateDocs {
+			lines = append(lines[:start], append([]string{want}, lines[end:]...)...)
+			continue
+		}
+		t.Errorf("docs/protocol.md shows for %s:\n%s\nthe type marshals to:\n%s(run go test ./bus/event -run TestPayloadDocs -update-docs)", typ, got, want)
+	}
+	if *updateDocs {
+		if err := os.WriteFile(protocolDoc, []byte(strings.Join(lines, "")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Every example decodes back into its type unchanged.
+	for typ, v := range examples {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back := newOf(v)
+		if err := json.Unmarshal(b, back); err != nil {
+			t.Errorf("%s: decode its example: %v", typ, err)
+			continue
+		}
+		if again, _ := json.Marshal(back); !bytes.Equal(again, b) {
+			t.Errorf("%s: example changes in a round trip:\n%s\n%s", typ, b, again)
+		}
+	}
+}
+
+// exampleBlock finds the lines of the ```json block that follows the
+// "#### `typ`" heading: [start, end) excludes the fences.
+func exampleBlock(lines []string, typ event.Type) (start, end int, ok bool) {
+	heading := "#### `" + string(typ) + "`"
+	for i, l := range lines {
+		if !strings.HasPrefix(l, heading) {
+			continue
+		}
+		for j := i + 1; j < len(lines); j++ {
+			switch {
+			case strings.HasPrefix(lines[j], "#"):
+				return 0, 0, false
+			case strings.TrimSpace(lines[j]) == "```json":
+				for k := j + 1; k < len(lines); k++ {
+					if strings.TrimSpace(lines[k]) == "```" {
+						return j + 1, k, true
+					}
+				}
+				return 0, 0, false
+			}
+		}
+	}
+	return 0, 0, false
+}
+
+// newOf returns a pointer to a new zero value of v's type.
+func newOf(v any) any { return reflect.New(reflect.TypeOf(v)).Interface() }
