@@ -63,8 +63,8 @@
 // back to pending (NotBefore = backoff) and its next assignment uses
 // Attempt+1. Failures are routed by class (see retryable): policy is never
 // retried, transient is retried up to the step's Retries (an interrupted
-// attempt — Error starting with InterruptedPrefix — is re-run up to
-// Retries+1 times if the step is idempotent, and not at all otherwise),
+// attempt — task.finished's Interrupted — is re-run up to Retries+1 times
+// if the step is idempotent, and not at all otherwise),
 // logic only with on_failure "retry". A final failure with
 // on_failure "continue" lets dependents run; any other step that ends
 // without being done (a final failure, a cancellation) fails the run.

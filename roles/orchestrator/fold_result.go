@@ -2,19 +2,15 @@ package orchestrator
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
 )
 
-// InterruptedPrefix starts the Error of a TaskFinished (class transient) that
-// an executor reports for an attempt it could not finish and that may have
-// partly run: the process was killed, the node restarted mid-step. The
-// orchestrator re-runs such a step only if it is idempotent; otherwise the
-// step fails with ReasonNotIdempotent (an approval gate replaces that in a
-// later issue). Executors write e.g. "interrupted: executor restarted".
-const InterruptedPrefix = "interrupted"
+// InterruptedPrefix starts the Error of an interrupted attempt, for
+// people (event.LegacyInterruptedPrefix). The fold reads
+// TaskFinishedData.Interrupted, never the text.
+const InterruptedPrefix = event.LegacyInterruptedPrefix
 
 // ReasonNotIdempotent is the error of a step that was interrupted and is not
 // re-run because it is not idempotent.
@@ -120,9 +116,7 @@ func failureClass(d event.TaskFinishedData) event.FailureClass {
 // interrupted reports whether the executor could not finish the attempt
 // and it may have partly run (the process was killed, the node restarted
 // mid-step).
-func interrupted(d event.TaskFinishedData) bool {
-	return failureClass(d) == event.ClassTransient && strings.HasPrefix(d.Error, InterruptedPrefix)
-}
+func interrupted(d event.TaskFinishedData) bool { return d.Interrupted }
 
 // retryable decides whether a failed attempt is retried, and gives the
 // failure's code and description.

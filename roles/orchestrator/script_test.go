@@ -36,7 +36,7 @@ import (
 //	assign RUN STEP ATTEMPT NODE [epoch=N]
 //	accept RUN REV [epoch=N]
 //	start RUN STEP ATTEMPT [node=N]
-//	finish RUN STEP ATTEMPT STATUS [CLASS] [exit=N] [node=N] [timedout] [err=TEXT...]
+//	finish RUN STEP ATTEMPT STATUS [CLASS] [exit=N] [node=N] [timedout] [interrupted] [err=TEXT...]
 //	cancel RUN [REASON...]
 //	close RUN STATUS [epoch=N] [REASON...]   run.finished, as a leader would
 //	event TYPE [RUN]            an event this fold skips (memory.written, ...)
@@ -321,8 +321,9 @@ func (sc *script) finish(t *testing.T, a args) []string {
 	d := event.TaskFinishedData{
 		Step: step, Attempt: a.int(t, 2), Node: node, Status: event.TaskStatus(a.pos[3]),
 		ExitCode: a.optInt(t, "exit", 0), Error: a.rest, TimedOut: a.flags["timedout"],
+		Interrupted: a.flags["interrupted"],
 	}
-	if len(a.pos) > 4 && a.pos[4] != "timedout" {
+	if len(a.pos) > 4 && a.pos[4] != "timedout" && a.pos[4] != "interrupted" {
 		d.Class = event.FailureClass(a.pos[4])
 	}
 	return sc.fold(event.TaskFinished, run, node, d, sc.stepLine(step))

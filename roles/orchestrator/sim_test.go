@@ -192,7 +192,7 @@ func (m *sim) finish(r *Run, st *Step, attempt int, node string) {
 	case x < 7:
 		d.Status, d.Class, d.Error = event.TaskFailed, event.ClassPolicy, "denied"
 	case x < 8:
-		d.Status, d.Class, d.Error = event.TaskFailed, event.ClassTransient, InterruptedPrefix+": restart"
+		d.Status, d.Class, d.Error, d.Interrupted = event.TaskFailed, event.ClassTransient, InterruptedPrefix+": restart", true
 	case x < 9:
 		d.Status = event.TaskSkipped
 	case x < 10:

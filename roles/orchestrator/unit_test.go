@@ -54,6 +54,7 @@ func TestRetryable(t *testing.T) {
 	}
 	noExit := func(d event.TaskFinishedData) event.TaskFinishedData { d.ExitCode = -1; return d }
 	timed := func(d event.TaskFinishedData) event.TaskFinishedData { d.TimedOut = true; return noExit(d) }
+	intr := func(d event.TaskFinishedData) event.TaskFinishedData { d.Interrupted = true; return noExit(d) }
 	timedOut := event.TaskFinishedData{Status: event.TaskFailed, TimedOut: true, Attempt: 1, ExitCode: -1}
 	tests := []struct {
 		name       string
@@ -73,12 +74,13 @@ func TestRetryable(t *testing.T) {
 		{"unclassified is logic", event.Step{Retries: 1}, fail("", "", 1), false, CodeExitNonzero, "exit code 3"},
 		{"timed out", event.Step{Retries: 1}, timed(fail(event.ClassTransient, "timed out after 1s", 2)), false, CodeTimedOut, "timed out after 1s"},
 		{"unclassified timeout is transient", event.Step{Retries: 1}, timedOut, true, CodeTimedOut, "exit code -1"},
-		{"interrupted idempotent", event.Step{Retries: 1, Idempotent: true}, fail(event.ClassTransient, "interrupted: x", 1), true, CodeInterrupted, "interrupted: x"},
-		{"interrupted idempotent, one more", event.Step{Retries: 1, Idempotent: true}, fail(event.ClassTransient, "interrupted: x", 2), true, CodeInterrupted, "interrupted: x"},
-		{"interrupted idempotent, spent", event.Step{Retries: 1, Idempotent: true}, fail(event.ClassTransient, "interrupted: x", 3), false, CodeInterrupted, "interrupted: x"},
-		{"interrupted not idempotent", event.Step{Retries: 1}, fail(event.ClassTransient, "interrupted: x", 1), false, CodeInterruptedNotIdempotent, ReasonNotIdempotent},
-		{"interrupted policy is policy", event.Step{Retries: 1}, fail(event.ClassPolicy, "interrupted: x", 1), false, CodePolicyDenied, "interrupted: x"},
-		{"interruption marker must be a prefix", event.Step{Retries: 1}, noExit(fail(event.ClassTransient, "was interrupted", 1)), true, CodeTransientError, "was interrupted"},
+		{"interrupted idempotent", event.Step{Retries: 1, Idempotent: true}, intr(fail(event.ClassTransient, "interrupted: x", 1)), true, CodeInterrupted, "interrupted: x"},
+		{"interrupted idempotent, one more", event.Step{Retries: 1, Idempotent: true}, intr(fail(event.ClassTransient, "interrupted: x", 2)), true, CodeInterrupted, "interrupted: x"},
+		{"interrupted idempotent, spent", event.Step{Retries: 1, Idempotent: true}, intr(fail(event.ClassTransient, "interrupted: x", 3)), false, CodeInterrupted, "interrupted: x"},
+		{"interrupted not idempotent", event.Step{Retries: 1}, intr(fail(event.ClassTransient, "interrupted: x", 1)), false, CodeInterruptedNotIdempotent, ReasonNotIdempotent},
+		{"interrupted without text", event.Step{Retries: 1}, intr(fail(event.ClassTransient, "", 1)), false, CodeInterruptedNotIdempotent, ReasonNotIdempotent},
+		{"interrupted policy is policy", event.Step{Retries: 1}, intr(fail(event.ClassPolicy, "interrupted: x", 1)), false, CodePolicyDenied, "interrupted: x"},
+		{"the text alone is no interruption", event.Step{Retries: 1}, noExit(fail(event.ClassTransient, "interrupted: x", 1)), true, CodeTransientError, "interrupted: x"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -215,5 +217,40 @@ func TestViewShape(t *testing.T) {
 	}
 	if s.FreeSlots("n1") != 1 || s.FreeSlots("nobody") != 0 {
 		t.Errorf("free slots n1=%d nobody=%d", s.FreeSlots("n1"), s.FreeSlots("nobody"))
+	}
+}
+
+// TestInterruptedFromBuildsBeforeTheField: a task.finished without the
+// interrupted field (a build before it) counts as interrupted when its
+// error starts with the prefix such builds wrote; with the field, the
+// field decides.
+func TestInterruptedFromBuildsBeforeTheField(t *testing.T) {
+	for _, tt := range []struct {
+		name, data string
+		want       StepStatus
+		code       Code
+	}{
+		{"old, interrupted", `{"step":"a","attempt":1,"status":"failed","class":"transient","error":"interrupted: executor restarted"}`, StepFailed, CodeInterruptedNotIdempotent},
+		{"old, other transient", `{"step":"a","attempt":1,"status":"failed","class":"transient","error":"wait: x","exit_code":-1}`, StepPending, CodeTransientError},
+		{"new, text only", `{"step":"a","attempt":1,"status":"failed","class":"transient","error":"interrupted: x","exit_code":-1,"interrupted":false}`, StepPending, CodeTransientError},
+		{"new, interrupted", `{"step":"a","attempt":1,"status":"failed","class":"transient","interrupted":true}`, StepFailed, CodeInterruptedNotIdempotent},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var l ledger
+			s := NewState()
+			p := event.Plan{Steps: []event.Step{{ID: "a", Kind: event.KindShell, Run: "true", Retries: 1}}}
+			s.Apply(l.add(event.ExecutorOnline, "", "n1", t0, event.ExecutorOnlineData{Slots: 1}))
+			s.Apply(l.add(event.GoalSubmitted, "r", "op", t0, event.GoalSubmittedData{Goal: "g"}))
+			s.Apply(l.add(event.PlanProposed, "r", "p", t0, event.PlanProposedData{Revision: 1, Plan: p}))
+			s.Apply(l.add(event.PlanAccepted, "r", "o", t0, event.PlanAcceptedData{Revision: 1}))
+			s.Apply(l.add(event.TaskAssigned, "r", "o", t0, event.TaskAssignedData{Step: p.Steps[0], Attempt: 1, Node: "n1"}))
+			ev := l.add(event.TaskFinished, "r", "n1", t0, map[string]string{})
+			ev.Data = []byte(tt.data)
+			s.Apply(ev)
+			st := s.Runs["r"].Steps[0]
+			if st.Status != tt.want || st.Code != tt.code {
+				t.Fatalf("step %s code %s, want %s %s", st.Status, st.Code, tt.want, tt.code)
+			}
+		})
 	}
 }
