@@ -52,7 +52,7 @@ func payloadExamples() map[event.Type]any {
 		event.PlanAccepted:   event.PlanAcceptedData{Decision: event.Decision{Epoch: 3}, Revision: 1},
 		event.TaskAssigned:   event.TaskAssignedData{Decision: event.Decision{Epoch: 3}, Step: deploy, Attempt: 1, Node: "node-b", ReadyAt: at},
 		event.TaskCancel:     event.TaskCancelData{Decision: event.Decision{Epoch: 3}, Step: "ship.deploy", Attempt: 1, Node: "node-b", Reason: "run cancelled: wrong branch"},
-		event.RunFinished:    event.RunFinishedData{Decision: event.Decision{Epoch: 3}, Status: event.RunFailed, Reason: "step build failed: exit status 2"},
+		event.RunFinished:    event.RunFinishedData{Decision: event.Decision{Epoch: 3}, Status: event.RunFailed, Reason: "step build failed: exit status 2", Code: "step_failed"},
 		event.ExecutorOnline: event.ExecutorOnlineData{Slots: 4, Incarnation: "0196f3c2-8a11-7c3e-9d2b-6e5f4a3b2c1d"},
 		event.TaskStarted:    event.TaskStartedData{Step: "ship.deploy", Attempt: 1, Node: "node-b", PID: 4242},
 		event.TaskFinished: event.TaskFinishedData{

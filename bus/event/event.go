@@ -277,7 +277,9 @@ type Event struct {
 	Seq uint64 `json:"seq"`
 	// StreamSeq is the AGENTIC_EVENTS sequence of the message that carried it.
 	StreamSeq uint64 `json:"stream_seq"`
-	// ID is the event id (UUIDv7); unique across the cluster.
+	// ID is the event id, unique across the cluster: a UUIDv7 (NewID), or
+	// for an orchestrator's decision a UUIDv8 derived from its leader's
+	// epoch and what it decides (orchestrator.DecisionID).
 	ID string `json:"id"`
 	// Type is the event kind.
 	Type Type `json:"type"`

@@ -104,6 +104,10 @@ type RunFinishedData struct {
 	// Status is final: succeeded, failed or cancelled.
 	Status RunStatus `json:"status"`
 	Reason string    `json:"reason,omitempty"`
+	// Code is the stable reason of a failure or cancellation (the
+	// orchestrator's codes, e.g. step_failed); Reason is for people. Absent
+	// from events written before codes.
+	Code string `json:"code,omitempty"`
 }
 
 // ExecutorOnlineData announces an executor and its capacity.

@@ -152,7 +152,7 @@ func ParseStepCursor(c string) (int, error) {
 // Done counts the steps of s that need nothing more (succeeded or
 // skipped), the "done" of "done/total".
 func Done(s RunSummary) int {
-	return s.StepCounts[orchestrator.StepSucceeded] + s.StepCounts[orchestrator.StepSkipped]
+	return s.StepCounts[string(orchestrator.StepSucceeded)] + s.StepCounts[string(orchestrator.StepSkipped)]
 }
 
 // ParseTime reads a time argument of a query: an RFC 3339 time, or a

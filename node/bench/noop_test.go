@@ -117,7 +117,7 @@ func checkSucceeded(tb testing.TB, ctx context.Context, c *api.Client, run strin
 				tb.Fatalf("run %s: status %s (%s), %d steps; want succeeded, %d steps", run, v.Status, v.Reason, len(v.Steps), steps)
 			}
 			for _, st := range v.Steps {
-				if st.Status != orchestrator.StepSucceeded {
+				if st.Status != string(orchestrator.StepSucceeded) {
 					tb.Fatalf("run %s: step %s is %s", run, st.ID, st.Status)
 				}
 			}

@@ -50,7 +50,7 @@ func benchDecideApply(b *testing.B, tracked bool) {
 		if tracked {
 			s.TrackChanges()
 		}
-		var final event.RunStatus
+		var final RunStatus
 		apply := func(ev event.Event) {
 			s.Apply(ev)
 			for _, c := range s.TakeChanges().Runs {
@@ -91,7 +91,7 @@ func benchDecideApply(b *testing.B, tracked bool) {
 					Step: a.Step.ID, Attempt: a.Attempt, Node: a.Node, Status: event.TaskSucceeded}))
 			}
 		}
-		if tracked && final != event.RunSucceeded {
+		if tracked && final != RunSucceeded {
 			b.Fatalf("run ended %q", final)
 		}
 		events += len(l.events)

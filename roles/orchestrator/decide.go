@@ -14,15 +14,18 @@ type Decision struct {
 	// Key identifies the decision for in-flight suppression (see keys.go):
 	// the leader passes the keys it emitted but has not yet folded back to
 	// the next Decide, which then does not emit them again.
-	Key string
-	// Draft is the event to emit; its Time is Decide's now.
+	Key DecisionKey
+	// Draft is the event to emit: its ID is DecisionID(epoch, Key), its
+	// Time is Decide's now.
 	Draft event.Draft
 }
 
 // Decide returns the decisions a leader of epoch should emit now, given the
 // folded state s and the keys of decisions in flight (emitted, not yet
 // folded back), and the earliest future time at which Decide should run
-// again even if no event arrives (zero if none). It does not change s.
+// again even if no event arrives (zero if none). It does not change s, and
+// it is a pure function: the same state, now, epoch and in-flight keys give
+// byte-identical decisions, ids (DecisionID) and times (now) included.
 //
 // A leader whose epoch is older than s.Epoch has been deposed: Decide
 // returns nothing for it, since the fold would ignore its decisions anyway.
@@ -33,14 +36,15 @@ type Decision struct {
 //     each assignment in flight, then run.finished{cancelled}.
 //  2. planned → plan.accepted for its revision (run.finished{failed} if the
 //     plan is structurally invalid).
-//  3. running, with a step failed for good (not on_failure continue) or
-//     cancelled → task.cancel as in 1, then run.finished{failed}.
+//  3. running, with a step that ended without being done (failed for
+//     good with on_failure not continue, cancelled) → task.cancel as in 1,
+//     then run.finished{failed}.
 //  4. running, every step final → run.finished{succeeded}.
 //  5. running → task.assigned for each ready step (pending, NotBefore
 //     reached, every dependency done) while executors have free slots,
 //     counting in-flight assignments; a step goes to the executor with the
 //     most free slots, ties broken by node id.
-func Decide(s *State, now time.Time, epoch uint64, inflight map[string]bool) ([]Decision, time.Time) {
+func Decide(s *State, now time.Time, epoch uint64, inflight map[DecisionKey]bool) ([]Decision, time.Time) {
 	if epoch < s.Epoch {
 		return nil, time.Time{}
 	}
@@ -56,7 +60,7 @@ type decider struct {
 	s        *State
 	now      time.Time
 	epoch    uint64
-	inflight map[string]bool
+	inflight map[DecisionKey]bool
 	// assigning holds the attempts with an assignment in flight, and the
 	// node each went to.
 	assigning map[attemptRef]string
@@ -70,7 +74,7 @@ type decider struct {
 // newDecider indexes the in-flight assignments and computes free slots:
 // each executor's slots minus its assigned and running steps minus the
 // assignments in flight to it.
-func newDecider(s *State, now time.Time, epoch uint64, inflight map[string]bool) *decider {
+func newDecider(s *State, now time.Time, epoch uint64, inflight map[DecisionKey]bool) *decider {
 	d := &decider{s: s, now: now, epoch: epoch, inflight: inflight,
 		assigning: map[attemptRef]string{}, free: map[string]int{}}
 	busy := s.busy()
@@ -80,12 +84,11 @@ func newDecider(s *State, now time.Time, epoch uint64, inflight map[string]bool)
 	}
 	sort.Strings(d.nodes)
 	for key, on := range inflight {
-		ref, node, ok := parseAssignKey(key)
-		if !on || !ok || !d.unfolded(ref) {
+		if !on || key.Kind != KindAssign || !d.unfolded(key.attempt()) {
 			continue
 		}
-		d.assigning[ref] = node
-		d.free[node]--
+		d.assigning[key.attempt()] = key.Node
+		d.free[key.Node]--
 	}
 	return d
 }
@@ -98,7 +101,7 @@ func (d *decider) unfolded(ref attemptRef) bool {
 }
 
 // emit appends a decision unless its key is in flight.
-func (d *decider) emit(key string, t event.Type, run, target string, payload any) {
+func (d *decider) emit(key DecisionKey, t event.Type, run, target string, payload any) {
 	if d.inflight[key] {
 		return
 	}
@@ -107,7 +110,7 @@ func (d *decider) emit(key string, t event.Type, run, target string, payload any
 		panic(fmt.Sprintf("orchestrator: marshal %s payload: %v", t, err)) // plain structs cannot fail
 	}
 	d.out = append(d.out, Decision{Key: key, Draft: event.Draft{
-		ID: event.NewID(), Type: t, Run: run, Target: target, Time: d.now, Data: data,
+		ID: DecisionID(d.epoch, key), Type: t, Run: run, Target: target, Time: d.now, Data: data,
 	}})
 }
 

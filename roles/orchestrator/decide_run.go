@@ -17,13 +17,13 @@ func (d *decider) run(r *Run) {
 		if reason == "" {
 			reason = "cancelled by operator"
 		}
-		d.stopRun(r, event.RunCancelled, reason)
-	case r.Status == event.RunPlanned && r.Invalid != "":
-		d.finish(r, event.RunFailed, "invalid plan: "+r.Invalid)
-	case r.Status == event.RunPlanned:
+		d.stopRun(r, RunCancelled, CodeCancelledByOperator, reason)
+	case r.Status == RunPlanned && r.Invalid != "":
+		d.finish(r, RunFailed, CodePlanInvalid, "invalid plan: "+r.Invalid)
+	case r.Status == RunPlanned:
 		d.emit(acceptKey(r.ID, r.Revision), event.PlanAccepted, r.ID, "",
 			event.PlanAcceptedData{Decision: event.Decision{Epoch: d.epoch}, Revision: r.Revision})
-	case r.Status == event.RunRunning:
+	case r.Status == RunRunning:
 		d.running(r)
 	}
 }
@@ -35,23 +35,23 @@ func (d *decider) running(r *Run) {
 	var ready []*Step
 	for i, st := range r.Steps {
 		switch {
-		case st.Status == StepFailed && st.Abort:
-			d.stopRun(r, event.RunFailed, fmt.Sprintf("step %s failed: %s", st.Spec.ID, st.Error))
-			return
-		case st.Status == StepCancelled:
-			d.stopRun(r, event.RunFailed, fmt.Sprintf("step %s was cancelled", st.Spec.ID))
-			return
+		case st.Done():
 		case st.Status == StepPending:
 			complete = false
 			if r.depsDone(i) {
 				ready = append(ready, st)
 			}
-		case !st.Terminal():
+		case st.Terminal():
+			// Final and not done: failed for good, cancelled, denied.
+			code, reason := stepEnd(st)
+			d.stopRun(r, RunFailed, code, reason)
+			return
+		default:
 			complete = false
 		}
 	}
 	if complete {
-		d.finish(r, event.RunSucceeded, "")
+		d.finish(r, RunSucceeded, "", "")
 		return
 	}
 	// The run's wake time counts even when no slot is free.
@@ -88,7 +88,7 @@ func (d *decider) assign(r *Run, st *Step) {
 // stopRun cancels the run's active steps (once per attempt) and the
 // assignments still in flight to executors (which will reach them), then
 // finishes the run.
-func (d *decider) stopRun(r *Run, status event.RunStatus, reason string) {
+func (d *decider) stopRun(r *Run, status RunStatus, code Code, reason string) {
 	for _, st := range r.Steps {
 		if st.Active() && st.CancelSent != st.Attempt {
 			d.cancel(r, st.Spec.ID, st.Attempt, st.Node, reason)
@@ -100,7 +100,7 @@ func (d *decider) stopRun(r *Run, status event.RunStatus, reason string) {
 			d.cancel(r, st.Spec.ID, st.Attempt+1, node, reason)
 		}
 	}
-	d.finish(r, status, reason)
+	d.finish(r, status, code, reason)
 }
 
 // cancel emits task.cancel for one attempt.
@@ -111,7 +111,18 @@ func (d *decider) cancel(r *Run, step string, attempt int, node, reason string) 
 }
 
 // finish emits run.finished.
-func (d *decider) finish(r *Run, status event.RunStatus, reason string) {
+func (d *decider) finish(r *Run, status RunStatus, code Code, reason string) {
 	d.emit(finishKey(r.ID), event.RunFinished, r.ID, "",
-		event.RunFinishedData{Decision: event.Decision{Epoch: d.epoch}, Status: status, Reason: reason})
+		event.RunFinishedData{Decision: event.Decision{Epoch: d.epoch}, Status: status.Wire(), Reason: reason, Code: code.Wire()})
+}
+
+// stepEnd says why a step that ended without being done fails its run.
+func stepEnd(st *Step) (Code, string) {
+	switch st.Status {
+	case StepFailed:
+		return CodeStepFailed, fmt.Sprintf("step %s failed: %s", st.Spec.ID, st.Error)
+	case StepCancelled:
+		return CodeStepCancelled, fmt.Sprintf("step %s was cancelled", st.Spec.ID)
+	}
+	return CodeStepFailed, fmt.Sprintf("step %s was %s", st.Spec.ID, st.Status)
 }

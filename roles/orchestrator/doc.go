@@ -3,7 +3,8 @@
 // events to emit). Neither does I/O, starts goroutines, reads a clock or
 // draws random numbers; the role's loop (loop.go, lease.go) does the I/O
 // around them, as etcd raft's node loop does around its pure state machine.
-// That makes replay and golden tests cheap: feed events, compare output.
+// That makes replay and golden tests cheap: feed events, compare output,
+// ids included.
 //
 // Invariants:
 //
@@ -31,18 +32,50 @@
 //     the runs in flight, not by history. What finished runs looked like is
 //     kept on disk by the run index (package runindex), which learns what
 //     each fold changed from TrackChanges/TakeChanges.
+//  8. Decide is a pure function of (State, now, epoch, keys in flight):
+//     the same inputs give byte-identical decisions. A decision's event id
+//     is DecisionID(epoch, key) (a UUIDv8 hashed from both) and its time is
+//     now, which the caller passes.
+//  9. A decision applies once per key (DecisionKey: what it does, e.g.
+//     assign attempt 3 of step s of run r to node n). Every key names a
+//     one-way step — a revision accepted, an attempt assigned or
+//     cancelled, a run finished — so a second decision with the same key
+//     (a new leader's copy, with another id) is ignored, and fencing
+//     ignores an older leader's. Ids differ between epochs; within one a
+//     key is decided again only after its emission failed, with the same
+//     id, so a ledger keeps one copy (it refuses repeated ids).
 //
-// Run lifecycle: submitted → planned → running → succeeded | failed |
-// cancelled. Step: pending → (ready) → assigned → running → succeeded |
+// Statuses are typed (RunStatus, StepStatus, TaskStatus) and move only
+// along one transition table per namespace (status.go): every status change
+// of the fold goes through move, which consults the table; a move the table
+// does not allow is counted in State.Ignored and changes nothing. A status
+// with no successor is final (Terminal). The tables hold the states later
+// issues add (paused runs; gated, approved, edited, denied and
+// needs-decision steps) although nothing enters them yet. The protocol's
+// statuses (bus/event: RunStatus, TaskStatus, the views' step statuses)
+// have the same values; wire.go alone converts, checking them against the
+// tables.
+//
+// Run lifecycle (as entered today): submitted → planned → running →
+// succeeded | failed | cancelled. Step: pending → (ready) → assigned →
+// running → succeeded |
 // failed | skipped | cancelled; a failed attempt that may be retried goes
 // back to pending (NotBefore = backoff) and its next assignment uses
 // Attempt+1. Failures are routed by class (see retryable): policy is never
 // retried, transient is retried up to the step's Retries (an interrupted
-// attempt — Error starting with InterruptedPrefix — is re-run up to
-// Retries+1 times if the step is idempotent, and not at all otherwise),
+// attempt — task.finished's Interrupted — is re-run up to Retries+1 times
+// if the step is idempotent, and not at all otherwise),
 // logic only with on_failure "retry". A final failure with
-// on_failure "continue" lets dependents run; any other final failure, or a
-// cancelled step, fails the run.
+// on_failure "continue" lets dependents run; any other step that ends
+// without being done (a final failure, a cancellation) fails the run.
+//
+// A failed or cancelled step, and a failed or cancelled run, carry a stable
+// Code (codes.go, pinned append-only by testdata/codes.golden) beside the
+// text for people: a step's from its task.finished (policy_denied,
+// interrupted, timed_out, exit_nonzero, ...) or from its run's end
+// (dependency_failed, run_ended, cancelled_by_operator); a run's from the
+// run.finished that Decide emits (step_failed, plan_invalid, ...) or from
+// plan.rejected. Views show it as "code".
 //
 // Example, one leader turn:
 //
@@ -52,7 +85,7 @@
 //	}
 //	decisions, wake := orchestrator.Decide(s, time.Now(), epoch, inflight)
 //	for _, d := range decisions {
-//		inflight[d.Key] = true // until the event with d.Draft.ID is folded
+//		inflight[d.Key] = true // until the event d.Draft.ID is folded back
 //		drafts = append(drafts, d.Draft)
 //	}
 //	// emit drafts; call Decide again after the next fold, or at wake.

@@ -16,7 +16,7 @@ func foldGoalSubmitted(s *State, ev event.Event) {
 	r := &Run{
 		ID:        ev.Run,
 		Goal:      d.Goal,
-		Status:    event.RunSubmitted,
+		Status:    RunSubmitted,
 		Order:     s.NextOrder,
 		CreatedAt: ev.Time,
 	}

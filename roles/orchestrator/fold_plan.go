@@ -13,18 +13,13 @@ func foldPlanProposed(s *State, ev event.Event) {
 		return
 	}
 	r := s.Runs[ev.Run]
-	if r == nil {
+	if r == nil || (r.Status == RunPlanned && d.Revision <= r.Revision) {
 		s.Ignored++
 		return
 	}
-	switch {
-	case r.Status == event.RunSubmitted || r.Status == event.RunPlanning:
-	case r.Status == event.RunPlanned && d.Revision > r.Revision:
-	default:
-		s.Ignored++
+	if !s.setRunStatus(r, RunPlanned) {
 		return
 	}
-	r.Status = event.RunPlanned
 	r.Revision = d.Revision
 	r.Source = d.Source
 	r.Subgoals = d.Plan.Subgoals
@@ -36,21 +31,23 @@ func foldPlanProposed(s *State, ev event.Event) {
 	s.touchPlan(r)
 }
 
-// foldPlanRejected fails a run the planner could not plan.
+// foldPlanRejected fails a run the planner could not plan: one that is not
+// running yet.
 func foldPlanRejected(s *State, ev event.Event) {
 	var d event.PlanRejectedData
 	if !s.decode(ev, &d) {
 		return
 	}
 	r := s.Runs[ev.Run]
-	if r == nil || r.Terminal() || r.Status == event.RunRunning {
-		s.Ignored++
+	if r == nil || !r.Status.CanMove(RunPlanned) {
+		s.Ignored++ // unknown, or past planning
 		return
 	}
-	r.Status = event.RunFailed
-	r.Reason = "plan rejected: " + d.Error
+	if !s.setRunStatus(r, RunFailed) { // no step shows otherwise: "ready" is shown only while running
+		return
+	}
+	r.Reason, r.Code = "plan rejected: "+d.Error, CodePlanRejected
 	r.FinishedAt = ev.Time
-	s.touch(r) // no step shows otherwise: "ready" is shown only while running
 }
 
 // foldPlanAccepted starts a planned run whose revision matches. Steps
@@ -61,12 +58,13 @@ func foldPlanAccepted(s *State, ev event.Event) {
 		return
 	}
 	r := s.Runs[ev.Run]
-	if r == nil || r.Status != event.RunPlanned || r.Revision != d.Revision {
+	if r == nil || r.Status != RunPlanned || r.Revision != d.Revision {
 		s.Ignored++
 		return
 	}
-	r.Status = event.RunRunning
-	s.touch(r)
+	if !s.setRunStatus(r, RunRunning) {
+		return
+	}
 	for i, st := range r.Steps {
 		if st.Status == StepPending && r.depsDone(i) {
 			st.ReadyAt = ev.Time

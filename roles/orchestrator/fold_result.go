@@ -2,19 +2,15 @@ package orchestrator
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
 )
 
-// InterruptedPrefix starts the Error of a TaskFinished (class transient) that
-// an executor reports for an attempt it could not finish and that may have
-// partly run: the process was killed, the node restarted mid-step. The
-// orchestrator re-runs such a step only if it is idempotent; otherwise the
-// step fails with ReasonNotIdempotent (an approval gate replaces that in a
-// later issue). Executors write e.g. "interrupted: executor restarted".
-const InterruptedPrefix = "interrupted"
+// InterruptedPrefix starts the Error of an interrupted attempt, for
+// people (event.LegacyInterruptedPrefix). The fold reads
+// TaskFinishedData.Interrupted, never the text.
+const InterruptedPrefix = event.LegacyInterruptedPrefix
 
 // ReasonNotIdempotent is the error of a step that was interrupted and is not
 // re-run because it is not idempotent.
@@ -22,7 +18,8 @@ const ReasonNotIdempotent = "interrupted and not idempotent: not re-run"
 
 // foldTaskFinished records the result of the current attempt. A failure is
 // retried (the step goes back to pending with a backoff) or becomes final;
-// see retryable.
+// see retryable. An outcome this version does not know counts as a
+// failure, so that the step does not wait for ever.
 func foldTaskFinished(s *State, ev event.Event) {
 	var d event.TaskFinishedData
 	if !s.decode(ev, &d) {
@@ -32,44 +29,71 @@ func foldTaskFinished(s *State, ev event.Event) {
 	if !s.currentAttempt(st, d.Attempt, signer(ev, d.Node)) {
 		return
 	}
-	s.touchStep(r, i)
+	outcome, ok := taskStatusFromWire(d.Status)
+	if !ok || !outcome.Terminal() {
+		outcome = TaskFailed
+	}
+	if !s.taskMay(st, outcome) {
+		return
+	}
+	var to StepStatus
+	retry, code, reason := false, Code(""), d.Error
+	switch outcome {
+	case TaskSucceeded:
+		to = StepSucceeded
+	case TaskSkipped:
+		to = StepSkipped
+	case TaskCancelled:
+		to, code = StepCancelled, cancelCode(r, st)
+	default:
+		retry, code, reason = retryable(st.Spec, d)
+		to = StepFailed
+		if retry {
+			to = StepPending
+		}
+	}
+	if !s.setStepStatus(r, i, to) {
+		return
+	}
 	if st.StartedAt.IsZero() {
 		st.StartedAt = d.Started
 	}
 	st.FinishedAt = ev.Time
 	exit := d.ExitCode
 	st.ExitCode = &exit
-	st.Error, st.Class = d.Error, ""
-	switch d.Status {
-	case event.TaskSucceeded:
-		st.Status = StepSucceeded
+	st.Error, st.Code, st.Class = reason, code, ""
+	switch {
+	case outcome == TaskFailed:
+		st.Class = failureClass(d)
+		s.failed(r, i, d.Attempt, retry, ev.Time)
+	case to != StepCancelled:
 		s.stepDone(r, i, ev.Time)
-	case event.TaskSkipped:
-		st.Status = StepSkipped
-		s.stepDone(r, i, ev.Time)
-	case event.TaskCancelled:
-		st.Status = StepCancelled
-	default:
-		s.failAttempt(r, i, d, ev.Time)
 	}
 }
 
-// failAttempt routes a failed attempt of step i: back to pending after a
-// backoff while it may be retried, otherwise failed for good. A final
-// failure with on_failure "continue" lets dependents run; any other fails
-// the run (Decide emits that).
-func (s *State) failAttempt(r *Run, i int, d event.TaskFinishedData, t time.Time) {
+// cancelCode is the code of an attempt its executor reports cancelled: the
+// executor does that when the leader asked it to, for a run an operator
+// cancelled or one that is failing.
+func cancelCode(r *Run, st *Step) Code {
+	switch {
+	case r.CancelRequested:
+		return CodeCancelledByOperator
+	case st.CancelSent == st.Attempt:
+		return CodeRunEnded
+	}
+	return CodeCancelled
+}
+
+// failed routes a failed attempt of step i, now pending or failed: a retry
+// waits for its backoff; a final failure with on_failure "continue" lets
+// dependents run, and any other fails the run (Decide emits that).
+func (s *State) failed(r *Run, i, attempt int, retry bool, t time.Time) {
 	st := r.Steps[i]
-	st.Class = failureClass(d)
-	retry, reason := retryable(st.Spec, d)
-	st.Error = reason
 	if retry {
-		st.Status = StepPending
-		st.NotBefore = t.Add(Backoff(r.ID, st.Spec, d.Attempt))
+		st.NotBefore = t.Add(Backoff(r.ID, st.Spec, attempt))
 		st.ReadyAt = st.NotBefore
 		return
 	}
-	st.Status = StepFailed
 	st.Abort = st.Spec.OnFailure != event.OnFailureContinue
 	if !st.Abort {
 		s.stepDone(r, i, t)
@@ -89,36 +113,56 @@ func failureClass(d event.TaskFinishedData) event.FailureClass {
 	}
 }
 
-// retryable decides whether a failed attempt is retried, and describes the
-// failure.
+// interrupted reports whether the executor could not finish the attempt
+// and it may have partly run (the process was killed, the node restarted
+// mid-step).
+func interrupted(d event.TaskFinishedData) bool { return d.Interrupted }
+
+// retryable decides whether a failed attempt is retried, and gives the
+// failure's code and description.
 //
 //   - policy: never retried.
+//   - an interruption: re-run only if the step is idempotent, then up to
+//     Retries+1 attempts.
 //   - transient: retried while attempt <= Retries (attempts are 1-based, so
-//     Retries 2 allows 3 attempts), except an interruption (Error starting
-//     with InterruptedPrefix) of a step that is not idempotent.
+//     Retries 2 allows 3 attempts).
 //   - logic (and anything unknown): retried only with on_failure "retry",
 //     while attempt <= Retries. on_failure "replan" aborts until replanning
 //     exists.
-func retryable(spec event.Step, d event.TaskFinishedData) (bool, string) {
+func retryable(spec event.Step, d event.TaskFinishedData) (bool, Code, string) {
 	reason := d.Error
 	if reason == "" {
 		reason = fmt.Sprintf("exit code %d", d.ExitCode)
 	}
-	switch failureClass(d) {
-	case event.ClassPolicy:
-		return false, reason
-	case event.ClassTransient:
-		if strings.HasPrefix(d.Error, InterruptedPrefix) {
-			// An interruption (executor crash, node loss) is not the step's
-			// fault: an idempotent step gets one more attempt than its
-			// retries allow, so that even retries: 0 survives a crash once.
-			if !spec.Idempotent {
-				return false, ReasonNotIdempotent
-			}
-			return d.Attempt <= spec.Retries+1, reason
+	class := failureClass(d)
+	switch {
+	case class == event.ClassPolicy:
+		return false, CodePolicyDenied, reason
+	case interrupted(d):
+		// An interruption (executor crash, node loss) is not the step's
+		// fault: an idempotent step gets one more attempt than its retries
+		// allow, so that even retries: 0 survives a crash once.
+		if !spec.Idempotent {
+			return false, CodeInterruptedNotIdempotent, ReasonNotIdempotent
 		}
-		return d.Attempt <= spec.Retries, reason
+		return d.Attempt <= spec.Retries+1, CodeInterrupted, reason
+	case class == event.ClassTransient:
+		return d.Attempt <= spec.Retries, failureCode(d), reason
 	default:
-		return spec.OnFailure == event.OnFailureRetry && d.Attempt <= spec.Retries, reason
+		return spec.OnFailure == event.OnFailureRetry && d.Attempt <= spec.Retries, failureCode(d), reason
 	}
+}
+
+// failureCode is the code of a failure that is neither a policy denial nor
+// an interruption.
+func failureCode(d event.TaskFinishedData) Code {
+	switch {
+	case d.TimedOut:
+		return CodeTimedOut
+	case d.ExitCode > 0:
+		return CodeExitNonzero
+	case failureClass(d) == event.ClassTransient:
+		return CodeTransientError
+	}
+	return CodeLogicError
 }

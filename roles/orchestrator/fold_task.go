@@ -15,17 +15,17 @@ func foldTaskAssigned(s *State, ev event.Event) {
 		return
 	}
 	r, i, st := s.step(ev.Run, d.Step.ID)
-	if st == nil || r.Status != event.RunRunning || st.Status != StepPending ||
-		d.Attempt != st.Attempt+1 || d.Node == "" {
+	if st == nil || r.Status != RunRunning || d.Attempt != st.Attempt+1 || d.Node == "" {
 		s.Ignored++
 		return
 	}
-	s.touchStep(r, i)
-	st.Status = StepAssigned
+	if !s.setStepStatus(r, i, StepAssigned) {
+		return
+	}
 	st.Attempt = d.Attempt
 	st.Node = d.Node
 	st.StartedAt, st.FinishedAt = time.Time{}, time.Time{}
-	st.ExitCode, st.Error, st.Class = nil, "", ""
+	st.ExitCode, st.Error, st.Code, st.Class = nil, "", "", ""
 }
 
 // foldTaskStarted marks the current attempt running.
@@ -38,25 +38,23 @@ func foldTaskStarted(s *State, ev event.Event) {
 	if !s.currentAttempt(st, d.Attempt, signer(ev, d.Node)) {
 		return
 	}
-	if st.Status != StepAssigned {
-		s.Ignored++
+	if !s.taskMay(st, TaskRunning) || !s.setStepStatus(r, i, StepRunning) {
 		return
 	}
-	s.touchStep(r, i)
-	st.Status = StepRunning
 	st.StartedAt = ev.Time
 }
 
 // foldTaskCancel records that the leader asked a node to stop an attempt, so
-// the request is not repeated. The step's status changes only when the
-// executor reports the attempt's end or the run finishes.
+// the request is not repeated (a second request for the attempt is
+// ignored). The step's status changes only when the executor reports the
+// attempt's end or the run finishes.
 func foldTaskCancel(s *State, ev event.Event) {
 	var d event.TaskCancelData
 	if !s.decode(ev, &d) || s.fenced(d.Epoch) {
 		return
 	}
 	_, _, st := s.step(ev.Run, d.Step)
-	if st == nil || d.Attempt != st.Attempt || !st.Active() {
+	if st == nil || d.Attempt != st.Attempt || !st.Active() || st.CancelSent == d.Attempt {
 		s.Ignored++
 		return
 	}

@@ -16,6 +16,19 @@ var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 type ledger struct {
 	seq    uint64
 	events []event.Event
+	ids    map[string]bool
+}
+
+// has reports whether an event with id was committed (a real ledger
+// refuses a second one).
+func (l *ledger) has(id string) bool { return l.ids[id] }
+
+func (l *ledger) record(ev event.Event) {
+	if l.ids == nil {
+		l.ids = map[string]bool{}
+	}
+	l.ids[ev.ID] = true
+	l.events = append(l.events, ev)
 }
 
 // add commits an event of type typ for run, signed by node, at t.
@@ -29,7 +42,7 @@ func (l *ledger) add(typ event.Type, run, node string, t time.Time, payload any)
 		Seq: l.seq, StreamSeq: l.seq, ID: fmt.Sprintf("ev-%d", l.seq),
 		Type: typ, Run: run, Node: node, Time: t, Subject: event.Subject(typ, ""), Data: data,
 	}
-	l.events = append(l.events, ev)
+	l.record(ev)
 	return ev
 }
 
@@ -40,6 +53,6 @@ func (l *ledger) commit(d event.Draft, leader string) event.Event {
 		Seq: l.seq, StreamSeq: l.seq, ID: d.ID, Type: d.Type, Run: d.Run, Node: leader,
 		Time: d.Time, Subject: d.Subject(), Data: d.Data,
 	}
-	l.events = append(l.events, ev)
+	l.record(ev)
 	return ev
 }

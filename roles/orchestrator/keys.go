@@ -1,61 +1,76 @@
 package orchestrator
 
-import (
-	"strconv"
-	"strings"
+import "strconv"
+
+// DecisionKind is what a decision does.
+type DecisionKind string
+
+// Decision kinds, one per decision event type.
+const (
+	KindAccept DecisionKind = "accept" // plan.accepted
+	KindAssign DecisionKind = "assign" // task.assigned
+	KindCancel DecisionKind = "cancel" // task.cancel
+	KindFinish DecisionKind = "finish" // run.finished
 )
 
-// Decision keys. A key names what a decision does, not the event that
-// carries it, so that a leader that emitted a decision and has not yet folded
-// it back does not emit it again:
+// DecisionKey names what a decision does, not the event that carries it,
+// so that a leader that emitted a decision and has not yet folded it back
+// does not emit it again, and so that the event's id can be derived from
+// it (DecisionID). It is comparable: the leader keeps the keys in flight in
+// a map. Fields a kind does not use are zero:
 //
-//	accept/<run>/<revision>
-//	assign/<run>/<step>/<attempt>/<node>
-//	cancel/<run>/<step>/<attempt>
-//	finish/<run>
+//	accept: Run, Revision
+//	assign: Run, Step, Attempt, Node
+//	cancel: Run, Step, Attempt
+//	finish: Run
 //
-// Run ids and node ids contain no "/"; step ids may.
-
-func acceptKey(run string, rev int) string { return "accept/" + run + "/" + strconv.Itoa(rev) }
-
-func assignKey(run, step string, attempt int, node string) string {
-	return "assign/" + run + "/" + step + "/" + strconv.Itoa(attempt) + "/" + node
+// Every key names a one-way step of the state (a revision accepted, an
+// attempt assigned or cancelled, a run finished), which the fold applies
+// at most once: a second decision with the same key is ignored.
+type DecisionKey struct {
+	Kind     DecisionKind
+	Run      string
+	Step     string
+	Attempt  int
+	Revision int
+	Node     string
 }
 
-func cancelKey(run, step string, attempt int) string {
-	return "cancel/" + run + "/" + step + "/" + strconv.Itoa(attempt)
+func acceptKey(run string, rev int) DecisionKey {
+	return DecisionKey{Kind: KindAccept, Run: run, Revision: rev}
 }
 
-func finishKey(run string) string { return "finish/" + run }
+func assignKey(run, step string, attempt int, node string) DecisionKey {
+	return DecisionKey{Kind: KindAssign, Run: run, Step: step, Attempt: attempt, Node: node}
+}
+
+func cancelKey(run, step string, attempt int) DecisionKey {
+	return DecisionKey{Kind: KindCancel, Run: run, Step: step, Attempt: attempt}
+}
+
+func finishKey(run string) DecisionKey { return DecisionKey{Kind: KindFinish, Run: run} }
+
+// String is the key for people and logs (never parsed back):
+// accept/<run>/<revision>, assign/<run>/<step>/<attempt>/<node>,
+// cancel/<run>/<step>/<attempt>, finish/<run>.
+func (k DecisionKey) String() string {
+	s := string(k.Kind) + "/" + k.Run
+	switch k.Kind {
+	case KindAccept:
+		s += "/" + strconv.Itoa(k.Revision)
+	case KindAssign:
+		s += "/" + k.Step + "/" + strconv.Itoa(k.Attempt) + "/" + k.Node
+	case KindCancel:
+		s += "/" + k.Step + "/" + strconv.Itoa(k.Attempt)
+	}
+	return s
+}
+
+// attempt names the attempt an assign or cancel key is about.
+func (k DecisionKey) attempt() attemptRef { return attemptRef{k.Run, k.Step, k.Attempt} }
 
 // attemptRef names one attempt of one step.
 type attemptRef struct {
 	run, step string
 	attempt   int
-}
-
-// parseAssignKey splits an assign key into the attempt and the node; ok is
-// false for any other key.
-func parseAssignKey(key string) (ref attemptRef, node string, ok bool) {
-	rest, ok := strings.CutPrefix(key, "assign/")
-	if !ok {
-		return ref, "", false
-	}
-	run, rest, ok1 := strings.Cut(rest, "/")
-	rest, node, ok2 := cutLast(rest)
-	step, att, ok3 := cutLast(rest)
-	n, err := strconv.Atoi(att)
-	if !ok1 || !ok2 || !ok3 || err != nil {
-		return ref, "", false
-	}
-	return attemptRef{run, step, n}, node, true
-}
-
-// cutLast splits s around its last "/".
-func cutLast(s string) (before, after string, ok bool) {
-	i := strings.LastIndexByte(s, '/')
-	if i < 0 {
-		return s, "", false
-	}
-	return s[:i], s[i+1:], true
 }

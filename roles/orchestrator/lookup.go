@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-
-	"github.com/agentic-dev/agentic/bus/event"
 )
 
 // Lookup errors.
@@ -45,10 +43,10 @@ func (s *State) Run(idOrPrefix string) (*Run, error) {
 
 // RunsView returns the views of the live runs with the given status (""
 // for all), newest first, at most limit of them (limit <= 0: all).
-func (s *State) RunsView(status string, limit int) []RunView {
+func (s *State) RunsView(status RunStatus, limit int) []RunView {
 	runs := make([]*Run, 0, len(s.Runs))
 	for _, r := range s.Runs {
-		if status == "" || r.Status == event.RunStatus(status) {
+		if status == "" || r.Status == status {
 			runs = append(runs, r)
 		}
 	}

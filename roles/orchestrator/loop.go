@@ -33,8 +33,8 @@ type Orchestrator struct {
 	mu struct {
 		sync.Mutex
 		state    *State
-		inflight map[string]bool
-		byID     map[string]string // decision event id → key
+		inflight map[DecisionKey]bool
+		byID     map[string]DecisionKey // decision event id → key
 		live     bool
 		epoch    uint64 // ours, while we hold the lease
 	}
@@ -59,8 +59,8 @@ func New(env roles.Env, cfg Config) *Orchestrator {
 		o.log = slog.Default()
 	}
 	o.mu.state = NewState()
-	o.mu.inflight = map[string]bool{}
-	o.mu.byID = map[string]string{}
+	o.mu.inflight = map[DecisionKey]bool{}
+	o.mu.byID = map[string]DecisionKey{}
 	return o
 }
 

@@ -30,12 +30,12 @@ func mustSnapshot(t *testing.T, s *State) []byte {
 	return b
 }
 
-// decisionsOf renders Decide's output without the random event ids.
+// decisionsOf renders Decide's output, ids included.
 func decisionsOf(s *State, now time.Time, epoch uint64) string {
 	ds, wake := Decide(s, now, epoch, nil)
 	var b bytes.Buffer
 	for _, d := range ds {
-		fmt.Fprintf(&b, "%s %s %s %s %s %s\n", d.Key, d.Draft.Type, d.Draft.Run, d.Draft.Target, d.Draft.Time, d.Draft.Data)
+		fmt.Fprintf(&b, "%s %s %s %s %s %s %s\n", d.Key, d.Draft.ID, d.Draft.Type, d.Draft.Run, d.Draft.Target, d.Draft.Time, d.Draft.Data)
 	}
 	fmt.Fprintf(&b, "wake %s\n", wake)
 	return b.String()
@@ -118,7 +118,7 @@ func TestSnapshotMidwayEqualsFoldFromZero(t *testing.T) {
 	}
 	// The generator must reach the interesting places, or the property
 	// says little.
-	for _, k := range []string{string(event.RunSucceeded), string(event.RunFailed), string(event.RunCancelled), string(event.RunRunning), "fenced", "superseded"} {
+	for _, k := range []string{string(RunSucceeded), string(RunFailed), string(RunCancelled), string(RunRunning), "fenced", "superseded"} {
 		if outcomes[k] == 0 {
 			t.Errorf("no history reached %q: %v", k, outcomes)
 		}
@@ -136,11 +136,15 @@ func TestSnapshotErrors(t *testing.T) {
 		{"future version", `{"version":99,"state":{}}`, ErrSnapshotVersion},
 		{"no version", `{"state":{}}`, ErrSnapshotVersion},
 		{"not json", `{`, nil},
-		{"no state", `{"version":2}`, nil},
+		{"no state", `{"version":3}`, nil},
 		{"version 1 (held finished runs)", `{"version":1,"state":{}}`, ErrSnapshotVersion},
-		{"finished run", `{"version":2,"state":{"runs":{"a":{"id":"a","status":"succeeded"}}}}`, nil},
-		{"misfiled run", `{"version":2,"state":{"runs":{"a":{"id":"b"}}}}`, nil},
-		{"null step", `{"version":2,"state":{"runs":{"a":{"id":"a","steps":[null]}}}}`, nil},
+		{"version 2 (before codes)", `{"version":2,"state":{}}`, ErrSnapshotVersion},
+		{"finished run", `{"version":3,"state":{"runs":{"a":{"id":"a","status":"succeeded"}}}}`, nil},
+		{"misfiled run", `{"version":3,"state":{"runs":{"a":{"id":"b"}}}}`, nil},
+		{"null step", `{"version":3,"state":{"runs":{"a":{"id":"a","status":"running","steps":[null]}}}}`, nil},
+		{"unknown run status", `{"version":3,"state":{"runs":{"a":{"id":"a","status":"sleeping"}}}}`, nil},
+		{"run without status", `{"version":3,"state":{"runs":{"a":{"id":"a"}}}}`, nil},
+		{"unknown step status", `{"version":3,"state":{"runs":{"a":{"id":"a","status":"running","steps":[{"status":"dozing"}]}}}}`, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -150,6 +154,9 @@ func TestSnapshotErrors(t *testing.T) {
 			}
 			if tt.wantErr != nil && !errorsIs(err, tt.wantErr) {
 				t.Fatalf("error %v, want %v", err, tt.wantErr)
+			}
+			if tt.wantErr == nil && errorsIs(err, ErrSnapshotVersion) {
+				t.Fatalf("refused for its version (%v), not for what the case is about", err)
 			}
 		})
 	}

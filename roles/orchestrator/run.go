@@ -8,13 +8,7 @@ import (
 )
 
 // Terminal reports whether the run has reached a final status.
-func (r *Run) Terminal() bool {
-	switch r.Status {
-	case event.RunSucceeded, event.RunFailed, event.RunCancelled:
-		return true
-	}
-	return false
-}
+func (r *Run) Terminal() bool { return r.Status.Terminal() }
 
 // Step returns the step with the given id, or nil.
 func (r *Run) Step(id string) *Step {
@@ -97,13 +91,7 @@ func (st *Step) Done() bool {
 }
 
 // Terminal reports whether the step has reached a final status.
-func (st *Step) Terminal() bool {
-	switch st.Status {
-	case StepSucceeded, StepFailed, StepSkipped, StepCancelled:
-		return true
-	}
-	return false
-}
+func (st *Step) Terminal() bool { return st.Status.Terminal() }
 
 // Active reports whether the step holds an executor slot.
 func (st *Step) Active() bool { return st.Status == StepAssigned || st.Status == StepRunning }

@@ -3,8 +3,6 @@ package orchestrator
 import (
 	"slices"
 	"time"
-
-	"github.com/agentic-dev/agentic/bus/event"
 )
 
 // View returns the run's public shape. Steps come in plan order, each as
@@ -13,12 +11,13 @@ func (r *Run) View() RunView {
 	v := RunView{
 		ID:         r.ID,
 		Goal:       r.Goal,
-		Status:     r.Status,
+		Status:     r.Status.Wire(),
 		Reason:     r.Reason,
 		Revision:   r.Revision,
 		CreatedAt:  r.CreatedAt,
 		FinishedAt: timePtr(r.FinishedAt),
 		Steps:      make([]StepView, len(r.Steps)),
+		Code:       r.Code.Wire(),
 	}
 	for i := range r.Steps {
 		v.Steps[i] = r.StepView(i)
@@ -31,9 +30,9 @@ func (r *Run) View() RunView {
 // "ready" — unless it failed before and waits for a retry (it has a
 // NotBefore): that one stays "pending", with its attempt count and last
 // error.
-func (r *Run) StepStatus(i int) string {
+func (r *Run) StepStatus(i int) StepStatus {
 	st := r.Steps[i]
-	if st.Status == StepPending && st.NotBefore.IsZero() && r.Status == event.RunRunning && r.depsDone(i) {
+	if st.Status == StepPending && st.NotBefore.IsZero() && r.Status == RunRunning && r.depsDone(i) {
 		return StepReady
 	}
 	return st.Status
@@ -51,7 +50,7 @@ func (r *Run) StepView(i int) StepView {
 		Title:      st.Spec.Title,
 		Subgoal:    st.Spec.Subgoal,
 		Kind:       st.Spec.Kind,
-		Status:     r.StepStatus(i),
+		Status:     r.StepStatus(i).Wire(),
 		Attempt:    st.Attempt,
 		Node:       st.Node,
 		ExitCode:   exit,
@@ -59,6 +58,7 @@ func (r *Run) StepView(i int) StepView {
 		Error:      st.Error,
 		StartedAt:  timePtr(st.StartedAt),
 		FinishedAt: timePtr(st.FinishedAt),
+		Code:       st.Code.Wire(),
 	}
 }
 
@@ -69,18 +69,19 @@ func (r *Run) StepView(i int) StepView {
 func (r *Run) Summary() RunSummary {
 	counts := map[string]int{}
 	for i := range r.Steps {
-		counts[r.StepStatus(i)]++
+		counts[r.StepStatus(i).Wire()]++
 	}
 	return RunSummary{
 		ID:         r.ID,
 		Goal:       r.Goal,
-		Status:     r.Status,
+		Status:     r.Status.Wire(),
 		Reason:     r.Reason,
 		Revision:   r.Revision,
 		Steps:      len(r.Steps),
 		StepCounts: counts,
 		CreatedAt:  r.CreatedAt,
 		FinishedAt: timePtr(r.FinishedAt),
+		Code:       r.Code.Wire(),
 	}
 }
 

@@ -26,14 +26,19 @@ import (
 //	reject RUN ERROR...
 //	elect EPOCH [leader=NODE]   leader.elected; later decides use EPOCH
 //	online NODE slots=N [inc=X]
-//	decide [epoch=N] [hold]     print decisions; fold them back unless hold
-//	commit [KEYPREFIX]          fold held decisions (those matching)
+//	decide [epoch=N] [hold] [forget]  print decisions; fold them back
+//	                            unless hold; forget: as a leader that lost
+//	                            its in-flight marks (decisions held stay held)
+//	commit [KEYPREFIX]          fold held decisions (those matching); a
+//	                            decision whose id the ledger holds is
+//	                            refused, as a ledger does
 //	drop                        forget held decisions
 //	assign RUN STEP ATTEMPT NODE [epoch=N]
 //	accept RUN REV [epoch=N]
 //	start RUN STEP ATTEMPT [node=N]
-//	finish RUN STEP ATTEMPT STATUS [CLASS] [exit=N] [node=N] [timedout] [err=TEXT...]
+//	finish RUN STEP ATTEMPT STATUS [CLASS] [exit=N] [node=N] [timedout] [interrupted] [err=TEXT...]
 //	cancel RUN [REASON...]
+//	close RUN STATUS [epoch=N] [REASON...]   run.finished, as a leader would
 //	event TYPE [RUN]            an event this fold skips (memory.written, ...)
 //	state RUN | runs [status=S] [limit=N] | lookup PREFIX | counters | executors
 //	snapshot                    round-trip the state through a snapshot
@@ -218,6 +223,10 @@ func (sc *script) exec(t *testing.T, line string, input []string) []string {
 			Step: step, Attempt: a.int(t, 2), Node: node}, sc.stepLine(step))
 	case "finish":
 		return sc.finish(t, a)
+	case "close":
+		return sc.fold(event.RunFinished, a.pos[0], sc.leader, event.RunFinishedData{
+			Decision: event.Decision{Epoch: uint64(a.optInt(t, "epoch", int(sc.epoch)))},
+			Status:   event.RunStatus(a.pos[1]), Reason: strings.Join(a.pos[2:], " ")}, sc.runLine)
 	case "cancel":
 		return sc.fold(event.RunCancel, a.pos[0], "op",
 			event.RunCancelData{Reason: strings.Join(a.pos[1:], " ")}, sc.runLine)
@@ -231,7 +240,7 @@ func (sc *script) exec(t *testing.T, line string, input []string) []string {
 		return sc.stateLines(a.pos[0])
 	case "runs":
 		var out []string
-		for _, v := range sc.s.RunsView(a.opt["status"], a.optInt(t, "limit", 0)) {
+		for _, v := range sc.s.RunsView(RunStatus(a.opt["status"]), a.optInt(t, "limit", 0)) {
 			out = append(out, v.ID+" "+string(v.Status))
 		}
 		return out
@@ -312,8 +321,9 @@ func (sc *script) finish(t *testing.T, a args) []string {
 	d := event.TaskFinishedData{
 		Step: step, Attempt: a.int(t, 2), Node: node, Status: event.TaskStatus(a.pos[3]),
 		ExitCode: a.optInt(t, "exit", 0), Error: a.rest, TimedOut: a.flags["timedout"],
+		Interrupted: a.flags["interrupted"],
 	}
-	if len(a.pos) > 4 && a.pos[4] != "timedout" {
+	if len(a.pos) > 4 && a.pos[4] != "timedout" && a.pos[4] != "interrupted" {
 		d.Class = event.FailureClass(a.pos[4])
 	}
 	return sc.fold(event.TaskFinished, run, node, d, sc.stepLine(step))
@@ -321,14 +331,17 @@ func (sc *script) finish(t *testing.T, a args) []string {
 
 func (sc *script) decide(t *testing.T, a args) []string {
 	epoch := uint64(a.optInt(t, "epoch", int(sc.epoch)))
-	inflight := map[string]bool{}
+	inflight := map[DecisionKey]bool{}
 	for _, d := range sc.held {
-		inflight[d.Key] = true
+		inflight[d.Key] = !a.flags["forget"]
 	}
 	ds, wake := Decide(sc.s, sc.now, epoch, inflight)
 	var out []string
 	for _, d := range ds {
-		out = append(out, describe(d))
+		out = append(out, describeWithID(d))
+		if d.Draft.ID != DecisionID(epoch, d.Key) {
+			t.Errorf("decision %s: id %s, want DecisionID(%d, key) %s", d.Key, d.Draft.ID, epoch, DecisionID(epoch, d.Key))
+		}
 		if d.Draft.Time != sc.now {
 			t.Errorf("decision %s: draft time %v, want now %v", d.Key, d.Draft.Time, sc.now)
 		}
@@ -344,13 +357,25 @@ func (sc *script) decide(t *testing.T, a args) []string {
 		return out
 	}
 	for _, d := range ds {
-		before := *sc.s
-		sc.apply(sc.l.commit(d.Draft, sc.leader))
-		if m := sc.moved(&before); m != "" {
-			out = append(out, d.Key+m)
+		if m := sc.commitOne(d); m != " applied" {
+			out = append(out, d.Key.String()+m)
 		}
 	}
 	return out
+}
+
+// commitOne commits and folds one decision, unless the ledger holds its id
+// already, and says what became of it.
+func (sc *script) commitOne(d Decision) string {
+	if sc.l.has(d.Draft.ID) {
+		return " refused: duplicate id"
+	}
+	before := *sc.s
+	sc.apply(sc.l.commit(d.Draft, sc.leader))
+	if m := sc.moved(&before); m != "" {
+		return m
+	}
+	return " applied"
 }
 
 func (sc *script) commit(a args) []string {
@@ -361,17 +386,11 @@ func (sc *script) commit(a args) []string {
 	var out []string
 	var keep []Decision
 	for _, d := range sc.held {
-		if !strings.HasPrefix(d.Key, prefix) {
+		if !strings.HasPrefix(d.Key.String(), prefix) {
 			keep = append(keep, d)
 			continue
 		}
-		before := *sc.s
-		sc.apply(sc.l.commit(d.Draft, sc.leader))
-		m := sc.moved(&before)
-		if m == "" {
-			m = " applied"
-		}
-		out = append(out, d.Key+m)
+		out = append(out, d.Key.String()+sc.commitOne(d))
 	}
 	sc.held = keep
 	if len(out) == 0 {
@@ -405,6 +424,9 @@ func describe(d Decision) string {
 		var p event.RunFinishedData
 		_ = json.Unmarshal(d.Draft.Data, &p)
 		s := fmt.Sprintf("finish %s %s", d.Draft.Run, p.Status)
+		if p.Code != "" {
+			s += " [" + p.Code + "]"
+		}
 		if p.Reason != "" {
 			s += ": " + p.Reason
 		}
@@ -412,6 +434,9 @@ func describe(d Decision) string {
 	}
 	return "unexpected " + string(d.Draft.Type)
 }
+
+// describeWithID is describe and the decision's id.
+func describeWithID(d Decision) string { return describe(d) + " id=" + d.Draft.ID }
 
 func offset(t time.Time) string {
 	if t.IsZero() {
@@ -440,6 +465,9 @@ func (sc *script) runLine(id string) string {
 	s := fmt.Sprintf("%s %s rev=%d", r.ID, r.Status, r.Revision)
 	if r.Reason != "" {
 		s += fmt.Sprintf(" reason=%q", r.Reason)
+	}
+	if v := r.View(); v.Code != "" {
+		s += " code=" + v.Code
 	}
 	if r.CancelRequested {
 		s += " cancel-requested"
@@ -484,6 +512,9 @@ func formatStep(v StepView, st *Step) string {
 	}
 	if v.Error != "" {
 		s += fmt.Sprintf(" err=%q", v.Error)
+	}
+	if v.Code != "" {
+		s += " code=" + v.Code
 	}
 	if st.Status == StepPending && !st.NotBefore.IsZero() {
 		s += " not_before=" + offset(st.NotBefore)

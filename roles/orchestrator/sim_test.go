@@ -22,6 +22,9 @@ type sim struct {
 	stale  []Decision // a deposed leader's decisions, committed late
 	nodes  []string
 	nextID int
+	// reused counts decisions Decide made with an id the ledger already
+	// holds; refused counts commits of such ids, which a ledger refuses.
+	reused, refused int
 	// check is called after every fold.
 	check func(*State)
 }
@@ -43,6 +46,10 @@ func (m *sim) add(typ event.Type, run, node string, payload any) {
 }
 
 func (m *sim) commitDecision(d Decision) {
+	if m.l.has(d.Draft.ID) {
+		m.refused++ // a ledger refuses a repeated event id
+		return
+	}
 	m.s.Apply(m.l.commit(d.Draft, "leader"))
 	m.check(m.s)
 }
@@ -60,11 +67,16 @@ func (m *sim) step() {
 	case 0:
 		m.submit()
 	case 1, 2, 3:
-		inflight := map[string]bool{}
+		inflight := map[DecisionKey]bool{}
 		for _, d := range m.held {
 			inflight[d.Key] = true
 		}
 		ds, _ := Decide(m.s, m.now, m.epoch, inflight)
+		for _, d := range ds {
+			if m.l.has(d.Draft.ID) {
+				m.reused++
+			}
+		}
 		m.held = append(m.held, ds...)
 	case 4, 5:
 		k := m.rng.IntN(len(m.held) + 1)
@@ -180,7 +192,7 @@ func (m *sim) finish(r *Run, st *Step, attempt int, node string) {
 	case x < 7:
 		d.Status, d.Class, d.Error = event.TaskFailed, event.ClassPolicy, "denied"
 	case x < 8:
-		d.Status, d.Class, d.Error = event.TaskFailed, event.ClassTransient, InterruptedPrefix+": restart"
+		d.Status, d.Class, d.Error, d.Interrupted = event.TaskFailed, event.ClassTransient, InterruptedPrefix+": restart", true
 	case x < 9:
 		d.Status = event.TaskSkipped
 	case x < 10:

@@ -9,7 +9,9 @@ import (
 // SnapshotVersion is the snapshot format this version writes. It only moves
 // forward; UnmarshalSnapshot refuses versions it does not know (the holder
 // then folds from the start). Version 2: State holds live runs only.
-const SnapshotVersion = 2
+// Version 3: runs and steps carry codes (a version-2 state lacks those the
+// fold would have given).
+const SnapshotVersion = 3
 
 // ErrSnapshotVersion: the snapshot was written by an unknown format version.
 var ErrSnapshotVersion = errors.New("orchestrator: unsupported snapshot version")
@@ -54,12 +56,18 @@ func UnmarshalSnapshot(b []byte) (*State, error) {
 		if r == nil || r.ID != id {
 			return nil, fmt.Errorf("orchestrator: unmarshal snapshot: run %q is missing or misfiled", id)
 		}
+		if !r.Status.Known() {
+			return nil, fmt.Errorf("orchestrator: unmarshal snapshot: run %s has unknown status %q", id, r.Status)
+		}
 		if r.Terminal() {
 			return nil, fmt.Errorf("orchestrator: unmarshal snapshot: run %s is %s, and a state holds live runs only", id, r.Status)
 		}
 		for i, st := range r.Steps {
 			if st == nil {
 				return nil, fmt.Errorf("orchestrator: unmarshal snapshot: run %s: step %d is null", id, i)
+			}
+			if !st.Status.Known() {
+				return nil, fmt.Errorf("orchestrator: unmarshal snapshot: run %s: step %d has unknown status %q", id, i, st.Status)
 			}
 		}
 		r.buildIndex()

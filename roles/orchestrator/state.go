@@ -7,20 +7,6 @@ import (
 	"github.com/agentic-dev/agentic/bus/event"
 )
 
-// Step statuses. A step in State is never "ready": readiness depends on the
-// clock and is computed by Decide; View shows a pending step whose
-// dependencies are all done as StepReady.
-const (
-	StepPending   = "pending"
-	StepReady     = "ready"
-	StepAssigned  = "assigned"
-	StepRunning   = "running"
-	StepSucceeded = "succeeded"
-	StepFailed    = "failed"
-	StepSkipped   = "skipped"
-	StepCancelled = "cancelled"
-)
-
 // State is the orchestrator's projection of the ledger: the live runs (not
 // yet finished), their steps and the executors that announced themselves.
 // A run leaves State in the fold that gives it a final status; what a
@@ -58,11 +44,15 @@ type State struct {
 
 // Run is one goal's journey from submission to a final status.
 type Run struct {
-	ID       string          `json:"id"`
-	Goal     string          `json:"goal"`
-	Status   event.RunStatus `json:"status"`
-	Reason   string          `json:"reason,omitempty"`
-	Revision int             `json:"revision"`
+	ID     string    `json:"id"`
+	Goal   string    `json:"goal"`
+	Status RunStatus `json:"status"`
+	Reason string    `json:"reason,omitempty"`
+	// Code is the stable reason of a failure or cancellation (Codes); ""
+	// while the run goes on, when it succeeded, and for a run.finished
+	// written before codes.
+	Code     Code `json:"code,omitempty"`
+	Revision int  `json:"revision"`
 	// Source is where the current plan came from ("file" or "llm").
 	Source string `json:"source,omitempty"`
 	// Subgoals of the current plan, in declaration order.
@@ -89,7 +79,7 @@ type Run struct {
 type Step struct {
 	// Spec is the step as the accepted plan revision gives it.
 	Spec   event.Step `json:"spec"`
-	Status string     `json:"status"`
+	Status StepStatus `json:"status"`
 	// Attempt is the number of the latest assignment (1-based; 0 = never
 	// assigned). The next assignment uses Attempt+1.
 	Attempt int `json:"attempt"`
@@ -105,6 +95,8 @@ type Step struct {
 	ExitCode   *int      `json:"exit_code,omitempty"`
 	// Error is the last failure's description.
 	Error string `json:"error,omitempty"`
+	// Code is the last failure's (or the cancellation's) stable reason.
+	Code Code `json:"code,omitempty"`
 	// Class is the last failure's class.
 	Class event.FailureClass `json:"class,omitempty"`
 	// Abort marks a terminal failure that fails the run (on_failure is not

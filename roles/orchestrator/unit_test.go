@@ -52,50 +52,96 @@ func TestRetryable(t *testing.T) {
 	fail := func(class event.FailureClass, err string, attempt int) event.TaskFinishedData {
 		return event.TaskFinishedData{Status: event.TaskFailed, Class: class, Error: err, Attempt: attempt, ExitCode: 3}
 	}
+	noExit := func(d event.TaskFinishedData) event.TaskFinishedData { d.ExitCode = -1; return d }
+	timed := func(d event.TaskFinishedData) event.TaskFinishedData { d.TimedOut = true; return noExit(d) }
+	intr := func(d event.TaskFinishedData) event.TaskFinishedData { d.Interrupted = true; return noExit(d) }
+	timedOut := event.TaskFinishedData{Status: event.TaskFailed, TimedOut: true, Attempt: 1, ExitCode: -1}
 	tests := []struct {
 		name       string
 		spec       event.Step
 		d          event.TaskFinishedData
 		wantRetry  bool
+		wantCode   Code
 		wantReason string
 	}{
-		{"transient within retries", event.Step{Retries: 2}, fail(event.ClassTransient, "timeout", 2), true, "timeout"},
-		{"transient exhausted", event.Step{Retries: 2}, fail(event.ClassTransient, "timeout", 3), false, "timeout"},
-		{"policy never", event.Step{Retries: 5, OnFailure: event.OnFailureRetry}, fail(event.ClassPolicy, "denied", 1), false, "denied"},
-		{"logic abort", event.Step{Retries: 5}, fail(event.ClassLogic, "", 1), false, "exit code 3"},
-		{"logic retry", event.Step{Retries: 1, OnFailure: event.OnFailureRetry}, fail(event.ClassLogic, "", 1), true, "exit code 3"},
-		{"logic retry exhausted", event.Step{Retries: 1, OnFailure: event.OnFailureRetry}, fail(event.ClassLogic, "", 2), false, "exit code 3"},
-		{"unclassified is logic", event.Step{Retries: 1}, fail("", "", 1), false, "exit code 3"},
-		{"interrupted idempotent", event.Step{Retries: 1, Idempotent: true}, fail(event.ClassTransient, "interrupted: x", 1), true, "interrupted: x"},
-		{"interrupted not idempotent", event.Step{Retries: 1}, fail(event.ClassTransient, "interrupted: x", 1), false, ReasonNotIdempotent},
-		{"interruption marker must be a prefix", event.Step{Retries: 1}, fail(event.ClassTransient, "was interrupted", 1), true, "was interrupted"},
+		{"transient within retries", event.Step{Retries: 2}, noExit(fail(event.ClassTransient, "wait: x", 2)), true, CodeTransientError, "wait: x"},
+		{"transient exhausted", event.Step{Retries: 2}, noExit(fail(event.ClassTransient, "wait: x", 3)), false, CodeTransientError, "wait: x"},
+		{"policy never", event.Step{Retries: 5, OnFailure: event.OnFailureRetry}, fail(event.ClassPolicy, "denied", 1), false, CodePolicyDenied, "denied"},
+		{"logic abort", event.Step{Retries: 5}, fail(event.ClassLogic, "", 1), false, CodeExitNonzero, "exit code 3"},
+		{"logic retry", event.Step{Retries: 1, OnFailure: event.OnFailureRetry}, fail(event.ClassLogic, "", 1), true, CodeExitNonzero, "exit code 3"},
+		{"logic retry exhausted", event.Step{Retries: 1, OnFailure: event.OnFailureRetry}, fail(event.ClassLogic, "", 2), false, CodeExitNonzero, "exit code 3"},
+		{"logic without exit code", event.Step{}, noExit(fail(event.ClassLogic, "empty command", 1)), false, CodeLogicError, "empty command"},
+		{"unclassified is logic", event.Step{Retries: 1}, fail("", "", 1), false, CodeExitNonzero, "exit code 3"},
+		{"timed out", event.Step{Retries: 1}, timed(fail(event.ClassTransient, "timed out after 1s", 2)), false, CodeTimedOut, "timed out after 1s"},
+		{"unclassified timeout is transient", event.Step{Retries: 1}, timedOut, true, CodeTimedOut, "exit code -1"},
+		{"interrupted idempotent", event.Step{Retries: 1, Idempotent: true}, intr(fail(event.ClassTransient, "interrupted: x", 1)), true, CodeInterrupted, "interrupted: x"},
+		{"interrupted idempotent, one more", event.Step{Retries: 1, Idempotent: true}, intr(fail(event.ClassTransient, "interrupted: x", 2)), true, CodeInterrupted, "interrupted: x"},
+		{"interrupted idempotent, spent", event.Step{Retries: 1, Idempotent: true}, intr(fail(event.ClassTransient, "interrupted: x", 3)), false, CodeInterrupted, "interrupted: x"},
+		{"interrupted not idempotent", event.Step{Retries: 1}, intr(fail(event.ClassTransient, "interrupted: x", 1)), false, CodeInterruptedNotIdempotent, ReasonNotIdempotent},
+		{"interrupted without text", event.Step{Retries: 1}, intr(fail(event.ClassTransient, "", 1)), false, CodeInterruptedNotIdempotent, ReasonNotIdempotent},
+		{"interrupted policy is policy", event.Step{Retries: 1}, intr(fail(event.ClassPolicy, "interrupted: x", 1)), false, CodePolicyDenied, "interrupted: x"},
+		{"the text alone is no interruption", event.Step{Retries: 1}, noExit(fail(event.ClassTransient, "interrupted: x", 1)), true, CodeTransientError, "interrupted: x"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			retry, reason := retryable(tt.spec, tt.d)
-			if retry != tt.wantRetry || reason != tt.wantReason {
-				t.Fatalf("retryable = %v %q, want %v %q", retry, reason, tt.wantRetry, tt.wantReason)
+			retry, code, reason := retryable(tt.spec, tt.d)
+			if retry != tt.wantRetry || code != tt.wantCode || reason != tt.wantReason {
+				t.Fatalf("retryable = %v %s %q, want %v %s %q", retry, code, reason, tt.wantRetry, tt.wantCode, tt.wantReason)
 			}
 		})
 	}
-	timedOut := event.TaskFinishedData{Status: event.TaskFailed, TimedOut: true, Attempt: 1}
-	if retry, _ := retryable(event.Step{Retries: 1}, timedOut); !retry {
-		t.Error("an unclassified timeout is not treated as transient")
+}
+
+// TestDecisionKeys: keys are compared field by field, never through a
+// string encoding, so no two decisions are one whatever their ids hold
+// (their String, for people, may coincide); String keeps the shape logs
+// and golden scripts show.
+func TestDecisionKeys(t *testing.T) {
+	a := assignKey("r", "a/1", 2, "n")
+	b := assignKey("r/a", "1", 2, "n")
+	if a == b || a.String() != b.String() {
+		t.Fatalf("keys %#v and %#v: equal %v, strings %q %q", a, b, a == b, a.String(), b.String())
+	}
+	inflight := map[DecisionKey]bool{a: true}
+	if inflight[b] || !inflight[assignKey("r", "a/1", 2, "n")] {
+		t.Fatal("map lookup by key does not compare fields")
+	}
+	for k, want := range map[DecisionKey]string{
+		acceptKey("r1", 3):                       "accept/r1/3",
+		assignKey("r1", "build/linux", 12, "n7"): "assign/r1/build/linux/12/n7",
+		cancelKey("r1", "s", 2):                  "cancel/r1/s/2",
+		finishKey("r1"):                          "finish/r1",
+	} {
+		if k.String() != want {
+			t.Errorf("%#v.String() = %q, want %q", k, k.String(), want)
+		}
+	}
+	if acceptKey("r1", 1) == acceptKey("r1", 2) || cancelKey("r", "s", 1) == (DecisionKey{Kind: KindAssign, Run: "r", Step: "s", Attempt: 1}) {
+		t.Error("keys of other revisions or kinds are equal")
 	}
 }
 
-func TestAssignKeyRoundTrip(t *testing.T) {
-	for _, step := range []string{"a", "build/linux", "x-1"} {
-		key := assignKey("0190-run", step, 12, "node-7")
-		ref, node, ok := parseAssignKey(key)
-		if !ok || ref != (attemptRef{"0190-run", step, 12}) || node != "node-7" {
-			t.Errorf("parseAssignKey(%q) = %v %q %v", key, ref, node, ok)
-		}
+// TestInflightAssignmentIsPerStep: an assignment in flight for step
+// "build.linux" holds a slot and suppresses that step's assignment only,
+// not that of step "build".
+func TestInflightAssignmentIsPerStep(t *testing.T) {
+	var l ledger
+	s := NewState()
+	p := event.Plan{Steps: []event.Step{{ID: "build.linux", Kind: event.KindNoop}, {ID: "build", Kind: event.KindNoop}}}
+	s.Apply(l.add(event.ExecutorOnline, "", "n1", t0, event.ExecutorOnlineData{Slots: 2}))
+	s.Apply(l.add(event.LeaderElected, "", "o", t0, event.LeaderElectedData{Decision: event.Decision{Epoch: 1}, Leader: "o"}))
+	s.Apply(l.add(event.GoalSubmitted, "r", "op", t0, event.GoalSubmittedData{Goal: "g"}))
+	s.Apply(l.add(event.PlanProposed, "r", "p", t0, event.PlanProposedData{Revision: 1, Plan: p}))
+	s.Apply(l.add(event.PlanAccepted, "r", "o", t0, event.PlanAcceptedData{Decision: event.Decision{Epoch: 1}, Revision: 1}))
+	ds, _ := Decide(s, t0, 1, map[DecisionKey]bool{assignKey("r", "build.linux", 1, "n1"): true})
+	if len(ds) != 1 || ds[0].Key != assignKey("r", "build", 1, "n1") {
+		t.Fatalf("decisions %+v, want only build's assignment", ds)
 	}
-	for _, key := range []string{"finish/r1", "cancel/r1/a/1", "assign/r1", "assign/r1/a/x/n1", "assign/r1/a/1"} {
-		if _, _, ok := parseAssignKey(key); ok {
-			t.Errorf("parseAssignKey(%q) accepted a malformed key", key)
-		}
+	// Both slots are taken: n1's one free slot went to build, the other is
+	// held by the assignment in flight.
+	ds, _ = Decide(s, t0, 1, map[DecisionKey]bool{assignKey("r", "build.linux", 1, "n1"): true, ds[0].Key: true})
+	if len(ds) != 0 {
+		t.Fatalf("decisions %+v with both assignments in flight", ds)
 	}
 }
 
@@ -128,7 +174,7 @@ func TestRunLookup(t *testing.T) {
 	if v := s.RunsView("", 2); len(v) != 2 || v[0].ID != "0200zz" || v[1].ID != "0190ab" {
 		t.Errorf("RunsView newest first, limit 2 = %+v", v)
 	}
-	if v := s.RunsView(string(event.RunRunning), 0); len(v) != 0 {
+	if v := s.RunsView(RunRunning, 0); len(v) != 0 {
 		t.Errorf("RunsView(running) = %+v, want none", v)
 	}
 }
@@ -151,11 +197,11 @@ func TestViewShape(t *testing.T) {
 	s.Apply(l.add(event.TaskFinished, "r", "n1", t0.Add(2*time.Second), event.TaskFinishedData{Step: "a", Attempt: 1, Status: event.TaskSucceeded}))
 	v := s.Runs["r"].View()
 	a, b := v.Steps[0], v.Steps[1]
-	if a.Status != StepSucceeded || a.Subgoal != "g" || a.Title != "A" || a.ExitCode == nil || *a.ExitCode != 0 ||
+	if a.Status != string(StepSucceeded) || a.Subgoal != "g" || a.Title != "A" || a.ExitCode == nil || *a.ExitCode != 0 ||
 		a.StartedAt == nil || !a.StartedAt.Equal(t0.Add(time.Second)) || a.FinishedAt == nil || a.Node != "n1" {
 		t.Errorf("step a view = %+v", a)
 	}
-	if b.Status != StepReady || b.ExitCode != nil || b.StartedAt != nil || b.Kind != event.KindNoop {
+	if b.Status != string(StepReady) || b.ExitCode != nil || b.StartedAt != nil || b.Kind != event.KindNoop {
 		t.Errorf("step b view = %+v", b)
 	}
 	b.DependsOn[0] = "mutated"
@@ -171,5 +217,40 @@ func TestViewShape(t *testing.T) {
 	}
 	if s.FreeSlots("n1") != 1 || s.FreeSlots("nobody") != 0 {
 		t.Errorf("free slots n1=%d nobody=%d", s.FreeSlots("n1"), s.FreeSlots("nobody"))
+	}
+}
+
+// TestInterruptedFromBuildsBeforeTheField: a task.finished without the
+// interrupted field (a build before it) counts as interrupted when its
+// error starts with the prefix such builds wrote; with the field, the
+// field decides.
+func TestInterruptedFromBuildsBeforeTheField(t *testing.T) {
+	for _, tt := range []struct {
+		name, data string
+		want       StepStatus
+		code       Code
+	}{
+		{"old, interrupted", `{"step":"a","attempt":1,"status":"failed","class":"transient","error":"interrupted: executor restarted"}`, StepFailed, CodeInterruptedNotIdempotent},
+		{"old, other transient", `{"step":"a","attempt":1,"status":"failed","class":"transient","error":"wait: x","exit_code":-1}`, StepPending, CodeTransientError},
+		{"new, text only", `{"step":"a","attempt":1,"status":"failed","class":"transient","error":"interrupted: x","exit_code":-1,"interrupted":false}`, StepPending, CodeTransientError},
+		{"new, interrupted", `{"step":"a","attempt":1,"status":"failed","class":"transient","interrupted":true}`, StepFailed, CodeInterruptedNotIdempotent},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var l ledger
+			s := NewState()
+			p := event.Plan{Steps: []event.Step{{ID: "a", Kind: event.KindShell, Run: "true", Retries: 1}}}
+			s.Apply(l.add(event.ExecutorOnline, "", "n1", t0, event.ExecutorOnlineData{Slots: 1}))
+			s.Apply(l.add(event.GoalSubmitted, "r", "op", t0, event.GoalSubmittedData{Goal: "g"}))
+			s.Apply(l.add(event.PlanProposed, "r", "p", t0, event.PlanProposedData{Revision: 1, Plan: p}))
+			s.Apply(l.add(event.PlanAccepted, "r", "o", t0, event.PlanAcceptedData{Revision: 1}))
+			s.Apply(l.add(event.TaskAssigned, "r", "o", t0, event.TaskAssignedData{Step: p.Steps[0], Attempt: 1, Node: "n1"}))
+			ev := l.add(event.TaskFinished, "r", "n1", t0, map[string]string{})
+			ev.Data = []byte(tt.data)
+			s.Apply(ev)
+			st := s.Runs["r"].Steps[0]
+			if st.Status != tt.want || st.Code != tt.code {
+				t.Fatalf("step %s code %s, want %s %s", st.Status, st.Code, tt.want, tt.code)
+			}
+		})
 	}
 }

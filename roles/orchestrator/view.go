@@ -17,6 +17,9 @@ type RunView struct {
 	CreatedAt  time.Time       `json:"created_at"`
 	FinishedAt *time.Time      `json:"finished_at"`
 	Steps      []StepView      `json:"steps"`
+	// Code is the stable reason of a failure or cancellation (Codes);
+	// Reason is for people.
+	Code string `json:"code,omitempty"`
 }
 
 // StepView is the public shape of a step within a RunView.
@@ -33,6 +36,9 @@ type StepView struct {
 	Error      string         `json:"error,omitempty"`
 	StartedAt  *time.Time     `json:"started_at"`
 	FinishedAt *time.Time     `json:"finished_at"`
+	// Code is the stable reason of the last failure or of the
+	// cancellation (Codes); Error is for people.
+	Code string `json:"code,omitempty"`
 }
 
 // RunSummary is a run without its steps: one row of a run listing
@@ -53,4 +59,7 @@ type RunSummary struct {
 	// listed by it (newest first), ties broken by run id.
 	CreatedAt  time.Time  `json:"created_at"`
 	FinishedAt *time.Time `json:"finished_at"`
+	// Code is the stable reason of a failure or cancellation (Codes);
+	// Reason is for people.
+	Code string `json:"code,omitempty"`
 }

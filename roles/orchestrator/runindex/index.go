@@ -20,8 +20,9 @@ const Name = "runs"
 // another version is rebuilt from the ledger when the index is attached.
 // Bump it when the keys change, and also when what an entry holds changes
 // (a field of RunSummary or StepView, or how the fold computes a view), so
-// that no row of the old shape survives.
-const Version uint32 = 1
+// that no row of the old shape survives. Version 2: summaries and step
+// rows carry codes.
+const Version uint32 = 2
 
 // Errors of the read methods. Test with errors.Is.
 var (

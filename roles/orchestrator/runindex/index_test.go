@@ -69,7 +69,7 @@ func TestFinishedRunsLeaveMemoryAndStayOnDisk(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s.Status != event.RunSucceeded || s.Steps != 3 || s.StepCounts[orchestrator.StepSucceeded] != 3 ||
+		if s.Status != event.RunSucceeded || s.Steps != 3 || s.StepCounts[string(orchestrator.StepSucceeded)] != 3 ||
 			len(s.StepCounts) != 1 || s.FinishedAt == nil || s.Goal != "goal 6" {
 			t.Errorf("Run(r7) = %+v", s)
 		}
@@ -84,12 +84,12 @@ func TestFinishedRunsLeaveMemoryAndStayOnDisk(t *testing.T) {
 			t.Fatalf("Steps(r7) = %+v", steps)
 		}
 		for i, se := range steps {
-			if se.Pos != i || se.View.ID != fmt.Sprintf("s%d", i) || se.View.Status != orchestrator.StepSucceeded || se.View.Attempt != 1 {
+			if se.Pos != i || se.View.ID != fmt.Sprintf("s%d", i) || se.View.Status != string(orchestrator.StepSucceeded) || se.View.Attempt != 1 {
 				t.Errorf("step %d = %+v", i, se)
 			}
 		}
 		ls, err := x.Run(live)
-		if err != nil || ls.Status != event.RunRunning || ls.StepCounts[orchestrator.StepAssigned] != 1 || ls.StepCounts[orchestrator.StepPending] != 1 {
+		if err != nil || ls.Status != event.RunRunning || ls.StepCounts[string(orchestrator.StepAssigned)] != 1 || ls.StepCounts[string(orchestrator.StepPending)] != 1 {
 			t.Errorf("Run(%s) = %+v, %v", live, ls, err)
 		}
 	}

@@ -35,7 +35,7 @@ type liveRun struct {
 	status  string // the status its s/ key is filed under
 	// shown is the status each step's row shows; its length is the number
 	// of step rows written.
-	shown  []string
+	shown  []orchestrator.StepStatus
 	counts map[string]int // steps per shown status
 }
 
@@ -95,7 +95,7 @@ func (h *hot) write(w *ledger.IndexWriter, c orchestrator.RunChange, rec ledger.
 		return err
 	}
 	pos := position(lr.created, r.ID)
-	if err := lr.fileStatus(w, string(r.Status), pos); err != nil {
+	if err := lr.fileStatus(w, string(r.Status.Wire()), pos); err != nil {
 		return err
 	}
 	if w.Discard() {
@@ -121,7 +121,7 @@ func (lr *liveRun) writePlan(w *ledger.IndexWriter, r *orchestrator.Run) error {
 	clear(lr.counts)
 	for i := range r.Steps {
 		lr.shown[i] = r.StepStatus(i)
-		lr.counts[lr.shown[i]]++
+		lr.counts[lr.shown[i].Wire()]++
 		if err := writeStep(w, r, i); err != nil {
 			return err
 		}
@@ -135,11 +135,11 @@ func (lr *liveRun) writeSteps(w *ledger.IndexWriter, r *orchestrator.Run, positi
 	slices.Sort(positions)
 	for _, i := range slices.Compact(positions) {
 		if s := r.StepStatus(i); s != lr.shown[i] {
-			lr.counts[lr.shown[i]]--
-			if lr.counts[lr.shown[i]] == 0 {
-				delete(lr.counts, lr.shown[i])
+			lr.counts[lr.shown[i].Wire()]--
+			if lr.counts[lr.shown[i].Wire()] == 0 {
+				delete(lr.counts, lr.shown[i].Wire())
 			}
-			lr.counts[s]++
+			lr.counts[s.Wire()]++
 			lr.shown[i] = s
 		}
 		if err := writeStep(w, r, i); err != nil {
@@ -169,12 +169,13 @@ func (lr *liveRun) summary(r *orchestrator.Run) orchestrator.RunSummary {
 	s := orchestrator.RunSummary{
 		ID:         r.ID,
 		Goal:       r.Goal,
-		Status:     r.Status,
+		Status:     r.Status.Wire(),
 		Reason:     r.Reason,
 		Revision:   r.Revision,
 		Steps:      len(r.Steps),
 		StepCounts: lr.counts,
 		CreatedAt:  timeOf(lr.created),
+		Code:       r.Code.Wire(),
 	}
 	if !r.FinishedAt.IsZero() {
 		s.FinishedAt = new(r.FinishedAt)
@@ -267,10 +268,10 @@ func (x *Index) Restore(data []byte) error {
 			if !ok {
 				return fmt.Errorf("runindex: restore: run %s has no creation time", id)
 			}
-			lr := &liveRun{created: created, status: string(r.Status), shown: make([]string, len(r.Steps)), counts: map[string]int{}}
+			lr := &liveRun{created: created, status: string(r.Status.Wire()), shown: make([]orchestrator.StepStatus, len(r.Steps)), counts: map[string]int{}}
 			for i := range r.Steps {
 				lr.shown[i] = r.StepStatus(i)
-				lr.counts[lr.shown[i]]++
+				lr.counts[lr.shown[i].Wire()]++
 			}
 			h.live[id] = lr
 		}

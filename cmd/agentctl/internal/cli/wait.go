@@ -193,8 +193,8 @@ func (p *progressPrinter) showCounts(sum *api.RunSummary, final bool) {
 
 // stepOrder is the order step statuses are listed in.
 var stepOrder = []string{
-	orchestrator.StepSucceeded, orchestrator.StepSkipped, orchestrator.StepFailed, orchestrator.StepCancelled,
-	orchestrator.StepRunning, orchestrator.StepAssigned, orchestrator.StepReady, orchestrator.StepPending,
+	string(orchestrator.StepSucceeded), string(orchestrator.StepSkipped), string(orchestrator.StepFailed), string(orchestrator.StepCancelled),
+	string(orchestrator.StepRunning), string(orchestrator.StepAssigned), string(orchestrator.StepReady), string(orchestrator.StepPending),
 }
 
 // stepCounts is "succeeded 4210, running 8, ready 5782": the known

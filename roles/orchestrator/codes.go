@@ -1,0 +1,75 @@
+package orchestrator
+
+import "slices"
+
+// Code is the stable reason a step or a run failed or was cancelled, beside
+// the text for people (Step.Error, Run.Reason). Programs test the code; the
+// text may change. Codes are append-only (pinned by testdata/codes.golden):
+// a code is never renamed, removed or given another meaning.
+type Code string
+
+// Codes of a step that failed (its last failed attempt, also while it waits
+// for a retry) or was cancelled.
+const (
+	// CodeExitNonzero: the command exited with a non-zero code.
+	CodeExitNonzero Code = "exit_nonzero"
+	// CodeTimedOut: the attempt ran out of its timeout.
+	CodeTimedOut Code = "timed_out"
+	// CodeInterrupted: the attempt was interrupted (its executor stopped or
+	// restarted) and may have partly run.
+	CodeInterrupted Code = "interrupted"
+	// CodeInterruptedNotIdempotent: interrupted, and not re-run because
+	// the step is not idempotent.
+	CodeInterruptedNotIdempotent Code = "interrupted_not_idempotent"
+	// CodePolicyDenied: the safety policy refused the step.
+	CodePolicyDenied Code = "policy_denied"
+	// CodeTransientError: another transient failure (the process could not
+	// be started or waited for, it was killed by a signal).
+	CodeTransientError Code = "transient_error"
+	// CodeLogicError: another failure of the step itself (an unknown kind,
+	// an empty command, a working directory or environment it cannot have,
+	// a check that failed).
+	CodeLogicError Code = "logic_error"
+	// CodeCancelled: the executor reported the attempt cancelled.
+	CodeCancelled Code = "cancelled"
+	// CodeDependencyFailed: the step never ran because a step it depends
+	// on (directly or not) failed for good or was cancelled.
+	CodeDependencyFailed Code = "dependency_failed"
+	// CodeRunEnded: the step's run ended (failed) before the step could
+	// finish, for a reason that is not the step's nor its dependencies'.
+	CodeRunEnded Code = "run_ended"
+)
+
+// Codes of a run that failed or was cancelled (CodeCancelledByOperator is
+// also a step's, when its run was cancelled).
+const (
+	// CodeCancelledByOperator: an operator cancelled the run (run.cancel).
+	CodeCancelledByOperator Code = "cancelled_by_operator"
+	// CodePlanRejected: the planner could not plan the goal (plan.rejected).
+	CodePlanRejected Code = "plan_rejected"
+	// CodePlanInvalid: the proposed plan cannot be scheduled (a duplicate
+	// step id, an unknown or later dependency).
+	CodePlanInvalid Code = "plan_invalid"
+	// CodeStepFailed: a step failed for good and its on_failure is not
+	// "continue".
+	CodeStepFailed Code = "step_failed"
+	// CodeStepCancelled: a step was cancelled while its run went on.
+	CodeStepCancelled Code = "step_cancelled"
+)
+
+// codes is every code, in the order they were introduced.
+var codes = []Code{
+	CodeExitNonzero, CodeTimedOut, CodeInterrupted, CodeInterruptedNotIdempotent,
+	CodePolicyDenied, CodeTransientError, CodeLogicError, CodeCancelled,
+	CodeDependencyFailed, CodeRunEnded,
+	CodeCancelledByOperator, CodePlanRejected, CodePlanInvalid, CodeStepFailed,
+	CodeStepCancelled,
+}
+
+// Codes returns every code, in the order they were introduced (a copy).
+func Codes() []Code { return slices.Clone(codes) }
+
+// Known reports whether c is a code of this version. A run.finished of a
+// newer leader may carry a code this version does not know; the fold keeps
+// it as it is.
+func (c Code) Known() bool { return slices.Contains(codes, c) }
