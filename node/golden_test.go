@@ -602,12 +602,12 @@ func carryOn(t *testing.T, dir string, rec goldenRecord) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	old, err := st.Get(rec.Ledger.HeadSeq)
+	head, err := st.Get(rec.Ledger.HeadSeq)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if hex.EncodeToString(old.Hash[:]) != rec.Ledger.HeadHash {
-		t.Fatalf("hash at the recorded head %d: %x, recorded %s", rec.Ledger.HeadSeq, old.Hash, rec.Ledger.HeadHash)
+	if hex.EncodeToString(head.Hash[:]) != rec.Ledger.HeadHash {
+		t.Fatalf("hash at the recorded head %d: %x, recorded %s", rec.Ledger.HeadSeq, head.Hash, rec.Ledger.HeadHash)
 	}
 	rep, err := st.Verify(envelope.NewVerifier(root))
 	if err != nil || !rep.OK || rep.Events <= rec.Ledger.HeadSeq {
@@ -616,10 +616,22 @@ func carryOn(t *testing.T, dir string, rec goldenRecord) {
 	if rep.Versions[envelope.Version] <= rec.Ledger.Verify.Versions[strconv.Itoa(envelope.Version)] {
 		t.Errorf("messages of version %d: %d, recorded %d: the new events were not verified", envelope.Version, rep.Versions[envelope.Version], rec.Ledger.Verify.Versions[strconv.Itoa(envelope.Version)])
 	}
+	// The history is closed: nothing new names a recorded run.
+	old := map[string]bool{}
+	for _, raw := range rec.Runs {
+		var s api.RunSummary
+		if err := json.Unmarshal(raw, &s); err != nil {
+			t.Fatal(err)
+		}
+		old[s.ID] = true
+	}
 	var finished bool
 	for r, err := range st.Scan(rec.Ledger.HeadSeq + 1) {
 		if err != nil {
 			t.Fatal(err)
+		}
+		if old[r.Event.Run] {
+			t.Errorf("new record %d of recorded run %s: %s %s", r.Event.Seq, r.Event.Run, r.Event.Type, r.Event.Data)
 		}
 		switch ev := r.Event; ev.Type {
 		case event.Rejected, event.Gap:
