@@ -8,10 +8,11 @@ LDFLAGS := -X github.com/agentic-dev/agentic/node.Version=$(VERSION)
 
 all: build
 
-## build: compile agentd and agentctl into ./bin
+## build: compile agentd and agentctl into ./bin (static: no cgo, so Pebble's
+## caches live in Go memory and go back to the OS when freed)
 build:
-	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/agentd ./cmd/agentd
-	$(GO) build -ldflags "$(LDFLAGS) -X main.version=$(VERSION)" -o $(BIN)/agentctl ./cmd/agentctl
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/agentd ./cmd/agentd
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS) -X main.version=$(VERSION)" -o $(BIN)/agentctl ./cmd/agentctl
 
 ## test: formatting, vet, and the whole suite with the race detector (what CI runs)
 test: lint

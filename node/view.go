@@ -129,7 +129,7 @@ func (r runReads) steps(ctx context.Context, id string, after, limit int, maxPay
 		if err := ctx.Err(); err != nil {
 			return api.Page[json.RawMessage]{}, fmt.Errorf("node: steps of run %s: %w", id, err)
 		}
-		ok, err := p.Add(st.View)
+		ok, err := p.AddRaw(st.Raw)
 		if err != nil {
 			return api.Page[json.RawMessage]{}, fmt.Errorf("node: step %s of run %s: %w", st.View.ID, id, err)
 		}

@@ -21,7 +21,8 @@ import (
 // timers (lease renewals, consumers' heartbeats) to have run.
 const idleWait = 2 * time.Second
 
-// buildAgentd builds cmd/agentd into a temporary directory.
+// buildAgentd builds cmd/agentd into a temporary directory, as make build
+// does (no cgo).
 func buildAgentd(tb testing.TB) string {
 	tb.Helper()
 	goBin, err := exec.LookPath("go")
@@ -30,6 +31,7 @@ func buildAgentd(tb testing.TB) string {
 	}
 	bin := filepath.Join(tb.TempDir(), "agentd")
 	cmd := exec.Command(goBin, "build", "-o", bin, "github.com/agentic-dev/agentic/cmd/agentd")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		tb.Fatalf("go build agentd: %v\n%s", err, out)
 	}

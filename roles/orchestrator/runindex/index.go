@@ -1,6 +1,7 @@
 package runindex
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -167,6 +168,9 @@ func (e *AmbiguousError) Is(target error) bool { return target == ErrAmbiguous }
 type StepEntry struct {
 	Pos  int
 	View orchestrator.StepView
+	// Raw is View as stored: its JSON encoding, for callers that pass
+	// steps on without encoding them again.
+	Raw json.RawMessage
 }
 
 // Name is "runs".

@@ -236,7 +236,7 @@ func (x *Index) Steps(run string, after int) iter.Seq2[StepEntry, error] {
 				yield(StepEntry{}, fmt.Errorf("runindex: steps of %s: %w: step key %q", run, ledger.ErrCorrupt, e.Key))
 				return
 			}
-			se := StepEntry{Pos: int(binary.BigEndian.Uint32(rest))}
+			se := StepEntry{Pos: int(binary.BigEndian.Uint32(rest)), Raw: e.Value}
 			if err := json.Unmarshal(e.Value, &se.View); err != nil {
 				yield(StepEntry{}, fmt.Errorf("runindex: steps of %s: step %d: %w", run, se.Pos, err))
 				return
