@@ -30,9 +30,19 @@ type noopResult struct {
 	decide, deliver durations     // per step: ready→assigned, assigned→started
 }
 
-// runNoopPlan submits file and waits for its run to finish; it fails
-// unless the run succeeded with every one of its steps.
-func runNoopPlan(tb testing.TB, bn *benchNode, file string, steps int) noopResult {
+// recorded is what runPlan saw of one run on the stream.
+type recorded struct {
+	run         string
+	took        time.Duration // submit → run.finished published
+	firstAssign time.Duration // submit → first task.assigned published
+	cpu         float64       // share of all cores used meanwhile
+	msgs        []*nats.Msg   // every stream message published during the run
+}
+
+// runPlan submits file (named name) and records every stream message until
+// its run.finished; it fails unless the run succeeded with every one of
+// its steps.
+func runPlan(tb testing.TB, bn *benchNode, name, file string, steps int) recorded {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -40,7 +50,7 @@ func runNoopPlan(tb testing.TB, bn *benchNode, file string, steps int) noopResul
 		at  time.Time
 		msg *nats.Msg
 	}
-	arrivals := make(chan arrival, 4096)
+	arrivals := make(chan arrival, 8192)
 	sub, err := bn.nc.Subscribe(event.SubjectAll, func(m *nats.Msg) {
 		arrivals <- arrival{at: time.Now(), msg: m}
 	})
@@ -51,20 +61,17 @@ func runNoopPlan(tb testing.TB, bn *benchNode, file string, steps int) noopResul
 	if err := bn.nc.Flush(); err != nil {
 		tb.Fatal(err)
 	}
-
 	clock := startCPU()
 	start := time.Now()
-	run, err := bn.submit(ctx, "noop2000.json", file)
-	if err != nil {
+	var r recorded
+	if r.run, err = bn.submit(ctx, name, file); err != nil {
 		tb.Fatal(err)
 	}
-	var r noopResult
-	var kept []*nats.Msg
 wait:
 	for {
 		select {
 		case a := <-arrivals:
-			kept = append(kept, a.msg)
+			r.msgs = append(r.msgs, a.msg)
 			switch event.TypeFromSubject(a.msg.Subject) {
 			case event.TaskAssigned:
 				if r.firstAssign == 0 {
@@ -75,13 +82,20 @@ wait:
 				break wait
 			}
 		case <-ctx.Done():
-			tb.Fatalf("noop run %s did not finish: %v", run, ctx.Err())
+			tb.Fatalf("run %s of %s did not finish: %v", r.run, name, ctx.Err())
 		}
 	}
 	r.cpu = clock.utilization()
-	r.msgs = len(kept)
-	checkSucceeded(tb, ctx, bn.api, run, steps)
+	checkSucceeded(tb, ctx, bn.api, r.run, steps)
+	return r
+}
 
+// runNoopPlan runs file and measures its steps' legs.
+func runNoopPlan(tb testing.TB, bn *benchNode, file string, steps int) noopResult {
+	tb.Helper()
+	rec := runPlan(tb, bn, "noop2000.json", file, steps)
+	r := noopResult{took: rec.took, firstAssign: rec.firstAssign, cpu: rec.cpu, msgs: len(rec.msgs)}
+	run, kept := rec.run, rec.msgs
 	tl := timeline{}
 	v := envelope.NewVerifier(bn.root)
 	for _, m := range kept {

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os/exec"
@@ -120,55 +119,17 @@ type shellResult struct {
 // task.finished with exit code 0.
 func runShellPlan(tb testing.TB, bn *benchNode, file string, steps, slots int) shellResult {
 	tb.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	type arrival struct {
-		at  time.Time
-		msg *nats.Msg
-	}
-	arrivals := make(chan arrival, 8192)
-	sub, err := bn.nc.Subscribe(event.SubjectAll, func(m *nats.Msg) {
-		arrivals <- arrival{at: time.Now(), msg: m}
-	})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer sub.Unsubscribe()
-	if err := bn.nc.Flush(); err != nil {
-		tb.Fatal(err)
-	}
-	clock := startCPU()
-	start := time.Now()
-	run, err := bn.submit(ctx, "shell2000.json", file)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var r shellResult
-	var kept []*nats.Msg
-wait:
-	for {
-		select {
-		case a := <-arrivals:
-			kept = append(kept, a.msg)
-			switch event.TypeFromSubject(a.msg.Subject) {
-			case event.TaskAssigned:
-				if r.firstAssign == 0 {
-					r.firstAssign = a.at.Sub(start)
-				}
-			case event.TaskStarted:
-				r.startedMsgs++
-			case event.TaskFinished:
-				r.finishedMsgs++
-			case event.RunFinished:
-				r.took = a.at.Sub(start)
-				break wait
-			}
-		case <-ctx.Done():
-			tb.Fatalf("shell run %s did not finish: %v", run, ctx.Err())
+	rec := runPlan(tb, bn, "shell2000.json", file, steps)
+	r := shellResult{took: rec.took, firstAssign: rec.firstAssign, cpu: rec.cpu}
+	run, kept := rec.run, rec.msgs
+	for _, m := range kept {
+		switch event.TypeFromSubject(m.Subject) {
+		case event.TaskStarted:
+			r.startedMsgs++
+		case event.TaskFinished:
+			r.finishedMsgs++
 		}
 	}
-	r.cpu = clock.utilization()
-	checkSucceeded(tb, ctx, bn.api, run, steps)
 	tl := checkProcesses(tb, bn, kept, run, steps)
 	r.deliver, r.execute, r.decide = slotLegs(tl, run, slots)
 	return r
