@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus"
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/node/nodetest"
@@ -39,7 +40,7 @@ func TestRestartWithLongHistory(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "go")
 	n := nodetest.Start(t, cfg)
 	run := n.Submit(t, "wait.yaml", fmt.Sprintf(waitPlan, marker))
-	nodetest.Eventually(t, 30*time.Second, "step wait running", func() bool {
+	poll.Eventually(t, 30*time.Second, "step wait running", func() bool {
 		r, err := n.API.RunsGet(context.Background(), run)
 		return err == nil && len(r.Steps) == 2 && r.Steps[1].Status == "running"
 	})
@@ -64,7 +65,7 @@ func TestRestartWithLongHistory(t *testing.T) {
 	}
 
 	n = nodetest.Start(t, cfg)
-	nodetest.Eventually(t, 2*time.Minute, "ready after folding the history", func() bool { return n.Ready() == nil })
+	poll.Eventually(t, 2*time.Minute, "ready after folding the history", func() bool { return n.Ready() == nil })
 	if err := os.WriteFile(marker, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
