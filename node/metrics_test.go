@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/node/nodetest"
 )
 
@@ -15,7 +16,7 @@ import (
 func TestClockSkewMetric(t *testing.T) {
 	n := nodetest.Start(t, nodetest.Config(t.TempDir()))
 	var line string
-	nodetest.Eventually(t, 20*time.Second, "a skew gauge for the node's own events", func() bool {
+	poll.Eventually(t, 20*time.Second, "a skew gauge for the node's own events", func() bool {
 		resp, err := http.Get("http://" + n.HTTPAddr() + "/metrics")
 		if err != nil {
 			return false

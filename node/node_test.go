@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus"
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/envelope"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/trust"
@@ -130,7 +131,7 @@ func TestForgedEventsHaveNoEffect(t *testing.T) {
 	}
 	want := len(forged) + 1
 	var rejected []api.AuditLine
-	nodetest.Eventually(t, 20*time.Second, "rejections in the audit", func() bool {
+	poll.Eventually(t, 20*time.Second, "rejections in the audit", func() bool {
 		page, err := n.API.Audit(ctx, api.AuditRequest{})
 		if err != nil {
 			return false
@@ -161,7 +162,7 @@ func TestForgedEventsHaveNoEffect(t *testing.T) {
 		}
 	}
 	// Exactly one run exists: the valid goal's.
-	nodetest.Eventually(t, 20*time.Second, "the valid run", func() bool {
+	poll.Eventually(t, 20*time.Second, "the valid run", func() bool {
 		runs, err := n.API.RunsList(ctx, api.RunsListRequest{})
 		return err == nil && len(runs.Items) == 1
 	})
@@ -178,7 +179,7 @@ func TestForgedEventsHaveNoEffect(t *testing.T) {
 
 func TestHTTPEndpoints(t *testing.T) {
 	n := nodetest.Start(t, nodetest.Config(t.TempDir()))
-	nodetest.Eventually(t, 20*time.Second, "readyz 200", func() bool {
+	poll.Eventually(t, 20*time.Second, "readyz 200", func() bool {
 		return httpGet(t, "http://"+n.HTTPAddr()+"/readyz") == 200
 	})
 	if code := httpGet(t, "http://"+n.HTTPAddr()+"/healthz"); code != 200 {

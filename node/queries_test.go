@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus"
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/node/nodetest"
@@ -102,7 +103,7 @@ func TestAuditPagesByIndexes(t *testing.T) {
 	cancel(t, n, run, strings.Repeat("lorem ipsum ", 50_000))
 	cancel(t, n, run, "small")
 	var raw api.AuditPage // as the node sends it
-	nodetest.Eventually(t, 10*time.Second, "the cancels", func() bool {
+	poll.Eventually(t, 10*time.Second, "the cancels", func() bool {
 		raw = api.AuditPage{}
 		err := n.API.Call(ctx, api.MethodAudit, api.AuditRequest{After: first.Head}, &raw)
 		return err == nil && len(raw.Items) == 2
@@ -177,7 +178,7 @@ func TestFollowersDoNotStarveQueries(t *testing.T) {
 	}
 	// The followers are waiting (nothing is committing); every other query
 	// answers, more of them than MaxConcurrent.
-	nodetest.Eventually(t, 10*time.Second, "32 followers waiting", func() bool {
+	poll.Eventually(t, 10*time.Second, "32 followers waiting", func() bool {
 		return metric(t, n, "agentic_api_long_polls") == "32"
 	})
 	quick := api.NewClient(n.NC, 3*time.Second)
@@ -213,7 +214,7 @@ func TestExportSplitsLargeRecords(t *testing.T) {
 	ctx := context.Background()
 	cancel(t, n, run, strings.Repeat("lorem ipsum ", 50_000))
 	var raw api.ExportPage
-	nodetest.Eventually(t, 10*time.Second, "the large record in the export", func() bool {
+	poll.Eventually(t, 10*time.Second, "the large record in the export", func() bool {
 		raw = api.ExportPage{}
 		if err := n.API.Call(ctx, api.MethodLedgerExport, api.ExportRequest{}, &raw); err != nil {
 			return false

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus"
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/nodetest"
 )
@@ -81,7 +82,7 @@ steps:
 func TestCancelStopsRunningStep(t *testing.T) {
 	n := nodetest.Start(t, nodetest.Config(t.TempDir()))
 	run := n.Submit(t, "slow.yaml", slowPlan)
-	nodetest.Eventually(t, 20*time.Second, "step running", func() bool {
+	poll.Eventually(t, 20*time.Second, "step running", func() bool {
 		r, err := n.API.RunsGet(context.Background(), run)
 		return err == nil && len(r.Steps) == 1 && r.Steps[0].Status == "running"
 	})

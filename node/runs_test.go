@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus"
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/node/nodetest"
@@ -49,7 +50,7 @@ func bigGoal(i int) string {
 func waitFinished(t testing.TB, n *nodetest.Node, runs []string) {
 	t.Helper()
 	for _, id := range runs {
-		nodetest.Eventually(t, 60*time.Second, "run "+id+" finished", func() bool {
+		poll.Eventually(t, 60*time.Second, "run "+id+" finished", func() bool {
 			s, err := n.API.RunSummary(context.Background(), id)
 			return err == nil && (s.Status == event.RunSucceeded || s.Status == event.RunFailed)
 		})

@@ -79,7 +79,9 @@ type Outbox struct {
 	id   *trust.Identity
 	log  *slog.Logger
 	wake chan struct{}
-	mu   struct {
+	// now is the clock that signs rounds and ages them (tests move it).
+	now func() time.Time
+	mu  struct {
 		sync.Mutex
 		next    uint64
 		pending []entry
@@ -112,7 +114,7 @@ func open(dir string, fs vfs.FS, id *trust.Identity, logger *slog.Logger) (*Outb
 	if err != nil {
 		return nil, fmt.Errorf("outbox: open %s: %w", dir, err)
 	}
-	o := &Outbox{db: db, id: id, log: logger, wake: make(chan struct{}, 1)}
+	o := &Outbox{db: db, id: id, log: logger, wake: make(chan struct{}, 1), now: time.Now}
 	o.mu.drained = make(chan struct{})
 	it, err := db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: []byte("o0")})
 	if err != nil {
@@ -339,7 +341,7 @@ func (o *Outbox) run(ctx context.Context, js jetstream.JetStream) {
 			}
 		}
 		r := retry
-		if r == nil || time.Since(r.signed) > resignAfter {
+		if r == nil || o.now().Sub(r.signed) > resignAfter {
 			if r != nil {
 				entries = r.entries
 				o.log.Info("outbox re-signing a retried round before its signatures expire", "events", len(entries))
@@ -374,7 +376,7 @@ func (o *Outbox) run(ctx context.Context, js jetstream.JetStream) {
 
 // resignAfter bounds how long a retried round keeps its signatures: well
 // inside envelope.TTL, so what finally lands is never expired.
-var resignAfter = envelope.TTL / 2
+const resignAfter = envelope.TTL / 2
 
 // round is one publish round: the entries and their signed messages.
 type round struct {
@@ -384,11 +386,12 @@ type round struct {
 }
 
 func (o *Outbox) newRound(entries []entry) (*round, error) {
-	msgs, err := o.sign(entries)
+	now := o.now()
+	msgs, err := o.sign(entries, now)
 	if err != nil {
 		return nil, err
 	}
-	return &round{entries: entries, msgs: msgs, signed: time.Now()}, nil
+	return &round{entries: entries, msgs: msgs, signed: now}, nil
 }
 
 func (r *round) seqs() []uint64 {
@@ -399,10 +402,10 @@ func (r *round) seqs() []uint64 {
 	return out
 }
 
-// sign packs a round into messages: consecutive drafts of one subject share
-// a message, bounded by count and bytes. Splitting only at subject changes
-// keeps FIFO order across messages.
-func (o *Outbox) sign(round []entry) ([]message, error) {
+// sign packs a round into messages signed at now: consecutive drafts of one
+// subject share a message, bounded by count and bytes. Splitting only at
+// subject changes keeps FIFO order across messages.
+func (o *Outbox) sign(round []entry, now time.Time) ([]message, error) {
 	var msgs []message
 	var group []event.Draft
 	var size int
@@ -410,7 +413,7 @@ func (o *Outbox) sign(round []entry) ([]message, error) {
 		if len(group) == 0 {
 			return nil
 		}
-		raw, jti, err := envelope.Sign(o.id, group)
+		raw, jti, err := envelope.SignAt(o.id, group, now, envelope.Version)
 		if err != nil {
 			return err
 		}

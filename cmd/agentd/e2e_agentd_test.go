@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
 )
 
 // readyTimeout bounds how long a starting agentd may take to answer
@@ -147,27 +149,32 @@ func (a *agentd) waitReady() {
 	client := &http.Client{Timeout: time.Second}
 	url := fmt.Sprintf("http://127.0.0.1:%d/readyz", a.httpPort)
 	var last string
-	deadline := time.Now().Add(readyTimeout)
-	for {
+	exited := false
+	ready := func() bool {
 		if !a.running() {
-			a.t.Fatalf("agentd exited before it was ready (%v); log:\n%s", a.state, a.logTail(40))
+			exited = true
+			return true // and fail below
 		}
 		resp, err := client.Get(url)
-		if err == nil {
-			body := new(bytes.Buffer)
-			_, _ = body.ReadFrom(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-			last = fmt.Sprintf("%d %s", resp.StatusCode, strings.TrimSpace(body.String()))
-		} else {
+		if err != nil {
 			last = err.Error()
+			return false
 		}
-		if time.Now().After(deadline) {
-			a.t.Fatalf("agentd not ready after %v: last /readyz answer: %s", readyTimeout, last)
+		body := new(bytes.Buffer)
+		_, _ = body.ReadFrom(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			return true
 		}
-		time.Sleep(100 * time.Millisecond)
+		last = fmt.Sprintf("%d %s", resp.StatusCode, strings.TrimSpace(body.String()))
+		return false
+	}
+	err := poll.Wait(readyTimeout, ready)
+	if exited {
+		a.t.Fatalf("agentd exited before it was ready (%v); log:\n%s", a.state, a.logTail(40))
+	}
+	if err != nil {
+		a.t.Fatalf("agentd not ready after %v: last /readyz answer: %s", readyTimeout, last)
 	}
 	if _, err := os.Stat(a.creds()); err != nil && !a.enrolled {
 		a.t.Fatalf("agentd is ready but wrote no operator credentials: %v", err)

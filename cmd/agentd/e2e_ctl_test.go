@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
 )
 
 // ctlTimeout bounds one agentctl invocation (goal submit --wait included).
@@ -178,12 +180,13 @@ func (a *agentd) waitRun(id string, timeout time.Duration) runView {
 	a.t.Helper()
 	var v runView
 	var lastErr error
-	eventually(a.t, timeout, func() string {
-		return fmt.Sprintf("run %s to finish; last: %v %s", id, lastErr, v.dump())
-	}, func() bool {
+	err := poll.Wait(timeout, func() bool {
 		v, lastErr = a.tryRunShow(id)
 		return lastErr == nil && v.done()
 	})
+	if err != nil {
+		a.t.Fatalf("%v waiting for run %s to finish; last: %v %s", err, id, lastErr, v.dump())
+	}
 	return v
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus"
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/node/nodetest"
@@ -43,7 +44,7 @@ func TestRestartWithLongHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := a.submit(plan)
-	eventually(t, 30*time.Second, func() string { return "step wait running" }, func() bool {
+	poll.Eventually(t, 30*time.Second, "step wait running", func() bool {
 		v, err := a.tryRunShow(run)
 		s, ok := v.lookup("wait")
 		return err == nil && ok && s.Status == "running"

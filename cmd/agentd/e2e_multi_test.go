@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
 )
 
 // spreadPlan writes a plan of n independent shell steps s01…sNN, each
@@ -69,7 +71,7 @@ func startPair(t *testing.T) (a, b *agentd) {
 	if _, err := os.Stat(filepath.Join(b.data, "root.key")); err == nil {
 		t.Fatal("the enrolled node made a root of its own")
 	}
-	eventually(t, 20*time.Second, says("executor.online from exec-b in A's audit"), func() bool {
+	poll.Eventually(t, 20*time.Second, "executor.online from exec-b in A's audit", func() bool {
 		for _, l := range a.audit() {
 			if l.Type == "executor.online" && l.Node == b.name {
 				return true

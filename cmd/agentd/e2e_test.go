@@ -2,7 +2,6 @@ package main_test
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
 )
 
 // testdata returns the path of a test plan.
@@ -195,9 +196,7 @@ func interruptStepB(t *testing.T, a *agentd, planFile string) string {
 	id := a.submit(planFile)
 	pid := 0
 	var last runView
-	eventually(t, 30*time.Second, func() string {
-		return "step b running with b.pid written; last view:\n" + last.dump()
-	}, func() bool {
+	err := poll.Wait(30*time.Second, func() bool {
 		v, err := a.tryRunShow(id)
 		if err != nil {
 			return false
@@ -210,6 +209,9 @@ func interruptStepB(t *testing.T, a *agentd, planFile string) string {
 		pid, err = strconv.Atoi(strings.TrimSpace(a.workFile("b.pid")))
 		return err == nil && pid > 0
 	})
+	if err != nil {
+		t.Fatalf("%v waiting for step b running with b.pid written; last view:\n%s", err, last.dump())
+	}
 	state, pgid, ok := procStat(pid)
 	if !ok || state == 'Z' {
 		t.Fatalf("step b's shell (pid %d) is not running before the kill (state %q)", pid, state)
@@ -235,13 +237,14 @@ func interruptStepB(t *testing.T, a *agentd, planFile string) string {
 	// b sleeps 5s and was killed within moments of writing b.pid: had its
 	// processes survived, they would still be there after 2s.
 	var left []string
-	eventually(t, 2*time.Second, func() string {
-		return fmt.Sprintf("step b's processes to die with the executor: pid %d live %v, group %d members %q",
-			pid, processLive(pid), pgid, left)
-	}, func() bool {
+	err = poll.Wait(2*time.Second, func() bool {
 		left = groupMembers(t, pgid)
 		return !processLive(pid) && len(left) == 0
 	})
+	if err != nil {
+		t.Fatalf("%v waiting for step b's processes to die with the executor: pid %d live %v, group %d members %q",
+			err, pid, processLive(pid), pgid, left)
+	}
 	return id
 }
 
@@ -335,7 +338,7 @@ func TestSIGTERMDrains(t *testing.T) {
 	requireE2E(t)
 	a := startAgentd(t)
 	id := a.submit(testdata("drain.yaml"))
-	eventually(t, 30*time.Second, says("step slow running with slow.started written"), func() bool {
+	poll.Eventually(t, 30*time.Second, "step slow running with slow.started written", func() bool {
 		v, err := a.tryRunShow(id)
 		if err != nil {
 			return false
@@ -427,7 +430,7 @@ func TestMalformedPlansCreateNothing(t *testing.T) {
 
 	// The control: a good plan does show up in both.
 	id := a.submit(testdata("ok.yaml"))
-	eventually(t, 20*time.Second, says("the good plan's run in run list and its goal.submitted in the audit"), func() bool {
+	poll.Eventually(t, 20*time.Second, "the good plan's run in run list and its goal.submitted in the audit", func() bool {
 		var runs []runSummary
 		r := a.ctl("run", "list", "-o", "json")
 		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &runs) != nil || len(runs) != 1 || runs[0].ID != id {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/bustest"
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/envelope"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/ledger"
@@ -57,17 +58,6 @@ func (c *counter) Restore(data []byte) error {
 }
 func (c *counter) count() int { c.mu.Lock(); defer c.mu.Unlock(); return len(c.ids) }
 
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func TestFollowFoldsVerifiesAndSnapshots(t *testing.T) {
 	srv := bustest.Server(t)
 	conn := bustest.Connect(t, srv)
@@ -103,7 +93,7 @@ func TestFollowFoldsVerifiesAndSnapshots(t *testing.T) {
 	if err := f.WaitLive(wctx); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "31 records folded", func() bool { return c.count() == 31 })
+	poll.Eventually(t, 20*time.Second, "31 records folded", func() bool { return c.count() == 31 })
 	if got := f.Stats().Rejected; got != 1 {
 		t.Fatalf("rejected = %d, want 1", got)
 	}
@@ -130,7 +120,7 @@ func TestFollowFoldsVerifiesAndSnapshots(t *testing.T) {
 	if err := f2.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "36 records after restart", func() bool { return c2.count() == 36 })
+	poll.Eventually(t, 20*time.Second, "36 records after restart", func() bool { return c2.count() == 36 })
 	if !c2.restored || snapSeq == 0 {
 		t.Fatalf("restart did not use the snapshot (restored %v, snapshot at %d)", c2.restored, snapSeq)
 	}
@@ -177,7 +167,7 @@ func folded(t *testing.T, n int) (*bus.Conn, follow.Config) {
 	if err := f.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, fmt.Sprintf("%d folds", n), func() bool { return st.AppliedStreamSeq() == uint64(n) })
+	poll.Eventually(t, 20*time.Second, fmt.Sprintf("%d folds", n), func() bool { return st.AppliedStreamSeq() == uint64(n) })
 	f.Stop()
 	return conn, cfg
 }
@@ -192,7 +182,7 @@ func TestIdleRestartSettlesLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f2.Stop()
-	eventually(t, "Settled(true) with no new traffic", r.isLive)
+	poll.Eventually(t, 20*time.Second, "Settled(true) with no new traffic", r.isLive)
 }
 
 // A stream younger than the ledger (recreated, store lost) is refused.
@@ -238,7 +228,7 @@ func TestStopSnapshotsAndDamagedSnapshotRefolds(t *testing.T) {
 		if err := f.Start(ctx); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "25 records", func() bool { return c.count() == 25 })
+		poll.Eventually(t, 20*time.Second, "25 records", func() bool { return c.count() == 25 })
 		f.Stop()
 		return c
 	}

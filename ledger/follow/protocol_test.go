@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/bustest"
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/envelope"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/trust"
@@ -95,7 +96,7 @@ func TestNewerNodesEventsAreKeptAndSkipped(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(n.f.Stop)
-		eventually(t, "the stream folded", func() bool { h, _ := st.Head(); return h == records })
+		poll.Eventually(t, 20*time.Second, "the stream folded", func() bool { h, _ := st.Head(); return h == records })
 		return n
 	}
 	old := start(envelope.NewVerifier(ids.Root, envelope.WithRules(envelope.Versions()[:1])))
@@ -218,7 +219,7 @@ func TestClockSkewIsMeasuredAndWarned(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Stop()
-	eventually(t, "every message folded", func() bool { return st.AppliedStreamSeq() == uint64(2*len(signers)) })
+	poll.Eventually(t, 20*time.Second, "every message folded", func() bool { return st.AppliedStreamSeq() == uint64(2*len(signers)) })
 
 	skews := f.Skews()
 	for name, off := range signers {

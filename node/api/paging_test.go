@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
 )
 
 // An answer over the connection's max payload reaches the caller as
@@ -90,7 +92,7 @@ func TestLongPollsDoNotStarveQueries(t *testing.T) {
 			errs <- err
 		})
 	}
-	waitFor(t, "32 long-polls to wait", func() bool { return active.Load() == followers })
+	poll.Eventually(t, 5*time.Second, "32 long-polls to wait", func() bool { return active.Load() == followers })
 	quick := NewClient(c.nc, 2*time.Second)
 	for range 3 * MaxConcurrent {
 		if _, err := quick.NodeInfo(context.Background()); err != nil {
@@ -135,7 +137,7 @@ func TestLongPollBudgetFull(t *testing.T) {
 			}
 		})
 	}
-	waitFor(t, "the budget to fill", func() bool { return active.Load() == 2 })
+	poll.Eventually(t, 5*time.Second, "the budget to fill", func() bool { return active.Load() == 2 })
 	start := time.Now()
 	_, err := c.Audit(context.Background(), AuditRequest{Wait: 20 * time.Second})
 	if !errors.Is(err, ErrBusy) || HintOf(err) == "" || time.Since(start) > 5*time.Second {

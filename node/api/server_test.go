@@ -10,6 +10,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
+	"github.com/nats-io/nats.go"
 )
 
 func newPair(t *testing.T) (*Server, *Client) {
@@ -203,6 +206,8 @@ func TestConcurrencyIsBounded(t *testing.T) {
 	srv, c := newPair(t)
 	var active, peak atomic.Int32
 	release := make(chan struct{})
+	releaseAll := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(releaseAll) // before Stop, which waits for the handlers, should the test fail
 	srv.Handle(MethodAudit, func(ctx context.Context, _ json.RawMessage) (any, error) {
 		n := active.Add(1)
 		defer active.Add(-1)
@@ -225,16 +230,19 @@ func TestConcurrencyIsBounded(t *testing.T) {
 			errs <- err
 		})
 	}
-	waitFor(t, "handlers to fill every slot", func() bool { return active.Load() == MaxConcurrent })
-	// Hold for a moment: the extra requests must wait, not run.
-	deadline := time.Now().Add(150 * time.Millisecond)
-	for time.Now().Before(deadline) {
-		if a := active.Load(); a > MaxConcurrent {
-			t.Fatalf("%d handlers running, limit %d", a, MaxConcurrent)
-		}
-		time.Sleep(5 * time.Millisecond)
+	poll.Eventually(t, 5*time.Second, "handlers to fill every slot", func() bool { return active.Load() == MaxConcurrent })
+	// The extra requests must wait, not run: one is held in dispatch, the
+	// others queue behind it on the subscription.
+	sub := srv.subscription(MethodAudit)
+	poll.Eventually(t, 5*time.Second, "the extra requests queued at the server", func() bool {
+		delivered, _ := sub.Delivered()
+		queued, _, _ := sub.Pending()
+		return delivered == MaxConcurrent+1 && queued >= n-MaxConcurrent-1
+	})
+	if a := active.Load(); a > MaxConcurrent {
+		t.Fatalf("%d handlers running, limit %d", a, MaxConcurrent)
 	}
-	close(release)
+	releaseAll()
 	wg.Wait()
 	close(errs)
 	for err := range errs {
@@ -279,7 +287,9 @@ func TestStopWaitsAndUnsubscribes(t *testing.T) {
 	srv.Handle(MethodNodeInfo, func(ctx context.Context, _ json.RawMessage) (any, error) {
 		close(entered)
 		<-ctx.Done()
-		time.Sleep(50 * time.Millisecond) // still busy after cancellation
+		// Still busy after cancellation: the sleep is the work Stop must wait
+		// out, not a wait for some condition.
+		time.Sleep(50 * time.Millisecond)
 		finished.Store(true)
 		return NodeInfo{}, nil
 	})
@@ -337,4 +347,16 @@ func TestQueueGroupAnswersOnce(t *testing.T) {
 	if n := calls.Load(); n != 30 {
 		t.Fatalf("30 requests ran %d handlers, want one each", n)
 	}
+}
+
+// subscription returns the server's subscription for method.
+func (s *Server) subscription(method string) *nats.Subscription {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, sub := range s.mu.subs {
+		if sub.Subject == SubjectPrefix+method {
+			return sub
+		}
+	}
+	return nil
 }

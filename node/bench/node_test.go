@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus"
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/config"
@@ -53,24 +54,21 @@ func (bn *benchNode) waitReady(tb testing.TB, ctx context.Context) {
 	tb.Helper()
 	var seen []string
 	var after uint64
-	for {
-		if bn.Ready() == nil {
-			page, err := bn.api.Audit(ctx, api.AuditRequest{After: after, Wait: 100 * time.Millisecond})
-			if err == nil {
-				for _, l := range page.Items {
-					seen = append(seen, l.Type)
-					after = l.Seq
-				}
-			}
-			if slices.Contains(seen, string(event.LeaderElected)) && slices.Contains(seen, string(event.ExecutorOnline)) {
-				return
+	err := poll.WaitContext(ctx, func() bool {
+		if bn.Ready() != nil {
+			return false
+		}
+		page, err := bn.api.Audit(ctx, api.AuditRequest{After: after, Wait: 100 * time.Millisecond})
+		if err == nil {
+			for _, l := range page.Items {
+				seen = append(seen, l.Type)
+				after = l.Seq
 			}
 		}
-		select {
-		case <-ctx.Done():
-			tb.Fatalf("node not ready (ready: %v; ledger types %v): %v", bn.Ready(), seen, ctx.Err())
-		case <-time.After(10 * time.Millisecond):
-		}
+		return slices.Contains(seen, string(event.LeaderElected)) && slices.Contains(seen, string(event.ExecutorOnline))
+	})
+	if err != nil {
+		tb.Fatalf("node not ready (ready: %v; ledger types %v): %v", bn.Ready(), seen, err)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/envelope"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/api"
@@ -121,26 +122,24 @@ func runNoopPlan(tb testing.TB, bn *benchNode, file string, steps int) noopResul
 // unless it succeeded with steps steps, all succeeded.
 func checkSucceeded(tb testing.TB, ctx context.Context, c *api.Client, run string, steps int) {
 	tb.Helper()
-	for {
-		v, err := c.RunsGet(ctx, run)
-		if err != nil {
-			tb.Fatalf("runs.get %s: %v", run, err)
-		}
-		if v.FinishedAt != nil {
-			if v.Status != event.RunSucceeded || len(v.Steps) != steps {
-				tb.Fatalf("run %s: status %s (%s), %d steps; want succeeded, %d steps", run, v.Status, v.Reason, len(v.Steps), steps)
-			}
-			for _, st := range v.Steps {
-				if st.Status != string(orchestrator.StepSucceeded) {
-					tb.Fatalf("run %s: step %s is %s", run, st.ID, st.Status)
-				}
-			}
-			return
-		}
-		select {
-		case <-ctx.Done():
-			tb.Fatalf("run %s: view not final: %v", run, ctx.Err())
-		case <-time.After(10 * time.Millisecond):
+	var v *api.Run
+	var err error
+	final := poll.WaitContext(ctx, func() bool {
+		v, err = c.RunsGet(ctx, run)
+		return err != nil || v.FinishedAt != nil
+	})
+	if err != nil {
+		tb.Fatalf("runs.get %s: %v", run, err)
+	}
+	if final != nil {
+		tb.Fatalf("run %s: view not final: %v", run, final)
+	}
+	if v.Status != event.RunSucceeded || len(v.Steps) != steps {
+		tb.Fatalf("run %s: status %s (%s), %d steps; want succeeded, %d steps", run, v.Status, v.Reason, len(v.Steps), steps)
+	}
+	for _, st := range v.Steps {
+		if st.Status != string(orchestrator.StepSucceeded) {
+			tb.Fatalf("run %s: step %s is %s", run, st.ID, st.Status)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus"
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/config"
@@ -116,36 +117,35 @@ func (tn *Node) Submit(t testing.TB, name, planFile string) string {
 // then returns the whole run, every step read in pages.
 func (tn *Node) WaitRun(t testing.TB, run string, timeout time.Duration) api.Run {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		s, err := tn.API.RunSummary(context.Background(), run)
-		if err == nil {
-			switch s.Status {
-			case event.RunSucceeded, event.RunFailed, event.RunCancelled:
-				r, err := tn.API.RunsGet(context.Background(), run)
-				if err != nil {
-					t.Fatalf("run %s finished (%s) but cannot be read: %v", run, s.Status, err)
-				}
-				return *r
-			}
+	var s *api.RunSummary
+	var err error
+	final := func() bool {
+		s, err = tn.API.RunSummary(context.Background(), run)
+		if err != nil {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("run %s not finished after %s (last: %+v, err %v)", run, timeout, s, err)
+		switch s.Status {
+		case event.RunSucceeded, event.RunFailed, event.RunCancelled:
+			return true
 		}
-		time.Sleep(20 * time.Millisecond)
+		return false
 	}
+	if werr := poll.Wait(timeout, final); werr != nil {
+		t.Fatalf("run %s not finished after %s (last: %+v, err %v)", run, timeout, s, err)
+	}
+	r, err := tn.API.RunsGet(context.Background(), run)
+	if err != nil {
+		t.Fatalf("run %s finished (%s) but cannot be read: %v", run, s.Status, err)
+	}
+	return *r
 }
 
 // Eventually polls cond until it holds or timeout passes.
+//
+// Deprecated: use poll.Eventually, which it calls.
 func Eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	poll.Eventually(t, timeout, what, cond)
 }
 
 type testWriter struct{ t testing.TB }

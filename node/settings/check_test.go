@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/bustest"
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/settings"
 	"github.com/nats-io/nats.go/jetstream"
@@ -103,19 +104,8 @@ func (k *kit) update(t *testing.T, name string, change func(c *jetstream.StreamC
 // checked waits until the cluster has compared the streams with rev.
 func (k *kit) checked(t *testing.T, rev uint64) settings.InForce {
 	t.Helper()
-	waitFor(t, fmt.Sprintf("streams compared with revision %d", rev), func() bool { return k.c.InForce().CheckedRevision == rev && !k.c.InForce().Checked.IsZero() })
+	poll.Eventually(t, 20*time.Second, fmt.Sprintf("streams compared with revision %d", rev), func() bool { return k.c.InForce().CheckedRevision == rev && !k.c.InForce().Checked.IsZero() })
 	return k.c.InForce()
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 func TestNewSettingsAreAppliedOnceLive(t *testing.T) {

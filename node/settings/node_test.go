@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus"
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/config"
 	"github.com/agentic-dev/agentic/node"
 	"github.com/agentic-dev/agentic/node/api"
@@ -83,7 +84,7 @@ func (s *started) stream(t *testing.T, name string) jetstream.StreamConfig {
 func (s *started) checked(t *testing.T) settings.InForce {
 	t.Helper()
 	var in settings.InForce
-	waitFor(t, "the node to compare the streams", func() bool {
+	poll.Eventually(t, 20*time.Second, "the node to compare the streams", func() bool {
 		return s.api.Call(context.Background(), settings.Method, nil, &in) == nil && !in.Checked.IsZero()
 	})
 	return in

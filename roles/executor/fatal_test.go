@@ -2,6 +2,7 @@ package executor
 
 import (
 	"errors"
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/ledger/pebblelog"
 	"sync/atomic"
 	"testing"
@@ -73,7 +74,7 @@ func TestFailedSyncIsFatal(t *testing.T) {
 			bSeq := h.lastSeq()
 			// Either b was delivered (and Stop waits for its handling) or
 			// the consumer has stopped pulling and b stays on the server.
-			eventually(t, 10*time.Second, "b delivered, or left with no pull request open", func() bool {
+			poll.Eventually(t, 10*time.Second, "b delivered, or left with no pull request open", func() bool {
 				info := h.consumerInfo("n1")
 				return info.Delivered.Stream >= bSeq || (info.NumPending > 0 && info.NumWaiting == 0)
 			})

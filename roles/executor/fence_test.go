@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus"
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -20,7 +21,7 @@ func waitRanAfterStale(t *testing.T, h *harness, ex *Executor, rec *recorder, no
 	fenced := ex.Stats().Fenced
 	h.assign(node, "r1", staleStep, stale, "")
 	h.assign(node, "r1", validStep, valid, "")
-	eventually(t, 10*time.Second, validStep+" ran and reported", func() bool {
+	poll.Eventually(t, 10*time.Second, validStep+" ran and reported", func() bool {
 		return h.ran(validStep) && len(rec.finished(validStep)) == 1
 	})
 	if h.ran(staleStep) {
@@ -42,7 +43,7 @@ func TestStaleAssignmentIsNotRun(t *testing.T) {
 	rec := &recorder{}
 	ex := h.start("n1", state, rec, nil)
 	h.elect(9)
-	eventually(t, 10*time.Second, "executor records epoch 9", func() bool { return ex.Stats().Epoch == 9 })
+	poll.Eventually(t, 10*time.Second, "executor records epoch 9", func() bool { return ex.Stats().Epoch == 9 })
 	waitRanAfterStale(t, h, ex, rec, "n1", "stale", "fresh", 5, 9)
 
 	// Restart: the epoch is back at once, and still applied.
@@ -88,7 +89,7 @@ func TestAssignmentBeforeElectionStillRuns(t *testing.T) {
 	if got := ex.Stats().Epoch; got != 6 {
 		t.Fatalf("Stats().Epoch after start = %d, want 6", got)
 	}
-	eventually(t, 10*time.Second, "early (epoch 4, before leader.elected(6)) ran", func() bool { return h.ran("early") })
+	poll.Eventually(t, 10*time.Second, "early (epoch 4, before leader.elected(6)) ran", func() bool { return h.ran("early") })
 	waitRanAfterStale(t, h, ex, rec, "n3", "late", "fresh", 4, 6)
 	if got := ex.Stats().Fenced; got != 1 {
 		t.Fatalf("Stats().Fenced = %d, want 1 (only the late assignment)", got)
@@ -102,16 +103,16 @@ func TestStaleCancelIsIgnored(t *testing.T) {
 	rec := &recorder{}
 	ex := h.start("n4", t.TempDir(), rec, nil)
 	h.elect(5)
-	eventually(t, 10*time.Second, "executor records epoch 5", func() bool { return ex.Stats().Epoch == 5 })
+	poll.Eventually(t, 10*time.Second, "executor records epoch 5", func() bool { return ex.Stats().Epoch == 5 })
 	h.assign("n4", "r1", "long", 5, "sleep 30")
-	eventually(t, 10*time.Second, "long started", func() bool { return rec.started("long") })
+	poll.Eventually(t, 10*time.Second, "long started", func() bool { return rec.started("long") })
 	h.cancel("n4", "r1", "long", 2)
-	eventually(t, 10*time.Second, "stale cancel counted as fenced", func() bool { return ex.Stats().Fenced == 1 })
+	poll.Eventually(t, 10*time.Second, "stale cancel counted as fenced", func() bool { return ex.Stats().Fenced == 1 })
 	if n := len(rec.finished("long")); n != 0 {
 		t.Fatalf("long finished after a stale cancel (%d reports)", n)
 	}
 	h.cancel("n4", "r1", "long", 5)
-	eventually(t, 10*time.Second, "long cancelled", func() bool { return len(rec.finished("long")) == 1 })
+	poll.Eventually(t, 10*time.Second, "long cancelled", func() bool { return len(rec.finished("long")) == 1 })
 	if f := rec.finished("long")[0]; f.Status != event.TaskCancelled {
 		t.Fatalf("long finished %s (%s), want cancelled", f.Status, f.Error)
 	}
@@ -141,7 +142,7 @@ func TestOldConsumerIsUpdated(t *testing.T) {
 		t.Fatalf("consumer filter = %v, want it to include leader.elected", info.Config.FilterSubjects)
 	}
 	h.elect(11)
-	eventually(t, 10*time.Second, "executor records epoch 11 through the updated consumer", func() bool { return ex.Stats().Epoch == 11 })
+	poll.Eventually(t, 10*time.Second, "executor records epoch 11 through the updated consumer", func() bool { return ex.Stats().Epoch == 11 })
 	waitRanAfterStale(t, h, ex, rec, "n5", "stale", "fresh", 10, 11)
 }
 
@@ -152,7 +153,7 @@ func TestForgedElectionIsRefused(t *testing.T) {
 	rec := &recorder{}
 	ex := h.start("n6", t.TempDir(), rec, nil)
 	h.elect(2)
-	eventually(t, 10*time.Second, "executor records epoch 2", func() bool { return ex.Stats().Epoch == 2 })
+	poll.Eventually(t, 10*time.Second, "executor records epoch 2", func() bool { return ex.Stats().Epoch == 2 })
 	forger := h.ids.Node(t, "exec-evil", event.RoleExecutor)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -163,7 +164,7 @@ func TestForgedElectionIsRefused(t *testing.T) {
 	// The forged election is before this assignment in the stream; were it
 	// accepted, the assignment (epoch 2) would be dropped.
 	h.assign("n6", "r1", "ok", 2, "")
-	eventually(t, 10*time.Second, "ok ran", func() bool { return h.ran("ok") })
+	poll.Eventually(t, 10*time.Second, "ok ran", func() bool { return h.ran("ok") })
 	if got := ex.Stats().Epoch; got != 2 {
 		t.Fatalf("Stats().Epoch = %d after a forged election, want 2", got)
 	}

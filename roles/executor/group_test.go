@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus"
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/ledger/pebblelog"
 	"github.com/agentic-dev/agentic/roles/executor/localstate"
@@ -106,11 +107,11 @@ func TestAttemptsGroupCommitted(t *testing.T) {
 		emits.Unlock()
 		if first {
 			r := exp.Load().report
-			if !waitFor(10*time.Second, allRan) || !waitFor(10*time.Second, func() bool {
+			if poll.Wait(10*time.Second, allRan) != nil || poll.Wait(10*time.Second, func() bool {
 				r.mu.Lock()
 				defer r.mu.Unlock()
 				return r.mu.finishes == n-fins
-			}) {
+			}) != nil {
 				t.Error("the steps did not all end and queue their results behind the first group")
 			}
 		}
@@ -126,7 +127,7 @@ func TestAttemptsGroupCommitted(t *testing.T) {
 		scripts[s] = h.recordedScript(stateDir, "r1", s)
 	}
 	h.assignAll("n1", "r1", scripts)
-	eventually(t, 20*time.Second, "every step reported", func() bool {
+	poll.Eventually(t, 20*time.Second, "every step reported", func() bool {
 		for _, s := range steps {
 			if len(rec.finished(s)) != 1 {
 				return false
@@ -139,7 +140,7 @@ func TestAttemptsGroupCommitted(t *testing.T) {
 			t.Errorf("%s: %s (%s), want succeeded: its process did not find its start record", s, f.Status, f.Error)
 		}
 	}
-	eventually(t, 10*time.Second, "every attempt recorded finished", func() bool {
+	poll.Eventually(t, 10*time.Second, "every attempt recorded finished", func() bool {
 		left, err := ex.state.Unfinished()
 		return err == nil && len(left) == 0
 	})
@@ -186,7 +187,7 @@ func TestFailedGroupCommitStartsNothing(t *testing.T) {
 		t.Fatal("OnFatal not called within 10s of a failed fsync")
 	}
 	armed.Store(false)
-	eventually(t, 10*time.Second, "slots released", func() bool { return ex.Stats().Running == 0 })
+	poll.Eventually(t, 10*time.Second, "slots released", func() bool { return ex.Stats().Running == 0 })
 	if info := h.consumerInfo("n1"); info.NumAckPending != 1 {
 		t.Errorf("assignment message: %d unacknowledged, want 1", info.NumAckPending)
 	}
@@ -214,17 +215,4 @@ type countingEmitter struct {
 func (c *countingEmitter) Emit(ctx context.Context, drafts ...event.Draft) error {
 	c.count(drafts)
 	return c.rec.Emit(ctx, drafts...)
-}
-
-// waitFor polls cond every 5ms until it holds (true) or d passes (false).
-// Unlike eventually it may be called from any goroutine.
-func waitFor(d time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	return true
 }

@@ -236,15 +236,3 @@ func (h *harness) lastSeq() uint64 {
 	}
 	return info.State.LastSeq
 }
-
-// eventually polls cond every 20ms until it holds or d passes.
-func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %v: %s", d, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}

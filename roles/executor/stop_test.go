@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/roles/orchestrator"
 )
@@ -20,12 +21,12 @@ func TestStopStartsNothingFetched(t *testing.T) {
 	short := func(c *Config) { c.Slots = 1; c.ackWait = 2 * time.Second }
 	ex := h.start("n1", state, rec, short)
 	h.assign("n1", "r1", "long", 0, "sleep 30")
-	eventually(t, 10*time.Second, "long started", func() bool { return rec.started("long") })
+	poll.Eventually(t, 10*time.Second, "long started", func() bool { return rec.started("long") })
 	held := []string{"b", "c", "d"}
 	for _, s := range held {
 		h.assign("n1", "r1", s, 0, "")
 	}
-	eventually(t, 10*time.Second, "b, c and d fetched and unacknowledged", func() bool {
+	poll.Eventually(t, 10*time.Second, "b, c and d fetched and unacknowledged", func() bool {
 		info := h.consumerInfo("n1")
 		return info.NumPending == 0 && info.NumAckPending == len(held)
 	})
@@ -54,7 +55,7 @@ func TestStopStartsNothingFetched(t *testing.T) {
 
 	// Nothing is lost: the next start runs them (redelivered).
 	ex = h.start("n1", state, rec, func(c *Config) { short(c); c.Slots = 3 })
-	eventually(t, 15*time.Second, "b, c and d ran after the restart", func() bool {
+	poll.Eventually(t, 15*time.Second, "b, c and d ran after the restart", func() bool {
 		return h.ran("b") && h.ran("c") && h.ran("d")
 	})
 	if n := len(rec.finished("long")); n != 1 {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/roles"
 )
@@ -102,22 +103,10 @@ func start(t *testing.T, ob *outbox, cfg Config) *Planner {
 	return p
 }
 
-// waitFor polls cond until it holds or 10 s pass.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
 // one waits for run's single draft and returns it.
 func one(t *testing.T, ob *outbox, run string) event.Draft {
 	t.Helper()
-	waitFor(t, "a draft for "+run, func() bool { return len(ob.byRun(run)) > 0 })
+	poll.Eventually(t, 10*time.Second, "a draft for "+run, func() bool { return len(ob.byRun(run)) > 0 })
 	ds := ob.byRun(run)
 	if len(ds) != 1 {
 		t.Fatalf("run %s: %d drafts, want 1", run, len(ds))

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 )
@@ -73,12 +74,8 @@ func behindHeldCommit(t *testing.T, s *Store, g *walGate, first Attempt, calls [
 	for i, call := range calls {
 		wg.Go(func() { errs[i] = call() })
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for s.queued() < len(calls) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d calls queued", s.queued(), len(calls))
-		}
-		time.Sleep(time.Millisecond)
+	if err := poll.Wait(10*time.Second, func() bool { return s.queued() >= len(calls) }); err != nil {
+		t.Fatalf("%v: %d of %d calls queued", err, s.queued(), len(calls))
 	}
 	if beforeRelease != nil {
 		beforeRelease()
@@ -142,8 +139,8 @@ func TestGroupCommitChecksInOrder(t *testing.T) {
 	calls := make([]func() error, len(steps))
 	for i, step := range steps {
 		calls[i] = func() error {
-			for s.queued() < i {
-				time.Sleep(time.Millisecond)
+			if err := poll.Wait(10*time.Second, func() bool { return s.queued() >= i }); err != nil {
+				return fmt.Errorf("%d calls queued before call %d: %w", s.queued(), i, err)
 			}
 			return step()
 		}
@@ -209,13 +206,7 @@ func TestCloseCommitsQueued(t *testing.T) {
 	closed := make(chan error, 1)
 	firstErr, errs := behindHeldCommit(t, s, g, Attempt{Run: "r", Step: "first", Attempt: 1}, calls, func() {
 		go func() { closed <- s.Close() }()
-		deadline := time.Now().Add(10 * time.Second)
-		for !s.closing() {
-			if time.Now().After(deadline) {
-				t.Fatal("Close did not begin")
-			}
-			time.Sleep(time.Millisecond)
-		}
+		poll.Eventually(t, 10*time.Second, "Close to begin", s.closing)
 	})
 	must(t, firstErr)
 	for _, err := range errs {

@@ -6,6 +6,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
 )
 
 // A group whose only member is a zombie counts as gone: the zombie's parent
@@ -26,7 +28,7 @@ func TestGroupAliveIgnoresZombies(t *testing.T) {
 		t.Fatal("groupAlive = false for a running group")
 	}
 	stdin.Close() // read x returns, the shell exits and stays a zombie: nobody waits yet
-	waitFor(t, 10*time.Second, "the shell to become a zombie", func() bool {
+	poll.Eventually(t, 10*time.Second, "the shell to become a zombie", func() bool {
 		st, _, ok := procStat(pid)
 		return ok && st == 'Z'
 	})

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
 	"go.uber.org/goleak"
@@ -76,18 +75,6 @@ func groupMembers(pgid int) []int {
 		}
 	}
 	return out
-}
-
-// waitFor polls cond until it holds or d passes.
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // readPID reads a pid file; ok is false while it is missing or incomplete.

@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
 )
 
 // TestStepDiesWithKilledExecutor re-executes the test binary as a stand-in
@@ -29,7 +31,7 @@ func TestStepDiesWithKilledExecutor(t *testing.T) {
 
 	names := []string{"wrapper.pid", "inner.pid", "bg.pid"}
 	pids := map[string]int{}
-	waitFor(t, 10*time.Second, "the step to record its pids", func() bool {
+	poll.Eventually(t, 10*time.Second, "the step to record its pids", func() bool {
 		select {
 		case err := <-exited:
 			exited <- err
@@ -59,7 +61,7 @@ func TestStepDiesWithKilledExecutor(t *testing.T) {
 	}
 	<-exited
 	exited <- nil
-	waitFor(t, 5*time.Second, "the step's processes to die with the executor", func() bool {
+	poll.Eventually(t, 5*time.Second, "the step's processes to die with the executor", func() bool {
 		for _, pid := range pids {
 			if alive(pid) {
 				return false

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/redact"
 	"os"
 	"path/filepath"
@@ -88,17 +89,10 @@ func TestSlowConsumerNeverBlocksStep(t *testing.T) {
 	res := Run(context.Background(), spec, Options{DefaultCwd: dir}, nil, func(_ string, chunk []byte) {
 		first.Do(func() {
 			// Stall until the step has written everything and exited.
-			deadline := time.Now().Add(20 * time.Second)
-			for {
-				if _, err := os.Stat(finished); err == nil {
-					return
-				}
-				if time.Now().After(deadline) {
-					blocked = true
-					return
-				}
-				time.Sleep(5 * time.Millisecond)
-			}
+			blocked = poll.Wait(20*time.Second, func() bool {
+				_, err := os.Stat(finished)
+				return err == nil
+			}) != nil
 		})
 		text.Write(chunk)
 	})

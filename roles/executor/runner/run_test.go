@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/event"
 )
 
@@ -98,32 +99,31 @@ func TestExitStatus(t *testing.T) {
 // records its live members once there are at least min of them.
 type groupWatcher struct {
 	min  int
-	stop chan struct{}
+	ctx  context.Context
+	stop context.CancelFunc
 	done chan struct{}
 	mu   sync.Mutex
 	seen []int
 }
 
 func newGroupWatcher(min int) *groupWatcher {
-	return &groupWatcher{min: min, stop: make(chan struct{}), done: make(chan struct{})}
+	ctx, stop := context.WithCancel(context.Background())
+	return &groupWatcher{min: min, ctx: ctx, stop: stop, done: make(chan struct{})}
 }
 
 func (w *groupWatcher) onStart(pid int) {
 	go func() {
 		defer close(w.done)
-		for {
-			if m := groupMembers(pid); len(m) >= w.min {
-				w.mu.Lock()
-				w.seen = m
-				w.mu.Unlock()
-				return
+		_ = poll.WaitContext(w.ctx, func() bool {
+			m := groupMembers(pid)
+			if len(m) < w.min {
+				return false
 			}
-			select {
-			case <-w.stop:
-				return
-			case <-time.After(2 * time.Millisecond):
-			}
-		}
+			w.mu.Lock()
+			w.seen = m
+			w.mu.Unlock()
+			return true
+		})
 	}()
 }
 
@@ -138,7 +138,7 @@ func (w *groupWatcher) members() []int {
 
 // finish stops the watch and returns what was seen.
 func (w *groupWatcher) finish() []int {
-	close(w.stop)
+	w.stop()
 	return w.members()
 }
 
@@ -270,13 +270,11 @@ func TestWrapperKilledFromOutside(t *testing.T) {
 	spec := shellSpec(`echo $$ > inner.pid; sleep 100`)
 	onStart := func(pid int) {
 		go func() {
-			deadline := time.Now().Add(10 * time.Second)
-			for time.Now().Before(deadline) {
-				if _, ok := readPID(filepath.Join(dir, "inner.pid")); ok {
-					break
-				}
-				time.Sleep(5 * time.Millisecond)
-			}
+			// Killed even when inner.pid never comes: the test then fails below.
+			_ = poll.Wait(10*time.Second, func() bool {
+				_, ok := readPID(filepath.Join(dir, "inner.pid"))
+				return ok
+			})
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}()
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/api"
 )
@@ -100,9 +101,9 @@ func TestAuditFollow(t *testing.T) {
 	done := make(chan result, 1)
 	go func() { done <- h.runCtx(ctx, out, "audit", "tail", "--follow", "-o", "json") }()
 
-	waitFor(t, "the committed lines", func() bool { return strings.Count(out.String(), "\n") == 2 })
+	poll.Eventually(t, 10*time.Second, "the committed lines", func() bool { return strings.Count(out.String(), "\n") == 2 })
 	h.node.appendAudit(fixtureAudit()[2:4]...)
-	waitFor(t, "the lines committed while following", func() bool { return strings.Count(out.String(), "\n") == 4 })
+	poll.Eventually(t, 10*time.Second, "the lines committed while following", func() bool { return strings.Count(out.String(), "\n") == 4 })
 	cancel() // Ctrl-C
 	r := <-done
 	if r.code != 0 || r.stderr != "" {
@@ -128,16 +129,16 @@ func TestAuditFollowSaysWhenRequestsFail(t *testing.T) {
 	out := new(syncBuffer)
 	done := make(chan result, 1)
 	go func() { done <- h.runCtx(ctx, out, "audit", "tail", "--follow", "-o", "jsonl") }()
-	waitFor(t, "the committed line", func() bool { return strings.Count(out.String(), "\n") == 1 })
+	poll.Eventually(t, 10*time.Second, "the committed line", func() bool { return strings.Count(out.String(), "\n") == 1 })
 	h.node.with(func(f *fakeNode) { f.busy = followWarnAfter + 2 })
 	h.node.appendAudit(fixtureAudit()[1:3]...) // wakes the waiting request; the next ones fail
-	waitFor(t, "the lines after the failures", func() bool {
+	poll.Eventually(t, 10*time.Second, "the lines after the failures", func() bool {
 		h.node.mu.Lock()
 		defer h.node.mu.Unlock()
 		return h.node.busy == 0 && strings.Count(out.String(), "\n") == 3
 	})
 	h.node.appendAudit(fixtureAudit()[3:4]...)
-	waitFor(t, "the line after the failures", func() bool { return strings.Count(out.String(), "\n") == 4 })
+	poll.Eventually(t, 10*time.Second, "the line after the failures", func() bool { return strings.Count(out.String(), "\n") == 4 })
 	cancel()
 	r := <-done
 	if r.code != 0 {

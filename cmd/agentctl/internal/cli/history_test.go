@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/envelope"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/trust"
@@ -89,7 +90,7 @@ func (h *history) settled() []api.AuditLine {
 	h.t.Helper()
 	ctx := context.Background()
 	var all []api.AuditLine
-	nodetest.Eventually(h.t, 30*time.Second, "the ledger to hold every message", func() bool {
+	poll.Eventually(h.t, 30*time.Second, "the ledger to hold every message", func() bool {
 		all = all[:0]
 		for l, err := range h.n.API.AuditLines(ctx, api.AuditRequest{}) {
 			if err != nil {
@@ -255,11 +256,11 @@ func TestFollowGoesOnAfterALargeRecord(t *testing.T) {
 	out := new(syncBuffer)
 	done := make(chan result, 1)
 	go func() { done <- h.ctl(ctx, out, "audit", "tail", "--follow", "-o", "jsonl") }()
-	waitFor(t, "the committed entries", func() bool { return strings.Count(out.String(), "\n") == len(all) })
+	poll.Eventually(t, 10*time.Second, "the committed entries", func() bool { return strings.Count(out.String(), "\n") == len(all) })
 	h.garbage()
 	h.cancels(3, "")
 	want := len(all) + 1 + 3
-	waitFor(t, "the entries after the large one", func() bool { return strings.Count(out.String(), "\n") == want })
+	poll.Eventually(t, 10*time.Second, "the entries after the large one", func() bool { return strings.Count(out.String(), "\n") == want })
 	cancel()
 	r := <-done
 	if r.code != 0 || r.stderr != "" {

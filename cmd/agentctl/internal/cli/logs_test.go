@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus"
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/nats-io/nats.go"
@@ -211,11 +212,11 @@ func TestRunLogsFollow(t *testing.T) {
 	done := make(chan result, 1)
 	go func() { done <- h.runCtx(ctx, out, "run", "logs", runL[:8], "build", "--follow") }()
 
-	waitFor(t, "the stored output", func() bool { return out.String() == "compiling\nlinking\nwarning: unused\n" })
+	poll.Eventually(t, 10*time.Second, "the stored output", func() bool { return out.String() == "compiling\nlinking\nwarning: unused\n" })
 	h.publishLog(runL, "build", 1, "stdout", "deployed\nprogress 50%")
-	waitFor(t, "output published while following", func() bool { return strings.HasSuffix(out.String(), "unused\ndeployed\n") })
+	poll.Eventually(t, 10*time.Second, "output published while following", func() bool { return strings.HasSuffix(out.String(), "unused\ndeployed\n") })
 	// A partial line is printed once the step has been silent a while.
-	waitFor(t, "the partial line", func() bool { return strings.HasSuffix(out.String(), "deployed\nprogress 50%\n") })
+	poll.Eventually(t, 10*time.Second, "the partial line", func() bool { return strings.HasSuffix(out.String(), "deployed\nprogress 50%\n") })
 	select {
 	case r := <-done:
 		t.Fatalf("follow of a running run ended by itself: %+v", r)
@@ -225,7 +226,7 @@ func TestRunLogsFollow(t *testing.T) {
 	// shows it has arrived; Ctrl-C prints it.
 	h.publishLog(runL, "build", 1, "stdout", "held")
 	h.publishLog(runL, "build", 1, "stderr", "after\n")
-	waitFor(t, "the line after the partial one", func() bool { return strings.HasSuffix(out.String(), "%\nafter\n") })
+	poll.Eventually(t, 10*time.Second, "the line after the partial one", func() bool { return strings.HasSuffix(out.String(), "%\nafter\n") })
 	cancel() // Ctrl-C
 	r := <-done
 	if r.code != 0 || r.stderr != "" || !strings.HasSuffix(out.String(), "after\nheld\n") {
@@ -239,11 +240,11 @@ func TestRunLogsFollowStopsWhenRunFinished(t *testing.T) {
 	done := make(chan result, 1)
 	go func() { done <- h.runCtx(context.Background(), out, "run", "logs", runL, "-o", "jsonl", "--follow") }()
 
-	waitFor(t, "the stored output", func() bool { return strings.Count(out.String(), "\n") == 7 })
+	poll.Eventually(t, 10*time.Second, "the stored output", func() bool { return strings.Count(out.String(), "\n") == 7 })
 	h.publishLog(runL, "build", 1, "stdout", "last words\n")
 	h.node.with(func(f *fakeNode) { f.runs[0].Status = "succeeded" })
 	var r result
-	waitFor(t, "follow to stop by itself", func() bool {
+	poll.Eventually(t, 10*time.Second, "follow to stop by itself", func() bool {
 		select {
 		case r = <-done:
 			return true

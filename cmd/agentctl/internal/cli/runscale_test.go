@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus"
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/node/api"
@@ -83,7 +84,7 @@ func TestRunListAndShowAtScale(t *testing.T) {
 	largest := regexp.MustCompile(`run ([0-9a-f-]{36}) submitted`).FindStringSubmatch(r.stdout)[1]
 	before = append(before, largest)
 	for _, id := range before {
-		nodetest.Eventually(t, 60*time.Second, "run finished", func() bool {
+		poll.Eventually(t, 60*time.Second, "run finished", func() bool {
 			s, err := n.API.RunSummary(context.Background(), id)
 			return err == nil && finished(s.Status)
 		})

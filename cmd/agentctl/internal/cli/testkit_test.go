@@ -265,18 +265,6 @@ func (f *fakeNode) auditPage(ctx context.Context, req api.AuditRequest) (api.Aud
 	}
 }
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func decodeJSON[T any](t *testing.T, s string) T {
 	t.Helper()
 	var v T

@@ -9,25 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 )
-
-// eventually polls cond every 100ms until it holds, and fails t with
-// what() if it does not within timeout. It polls; it never relies on a
-// sleep being long enough.
-func eventually(t *testing.T, timeout time.Duration, what func() string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %v: %s", timeout, what())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-// says returns a constant description for eventually.
-func says(s string) func() string { return func() string { return s } }
 
 // procStat reads the state and process group of pid from /proc; ok is
 // false when there is no such process.
