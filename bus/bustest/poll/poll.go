@@ -10,8 +10,8 @@
 //
 // Usage:
 //
-//	poll.Eventually(t, 10*time.Second, "the run to finish", func() bool {
-//		return n.RunStatus(run) == "succeeded"
+//	poll.Eventually(t, 10*time.Second, "the outbox to drain", func() bool {
+//		return ob.Pending() == 0
 //	})
 //
 // Eventually fails the test from the test's goroutine; Wait and
