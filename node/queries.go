@@ -323,6 +323,9 @@ func (n *Node) auditPage(ctx context.Context, req api.AuditRequest, after uint64
 		// Every record up to the snapshot's end was examined.
 		last = max(last, head)
 	}
+	// Records committed after the head was read may be in the page: the
+	// head answered is at least the last one seen.
+	head = max(head, last)
 	return api.LedgerPage[json.RawMessage]{Page: p.Continued(strconv.FormatUint(last, 10), end), Head: head}, nil
 }
 
