@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus"
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/envelope"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/trust"
@@ -262,7 +263,7 @@ func TestGoldenWrite(t *testing.T) {
 	migrate := n.WaitRun(t, submit(t, n, "migrate.yaml", "Migrate the database", goldenMigratePlan), 60*time.Second)
 	wantRun(t, migrate, event.RunFailed, map[string]string{"backup": "succeeded", "lint": "failed", "migrate": "failed", "verify": "cancelled"})
 	soakID := submit(t, n, "soak.yaml", "Long soak", goldenSoakPlan)
-	nodetest.Eventually(t, 30*time.Second, "step soak running", func() bool {
+	poll.Eventually(t, 30*time.Second, "step soak running", func() bool {
 		r, err := n.API.RunsGet(ctx, soakID)
 		return err == nil && len(r.Steps) == 2 && r.Steps[1].Status == "running"
 	})
@@ -311,7 +312,7 @@ func TestGoldenWrite(t *testing.T) {
 	raw(owner.Subject(), ownerMsg, "golden-owner-replayed")
 	future := event.MustDraft(goldenFutureType, ship.ID, map[string]any{"step": "compile", "note": "a type of a newer version"})
 	raw(future.Subject(), sign(exec, envelope.Version+1, future), "golden-future")
-	nodetest.Eventually(t, 20*time.Second, "the raw messages in the ledger", func() bool {
+	poll.Eventually(t, 20*time.Second, "the raw messages in the ledger", func() bool {
 		var top uint64
 		for l, err := range n.API.AuditLines(ctx, api.AuditRequest{}) {
 			if err != nil {
@@ -565,7 +566,7 @@ func carryOn(t *testing.T, dir string, rec goldenRecord) {
 	reissueCredentials(t, dir, rec)
 	n := nodetest.Start(t, goldenConfig(dir, rec.Node.Name, rec.Node.Roles))
 	ctx := context.Background()
-	nodetest.Eventually(t, 30*time.Second, "the node ready", func() bool { return n.Ready() == nil })
+	poll.Eventually(t, 30*time.Second, "the node ready", func() bool { return n.Ready() == nil })
 
 	// Runs: the listing and every run, step by step.
 	var runs []api.RunSummary
@@ -854,7 +855,7 @@ func expireEvents(t *testing.T, dir, name string) {
 	if _, err := conn.JS.UpdateStream(ctx, short); err != nil {
 		t.Fatal(err)
 	}
-	nodetest.Eventually(t, 20*time.Second, "the events stream empty", func() bool {
+	poll.Eventually(t, 20*time.Second, "the events stream empty", func() bool {
 		info, err := s.Info(ctx)
 		return err == nil && info.State.Msgs == 0
 	})

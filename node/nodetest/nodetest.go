@@ -140,14 +140,6 @@ func (tn *Node) WaitRun(t testing.TB, run string, timeout time.Duration) api.Run
 	return *r
 }
 
-// Eventually polls cond until it holds or timeout passes.
-//
-// Deprecated: use poll.Eventually, which it calls.
-func Eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	poll.Eventually(t, timeout, what, cond)
-}
-
 type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(p []byte) (int, error) {
