@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/ledger/pebblelog"
 	"github.com/cockroachdb/pebble/v2"
 )
 
@@ -85,7 +86,7 @@ func (s *Store) buildTimeIndex() error {
 			return fmt.Errorf("ledger: build time index at %d: %w", rec.Event.Seq, err)
 		}
 		if n++; b.Count() >= timeIndexBatch {
-			if err := b.Commit(pebble.NoSync); err != nil {
+			if err := pebblelog.SyncCommit(b); err != nil {
 				return fmt.Errorf("ledger: build time index at %d: %w", rec.Event.Seq, err)
 			}
 			b.Close()
@@ -95,7 +96,7 @@ func (s *Store) buildTimeIndex() error {
 			s.log.Info("ledger upgrade: indexing records by stream time", "records", n, "elapsed", time.Since(start).Round(time.Millisecond))
 		}
 	}
-	if err := b.Commit(pebble.NoSync); err != nil {
+	if err := pebblelog.SyncCommit(b); err != nil {
 		return fmt.Errorf("ledger: build time index: %w", err)
 	}
 	if n > 0 {
