@@ -112,34 +112,26 @@ func limit(n int64) int64 {
 // EventsStreamConfig is the configuration of AGENTIC_EVENTS with settings s
 // at cluster settings revision rev.
 func EventsStreamConfig(s StreamSettings, rev uint64) jetstream.StreamConfig {
-	return jetstream.StreamConfig{
-		Name:              EventsStream,
-		Description:       "agentic signed events: the log every ledger folds",
-		Subjects:          []string{event.SubjectAll},
-		Storage:           jetstream.FileStorage,
-		Retention:         jetstream.LimitsPolicy,
-		Replicas:          s.Replicas,
-		MaxAge:            s.MaxAge,
-		MaxBytes:          limit(s.MaxBytes),
-		MaxMsgs:           -1,
-		MaxMsgsPerSubject: -1,
-		MaxConsumers:      -1,
-		Discard:           jetstream.DiscardOld,
-		Duplicates:        2 * time.Minute,
-		MaxMsgSize:        1 << 20,
-		DenyDelete:        true,
-		DenyPurge:         true,
-		Metadata:          map[string]string{SettingsRevisionKey: strconv.FormatUint(rev, 10)},
-	}
+	c := streamConfig(EventsStream, "agentic signed events: the log every ledger folds", event.SubjectAll, s, rev)
+	c.MaxMsgSize = 1 << 20
+	c.DenyDelete, c.DenyPurge = true, true
+	return c
 }
 
 // LogsStreamConfig is the configuration of AGENTIC_LOGS with settings s at
 // cluster settings revision rev.
 func LogsStreamConfig(s StreamSettings, rev uint64) jetstream.StreamConfig {
+	return streamConfig(LogsStream, "agentic step output (redacted), not ledger facts", LogSubjectPrefix+">", s, rev)
+}
+
+// streamConfig is what both streams share: file storage, limits retention
+// by the settings' age and bytes (oldest dropped first), and the settings
+// revision in the metadata.
+func streamConfig(name, description, subject string, s StreamSettings, rev uint64) jetstream.StreamConfig {
 	return jetstream.StreamConfig{
-		Name:              LogsStream,
-		Description:       "agentic step output (redacted), not ledger facts",
-		Subjects:          []string{LogSubjectPrefix + ">"},
+		Name:              name,
+		Description:       description,
+		Subjects:          []string{subject},
 		Storage:           jetstream.FileStorage,
 		Retention:         jetstream.LimitsPolicy,
 		Replicas:          s.Replicas,

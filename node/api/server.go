@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go"
 )
@@ -165,6 +166,12 @@ func (s *Server) Stop() {
 	s.mu.state = stateStopped
 	s.unsubscribeLocked()
 	s.mu.Unlock()
+	if wasRunning {
+		// The server has processed the unsubscriptions when Stop returns:
+		// a request after it finds no responder here. A closed connection
+		// has nothing left to flush.
+		_ = s.nc.FlushTimeout(2 * time.Second)
+	}
 	s.cancel()
 	s.wg.Wait()
 	if wasRunning {

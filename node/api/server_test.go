@@ -282,14 +282,14 @@ func TestLongPollDoesNotBlockOthers(t *testing.T) {
 
 func TestStopWaitsAndUnsubscribes(t *testing.T) {
 	srv, c := newPair(t)
-	entered := make(chan struct{})
+	entered, cancelled, release := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	var finished atomic.Bool
 	srv.Handle(MethodNodeInfo, func(ctx context.Context, _ json.RawMessage) (any, error) {
 		close(entered)
 		<-ctx.Done()
-		// Still busy after cancellation: the sleep is the work Stop must wait
-		// out, not a wait for some condition.
-		time.Sleep(50 * time.Millisecond)
+		close(cancelled)
+		// Still busy after cancellation: the work Stop must wait out.
+		<-release
 		finished.Store(true)
 		return NodeInfo{}, nil
 	})
@@ -298,7 +298,16 @@ func TestStopWaitsAndUnsubscribes(t *testing.T) {
 	}
 	go func() { _, _ = c.NodeInfo(context.Background()) }()
 	<-entered
-	srv.Stop()
+	stopped := make(chan struct{})
+	go func() { srv.Stop(); close(stopped) }()
+	<-cancelled
+	select {
+	case <-stopped:
+		t.Fatal("Stop returned while a handler was still running")
+	default:
+	}
+	close(release)
+	<-stopped
 	if !finished.Load() {
 		t.Fatal("Stop returned before the in-flight handler finished")
 	}
