@@ -830,16 +830,8 @@ func expireEvents(t *testing.T, dir, name string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	srv, err := bus.StartEmbedded(ctx, bus.EmbeddedConfig{StoreDir: filepath.Join(dir, "nats"), ServerName: name})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Shutdown()
-	conn, err := bus.Connect(ctx, bus.ConnConfig{Server: srv, Name: "golden"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn, closeBus := nodetest.StoppedNodeBus(t, ctx, dir, name)
+	defer closeBus()
 	s, err := conn.JS.Stream(ctx, bus.EventsStream)
 	if err != nil {
 		t.Fatal(err)
@@ -873,16 +865,8 @@ func streamLastSeq(t *testing.T, dir, name string) uint64 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	srv, err := bus.StartEmbedded(ctx, bus.EmbeddedConfig{StoreDir: filepath.Join(dir, "nats"), ServerName: name})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Shutdown()
-	conn, err := bus.Connect(ctx, bus.ConnConfig{Server: srv, Name: "golden"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn, closeBus := nodetest.StoppedNodeBus(t, ctx, dir, name)
+	defer closeBus()
 	s, err := conn.JS.Stream(ctx, bus.EventsStream)
 	if err != nil {
 		t.Fatal(err)

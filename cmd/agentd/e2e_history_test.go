@@ -9,9 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
-	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/node/nodetest"
 	"github.com/nats-io/nats.go"
@@ -54,28 +52,7 @@ func TestRestartWithLongHistory(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	srv, err := bus.StartEmbedded(ctx, bus.EmbeddedConfig{StoreDir: filepath.Join(a.data, "nats"), ServerName: a.name})
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := bus.Connect(ctx, bus.ConnConfig{Server: srv, Name: "history"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	root, err := trust.LoadRoot(a.data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := nodetest.NewHistoryWriter(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	events, err := w.Publish(ctx, conn.JS, nodetest.History{Runs: 34, Steps: 2000, Epoch: epoch})
-	conn.Close()
-	srv.Shutdown()
-	if err != nil {
-		t.Fatal(err)
-	}
+	events := nodetest.PublishHistory(t, ctx, a.data, a.name, nodetest.History{Runs: 34, Steps: 2000, Epoch: epoch})
 	if events < 200_000 {
 		t.Fatalf("history of %d events, want at least 200k", events)
 	}

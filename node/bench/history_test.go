@@ -15,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentic-dev/agentic/bus"
-	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/node/nodetest"
 	"github.com/nats-io/nats.go"
@@ -66,7 +64,7 @@ func BenchmarkHistory1M(b *testing.B) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	t0 := time.Now()
-	events := publishHistoryTo(b, ctx, data, "bench-history", nodetest.History{Runs: historyRuns, Steps: historySteps, Epoch: info.Epoch})
+	events := nodetest.PublishHistory(b, ctx, data, "bench-history", nodetest.History{Runs: historyRuns, Steps: historySteps, Epoch: info.Epoch})
 	b.Logf("history: %d events published in %s", events, time.Since(t0).Round(time.Millisecond))
 
 	b.ResetTimer()
@@ -188,35 +186,6 @@ func deepCursor(tb testing.TB, q *historyClient) string {
 		tb.Fatalf("no cursor deep in the run list: %q %v", cursor, err)
 	}
 	return cursor
-}
-
-// publishHistoryTo publishes a synthetic history onto a stopped node's
-// JetStream store, signed by identities its root issues.
-func publishHistoryTo(tb testing.TB, ctx context.Context, data, name string, h nodetest.History) int {
-	tb.Helper()
-	srv, err := bus.StartEmbedded(ctx, bus.EmbeddedConfig{StoreDir: filepath.Join(data, "nats"), ServerName: name})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer srv.Shutdown()
-	conn, err := bus.Connect(ctx, bus.ConnConfig{Server: srv, Name: "history"})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer conn.Close()
-	root, err := trust.LoadRoot(data)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	w, err := nodetest.NewHistoryWriter(root)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	n, err := w.Publish(ctx, conn.JS, h)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return n
 }
 
 // buildBinary builds a command into a temporary directory.

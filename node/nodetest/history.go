@@ -3,7 +3,11 @@ package nodetest
 import (
 	"context"
 	"fmt"
+	"path/filepath"
+	"testing"
 	"time"
+
+	"github.com/agentic-dev/agentic/bus"
 
 	"github.com/agentic-dev/agentic/bus/envelope"
 	"github.com/agentic-dev/agentic/bus/event"
@@ -177,4 +181,44 @@ func (p *publisher) wait(ctx context.Context) error {
 	}
 	p.acks = p.acks[:0]
 	return nil
+}
+
+// StoppedNodeBus starts a bare nats-server on the JetStream store of a
+// stopped node's data directory (the node named name) and connects to it,
+// so a test can read or change that node's streams while it is down. close
+// shuts both down; call it before the node starts again.
+func StoppedNodeBus(tb testing.TB, ctx context.Context, dataDir, name string) (conn *bus.Conn, close func()) {
+	tb.Helper()
+	srv, err := bus.StartEmbedded(ctx, bus.EmbeddedConfig{StoreDir: filepath.Join(dataDir, "nats"), ServerName: name})
+	if err != nil {
+		tb.Fatalf("nodetest: nats-server on %s: %v", dataDir, err)
+	}
+	conn, err = bus.Connect(ctx, bus.ConnConfig{Server: srv, Name: "nodetest"})
+	if err != nil {
+		srv.Shutdown()
+		tb.Fatalf("nodetest: connect to the store of %s: %v", dataDir, err)
+	}
+	return conn, func() { conn.Close(); srv.Shutdown() }
+}
+
+// PublishHistory publishes h onto the events stream of a stopped node
+// (data directory dataDir, named name), signed by identities its root
+// issues, and returns the number of events.
+func PublishHistory(tb testing.TB, ctx context.Context, dataDir, name string, h History) int {
+	tb.Helper()
+	conn, close := StoppedNodeBus(tb, ctx, dataDir, name)
+	defer close()
+	root, err := trust.LoadRoot(dataDir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	w, err := NewHistoryWriter(root)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	n, err := w.Publish(ctx, conn.JS, h)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return n
 }
