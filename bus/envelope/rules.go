@@ -10,7 +10,7 @@ import (
 
 // Version is the protocol version this build signs with: the newest in
 // its rules table.
-const Version = 1
+const Version = 2
 
 // Limits and times of the current rules.
 const (
@@ -79,6 +79,14 @@ var versions = []Rules{
 	// publish in its category.
 	{Version: 1, Algorithm: Algorithm, MaxMessageBytes: MaxMessageBytes, MaxEventBytes: MaxEventBytes,
 		TTL: TTL, Leeway: Leeway, Secrets: redact.Set1, Types: event.TypesAt(1), KeepUnknown: true},
+	// Version 2: the same limits; membership (node.joined, node.suspect,
+	// node.failed, node.left by orchestrators; node.drain by operators) and
+	// operators' step decisions (step.decided) — types in categories that
+	// version 1 does not give those roles, so version-1 ledgers refuse
+	// them: upgrade every ledger node before the orchestrators
+	// (protocol.md, "Upgrading to version 2").
+	{Version: 2, Algorithm: Algorithm, MaxMessageBytes: MaxMessageBytes, MaxEventBytes: MaxEventBytes,
+		TTL: TTL, Leeway: Leeway, Secrets: redact.Set1, Types: event.TypesAt(2), KeepUnknown: true},
 }
 
 // Versions returns the rules table of this build, by version (a copy).

@@ -236,31 +236,32 @@ func TestVersions(t *testing.T) {
 
 // Nodes of adjacent versions reach the same verdict, with the same record,
 // on what the older one does not know: a node that knows only version 0,
-// this build, and a build of a version 2 that adds task.progress.
+// this build, and a build of the next version that adds task.progress.
 func TestAdjacentVersionsAgree(t *testing.T) {
 	ids := bustest.NewIdentities(t)
 	ex := ids.Node(t, "exec-1", event.RoleExecutor)
 	pl := ids.Node(t, "planner-1", event.RolePlanner)
 	now := time.Now()
 	table := envelope.Versions()
-	v2 := table[1]
-	v2.Version = 2
-	v2.Types = append(v2.Types, event.Spec{Type: "task.progress", Roles: []string{event.RoleExecutor}, Since: 2})
+	next := envelope.Version + 1
+	v2 := table[envelope.Version]
+	v2.Version = next
+	v2.Types = append(v2.Types, event.Spec{Type: "task.progress", Roles: []string{event.RoleExecutor}, Since: next})
 	verifiers := map[string]*envelope.Verifier{
 		"v0":   envelope.NewVerifier(ids.Root, envelope.WithRules(table[:1])),
 		"this": envelope.NewVerifier(ids.Root),
 		"v2":   envelope.NewVerifier(ids.Root, envelope.WithRules(append(table, v2))),
 	}
 	progress := draft("task.progress")
-	fromEx, _, _ := envelope.SignAt(ex, []event.Draft{progress}, now, 2)
-	fromPl, _, _ := envelope.SignAt(pl, []event.Draft{progress}, now, 2)
+	fromEx, _, _ := envelope.SignAt(ex, []event.Draft{progress}, now, next)
+	fromPl, _, _ := envelope.SignAt(pl, []event.Draft{progress}, now, next)
 	started := draft(event.TaskStarted)
 	v1Msg, _, _ := envelope.SignAt(ex, []event.Draft{started}, now, 1)
 	for _, m := range []struct {
 		name    string
 		raw     []byte
 		subject string
-	}{{"v2 unknown type", fromEx, progress.Subject()}, {"v2 foreign category", fromPl, progress.Subject()}, {"v1 known type", v1Msg, started.Subject()}} {
+	}{{"next version unknown type", fromEx, progress.Subject()}, {"next version foreign category", fromPl, progress.Subject()}, {"v1 known type", v1Msg, started.Subject()}} {
 		var verdicts []string
 		for _, name := range slices.Sorted(maps.Keys(verifiers)) {
 			env, err := verifiers[name].Verify(m.raw, m.subject, now)

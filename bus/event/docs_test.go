@@ -51,9 +51,9 @@ func payloadExamples() map[event.Type]any {
 		event.LeaderElected:  event.LeaderElectedData{Decision: event.Decision{Epoch: 3}, Leader: "node-a"},
 		event.PlanAccepted:   event.PlanAcceptedData{Decision: event.Decision{Epoch: 3}, Revision: 1},
 		event.TaskAssigned:   event.TaskAssignedData{Decision: event.Decision{Epoch: 3}, Step: deploy, Attempt: 1, Node: "node-b", ReadyAt: at},
-		event.TaskCancel:     event.TaskCancelData{Decision: event.Decision{Epoch: 3}, Step: "ship.deploy", Attempt: 1, Node: "node-b", Reason: "run cancelled: wrong branch"},
+		event.TaskCancel:     event.TaskCancelData{Decision: event.Decision{Epoch: 3}, Step: "ship.deploy", Attempt: 1, Node: "node-b", Reason: "run cancelled: wrong branch", Code: "cancelled_by_operator"},
 		event.RunFinished:    event.RunFinishedData{Decision: event.Decision{Epoch: 3}, Status: event.RunFailed, Reason: "step build failed: exit status 2", Code: "step_failed"},
-		event.ExecutorOnline: event.ExecutorOnlineData{Slots: 4, Incarnation: "0196f3c2-8a11-7c3e-9d2b-6e5f4a3b2c1d"},
+		event.ExecutorOnline: event.ExecutorOnlineData{Slots: 4, Incarnation: "0196f3c2-8a11-7c3e-9d2b-6e5f4a3b2c1d", Queue: 4, Capabilities: []string{"docker"}, Version: "v0.3.0"},
 		event.TaskStarted:    event.TaskStartedData{Step: "ship.deploy", Attempt: 1, Node: "node-b", PID: 4242},
 		event.TaskFinished: event.TaskFinishedData{
 			Step: "ship.deploy", Attempt: 1, Node: "node-b", Status: event.TaskFailed, Class: event.ClassTransient,
@@ -75,6 +75,24 @@ func payloadExamples() map[event.Type]any {
 			ClaimedID: "01a20420-6b41-774d-852b-16f808230ca1",
 		},
 		event.Gap: event.GapData{From: 1041, To: 1044},
+		event.NodeJoined: event.NodeData{
+			Decision: event.Decision{Epoch: 3}, Node: "node-b", Incarnation: "0196f3c2-8a11-7c3e-9d2b-6e5f4a3b2c1d",
+			Roles: []string{"executor"}, Capabilities: []string{"docker"}, Slots: 4, Version: "v0.3.0", Addr: "10.0.0.12:7946",
+		},
+		event.NodeSuspect: event.NodeData{
+			Decision: event.Decision{Epoch: 3}, Node: "node-b", Incarnation: "0196f3c2-8a11-7c3e-9d2b-6e5f4a3b2c1d",
+			Roles: []string{"executor"}, Slots: 4, Addr: "10.0.0.12:7946", Reason: "suspected by node-a",
+		},
+		event.NodeFailed: event.NodeData{
+			Decision: event.Decision{Epoch: 3}, Node: "node-b", Incarnation: "0196f3c2-8a11-7c3e-9d2b-6e5f4a3b2c1d",
+			Roles: []string{"executor"}, Slots: 4, Addr: "10.0.0.12:7946", Reason: "no answer to probes",
+		},
+		event.NodeLeft: event.NodeData{
+			Decision: event.Decision{Epoch: 3}, Node: "node-b", Incarnation: "0196f3c2-8a11-7c3e-9d2b-6e5f4a3b2c1d",
+			Roles: []string{"executor"}, Slots: 4, Addr: "10.0.0.12:7946", Reason: "drained",
+		},
+		event.NodeDrain:   event.NodeDrainData{Node: "node-b", Reason: "kernel upgrade"},
+		event.StepDecided: event.StepDecidedData{Step: "ship.deploy", Action: event.StepRetry, Reason: "checked: the deploy never began"},
 	}
 }
 

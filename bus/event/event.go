@@ -73,6 +73,27 @@ const (
 	MemoryWritten Type = "memory.written"
 )
 
+// Membership, as the leader orchestrator records it (NodeData): what
+// memberlist reported about a node, made a ledger fact so that decisions
+// taken on it replay. Membership grants nothing; these events only say who
+// is reachable. Protocol version 2.
+const (
+	NodeJoined  Type = "node.joined"
+	NodeSuspect Type = "node.suspect"
+	NodeFailed  Type = "node.failed"
+	NodeLeft    Type = "node.left"
+)
+
+// Operator requests about nodes and steps. Protocol version 2.
+const (
+	// NodeDrain asks a node to take no new work, finish what it runs and
+	// leave (NodeDrainData).
+	NodeDrain Type = "node.drain"
+	// StepDecided is an operator's decision on a step held for one
+	// (needs-decision): retry it or skip it (StepDecidedData).
+	StepDecided Type = "step.decided"
+)
+
 // Cluster-wide settings, recorded in the ledger (ClusterSettingsData).
 const (
 	ClusterSettings Type = "cluster.settings"
@@ -142,6 +163,12 @@ var table = []Spec{
 	{ClusterSettings, []string{RoleClusterAdmin}, 0},
 	{Rejected, nil, 0},
 	{Gap, nil, 0},
+	{NodeJoined, []string{RoleOrchestrator}, 2},
+	{NodeSuspect, []string{RoleOrchestrator}, 2},
+	{NodeFailed, []string{RoleOrchestrator}, 2},
+	{NodeLeft, []string{RoleOrchestrator}, 2},
+	{NodeDrain, []string{RoleOperator}, 2},
+	{StepDecided, []string{RoleOperator}, 2},
 }
 
 // Types returns the event-type table, in order, as of every protocol

@@ -87,6 +87,10 @@ type TaskAssignedData struct {
 	Node    string `json:"node"`
 	// ReadyAt is when the step became ready (for dispatch latency).
 	ReadyAt time.Time `json:"ready_at"`
+	// Reason says why an attempt other than the first was made, for
+	// people: "node node-b failed", "not started within 30s". Absent for a
+	// first attempt and a retry after a failure. Protocol version 2.
+	Reason string `json:"reason,omitempty"`
 }
 
 // TaskCancelData tells an executor to stop a step attempt.
@@ -96,6 +100,10 @@ type TaskCancelData struct {
 	Attempt int    `json:"attempt"`
 	Node    string `json:"node"`
 	Reason  string `json:"reason,omitempty"`
+	// Code is the stable reason: "superseded" when the attempt was given
+	// to another node (its node failed or it never started), the run's or
+	// step's end code otherwise. Absent before protocol version 2.
+	Code string `json:"code,omitempty"`
 }
 
 // RunFinishedData closes a run.
@@ -115,6 +123,65 @@ type ExecutorOnlineData struct {
 	Slots int `json:"slots"`
 	// Incarnation changes every time the executor process starts.
 	Incarnation string `json:"incarnation"`
+	// Queue is how many assignments the executor accepts beyond Slots and
+	// holds until a slot frees, so that a slot never waits for the
+	// orchestration round trip; absent (0) in events before protocol
+	// version 2.
+	Queue int `json:"queue,omitempty"`
+	// Capabilities the executor offers (docker, gpu, …): a step that
+	// requires some runs only where all of them are offered.
+	Capabilities []string `json:"capabilities,omitempty"`
+	// Version is the agentd build.
+	Version string `json:"version,omitempty"`
+}
+
+// NodeData is a membership change the leader recorded (node.joined,
+// node.suspect, node.failed, node.left). It describes the node as its
+// gossip metadata announced it.
+type NodeData struct {
+	Decision
+	// Node is the node id (its credential subject).
+	Node string `json:"node"`
+	// Incarnation identifies the agentd process: a node that restarts
+	// joins with a new one.
+	Incarnation string `json:"incarnation"`
+	// Roles the node runs.
+	Roles []string `json:"roles,omitempty"`
+	// Capabilities and Slots the node's executor offers, if it runs one.
+	Capabilities []string `json:"capabilities,omitempty"`
+	Slots        int      `json:"slots,omitempty"`
+	// Version is the node's agentd build.
+	Version string `json:"version,omitempty"`
+	// Addr is the gossip address it was seen at.
+	Addr string `json:"addr,omitempty"`
+	// Reason says what was observed, for people.
+	Reason string `json:"reason,omitempty"`
+}
+
+// NodeDrainData asks a node to take no new work, finish what it runs and
+// leave the cluster.
+type NodeDrainData struct {
+	Node   string `json:"node"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// StepAction is what an operator decided for a step held in
+// needs-decision.
+type StepAction string
+
+// Step actions.
+const (
+	// StepRetry runs the step again, as a new attempt.
+	StepRetry StepAction = "retry"
+	// StepSkip ends the step as skipped: its dependents run.
+	StepSkip StepAction = "skip"
+)
+
+// StepDecidedData is an operator's decision on a step of the event's run.
+type StepDecidedData struct {
+	Step   string     `json:"step"`
+	Action StepAction `json:"action"`
+	Reason string     `json:"reason,omitempty"`
 }
 
 // TaskStartedData says an executor began an attempt.
@@ -228,6 +295,18 @@ type GapData struct {
 type ClusterSettingsData struct {
 	Revision uint64             `json:"revision"`
 	Streams  ClusterStreamsData `json:"streams"`
+	// Lease is the orchestrators' leader lease; absent in settings written
+	// before protocol version 2 (the default applies).
+	Lease LeaseSettingsData `json:"lease,omitzero"`
+}
+
+// LeaseSettingsData is the leader lease every orchestrator times itself
+// by and the leader bucket expires entries by.
+type LeaseSettingsData struct {
+	// TTL is how long a lease lives without renewal; the leader renews it
+	// every TTL/3, and a standby takes over within TTL of the leader's
+	// death. Zero means the default.
+	TTL Duration `json:"ttl,omitzero"`
 }
 
 // ClusterStreamsData holds the settings of the protocol's streams.

@@ -71,6 +71,10 @@ type Step struct {
 	// Cwd is the working directory; relative to the executor's default
 	// when relative, the default when empty.
 	Cwd string `json:"cwd,omitempty"`
+	// Capabilities the executor must offer (executor.online), all of
+	// them: a step that needs docker runs only where docker is. Protocol
+	// version 2; absent means any executor.
+	Capabilities []string `json:"capabilities,omitempty"`
 }
 
 // Step returns the step with the given id, or nil.

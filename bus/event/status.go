@@ -52,6 +52,10 @@ const (
 	StepSkipped StepStatus = "skipped"
 	// StepCancelled (final): stopped by a cancel.
 	StepCancelled StepStatus = "cancelled"
+	// StepNeedsDecision: an attempt that is not idempotent may have partly
+	// run on a node that was lost; nothing runs it again until an operator
+	// decides (step.decided: retry or skip). Protocol version 2.
+	StepNeedsDecision StepStatus = "needs-decision"
 )
 
 // TaskStatus is the outcome of one attempt of a step, as the executor
