@@ -67,6 +67,13 @@ type Decision struct {
 	Epoch uint64 `json:"epoch"`
 }
 
+// FencedBy is the fencing rule, the one place it is written: a decision is
+// void when the leader epoch in force where it is read (the newest
+// leader.elected before it, in the ledger or on the stream) is newer than
+// the epoch that made it. A deposed leader's late decisions are recorded
+// and have no effect — in the orchestrator's fold and on executors alike.
+func (d Decision) FencedBy(inForce uint64) bool { return d.Epoch < inForce }
+
 // LeaderElectedData announces a new orchestrator leader.
 type LeaderElectedData struct {
 	Decision

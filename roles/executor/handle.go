@@ -143,7 +143,7 @@ func (e *Executor) assigned(ev event.Event, seq, fence uint64, group *[]pendingS
 	if a.Node != e.env.Node {
 		return nil, nil
 	}
-	if a.Epoch < fence {
+	if a.FencedBy(fence) {
 		e.fenced.Add(1)
 		e.log.Warn("assignment from a deposed leader dropped", "run", ev.Run, "step", a.Step.ID, "attempt", a.Attempt,
 			"epoch", a.Epoch, "current_epoch", fence, "stream_seq", seq, "signer", ev.Node)
@@ -268,7 +268,7 @@ func (e *Executor) cancelled(ev event.Event, seq, fence uint64) {
 	if err := ev.Decode(&c); err != nil || c.Node != e.env.Node {
 		return
 	}
-	if c.Epoch < fence {
+	if c.FencedBy(fence) {
 		e.fenced.Add(1)
 		e.log.Warn("cancel from a deposed leader dropped", "run", ev.Run, "step", c.Step, "attempt", c.Attempt,
 			"epoch", c.Epoch, "current_epoch", fence, "stream_seq", seq, "signer", ev.Node)

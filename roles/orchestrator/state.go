@@ -206,7 +206,7 @@ func (s *State) step(run, id string) (*Run, int, *Step) {
 
 // fenced reports whether a decision of epoch must be ignored, counting it.
 func (s *State) fenced(epoch uint64) bool {
-	if epoch < s.Epoch {
+	if (event.Decision{Epoch: epoch}).FencedBy(s.Epoch) {
 		s.Fenced++
 		return true
 	}

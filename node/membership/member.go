@@ -1,0 +1,55 @@
+// Package membership runs agentd's gossip membership (hashicorp/memberlist):
+// which nodes are reachable, with the metadata each announces (roles,
+// capabilities, slots, version, incarnation). It detects failed nodes
+// quickly with a tuned failure-detection preset.
+//
+// Membership grants nothing: it says who answers, never who may do what
+// (authority comes only from credentials). The leader orchestrator turns
+// what it reports into ledger events (node.joined, node.suspect,
+// node.failed, node.left) so that decisions taken on it replay.
+package membership
+
+import "time"
+
+// State is where a member is, as this node sees it.
+type State string
+
+// Member states.
+const (
+	// Alive: the member answers probes.
+	Alive State = "alive"
+	// Suspect: a probe failed; the member may yet refute.
+	Suspect State = "suspect"
+	// Dead: the member did not refute in time (failure detected).
+	Dead State = "dead"
+	// Left: the member announced that it leaves.
+	Left State = "left"
+)
+
+// Meta is what a node announces about itself in gossip.
+type Meta struct {
+	// Node is the node id (its credential subject), also its gossip name.
+	Node string `json:"node"`
+	// Incarnation identifies the agentd process: new at every start.
+	Incarnation string `json:"inc"`
+	// Roles the node runs.
+	Roles []string `json:"roles,omitempty"`
+	// Capabilities and Slots of its executor, if it runs one.
+	Capabilities []string `json:"caps,omitempty"`
+	Slots        int      `json:"slots,omitempty"`
+	// Version is the agentd build.
+	Version string `json:"v,omitempty"`
+	// Draining is set once the node was asked to drain.
+	Draining bool `json:"drain,omitempty"`
+}
+
+// Member is one node as this node's membership sees it.
+type Member struct {
+	Meta
+	// Addr is the member's gossip address (host:port).
+	Addr string
+	// State is alive, suspect, dead or left.
+	State State
+	// Since is when this node saw the member enter State.
+	Since time.Time
+}
