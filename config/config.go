@@ -24,10 +24,33 @@ type Config struct {
 	NATS []string `yaml:"nats"`
 	// NATSListen is the embedded server's client address (host:port).
 	NATSListen string `yaml:"nats_listen"`
+	// NATSClusterListen is the embedded server's cluster (route) address;
+	// empty: the embedded server is not clustered.
+	NATSClusterListen string `yaml:"nats_cluster_listen"`
+	// NATSRoutes lists the other embedded servers' cluster addresses
+	// (nats://host:port) to route to.
+	NATSRoutes []string `yaml:"nats_routes"`
+	// NATSClusterName names the NATS cluster (every server of it the same).
+	NATSClusterName string `yaml:"nats_cluster_name"`
 	// HTTPListen serves /healthz, /readyz, /metrics and the JSON API.
 	HTTPListen string `yaml:"http_listen"`
-	// GossipListen is the memberlist bind address (host:port).
+	// GossipListen is the memberlist bind address (host:port); empty: no
+	// gossip (a single node needs none).
 	GossipListen string `yaml:"gossip_listen"`
+	// GossipAdvertise is the address other members reach this node at
+	// (host:port); empty: the bind address, which must then be a specific
+	// address, not 0.0.0.0.
+	GossipAdvertise string `yaml:"gossip_advertise"`
+	// GossipKeyFile holds the gossip encryption key (base64 of 16, 24 or
+	// 32 bytes); empty: gossip is not encrypted.
+	GossipKeyFile string `yaml:"gossip_key_file"`
+	// GossipLabel is prepended to every gossip packet: members with
+	// another label are ignored (several clusters on one network).
+	GossipLabel string `yaml:"gossip_label"`
+	// GossipPreset is the failure-detection timing: "fast" (a dead node is
+	// declared in about a second on a LAN) or "lan" (memberlist's LAN
+	// defaults, about six seconds).
+	GossipPreset string `yaml:"gossip_preset"`
 	// Join lists gossip peers (host or host:port) to join at start.
 	Join []string `yaml:"join"`
 	// Log configures the node's slog output.
@@ -58,12 +81,21 @@ type ExecutorConfig struct {
 	DefaultTimeout time.Duration `yaml:"default_timeout"`
 	// Workdir is where steps run; empty means DATA/work (see WorkDir).
 	Workdir string `yaml:"workdir"`
+	// Queue is how many assignments the executor accepts beyond Slots,
+	// started as slots free, so that no slot waits for the orchestration
+	// round trip: -1 (the default) means as many as Slots, 0 none.
+	Queue int `yaml:"queue"`
+	// Capabilities the executor offers (docker, gpu, …); a step that
+	// requires capabilities runs only where all are offered.
+	Capabilities []string `yaml:"capabilities"`
 }
 
 // OrchestratorConfig configures the orchestrator role.
 type OrchestratorConfig struct {
 	// LeaseTTL is the leader lease's time to live: how long a dead leader
-	// blocks a standby at most.
+	// blocks a standby at most. Deprecated: the lease TTL is a cluster
+	// setting (agentctl cluster settings set); this key is read only by
+	// versions before it.
 	LeaseTTL time.Duration `yaml:"lease_ttl"`
 }
 
@@ -72,7 +104,9 @@ const (
 	DefaultData         = "./data"
 	DefaultNATSListen   = "127.0.0.1:4222"
 	DefaultHTTPListen   = "127.0.0.1:8080"
-	DefaultGossipListen = "0.0.0.0:7946"
+	DefaultGossipPort   = "7946"
+	DefaultGossipPreset = "fast"
+	DefaultClusterName  = "agentic"
 	DefaultLogLevel     = "info"
 	DefaultLogFormat    = "auto"
 	DefaultStepTimeout  = 10 * time.Minute
@@ -91,19 +125,33 @@ const (
 // (DATA/work) wherever Data is set, see WorkDir.
 func Default() Config {
 	return Config{
-		Data:         DefaultData,
-		Name:         defaultName(),
-		Roles:        append([]string(nil), event.NodeRoles...),
-		NATSListen:   DefaultNATSListen,
-		HTTPListen:   DefaultHTTPListen,
-		GossipListen: DefaultGossipListen,
-		Log:          LogConfig{Level: DefaultLogLevel, Format: DefaultLogFormat},
+		Data:            DefaultData,
+		Name:            defaultName(),
+		Roles:           append([]string(nil), event.NodeRoles...),
+		NATSListen:      DefaultNATSListen,
+		HTTPListen:      DefaultHTTPListen,
+		GossipPreset:    DefaultGossipPreset,
+		NATSClusterName: DefaultClusterName,
+		Log:             LogConfig{Level: DefaultLogLevel, Format: DefaultLogFormat},
 		Executor: ExecutorConfig{
 			Slots:          slotsPerCPU * runtime.NumCPU(),
 			DefaultTimeout: DefaultStepTimeout,
+			Queue:          -1,
 		},
 		Orchestrator: OrchestratorConfig{LeaseTTL: DefaultLeaseTTL},
 	}
+}
+
+// GossipPresets are the failure-detection timings gossip_preset accepts.
+var GossipPresets = []string{"fast", "lan"}
+
+// ExecutorQueue is the executor's queue depth: Executor.Queue, or Slots
+// when it is -1.
+func (c *Config) ExecutorQueue() int {
+	if c.Executor.Queue < 0 {
+		return c.Executor.Slots
+	}
+	return c.Executor.Queue
 }
 
 // WorkDir is the executor's working directory: Executor.Workdir, or

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -20,7 +21,7 @@ func TestDefaultIsValidAndFilled(t *testing.T) {
 		t.Fatalf("Default().Validate() = %v", err)
 	}
 	if c.Data != "./data" || c.NATSListen != "127.0.0.1:4222" || c.HTTPListen != "127.0.0.1:8080" ||
-		c.GossipListen != "0.0.0.0:7946" || c.Log.Level != "info" || c.Log.Format != "auto" ||
+		c.GossipListen != "" || c.GossipPreset != "fast" || c.Executor.Queue != -1 || c.Log.Level != "info" || c.Log.Format != "auto" ||
 		c.Executor.DefaultTimeout != 10*time.Minute || c.Orchestrator.LeaseTTL != 5*time.Second {
 		t.Errorf("Default() = %+v", c)
 	}
@@ -105,8 +106,9 @@ policy: /etc/agentic/policy.yaml
 					NATS: []string{"nats://a:4222", "nats://b:4222"}, NATSListen: "0.0.0.0:4333",
 					HTTPListen: ":9090", GossipListen: "10.0.0.1:7000", Join: []string{"10.0.0.2", "10.0.0.3:7000"},
 					Log:          LogConfig{Level: "debug", Format: "json"},
-					Executor:     ExecutorConfig{Slots: 3, DefaultTimeout: 90 * time.Second, Workdir: "/w"},
+					Executor:     ExecutorConfig{Slots: 3, DefaultTimeout: 90 * time.Second, Workdir: "/w", Queue: -1},
 					Orchestrator: OrchestratorConfig{LeaseTTL: 2 * time.Second}, Policy: "/etc/agentic/policy.yaml",
+					NATSClusterName: "agentic", GossipPreset: "fast",
 				}
 				if !equal(c, want) {
 					t.Errorf("got %+v\nwant %+v", c, want)
@@ -212,7 +214,7 @@ func TestApplyEnv(t *testing.T) {
 				c.Data, c.Name, c.Roles, c.NATS = "/d", "n1", []string{"planner", "ui"}, []string{"nats://x:1", "nats://y:2"}
 				c.NATSListen, c.HTTPListen, c.GossipListen, c.Join = ":5222", ":81", ":7947", []string{"h1", "h2:7"}
 				c.Log = LogConfig{Level: "warn", Format: "text"}
-				c.Executor = ExecutorConfig{Slots: 7, DefaultTimeout: time.Minute, Workdir: "/w"}
+				c.Executor = ExecutorConfig{Slots: 7, DefaultTimeout: time.Minute, Workdir: "/w", Queue: -1}
 				c.Orchestrator.LeaseTTL = 3 * time.Second
 				c.Policy = "/p.yaml"
 			},
@@ -301,7 +303,14 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 
 func TestValidateAccepts(t *testing.T) {
 	for _, mutate := range []func(c *Config){
-		func(c *Config) { c.Join = []string{"10.0.0.1", "node-b:7946", "[::1]:7946", "::1"} },
+		func(c *Config) {
+			c.GossipListen = "10.0.0.9:7946"
+			c.Join = []string{"10.0.0.1", "node-b:7946", "[::1]:7946", "::1"}
+		},
+		func(c *Config) { c.GossipListen, c.GossipAdvertise = "0.0.0.0:7946", "10.0.0.9:7946" },
+		func(c *Config) {
+			c.NATSClusterListen, c.NATSRoutes = "127.0.0.1:6222", []string{"nats://127.0.0.1:6223"}
+		},
 		func(c *Config) { c.NATS = []string{"tls://a:4222", "nats://b"} },
 		func(c *Config) { c.Roles = []string{"ui"} },
 		func(c *Config) { c.HTTPListen = ":0" },
@@ -390,10 +399,18 @@ func TestFlags(t *testing.T) {
 }
 
 func equal(a, b Config) bool {
-	return a.Data == b.Data && a.Name == b.Name && slices.Equal(a.Roles, b.Roles) && slices.Equal(a.NATS, b.NATS) &&
-		a.NATSListen == b.NATSListen && a.HTTPListen == b.HTTPListen && a.GossipListen == b.GossipListen &&
-		slices.Equal(a.Join, b.Join) && a.Log == b.Log && a.Executor == b.Executor && a.Orchestrator == b.Orchestrator &&
-		a.Policy == b.Policy
+	return reflect.DeepEqual(normalized(a), normalized(b))
+}
+
+// normalized makes empty lists nil, so that "no list" and "an empty list"
+// compare equal.
+func normalized(c Config) Config {
+	for _, l := range []*[]string{&c.Roles, &c.NATS, &c.NATSRoutes, &c.Join, &c.Executor.Capabilities} {
+		if len(*l) == 0 {
+			*l = nil
+		}
+	}
+	return c
 }
 
 func assertEqual(t *testing.T, got, want Config) {

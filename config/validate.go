@@ -37,9 +37,50 @@ func (c *Config) Validate() error {
 			bad("nats", "%q: %v", u, err)
 		}
 	}
-	for key, addr := range map[string]string{"nats_listen": c.NATSListen, "http_listen": c.HTTPListen, "gossip_listen": c.GossipListen} {
+	for key, addr := range map[string]string{"nats_listen": c.NATSListen, "http_listen": c.HTTPListen} {
 		if err := checkHostPort(addr); err != nil {
 			bad(key, "%q: %v", addr, err)
+		}
+	}
+	for key, addr := range map[string]string{"gossip_listen": c.GossipListen, "gossip_advertise": c.GossipAdvertise, "nats_cluster_listen": c.NATSClusterListen} {
+		if addr == "" {
+			continue
+		}
+		if err := checkHostPort(addr); err != nil {
+			bad(key, "%q: %v", addr, err)
+		}
+	}
+	if len(c.Join) > 0 && c.GossipListen == "" {
+		bad("join", "needs gossip_listen (--gossip-listen host:port): a node joins gossip only when it listens for it")
+	}
+	if c.GossipListen != "" && c.GossipAdvertise == "" && unspecifiedHost(c.GossipListen) {
+		bad("gossip_advertise", "needed when gossip_listen %q binds every address: say which address other nodes reach this one at (--gossip-advertise host:port)", c.GossipListen)
+	}
+	if !slices.Contains(GossipPresets, c.GossipPreset) {
+		bad("gossip_preset", "%q: want one of %v", c.GossipPreset, GossipPresets)
+	}
+	for _, r := range c.NATSRoutes {
+		if err := checkNATSURL(r); err != nil {
+			bad("nats_routes", "%q: %v", r, err)
+		}
+	}
+	if len(c.NATSRoutes) > 0 && c.NATSClusterListen == "" {
+		bad("nats_routes", "needs nats_cluster_listen (--nats-cluster-listen host:port)")
+	}
+	if c.NATSClusterListen != "" && len(c.NATS) > 0 {
+		bad("nats_cluster_listen", "applies to the embedded server, but nats lists external servers")
+	}
+	if c.NATSClusterListen != "" {
+		if err := checkName(c.NATSClusterName); err != nil {
+			bad("nats_cluster_name", "%v", err)
+		}
+	}
+	if c.Executor.Queue < -1 {
+		bad("executor.queue", "must be -1 (as many as slots), 0 or more, got %d", c.Executor.Queue)
+	}
+	for _, cp := range c.Executor.Capabilities {
+		if err := checkName(cp); err != nil {
+			bad("executor.capabilities", "%q: %v", cp, err)
 		}
 	}
 	for _, j := range c.Join {
@@ -132,6 +173,17 @@ func checkHostPort(addr string) error {
 		return fmt.Errorf("want host:port: %w", err)
 	}
 	return checkPort(port)
+}
+
+// unspecifiedHost reports whether addr binds every address (0.0.0.0, ::
+// or no host).
+func unspecifiedHost(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return host == "" || ip != nil && ip.IsUnspecified()
 }
 
 // checkJoin accepts "host" or "host:port".

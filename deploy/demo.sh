@@ -15,7 +15,7 @@ say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 say "starting agentd (all roles, embedded NATS JetStream) in $dir"
 "$BIN/agentd" --data "$dir/data" --name demo \
   --nats-listen "127.0.0.1:$NATS_PORT" --http-listen "127.0.0.1:$HTTP_PORT" \
-  --gossip-listen 127.0.0.1:0 --log-format json 2>"$log" &
+  --log-format json 2>"$log" &
 pid=$!
 cleanup() {
   if kill -0 "$pid" 2>/dev/null; then kill -TERM "$pid"; wait "$pid" || true; fi

@@ -89,7 +89,6 @@ func (a *agentd) args() []string {
 		"--name", a.name,
 		"--nats-listen", "127.0.0.1:" + strconv.Itoa(a.natsPort),
 		"--http-listen", "127.0.0.1:" + strconv.Itoa(a.httpPort),
-		"--gossip-listen", "127.0.0.1:0",
 		"--executor-workdir", a.work,
 		"--log-format", "json",
 	}

@@ -233,7 +233,7 @@ func (a *agentdProc) stderr() string {
 func startAgentdOn(tb testing.TB, bin, data string) *agentdProc {
 	tb.Helper()
 	cmd := exec.Command(bin, "--data", data, "--name", "bench-history",
-		"--nats-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0", "--gossip-listen", "127.0.0.1:0",
+		"--nats-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0",
 		"--log-level", "warn", "--log-format", "text")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

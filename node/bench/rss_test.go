@@ -47,7 +47,7 @@ func idleRSS(tb testing.TB, bin string) (rss, hwm float64) {
 	defer cancel()
 	cmd := exec.Command(bin,
 		"--data", filepath.Join(tb.TempDir(), "data"), "--name", "bench-rss",
-		"--nats-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0", "--gossip-listen", "127.0.0.1:0",
+		"--nats-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0",
 		"--log-level", "warn", "--log-format", "text")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

@@ -28,7 +28,6 @@ func Config(dir string) config.Config {
 	cfg.Name = "test-node"
 	cfg.NATSListen = "127.0.0.1:0"
 	cfg.HTTPListen = "127.0.0.1:0"
-	cfg.GossipListen = "127.0.0.1:0"
 	cfg.Executor.Slots = 8
 	cfg.Orchestrator.LeaseTTL = 2 * time.Second
 	return cfg
