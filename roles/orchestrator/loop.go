@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/node/membership"
 	"github.com/agentic-dev/agentic/roles"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -20,6 +21,18 @@ type Config struct {
 	LeaseTTL time.Duration
 	// Incarnation distinguishes this process from the node's earlier ones.
 	Incarnation string
+	// Membership is the gossip layer's view of the cluster; nil when the
+	// node runs no gossip (a single node), and then no membership events
+	// are recorded.
+	Membership Membership
+}
+
+// Membership is what the orchestrator learns membership from: the current
+// view (every member this node knows, itself included, dead and left ones
+// for a while) and a signal, level-triggered, that it changed.
+type Membership interface {
+	Members() []membership.Member
+	Changed() <-chan struct{}
 }
 
 // Orchestrator is the role: the pure State and Decide, driven by a loop that
