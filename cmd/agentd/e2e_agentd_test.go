@@ -37,6 +37,8 @@ type agentd struct {
 	// natsURLs, when set, are external NATS servers the node connects to
 	// (agentctl uses them too); else the node's embedded server.
 	natsURLs []string
+	// gossip is the node's gossip address, when it runs gossip.
+	gossip string
 	extra    []string // more flags
 	// enrolled: the data dir was enrolled (agentctl node enroll), so the
 	// node writes no operator.creds of its own.
