@@ -39,7 +39,7 @@ type agentd struct {
 	natsURLs []string
 	// gossip is the node's gossip address, when it runs gossip.
 	gossip string
-	extra    []string // more flags
+	extra  []string // more flags
 	// enrolled: the data dir was enrolled (agentctl node enroll), so the
 	// node writes no operator.creds of its own.
 	enrolled bool

@@ -29,7 +29,7 @@ var bin struct {
 	// natsServer is nats-server, built from the module this project
 	// depends on, for the tests of a NATS cluster.
 	natsServer string
-	root     string // the module root
+	root       string // the module root
 }
 
 func TestMain(m *testing.M) {
