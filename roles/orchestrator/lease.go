@@ -30,8 +30,12 @@ type LeaseSettings interface {
 func renewEvery(ttl time.Duration) time.Duration { return ttl / 3 }
 
 // pollEvery is how often a standby looks at the lease: ten times per TTL,
-// which bounds how late after a lease's expiry it takes over.
-func pollEvery(ttl time.Duration) time.Duration { return max(ttl/10, 10*time.Millisecond) }
+// and at least four times a second. It bounds how late a standby takes
+// over after a lease expired, was released, or its holder was reported
+// dead.
+func pollEvery(ttl time.Duration) time.Duration {
+	return min(max(ttl/10, 10*time.Millisecond), 250*time.Millisecond)
+}
 
 // leaseValue is what the lease key holds: who holds it, which process, and
 // the epoch it won.
