@@ -23,7 +23,9 @@ import (
 // node brings the leader bucket's TTL to it.
 func TestLeaseTTLFollowsTheClusterSettings(t *testing.T) {
 	ignore := goleak.IgnoreCurrent()
-	t.Cleanup(func() { goleak.VerifyNone(t, ignore, goleak.IgnoreTopFunction("github.com/nats-io/nats.go.(*timeoutPool).run")) })
+	t.Cleanup(func() {
+		goleak.VerifyNone(t, ignore, goleak.IgnoreTopFunction("github.com/nats-io/nats.go.(*timeoutPool).run"))
+	})
 	conn := bustest.Connect(t, bustest.Server(t))
 	ctx := context.Background()
 	kv, err := conn.JS.KeyValue(ctx, bus.LeaderBucket)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"slices"
 	"sort"
 	"sync"
@@ -513,8 +514,8 @@ func TestLeaseTTLChangeIsFollowed(t *testing.T) {
 // leader.elected (the moment it may decide). "killed": the leader stops
 // renewing and leaves its lease (kill -9, no gossip); "dead": the same,
 // with the membership view reporting the holder dead at once (the part
-// after gossip detection); "stopped": Stop, which releases the lease. Run
-// with -benchtime=Nx (each failover takes up to a TTL).
+// after gossip detection); "stopped": Stop, which releases the lease. Each
+// failover takes up to a TTL and a poll: run with -benchtime=Nx.
 func BenchmarkLeaderFailover(b *testing.B) {
 	for _, mode := range []string{"killed", "dead", "stopped"} {
 		b.Run(mode, func(b *testing.B) {
@@ -536,10 +537,13 @@ func BenchmarkLeaderFailover(b *testing.B) {
 			b.ResetTimer()
 			for range b.N {
 				standby := next()
-				// The standby has looked at the lease once.
+				// The standby has looked at the lease once; the leader goes at
+				// a random point of its renew period and of the standby's
+				// polling, as a kill does.
 				if err := poll.Wait(waitLong, func() bool { return standby.LeaseTTL() != 0 }); err != nil {
 					b.Fatal(err)
 				}
+				<-time.After(rand.N(renewEvery(ttl.LeaseTTL())))
 				start := time.Now()
 				switch mode {
 				case "killed":
