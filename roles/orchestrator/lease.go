@@ -104,6 +104,9 @@ type leaseKV struct {
 	seenRev  uint64
 	seenAt   time.Time
 	lookedAt time.Time
+	// failing is the error of the last failed attempt to compete, logged
+	// once until an attempt succeeds or fails otherwise.
+	failing string
 }
 
 func (l *leaseKV) value() []byte {
@@ -302,8 +305,13 @@ func (o *Orchestrator) compete(ctx context.Context, l *leaseKV, ttl time.Duratio
 	actx, cancel := context.WithTimeout(ctx, renewEvery(ttl))
 	how, err := l.acquire(actx, folded, ttl, o.holderGone)
 	cancel()
-	if err != nil && ctx.Err() == nil {
-		o.log.Warn("leader lease", "err", err)
+	switch {
+	case err != nil && ctx.Err() == nil && err.Error() != l.failing:
+		l.failing = err.Error()
+		o.log.Warn("cannot compete for the leader lease; retrying", "err", err)
+	case err == nil && l.failing != "":
+		l.failing = ""
+		o.log.Info("leader lease reachable again")
 	}
 	if l.epoch == 0 {
 		return
@@ -367,7 +375,9 @@ func (o *Orchestrator) renew(ctx context.Context, l *leaseKV, ttl time.Duration)
 }
 
 // holderGone reports whether the membership view shows the lease holder
-// dead or left (never, without a membership view).
+// dead or left (never, without a membership view). The view is read at
+// each look at the lease, not through Changed, whose signal the leader's
+// membership reconcile takes.
 func (o *Orchestrator) holderGone(v leaseValue) bool {
 	if o.cfg.Membership == nil {
 		return false
