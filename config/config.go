@@ -92,10 +92,9 @@ type ExecutorConfig struct {
 
 // OrchestratorConfig configures the orchestrator role.
 type OrchestratorConfig struct {
-	// LeaseTTL is the leader lease's time to live: how long a dead leader
-	// blocks a standby at most. Deprecated: the lease TTL is a cluster
-	// setting (agentctl cluster settings set); this key is read only by
-	// versions before it.
+	// LeaseTTL is ignored (0: unset). Deprecated: the lease TTL is a
+	// cluster setting (agentctl cluster settings set --lease-ttl); a node
+	// whose configuration sets this key logs a warning that it is ignored.
 	LeaseTTL time.Duration `yaml:"lease_ttl"`
 }
 
@@ -110,7 +109,6 @@ const (
 	DefaultLogLevel     = "info"
 	DefaultLogFormat    = "auto"
 	DefaultStepTimeout  = 10 * time.Minute
-	DefaultLeaseTTL     = 5 * time.Second
 	fallbackName        = "agentd"
 	slotsPerCPU         = 2
 	workSubdir          = "work"
@@ -138,7 +136,6 @@ func Default() Config {
 			DefaultTimeout: DefaultStepTimeout,
 			Queue:          -1,
 		},
-		Orchestrator: OrchestratorConfig{LeaseTTL: DefaultLeaseTTL},
 	}
 }
 

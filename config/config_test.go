@@ -22,7 +22,7 @@ func TestDefaultIsValidAndFilled(t *testing.T) {
 	}
 	if c.Data != "./data" || c.NATSListen != "127.0.0.1:4222" || c.HTTPListen != "127.0.0.1:8080" ||
 		c.GossipListen != "" || c.GossipPreset != "fast" || c.Executor.Queue != -1 || c.Log.Level != "info" || c.Log.Format != "auto" ||
-		c.Executor.DefaultTimeout != 10*time.Minute || c.Orchestrator.LeaseTTL != 5*time.Second {
+		c.Executor.DefaultTimeout != 10*time.Minute || c.Orchestrator.LeaseTTL != 0 {
 		t.Errorf("Default() = %+v", c)
 	}
 	if c.Executor.Slots != 2*runtime.NumCPU() {

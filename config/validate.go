@@ -100,7 +100,7 @@ func (c *Config) Validate() error {
 	if c.Executor.DefaultTimeout <= 0 {
 		bad("executor.default_timeout", "must be positive, got %s", c.Executor.DefaultTimeout)
 	}
-	if c.Orchestrator.LeaseTTL < minLeaseTTL {
+	if c.Orchestrator.LeaseTTL != 0 && c.Orchestrator.LeaseTTL < minLeaseTTL {
 		bad("orchestrator.lease_ttl", "must be at least %s, got %s", minLeaseTTL, c.Orchestrator.LeaseTTL)
 	}
 	sortErrors(errs)

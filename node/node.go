@@ -246,7 +246,7 @@ func (n *Node) startBus(ctx context.Context) error {
 	// Absent streams are created with the default settings; existing ones
 	// are left alone. Ledger nodes apply the recorded cluster settings once
 	// live (node/settings).
-	if err := bus.EnsureStreams(sctx, n.conn.JS, bus.StreamConfig{Replicas: 1, LeaseTTL: n.cfg.Orchestrator.LeaseTTL, Logger: n.log.With("component", "bus")}); err != nil {
+	if err := bus.EnsureStreams(sctx, n.conn.JS, bus.StreamConfig{Replicas: 1, Logger: n.log.With("component", "bus")}); err != nil {
 		return fmt.Errorf("node: %w", err)
 	}
 	return nil
@@ -280,7 +280,13 @@ func (n *Node) startLedger(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("node: leader bucket: %w", err)
 		}
-		n.orch = orchestrator.New(n.roleEnv(event.RoleOrchestrator), orchestrator.Config{KV: kv, LeaseTTL: n.cfg.Orchestrator.LeaseTTL, Incarnation: n.incarnation})
+		if n.cfg.Orchestrator.LeaseTTL != 0 {
+			n.log.Warn("orchestrator.lease_ttl is deprecated and ignored: the lease TTL is a cluster setting",
+				"lease_ttl", n.cfg.Orchestrator.LeaseTTL, "hint", "remove the key; change the TTL with agentctl cluster settings set --lease-ttl")
+		}
+		// Every orchestrator times its lease by the cluster setting the
+		// ledger folded (n.settings, folded before n.orch).
+		n.orch = orchestrator.New(n.roleEnv(event.RoleOrchestrator), orchestrator.Config{KV: kv, Settings: n.settings, Incarnation: n.incarnation})
 		folders = append(folders, n.orch)
 		n.roles = append(n.roles, n.orch)
 	}

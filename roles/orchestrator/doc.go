@@ -16,6 +16,11 @@
 //     run.finished, leader.elected) whose epoch is older than the newest
 //     leader.elected folded is ignored and counted in State.Fenced. A
 //     deposed leader's late writes are in the ledger but have no effect.
+//     A leader.elected is accepted only with an epoch strictly above the
+//     one in force; one at the same epoch (a second lease winner that
+//     read the same epoch from the ledger) is ignored, so one epoch has
+//     one leader, and a leader decides only once the ledger shows its own
+//     election accepted (lease.go).
 //  3. Attempts: a step's attempts are numbered from 1; only the current
 //     attempt's start and result count. Reports about an older attempt are
 //     counted in State.Superseded and change nothing; a duplicate

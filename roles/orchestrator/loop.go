@@ -2,7 +2,6 @@ package orchestrator
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -17,8 +16,9 @@ import (
 type Config struct {
 	// KV is the leader bucket (bus.LeaderBucket).
 	KV jetstream.KeyValue
-	// LeaseTTL is the bucket's TTL; the lease is renewed every TTL/3.
-	LeaseTTL time.Duration
+	// Settings gives the lease TTL in force, the cluster setting (see
+	// lease.go); nil: event.DefaultLeaseTTL.
+	Settings LeaseSettings
 	// Incarnation distinguishes this process from the node's earlier ones.
 	Incarnation string
 	// Membership is the gossip layer's view of the cluster; nil when the
@@ -42,6 +42,8 @@ type Orchestrator struct {
 	cfg  Config
 	log  *slog.Logger
 	kick chan struct{}
+	// lease is what the lease loop (lease.go) shares with the rest.
+	lease leaseState
 
 	mu struct {
 		sync.Mutex
@@ -64,10 +66,7 @@ var (
 
 // New returns the role; it starts nothing.
 func New(env roles.Env, cfg Config) *Orchestrator {
-	if cfg.LeaseTTL == 0 {
-		cfg.LeaseTTL = 5 * time.Second
-	}
-	o := &Orchestrator{env: env, cfg: cfg, log: env.Logger, kick: make(chan struct{}, 1)}
+	o := &Orchestrator{env: env, cfg: cfg, log: env.Logger, kick: make(chan struct{}, 1), lease: newLeaseState()}
 	if o.log == nil {
 		o.log = slog.Default()
 	}
@@ -89,6 +88,7 @@ func (o *Orchestrator) Fold(ev event.Event) {
 		delete(o.mu.inflight, key)
 	}
 	o.mu.Unlock()
+	o.leaseFolded(ev)
 }
 
 // Settled wakes the decision loop once the node is live.
@@ -96,6 +96,7 @@ func (o *Orchestrator) Settled(live bool) {
 	o.mu.Lock()
 	o.mu.live = live
 	o.mu.Unlock()
+	o.leaseSettled(live)
 	if live {
 		o.poke()
 	}
@@ -148,85 +149,6 @@ func (o *Orchestrator) Stop(ctx context.Context) error {
 	cancel()
 	o.wg.Wait()
 	return nil
-}
-
-func (o *Orchestrator) leaseLoop(ctx context.Context) {
-	l := &lease{kv: o.cfg.KV, node: o.env.Node, incarnation: o.cfg.Incarnation}
-	tick := time.NewTicker(o.cfg.LeaseTTL / 3)
-	defer tick.Stop()
-	var renewed time.Time
-	for {
-		if l.epoch == 0 {
-			won, err := l.acquire(ctx)
-			if err != nil && ctx.Err() == nil {
-				o.log.Warn("leader lease", "err", err)
-			}
-			if won && l.epoch <= o.foldedEpoch() {
-				// The bucket's revisions restarted (it was deleted and made
-				// again): this epoch would be fenced by every fold. Refuse
-				// to lead rather than lead uselessly.
-				o.log.Error("leader lease won with an epoch older than the ledger's; the leader bucket was recreated: not leading (restore the bucket or raise its revision)", "epoch", l.epoch, "ledger_epoch", o.foldedEpoch(), "bucket", "agentic_leader")
-				l.release(ctx)
-				won = false
-			}
-			if won {
-				renewed = time.Now()
-				o.log.Info("leader elected", "epoch", l.epoch)
-				d := event.MustDraft(event.LeaderElected, "", event.LeaderElectedData{Decision: event.Decision{Epoch: l.epoch}, Leader: o.env.Node})
-				if err := o.env.Emit.Emit(ctx, d); err != nil {
-					o.log.Error("emit leader.elected", "err", err)
-					l.release(context.Background())
-				} else {
-					o.setEpoch(l.epoch)
-				}
-			}
-		} else {
-			err := l.renew(ctx)
-			switch {
-			case err == nil:
-				renewed = time.Now()
-			case ctx.Err() != nil:
-			case errors.Is(err, jetstream.ErrKeyNotFound) || time.Since(renewed) > o.cfg.LeaseTTL || isWrongRevision(err):
-				o.log.Warn("leadership lost", "epoch", l.epoch, "err", err)
-				l.epoch = 0
-				o.setEpoch(0)
-			default:
-				o.log.Warn("lease renew failed; retrying", "err", err)
-			}
-		}
-		select {
-		case <-ctx.Done():
-			o.setEpoch(0)
-			rctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			l.release(rctx)
-			cancel()
-			return
-		case <-tick.C:
-		}
-	}
-}
-
-// foldedEpoch is the newest leader epoch in the folded state.
-func (o *Orchestrator) foldedEpoch() uint64 {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.mu.state.Epoch
-}
-
-func isWrongRevision(err error) bool {
-	var apiErr *jetstream.APIError
-	return errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence
-}
-
-func (o *Orchestrator) setEpoch(e uint64) {
-	o.mu.Lock()
-	o.mu.epoch = e
-	if e == 0 {
-		clear(o.mu.inflight)
-		clear(o.mu.byID)
-	}
-	o.mu.Unlock()
-	o.poke()
 }
 
 func (o *Orchestrator) decideLoop(ctx context.Context) {
