@@ -18,6 +18,11 @@ const DefaultTimeout = 5 * time.Second
 type Client struct {
 	nc      *nats.Conn
 	timeout time.Duration
+	// prefix is put before the method: SubjectPrefix (the queue group), or
+	// one node's subject (At).
+	prefix string
+	// node is the node At addresses ("" for any).
+	node string
 }
 
 // VerifyTimeout is the least time LedgerVerify waits for its answer.
@@ -30,7 +35,16 @@ func NewClient(nc *nats.Conn, timeout time.Duration) *Client {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	return &Client{nc: nc, timeout: timeout}
+	return &Client{nc: nc, timeout: timeout, prefix: SubjectPrefix}
+}
+
+// At returns a client whose requests go to node alone (NodeSubject):
+// every page of a listing then comes from that one node. A node that is
+// not there gives NoResponderError.
+func (c *Client) At(node string) *Client {
+	at := *c
+	at.prefix, at.node = NodeSubject(node, ""), node
+	return &at
 }
 
 // Call sends req (JSON-encoded; nil sends an empty body) to method and
@@ -48,7 +62,7 @@ type wireReply struct {
 }
 
 func (c *Client) call(ctx context.Context, method string, req, resp any, timeout time.Duration) error {
-	subj := SubjectPrefix + method
+	subj := c.prefix + method
 	var body []byte
 	if req != nil {
 		var err error
