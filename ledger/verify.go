@@ -31,8 +31,10 @@ type VerifyReport struct {
 
 // Verify recomputes the whole chain from seq 1 over a snapshot: every
 // position present in order, each stored hash equal to the recomputed one,
-// each record's Seq its position and stream seqs non-decreasing, and the head
-// equal to the last record. With v != nil it also re-verifies the message of
+// each record's Seq its position and stream seqs non-decreasing with no
+// stream message missing (every stream seq up to the head's applied one has
+// a record or lies in an event.Gap record's range), and the head equal to
+// the last record. With v != nil it also re-verifies the message of
 // every accepted (non-Rejected, non-Gap) record with v.Verify(raw, subject,
 // message time) — by the rules of the protocol version the message
 // declares, so history written under older rules keeps verifying — and

@@ -136,11 +136,10 @@ func Open(ctx context.Context, cfg Config) (*ledger.Store, error) {
 		return nil, err
 	}
 	copied, err := (&booter{cfg: cfg, log: cfg.Logger, local: st}).run(ctx)
-	if err != nil || !copied {
-		if err != nil {
-			err = errors.Join(err, st.Close())
-			return nil, err
-		}
+	switch {
+	case err != nil:
+		return nil, errors.Join(err, st.Close())
+	case !copied:
 		return st, nil
 	}
 	if err := st.Close(); err != nil {
