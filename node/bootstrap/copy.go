@@ -18,6 +18,10 @@ import (
 // again.
 var errRefused = errors.New("bootstrap: copy refused")
 
+// pipeDepth is how many writes of the pull (bufio chunks of up to 64 KiB)
+// may wait for the import: about a page.
+const pipeDepth = 16
+
 // errImportStopped ends the pipe's writer when the import stopped first.
 var errImportStopped = errors.New("bootstrap: import stopped")
 
@@ -66,15 +70,15 @@ func (b *booter) copyFrom(ctx context.Context, p api.LedgerHead) (err error) {
 func (b *booter) pullAndImport(ctx context.Context, peer, dir string, log *slog.Logger) (*ledger.Store, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	pr, pw := io.Pipe()
+	p := newPipe(pipeDepth)
 	pulled := make(chan error, 1)
 	go func() {
-		err := b.pull(ctx, peer, pw, log)
-		pw.CloseWithError(err) // nil: the importer reads io.EOF
+		err := b.pull(ctx, peer, p, log)
+		p.CloseWrite(err) // nil: the importer reads io.EOF
 		pulled <- err
 	}()
-	st, err := ledger.Import(dir, pr, b.cfg.Ledger)
-	pr.CloseWithError(errImportStopped) // unblocks the writer if the import stopped first
+	st, err := ledger.Import(dir, p, b.cfg.Ledger)
+	p.CloseRead(errImportStopped) // unblocks the writer if the import stopped first
 	pullErr := <-pulled
 	switch {
 	case pullErr != nil && !errors.Is(pullErr, errImportStopped):
