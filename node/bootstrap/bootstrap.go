@@ -31,8 +31,9 @@
 //     lost within Config.Timeout, Open returns the node's own ledger,
 //     logs an error with the remedy, and the follower records the hole as
 //     ledger.gap, as without bootstrap.
-//  5. Memory is bounded: pages go through an io.Pipe into ledger.Import,
-//     which commits every few thousand records.
+//  5. Memory is bounded: pages go through a pipe of a few chunks (the
+//     next page is fetched while the last is imported) into
+//     ledger.Import, which commits every few thousand records.
 //  6. A node never asks itself: its own query API does not serve yet when
 //     Open runs, and Config.Self is skipped.
 //
