@@ -59,6 +59,9 @@ type Config struct {
 	Executor ExecutorConfig `yaml:"executor"`
 	// Orchestrator configures the orchestrator role.
 	Orchestrator OrchestratorConfig `yaml:"orchestrator"`
+	// Ledger configures the ledger of a ledger node (every role but a lone
+	// executor).
+	Ledger LedgerConfig `yaml:"ledger"`
 	// Policy is the path of a safety policy file. Reserved: accepted and
 	// carried, not interpreted by this package.
 	Policy string `yaml:"policy"`
@@ -98,6 +101,17 @@ type OrchestratorConfig struct {
 	LeaseTTL time.Duration `yaml:"lease_ttl"`
 }
 
+// LedgerConfig configures a ledger node's ledger.
+type LedgerConfig struct {
+	// BootstrapTimeout is how long a ledger node that cannot follow the
+	// events stream from where its ledger stands (the stream dropped
+	// messages the ledger has not folded: a new node, or one down longer
+	// than the stream keeps) looks for a peer to copy a verified ledger
+	// from before it starts with the hole recorded as ledger.gap. 0: never
+	// copy.
+	BootstrapTimeout time.Duration `yaml:"bootstrap_timeout"`
+}
+
 // Defaults that are not derived from the machine.
 const (
 	DefaultData         = "./data"
@@ -109,10 +123,13 @@ const (
 	DefaultLogLevel     = "info"
 	DefaultLogFormat    = "auto"
 	DefaultStepTimeout  = 10 * time.Minute
-	fallbackName        = "agentd"
-	slotsPerCPU         = 2
-	workSubdir          = "work"
-	minLeaseTTL         = time.Second
+	// DefaultBootstrapTimeout leaves ledger nodes started together time
+	// to come up before one gives up on copying another's ledger.
+	DefaultBootstrapTimeout = 30 * time.Second
+	fallbackName            = "agentd"
+	slotsPerCPU             = 2
+	workSubdir              = "work"
+	minLeaseTTL             = time.Second
 )
 
 // Default returns a configuration that runs out of the box on one machine:
@@ -136,6 +153,7 @@ func Default() Config {
 			DefaultTimeout: DefaultStepTimeout,
 			Queue:          -1,
 		},
+		Ledger: LedgerConfig{BootstrapTimeout: DefaultBootstrapTimeout},
 	}
 }
 

@@ -260,9 +260,9 @@ func (n *Node) startLedger(ctx context.Context) error {
 	var folders []roles.Folder
 	if n.needsLedger() {
 		var err error
-		n.store, err = ledger.Open(filepath.Join(n.cfg.Data, "ledger"), ledger.Options{Logger: n.log.With("component", "ledger")})
+		n.store, err = n.openLedger(ctx)
 		if err != nil {
-			return fmt.Errorf("node: %w", err)
+			return err
 		}
 		// The run read model is written in the ledger's batches: attach
 		// it before anything is appended.
