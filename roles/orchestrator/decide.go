@@ -65,7 +65,9 @@ const StartDeadline = 30 * time.Second
 //     have room, counting in-flight assignments: an executor holds at
 //     most Capacity (slots + queue) steps. A step goes to the executor with
 //     the most free slots (slots minus the steps it holds, below zero once
-//     it queues), ties broken by node id, which spreads the load.
+//     it queues), ties broken by node id, which spreads the load; a step
+//     whose last attempt was given up goes to another node than that
+//     attempt's if one has room.
 func Decide(s *State, now time.Time, epoch uint64, inflight map[DecisionKey]bool) ([]Decision, time.Time) {
 	if epoch < s.Epoch {
 		return nil, time.Time{}
@@ -146,12 +148,22 @@ func (d *decider) wakeAt(t time.Time) {
 }
 
 // pickNode returns the schedulable executor that offers caps and has room
-// with the most free slots (ties: lowest node id), or "" if none.
-func (d *decider) pickNode(caps []string) string {
+// with the most free slots (ties: lowest node id), or "" if none. It
+// prefers any other to avoid (the node of an attempt just given up, which
+// did not start it in time) and takes avoid only when no other will do.
+func (d *decider) pickNode(caps []string, avoid string) string {
+	if n := d.pick(caps, avoid); n != "" || avoid == "" {
+		return n
+	}
+	return d.pick(caps, "")
+}
+
+// pick is pickNode without a second chance for skip.
+func (d *decider) pick(caps []string, skip string) string {
 	best, bestFree := "", 0
 	for _, n := range d.nodes {
 		ex := d.s.Executors[n]
-		if d.load[n] >= ex.Capacity() || !ex.Offers(caps) {
+		if n == skip || d.load[n] >= ex.Capacity() || !ex.Offers(caps) {
 			continue
 		}
 		if free := ex.Slots - d.load[n]; best == "" || free > bestFree {

@@ -116,7 +116,11 @@ func (d *decider) assign(r *Run, st *Step) {
 	if _, ok := d.assigning[attemptRef{r.ID, st.Spec.ID, attempt}]; ok {
 		return
 	}
-	node := d.pickNode(st.Spec.Capabilities)
+	avoid := ""
+	if st.Lost == st.Attempt && st.Attempt > 0 {
+		avoid = st.Node
+	}
+	node := d.pickNode(st.Spec.Capabilities, avoid)
 	if node == "" {
 		return
 	}
