@@ -33,7 +33,7 @@ func (d *decider) run(r *Run) {
 // its ready steps otherwise.
 func (d *decider) running(r *Run) {
 	complete := true
-	var ready []*Step
+	var ready, active []*Step
 	for i, st := range r.Steps {
 		switch {
 		case st.Done():
@@ -50,9 +50,14 @@ func (d *decider) running(r *Run) {
 		default:
 			complete = false
 			if st.Active() {
-				d.check(r, st)
+				active = append(active, st)
 			}
 		}
+	}
+	// Only a run that goes on gives attempts up: one that stops cancels
+	// them all (stopRun, above).
+	for _, st := range active {
+		d.check(r, st)
 	}
 	if complete {
 		d.finish(r, RunSucceeded, "", "")
