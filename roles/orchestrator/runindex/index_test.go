@@ -2,9 +2,9 @@ package runindex
 
 import (
 	"encoding/base64"
-	"maps"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
