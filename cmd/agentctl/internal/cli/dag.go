@@ -79,7 +79,6 @@ func renderRun(w io.Writer, r *api.Run, now time.Time) error {
 	return nil
 }
 
-
 type subgoalGroup struct {
 	name  string
 	steps []api.Step
