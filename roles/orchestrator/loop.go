@@ -25,7 +25,16 @@ type Config struct {
 	// node runs no gossip (a single node), and then no membership events
 	// are recorded.
 	Membership Membership
+	// MembershipGrace is how long after the decision loop starts a node the
+	// ledger holds alive but the membership does not know at all is left
+	// alone before it is recorded failed; 0 means DefaultMembershipGrace.
+	MembershipGrace time.Duration
 }
+
+// membershipTick is how often a leader with a membership compares it with
+// the ledger even when the membership signals no change (level-triggered:
+// a decision that could not be emitted is made again).
+const membershipTick = time.Second
 
 // Membership is what the orchestrator learns membership from: the current
 // view (every member this node knows, itself included, dead and left ones
@@ -66,6 +75,9 @@ var (
 
 // New returns the role; it starts nothing.
 func New(env roles.Env, cfg Config) *Orchestrator {
+	if cfg.MembershipGrace <= 0 {
+		cfg.MembershipGrace = DefaultMembershipGrace
+	}
 	o := &Orchestrator{env: env, cfg: cfg, log: env.Logger, kick: make(chan struct{}, 1), lease: newLeaseState()}
 	if o.log == nil {
 		o.log = slog.Default()
@@ -116,6 +128,15 @@ func (o *Orchestrator) Read(f func(s *State)) {
 	f(o.mu.state)
 }
 
+// Load returns, per node, how many steps of live runs it holds (assigned
+// or running), as the folded state says; nodes that hold none are left
+// out. For node listings (agentctl node ls).
+func (o *Orchestrator) Load() map[string]int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.mu.state.Load()
+}
+
 // Leader reports this node's epoch if it leads, else 0.
 func (o *Orchestrator) Leader() uint64 {
 	o.mu.Lock()
@@ -154,14 +175,26 @@ func (o *Orchestrator) Stop(ctx context.Context) error {
 func (o *Orchestrator) decideLoop(ctx context.Context) {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
+	var changed <-chan struct{}
+	var tick <-chan time.Time
+	var absentAfter time.Time
+	if o.cfg.Membership != nil {
+		changed = o.cfg.Membership.Changed()
+		t := time.NewTicker(membershipTick)
+		defer t.Stop()
+		tick = t.C
+		absentAfter = time.Now().UTC().Add(o.cfg.MembershipGrace)
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-o.kick:
 		case <-timer.C:
+		case <-changed:
+		case <-tick:
 		}
-		drafts, wake := o.decide()
+		drafts, wake := o.decide(absentAfter)
 		if len(drafts) > 0 {
 			if err := o.env.Emit.Emit(ctx, drafts...); err != nil {
 				if ctx.Err() != nil {
@@ -185,15 +218,32 @@ func (o *Orchestrator) decideLoop(ctx context.Context) {
 	}
 }
 
-// decide runs Decide if this node leads, is live, and has folded its own
-// leader.elected (so it has seen every decision of the leaders before it).
-func (o *Orchestrator) decide() ([]event.Draft, time.Time) {
+// decide runs ReconcileMembers (with a membership) and Decide if this node
+// leads, is live, and has folded its own leader.elected (so it has seen
+// every decision of the leaders before it). Membership decisions come
+// first: what Decide gives up because of them, it gives up once they are
+// folded.
+func (o *Orchestrator) decide(absentAfter time.Time) ([]event.Draft, time.Time) {
+	var view *MemberView
+	if o.cfg.Membership != nil {
+		view = &MemberView{Members: o.cfg.Membership.Members(), AbsentAfter: absentAfter}
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if !o.mu.live || o.mu.epoch == 0 || o.mu.state.Epoch != o.mu.epoch {
 		return nil, time.Time{}
 	}
-	ds, wake := Decide(o.mu.state, time.Now().UTC(), o.mu.epoch, o.mu.inflight)
+	now := time.Now().UTC()
+	var ds []Decision
+	var wake time.Time
+	if view != nil {
+		ds, wake = ReconcileMembers(o.mu.state, *view, now, o.mu.epoch, o.mu.inflight)
+	}
+	more, w := Decide(o.mu.state, now, o.mu.epoch, o.mu.inflight)
+	ds = append(ds, more...)
+	if wake.IsZero() || (!w.IsZero() && w.Before(wake)) {
+		wake = w
+	}
 	drafts := make([]event.Draft, len(ds))
 	for i, d := range ds {
 		o.mu.inflight[d.Key] = true
