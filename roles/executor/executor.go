@@ -121,6 +121,7 @@ type Executor struct {
 	refused atomic.Uint64
 	dropped atomic.Uint64
 	queued  atomic.Int64
+	stalls  atomic.Uint64
 	// draining is set when a drain for this node was read.
 	draining atomic.Bool
 	// processed is the newest stream sequence the loop has handled.
@@ -205,6 +206,10 @@ type Stats struct {
 	Running int
 	// Queued is the number of accepted attempts waiting for a slot.
 	Queued int
+	// Stalls counts the times the loop found it had not run for stallGap
+	// (the process stopped or starved) and read the backlog again before
+	// starting anything.
+	Stalls uint64
 	// Draining is true once a drain for this node was read.
 	Draining bool
 }
@@ -216,7 +221,7 @@ func (e *Executor) Stats() Stats {
 	e.mu.Unlock()
 	return Stats{
 		Epoch: e.epoch.Load(), Fenced: e.fenced.Load(), Held: e.heldN.Load(), Refused: e.refused.Load(),
-		Dropped: e.dropped.Load(), Running: n, Queued: int(e.queued.Load()), Draining: e.draining.Load(),
+		Dropped: e.dropped.Load(), Running: n, Queued: int(e.queued.Load()), Stalls: e.stalls.Load(), Draining: e.draining.Load(),
 	}
 }
 
@@ -267,7 +272,14 @@ func (e *Executor) Start(ctx context.Context) error {
 	if err := e.reportInterrupted(ctx); err != nil {
 		return fail(err)
 	}
-	cons, err := e.cfg.JS.CreateOrUpdateConsumer(ctx, bus.EventsStream, e.consumerConfig())
+	cfg := e.consumerConfig()
+	if cur, err := e.cfg.JS.Consumer(ctx, bus.EventsStream, cfg.Durable); err == nil {
+		// Its start cannot change (a recreated consumer starts at a
+		// sequence): keep it, update the rest.
+		ci := cur.CachedInfo().Config
+		cfg.DeliverPolicy, cfg.OptStartSeq, cfg.OptStartTime = ci.DeliverPolicy, ci.OptStartSeq, ci.OptStartTime
+	}
+	cons, err := e.cfg.JS.CreateOrUpdateConsumer(ctx, bus.EventsStream, cfg)
 	if err != nil {
 		return fail(fmt.Errorf("executor: consumer: %w", err))
 	}

@@ -54,6 +54,8 @@ type loopState struct {
 	drain   *delivery // the drain being honoured, until drained
 	drained bool
 	backlog backlog
+	// alive is when the loop last finished a pass (see stallGap).
+	alive time.Time
 	// helpers are the loop's goroutines (backlog watchers, consumer
 	// recreation); the loop waits for them before it ends.
 	helpers sync.WaitGroup
@@ -141,7 +143,8 @@ func (e *Executor) loop() {
 	if e.lp.backlog.armed {
 		e.watchBacklog(e.lp.backlog.gen)
 	}
-	lastKeep, alive := time.Now(), time.Now()
+	lastKeep := time.Now()
+	e.lp.alive = lastKeep
 	for {
 		select {
 		case <-e.loopCtx.Done():
@@ -149,20 +152,13 @@ func (e *Executor) loop() {
 		case <-e.wake:
 		case <-t.C:
 		}
-		now := time.Now()
-		if gap := now.Sub(alive); gap > stallGap && !e.halted() {
-			e.log.Warn("executor loop did not run for a while (process stopped or starved): reading the consumer's backlog before starting anything", "gap", gap.Round(time.Millisecond))
-			e.lp.backlog.rearm()
-			e.watchBacklog(e.lp.backlog.gen)
-		}
-		if now.Sub(lastKeep) >= e.cfg.ackWait/3 {
+		if now := time.Now(); now.Sub(lastKeep) >= e.cfg.ackWait/3 {
 			lastKeep = now
 			for _, d := range e.lp.held {
 				_ = d.m.InProgress()
 			}
 		}
 		e.step()
-		alive = time.Now()
 	}
 }
 
@@ -176,14 +172,19 @@ func (e *Executor) step() {
 		e.mu.lost = false
 		caught := e.mu.caughtUp
 		e.mu.Unlock()
+		// The loop waits at most a tick between passes; a longer gap
+		// (its own work aside) means the process was stopped or starved.
+		if gap := time.Since(e.lp.alive); gap > stallGap && !e.halted() {
+			e.stalls.Add(1)
+			e.log.Warn("executor loop did not run for a while (process stopped or starved): reading the consumer's backlog before starting anything", "gap", gap.Round(time.Millisecond))
+			e.lp.backlog.rearm()
+			e.watchBacklog(e.lp.backlog.gen)
+		}
 		if caught > 0 && e.lp.backlog.caughtUp(caught) {
 			e.log.Info("backlog read; starting attempts", "queued", e.lp.n)
 		}
 		if lost {
 			e.recreate()
-		}
-		if len(msgs) == 0 {
-			break
 		}
 		for _, m := range msgs {
 			if e.halted() {
@@ -192,10 +193,15 @@ func (e *Executor) step() {
 			}
 			e.process(m)
 		}
+		e.lp.alive = time.Now()
+		if len(msgs) == 0 {
+			break
+		}
 	}
 	e.startReady()
 	e.checkDrained()
 	e.queued.Store(int64(e.lp.n))
+	e.lp.alive = time.Now()
 }
 
 // process acts on one delivered message.
