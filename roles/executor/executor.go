@@ -86,6 +86,9 @@ type Executor struct {
 		// caughtUp is the newest backlog generation a watcher found read
 		// (see backlog.go), for the loop to apply.
 		caughtUp int
+		// starts are the groups starter goroutines are done with, for the
+		// loop to settle (see startGroup).
+		starts []startResult
 		// held are messages not acted on because the executor halted,
 		// unacknowledged; Stop naks them once the consumer is closed, for
 		// the next start.
@@ -113,6 +116,8 @@ type Executor struct {
 	shutdown context.CancelFunc
 	runCtx   context.Context
 	wg       sync.WaitGroup
+	// starting counts the starter goroutines (see startGroup).
+	starting sync.WaitGroup
 	started  bool
 
 	epoch   atomic.Uint64 // newest leader epoch recorded
@@ -364,6 +369,8 @@ func (e *Executor) Stop(ctx context.Context) error {
 	}
 	e.endLoop()
 	<-e.loopDone // nothing starts any more, and no consumer is recreated
+	e.starting.Wait()
+	e.startsDone() // acknowledge what the last starters recorded
 	e.mu.Lock()
 	cc = e.mu.consume // one the recreation made meanwhile
 	e.mu.consume = nil

@@ -26,7 +26,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // harness is a real JetStream server, an orchestrator identity to sign
 // decisions with, and a directory the test steps write markers into.
 type harness struct {
-	t        *testing.T
+	t        testing.TB
 	js       jetstream.JetStream
 	ids      *bustest.Identities
 	orch     *trust.Identity
@@ -34,7 +34,7 @@ type harness struct {
 	work     string
 }
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t testing.TB) *harness {
 	t.Helper()
 	srv := bustest.Server(t)
 	c := bustest.Connect(t, srv)

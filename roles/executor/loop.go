@@ -186,6 +186,7 @@ func (e *Executor) step() {
 		if lost {
 			e.recreate()
 		}
+		e.startsDone()
 		for _, m := range msgs {
 			if e.halted() {
 				e.hold(m)
@@ -560,43 +561,101 @@ func (e *Executor) noop(run string, a event.TaskAssignedData) []event.Draft {
 	return noopDrafts(e.runCtx, e.env.Node, e.cfg.Runner, run, a)
 }
 
-// startGroup records the attempts of group started, in one synced commit
-// shared with concurrent records, then starts each on its own goroutine
-// and acknowledges the messages it completes. If the record fails, none
-// of them starts; on a failed sync the executor halts and their messages
-// stay unacknowledged for the next start.
+// startGroup takes a slot for each attempt of group and hands the group
+// to a starter goroutine, which records the attempts started — one synced
+// commit, shared with concurrent records (so the loop never waits for an
+// fsync, and the records of slots that free together share one) — and
+// then starts each on its own goroutine. The loop acknowledges the
+// messages once it learns the records are durable (startsDone). If the
+// record fails, none of them starts and their slots free; on a failed
+// sync the executor halts and their messages stay unacknowledged for the
+// next start. A cancel that comes while the record is written cancels the
+// attempt before its process starts.
 func (e *Executor) startGroup(group []*queued) {
 	if len(group) == 0 {
 		return
 	}
 	now := time.Now().UTC()
 	recs := make([]localstate.Attempt, len(group))
+	tasks := make([]*task, len(group))
+	ctxs := make([]context.Context, len(group))
+	e.mu.Lock()
 	for i, q := range group {
 		recs[i] = localstate.Attempt{Run: q.run, Step: q.a.Step.ID, Attempt: q.a.Attempt, State: localstate.StateStarted, Started: now}
+		ctx, cancel := context.WithCancel(e.runCtx)
+		ctxs[i], tasks[i] = ctx, &task{cancel: cancel}
+		e.mu.running[q.key] = tasks[i]
+		e.mu.active++
 	}
-	if err := e.state.MarkStarted(recs...); err != nil {
-		e.log.Error("record attempts started", "attempts", len(group), "err", err)
-		if !e.fatal(err) {
-			// Not a failed sync: keep them queued, first, for the next try.
-			for _, q := range group {
+	e.mu.Unlock()
+	e.starting.Add(1)
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		defer e.starting.Done()
+		err := errHalted
+		if !e.halted() { // Stop began: start nothing more
+			err = e.state.MarkStarted(recs...)
+		}
+		if err != nil {
+			if err != errHalted {
+				e.log.Error("record attempts started", "attempts", len(group), "err", err)
+				e.fatal(err)
+			}
+			e.mu.Lock()
+			for i, q := range group {
+				delete(e.mu.running, q.key)
+				e.mu.active--
+				tasks[i].cancel()
+			}
+			e.mu.Unlock()
+		} else {
+			for i, q := range group {
+				e.wg.Add(1)
+				go e.attempt(ctxs[i], q, now, tasks[i])
+			}
+		}
+		e.mu.Lock()
+		e.mu.starts = append(e.mu.starts, startResult{group: group, err: err})
+		e.mu.Unlock()
+		e.poke()
+	}()
+}
+
+// errHalted is a start given up because the executor halted.
+var errHalted = errors.New("executor: halted")
+
+// startResult is what a starter did with its group.
+type startResult struct {
+	group []*queued
+	err   error // nil: recorded and started
+}
+
+// startsDone settles the groups the starters are done with: the messages
+// of recorded attempts are acknowledged once complete; a group refused by
+// the local state for another reason than a failed sync (or the halt) is
+// queued again, first.
+func (e *Executor) startsDone() {
+	e.mu.Lock()
+	rs := e.mu.starts
+	e.mu.starts = nil
+	e.mu.Unlock()
+	for _, r := range rs {
+		switch {
+		case r.err == nil:
+			for _, q := range r.group {
+				e.lp.settle(q.d)
+			}
+		case errors.Is(r.err, errHalted) || errors.Is(r.err, localstate.ErrSync) || e.halted():
+			// Their messages stay unacknowledged, for the next start.
+		default:
+			for _, q := range r.group {
 				q.gone = false
 				e.lp.byKey[q.key] = q
 				e.lp.n++
 			}
-			e.lp.queue = append(group, e.lp.queue...)
+			e.lp.queue = append(r.group, e.lp.queue...)
 		}
-		return
-	}
-	for _, q := range group {
-		ctx, cancel := context.WithCancel(e.runCtx)
-		t := &task{cancel: cancel}
-		e.mu.Lock()
-		e.mu.running[q.key] = t
-		e.mu.active++
-		e.mu.Unlock()
-		e.wg.Add(1)
-		go e.attempt(ctx, q, now, t)
-		e.lp.settle(q.d)
 	}
 }
 
