@@ -11,11 +11,13 @@
 // message to an inbox and returns: it never waits for a slot, so a cancel,
 // an election or a drain behind assignments waiting for a slot is read at
 // once. One goroutine, the loop, handles the inbox in delivery order and
-// is the only one that starts attempts: after each batch of messages it
-// starts queued attempts in arrival order while slots are free. An
-// attempt's slot frees as soon as its process group is gone, before its
-// result is reported, so the next queued attempt starts while the result
-// travels to the leader.
+// alone decides what starts: after each batch of messages it takes queued
+// attempts in arrival order while slots are free and hands them to a
+// starter goroutine, which records them started (one synced commit,
+// shared with concurrent records) and then starts them — the loop never
+// waits for an fsync. An attempt's slot frees as soon as its process group
+// is gone, before its result is reported, so the next queued attempt
+// starts while the result travels to the leader.
 //
 // # Capacity: slots and queue
 //
