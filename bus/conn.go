@@ -2,8 +2,10 @@ package bus
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"math/rand/v2"
 	"net"
@@ -200,10 +202,21 @@ func dial(ctx context.Context, url string, opts []nats.Option, logger *slog.Logg
 
 // unreachable reports a connection error that waiting may mend: no server
 // answered (refused, timed out, a name not resolved yet), as opposed to
-// one that answered and refused us.
+// one that answered and refused us (authorization; TLS: a server that
+// closes the connection after the handshake, as one does to a client
+// without the certificate it wants, a server certificate we do not trust)
+// or a file of ours that cannot be read (credentials, CA, certificate).
 func unreachable(err error) bool {
-	var ne net.Error
-	return errors.Is(err, nats.ErrNoServers) || errors.As(err, &ne)
+	var (
+		op  *net.OpError
+		dns *net.DNSError
+		pe  *fs.PathError
+		cv  *tls.CertificateVerificationError
+	)
+	if errors.Is(err, nats.ErrTLS) || errors.As(err, &pe) || errors.As(err, &cv) {
+		return false
+	}
+	return errors.Is(err, nats.ErrNoServers) || errors.As(err, &op) || errors.As(err, &dns)
 }
 
 // Close drains nothing and closes the connection.

@@ -215,7 +215,7 @@ const minFallbackBytes = 64 << 20
 func EnsureStreams(ctx context.Context, js jetstream.JetStream, cfg StreamConfig) error {
 	cfg.defaults(js.Conn())
 	e := &ensurer{js: js, cfg: cfg, log: cfg.Logger}
-	return retry(ctx, func() error {
+	return retry(ctx, e.log, func(ctx context.Context) error {
 		if err := e.createAbsent(ctx, EventsStreamConfig(cfg.Events, cfg.Revision)); err != nil {
 			return err
 		}
@@ -371,16 +371,28 @@ func isStorageExceeded(err error) bool {
 		apiErr.ErrorCode == 10005 && strings.Contains(apiErr.Description, "insufficient storage")
 }
 
-func retry(ctx context.Context, f func() error) error {
+// attemptTimeout bounds one attempt of retry: a JetStream API request sent
+// while a cluster has no meta leader, or while another node creates the
+// same stream, may get no answer at all, and must not hold the whole of
+// ctx. (Creating a stream on a cluster takes tens of milliseconds here.)
+const attemptTimeout = 3 * time.Second
+
+// retry calls f until it succeeds, fails with an error that waiting will
+// not mend, or ctx ends; each call gets at most attemptTimeout. Each retry
+// is logged, so a node waiting for its cluster says why.
+func retry(ctx context.Context, logger *slog.Logger, f func(context.Context) error) error {
 	delay := 100 * time.Millisecond
 	for {
-		err := f()
+		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
+		err := f(actx)
+		cancel()
 		if err == nil {
 			return nil
 		}
 		if !retryable(err) {
 			return err
 		}
+		logger.Info("waiting for JetStream", "err", err, "retry_in", delay)
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("%w (gave up: %w)", err, ctx.Err())

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
+	"net"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,8 +15,14 @@ import (
 	"github.com/agentic-dev/agentic/bus/bustest"
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/bus/trust"
+	"github.com/agentic-dev/agentic/config"
+	"github.com/agentic-dev/agentic/node"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/node/nodetest"
+	"github.com/agentic-dev/agentic/node/settings"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // chainsPlan is a plan of chains of shell steps: each step starts only
@@ -149,4 +158,139 @@ func TestNodeSurvivesANATSServerRestart(t *testing.T) {
 			t.Errorf("%s: %d replicas, want 3", name, got)
 		}
 	}
+}
+
+// TestEmbeddedServersFormACluster: three agentd nodes, each with its
+// embedded nats-server clustered with the others' (nats_cluster_listen,
+// nats_routes), make one JetStream cluster: the streams and the leader
+// bucket get three replicas, the ledger node finds no drift from the
+// defaults (three replicas on a cluster), and a run submitted on one
+// node's server is executed by the executor-only nodes on theirs.
+func TestEmbeddedServersFormACluster(t *testing.T) {
+	names := []string{"a", "b", "c"}
+	dirs := make([]string, len(names))
+	routes := make([]string, len(names))
+	cfgs := make([]config.Config, len(names))
+	for i, name := range names {
+		dirs[i] = t.TempDir()
+		cfgs[i] = nodetest.Config(dirs[i])
+		cfgs[i].Name = name
+		cfgs[i].NATSClusterListen = freeAddr(t)
+		routes[i] = "nats://" + cfgs[i].NATSClusterListen
+	}
+	root, err := trust.InitRoot(dirs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfgs[0].Roles = []string{event.RoleOrchestrator, event.RolePlanner, event.RoleMemory}
+	for i := range cfgs {
+		cfgs[i].NATSRoutes = routes
+		if i > 0 {
+			cfgs[i].Roles = []string{event.RoleExecutor}
+			if _, err := trust.Enroll(dirs[i], root, cfgs[i].Name, cfgs[i].Roles, time.Hour, false); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// Each start waits for a majority of the embedded servers: start all
+	// three at once, as three machines would be.
+	nodes := make([]*node.Node, len(cfgs))
+	errs := make(chan error, len(cfgs))
+	for i := range cfgs {
+		n, err := node.New(cfgs[i], slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes[i] = n
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			if err := n.Stop(ctx); err != nil {
+				t.Errorf("stop %s: %v", cfgs[i].Name, err)
+			}
+		})
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+			defer cancel()
+			if err := n.Start(ctx); err != nil {
+				errs <- fmt.Errorf("start %s: %w", cfgs[i].Name, err)
+				return
+			}
+			errs <- nil
+		}()
+	}
+	for range cfgs {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	a := clientOf(t, nodes[0], dirs[0])
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, name := range []string{bus.EventsStream, bus.LogsStream, "KV_" + bus.LeaderBucket} {
+		s, err := a.JS.Stream(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := s.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := info.Config.Replicas; got != 3 {
+			t.Errorf("%s: %d replicas, want 3", name, got)
+		}
+		if got := len(info.Cluster.Replicas) + 1; got != 3 {
+			t.Errorf("%s: on %d servers (%+v), want 3", name, got, info.Cluster)
+		}
+	}
+	var in settings.InForce
+	poll.Eventually(t, 30*time.Second, "the ledger node to compare the streams with the settings", func() bool {
+		return a.API.Call(ctx, settings.Method, struct{}{}, &in) == nil && !in.Checked.IsZero()
+	})
+	if in.Streams.Events.Replicas != 3 || in.Streams.Logs.Replicas != 3 || len(in.Drift) != 0 {
+		t.Errorf("settings in force %+v, drift %+v; want the defaults with three replicas and no drift", in.Streams, in.Drift)
+	}
+
+	run := a.Submit(t, "chains.yaml", chainsPlan(4, 2, "echo ok"))
+	r := a.WaitRun(t, run, 60*time.Second)
+	if r.Status != event.RunSucceeded {
+		t.Fatalf("run %s: %s (%s)", r.ID, r.Status, r.Reason)
+	}
+	for _, s := range r.Steps {
+		if s.Node != "b" && s.Node != "c" {
+			t.Errorf("step %s ran on %q, want an executor node (b or c)", s.ID, s.Node)
+		}
+	}
+}
+
+// freeAddr is a loopback address with a port free right now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// clientOf connects the test to a started node's NATS server as the
+// operator of the node's data directory.
+func clientOf(t *testing.T, n *node.Node, dir string) *nodetest.Node {
+	t.Helper()
+	nc, err := nats.Connect(n.NATSURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	op, root, err := trust.ReadCreds(filepath.Join(dir, trust.OperatorCredsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &nodetest.Node{Node: n, Dir: dir, NC: nc, JS: js, API: api.NewClient(nc, 10*time.Second), Operator: op, Root: root}
 }
