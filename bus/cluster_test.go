@@ -102,3 +102,29 @@ func TestReplicasThatCannotBePlaced(t *testing.T) {
 		t.Errorf("logged %q, want an error about fewer replicas for each stream and the bucket", rec.msgs)
 	}
 }
+
+// TestEmbeddedClusterConfigErrors: a clustered embedded server without
+// what JetStream needs in a cluster, or with routes it cannot use, is
+// refused with the setting named, before anything starts.
+func TestEmbeddedClusterConfigErrors(t *testing.T) {
+	dir := t.TempDir()
+	for name, tt := range map[string]struct {
+		cfg  bus.EmbeddedConfig
+		want string
+	}{
+		"routes without a cluster listen address": {bus.EmbeddedConfig{ServerName: "a", Routes: []string{"nats://127.0.0.1:6222"}}, "--nats-cluster-listen"},
+		"no server name":                          {bus.EmbeddedConfig{ClusterListen: "127.0.0.1:0", ClusterName: "c"}, "server name"},
+		"no cluster name":                         {bus.EmbeddedConfig{ServerName: "a", ClusterListen: "127.0.0.1:0"}, "--nats-cluster-name"},
+		"a bad route":                             {bus.EmbeddedConfig{ServerName: "a", ClusterName: "c", ClusterListen: "127.0.0.1:0", Routes: []string{"127.0.0.1:6222"}}, `route "127.0.0.1:6222"`},
+		"a bad cluster address":                   {bus.EmbeddedConfig{ServerName: "a", ClusterName: "c", ClusterListen: "6222"}, `"6222"`},
+	} {
+		tt.cfg.StoreDir, tt.cfg.Listen = dir, "127.0.0.1:0"
+		srv, err := bus.StartEmbedded(context.Background(), tt.cfg)
+		if err == nil {
+			srv.Shutdown()
+		}
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: err %v, want one naming %s", name, err, tt.want)
+		}
+	}
+}

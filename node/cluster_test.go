@@ -71,31 +71,39 @@ func taskCounts(t *testing.T, n *nodetest.Node, run string) (started, finished m
 }
 
 // TestNodeSurvivesANATSServerRestart: a node on a three-server NATS
-// cluster (R3 streams) runs a plan while the server it is connected to is
-// stopped and started again, twice. The node's connection moves to
-// another server, the ledger follower and the executor's consumer resume,
-// the run goes on while the server is down, and nothing is lost or run
-// twice: every step succeeds on its first attempt, started and finished
-// once, the ledger records no gap and verifies.
+// cluster (R3 streams) runs plans while the server it is connected to is
+// stopped and started again, twice (a fresh run each time, under way when
+// the server stops). The node's connection moves to another server, the
+// ledger follower and the executor's consumer resume, the run goes on
+// while the server is down, and nothing is lost or run twice: every step
+// succeeds on its first attempt, started and finished once, the ledger
+// records no gap and verifies.
 func TestNodeSurvivesANATSServerRestart(t *testing.T) {
 	c := bustest.Cluster(t, 3)
 	cfg := nodetest.Config(t.TempDir())
 	cfg.NATS = c.URLs()
 	n := nodetest.Start(t, cfg)
 
-	const chains, length = 3, 25
-	run := n.Submit(t, "chains.yaml", chainsPlan(chains, length, "sleep 0.1"))
-	succeeded := func() int {
-		s, err := n.API.RunSummary(context.Background(), run)
-		if err != nil {
-			return -1
-		}
-		return s.StepCounts["succeeded"]
-	}
-	// Twice: stop the server the node is on, see the run go on without
-	// it, start it again. The second time the node is on another server,
-	// which the first restart's server now serves alongside.
+	const chains, length = 3, 12
+	var runs []string
+	// Twice: start a run, stop the server the node is on once the run is
+	// under way, see the run go on without it, start the server again.
+	// The second time the node is on another server, which the first
+	// restart's server now serves alongside.
 	for range 2 {
+		run := n.Submit(t, "chains.yaml", chainsPlan(chains, length, "sleep 0.2"))
+		runs = append(runs, run)
+		var last string // what the run looked like when last asked
+		succeeded := func() int {
+			s, err := n.API.RunSummary(context.Background(), run)
+			if err != nil {
+				last = err.Error()
+				return -1
+			}
+			last = fmt.Sprintf("%s, steps %v; node ready: %v", s.Status, s.StepCounts, n.Ready())
+			return s.StepCounts["succeeded"]
+		}
+		poll.Eventually(t, 60*time.Second, "the run to be under way", func() bool { return succeeded() >= 1 })
 		on := -1
 		for i := range c.Len() {
 			if c.URL(i) == n.NATSURL() {
@@ -107,25 +115,27 @@ func TestNodeSurvivesANATSServerRestart(t *testing.T) {
 		}
 		before := succeeded()
 		c.Stop(on)
-		poll.Eventually(t, 60*time.Second, "the run to go on while server "+c.Name(on)+" is down", func() bool {
-			return succeeded() >= before+3
-		})
+		if err := poll.Wait(60*time.Second, func() bool { return succeeded() >= before+3 }); err != nil {
+			t.Fatalf("%v waiting for the run to go on while server %s is down (%d steps succeeded before; last: %s)", err, c.Name(on), before, last)
+		}
 		c.Start(on)
 		c.WaitHealthy()
 	}
 
-	r := n.WaitRun(t, run, 120*time.Second)
-	if r.Status != event.RunSucceeded {
-		t.Fatalf("run %s: %s (%s)", r.ID, r.Status, r.Reason)
-	}
-	if len(r.Steps) != chains*length {
-		t.Fatalf("%d steps, want %d", len(r.Steps), chains*length)
-	}
-	started, finished := taskCounts(t, n, run)
-	for _, s := range r.Steps {
-		if s.Status != "succeeded" || s.Attempt != 1 || started[s.ID] != 1 || finished[s.ID] != 1 {
-			t.Errorf("step %s: %s, attempt %d, started %d, finished %d times; want succeeded at the first attempt, started and finished once",
-				s.ID, s.Status, s.Attempt, started[s.ID], finished[s.ID])
+	for _, run := range runs {
+		r := n.WaitRun(t, run, 120*time.Second)
+		if r.Status != event.RunSucceeded {
+			t.Fatalf("run %s: %s (%s)", r.ID, r.Status, r.Reason)
+		}
+		if len(r.Steps) != chains*length {
+			t.Fatalf("%d steps, want %d", len(r.Steps), chains*length)
+		}
+		started, finished := taskCounts(t, n, run)
+		for _, s := range r.Steps {
+			if s.Status != "succeeded" || s.Attempt != 1 || started[s.ID] != 1 || finished[s.ID] != 1 {
+				t.Errorf("run %s step %s: %s, attempt %d, started %d, finished %d times; want succeeded at the first attempt, started and finished once",
+					run, s.ID, s.Status, s.Attempt, started[s.ID], finished[s.ID])
+			}
 		}
 	}
 	gaps := 0
