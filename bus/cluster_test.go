@@ -113,10 +113,10 @@ func TestEmbeddedClusterConfigErrors(t *testing.T) {
 		want string
 	}{
 		"routes without a cluster listen address": {bus.EmbeddedConfig{ServerName: "a", Routes: []string{"nats://127.0.0.1:6222"}}, "--nats-cluster-listen"},
-		"no server name":                          {bus.EmbeddedConfig{ClusterListen: "127.0.0.1:0", ClusterName: "c"}, "server name"},
-		"no cluster name":                         {bus.EmbeddedConfig{ServerName: "a", ClusterListen: "127.0.0.1:0"}, "--nats-cluster-name"},
-		"a bad route":                             {bus.EmbeddedConfig{ServerName: "a", ClusterName: "c", ClusterListen: "127.0.0.1:0", Routes: []string{"127.0.0.1:6222"}}, `route "127.0.0.1:6222"`},
-		"a bad cluster address":                   {bus.EmbeddedConfig{ServerName: "a", ClusterName: "c", ClusterListen: "6222"}, `"6222"`},
+		"no server name":        {bus.EmbeddedConfig{ClusterListen: "127.0.0.1:0", ClusterName: "c"}, "server name"},
+		"no cluster name":       {bus.EmbeddedConfig{ServerName: "a", ClusterListen: "127.0.0.1:0"}, "--nats-cluster-name"},
+		"a bad route":           {bus.EmbeddedConfig{ServerName: "a", ClusterName: "c", ClusterListen: "127.0.0.1:0", Routes: []string{"127.0.0.1:6222"}}, `route "127.0.0.1:6222"`},
+		"a bad cluster address": {bus.EmbeddedConfig{ServerName: "a", ClusterName: "c", ClusterListen: "6222"}, `"6222"`},
 	} {
 		tt.cfg.StoreDir, tt.cfg.Listen = dir, "127.0.0.1:0"
 		srv, err := bus.StartEmbedded(context.Background(), tt.cfg)

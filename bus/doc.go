@@ -32,9 +32,9 @@
 //	srv, _ := bus.StartEmbedded(ctx, bus.EmbeddedConfig{StoreDir: dir, Listen: "127.0.0.1:4222"})
 //	conn, _ := bus.Connect(ctx, bus.ConnConfig{Server: srv})
 //	_ = bus.EnsureStreams(ctx, conn.JS, bus.StreamConfig{}) // replicas: DefaultReplicas
+//	_ = bus.PublishSigned(ctx, conn.JS, identity, drafts...)
 //
 // A cluster of embedded servers: each with ServerName (the node name),
 // ClusterListen, ClusterName and the same Routes (every server's cluster
 // URL); JetStream answers once a majority of them is up.
-//	_ = bus.PublishSigned(ctx, conn.JS, identity, drafts...)
 package bus
