@@ -128,3 +128,26 @@ func TestEmbeddedClusterConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestReplicasOnALoneServer: three replicas asked of a server that is not
+// clustered are one, at once (it never will be clustered), with an error
+// saying so.
+func TestReplicasOnALoneServer(t *testing.T) {
+	conn := connect(t, bustest.Server(t))
+	rec := &recorder{}
+	start := time.Now()
+	ensure(t, conn.JS, bus.StreamConfig{Replicas: 3, Logger: slog.New(rec)})
+	if waited := time.Since(start); waited > bus.DefaultPlacementWait {
+		t.Errorf("waited %s for a lone server to place replicas", waited)
+	}
+	for _, s := range []string{bus.EventsStream, bus.LogsStream, "KV_" + bus.LeaderBucket} {
+		if got := replicas(t, conn.JS, s); got != 1 {
+			t.Errorf("%s: %d replicas, want 1", s, got)
+		}
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.msgs) != 3 {
+		t.Errorf("logged %q, want an error about fewer replicas for each stream and the bucket", rec.msgs)
+	}
+}

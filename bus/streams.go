@@ -241,8 +241,13 @@ type ensurer struct {
 var errPlacement = errors.New("bus: the NATS cluster cannot place the replicas yet (it knows fewer JetStream servers than replicas)")
 
 // placementRefused reports, for a placement error, whether to wait more
-// (errPlacement) or to try fewer replicas (nil).
+// (errPlacement) or to try fewer replicas (nil). A server that is not
+// clustered never will be: no waiting for it.
 func (e *ensurer) placementRefused(name string, replicas int, err error) error {
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) && apiErr.ErrorCode == 10074 {
+		return nil
+	}
 	if e.unplaced.IsZero() {
 		e.unplaced = time.Now()
 	}
