@@ -33,6 +33,7 @@ func replicas(t *testing.T, js jetstream.JetStream, stream string) int {
 func TestClusterStreamsGetThreeReplicas(t *testing.T) {
 	c := bustest.Cluster(t, 3)
 	c.Stop(2)
+	c.WaitHealthy() // the two left may elect a new meta leader
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	conn, err := bus.Connect(ctx, bus.ConnConfig{URLs: c.URLs(), Name: t.Name()})
@@ -43,7 +44,9 @@ func TestClusterStreamsGetThreeReplicas(t *testing.T) {
 	if !conn.Clustered() || bus.DefaultReplicas(conn.NC) != 3 {
 		t.Fatalf("clustered %v, default replicas %d; want a cluster and 3", conn.Clustered(), bus.DefaultReplicas(conn.NC))
 	}
-	ensure(t, conn.JS, bus.StreamConfig{})
+	if err := bus.EnsureStreams(ctx, conn.JS, bus.StreamConfig{}); err != nil {
+		t.Fatal(err)
+	}
 	for _, s := range []string{bus.EventsStream, bus.LogsStream, "KV_" + bus.LeaderBucket} {
 		if got := replicas(t, conn.JS, s); got != 3 {
 			t.Errorf("%s: %d replicas, want 3", s, got)

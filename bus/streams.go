@@ -77,7 +77,8 @@ type StreamConfig struct {
 	// zero; 0 takes DefaultReplicas of the connection (3 on a NATS
 	// cluster, 1 on a lone server).
 	Replicas int
-	// LeaseTTL is the leader bucket's TTL.
+	// LeaseTTL is the leader bucket's TTL if EnsureStreams creates it
+	// (event.DefaultLeaseTTL if 0); an existing bucket is left as it is.
 	LeaseTTL time.Duration
 	// PlacementWait is how long a stream or bucket whose replicas the
 	// cluster cannot place yet (it knows fewer JetStream servers than
@@ -119,7 +120,7 @@ func (c *StreamConfig) defaults(nc *nats.Conn) {
 		c.Replicas = DefaultReplicas(nc)
 	}
 	if c.LeaseTTL == 0 {
-		c.LeaseTTL = 5 * time.Second
+		c.LeaseTTL = event.DefaultLeaseTTL
 	}
 	if c.Events.Replicas == 0 {
 		c.Events = DefaultEventsSettings
@@ -186,10 +187,11 @@ func streamConfig(name, description, subject string, s StreamSettings, rev uint6
 // server cannot reserve a stream's MaxBytes.
 const minFallbackBytes = 64 << 20
 
-// EnsureStreams creates the streams that are absent, and creates or
-// updates the leader bucket. It never changes an existing stream: cluster
-// settings are applied by ledger nodes from the ledger (node/settings), and
-// a stream that differs from them is drift, reported, not corrected.
+// EnsureStreams creates the streams and the leader bucket that are absent.
+// It never changes an existing stream or bucket: cluster settings (stream
+// limits, the lease TTL) are applied by ledger nodes from the ledger
+// (node/settings), and a stream that differs from them is drift, reported,
+// not corrected.
 // It retries while the cluster has no JetStream meta leader yet, until ctx
 // ends.
 //
@@ -201,8 +203,8 @@ const minFallbackBytes = 64 << 20
 // cfg.PlacementWait; then the stream is created with as many replicas as
 // can be placed, down to one, and an error is logged: the ledger nodes
 // report it as drift, and agentctl cluster settings set --reapply raises
-// it once the servers are there. The leader bucket's replicas are raised
-// to cfg.Replicas when the cluster can place them and never lowered.
+// it once the servers are there. The leader bucket is created the same
+// way; an existing one is left as it is.
 //
 // JetStream reserves a file stream's MaxBytes against the server's store
 // limit (by default 75% of the disk space free when the server started).
@@ -302,50 +304,26 @@ func (e *ensurer) createAbsent(ctx context.Context, sc jetstream.StreamConfig) e
 	return nil
 }
 
-// leaderBucket creates the leader bucket, or updates its TTL. Its replicas
-// are cfg.Replicas or what the bucket already has, whichever is more; when
-// the cluster cannot place them, an existing bucket keeps its replicas and
-// a new one is created with fewer after PlacementWait, as streams are.
+// leaderBucket creates the leader bucket unless it exists
+// (ensureLeaderBucket: an existing bucket is left as it is), with fewer
+// replicas when the cluster cannot place them after PlacementWait, as
+// streams are.
 func (e *ensurer) leaderBucket(ctx context.Context) error {
-	// The bucket still follows the node's lease TTL until the lease TTL
-	// becomes a cluster setting; an operator may have raised its replicas,
-	// and a node's start never lowers them.
-	asked, have := e.cfg.Replicas, 0
-	if s, err := e.js.Stream(ctx, "KV_"+LeaderBucket); err == nil {
-		if info, err := s.Info(ctx); err == nil {
-			have = max(info.Config.Replicas, 1)
-			asked = max(asked, have)
-		}
-	}
-	replicas := asked
-	for {
-		_, err := e.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-			Bucket:      LeaderBucket,
-			Description: "orchestrator leader lease and epoch",
-			TTL:         e.cfg.LeaseTTL,
-			History:     1,
-			Storage:     jetstream.FileStorage,
-			Replicas:    replicas,
-		})
+	asked := e.cfg.Replicas
+	for replicas := asked; ; replicas-- {
+		err := ensureLeaderBucket(ctx, e.js, e.cfg.LeaseTTL, e.cfg.Revision, replicas)
 		switch {
 		case err == nil:
 			if replicas < asked {
-				e.log.Error("leader bucket has fewer replicas than asked: the NATS cluster could not place them (it knows fewer JetStream servers); the next start raises them",
+				e.log.Error("leader bucket created with fewer replicas than asked: the NATS cluster could not place them (it knows fewer JetStream servers); once the servers are up, raise them with nats stream edit "+LeaderBucketStream+" --replicas N",
 					"bucket", LeaderBucket, "asked_replicas", asked, "replicas", replicas)
 			}
 			return nil
 		case !isPlacement(err) || replicas <= 1:
-			return fmt.Errorf("bus: bucket %s: %w", LeaderBucket, err)
-		case have > 0:
-			if replicas <= have {
-				return fmt.Errorf("bus: bucket %s: %w", LeaderBucket, err)
-			}
-			replicas = have // an existing bucket keeps what it has
-		default:
-			if werr := e.placementRefused(LeaderBucket, replicas, err); werr != nil {
-				return werr
-			}
-			replicas--
+			return err
+		}
+		if werr := e.placementRefused(LeaderBucket, replicas, err); werr != nil {
+			return werr
 		}
 	}
 }

@@ -84,7 +84,7 @@ func (c *Config) Validate() error {
 		bad("nats_tls_cert", "a client certificate needs its key (nats_tls_key) and a key its certificate")
 	}
 	if c.Executor.Queue < -1 {
-		bad("executor.queue", "must be -1 (as many as slots), 0 or more, got %d", c.Executor.Queue)
+		bad("executor.queue", "must be -1 (8 per slot), 0 or more, got %d", c.Executor.Queue)
 	}
 	for _, cp := range c.Executor.Capabilities {
 		if err := checkName(cp); err != nil {
@@ -108,8 +108,11 @@ func (c *Config) Validate() error {
 	if c.Executor.DefaultTimeout <= 0 {
 		bad("executor.default_timeout", "must be positive, got %s", c.Executor.DefaultTimeout)
 	}
-	if c.Orchestrator.LeaseTTL < minLeaseTTL {
+	if c.Orchestrator.LeaseTTL != 0 && c.Orchestrator.LeaseTTL < minLeaseTTL {
 		bad("orchestrator.lease_ttl", "must be at least %s, got %s", minLeaseTTL, c.Orchestrator.LeaseTTL)
+	}
+	if c.Ledger.BootstrapTimeout < 0 {
+		bad("ledger.bootstrap_timeout", "must be 0 (never copy a peer's ledger) or positive, got %s", c.Ledger.BootstrapTimeout)
 	}
 	sortErrors(errs)
 	return errors.Join(errs...)

@@ -10,12 +10,13 @@ import (
 )
 
 // TestAgentdCommandsInDocs: every agentd command line shown in
-// docs/deploy.md and deploy/README.md, and run by deploy/demo.sh, uses
-// flags agentd has; demo.sh is valid shell.
+// docs/deploy.md and deploy/README.md, and run by deploy/demo.sh and
+// deploy/demo-cluster.sh, uses flags agentd has; the scripts are valid
+// shell.
 func TestAgentdCommandsInDocs(t *testing.T) {
 	known := agentdFlags(t)
 	lineRE := regexp.MustCompile(`(?:^|[\s/"])agentd"?\s+(--.*)$`)
-	for _, f := range []string{"../docs/deploy.md", "README.md", "demo.sh"} {
+	for _, f := range []string{"../docs/deploy.md", "README.md", "demo.sh", "demo-cluster.sh"} {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -44,8 +45,10 @@ func TestAgentdCommandsInDocs(t *testing.T) {
 		}
 	}
 	if runtime.GOOS != "windows" {
-		if out, err := exec.Command("bash", "-n", "demo.sh").CombinedOutput(); err != nil {
-			t.Errorf("bash -n demo.sh: %v\n%s", err, out)
+		for _, f := range []string{"demo.sh", "demo-cluster.sh"} {
+			if out, err := exec.Command("bash", "-n", f).CombinedOutput(); err != nil {
+				t.Errorf("bash -n %s: %v\n%s", f, err, out)
+			}
 		}
 	}
 }

@@ -95,6 +95,16 @@ func New(cfg config.Config, logger *slog.Logger) (*Node, error) {
 // the ledger or the outbox). The caller must Stop and exit non-zero.
 func (n *Node) Fatal() <-chan error { return n.fatal }
 
+// Drained is closed once the node's executor has completed a node.drain
+// naming the node (nothing runs, nothing more starts): the caller should
+// Stop and exit 0. Nil — never ready — on a node without the executor role.
+func (n *Node) Drained() <-chan struct{} {
+	if n.exec == nil {
+		return nil
+	}
+	return n.exec.Drained()
+}
+
 func (n *Node) fail(err error) {
 	n.fatalOnce.Do(func() { n.fatal <- err })
 }
@@ -257,7 +267,7 @@ func (n *Node) startBus(ctx context.Context) error {
 	// a NATS cluster, 1 on a lone server); existing ones are left alone.
 	// Ledger nodes apply the recorded cluster settings once live
 	// (node/settings).
-	if err := bus.EnsureStreams(sctx, n.conn.JS, bus.StreamConfig{LeaseTTL: n.cfg.Orchestrator.LeaseTTL, Logger: n.log.With("component", "bus")}); err != nil {
+	if err := bus.EnsureStreams(sctx, n.conn.JS, bus.StreamConfig{Logger: n.log.With("component", "bus")}); err != nil {
 		return fmt.Errorf("node: %w", err)
 	}
 	return nil
@@ -271,9 +281,9 @@ func (n *Node) startLedger(ctx context.Context) error {
 	var folders []roles.Folder
 	if n.needsLedger() {
 		var err error
-		n.store, err = ledger.Open(filepath.Join(n.cfg.Data, "ledger"), ledger.Options{Logger: n.log.With("component", "ledger")})
+		n.store, err = n.openLedger(ctx)
 		if err != nil {
-			return fmt.Errorf("node: %w", err)
+			return err
 		}
 		// The run read model is written in the ledger's batches: attach
 		// it before anything is appended.
@@ -291,7 +301,13 @@ func (n *Node) startLedger(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("node: leader bucket: %w", err)
 		}
-		n.orch = orchestrator.New(n.roleEnv(event.RoleOrchestrator), orchestrator.Config{KV: kv, LeaseTTL: n.cfg.Orchestrator.LeaseTTL, Incarnation: n.incarnation})
+		if n.cfg.Orchestrator.LeaseTTL != 0 {
+			n.log.Warn("orchestrator.lease_ttl is deprecated and ignored: the lease TTL is a cluster setting",
+				"lease_ttl", n.cfg.Orchestrator.LeaseTTL, "hint", "remove the key; change the TTL with agentctl cluster settings set --lease-ttl")
+		}
+		// Every orchestrator times its lease by the cluster setting the
+		// ledger folded (n.settings, folded before n.orch).
+		n.orch = orchestrator.New(n.roleEnv(event.RoleOrchestrator), orchestrator.Config{KV: kv, Settings: n.settings, Incarnation: n.incarnation})
 		folders = append(folders, n.orch)
 		n.roles = append(n.roles, n.orch)
 	}
@@ -311,13 +327,16 @@ func (n *Node) startLedger(ctx context.Context) error {
 			return fmt.Errorf("node: executor workdir: %w", err)
 		}
 		n.exec = executor.New(n.roleEnv(event.RoleExecutor), executor.Config{
-			JS:          n.conn.JS,
-			Verifier:    n.verifier,
-			StateDir:    filepath.Join(n.cfg.Data, "executor"),
-			Slots:       n.cfg.Executor.Slots,
-			Runner:      runner.Options{DefaultTimeout: n.cfg.Executor.DefaultTimeout, DefaultCwd: work},
-			Incarnation: n.incarnation,
-			OnFatal:     n.fail,
+			JS:           n.conn.JS,
+			Verifier:     n.verifier,
+			StateDir:     filepath.Join(n.cfg.Data, "executor"),
+			Slots:        n.cfg.Executor.Slots,
+			Queue:        n.cfg.ExecutorQueue(),
+			Capabilities: n.cfg.Executor.Capabilities,
+			Version:      Version,
+			Runner:       runner.Options{DefaultTimeout: n.cfg.Executor.DefaultTimeout, DefaultCwd: work},
+			Incarnation:  n.incarnation,
+			OnFatal:      n.fail,
 		})
 		n.roles = append(n.roles, n.exec)
 	}

@@ -167,10 +167,9 @@ func (c *NATSCluster) WaitHealthy() {
 }
 
 // Connect opens a TCP connection to every server (it fails over to another
-// when the one it is on stops), creates the protocol's streams with the
-// default settings, three replicas (fewer on a smaller cluster) and a 2 s
-// lease TTL, and closes the
-// connection at cleanup.
+// when the one it is on stops), creates the protocol's streams and the
+// leader bucket with the default settings and three replicas (fewer on a
+// smaller cluster), and closes the connection at cleanup.
 func (c *NATSCluster) Connect(t testing.TB) *bus.Conn {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -181,7 +180,7 @@ func (c *NATSCluster) Connect(t testing.TB) *bus.Conn {
 	}
 	t.Cleanup(conn.Close)
 	replicas := min(bus.ClusterReplicas, c.Len())
-	if err := bus.EnsureStreams(ctx, conn.JS, bus.StreamConfig{Replicas: replicas, LeaseTTL: 2 * time.Second}); err != nil {
+	if err := bus.EnsureStreams(ctx, conn.JS, bus.StreamConfig{Replicas: replicas}); err != nil {
 		t.Fatalf("bustest: streams: %v", err)
 	}
 	return conn
