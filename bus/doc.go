@@ -1,7 +1,7 @@
 // Package bus is agentic's connection to NATS JetStream: an embedded
-// nats-server for single-machine clusters, connections to external
-// clusters, the streams and buckets the protocol uses, and publishing of
-// signed events.
+// nats-server (alone, or one of a cluster of embedded servers routed to
+// each other), connections to external clusters, the streams and buckets
+// the protocol uses, and publishing of signed events.
 //
 // Invariants:
 //
@@ -16,11 +16,25 @@
 //  3. AGENTIC_EVENTS denies delete and purge: the event log is append-only.
 //  4. Every event message carries Nats-Msg-Id = its jti, so the server's
 //     duplicate window drops a republished message; ledgers dedup beyond it.
+//  5. Replicas: on a NATS cluster the streams and the leader bucket are
+//     created with ClusterReplicas (3), on a lone server with 1
+//     (DefaultReplicas); fewer only when the cluster cannot place them
+//     after StreamConfig.PlacementWait, with an error logged. A start
+//     never lowers a replica count.
+//  6. A connection never gives up: it reconnects for ever with backoff
+//     (ReconnectBackoff), buffers what is published meanwhile, and logs
+//     each disconnection and reconnection. The first connection waits for
+//     unreachable servers until its context ends, but not for errors
+//     waiting cannot mend (credentials, TLS, unreadable files).
 //
 // Usage:
 //
 //	srv, _ := bus.StartEmbedded(ctx, bus.EmbeddedConfig{StoreDir: dir, Listen: "127.0.0.1:4222"})
 //	conn, _ := bus.Connect(ctx, bus.ConnConfig{Server: srv})
-//	_ = bus.EnsureStreams(ctx, conn.JS, bus.StreamConfig{Replicas: 1})
+//	_ = bus.EnsureStreams(ctx, conn.JS, bus.StreamConfig{}) // replicas: DefaultReplicas
 //	_ = bus.PublishSigned(ctx, conn.JS, identity, drafts...)
+//
+// A cluster of embedded servers: each with ServerName (the node name),
+// ClusterListen, ClusterName and the same Routes (every server's cluster
+// URL); JetStream answers once a majority of them is up.
 package bus

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -18,8 +19,20 @@ type EmbeddedConfig struct {
 	// Listen is the client address, host:port. Port 0 picks a free port;
 	// "" means no TCP listener at all (in-process clients only).
 	Listen string
-	// ServerName names the server (defaults to a generated one).
+	// ServerName names the server (defaults to a generated one). A
+	// clustered server needs one, distinct in its cluster: agentd gives
+	// its node name.
 	ServerName string
+	// ClusterListen is the cluster (route) address, host:port, where the
+	// other servers of the cluster connect; port 0 picks a free port. ""
+	// means the server is not clustered (and Routes must be empty).
+	ClusterListen string
+	// Routes are the other servers' cluster URLs (nats://host:port); a
+	// server's own URL may be listed too (one list for every server).
+	Routes []string
+	// ClusterName names the cluster, the same on every server of it
+	// (required with ClusterListen).
+	ClusterName string
 	// Logger receives the server's log lines (nil: discarded).
 	Logger *slog.Logger
 	// ReadyTimeout bounds the wait for the server to accept connections.
@@ -33,7 +46,10 @@ type Embedded struct {
 
 // StartEmbedded starts a nats-server with JetStream persisting under
 // cfg.StoreDir with sync_interval: always, and waits until it accepts
-// connections.
+// connections. With cfg.ClusterListen it is one server of a JetStream
+// cluster: it routes to cfg.Routes, and JetStream becomes available once a
+// majority of the cluster's servers are up and have elected a meta leader
+// (EnsureStreams waits for that).
 func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 	opts := &server.Options{
 		ServerName: cfg.ServerName,
@@ -46,26 +62,14 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 	if cfg.Listen == "" {
 		opts.DontListen = true
 	} else {
-		host, port, err := net.SplitHostPort(cfg.Listen)
+		host, port, err := listenAddr(cfg.Listen, "--nats-listen")
 		if err != nil {
-			return nil, fmt.Errorf("bus: embedded listen address %q: %w", cfg.Listen, err)
+			return nil, err
 		}
-		p, err := strconv.Atoi(port)
-		if err != nil {
-			return nil, fmt.Errorf("bus: embedded listen port %q: %w", port, err)
-		}
-		if p == 0 {
-			p = server.RANDOM_PORT
-		} else {
-			// nats-server only logs a failed listen and then never becomes
-			// ready; find out at once, with the address in the error.
-			ln, err := net.Listen("tcp", cfg.Listen)
-			if err != nil {
-				return nil, fmt.Errorf("bus: embedded nats-server cannot listen on %s (another agentd or nats-server? choose another with --nats-listen): %w", cfg.Listen, err)
-			}
-			ln.Close()
-		}
-		opts.Host, opts.Port = host, p
+		opts.Host, opts.Port = host, port
+	}
+	if err := clusterOptions(opts, cfg); err != nil {
+		return nil, err
 	}
 	srv, err := server.NewServer(opts)
 	if err != nil {
@@ -90,6 +94,62 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 	return &Embedded{srv: srv}, nil
 }
 
+// listenAddr splits a listen address into host and port for nats-server:
+// port 0 becomes nats-server's random port. A fixed port is tried first,
+// because nats-server only logs a failed listen and then never becomes
+// ready: the error comes at once, with the address and the flag to change.
+func listenAddr(addr, flag string) (string, int, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, fmt.Errorf("bus: embedded nats-server address %q: %w", addr, err)
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		return "", 0, fmt.Errorf("bus: embedded nats-server port %q: %w", port, err)
+	}
+	if p == 0 {
+		return host, server.RANDOM_PORT, nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", 0, fmt.Errorf("bus: embedded nats-server cannot listen on %s (another agentd or nats-server? choose another with %s): %w", addr, flag, err)
+	}
+	ln.Close()
+	return host, p, nil
+}
+
+// clusterOptions sets the cluster part of opts from cfg: nothing when
+// cfg.ClusterListen is empty. JetStream in a cluster needs a server name
+// and a cluster name; both are checked here, so the error names the
+// setting rather than coming from nats-server's log.
+func clusterOptions(opts *server.Options, cfg EmbeddedConfig) error {
+	if cfg.ClusterListen == "" {
+		if len(cfg.Routes) > 0 {
+			return fmt.Errorf("bus: embedded nats-server: routes %v need a cluster listen address (--nats-cluster-listen)", cfg.Routes)
+		}
+		return nil
+	}
+	if cfg.ServerName == "" {
+		return fmt.Errorf("bus: embedded nats-server: a clustered server needs a server name (the node name)")
+	}
+	if cfg.ClusterName == "" {
+		return fmt.Errorf("bus: embedded nats-server: a clustered server needs a cluster name (--nats-cluster-name)")
+	}
+	host, port, err := listenAddr(cfg.ClusterListen, "--nats-cluster-listen")
+	if err != nil {
+		return err
+	}
+	opts.Cluster.Name, opts.Cluster.Host, opts.Cluster.Port = cfg.ClusterName, host, port
+	for _, r := range cfg.Routes {
+		u, err := url.Parse(r)
+		if err != nil || u.Host == "" {
+			return fmt.Errorf("bus: embedded nats-server: route %q: want nats://host:port", r)
+		}
+		opts.Routes = append(opts.Routes, u)
+	}
+	return nil
+}
+
 // Server returns the nats-server, for in-process connections.
 func (e *Embedded) Server() *server.Server { return e.srv }
 
@@ -101,6 +161,19 @@ func (e *Embedded) ClientURL() string {
 	}
 	return e.srv.ClientURL()
 }
+
+// ClusterURL is the URL other servers route to (nats://host:port); ""
+// when the server is not clustered.
+func (e *Embedded) ClusterURL() string {
+	addr := e.srv.ClusterAddr()
+	if addr == nil {
+		return ""
+	}
+	return "nats://" + addr.String()
+}
+
+// Name is the server's name (in a cluster, the node name).
+func (e *Embedded) Name() string { return e.srv.Name() }
 
 // Shutdown stops the server and waits for it to finish.
 func (e *Embedded) Shutdown() {

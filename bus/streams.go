@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -72,19 +74,50 @@ type StreamConfig struct {
 	// (0: the defaults); it is recorded in the streams' metadata.
 	Revision uint64
 	// Replicas for the leader bucket, and for streams whose settings are
-	// zero: 1 embedded, 3 on a cluster.
+	// zero; 0 takes DefaultReplicas of the connection (3 on a NATS
+	// cluster, 1 on a lone server).
 	Replicas int
 	// LeaseTTL is the leader bucket's TTL if EnsureStreams creates it
 	// (event.DefaultLeaseTTL if 0); an existing bucket is left as it is.
 	LeaseTTL time.Duration
+	// PlacementWait is how long a stream or bucket whose replicas the
+	// cluster cannot place yet (it knows fewer JetStream servers than
+	// replicas) is retried before it is created with fewer (see
+	// EnsureStreams); 0 means DefaultPlacementWait.
+	PlacementWait time.Duration
 	// Logger hears about streams created smaller than asked (nil:
 	// discarded).
 	Logger *slog.Logger
 }
 
-func (c *StreamConfig) defaults() {
+// DefaultPlacementWait is how long EnsureStreams waits for a cluster to
+// have the servers a stream's replicas need: servers of a cluster started
+// together come up within seconds of each other.
+const DefaultPlacementWait = 15 * time.Second
+
+// ClusterReplicas is the replica count of the streams and the leader bucket
+// on a NATS cluster: three copies survive the loss of any one server, with
+// a majority (two) left to accept writes.
+const ClusterReplicas = 3
+
+// DefaultReplicas is the replica count the defaults give on the server nc
+// is connected to: ClusterReplicas when it belongs to a NATS cluster (it
+// announces a cluster name), 1 on a lone server. Every node of a cluster
+// derives the same count, so ledger nodes compare the streams with what
+// EnsureStreams created. On a cluster of fewer than three JetStream
+// servers the streams are created with fewer replicas than this (see
+// EnsureStreams) and ledger nodes report the difference as drift until the
+// cluster settings record the count the cluster can hold.
+func DefaultReplicas(nc *nats.Conn) int {
+	if nc != nil && nc.ConnectedClusterName() != "" {
+		return ClusterReplicas
+	}
+	return 1
+}
+
+func (c *StreamConfig) defaults(nc *nats.Conn) {
 	if c.Replicas == 0 {
-		c.Replicas = 1
+		c.Replicas = DefaultReplicas(nc)
 	}
 	if c.LeaseTTL == 0 {
 		c.LeaseTTL = event.DefaultLeaseTTL
@@ -96,6 +129,9 @@ func (c *StreamConfig) defaults() {
 	if c.Logs.Replicas == 0 {
 		c.Logs = DefaultLogsSettings
 		c.Logs.Replicas = c.Replicas
+	}
+	if c.PlacementWait <= 0 {
+		c.PlacementWait = DefaultPlacementWait
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -159,6 +195,17 @@ const minFallbackBytes = 64 << 20
 // It retries while the cluster has no JetStream meta leader yet, until ctx
 // ends.
 //
+// Replicas: on a cluster the streams and the bucket are made with
+// cfg.Replicas (DefaultReplicas: 3). While the cluster cannot place that
+// many — it knows fewer JetStream servers than replicas: a server that
+// never started does not count; one that is down but was seen does, and
+// takes its replica when it is back — the creation is retried for
+// cfg.PlacementWait; then the stream is created with as many replicas as
+// can be placed, down to one, and an error is logged: the ledger nodes
+// report it as drift, and agentctl cluster settings set --reapply raises
+// it once the servers are there. The leader bucket is created the same
+// way; an existing one is left as it is.
+//
 // JetStream reserves a file stream's MaxBytes against the server's store
 // limit (by default 75% of the disk space free when the server started).
 // When the reservation is refused, the stream is created with half the
@@ -168,32 +215,71 @@ const minFallbackBytes = 64 << 20
 // Sizing the reservations from the data directory's disk is left to a
 // later version.
 func EnsureStreams(ctx context.Context, js jetstream.JetStream, cfg StreamConfig) error {
-	cfg.defaults()
-	logger := cfg.Logger
-	return retry(ctx, func() error {
-		if err := createAbsent(ctx, js, EventsStreamConfig(cfg.Events, cfg.Revision), logger); err != nil {
+	cfg.defaults(js.Conn())
+	e := &ensurer{js: js, cfg: cfg, log: cfg.Logger}
+	return retry(ctx, e.log, func(ctx context.Context) error {
+		if err := e.createAbsent(ctx, EventsStreamConfig(cfg.Events, cfg.Revision)); err != nil {
 			return err
 		}
-		if err := createAbsent(ctx, js, LogsStreamConfig(cfg.Logs, cfg.Revision), logger); err != nil {
+		if err := e.createAbsent(ctx, LogsStreamConfig(cfg.Logs, cfg.Revision)); err != nil {
 			return err
 		}
-		return ensureLeaderBucket(ctx, js, cfg.LeaseTTL, cfg.Revision, cfg.Replicas)
+		return e.leaderBucket(ctx)
 	})
 }
 
+// ensurer is one EnsureStreams call: it remembers since when the cluster
+// has been refusing to place replicas.
+type ensurer struct {
+	js  jetstream.JetStream
+	cfg StreamConfig
+	log *slog.Logger
+	// unplaced is when the first placement refusal was seen (zero: none).
+	unplaced time.Time
+}
+
+// errPlacement is returned (and retried) while the cluster cannot place a
+// stream's replicas and PlacementWait has not passed.
+var errPlacement = errors.New("bus: the NATS cluster cannot place the replicas yet (it knows fewer JetStream servers than replicas)")
+
+// placementRefused reports, for a placement error, whether to wait more
+// (errPlacement) or to try fewer replicas (nil). A server that is not
+// clustered never will be: no waiting for it.
+func (e *ensurer) placementRefused(name string, replicas int, err error) error {
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) && apiErr.ErrorCode == 10074 {
+		return nil
+	}
+	if e.unplaced.IsZero() {
+		e.unplaced = time.Now()
+	}
+	if time.Since(e.unplaced) < e.cfg.PlacementWait {
+		return fmt.Errorf("%w: %s with %d replicas: %w", errPlacement, name, replicas, err)
+	}
+	return nil
+}
+
 // createAbsent creates the stream sc unless it exists, shrinking its byte
-// limit while the server cannot reserve it.
-func createAbsent(ctx context.Context, js jetstream.JetStream, sc jetstream.StreamConfig, logger *slog.Logger) error {
-	_, err := js.Stream(ctx, sc.Name)
+// limit while the server cannot reserve it and its replicas while the
+// cluster cannot place them (after PlacementWait).
+func (e *ensurer) createAbsent(ctx context.Context, sc jetstream.StreamConfig) error {
+	_, err := e.js.Stream(ctx, sc.Name)
 	if err == nil {
 		return nil
 	}
 	if !errors.Is(err, jetstream.ErrStreamNotFound) {
 		return fmt.Errorf("bus: stream %s: %w", sc.Name, err)
 	}
-	asked := sc.MaxBytes
+	asked, askedReplicas := sc.MaxBytes, sc.Replicas
 	for {
-		_, err = js.CreateStream(ctx, sc)
+		_, err = e.js.CreateStream(ctx, sc)
+		if isPlacement(err) && sc.Replicas > 1 {
+			if werr := e.placementRefused(sc.Name, sc.Replicas, err); werr != nil {
+				return werr
+			}
+			sc.Replicas--
+			continue
+		}
 		if !isStorageExceeded(err) || sc.MaxBytes < 0 {
 			break
 		}
@@ -206,30 +292,90 @@ func createAbsent(ctx context.Context, js jetstream.JetStream, sc jetstream.Stre
 		return nil // another node made it meanwhile
 	case err != nil:
 		return fmt.Errorf("bus: create stream %s: %w", sc.Name, err)
-	case sc.MaxBytes != asked:
-		logger.Error("stream created with a smaller byte limit than the cluster settings ask: the JetStream store cannot reserve that much (free disk space, or lower the limit with agentctl cluster settings set)",
+	}
+	if sc.MaxBytes != asked {
+		e.log.Error("stream created with a smaller byte limit than the cluster settings ask: the JetStream store cannot reserve that much (free disk space, or lower the limit with agentctl cluster settings set)",
 			"stream", sc.Name, "asked_bytes", asked, "created_bytes", sc.MaxBytes)
+	}
+	if sc.Replicas != askedReplicas {
+		e.log.Error("stream created with fewer replicas than the cluster settings ask: the NATS cluster could not place them (it knows fewer JetStream servers); once the servers are up, apply the settings with agentctl cluster settings set --reapply",
+			"stream", sc.Name, "asked_replicas", askedReplicas, "created_replicas", sc.Replicas, "waited", e.cfg.PlacementWait)
 	}
 	return nil
 }
 
-// isStorageExceeded reports the server's refusal to reserve a stream's
-// MaxBytes ("insufficient storage resources available", code 10047).
-func isStorageExceeded(err error) bool {
-	var apiErr *jetstream.APIError
-	return errors.As(err, &apiErr) && apiErr.ErrorCode == 10047
+// leaderBucket creates the leader bucket unless it exists
+// (ensureLeaderBucket: an existing bucket is left as it is), with fewer
+// replicas when the cluster cannot place them after PlacementWait, as
+// streams are.
+func (e *ensurer) leaderBucket(ctx context.Context) error {
+	asked := e.cfg.Replicas
+	for replicas := asked; ; replicas-- {
+		err := ensureLeaderBucket(ctx, e.js, e.cfg.LeaseTTL, e.cfg.Revision, replicas)
+		switch {
+		case err == nil:
+			if replicas < asked {
+				e.log.Error("leader bucket created with fewer replicas than asked: the NATS cluster could not place them (it knows fewer JetStream servers); once the servers are up, raise them with nats stream edit "+LeaderBucketStream+" --replicas N",
+					"bucket", LeaderBucket, "asked_replicas", asked, "replicas", replicas)
+			}
+			return nil
+		case !isPlacement(err) || replicas <= 1:
+			return err
+		}
+		if werr := e.placementRefused(LeaderBucket, replicas, err); werr != nil {
+			return werr
+		}
+	}
 }
 
-func retry(ctx context.Context, f func() error) error {
+// isPlacement reports the cluster's refusal to place a stream's replicas:
+// fewer selectable JetStream servers than replicas ("no suitable peers for
+// placement", code 10005, for any reason but storage), or replicas asked of
+// a server that is not clustered (10074).
+func isPlacement(err error) bool {
+	var apiErr *jetstream.APIError
+	if !errors.As(err, &apiErr) {
+		return false
+	}
+	return apiErr.ErrorCode == 10005 && !strings.Contains(apiErr.Description, "insufficient storage") ||
+		apiErr.ErrorCode == 10074
+}
+
+// isStorageExceeded reports the server's refusal to reserve a stream's
+// MaxBytes: "insufficient storage resources available" (code 10047) on a
+// lone server; on a cluster, no peer with that much storage ("no suitable
+// peers for placement, insufficient storage", 10005).
+func isStorageExceeded(err error) bool {
+	var apiErr *jetstream.APIError
+	if !errors.As(err, &apiErr) {
+		return false
+	}
+	return apiErr.ErrorCode == 10047 ||
+		apiErr.ErrorCode == 10005 && strings.Contains(apiErr.Description, "insufficient storage")
+}
+
+// attemptTimeout bounds one attempt of retry: a JetStream API request sent
+// while a cluster has no meta leader, or while another node creates the
+// same stream, may get no answer at all, and must not hold the whole of
+// ctx. (Creating a stream on a cluster takes tens of milliseconds here.)
+const attemptTimeout = 3 * time.Second
+
+// retry calls f until it succeeds, fails with an error that waiting will
+// not mend, or ctx ends; each call gets at most attemptTimeout. Each retry
+// is logged, so a node waiting for its cluster says why.
+func retry(ctx context.Context, logger *slog.Logger, f func(context.Context) error) error {
 	delay := 100 * time.Millisecond
 	for {
-		err := f()
+		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
+		err := f(actx)
+		cancel()
 		if err == nil {
 			return nil
 		}
 		if !retryable(err) {
 			return err
 		}
+		logger.Info("waiting for JetStream", "err", err, "retry_in", delay)
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("%w (gave up: %w)", err, ctx.Err())
@@ -240,7 +386,8 @@ func retry(ctx context.Context, f func() error) error {
 }
 
 func retryable(err error) bool {
-	return errors.Is(err, jetstream.ErrJetStreamNotEnabled) ||
+	return errors.Is(err, errPlacement) ||
+		errors.Is(err, jetstream.ErrJetStreamNotEnabled) ||
 		errors.Is(err, context.DeadlineExceeded) ||
 		errors.Is(err, jetstream.ErrNoHeartbeat) ||
 		errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) ||

@@ -32,6 +32,16 @@ type Config struct {
 	NATSRoutes []string `yaml:"nats_routes"`
 	// NATSClusterName names the NATS cluster (every server of it the same).
 	NATSClusterName string `yaml:"nats_cluster_name"`
+	// NATSCreds is a NATS user credentials file (JWT and nkey seed) for
+	// the external servers in NATS; empty: none.
+	NATSCreds string `yaml:"nats_creds"`
+	// NATSTLSCA is a PEM file of CAs that verify the external servers'
+	// certificates; empty: the system roots (when TLS is used).
+	NATSTLSCA string `yaml:"nats_tls_ca"`
+	// NATSTLSCert and NATSTLSKey are a client certificate and its key
+	// (PEM files) for servers that verify clients; both or neither.
+	NATSTLSCert string `yaml:"nats_tls_cert"`
+	NATSTLSKey  string `yaml:"nats_tls_key"`
 	// HTTPListen serves /healthz, /readyz, /metrics and the JSON API.
 	HTTPListen string `yaml:"http_listen"`
 	// GossipListen is the memberlist bind address (host:port); empty: no

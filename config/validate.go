@@ -75,6 +75,14 @@ func (c *Config) Validate() error {
 			bad("nats_cluster_name", "%v", err)
 		}
 	}
+	for key, file := range map[string]string{"nats_creds": c.NATSCreds, "nats_tls_ca": c.NATSTLSCA, "nats_tls_cert": c.NATSTLSCert, "nats_tls_key": c.NATSTLSKey} {
+		if file != "" && len(c.NATS) == 0 {
+			bad(key, "applies to external servers, but nats lists none (the embedded server takes in-process connections)")
+		}
+	}
+	if (c.NATSTLSCert == "") != (c.NATSTLSKey == "") {
+		bad("nats_tls_cert", "a client certificate needs its key (nats_tls_key) and a key its certificate")
+	}
 	if c.Executor.Queue < -1 {
 		bad("executor.queue", "must be -1 (8 per slot), 0 or more, got %d", c.Executor.Queue)
 	}

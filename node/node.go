@@ -238,25 +238,36 @@ func (n *Node) startBus(ctx context.Context) error {
 	var err error
 	if len(n.cfg.NATS) == 0 {
 		n.embedded, err = bus.StartEmbedded(ctx, bus.EmbeddedConfig{
-			StoreDir:   filepath.Join(n.cfg.Data, "nats"),
-			Listen:     n.cfg.NATSListen,
-			ServerName: n.cfg.Name,
-			Logger:     n.log.With("component", "nats"),
+			StoreDir:      filepath.Join(n.cfg.Data, "nats"),
+			Listen:        n.cfg.NATSListen,
+			ServerName:    n.cfg.Name,
+			ClusterListen: n.cfg.NATSClusterListen,
+			Routes:        n.cfg.NATSRoutes,
+			ClusterName:   n.cfg.NATSClusterName,
+			Logger:        n.log.With("component", "nats"),
 		})
 		if err != nil {
 			return fmt.Errorf("node: %w", err)
 		}
 	}
-	n.conn, err = bus.Connect(ctx, bus.ConnConfig{Server: n.embedded, URLs: n.cfg.NATS, Name: "agentd " + n.cfg.Name})
+	n.conn, err = bus.Connect(ctx, bus.ConnConfig{
+		Server: n.embedded, URLs: n.cfg.NATS, Name: "agentd " + n.cfg.Name,
+		Logger: n.log.With("component", "bus"),
+		Creds:  n.cfg.NATSCreds,
+		TLS:    bus.TLSConfig{CA: n.cfg.NATSTLSCA, Cert: n.cfg.NATSTLSCert, Key: n.cfg.NATSTLSKey},
+	})
 	if err != nil {
 		return fmt.Errorf("node: %w", err)
 	}
-	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	// A clustered embedded server waits for a majority of its cluster
+	// before JetStream answers: give the other machines time to start.
+	sctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	// Absent streams are created with the default settings; existing ones
-	// are left alone. Ledger nodes apply the recorded cluster settings once
-	// live (node/settings).
-	if err := bus.EnsureStreams(sctx, n.conn.JS, bus.StreamConfig{Replicas: 1, Logger: n.log.With("component", "bus")}); err != nil {
+	// Absent streams are created with the default settings (replicas: 3 on
+	// a NATS cluster, 1 on a lone server); existing ones are left alone.
+	// Ledger nodes apply the recorded cluster settings once live
+	// (node/settings).
+	if err := bus.EnsureStreams(sctx, n.conn.JS, bus.StreamConfig{Logger: n.log.With("component", "bus")}); err != nil {
 		return fmt.Errorf("node: %w", err)
 	}
 	return nil
@@ -281,7 +292,7 @@ func (n *Node) startLedger(ctx context.Context) error {
 			return fmt.Errorf("node: run index: %w", err)
 		}
 		n.runs = x
-		n.settings = settings.New(settings.Config{Node: n.cfg.Name, NC: n.conn.NC, JS: n.conn.JS, Logger: n.log.With("component", "settings")})
+		n.settings = settings.New(settings.Config{Node: n.cfg.Name, NC: n.conn.NC, JS: n.conn.JS, Replicas: bus.DefaultReplicas(n.conn.NC), Logger: n.log.With("component", "settings")})
 		folders = append(folders, n.settings)
 		n.roles = append(n.roles, n.settings)
 	}

@@ -1,6 +1,8 @@
 // Package bustest starts real NATS JetStream servers for tests: an embedded
 // nats-server on a random loopback port with its store in t.TempDir(), shut
-// down by t.Cleanup. There is no mock of NATS anywhere in agentic's tests.
+// down by t.Cleanup (Server, ServerIn), or a NATS cluster of them that a
+// test can stop, start and restart server by server (Cluster). There is
+// no mock of NATS anywhere in agentic's tests.
 package bustest
 
 import (

@@ -38,6 +38,10 @@ type Config struct {
 	// CheckEvery is how often the streams are compared while live
 	// (DefaultCheckEvery if 0).
 	CheckEvery time.Duration
+	// Replicas is the replica count of the defaults, in force while the
+	// ledger records no settings: bus.DefaultReplicas of the node's
+	// connection (3 on a NATS cluster); 0 means 1.
+	Replicas int
 }
 
 // InForce is the answer to Method: the settings in force, where they come
@@ -125,7 +129,7 @@ func New(cfg Config) *Cluster {
 		cfg.CheckEvery = DefaultCheckEvery
 	}
 	c := &Cluster{cfg: cfg, log: cfg.Logger, kick: make(chan struct{}, 1)}
-	c.mu.rec = record{settings: Default()}
+	c.mu.rec = record{settings: DefaultWith(cfg.Replicas)}
 	c.mu.dirty = true
 	c.mu.drift = map[string][]Drift{}
 	c.mu.logged = map[Drift]bool{}

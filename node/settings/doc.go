@@ -25,7 +25,11 @@
 //     logged at error level once per difference, exposed on the query
 //     API and as the agentic_stream_drift metric, and never corrected.
 //  3. A node's start only creates absent streams (bus.EnsureStreams, with
-//     the defaults at revision 0); a ledger node then applies the recorded
+//     the defaults at revision 0: three replicas on a NATS cluster, one on
+//     a lone server, bus.DefaultReplicas; Config.Replicas gives the same
+//     count to the defaults here, so a cluster's streams are not drift,
+//     and a stream the cluster could only place with fewer is); a ledger
+//     node then applies the recorded
 //     settings once live (the new stream is empty, so nothing is trimmed
 //     meanwhile). Nothing else changes a stream: a restart with another
 //     configuration file leaves it as it is.

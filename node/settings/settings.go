@@ -41,9 +41,22 @@ type Settings struct {
 	LeaseTTL time.Duration
 }
 
-// Default returns the settings in force when the ledger records none.
+// Default returns the settings in force on a lone NATS server when the
+// ledger records none.
 func Default() Settings {
 	return Settings{Events: bus.DefaultEventsSettings, Logs: bus.DefaultLogsSettings, LeaseTTL: event.DefaultLeaseTTL}
+}
+
+// DefaultWith returns the settings in force when the ledger records none
+// with both streams at replicas: bus.DefaultReplicas, 3 on a NATS cluster,
+// which is what a node's start creates absent streams with. Below 1 it is
+// Default.
+func DefaultWith(replicas int) Settings {
+	s := Default()
+	if replicas > 1 {
+		s.Events.Replicas, s.Logs.Replicas = replicas, replicas
+	}
+	return s
 }
 
 // Validate reports every problem of s at once.

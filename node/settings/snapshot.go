@@ -60,7 +60,7 @@ func (c *Cluster) Restore(data []byte) error {
 	if snap.Version != SnapshotVersion {
 		return fmt.Errorf("%w: %d (want %d)", ErrSnapshotVersion, snap.Version, SnapshotVersion)
 	}
-	r := record{settings: Default()}
+	r := record{settings: DefaultWith(c.cfg.Replicas)}
 	if snap.Settings != nil {
 		s, err := FromData(*snap.Settings)
 		if err != nil {

@@ -1,0 +1,266 @@
+package bus_test
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"log/slog"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus"
+	"github.com/agentic-dev/agentic/bus/bustest"
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// logLines keeps every message logged, at any level.
+type logLines struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (l *logLines) Enabled(context.Context, slog.Level) bool { return true }
+func (l *logLines) Handle(_ context.Context, r slog.Record) error {
+	l.mu.Lock()
+	l.msgs = append(l.msgs, r.Message)
+	l.mu.Unlock()
+	return nil
+}
+func (l *logLines) WithAttrs([]slog.Attr) slog.Handler { return l }
+func (l *logLines) WithGroup(string) slog.Handler      { return l }
+
+// count is how many messages so far start with prefix.
+func (l *logLines) count(prefix string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(slices.DeleteFunc(slices.Clone(l.msgs), func(m string) bool { return !strings.HasPrefix(m, prefix) }))
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func startAt(t *testing.T, dir, addr string) *bus.Embedded {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	srv, err := bus.StartEmbedded(ctx, bus.EmbeddedConfig{StoreDir: dir, Listen: addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv
+}
+
+// TestConnectWaitsForTheServer: a node started before its NATS server
+// keeps trying (and says so) until the server is there.
+func TestConnectWaitsForTheServer(t *testing.T) {
+	addr := freeAddr(t)
+	logs := &logLines{}
+	type result struct {
+		c   *bus.Conn
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		c, err := bus.Connect(ctx, bus.ConnConfig{URLs: []string{"nats://" + addr}, Name: t.Name(), Logger: slog.New(logs)})
+		done <- result{c, err}
+	}()
+	poll.Eventually(t, 10*time.Second, "a failed attempt to be logged", func() bool { return logs.count("cannot reach NATS") > 0 })
+	srv := startAt(t, t.TempDir(), addr)
+	defer srv.Shutdown()
+	r := <-done
+	if r.err != nil {
+		t.Fatalf("connect once the server is up: %v", r.err)
+	}
+	r.c.Close()
+}
+
+// TestConnectGivesUpWhenTheContextEnds: with nothing to connect to, the
+// error names the URL and why it gave up.
+func TestConnectGivesUpWhenTheContextEnds(t *testing.T) {
+	addr := freeAddr(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	_, err := bus.Connect(ctx, bus.ConnConfig{URLs: []string{"nats://" + addr}})
+	if err == nil || !strings.Contains(err.Error(), addr) || !strings.Contains(err.Error(), "gave up") {
+		t.Fatalf("err %v, want one naming %s and that it gave up", err, addr)
+	}
+}
+
+// TestReconnectAfterServerRestart: the connection outlives its server's
+// restart, says so in the log, and JetStream works again after it.
+func TestReconnectAfterServerRestart(t *testing.T) {
+	dir, addr := t.TempDir(), freeAddr(t)
+	srv := startAt(t, dir, addr)
+	logs := &logLines{}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c, err := bus.Connect(ctx, bus.ConnConfig{URLs: []string{"nats://" + addr}, Name: t.Name(), Logger: slog.New(logs)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ensure(t, c.JS, bus.StreamConfig{})
+	srv.Shutdown()
+	poll.Eventually(t, 10*time.Second, "the disconnection to be logged", func() bool { return logs.count("nats disconnected") == 1 })
+	srv = startAt(t, dir, addr)
+	defer srv.Shutdown()
+	poll.Eventually(t, 20*time.Second, "the reconnection to be logged", func() bool { return logs.count("nats reconnected") == 1 })
+	if _, err := c.JS.Publish(ctx, "agentic.log.r.s", []byte("after the restart")); err != nil {
+		t.Fatalf("publish after the reconnection: %v", err)
+	}
+}
+
+// pki is a throw-away CA with a server and a client certificate, written
+// as PEM files.
+type pki struct {
+	ca, serverCert, serverKey, clientCert, clientKey string
+}
+
+func newPKI(t *testing.T) pki {
+	t.Helper()
+	dir := t.TempDir()
+	write := func(name, typ string, der []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	key := func() *ecdsa.PrivateKey {
+		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	caKey := key()
+	caTmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf := func(serial int64, usage x509.ExtKeyUsage) ([]byte, []byte) {
+		k := key()
+		tmpl := &x509.Certificate{
+			SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: "localhost"},
+			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+			KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage},
+			IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: []string{"localhost"},
+		}
+		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &k.PublicKey, caKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kder, err := x509.MarshalPKCS8PrivateKey(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return der, kder
+	}
+	var p pki
+	p.ca = write("ca.pem", "CERTIFICATE", caDER)
+	sc, sk := leaf(2, x509.ExtKeyUsageServerAuth)
+	p.serverCert, p.serverKey = write("server.pem", "CERTIFICATE", sc), write("server-key.pem", "PRIVATE KEY", sk)
+	cc, ck := leaf(3, x509.ExtKeyUsageClientAuth)
+	p.clientCert, p.clientKey = write("client.pem", "CERTIFICATE", cc), write("client-key.pem", "PRIVATE KEY", ck)
+	return p
+}
+
+// TestConnectWithTLS: the CA and the client certificate reach a server
+// that verifies clients; without the client certificate, or trusting
+// another CA, the connection is refused at once (retrying would not mend
+// it), with the reason.
+func TestConnectWithTLS(t *testing.T) {
+	p := newPKI(t)
+	tc, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: p.serverCert, KeyFile: p.serverKey, CaFile: p.ca, Verify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true,
+		JetStream: true, StoreDir: t.TempDir(), TLSConfig: tc, TLS: true, TLSVerify: true, TLSTimeout: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Start()
+	if !srv.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats-server not ready")
+	}
+	defer func() { srv.Shutdown(); srv.WaitForShutdown() }()
+	url := "tls://" + srv.Addr().String()
+	connect := func(tlsCfg bus.TLSConfig) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		c, err := bus.Connect(ctx, bus.ConnConfig{URLs: []string{url}, Name: t.Name(), TLS: tlsCfg})
+		if err == nil {
+			c.Close()
+		}
+		return err
+	}
+	if err := connect(bus.TLSConfig{CA: p.ca, Cert: p.clientCert, Key: p.clientKey}); err != nil {
+		t.Fatalf("connect with the CA and a client certificate: %v", err)
+	}
+	other := newPKI(t)
+	for name, tt := range map[string]struct {
+		cfg  bus.TLSConfig
+		want string
+	}{
+		"no client certificate": {bus.TLSConfig{CA: p.ca}, "closed by remote after TLS handshake"},
+		"another CA":            {bus.TLSConfig{CA: other.ca, Cert: p.clientCert, Key: p.clientKey}, "certificate signed by unknown authority"},
+		"a certificate alone":   {bus.TLSConfig{CA: p.ca, Cert: p.clientCert}, "needs its key"},
+		"a missing CA file":     {bus.TLSConfig{CA: filepath.Join(t.TempDir(), "absent.pem")}, "absent.pem"},
+	} {
+		start := time.Now()
+		err := connect(tt.cfg)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: err %v, want one saying %q", name, err, tt.want)
+		}
+		if d := time.Since(start); d > 10*time.Second {
+			t.Errorf("%s: refused after %s: retried what retrying cannot mend", name, d)
+		}
+	}
+}
+
+// TestConnectWithAMissingCredsFile: a credentials file that is not there is
+// an error naming it, at once.
+func TestConnectWithAMissingCredsFile(t *testing.T) {
+	srv := bustest.Server(t)
+	creds := filepath.Join(t.TempDir(), "agentd.creds")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, err := bus.Connect(ctx, bus.ConnConfig{URLs: []string{srv.ClientURL()}, Creds: creds})
+	if err == nil || !strings.Contains(err.Error(), "agentd.creds") {
+		t.Fatalf("err %v, want one naming the credentials file", err)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("retried until the context ended")
+	}
+}
