@@ -22,8 +22,19 @@
 //	                              # AGENTIC_ROLES (a,b,c)   --roles a,b,c
 //	nats: []                      # AGENTIC_NATS (u1,u2)    --nats u1,u2   (empty: embedded server)
 //	nats_listen: 127.0.0.1:4222   # AGENTIC_NATS_LISTEN     --nats-listen
+//	nats_cluster_listen: ""       # AGENTIC_NATS_CLUSTER_LISTEN --nats-cluster-listen (empty: embedded server not clustered)
+//	nats_routes: []               # AGENTIC_NATS_ROUTES     --nats-routes  nats://host:port,…
+//	nats_cluster_name: agentic    # AGENTIC_NATS_CLUSTER_NAME --nats-cluster-name
+//	nats_creds: ""                # AGENTIC_NATS_CREDS      --nats-creds   (external servers)
+//	nats_tls_ca: ""               # AGENTIC_NATS_TLS_CA     --nats-tls-ca
+//	nats_tls_cert: ""             # AGENTIC_NATS_TLS_CERT   --nats-tls-cert
+//	nats_tls_key: ""              # AGENTIC_NATS_TLS_KEY    --nats-tls-key
 //	http_listen: 127.0.0.1:8080   # AGENTIC_HTTP_LISTEN     --http-listen
-//	gossip_listen: 0.0.0.0:7946   # AGENTIC_GOSSIP_LISTEN   --gossip-listen
+//	gossip_listen: ""             # AGENTIC_GOSSIP_LISTEN   --gossip-listen (empty: no gossip)
+//	gossip_advertise: ""          # AGENTIC_GOSSIP_ADVERTISE --gossip-advertise (needed when binding 0.0.0.0)
+//	gossip_key_file: ""           # AGENTIC_GOSSIP_KEY_FILE --gossip-key-file (base64 of 16, 24 or 32 bytes)
+//	gossip_label: ""              # AGENTIC_GOSSIP_LABEL    --gossip-label
+//	gossip_preset: fast           # AGENTIC_GOSSIP_PRESET   --gossip-preset fast|lan
 //	join: []                      # AGENTIC_JOIN (h1,h2)    --join h1,h2
 //	log:
 //	  level: info                 # AGENTIC_LOG_LEVEL       --log-level    debug|info|warn|error
@@ -32,6 +43,8 @@
 //	  slots: <2 × CPUs>           # AGENTIC_EXECUTOR_SLOTS  --executor-slots
 //	  default_timeout: 10m        # AGENTIC_EXECUTOR_TIMEOUT --executor-timeout
 //	  workdir: ""                 # AGENTIC_EXECUTOR_WORKDIR --executor-workdir (empty: DATA/work)
+//	  queue: -1                   # AGENTIC_EXECUTOR_QUEUE  --executor-queue (-1: 8 per slot; 0: none)
+//	  capabilities: []            # AGENTIC_CAPABILITIES    --capabilities docker,gpu
 //	orchestrator:
 //	  lease_ttl: ""               # AGENTIC_LEASE_TTL       --lease-ttl    (deprecated, ignored: a cluster setting now)
 //	ledger:
