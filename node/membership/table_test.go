@@ -8,7 +8,9 @@ import (
 
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
-func meta(name, inc string) Meta { return Meta{Node: name, Incarnation: inc, Roles: []string{"executor"}, Slots: 2} }
+func meta(name, inc string) Meta {
+	return Meta{Node: name, Incarnation: inc, Roles: []string{"executor"}, Slots: 2}
+}
 
 func TestTableStates(t *testing.T) {
 	tb := newTable("a", time.Hour, 10)
