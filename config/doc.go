@@ -23,7 +23,11 @@
 //	nats: []                      # AGENTIC_NATS (u1,u2)    --nats u1,u2   (empty: embedded server)
 //	nats_listen: 127.0.0.1:4222   # AGENTIC_NATS_LISTEN     --nats-listen
 //	http_listen: 127.0.0.1:8080   # AGENTIC_HTTP_LISTEN     --http-listen
-//	gossip_listen: 0.0.0.0:7946   # AGENTIC_GOSSIP_LISTEN   --gossip-listen
+//	gossip_listen: ""             # AGENTIC_GOSSIP_LISTEN   --gossip-listen  (empty: no gossip)
+//	gossip_advertise: ""          # AGENTIC_GOSSIP_ADVERTISE --gossip-advertise (empty: gossip_listen)
+//	gossip_key_file: ""           # AGENTIC_GOSSIP_KEY_FILE --gossip-key-file (base64 of 16, 24 or 32 bytes)
+//	gossip_label: ""              # AGENTIC_GOSSIP_LABEL    --gossip-label
+//	gossip_preset: fast           # AGENTIC_GOSSIP_PRESET   --gossip-preset  fast|lan
 //	join: []                      # AGENTIC_JOIN (h1,h2)    --join h1,h2
 //	log:
 //	  level: info                 # AGENTIC_LOG_LEVEL       --log-level    debug|info|warn|error
