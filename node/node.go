@@ -23,6 +23,8 @@ import (
 	"github.com/agentic-dev/agentic/ledger"
 	"github.com/agentic-dev/agentic/ledger/follow"
 	"github.com/agentic-dev/agentic/node/api"
+	"github.com/agentic-dev/agentic/node/membership"
+	"github.com/agentic-dev/agentic/node/nodes"
 	"github.com/agentic-dev/agentic/node/settings"
 	"github.com/agentic-dev/agentic/roles"
 	"github.com/agentic-dev/agentic/roles/executor"
@@ -63,6 +65,13 @@ type Node struct {
 
 	// settings keeps the cluster settings (nil on a node without a ledger).
 	settings *settings.Cluster
+	// nodes is the nodes read model (nil on a node without a ledger).
+	nodes *nodes.Nodes
+	// gossip is the node's gossip membership (nil without gossip_listen).
+	gossip *membership.Membership
+	// load counts the tasks assigned or running per node for nodes.list
+	// (the orchestrator's view); nil: not known on this node.
+	load func() map[string]int
 
 	verifyCache verifyCache
 
@@ -116,6 +125,17 @@ func (n *Node) Info() api.NodeInfo {
 	info := api.NodeInfo{ID: n.cfg.Name, Roles: n.cfg.Roles, Version: Version, NATS: n.NATSURL()}
 	if n.runs != nil {
 		info.Leader, info.Epoch = n.runs.Leader()
+	}
+	if g := n.gossip; g != nil {
+		info.Gossip = g.Addr()
+		for _, m := range g.Members() {
+			if m.State == membership.Alive || m.State == membership.Suspect {
+				info.Members++
+			}
+		}
+		if err := g.JoinError(); err != nil {
+			info.GossipJoinError = err.Error()
+		}
 	}
 	return info
 }
@@ -182,6 +202,9 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	cancel()
 	if err != nil {
 		return fmt.Errorf("node: republish unacknowledged events: %w", err)
+	}
+	if err := n.startGossip(ctx); err != nil {
+		return err
 	}
 	if err := n.startLedger(ctx); err != nil {
 		return err
@@ -273,6 +296,8 @@ func (n *Node) startLedger(ctx context.Context) error {
 		n.runs = x
 		n.settings = settings.New(settings.Config{Node: n.cfg.Name, NC: n.conn.NC, JS: n.conn.JS, Logger: n.log.With("component", "settings")})
 		folders = append(folders, n.settings)
+		n.nodes = nodes.New(n.log.With("component", "nodes"))
+		folders = append(folders, n.nodes)
 		n.roles = append(n.roles, n.settings)
 	}
 	if n.has(event.RoleOrchestrator) {
@@ -280,7 +305,11 @@ func (n *Node) startLedger(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("node: leader bucket: %w", err)
 		}
-		n.orch = orchestrator.New(n.roleEnv(event.RoleOrchestrator), orchestrator.Config{KV: kv, LeaseTTL: n.cfg.Orchestrator.LeaseTTL, Incarnation: n.incarnation})
+		var view orchestrator.Membership // a nil *Membership must stay a nil interface
+		if n.gossip != nil {
+			view = n.gossip
+		}
+		n.orch = orchestrator.New(n.roleEnv(event.RoleOrchestrator), orchestrator.Config{KV: kv, LeaseTTL: n.cfg.Orchestrator.LeaseTTL, Incarnation: n.incarnation, Membership: view})
 		folders = append(folders, n.orch)
 		n.roles = append(n.roles, n.orch)
 	}
@@ -460,6 +489,7 @@ func (n *Node) teardown(ctx context.Context) {
 		}
 		n.outbox = nil
 	}
+	n.stopGossip(ctx)
 	if n.conn != nil {
 		n.conn.Close()
 		n.conn = nil

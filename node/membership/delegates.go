@@ -110,6 +110,10 @@ const (
 type logWriter struct{ m *Membership }
 
 func (w logWriter) Write(p []byte) (int, error) {
+	if w.m.stopped.Load() {
+		// memberlist winds down after Stop: nothing it says matters.
+		return len(p), nil
+	}
 	line := strings.TrimRight(string(p), "\n")
 	lvl, text := slog.LevelInfo, line
 	for _, l := range []struct {

@@ -10,25 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentic-dev/agentic/bus/bustest/poll"
-	"go.uber.org/goleak"
+	"github.com/agentic-dev/agentic/node/membership/membershiptest"
 )
 
-// TestMain checks that no goroutine outlives the tests. memberlist's
-// Shutdown returns before a probe in flight has ended (it ends when its
-// ack timer fires, within the probe interval scaled by Lifeguard: at most
-// 8 × ProbeInterval), so the check waits that long for them.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if code == 0 {
-		_ = poll.Wait(15*time.Second, func() bool { return goleak.Find() == nil })
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { membershiptest.VerifyTestMain(m) }
 
 // testLogger discards memberlist's log unless MEMBERSHIP_LOG is set (it
 // goes on after a test's end while memberlist winds down, where t.Log

@@ -137,20 +137,15 @@ func fromRecord(name string, r Node) Summary {
 	}
 }
 
-// mergeLive lays the live view of a member over its record.
+// mergeLive lays the live view of a member over its record. Its
+// metadata is the process's own announcement, as current as any record
+// of the same process: it replaces the recorded roles, capabilities,
+// slots, version and address (the queue is only recorded).
 func mergeLive(s *Summary, r Node, recorded bool, l membership.Member) {
 	s.Gossip = string(l.State)
 	newer := !recorded || l.Incarnation != r.Incarnation
-	if newer || len(s.Roles) == 0 {
-		s.Roles = slices.Clone(l.Roles)
-	}
-	if newer {
-		s.Capabilities, s.Slots = slices.Clone(l.Capabilities), l.Slots
-		s.Version, s.Incarnation = l.Version, l.Incarnation
-	}
-	if s.Addr == "" || newer {
-		s.Addr = l.Addr
-	}
+	s.Roles, s.Capabilities, s.Slots = slices.Clone(l.Roles), slices.Clone(l.Capabilities), l.Slots
+	s.Version, s.Incarnation, s.Addr = l.Version, l.Incarnation, l.Addr
 	if l.Draining {
 		s.Draining = true
 	}

@@ -78,9 +78,9 @@ func TestMergeColumns(t *testing.T) {
 	if !a.Leader || b.Leader || a.State != StateAlive || a.Recorded != "" || a.Gossip != "alive" {
 		t.Errorf("a = %+v", a)
 	}
-	// b's record keeps its queue, capabilities and drain; the live view of
-	// the same process adds nothing it lacks.
-	if b.Slots != 4 || b.Queue != 4 || len(b.Capabilities) != 1 || !b.Draining || b.DrainReason != "upgrade" ||
+	// The live view's announcement replaces b's recorded metadata; the
+	// record keeps its queue and drain.
+	if b.Slots != 3 || b.Queue != 4 || len(b.Capabilities) != 0 || b.Version != "v2" || !b.Draining || b.DrainReason != "upgrade" ||
 		b.ClockSkew == nil || *b.ClockSkew != skew || b.SlotsUsed == nil || *b.SlotsUsed != 3 || b.Addr != "b:7946" {
 		t.Errorf("b = %+v", b)
 	}
