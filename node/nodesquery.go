@@ -22,6 +22,7 @@ func (n *Node) nodesList(ctx context.Context, req api.NodesListRequest) (api.Nod
 		Recorded: n.nodes.List(),
 		Self:     nodes.Self{Name: n.cfg.Name, Roles: n.cfg.Roles, Version: Version, Incarnation: n.incarnation},
 		Leader:   leader,
+		Epoch:    epoch,
 		Skews:    n.follower.Skews(),
 	}
 	if n.load != nil {

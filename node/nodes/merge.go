@@ -35,8 +35,9 @@ type Summary struct {
 	Gossip   string `json:"gossip_state,omitempty"`
 	// Reason is the recorded membership event's reason.
 	Reason string `json:"reason,omitempty"`
-	// Leader marks the orchestrator leader (its epoch is on the page).
+	// Leader marks the orchestrator leader, and Epoch its leader epoch.
 	Leader      bool   `json:"leader,omitempty"`
+	Epoch       uint64 `json:"epoch,omitempty"`
 	Version     string `json:"version,omitempty"`
 	Incarnation string `json:"incarnation,omitempty"`
 	// Addr is its gossip address.
@@ -65,8 +66,10 @@ type MergeInput struct {
 	// Live is the answering node's gossip view; nil when it runs none.
 	Live []membership.Member
 	Self Self
-	// Leader is the orchestrator leader's name ("" if none elected).
+	// Leader is the orchestrator leader's name ("" if none elected) and
+	// Epoch its epoch.
 	Leader string
+	Epoch  uint64
 	// Skews is each signer's clock skew (ledger/follow).
 	Skews map[string]time.Duration
 	// Load is the tasks assigned or running per node; nil: unknown.
@@ -110,7 +113,9 @@ func Merge(in MergeInput) []Summary {
 		if name == in.Self.Name {
 			mergeSelf(&s, in.Self)
 		}
-		s.Leader = name != "" && name == in.Leader
+		if name != "" && name == in.Leader {
+			s.Leader, s.Epoch = true, in.Epoch
+		}
 		if d, ok := in.Skews[name]; ok {
 			s.ClockSkew = &d
 		}

@@ -68,6 +68,7 @@ func TestMergeColumns(t *testing.T) {
 		Live:   []membership.Member{live("b", "b1", membership.Alive, t0), live("a", "a1", membership.Alive, t0)},
 		Self:   Self{Name: "a", Roles: []string{"orchestrator"}, Version: "v1", Incarnation: "a1"},
 		Leader: "a",
+		Epoch:  7,
 		Skews:  map[string]time.Duration{"b": skew},
 		Load:   map[string]int{"b": 3},
 	})
@@ -75,7 +76,7 @@ func TestMergeColumns(t *testing.T) {
 		t.Fatalf("rows %+v", rows)
 	}
 	a, b, c := rows[0], rows[1], rows[2]
-	if !a.Leader || b.Leader || a.State != StateAlive || a.Recorded != "" || a.Gossip != "alive" {
+	if !a.Leader || a.Epoch != 7 || b.Leader || b.Epoch != 0 || a.State != StateAlive || a.Recorded != "" || a.Gossip != "alive" {
 		t.Errorf("a = %+v", a)
 	}
 	// The live view's announcement replaces b's recorded metadata; the
