@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/config"
@@ -165,5 +166,43 @@ func TestBadGossipKeyFileIsRefused(t *testing.T) {
 	_, err := node.New(cfg, nil)
 	if !errors.Is(err, config.ErrInvalid) || !strings.Contains(err.Error(), "gossip_key_file") || !strings.Contains(err.Error(), "not base64") {
 		t.Fatalf("New = %v", err)
+	}
+}
+
+// A node.drain for the node makes it announce draining, then, with
+// nothing running, leave the gossip group; one for another node does not.
+func TestDrainedNodeLeaves(t *testing.T) {
+	n := nodetest.Start(t, gossipConfig(t, t.TempDir()))
+	watcher := peerOf(t, n, "watcher")
+	poll.Eventually(t, 20*time.Second, "the watcher to see the node", func() bool { return state(watcher, "test-node") == membership.Alive })
+	publish := func(node string) {
+		d := event.MustDraft(event.NodeDrain, "", event.NodeDrainData{Node: node, Reason: "test"})
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := bus.PublishSigned(ctx, n.JS, n.Operator, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	publish("another-node")
+	// The node's ledger folds the drain for another node; its drain
+	// watcher, on its own consumer, has most likely read it by then too
+	// (this check cannot prove it did), and did nothing.
+	poll.Eventually(t, 20*time.Second, "the other node's drain in nodes.list", func() bool {
+		rows, _ := nodesByName(t, n)
+		return rows["another-node"].Draining
+	})
+	if g := n.Membership(); g.Meta().Draining || state(watcher, "test-node") != membership.Alive {
+		t.Fatal("a drain for another node drained this one")
+	}
+	publish("test-node")
+	poll.Eventually(t, 20*time.Second, "the watcher to see the node left", func() bool { return state(watcher, "test-node") == membership.Left })
+	for _, m := range watcher.Members() {
+		if m.Node == "test-node" && !m.Draining {
+			t.Errorf("left without announcing draining: %+v", m)
+		}
+	}
+	rows, _ := nodesByName(t, n)
+	if r := rows["test-node"]; !r.Draining || r.Gossip != "left" || r.State != "left" {
+		t.Errorf("nodes.list row %+v", r)
 	}
 }

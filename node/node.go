@@ -173,6 +173,7 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	if n.started {
 		return nil
 	}
+	begun := time.Now()
 	defer func() {
 		if err != nil {
 			n.teardown(context.Background())
@@ -220,7 +221,6 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	if err := n.startHTTP(); err != nil {
 		return err
 	}
-	n.started = true
 	lctx, cancel := context.WithCancel(context.Background())
 	n.cancel = cancel
 	n.wg.Add(1)
@@ -235,6 +235,12 @@ func (n *Node) Start(ctx context.Context) (err error) {
 			n.releaseAfterCatchUp(lctx)
 		}()
 	}
+	if n.gossip != nil {
+		if err := n.watchDrain(lctx, begun); err != nil {
+			return err
+		}
+	}
+	n.started = true
 	return nil
 }
 
