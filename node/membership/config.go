@@ -88,7 +88,7 @@ type Config struct {
 
 // build fills c's defaults, checks it (every problem at once) and returns
 // the memberlist configuration it gives.
-func (c *Config) build() (*memberlist.Config, error) {
+func (c *Config) build(ctx context.Context) (*memberlist.Config, error) {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	if c.Meta.Node == "" {
@@ -111,7 +111,7 @@ func (c *Config) build() (*memberlist.Config, error) {
 		bad("%v", err)
 		mc = memberlist.DefaultLANConfig()
 	}
-	bindHost, bindPort, err := splitAddr(c.Bind)
+	bindHost, bindPort, err := splitAddr(ctx, c.Bind)
 	if err != nil {
 		bad("bind %q: %v", c.Bind, err)
 	}
@@ -122,7 +122,7 @@ func (c *Config) build() (*memberlist.Config, error) {
 		}
 		adv = c.Bind
 	}
-	advHost, advPort, err := splitAddr(adv)
+	advHost, advPort, err := splitAddr(ctx, adv)
 	if err != nil && c.Advertise != "" {
 		bad("advertise %q: %v", c.Advertise, err)
 	}
@@ -191,8 +191,8 @@ func tune(mc *memberlist.Config) {
 }
 
 // splitAddr splits host:port, the host an IP address or a name resolved
-// now.
-func splitAddr(addr string) (string, int, error) {
+// now (within ctx, and 5 s at most).
+func splitAddr(ctx context.Context, addr string) (string, int, error) {
 	host, p, err := net.SplitHostPort(addr)
 	if err != nil {
 		return "", 0, fmt.Errorf("want host:port: %w", err)
@@ -204,7 +204,7 @@ func splitAddr(addr string) (string, int, error) {
 	if host == "" || net.ParseIP(host) != nil {
 		return host, port, nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	ips, err := net.DefaultResolver.LookupIP(ctx, "ip", host)
 	if err != nil || len(ips) == 0 {

@@ -47,12 +47,12 @@ type Membership struct {
 // Start runs memberlist with cfg and, when cfg.Join lists members, joins
 // them in the background (again while no other member is alive: a node
 // that starts before its peers, or is cut off, joins them when it can).
-// ctx bounds only the start.
+// ctx bounds only the start (resolving host names).
 func Start(ctx context.Context, cfg Config) (*Membership, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("membership: %w", err)
 	}
-	mc, err := cfg.build()
+	mc, err := cfg.build(ctx)
 	if err != nil {
 		return nil, err
 	}

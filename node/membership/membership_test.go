@@ -268,3 +268,23 @@ func TestSuspectIsSeen(t *testing.T) {
 		t.Errorf("a saw c go through %v, want suspect then dead", seen)
 	}
 }
+
+// A member bound to every address advertises the one given; a host name
+// is resolved.
+func TestBindAndAdvertise(t *testing.T) {
+	ca := testConfig("a")
+	ca.Bind, ca.Advertise = "0.0.0.0:0", "127.0.0.1:0"
+	a := start(t, ca)
+	if !strings.HasPrefix(a.Addr(), "127.0.0.1:") || strings.HasSuffix(a.Addr(), ":0") {
+		t.Fatalf("a advertises %s", a.Addr())
+	}
+	cb := testConfig("b", a.Addr())
+	cb.Bind = "localhost:0"
+	b := start(t, cb)
+	if !strings.HasPrefix(b.Addr(), "127.0.0.1:") {
+		t.Errorf("b advertises %s", b.Addr())
+	}
+	poll.Eventually(t, wait, "a and b to see each other", func() bool {
+		return stateOf(a, "b") == Alive && stateOf(b, "a") == Alive
+	})
+}
