@@ -4,7 +4,7 @@ BIN     ?= bin
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/agentic-dev/agentic/node.Version=$(VERSION)
 
-.PHONY: all build test test-short demo bench lint clean
+.PHONY: all build build-nats test test-short demo demo-cluster bench lint clean
 
 all: build
 
@@ -13,6 +13,10 @@ all: build
 build:
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/agentd ./cmd/agentd
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS) -X main.version=$(VERSION)" -o $(BIN)/agentctl ./cmd/agentctl
+
+## build-nats: nats-server into ./bin, built from the version agentd embeds
+build-nats:
+	CGO_ENABLED=0 $(GO) build -o $(BIN)/nats-server github.com/nats-io/nats-server/v2
 
 ## test: formatting, vet, and the whole suite with the race detector (what CI runs)
 test: lint
@@ -25,6 +29,11 @@ test-short:
 ## demo: a single-node cluster in a temp dir runs examples/hello.yaml end to end
 demo: build
 	BIN=$(BIN) ./deploy/demo.sh
+
+## demo-cluster: three NATS servers and three agentd on this machine; an
+## executor is killed mid-step and the run finishes on the other
+demo-cluster: build build-nats
+	BIN=$(BIN) ./deploy/demo-cluster.sh
 
 ## bench: throughput and latency figures (see README, Performance)
 bench: build

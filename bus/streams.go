@@ -74,7 +74,8 @@ type StreamConfig struct {
 	// Replicas for the leader bucket, and for streams whose settings are
 	// zero: 1 embedded, 3 on a cluster.
 	Replicas int
-	// LeaseTTL is the leader bucket's TTL.
+	// LeaseTTL is the leader bucket's TTL if EnsureStreams creates it
+	// (event.DefaultLeaseTTL if 0); an existing bucket is left as it is.
 	LeaseTTL time.Duration
 	// Logger hears about streams created smaller than asked (nil:
 	// discarded).
@@ -86,7 +87,7 @@ func (c *StreamConfig) defaults() {
 		c.Replicas = 1
 	}
 	if c.LeaseTTL == 0 {
-		c.LeaseTTL = 5 * time.Second
+		c.LeaseTTL = event.DefaultLeaseTTL
 	}
 	if c.Events.Replicas == 0 {
 		c.Events = DefaultEventsSettings
@@ -150,10 +151,11 @@ func streamConfig(name, description, subject string, s StreamSettings, rev uint6
 // server cannot reserve a stream's MaxBytes.
 const minFallbackBytes = 64 << 20
 
-// EnsureStreams creates the streams that are absent, and creates or
-// updates the leader bucket. It never changes an existing stream: cluster
-// settings are applied by ledger nodes from the ledger (node/settings), and
-// a stream that differs from them is drift, reported, not corrected.
+// EnsureStreams creates the streams and the leader bucket that are absent.
+// It never changes an existing stream or bucket: cluster settings (stream
+// limits, the lease TTL) are applied by ledger nodes from the ledger
+// (node/settings), and a stream that differs from them is drift, reported,
+// not corrected.
 // It retries while the cluster has no JetStream meta leader yet, until ctx
 // ends.
 //
@@ -175,27 +177,7 @@ func EnsureStreams(ctx context.Context, js jetstream.JetStream, cfg StreamConfig
 		if err := createAbsent(ctx, js, LogsStreamConfig(cfg.Logs, cfg.Revision), logger); err != nil {
 			return err
 		}
-		// The leader bucket still follows the node's lease TTL until the
-		// lease TTL becomes a cluster setting; an operator may have raised
-		// its replicas (R3 on a cluster), and a node's start never lowers
-		// them.
-		replicas := cfg.Replicas
-		if s, err := js.Stream(ctx, "KV_"+LeaderBucket); err == nil {
-			if info, err := s.Info(ctx); err == nil && info.Config.Replicas > replicas {
-				replicas = info.Config.Replicas
-			}
-		}
-		if _, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-			Bucket:      LeaderBucket,
-			Description: "orchestrator leader lease and epoch",
-			TTL:         cfg.LeaseTTL,
-			History:     1,
-			Storage:     jetstream.FileStorage,
-			Replicas:    replicas,
-		}); err != nil {
-			return fmt.Errorf("bus: bucket %s: %w", LeaderBucket, err)
-		}
-		return nil
+		return ensureLeaderBucket(ctx, js, cfg.LeaseTTL, cfg.Revision, cfg.Replicas)
 	})
 }
 

@@ -3,6 +3,7 @@ package bus_test
 import (
 	"context"
 	"log/slog"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/bustest"
+	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -80,6 +82,10 @@ func TestEnsureStreamsNeverChangesAStream(t *testing.T) {
 	}
 	before := streamConfig(t, c.JS, bus.EventsStream)
 	beforeLogs := streamConfig(t, c.JS, bus.LogsStream)
+	bucket := streamConfig(t, c.JS, bus.LeaderBucketStream)
+	if bucket.MaxAge != event.DefaultLeaseTTL || bucket.Duplicates != event.DefaultLeaseTTL || bus.SettingsRevision(bucket) != 0 || bucket.Metadata[bus.SettingsRevisionKey] != "0" {
+		t.Errorf("leader bucket made with %+v, want the default lease TTL at revision 0", bucket)
+	}
 	other := bus.StreamSettings{MaxAge: 2 * time.Hour, MaxBytes: 128 << 20, Replicas: 1}
 	ensure(t, c.JS, bus.StreamConfig{Events: other, Logs: other, Revision: 7, Replicas: 1, LeaseTTL: 3 * time.Second})
 	after := streamConfig(t, c.JS, bus.EventsStream)
@@ -88,6 +94,9 @@ func TestEnsureStreamsNeverChangesAStream(t *testing.T) {
 	}
 	if l := streamConfig(t, c.JS, bus.LogsStream); l.MaxAge != beforeLogs.MaxAge || l.MaxBytes != beforeLogs.MaxBytes {
 		t.Errorf("logs stream changed by a start: %+v, was %+v", l, beforeLogs)
+	}
+	if b := streamConfig(t, c.JS, bus.LeaderBucketStream); !reflect.DeepEqual(b, bucket) {
+		t.Errorf("leader bucket changed by a start: %+v, was %+v", b, bucket)
 	}
 }
 

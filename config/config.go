@@ -59,6 +59,9 @@ type Config struct {
 	Executor ExecutorConfig `yaml:"executor"`
 	// Orchestrator configures the orchestrator role.
 	Orchestrator OrchestratorConfig `yaml:"orchestrator"`
+	// Ledger configures the ledger of a ledger node (every role but a lone
+	// executor).
+	Ledger LedgerConfig `yaml:"ledger"`
 	// Policy is the path of a safety policy file. Reserved: accepted and
 	// carried, not interpreted by this package.
 	Policy string `yaml:"policy"`
@@ -92,11 +95,21 @@ type ExecutorConfig struct {
 
 // OrchestratorConfig configures the orchestrator role.
 type OrchestratorConfig struct {
-	// LeaseTTL is the leader lease's time to live: how long a dead leader
-	// blocks a standby at most. Deprecated: the lease TTL is a cluster
-	// setting (agentctl cluster settings set); this key is read only by
-	// versions before it.
+	// LeaseTTL is ignored (0: unset). Deprecated: the lease TTL is a
+	// cluster setting (agentctl cluster settings set --lease-ttl); a node
+	// whose configuration sets this key logs a warning that it is ignored.
 	LeaseTTL time.Duration `yaml:"lease_ttl"`
+}
+
+// LedgerConfig configures a ledger node's ledger.
+type LedgerConfig struct {
+	// BootstrapTimeout is how long a ledger node that cannot follow the
+	// events stream from where its ledger stands (the stream dropped
+	// messages the ledger has not folded: a new node, or one down longer
+	// than the stream keeps) looks for a peer to copy a verified ledger
+	// from before it starts with the hole recorded as ledger.gap. 0: never
+	// copy.
+	BootstrapTimeout time.Duration `yaml:"bootstrap_timeout"`
 }
 
 // Defaults that are not derived from the machine.
@@ -110,11 +123,13 @@ const (
 	DefaultLogLevel     = "info"
 	DefaultLogFormat    = "auto"
 	DefaultStepTimeout  = 10 * time.Minute
-	DefaultLeaseTTL     = 5 * time.Second
-	fallbackName        = "agentd"
-	slotsPerCPU         = 2
-	workSubdir          = "work"
-	minLeaseTTL         = time.Second
+	// DefaultBootstrapTimeout leaves ledger nodes started together time
+	// to come up before one gives up on copying another's ledger.
+	DefaultBootstrapTimeout = 30 * time.Second
+	fallbackName            = "agentd"
+	slotsPerCPU             = 2
+	workSubdir              = "work"
+	minLeaseTTL             = time.Second
 )
 
 // Default returns a configuration that runs out of the box on one machine:
@@ -138,7 +153,7 @@ func Default() Config {
 			DefaultTimeout: DefaultStepTimeout,
 			Queue:          -1,
 		},
-		Orchestrator: OrchestratorConfig{LeaseTTL: DefaultLeaseTTL},
+		Ledger: LedgerConfig{BootstrapTimeout: DefaultBootstrapTimeout},
 	}
 }
 

@@ -22,7 +22,7 @@ func TestDefaultIsValidAndFilled(t *testing.T) {
 	}
 	if c.Data != "./data" || c.NATSListen != "127.0.0.1:4222" || c.HTTPListen != "127.0.0.1:8080" ||
 		c.GossipListen != "" || c.GossipPreset != "fast" || c.Executor.Queue != -1 || c.Log.Level != "info" || c.Log.Format != "auto" ||
-		c.Executor.DefaultTimeout != 10*time.Minute || c.Orchestrator.LeaseTTL != 5*time.Second {
+		c.Executor.DefaultTimeout != 10*time.Minute || c.Orchestrator.LeaseTTL != 0 {
 		t.Errorf("Default() = %+v", c)
 	}
 	if c.Executor.Slots != 2*runtime.NumCPU() {
@@ -98,6 +98,7 @@ join: [10.0.0.2, 10.0.0.3:7000]
 log: {level: debug, format: json}
 executor: {slots: 3, default_timeout: 90s, workdir: /w}
 orchestrator: {lease_ttl: 2s}
+ledger: {bootstrap_timeout: 10s}
 policy: /etc/agentic/policy.yaml
 `,
 			check: func(t *testing.T, c Config) {
@@ -109,6 +110,7 @@ policy: /etc/agentic/policy.yaml
 					Executor:     ExecutorConfig{Slots: 3, DefaultTimeout: 90 * time.Second, Workdir: "/w", Queue: -1},
 					Orchestrator: OrchestratorConfig{LeaseTTL: 2 * time.Second}, Policy: "/etc/agentic/policy.yaml",
 					NATSClusterName: "agentic", GossipPreset: "fast",
+					Ledger: LedgerConfig{BootstrapTimeout: 10 * time.Second},
 				}
 				if !equal(c, want) {
 					t.Errorf("got %+v\nwant %+v", c, want)
@@ -269,6 +271,7 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 	c.Log = LogConfig{Level: "loud", Format: "xml"}
 	c.Executor = ExecutorConfig{Slots: 0, DefaultTimeout: 0}
 	c.Orchestrator.LeaseTTL = 100 * time.Millisecond
+	c.Ledger.BootstrapTimeout = -time.Second
 	err := c.Validate()
 	if !errors.Is(err, ErrInvalid) {
 		t.Fatalf("Validate = %v, want ErrInvalid", err)
@@ -290,6 +293,7 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 		"executor.slots: must be at least 1, got 0",
 		"executor.default_timeout: must be positive",
 		"orchestrator.lease_ttl: must be at least 1s",
+		"ledger.bootstrap_timeout: must be 0 (never copy a peer's ledger) or positive, got -1s",
 	}
 	for _, w := range want {
 		if !strings.Contains(err.Error(), w) {

@@ -37,7 +37,9 @@
 //	  default_timeout: 10m        # AGENTIC_EXECUTOR_TIMEOUT --executor-timeout
 //	  workdir: ""                 # AGENTIC_EXECUTOR_WORKDIR --executor-workdir (empty: DATA/work)
 //	orchestrator:
-//	  lease_ttl: 5s               # AGENTIC_LEASE_TTL       --lease-ttl    (at least 1s)
+//	  lease_ttl: ""               # AGENTIC_LEASE_TTL       --lease-ttl    (deprecated, ignored: a cluster setting now)
+//	ledger:
+//	  bootstrap_timeout: 30s      # AGENTIC_LEDGER_BOOTSTRAP_TIMEOUT --ledger-bootstrap-timeout (0: never copy a peer's ledger)
 //	policy: ""                    # AGENTIC_POLICY          --policy       (reserved, not interpreted yet)
 //
 // AGENTIC_CONFIG names the file when the caller passes no path to Resolve.

@@ -43,7 +43,8 @@ var settings = []setting{
 	integer("executor.queue", "executor-queue", "AGENTIC_EXECUTOR_QUEUE", "assignments accepted beyond the slots (-1: as many as slots)", func(c *Config) *int { return &c.Executor.Queue }),
 	list("executor.capabilities", "capabilities", "AGENTIC_CAPABILITIES", "capabilities this executor offers, comma-separated (docker,gpu)", func(c *Config) *[]string { return &c.Executor.Capabilities }),
 	str("executor.workdir", "executor-workdir", "AGENTIC_EXECUTOR_WORKDIR", "directory steps run in (default: DATA/work)", func(c *Config) *string { return &c.Executor.Workdir }),
-	duration("orchestrator.lease_ttl", "lease-ttl", "AGENTIC_LEASE_TTL", "orchestrator leader lease TTL", func(c *Config) *time.Duration { return &c.Orchestrator.LeaseTTL }),
+	duration("orchestrator.lease_ttl", "lease-ttl", "AGENTIC_LEASE_TTL", "deprecated and ignored: the lease TTL is a cluster setting (agentctl cluster settings set --lease-ttl)", func(c *Config) *time.Duration { return &c.Orchestrator.LeaseTTL }),
+	duration("ledger.bootstrap_timeout", "ledger-bootstrap-timeout", "AGENTIC_LEDGER_BOOTSTRAP_TIMEOUT", "how long a ledger node whose stream lost messages it needs looks for a peer to copy a verified ledger from (0: never; the hole is recorded as ledger.gap)", func(c *Config) *time.Duration { return &c.Ledger.BootstrapTimeout }),
 	str("policy", "policy", "AGENTIC_POLICY", "safety policy file", func(c *Config) *string { return &c.Policy }),
 }
 

@@ -107,8 +107,11 @@ func (c *Config) Validate() error {
 	if c.Executor.DefaultTimeout <= 0 {
 		bad("executor.default_timeout", "must be positive, got %s", c.Executor.DefaultTimeout)
 	}
-	if c.Orchestrator.LeaseTTL < minLeaseTTL {
+	if c.Orchestrator.LeaseTTL != 0 && c.Orchestrator.LeaseTTL < minLeaseTTL {
 		bad("orchestrator.lease_ttl", "must be at least %s, got %s", minLeaseTTL, c.Orchestrator.LeaseTTL)
+	}
+	if c.Ledger.BootstrapTimeout < 0 {
+		bad("ledger.bootstrap_timeout", "must be 0 (never copy a peer's ledger) or positive, got %s", c.Ledger.BootstrapTimeout)
 	}
 	sortErrors(errs)
 	return errors.Join(errs...)

@@ -51,8 +51,8 @@ func mixedStream(t *testing.T, kit *ledgertest.Kit) []streamMsg {
 	}
 	sign(ex, 0, started("r1", 1)...)
 	sign(ex, 1, started("r1", 3)...)
-	sign(ex, 2, event.MustDraft(progress, "r1", map[string]int{"percent": 40}))
-	sign(pl, 2, event.MustDraft(progress, "r1", map[string]int{"percent": 41}))
+	sign(ex, envelope.Version+1, event.MustDraft(progress, "r1", map[string]int{"percent": 40}))
+	sign(pl, envelope.Version+1, event.MustDraft(progress, "r1", map[string]int{"percent": 41}))
 	sign(stranger, 1, started("r1", 1)...)
 	add(out[0].raw, out[0].subject, now) // a replay
 	goal := event.MustDraft(event.GoalSubmitted, "r2", event.GoalSubmittedData{Goal: "g"})
@@ -79,20 +79,20 @@ func feed(t *testing.T, kit *ledgertest.Kit, v *envelope.Verifier, stream []stre
 }
 
 // Ledgers of nodes of adjacent versions — one that knows only version 0,
-// this build, one of a version 2 that knows task.progress — fold the same
+// this build, one of the next version that knows task.progress — fold the same
 // stream into the same records: equal heads. Rejections carry codes and no
 // library text; the unknown type is recorded as an event.
 func TestMixedVersionLedgersAgree(t *testing.T) {
 	kit := ledgertest.NewKit(t)
 	table := envelope.Versions()
 	v2 := table[envelope.Version]
-	v2.Version = 2
-	v2.Types = append(v2.Types, event.Spec{Type: progress, Roles: []string{event.RoleExecutor}, Since: 2})
+	v2.Version = envelope.Version + 1
+	v2.Types = append(v2.Types, event.Spec{Type: progress, Roles: []string{event.RoleExecutor}, Since: v2.Version})
 	stream := mixedStream(t, kit)
 	stores := map[string]*ledger.Store{
 		"v0":   feed(t, kit, envelope.NewVerifier(kit.Root, envelope.WithRules(table[:1])), stream),
 		"this": feed(t, kit, envelope.NewVerifier(kit.Root), stream),
-		"v2":   feed(t, kit, envelope.NewVerifier(kit.Root, envelope.WithRules(append(table, v2))), stream),
+		"next": feed(t, kit, envelope.NewVerifier(kit.Root, envelope.WithRules(append(table, v2))), stream),
 	}
 	_, want := stores["this"].Head()
 	for name, st := range stores {

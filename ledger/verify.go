@@ -31,8 +31,10 @@ type VerifyReport struct {
 
 // Verify recomputes the whole chain from seq 1 over a snapshot: every
 // position present in order, each stored hash equal to the recomputed one,
-// each record's Seq its position and stream seqs non-decreasing, and the head
-// equal to the last record. With v != nil it also re-verifies the message of
+// each record's Seq its position and stream seqs non-decreasing with no
+// stream message missing (every stream seq up to the head's applied one has
+// a record or lies in an event.Gap record's range), and the head equal to
+// the last record. With v != nil it also re-verifies the message of
 // every accepted (non-Rejected, non-Gap) record with v.Verify(raw, subject,
 // message time) — by the rules of the protocol version the message
 // declares, so history written under older rules keeps verifying — and
@@ -125,6 +127,8 @@ func (c *checker) run() (VerifyReport, error) {
 		return bad(h.seq+1, "record %d lies beyond the head %d", h.seq+1, h.seq)
 	case h.hash != c.prev:
 		return bad(h.seq, "head hash %x differs from the chain's %x", h.hash, c.prev)
+	case h.applied != c.stream:
+		return bad(h.seq, "head says stream seq %d was applied, the records end at stream seq %d", h.applied, c.stream)
 	}
 	rep.OK = true
 	return rep, nil
@@ -164,11 +168,33 @@ func (c *checker) record(seq uint64, rec []byte) (string, error) {
 	case ev.StreamSeq < c.stream:
 		return fmt.Sprintf("record %d has stream seq %d after %d", seq, ev.StreamSeq, c.stream), nil
 	}
+	if problem := c.covers(ev); problem != "" {
+		return problem, nil
+	}
 	c.prev, c.stream = sum, ev.StreamSeq
 	if c.v == nil || local(ev.Type) {
 		return "", nil
 	}
 	return c.message(ev)
+}
+
+// covers checks that no stream message is missing before record ev: its
+// stream seq is the previous record's (another record of one message) or
+// the next one, or it is a Gap record for exactly the hole before its
+// message. Append writes every stream message as at least one record, so
+// a ledger that skips one without a Gap lost it silently.
+func (c *checker) covers(ev event.Event) string {
+	if ev.Type == event.Gap {
+		var g event.GapData
+		if err := json.Unmarshal(ev.Data, &g); err != nil || g.From != c.stream+1 || g.To < g.From || ev.StreamSeq != g.To+1 {
+			return fmt.Sprintf("gap record %d (stream seq %d, %s) does not cover the hole after stream seq %d", ev.Seq, ev.StreamSeq, ev.Data, c.stream)
+		}
+		return ""
+	}
+	if ev.StreamSeq > c.stream+1 {
+		return fmt.Sprintf("record %d has stream seq %d after %d: stream seqs %d to %d are missing without a gap record", ev.Seq, ev.StreamSeq, c.stream, c.stream+1, ev.StreamSeq-1)
+	}
+	return ""
 }
 
 // message re-verifies the message of accepted record ev and compares.

@@ -175,6 +175,15 @@ func TestVerify(t *testing.T) {
 			withoutKey: 7, withKey: 7,
 		},
 		{
+			name: "head applied stream seq changed",
+			tamper: func(t *testing.T, st *ledger.Store) {
+				h := rawGet(t, st, []byte(ledger.HeadKey))
+				binary.BigEndian.PutUint64(h[40:], 9)
+				rawSet(t, st, []byte(ledger.HeadKey), h)
+			},
+			withoutKey: 7, withKey: 7,
+		},
+		{
 			name: "record beyond head",
 			tamper: func(t *testing.T, st *ledger.Store) {
 				h := rawGet(t, st, []byte(ledger.HeadKey))
@@ -212,8 +221,54 @@ func TestVerify(t *testing.T) {
 				switch {
 				case rep.OK && tc.name == "clean" && (rep.Events != 7 || rep.Head != head):
 					t.Errorf("%s: clean report %+v, want 7 events and head %x", c.label, rep, head)
-				case !rep.OK && rep.Events != c.want-1 && tc.name != "head hash changed":
+				case !rep.OK && rep.Events != c.want-1 && tc.name != "head hash changed" && tc.name != "head applied stream seq changed":
 					t.Errorf("%s: %d good records before %d", c.label, rep.Events, c.want)
+				}
+			}
+		})
+	}
+}
+
+// A ledger that lost a stream message without a gap record does not
+// verify, even with its chain rewritten; nor does a gap record that does
+// not cover its hole.
+func TestVerifyFindsStreamHoles(t *testing.T) {
+	st, kit := verifyFixture(t)
+	var export bytes.Buffer
+	if err := st.Export(&export); err != nil {
+		t.Fatal(err)
+	}
+	if same := ledgertest.Rechain(t, export.Bytes(), nil); !bytes.Equal(same, export.Bytes()) {
+		t.Fatalf("Rechain without an edit changed the export:\n%s\nwant\n%s", same, export.Bytes())
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(ev *event.Event) bool
+		want string
+	}{
+		{"message dropped", func(ev *event.Event) bool { return ev.StreamSeq != 3 }, "record 5 has stream seq 4 after 2: stream seqs 3 to 3 are missing without a gap record"},
+		{"gap too short", func(ev *event.Event) bool {
+			if ev.StreamSeq == 3 {
+				*ev = event.Event{StreamSeq: 4, ID: "gap-3", Type: event.Gap, Subject: ev.Subject, Time: ev.Time, Data: json.RawMessage(`{"from":2,"to":3}`)}
+			}
+			return true
+		}, "gap record 5 (stream seq 4, {\"from\":2,\"to\":3}) does not cover the hole after stream seq 2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			forged, err := ledger.Import(t.TempDir(), bytes.NewReader(ledgertest.Rechain(t, export.Bytes(), tc.edit)), ledger.Options{Logger: ledgertest.Logger(t)})
+			if err != nil {
+				t.Fatalf("import of the rechained export: %v", err)
+			}
+			defer forged.Close()
+			for _, v := range []*ledgertest.Kit{nil, kit} {
+				var rep ledger.VerifyReport
+				if v == nil {
+					rep, err = forged.Verify(nil)
+				} else {
+					rep, err = forged.Verify(v.Verifier)
+				}
+				if err != nil || rep.OK || rep.FirstBadSeq != 5 || rep.Err != tc.want {
+					t.Errorf("verify (kit %v) = %+v, %v; want record 5: %s", v != nil, rep, err, tc.want)
 				}
 			}
 		})

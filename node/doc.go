@@ -11,8 +11,11 @@
 //  3. outbox — opened and started first, and drained before anything
 //     folds, so that events emitted before a crash are on the stream again
 //     before the roles decide anything new.
-//  4. ledger + follower — restores every role from the ledger, then
-//     follows the stream; roles act only once the ledger is live.
+//  4. ledger + follower — a ledger whose next message the stream no longer
+//     holds is first replaced by a verified copy of a peer's (node/bootstrap,
+//     before this node's API serves, so it never asks itself); the
+//     follower restores every role from the ledger, then follows the
+//     stream; roles act only once the ledger is live.
 //  5. roles, then the API and HTTP endpoints.
 //
 // Stop runs in reverse: executors drain (running steps may finish until

@@ -275,7 +275,7 @@ func (n *Node) startBus(ctx context.Context) error {
 	// Absent streams are created with the default settings; existing ones
 	// are left alone. Ledger nodes apply the recorded cluster settings once
 	// live (node/settings).
-	if err := bus.EnsureStreams(sctx, n.conn.JS, bus.StreamConfig{Replicas: 1, LeaseTTL: n.cfg.Orchestrator.LeaseTTL, Logger: n.log.With("component", "bus")}); err != nil {
+	if err := bus.EnsureStreams(sctx, n.conn.JS, bus.StreamConfig{Replicas: 1, Logger: n.log.With("component", "bus")}); err != nil {
 		return fmt.Errorf("node: %w", err)
 	}
 	return nil
@@ -289,9 +289,9 @@ func (n *Node) startLedger(ctx context.Context) error {
 	var folders []roles.Folder
 	if n.needsLedger() {
 		var err error
-		n.store, err = ledger.Open(filepath.Join(n.cfg.Data, "ledger"), ledger.Options{Logger: n.log.With("component", "ledger")})
+		n.store, err = n.openLedger(ctx)
 		if err != nil {
-			return fmt.Errorf("node: %w", err)
+			return err
 		}
 		// The run read model is written in the ledger's batches: attach
 		// it before anything is appended.
@@ -311,11 +311,18 @@ func (n *Node) startLedger(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("node: leader bucket: %w", err)
 		}
+		if n.cfg.Orchestrator.LeaseTTL != 0 {
+			n.log.Warn("orchestrator.lease_ttl is deprecated and ignored: the lease TTL is a cluster setting",
+				"lease_ttl", n.cfg.Orchestrator.LeaseTTL, "hint", "remove the key; change the TTL with agentctl cluster settings set --lease-ttl")
+		}
 		var view orchestrator.Membership // a nil *Membership must stay a nil interface
 		if n.gossip != nil {
 			view = n.gossip
 		}
-		n.orch = orchestrator.New(n.roleEnv(event.RoleOrchestrator), orchestrator.Config{KV: kv, LeaseTTL: n.cfg.Orchestrator.LeaseTTL, Incarnation: n.incarnation, Membership: view})
+		// Every orchestrator times its lease by the cluster setting the
+		// ledger folded (n.settings, folded before n.orch).
+		n.orch = orchestrator.New(n.roleEnv(event.RoleOrchestrator), orchestrator.Config{KV: kv, Settings: n.settings, Incarnation: n.incarnation, Membership: view})
+		n.load = n.orch.Load
 		folders = append(folders, n.orch)
 		n.roles = append(n.roles, n.orch)
 	}

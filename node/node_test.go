@@ -222,7 +222,7 @@ func TestLedgerExportRebuilds(t *testing.T) {
 	defer st.Close()
 	seq, hash := st.Head()
 	if seq < v.Events {
-		t.Fatalf("imported head %d, node had %d events", seq, v.Events)
+		t.Fatalf("imported head %d, node had %d events (%+v)", seq, v.Events, v)
 	}
 	if seq == v.Events && hex.EncodeToString(hash[:]) != v.Head {
 		t.Fatalf("imported head hash %x, node's %s", hash, v.Head)

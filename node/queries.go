@@ -31,6 +31,7 @@ func (n *Node) startAPI() error {
 		api.HandleTyped(s, api.MethodAudit, n.audit)
 		api.HandleTyped(s, api.MethodLedgerExport, n.export)
 		api.HandleTyped(s, api.MethodLedgerMessage, n.message)
+		n.handleLedgerHead(s)
 		api.HandleTyped(s, api.MethodLedgerVerify, func(ctx context.Context, _ struct{}) (api.VerifyResult, error) {
 			return n.verify()
 		})

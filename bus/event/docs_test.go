@@ -68,7 +68,7 @@ func payloadExamples() map[event.Type]any {
 		event.ClusterSettings: event.ClusterSettingsData{Revision: 2, Streams: event.ClusterStreamsData{
 			Events: event.StreamSettingsData{MaxAge: "720h0m0s", MaxBytes: 4 << 30, Replicas: 3},
 			Logs:   event.StreamSettingsData{MaxAge: "168h0m0s", MaxBytes: 1 << 30, Replicas: 1},
-		}},
+		}, Lease: event.LeaseSettingsData{TTL: event.Duration(1500 * time.Millisecond)}},
 		event.Rejected: event.RejectedData{
 			Code: event.RejectRoleNotAllowed, Reason: "node-c with roles [executor] may not emit plan.proposed",
 			Subject: "agentic.ev.plan.proposed", Signer: "node-c", ClaimedType: "plan.proposed",

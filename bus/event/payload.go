@@ -312,9 +312,16 @@ type ClusterSettingsData struct {
 type LeaseSettingsData struct {
 	// TTL is how long a lease lives without renewal; the leader renews it
 	// every TTL/3, and a standby takes over within TTL of the leader's
-	// death. Zero means the default.
+	// death. Zero means the default (DefaultLeaseTTL).
 	TTL Duration `json:"ttl,omitzero"`
 }
+
+// DefaultLeaseTTL is the leader lease TTL while the cluster settings
+// record none. A killed leader's lease is taken over at most a TTL plus a
+// standby's poll (TTL/10) later, 1.65 s, which keeps leader failover
+// under 2 s without gossip; the leader renews every 500 ms, so it rides
+// out a second of stalls (two failed renewals) before it loses the lease.
+const DefaultLeaseTTL = 1500 * time.Millisecond
 
 // ClusterStreamsData holds the settings of the protocol's streams.
 type ClusterStreamsData struct {

@@ -34,7 +34,12 @@ type agentd struct {
 	logPath  string
 	natsPort int
 	httpPort int
-	extra    []string // more flags
+	// natsURLs, when set, are external NATS servers the node connects to
+	// (agentctl uses them too); else the node's embedded server.
+	natsURLs []string
+	// gossip is the node's gossip address, when it runs gossip.
+	gossip string
+	extra  []string // more flags
 	// enrolled: the data dir was enrolled (agentctl node enroll), so the
 	// node writes no operator.creds of its own.
 	enrolled bool
@@ -228,8 +233,14 @@ func (a *agentd) kill() {
 // creds is the operator credentials file agentd writes.
 func (a *agentd) creds() string { return filepath.Join(a.data, "operator.creds") }
 
-// natsURL is the embedded server's client URL.
-func (a *agentd) natsURL() string { return "nats://127.0.0.1:" + strconv.Itoa(a.natsPort) }
+// natsURL is the embedded server's client URL, or the external servers'
+// (comma-separated) when the node uses those.
+func (a *agentd) natsURL() string {
+	if len(a.natsURLs) > 0 {
+		return strings.Join(a.natsURLs, ",")
+	}
+	return "nats://127.0.0.1:" + strconv.Itoa(a.natsPort)
+}
 
 // log returns the whole log file (all lives of the process).
 func (a *agentd) log() string {

@@ -26,7 +26,10 @@ const modulePath = "github.com/agentic-dev/agentic"
 var bin struct {
 	agentd   string
 	agentctl string
-	root     string // the module root
+	// natsServer is nats-server, built from the module this project
+	// depends on, for the tests of a NATS cluster.
+	natsServer string
+	root       string // the module root
 }
 
 func TestMain(m *testing.M) {
@@ -67,13 +70,19 @@ func buildBinaries(dir string) error {
 	if err != nil {
 		return fmt.Errorf("the go command is needed to build the binaries: %w", err)
 	}
-	cmd := exec.Command(goBin, "build", "-o", dir+string(filepath.Separator), "./cmd/agentd", "./cmd/agentctl")
+	// Child binaries are built without -race (the e2e tests run them as
+	// processes; the race detector would only slow them down), and
+	// nats-server from the module's own dependency, so its version is the
+	// one agentd embeds.
+	cmd := exec.Command(goBin, "build", "-o", dir+string(filepath.Separator), "./cmd/agentd", "./cmd/agentctl", "github.com/nats-io/nats-server/v2")
 	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("go build ./cmd/agentd ./cmd/agentctl in %s: %w\n%s", root, err, out.String())
+		return fmt.Errorf("go build ./cmd/agentd ./cmd/agentctl nats-server in %s: %w\n%s", root, err, out.String())
 	}
+	bin.natsServer = filepath.Join(dir, "nats-server")
 	bin.root = root
 	bin.agentd = filepath.Join(dir, "agentd")
 	bin.agentctl = filepath.Join(dir, "agentctl")

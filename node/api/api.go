@@ -22,7 +22,25 @@ const (
 	MethodMemoryGet     = "memory.get"
 	MethodMemoryList    = "memory.list"
 	MethodNodeInfo      = "node.info"
+	// MethodLedgerHead answers a ledger node's head (seq, hash, applied
+	// stream seq) and, when asked, its chain hash at an earlier seq. Ledger
+	// nodes also answer it on AllSubject (every node answers: Client.Gather).
+	MethodLedgerHead = "ledger.head"
 )
+
+// NodeSubject is the subject on which node alone answers method (no queue
+// group): what a client asks when the answer must come from one node, such
+// as the pages of one export or a per-node comparison.
+func NodeSubject(node, method string) string {
+	return SubjectPrefix + "at." + node + "." + method
+}
+
+// AllSubject is the subject on which every node serving method answers a
+// request, each with its own reply (no queue group): a scatter-gather, for
+// the methods a Server marks with Broadcast.
+func AllSubject(method string) string {
+	return SubjectPrefix + "all." + method
+}
 
 // Reply wraps every answer: Error is set on failure, Data otherwise.
 type Reply struct {
@@ -149,6 +167,28 @@ type ExportPage = LedgerPage[ExportLine]
 type MessageRequest struct {
 	StreamSeq uint64 `json:"stream_seq"`
 	Cursor    string `json:"cursor,omitempty"`
+}
+
+// HeadRequest asks a ledger node for its head and, with At > 0, for its
+// chain hash at record At (which must not be beyond its head).
+type HeadRequest struct {
+	At uint64 `json:"at,omitempty"`
+}
+
+// LedgerHead is a ledger node's head, as ledger.head answers it.
+type LedgerHead struct {
+	// Node is the node that answered.
+	Node string `json:"node"`
+	// Seq and Hash are the head record's position and chain hash (hex);
+	// 0 and 64 zeros for an empty ledger.
+	Seq  uint64 `json:"seq"`
+	Hash string `json:"hash"`
+	// Applied is the highest stream sequence the ledger has folded.
+	Applied uint64 `json:"applied_stream_seq"`
+	// At and AtHash are the record asked for with HeadRequest.At and its
+	// chain hash (absent when none was asked).
+	At     uint64 `json:"at,omitempty"`
+	AtHash string `json:"at_hash,omitempty"`
 }
 
 // MemoryGetRequest reads one fact.

@@ -1,10 +1,12 @@
 package api
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"time"
 
@@ -18,6 +20,11 @@ const DefaultTimeout = 5 * time.Second
 type Client struct {
 	nc      *nats.Conn
 	timeout time.Duration
+	// prefix is put before the method: SubjectPrefix (the queue group), or
+	// one node's subject (At).
+	prefix string
+	// node is the node At addresses ("" for any).
+	node string
 }
 
 // VerifyTimeout is the least time LedgerVerify waits for its answer.
@@ -30,7 +37,16 @@ func NewClient(nc *nats.Conn, timeout time.Duration) *Client {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	return &Client{nc: nc, timeout: timeout}
+	return &Client{nc: nc, timeout: timeout, prefix: SubjectPrefix}
+}
+
+// At returns a client whose requests go to node alone (NodeSubject):
+// every page of a listing then comes from that one node. A node that is
+// not there gives NoResponderError.
+func (c *Client) At(node string) *Client {
+	at := *c
+	at.prefix, at.node = NodeSubject(node, ""), node
+	return &at
 }
 
 // Call sends req (JSON-encoded; nil sends an empty body) to method and
@@ -48,7 +64,7 @@ type wireReply struct {
 }
 
 func (c *Client) call(ctx context.Context, method string, req, resp any, timeout time.Duration) error {
-	subj := SubjectPrefix + method
+	subj := c.prefix + method
 	var body []byte
 	if req != nil {
 		var err error
@@ -240,6 +256,46 @@ func (c *Client) ExportLines(ctx context.Context, req ExportRequest) iter.Seq2[E
 		}
 		return &p.Page, nil
 	})
+}
+
+// Export writes the whole export to w, each line exactly as
+// ledger.Store.Export writes it, page after page until the node says the
+// export has ended (at the head it had when the first page was read).
+// progress, when set, is called after each page with the lines written
+// and that head. Pages come from whichever node answers each request; ask
+// At(node) for one node's export.
+func (c *Client) Export(ctx context.Context, w io.Writer, progress func(n, head uint64)) error {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	var last, n, head uint64
+	fetch := func(ctx context.Context, cursor string) (*Page[ExportLine], error) {
+		if cursor != "" && progress != nil {
+			progress(n, head)
+		}
+		p, err := c.LedgerExport(ctx, ExportRequest{Cursor: cursor})
+		if err != nil {
+			return nil, err
+		}
+		if cursor == "" {
+			head = p.Head
+		}
+		return &p.Page, nil
+	}
+	for l, err := range Walk(ctx, "", fetch) {
+		if err != nil {
+			return fmt.Errorf("ledger export after record %d: %w", last, err)
+		}
+		if _, err := bw.Write(append(l.Line, '\n')); err != nil {
+			return fmt.Errorf("ledger export: %w", err)
+		}
+		last, n = l.Seq, n+1
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("ledger export: %w", err)
+	}
+	if progress != nil {
+		progress(n, head)
+	}
+	return nil
 }
 
 // MemoryGet reads one fact.

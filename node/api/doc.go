@@ -10,7 +10,11 @@
 //     Hint for the user and a Code for programs) on failure. The JSON
 //     shapes of the request and answer types are only ever extended.
 //  2. A Server answers each method in the queue group, so one node answers
-//     each request however many nodes serve it.
+//     each request however many nodes serve it. It also answers each method
+//     on NodeSubject(node, method), alone (Client.At: every page of a
+//     listing from one node), and a method marked with Broadcast on
+//     AllSubject(method), where every node serving it answers (Gather
+//     collects the answers that come within a wait).
 //  3. A Server runs at most MaxConcurrent handlers at once, each in its own
 //     goroutine, holding further requests back on the subscription; apart
 //     from them it holds up to MaxLongPolls long-polls (requests of a

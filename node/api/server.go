@@ -55,12 +55,14 @@ type Server struct {
 	handlers map[string]Handler
 	// longPoll tells, per method, whether a request is a long-poll.
 	longPoll map[string]func(req []byte) bool
-	sem      chan struct{}
-	polls    chan struct{}
-	ctx      context.Context
-	cancel   context.CancelFunc
-	wg       sync.WaitGroup
-	mu       struct {
+	// broadcast holds the methods also answered on AllSubject.
+	broadcast map[string]bool
+	sem       chan struct{}
+	polls     chan struct{}
+	ctx       context.Context
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+	mu        struct {
 		sync.Mutex
 		state int
 		subs  []*nats.Subscription
@@ -75,15 +77,16 @@ func NewServer(nc *nats.Conn, node string, logger *slog.Logger) *Server {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Server{
-		nc:       nc,
-		node:     node,
-		log:      logger.With("component", "api", "node", node),
-		handlers: make(map[string]Handler),
-		longPoll: make(map[string]func([]byte) bool),
-		sem:      make(chan struct{}, MaxConcurrent),
-		polls:    make(chan struct{}, MaxLongPolls),
-		ctx:      ctx,
-		cancel:   cancel,
+		nc:        nc,
+		node:      node,
+		log:       logger.With("component", "api", "node", node),
+		handlers:  make(map[string]Handler),
+		longPoll:  make(map[string]func([]byte) bool),
+		broadcast: make(map[string]bool),
+		sem:       make(chan struct{}, MaxConcurrent),
+		polls:     make(chan struct{}, MaxLongPolls),
+		ctx:       ctx,
+		cancel:    cancel,
 	}
 }
 
@@ -98,6 +101,18 @@ func (s *Server) Handle(method string, h Handler) {
 	}
 	s.handlers[method] = h
 	delete(s.longPoll, method)
+}
+
+// Broadcast makes every node serving method answer it on AllSubject too,
+// each with its own reply (a scatter-gather: Client.Gather). Call it before
+// Start, like Handle.
+func (s *Server) Broadcast(method string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.state != stateNew {
+		panic("api: Broadcast " + method + " after Start")
+	}
+	s.broadcast[method] = true
 }
 
 // HandleTyped registers a handler that takes a decoded Req and answers a
@@ -130,7 +145,9 @@ func HandleTyped[Req, Resp any](s *Server, method string, h func(ctx context.Con
 }
 
 // Start subscribes every handled method on SubjectPrefix+method in
-// QueueGroup. It is idempotent; after Stop it returns ErrStopped.
+// QueueGroup, on NodeSubject(node, method) (this node alone), and, for the
+// methods marked with Broadcast, on AllSubject(method). It is idempotent;
+// after Stop it returns ErrStopped.
 func (s *Server) Start() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -141,13 +158,25 @@ func (s *Server) Start() error {
 		return ErrStopped
 	}
 	for method, h := range s.handlers {
-		subj := SubjectPrefix + method
-		sub, err := s.nc.QueueSubscribe(subj, QueueGroup, s.dispatch(method, h))
-		if err != nil {
-			s.unsubscribeLocked()
-			return fmt.Errorf("api: subscribe %s: %w", subj, err)
+		cb := s.dispatch(method, h)
+		subjects := []string{SubjectPrefix + method, NodeSubject(s.node, method)}
+		if s.broadcast[method] {
+			subjects = append(subjects, AllSubject(method))
 		}
-		s.mu.subs = append(s.mu.subs, sub)
+		for i, subj := range subjects {
+			var sub *nats.Subscription
+			var err error
+			if i == 0 {
+				sub, err = s.nc.QueueSubscribe(subj, QueueGroup, cb)
+			} else {
+				sub, err = s.nc.Subscribe(subj, cb)
+			}
+			if err != nil {
+				s.unsubscribeLocked()
+				return fmt.Errorf("api: subscribe %s: %w", subj, err)
+			}
+			s.mu.subs = append(s.mu.subs, sub)
+		}
 	}
 	if err := s.nc.Flush(); err != nil {
 		s.unsubscribeLocked()

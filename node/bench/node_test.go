@@ -11,7 +11,6 @@ import (
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/trust"
-	"github.com/agentic-dev/agentic/config"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/node/nodetest"
 	"github.com/nats-io/nats.go"
@@ -39,7 +38,6 @@ func startNode(tb testing.TB, slots int) *benchNode {
 	cfg := nodetest.Config(tb.TempDir())
 	cfg.Name = "bench"
 	cfg.Executor.Slots = slots
-	cfg.Orchestrator.LeaseTTL = config.DefaultLeaseTTL
 	tn := nodetest.Start(tb, cfg)
 	bn := &benchNode{Node: tn, nc: tn.NC, js: tn.JS, api: tn.API, op: tn.Operator, root: tn.Root}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

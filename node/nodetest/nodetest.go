@@ -29,7 +29,6 @@ func Config(dir string) config.Config {
 	cfg.NATSListen = "127.0.0.1:0"
 	cfg.HTTPListen = "127.0.0.1:0"
 	cfg.Executor.Slots = 8
-	cfg.Orchestrator.LeaseTTL = 2 * time.Second
 	return cfg
 }
 

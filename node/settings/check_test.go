@@ -154,7 +154,7 @@ func TestDriftIsReportedOnceAndNotCorrected(t *testing.T) {
 	if in := k.c.InForce(); !slices.Equal(in.Drift, []settings.Drift{want}) {
 		t.Fatalf("drift %+v, want %+v", in.Drift, want)
 	}
-	if got := k.c.Drift(); len(got) != 2 || len(got[bus.LogsStream]) != 0 || !slices.Equal(got[bus.EventsStream], []settings.Drift{want}) {
+	if got := k.c.Drift(); len(got) != 3 || len(got[bus.LogsStream]) != 0 || len(got[bus.LeaderBucketStream]) != 0 || !slices.Equal(got[bus.EventsStream], []settings.Drift{want}) {
 		t.Fatalf("Drift() = %+v", got)
 	}
 	if got := k.stream(t, bus.EventsStream).MaxMsgs; got != 10 {

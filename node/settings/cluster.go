@@ -283,7 +283,8 @@ func (c *Cluster) loop(ctx context.Context) {
 	}
 }
 
-// Check brings the streams to the settings in force and compares them. A
+// Check brings the streams and the leader bucket (its TTL, the lease TTL)
+// to the settings in force and compares them. A
 // stream whose recorded settings revision is older than the one in force
 // is updated (applying a change is idempotent: every ledger node may do
 // it). A stream at the revision in force is compared field by field; a
@@ -315,6 +316,20 @@ func (c *Cluster) Check(ctx context.Context) {
 			continue
 		}
 		c.report(want.Name, drift)
+	}
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	drift, err := c.reconcileLeader(cctx, s.Revision, s.LeaseTTL)
+	cancel()
+	if err != nil {
+		if ctx.Err() == nil {
+			c.log.Warn("cannot compare the leader bucket with the cluster settings; trying again later", "stream", bus.LeaderBucketStream, "err", err)
+		}
+		c.mu.Lock()
+		c.mu.dirty = true
+		c.mu.Unlock()
+		ok = false
+	} else {
+		c.report(bus.LeaderBucketStream, drift)
 	}
 	if ok {
 		c.mu.Lock()

@@ -1,8 +1,8 @@
 // Package settings keeps the cluster settings: the limits and replicas of
-// the AGENTIC_EVENTS and AGENTIC_LOGS streams, recorded in the ledger as
-// cluster.settings events (event.ClusterSettingsData) and changed with
-// agentctl cluster settings set. No node takes them from its own
-// configuration file.
+// the AGENTIC_EVENTS and AGENTIC_LOGS streams and the orchestrators'
+// leader lease TTL, recorded in the ledger as cluster.settings events
+// (event.ClusterSettingsData) and changed with agentctl cluster settings
+// set. No node takes them from its own configuration file.
 //
 // A ledger node runs one Cluster: a roles.Folder that folds
 // cluster.settings events into the settings in force (the defaults,
@@ -29,6 +29,11 @@
 //     settings once live (the new stream is empty, so nothing is trimmed
 //     meanwhile). Nothing else changes a stream: a restart with another
 //     configuration file leaves it as it is.
+//  4. The leader bucket (bus.LeaderBucket) follows the lease TTL the same
+//     way, compared on its TTL alone; a bucket without a settings revision
+//     (made by a version that took the TTL from a node's configuration) is
+//     brought to the settings too. Cluster.LeaseTTL is what every
+//     orchestrator of the node times its lease by.
 //
 // Usage (the node wires this):
 //

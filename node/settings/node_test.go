@@ -169,12 +169,18 @@ func TestDriftSurvivesRestartUncorrected(t *testing.T) {
 }
 
 // TestRestartWithAnotherConfigLeavesStreams: no node configuration touches
-// a stream.
+// a stream or the leader bucket; the deprecated lease_ttl is ignored, with
+// a warning.
 func TestRestartWithAnotherConfigLeavesStreams(t *testing.T) {
 	dir := t.TempDir()
 	s := startNode(t, nodetest.Config(dir))
 	s.checked(t)
-	before := map[string]jetstream.StreamConfig{bus.EventsStream: s.stream(t, bus.EventsStream), bus.LogsStream: s.stream(t, bus.LogsStream)}
+	before := map[string]jetstream.StreamConfig{bus.EventsStream: s.stream(t, bus.EventsStream), bus.LogsStream: s.stream(t, bus.LogsStream),
+		bus.LeaderBucketStream: s.stream(t, bus.LeaderBucketStream)}
+	const deprecated = "orchestrator.lease_ttl is deprecated and ignored: the lease TTL is a cluster setting"
+	if got := s.log.find(deprecated); len(got) != 0 {
+		t.Fatalf("warned without lease_ttl set: %+v", got)
+	}
 	s.stop(t)
 
 	cfg := nodetest.Config(dir)
@@ -189,5 +195,8 @@ func TestRestartWithAnotherConfigLeavesStreams(t *testing.T) {
 		if got := s.stream(t, name); !reflect.DeepEqual(got, want) {
 			t.Errorf("%s changed by a restart with another configuration:\n got %+v\nwant %+v", name, got, want)
 		}
+	}
+	if got := s.log.find(deprecated); len(got) != 1 || got[0].level != slog.LevelWarn || got[0].attrs["lease_ttl"] != "3s" {
+		t.Errorf("lease_ttl set: warned %+v, want once at warn level", got)
 	}
 }

@@ -23,6 +23,11 @@ const (
 	MinMaxBytes = 64 << 20
 	// MaxReplicas is JetStream's largest replica count.
 	MaxReplicas = 5
+	// MinLeaseTTL and MaxLeaseTTL bound the leader lease TTL: below half a
+	// second a leader renews every 166 ms and a scheduling stall costs it
+	// the lease; above a minute a dead leader stops the cluster that long.
+	MinLeaseTTL = 500 * time.Millisecond
+	MaxLeaseTTL = time.Minute
 )
 
 // Settings are the cluster settings in force: revision 0 is the defaults,
@@ -31,16 +36,31 @@ type Settings struct {
 	Revision uint64
 	Events   bus.StreamSettings
 	Logs     bus.StreamSettings
+	// LeaseTTL is the orchestrators' leader lease TTL (and the leader
+	// bucket's).
+	LeaseTTL time.Duration
 }
 
 // Default returns the settings in force when the ledger records none.
 func Default() Settings {
-	return Settings{Events: bus.DefaultEventsSettings, Logs: bus.DefaultLogsSettings}
+	return Settings{Events: bus.DefaultEventsSettings, Logs: bus.DefaultLogsSettings, LeaseTTL: event.DefaultLeaseTTL}
 }
 
 // Validate reports every problem of s at once.
 func (s Settings) Validate() error {
-	return errors.Join(checkStream("events", s.Events), checkStream("logs", s.Logs))
+	var lease error
+	if err := CheckLeaseTTL(s.LeaseTTL); err != nil {
+		lease = fmt.Errorf("lease %w", err)
+	}
+	return errors.Join(checkStream("events", s.Events), checkStream("logs", s.Logs), lease)
+}
+
+// CheckLeaseTTL checks a leader lease TTL: MinLeaseTTL to MaxLeaseTTL.
+func CheckLeaseTTL(d time.Duration) error {
+	if d < MinLeaseTTL || d > MaxLeaseTTL {
+		return fmt.Errorf("ttl %s: want %s to %s", d, MinLeaseTTL, FormatAge(MaxLeaseTTL))
+	}
+	return nil
 }
 
 func checkStream(name string, st bus.StreamSettings) error {
@@ -82,7 +102,7 @@ func (s Settings) Data() event.ClusterSettingsData {
 	return event.ClusterSettingsData{Revision: s.Revision, Streams: event.ClusterStreamsData{
 		Events: streamData(s.Events),
 		Logs:   streamData(s.Logs),
-	}}
+	}, Lease: event.LeaseSettingsData{TTL: event.Duration(s.LeaseTTL)}}
 }
 
 func streamData(st bus.StreamSettings) event.StreamSettingsData {
@@ -90,9 +110,13 @@ func streamData(st bus.StreamSettings) event.StreamSettingsData {
 }
 
 // FromData parses and validates a cluster.settings payload, reporting
-// every problem at once.
+// every problem at once. A payload without a lease TTL (written before the
+// TTL was a setting) takes the default.
 func FromData(d event.ClusterSettingsData) (Settings, error) {
-	s := Settings{Revision: d.Revision}
+	s := Settings{Revision: d.Revision, LeaseTTL: d.Lease.TTL.Std()}
+	if s.LeaseTTL == 0 {
+		s.LeaseTTL = event.DefaultLeaseTTL
+	}
 	var errs []error
 	var err error
 	if s.Events, err = streamFromData("events", d.Streams.Events); err != nil {

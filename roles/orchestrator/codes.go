@@ -57,6 +57,27 @@ const (
 	CodeStepCancelled Code = "step_cancelled"
 )
 
+// Codes of an attempt given up for another (the orchestrator's task.cancel
+// carries CodeSuperseded), of the step whose attempt was given up, and of
+// an operator's decision on a step.
+const (
+	// CodeSuperseded: the attempt was given up and its step given to
+	// another attempt (the code of the task.cancel that tells its node).
+	CodeSuperseded Code = "superseded"
+	// CodeNodeLost: the step's attempt was given up because its node
+	// failed or left the cluster.
+	CodeNodeLost Code = "node_lost"
+	// CodeNotStarted: the step's attempt was given up because its
+	// executor had a free slot and did not start it within StartDeadline.
+	CodeNotStarted Code = "not_started"
+	// CodeNodeDraining: the step's attempt was given up before it could
+	// start because its node is draining.
+	CodeNodeDraining Code = "node_draining"
+	// CodeSkippedByOperator: an operator skipped the step (step.decided
+	// skip) after its attempt was lost.
+	CodeSkippedByOperator Code = "skipped_by_operator"
+)
+
 // codes is every code, in the order they were introduced.
 var codes = []Code{
 	CodeExitNonzero, CodeTimedOut, CodeInterrupted, CodeInterruptedNotIdempotent,
@@ -64,6 +85,7 @@ var codes = []Code{
 	CodeDependencyFailed, CodeRunEnded,
 	CodeCancelledByOperator, CodePlanRejected, CodePlanInvalid, CodeStepFailed,
 	CodeStepCancelled,
+	CodeSuperseded, CodeNodeLost, CodeNotStarted, CodeNodeDraining, CodeSkippedByOperator,
 }
 
 // Codes returns every code, in the order they were introduced (a copy).

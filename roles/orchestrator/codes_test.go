@@ -85,7 +85,8 @@ func TestEveryEndHasACode(t *testing.T) {
 		}
 	}
 	for _, c := range []Code{CodeExitNonzero, CodeInterrupted, CodePolicyDenied, CodeCancelledByOperator,
-		CodeStepFailed, CodeStepCancelled, CodePlanRejected, CodeDependencyFailed, CodeRunEnded} {
+		CodeStepFailed, CodeStepCancelled, CodePlanRejected, CodeDependencyFailed, CodeRunEnded,
+		CodeNodeLost, CodeNodeDraining, CodeSkippedByOperator} {
 		if seen[c] == 0 {
 			t.Errorf("no history gave code %s: %v", c, seen)
 		}

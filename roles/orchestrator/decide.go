@@ -20,6 +20,18 @@ type Decision struct {
 	Draft event.Draft
 }
 
+// StartDeadline is how long an executor may hold an assignment it could
+// have started — its node had a free slot for it by the fold's count
+// (Step.SlotAt) — without reporting it started, before Decide gives the
+// attempt up (task.cancel, code superseded) for another: a node whose
+// consumer is stuck, or that lost the message, does not hold a step for
+// ever. Time spent queued behind the executor's running steps does not
+// count, and neither does time before the current leader was elected or
+// the executor's incarnation came up (a restarted cluster does not expire
+// every assignment at once). One value for the whole cluster: every
+// leader decides by it.
+const StartDeadline = 30 * time.Second
+
 // Decide returns the decisions a leader of epoch should emit now, given the
 // folded state s and the keys of decisions in flight (emitted, not yet
 // folded back), and the earliest future time at which Decide should run
@@ -40,10 +52,22 @@ type Decision struct {
 //     good with on_failure not continue, cancelled) → task.cancel as in 1,
 //     then run.finished{failed}.
 //  4. running, every step final → run.finished{succeeded}.
-//  5. running → task.assigned for each ready step (pending, NotBefore
-//     reached, every dependency done) while executors have free slots,
-//     counting in-flight assignments; a step goes to the executor with the
-//     most free slots, ties broken by node id.
+//  5. running, a step whose attempt must be given up → task.cancel{code
+//     superseded} to its node: the node failed or left (its executor is
+//     gone); the node drains and the attempt waits in its queue (no
+//     SlotAt); or the attempt could have started StartDeadline ago and did
+//     not. The fold of that cancel makes the step pending (its next
+//     attempt is assigned by rule 6, with the reason) or holds it in
+//     needs-decision.
+//  6. running → task.assigned for each ready step (pending, NotBefore
+//     reached, every dependency done) while schedulable executors (not
+//     gone, draining or suspect) offering all of the step's capabilities
+//     have room, counting in-flight assignments: an executor holds at
+//     most Capacity (slots + queue) steps. A step goes to the executor with
+//     the most free slots (slots minus the steps it holds, below zero once
+//     it queues), ties broken by node id, which spreads the load; a step
+//     whose last attempt was given up goes to another node than that
+//     attempt's if one has room.
 func Decide(s *State, now time.Time, epoch uint64, inflight map[DecisionKey]bool) ([]Decision, time.Time) {
 	if epoch < s.Epoch {
 		return nil, time.Time{}
@@ -64,23 +88,25 @@ type decider struct {
 	// assigning holds the attempts with an assignment in flight, and the
 	// node each went to.
 	assigning map[attemptRef]string
-	// nodes are executor ids in order; free their free slots.
+	// nodes are the schedulable executors' ids in order; load the steps
+	// each holds, in-flight assignments included.
 	nodes []string
-	free  map[string]int
+	load  map[string]int
 	out   []Decision
 	wake  time.Time
 }
 
-// newDecider indexes the in-flight assignments and computes free slots:
-// each executor's slots minus its assigned and running steps minus the
-// assignments in flight to it.
+// newDecider indexes the in-flight assignments and counts each executor's
+// load: its assigned and running steps plus the assignments in flight to
+// it.
 func newDecider(s *State, now time.Time, epoch uint64, inflight map[DecisionKey]bool) *decider {
 	d := &decider{s: s, now: now, epoch: epoch, inflight: inflight,
-		assigning: map[attemptRef]string{}, free: map[string]int{}}
-	busy := s.busy()
+		assigning: map[attemptRef]string{}, load: map[string]int{}}
 	for node, ex := range s.Executors {
-		d.nodes = append(d.nodes, node)
-		d.free[node] = ex.Slots - busy[node]
+		if s.schedulable(node, ex) {
+			d.nodes = append(d.nodes, node)
+		}
+		d.load[node] = len(s.onNode[node])
 	}
 	sort.Strings(d.nodes)
 	for key, on := range inflight {
@@ -88,7 +114,7 @@ func newDecider(s *State, now time.Time, epoch uint64, inflight map[DecisionKey]
 			continue
 		}
 		d.assigning[key.attempt()] = key.Node
-		d.free[key.Node]--
+		d.load[key.Node]++
 	}
 	return d
 }
@@ -121,13 +147,27 @@ func (d *decider) wakeAt(t time.Time) {
 	}
 }
 
-// pickNode returns the executor with the most free slots (ties: lowest node
-// id), or "" if none has a free slot.
-func (d *decider) pickNode() string {
-	best := ""
+// pickNode returns the schedulable executor that offers caps and has room
+// with the most free slots (ties: lowest node id), or "" if none. It
+// prefers any other to avoid (the node of an attempt just given up, which
+// did not start it in time) and takes avoid only when no other will do.
+func (d *decider) pickNode(caps []string, avoid string) string {
+	if n := d.pick(caps, avoid); n != "" || avoid == "" {
+		return n
+	}
+	return d.pick(caps, "")
+}
+
+// pick is pickNode without a second chance for skip.
+func (d *decider) pick(caps []string, skip string) string {
+	best, bestFree := "", 0
 	for _, n := range d.nodes {
-		if d.free[n] > 0 && (best == "" || d.free[n] > d.free[best]) {
-			best = n
+		ex := d.s.Executors[n]
+		if n == skip || d.load[n] >= ex.Capacity() || !ex.Offers(caps) {
+			continue
+		}
+		if free := ex.Slots - d.load[n]; best == "" || free > bestFree {
+			best, bestFree = n, free
 		}
 	}
 	return best

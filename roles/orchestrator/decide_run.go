@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
 )
@@ -32,7 +33,7 @@ func (d *decider) run(r *Run) {
 // its ready steps otherwise.
 func (d *decider) running(r *Run) {
 	complete := true
-	var ready []*Step
+	var ready, active []*Step
 	for i, st := range r.Steps {
 		switch {
 		case st.Done():
@@ -48,7 +49,15 @@ func (d *decider) running(r *Run) {
 			return
 		default:
 			complete = false
+			if st.Active() {
+				active = append(active, st)
+			}
 		}
+	}
+	// Only a run that goes on gives attempts up: one that stops cancels
+	// them all (stopRun, above).
+	for _, st := range active {
+		d.check(r, st)
 	}
 	if complete {
 		d.finish(r, RunSucceeded, "", "")
@@ -64,50 +73,95 @@ func (d *decider) running(r *Run) {
 	}
 }
 
-// assign gives the step's next attempt to the executor with the most free
-// slots, unless that assignment is already in flight or no slot is free.
+// check gives up the active attempt of st (rule 5 of Decide) when its
+// executor is gone, when its executor drains and the attempt waits in its
+// queue, or when the attempt could have started StartDeadline ago and was
+// not reported started; otherwise it wakes Decide at the deadline.
+func (d *decider) check(r *Run, st *Step) {
+	ex := d.s.Executors[st.Node]
+	if ex == nil || st.CancelSent == st.Attempt {
+		return
+	}
+	var reason string
+	switch {
+	case ex.Gone != "":
+		reason = fmt.Sprintf("node %s %s", st.Node, ex.Gone)
+	case ex.Draining && st.Status == StepAssigned && st.SlotAt.IsZero():
+		reason = fmt.Sprintf("node %s is draining", st.Node)
+	case st.Status == StepAssigned && !st.SlotAt.IsZero():
+		due := latest(st.SlotAt, d.s.ElectedAt, ex.Since).Add(StartDeadline)
+		if d.now.Before(due) {
+			d.wakeAt(due)
+			return
+		}
+		reason = fmt.Sprintf("not started within %s of a free slot on node %s", StartDeadline, st.Node)
+	default:
+		return
+	}
+	d.cancel(r, st.Spec.ID, st.Attempt, st.Node, CodeSuperseded, reason)
+}
+
+// latest returns the latest of ts.
+func latest(ts ...time.Time) time.Time {
+	var l time.Time
+	for _, t := range ts {
+		if t.After(l) {
+			l = t
+		}
+	}
+	return l
+}
+
+// assign gives the step's next attempt to the executor pickNode chooses,
+// unless that assignment is already in flight or no executor has room.
+// The assignment carries the reason for an attempt other than the first
+// that is not a retry after a failure (Step.Next).
 func (d *decider) assign(r *Run, st *Step) {
 	attempt := st.Attempt + 1
 	if _, ok := d.assigning[attemptRef{r.ID, st.Spec.ID, attempt}]; ok {
 		return
 	}
-	node := d.pickNode()
+	avoid := ""
+	if st.Lost == st.Attempt && st.Attempt > 0 {
+		avoid = st.Node
+	}
+	node := d.pickNode(st.Spec.Capabilities, avoid)
 	if node == "" {
 		return
 	}
-	d.free[node]--
+	d.load[node]++
 	readyAt := st.ReadyAt
 	if st.NotBefore.After(readyAt) {
 		readyAt = st.NotBefore
 	}
 	d.emit(assignKey(r.ID, st.Spec.ID, attempt, node), event.TaskAssigned, r.ID, node,
 		event.TaskAssignedData{Decision: event.Decision{Epoch: d.epoch},
-			Step: st.Spec, Attempt: attempt, Node: node, ReadyAt: readyAt})
+			Step: st.Spec, Attempt: attempt, Node: node, ReadyAt: readyAt, Reason: st.Next})
 }
 
 // stopRun cancels the run's active steps (once per attempt) and the
 // assignments still in flight to executors (which will reach them), then
-// finishes the run.
+// finishes the run. The cancels carry the run's code.
 func (d *decider) stopRun(r *Run, status RunStatus, code Code, reason string) {
 	for _, st := range r.Steps {
 		if st.Active() && st.CancelSent != st.Attempt {
-			d.cancel(r, st.Spec.ID, st.Attempt, st.Node, reason)
+			d.cancel(r, st.Spec.ID, st.Attempt, st.Node, code, reason)
 		}
 		if st.Status != StepPending {
 			continue
 		}
 		if node, ok := d.assigning[attemptRef{r.ID, st.Spec.ID, st.Attempt + 1}]; ok {
-			d.cancel(r, st.Spec.ID, st.Attempt+1, node, reason)
+			d.cancel(r, st.Spec.ID, st.Attempt+1, node, code, reason)
 		}
 	}
 	d.finish(r, status, code, reason)
 }
 
 // cancel emits task.cancel for one attempt.
-func (d *decider) cancel(r *Run, step string, attempt int, node, reason string) {
+func (d *decider) cancel(r *Run, step string, attempt int, node string, code Code, reason string) {
 	d.emit(cancelKey(r.ID, step, attempt), event.TaskCancel, r.ID, node,
 		event.TaskCancelData{Decision: event.Decision{Epoch: d.epoch},
-			Step: step, Attempt: attempt, Node: node, Reason: reason})
+			Step: step, Attempt: attempt, Node: node, Reason: reason, Code: code.Wire()})
 }
 
 // finish emits run.finished.

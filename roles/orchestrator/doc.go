@@ -13,16 +13,24 @@
 //     (MarshalSnapshot/UnmarshalSnapshot) then the rest gives the same State
 //     as folding from zero. Event ids and the local clock are never read.
 //  2. Fencing: a decision (plan.accepted, task.assigned, task.cancel,
-//     run.finished, leader.elected) whose epoch is older than the newest
-//     leader.elected folded is ignored and counted in State.Fenced. A
-//     deposed leader's late writes are in the ledger but have no effect.
+//     run.finished, leader.elected, node.*) whose epoch is older than the
+//     newest leader.elected folded is ignored and counted in State.Fenced.
+//     A deposed leader's late writes are in the ledger but have no effect.
+//     A leader.elected is accepted only with an epoch strictly above the
+//     one in force; one at the same epoch (a second lease winner that
+//     read the same epoch from the ledger) is ignored, so one epoch has
+//     one leader, and a leader decides only once the ledger shows its own
+//     election accepted (lease.go).
 //  3. Attempts: a step's attempts are numbered from 1; only the current
-//     attempt's start and result count. Reports about an older attempt are
-//     counted in State.Superseded and change nothing; a duplicate
-//     assignment (not the step's next attempt) is ignored.
-//  4. A step holds an executor slot while assigned or running; Decide never
-//     assigns more steps to a node than its free slots, counting the
-//     assignments in flight (emitted, not yet folded back).
+//     attempt's start and result count. Reports about an older attempt, or
+//     about one given up (Step.Lost), are counted in State.Superseded and
+//     change nothing; a duplicate assignment (not the step's next attempt)
+//     is ignored.
+//  4. A step holds a place on an executor while assigned or running;
+//     Decide never gives a node more steps than its capacity (slots +
+//     queue), counting the assignments in flight (emitted, not yet folded
+//     back), and gives none to a node that is gone, draining or suspect,
+//     nor a step to a node lacking one of its capabilities.
 //  5. Retries are deterministic: the backoff's jitter is a hash of
 //     run/step/attempt (Backoff), so every node computes the same NotBefore.
 //  6. Unknown event types are skipped, never fatal.
@@ -32,8 +40,9 @@
 //     the runs in flight, not by history. What finished runs looked like is
 //     kept on disk by the run index (package runindex), which learns what
 //     each fold changed from TrackChanges/TakeChanges.
-//  8. Decide is a pure function of (State, now, epoch, keys in flight):
-//     the same inputs give byte-identical decisions. A decision's event id
+//  8. Decide is a pure function of (State, now, epoch, keys in flight),
+//     and ReconcileMembers of the same and the membership view: the same
+//     inputs give byte-identical decisions. A decision's event id
 //     is DecisionID(epoch, key) (a UUIDv8 hashed from both) and its time is
 //     now, which the caller passes.
 //  9. A decision applies once per key (DecisionKey: what it does, e.g.
@@ -50,8 +59,8 @@
 // of the fold goes through move, which consults the table; a move the table
 // does not allow is counted in State.Ignored and changes nothing. A status
 // with no successor is final (Terminal). The tables hold the states later
-// issues add (paused runs; gated, approved, edited, denied and
-// needs-decision steps) although nothing enters them yet. The protocol's
+// issues add (paused runs; gated, approved, edited and denied steps)
+// although nothing enters them yet. The protocol's
 // statuses (bus/event: RunStatus, TaskStatus, the views' step statuses)
 // have the same values; wire.go alone converts, checking them against the
 // tables.
@@ -68,6 +77,14 @@
 // logic only with on_failure "retry". A final failure with
 // on_failure "continue" lets dependents run; any other step that ends
 // without being done (a final failure, a cancellation) fails the run.
+//
+// Node loss (reconcile.go, fold_node.go, decide_run.go's check): the
+// leader records the gossip membership as node.* events; Decide gives up
+// (task.cancel, code superseded) the attempts of a gone executor, the
+// queued ones of a draining executor, and those not started StartDeadline
+// after they could have been. The fold of that cancel makes the step
+// pending again — idempotent, or never started — or holds it in
+// needs-decision until an operator's step.decided (retry or skip).
 //
 // A failed or cancelled step, and a failed or cancelled run, carry a stable
 // Code (codes.go, pinned append-only by testdata/codes.golden) beside the

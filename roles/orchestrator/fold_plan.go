@@ -29,6 +29,9 @@ func foldPlanProposed(s *State, ev event.Event) {
 	}
 	r.Invalid = r.buildIndex()
 	s.touchPlan(r)
+	for i := range r.Steps {
+		s.setWait(r, i)
+	}
 }
 
 // foldPlanRejected fails a run the planner could not plan: one that is not

@@ -46,7 +46,11 @@ func foldTaskFinished(s *State, ev event.Event) {
 	case TaskCancelled:
 		to, code = StepCancelled, cancelCode(r, st)
 	default:
-		retry, code, reason = retryable(st.Spec, d)
+		// Attempts given up for another (Reassigned) are not the step's
+		// failures: they do not count against its retries.
+		counted := d
+		counted.Attempt -= st.Reassigned
+		retry, code, reason = retryable(st.Spec, counted)
 		to = StepFailed
 		if retry {
 			to = StepPending
@@ -122,7 +126,8 @@ func interrupted(d event.TaskFinishedData) bool { return d.Interrupted }
 // failure's code and description.
 //
 //   - policy: never retried.
-//   - an interruption: re-run only if the step is idempotent, then up to
+//   - an interruption: re-run only if the step is idempotent (Idempotent:
+//     marked so, a noop, or guarded by creates/check), then up to
 //     Retries+1 attempts.
 //   - transient: retried while attempt <= Retries (attempts are 1-based, so
 //     Retries 2 allows 3 attempts).
@@ -142,7 +147,7 @@ func retryable(spec event.Step, d event.TaskFinishedData) (bool, Code, string) {
 		// An interruption (executor crash, node loss) is not the step's
 		// fault: an idempotent step gets one more attempt than its retries
 		// allow, so that even retries: 0 survives a crash once.
-		if !spec.Idempotent {
+		if !Idempotent(spec) {
 			return false, CodeInterruptedNotIdempotent, ReasonNotIdempotent
 		}
 		return d.Attempt <= spec.Retries+1, CodeInterrupted, reason

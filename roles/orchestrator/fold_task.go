@@ -6,6 +6,9 @@ import (
 	"github.com/agentic-dev/agentic/bus/event"
 )
 
+// ReasonNeedsDecision ends the error of a step held in needs-decision.
+const ReasonNeedsDecision = "not idempotent and may have started: held for an operator (agentctl step retry|skip)"
+
 // foldTaskAssigned gives the next attempt of a pending step to a node. It is
 // ignored (a duplicate or a decision overtaken by events) unless the run is
 // running, the step is pending and the attempt is the step's next one.
@@ -15,15 +18,17 @@ func foldTaskAssigned(s *State, ev event.Event) {
 		return
 	}
 	r, i, st := s.step(ev.Run, d.Step.ID)
-	if st == nil || r.Status != RunRunning || d.Attempt != st.Attempt+1 || d.Node == "" {
+	if st == nil || r.Status != RunRunning || d.Attempt != st.Attempt+1 || d.Node == "" || !st.Status.CanMove(StepAssigned) {
 		s.Ignored++
 		return
 	}
+	st.Node = d.Node // before the move, which files the attempt under its node
 	if !s.setStepStatus(r, i, StepAssigned) {
 		return
 	}
 	st.Attempt = d.Attempt
-	st.Node = d.Node
+	st.AssignedSeq, st.SlotAt, st.Next = ev.Seq, time.Time{}, ""
+	s.setWait(r, i) // no longer pending: no wait
 	st.StartedAt, st.FinishedAt = time.Time{}, time.Time{}
 	st.ExitCode, st.Error, st.Code, st.Class = nil, "", "", ""
 }
@@ -46,29 +51,76 @@ func foldTaskStarted(s *State, ev event.Event) {
 
 // foldTaskCancel records that the leader asked a node to stop an attempt, so
 // the request is not repeated (a second request for the attempt is
-// ignored). The step's status changes only when the executor reports the
-// attempt's end or the run finishes.
+// ignored). For a run that ends, the step's status changes only when the
+// executor reports the attempt's end or the run finishes. A cancel with
+// code superseded gives the attempt up at once (supersede).
 func foldTaskCancel(s *State, ev event.Event) {
 	var d event.TaskCancelData
 	if !s.decode(ev, &d) || s.fenced(d.Epoch) {
 		return
 	}
-	_, _, st := s.step(ev.Run, d.Step)
+	r, i, st := s.step(ev.Run, d.Step)
 	if st == nil || d.Attempt != st.Attempt || !st.Active() || st.CancelSent == d.Attempt {
 		s.Ignored++
 		return
 	}
 	st.CancelSent = d.Attempt
+	if codeFromWire(d.Code) == CodeSuperseded {
+		s.supersede(r, i, ev.Time, d.Reason)
+	}
+}
+
+// supersede gives up the current attempt of step i of r, active, at t for
+// reason: reports about it are superseded from now on. A step that is
+// idempotent, or whose attempt never started, becomes pending again — its
+// next attempt is due at once, with reason — and one that is not
+// idempotent and may have started (it runs, or its node had a slot free
+// for it: SlotAt) goes to needs-decision until an operator decides.
+// Neither counts against the step's retries.
+func (s *State) supersede(r *Run, i int, t time.Time, reason string) {
+	st := r.Steps[i]
+	code := s.lossCode(st)
+	mayHaveStarted := st.Status == StepRunning || !st.SlotAt.IsZero()
+	to := StepPending
+	if mayHaveStarted && !Idempotent(st.Spec) {
+		to = StepNeedsDecision
+	}
+	if !s.setStepStatus(r, i, to) {
+		return
+	}
+	st.Lost = st.Attempt
+	st.Reassigned++
+	st.Error, st.Code, st.Class = reason, code, ""
+	if to == StepNeedsDecision {
+		st.Error = reason + ": " + ReasonNeedsDecision
+		return
+	}
+	st.NotBefore, st.ReadyAt, st.Next = time.Time{}, t, reason
+	s.setWait(r, i)
+}
+
+// lossCode says why the current attempt of st is given up, from what the
+// state holds of its node.
+func (s *State) lossCode(st *Step) Code {
+	ex := s.Executors[st.Node]
+	switch {
+	case ex == nil || ex.Gone != "":
+		return CodeNodeLost
+	case ex.Draining && st.Status == StepAssigned && st.SlotAt.IsZero():
+		return CodeNodeDraining
+	}
+	return CodeNotStarted
 }
 
 // currentAttempt reports whether an executor's report about attempt from
 // node concerns the step's current attempt on that node. Reports for an
-// older attempt are counted as superseded, other mismatches as ignored.
+// older attempt, or for an attempt given up, are counted as superseded,
+// other mismatches as ignored.
 func (s *State) currentAttempt(st *Step, attempt int, node string) bool {
 	switch {
 	case st == nil:
 		s.Ignored++
-	case attempt < st.Attempt:
+	case attempt < st.Attempt || (attempt == st.Lost && attempt > 0):
 		s.Superseded++
 	case attempt > st.Attempt || node != st.Node || !st.Active():
 		s.Ignored++

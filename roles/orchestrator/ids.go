@@ -28,7 +28,7 @@ var decisionSpace = uuid.MustParse("d6f3a321-34a9-4a9c-a424-b1fceb216082")
 // finishes once), which the fold has applied or, for a decision the state
 // had overtaken, never will.
 func DecisionID(epoch uint64, k DecisionKey) string {
-	b := make([]byte, 0, 64+len(k.Run)+len(k.Step)+len(k.Node))
+	b := make([]byte, 0, 64+len(k.Run)+len(k.Step)+len(k.Node)+len(k.Incarnation))
 	b = binary.BigEndian.AppendUint64(b, epoch)
 	b = appendField(b, string(k.Kind))
 	b = appendField(b, k.Run)
@@ -36,6 +36,9 @@ func DecisionID(epoch uint64, k DecisionKey) string {
 	b = binary.BigEndian.AppendUint64(b, uint64(k.Attempt))
 	b = binary.BigEndian.AppendUint64(b, uint64(k.Revision))
 	b = appendField(b, k.Node)
+	if k.Incarnation != "" { // absent from the keys made before it, whose ids stay
+		b = appendField(b, k.Incarnation)
+	}
 	return uuid.NewHash(sha256.New(), decisionSpace, b, 8).String()
 }
 

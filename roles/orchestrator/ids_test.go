@@ -47,8 +47,9 @@ func TestDecisionIDs(t *testing.T) {
 	}
 }
 
-// TestDecideIsPure: Decide over the same ledger gives byte-identical
-// drafts, ids and times included: twice over one state, and over states
+// TestDecideIsPure: Decide and ReconcileMembers over the same ledger give
+// byte-identical drafts, ids and times included: twice over one state, and
+// over states
 // folded from zero or from a snapshot taken anywhere, with the same
 // decisions in flight; every id is DecisionID(epoch, key).
 func TestDecideIsPure(t *testing.T) {
@@ -80,6 +81,11 @@ func TestDecideIsPure(t *testing.T) {
 			var out [][]byte
 			for _, s := range []*State{m.s, m.s, foldAll(events), restored} {
 				ds, wake := Decide(s, m.now, m.epoch, inflight)
+				nds, nwake := ReconcileMembers(s, m.view(), m.now, m.epoch, inflight)
+				ds = append(ds, nds...)
+				if nwake.After(wake) {
+					wake = nwake
+				}
 				for _, d := range ds {
 					if d.Draft.ID != DecisionID(m.epoch, d.Key) || !d.Draft.Time.Equal(m.now) {
 						t.Fatalf("seed %d: decision %s: id %s, time %v", seed, d.Key, d.Draft.ID, d.Draft.Time)
@@ -162,9 +168,16 @@ func TestDecisionAppliesOncePerKey(t *testing.T) {
 			before := s.Ignored + s.Fenced
 			s.Apply(ev)
 			if isDecision(ev.Type) && ev.Type != event.LeaderElected && s.Ignored+s.Fenced == before {
-				applied = append(applied, ev)
 				if rng.IntN(3) == 0 {
 					refold(t, s, &l, ev, rng, copies)
+				}
+				// A membership decision states what the membership says of
+				// a node: a copy folded at once changes nothing, but one
+				// folded after the node changed again would. No leader makes
+				// such a copy: it decides from its fold, where the decision
+				// is, and fencing voids a deposed leader's.
+				if !isNodeDecision(ev.Type) {
+					applied = append(applied, ev)
 				}
 			}
 			if len(applied) > 0 && rng.IntN(10) == 0 {
@@ -172,7 +185,8 @@ func TestDecisionAppliesOncePerKey(t *testing.T) {
 			}
 		}
 	}
-	for _, typ := range []event.Type{event.PlanAccepted, event.TaskAssigned, event.TaskCancel, event.RunFinished} {
+	for _, typ := range []event.Type{event.PlanAccepted, event.TaskAssigned, event.TaskCancel, event.RunFinished,
+		event.NodeJoined, event.NodeSuspect, event.NodeFailed, event.NodeLeft} {
 		if copies[typ] == 0 {
 			t.Errorf("no copy of a %s was folded: %v", typ, copies)
 		}
@@ -214,6 +228,15 @@ func refold(t *testing.T, s *State, l *ledger, ev event.Event, rng *rand.Rand, c
 func isDecision(t event.Type) bool {
 	switch t {
 	case event.LeaderElected, event.PlanAccepted, event.TaskAssigned, event.TaskCancel, event.RunFinished:
+		return true
+	}
+	return isNodeDecision(t)
+}
+
+// isNodeDecision reports whether t is a membership decision.
+func isNodeDecision(t event.Type) bool {
+	switch t {
+	case event.NodeJoined, event.NodeSuspect, event.NodeFailed, event.NodeLeft:
 		return true
 	}
 	return false

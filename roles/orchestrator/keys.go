@@ -11,6 +11,11 @@ const (
 	KindAssign DecisionKind = "assign" // task.assigned
 	KindCancel DecisionKind = "cancel" // task.cancel
 	KindFinish DecisionKind = "finish" // run.finished
+
+	KindNodeJoined  DecisionKind = "node.joined"  // node.joined
+	KindNodeSuspect DecisionKind = "node.suspect" // node.suspect
+	KindNodeFailed  DecisionKind = "node.failed"  // node.failed
+	KindNodeLeft    DecisionKind = "node.left"    // node.left
 )
 
 // DecisionKey names what a decision does, not the event that carries it,
@@ -23,10 +28,12 @@ const (
 //	assign: Run, Step, Attempt, Node
 //	cancel: Run, Step, Attempt
 //	finish: Run
+//	node.*: Node, Incarnation, Revision (the node record's Changes)
 //
 // Every key names a one-way step of the state (a revision accepted, an
-// attempt assigned or cancelled, a run finished), which the fold applies
-// at most once: a second decision with the same key is ignored.
+// attempt assigned or cancelled, a run finished, the n-th change of a
+// node's membership), which the fold applies at most once: a second
+// decision with the same key is ignored.
 type DecisionKey struct {
 	Kind     DecisionKind
 	Run      string
@@ -34,6 +41,8 @@ type DecisionKey struct {
 	Attempt  int
 	Revision int
 	Node     string
+	// Incarnation is the node's, for membership decisions.
+	Incarnation string
 }
 
 func acceptKey(run string, rev int) DecisionKey {
@@ -50,10 +59,27 @@ func cancelKey(run, step string, attempt int) DecisionKey {
 
 func finishKey(run string) DecisionKey { return DecisionKey{Kind: KindFinish, Run: run} }
 
+func nodeKey(kind DecisionKind, node, incarnation string, changes int) DecisionKey {
+	return DecisionKey{Kind: kind, Node: node, Incarnation: incarnation, Revision: changes}
+}
+
+// isNode reports whether the key is a membership decision.
+func (k DecisionKey) isNode() bool {
+	switch k.Kind {
+	case KindNodeJoined, KindNodeSuspect, KindNodeFailed, KindNodeLeft:
+		return true
+	}
+	return false
+}
+
 // String is the key for people and logs (never parsed back):
 // accept/<run>/<revision>, assign/<run>/<step>/<attempt>/<node>,
-// cancel/<run>/<step>/<attempt>, finish/<run>.
+// cancel/<run>/<step>/<attempt>, finish/<run>,
+// node.<state>/<node>/<incarnation>/<changes>.
 func (k DecisionKey) String() string {
+	if k.isNode() {
+		return string(k.Kind) + "/" + k.Node + "/" + k.Incarnation + "/" + strconv.Itoa(k.Revision)
+	}
 	s := string(k.Kind) + "/" + k.Run
 	switch k.Kind {
 	case KindAccept:

@@ -2,7 +2,6 @@ package orchestrator
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -17,15 +16,25 @@ import (
 type Config struct {
 	// KV is the leader bucket (bus.LeaderBucket).
 	KV jetstream.KeyValue
-	// LeaseTTL is the bucket's TTL; the lease is renewed every TTL/3.
-	LeaseTTL time.Duration
+	// Settings gives the lease TTL in force, the cluster setting (see
+	// lease.go); nil: event.DefaultLeaseTTL.
+	Settings LeaseSettings
 	// Incarnation distinguishes this process from the node's earlier ones.
 	Incarnation string
 	// Membership is the gossip layer's view of the cluster; nil when the
 	// node runs no gossip (a single node), and then no membership events
 	// are recorded.
 	Membership Membership
+	// MembershipGrace is how long after the decision loop starts a node the
+	// ledger holds alive but the membership does not know at all is left
+	// alone before it is recorded failed; 0 means DefaultMembershipGrace.
+	MembershipGrace time.Duration
 }
+
+// membershipTick is how often a leader with a membership compares it with
+// the ledger even when the membership signals no change (level-triggered:
+// a decision that could not be emitted is made again).
+const membershipTick = time.Second
 
 // Membership is what the orchestrator learns membership from: the current
 // view (every member this node knows, itself included, dead and left ones
@@ -42,6 +51,8 @@ type Orchestrator struct {
 	cfg  Config
 	log  *slog.Logger
 	kick chan struct{}
+	// lease is what the lease loop (lease.go) shares with the rest.
+	lease leaseState
 
 	mu struct {
 		sync.Mutex
@@ -64,10 +75,10 @@ var (
 
 // New returns the role; it starts nothing.
 func New(env roles.Env, cfg Config) *Orchestrator {
-	if cfg.LeaseTTL == 0 {
-		cfg.LeaseTTL = 5 * time.Second
+	if cfg.MembershipGrace <= 0 {
+		cfg.MembershipGrace = DefaultMembershipGrace
 	}
-	o := &Orchestrator{env: env, cfg: cfg, log: env.Logger, kick: make(chan struct{}, 1)}
+	o := &Orchestrator{env: env, cfg: cfg, log: env.Logger, kick: make(chan struct{}, 1), lease: newLeaseState()}
 	if o.log == nil {
 		o.log = slog.Default()
 	}
@@ -89,6 +100,7 @@ func (o *Orchestrator) Fold(ev event.Event) {
 		delete(o.mu.inflight, key)
 	}
 	o.mu.Unlock()
+	o.leaseFolded(ev)
 }
 
 // Settled wakes the decision loop once the node is live.
@@ -96,6 +108,7 @@ func (o *Orchestrator) Settled(live bool) {
 	o.mu.Lock()
 	o.mu.live = live
 	o.mu.Unlock()
+	o.leaseSettled(live)
 	if live {
 		o.poke()
 	}
@@ -113,6 +126,15 @@ func (o *Orchestrator) Read(f func(s *State)) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	f(o.mu.state)
+}
+
+// Load returns, per node, how many steps of live runs it holds (assigned
+// or running), as the folded state says; nodes that hold none are left
+// out. For node listings (agentctl node ls).
+func (o *Orchestrator) Load() map[string]int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.mu.state.Load()
 }
 
 // Leader reports this node's epoch if it leads, else 0.
@@ -150,96 +172,29 @@ func (o *Orchestrator) Stop(ctx context.Context) error {
 	return nil
 }
 
-func (o *Orchestrator) leaseLoop(ctx context.Context) {
-	l := &lease{kv: o.cfg.KV, node: o.env.Node, incarnation: o.cfg.Incarnation}
-	tick := time.NewTicker(o.cfg.LeaseTTL / 3)
-	defer tick.Stop()
-	var renewed time.Time
-	for {
-		if l.epoch == 0 {
-			won, err := l.acquire(ctx)
-			if err != nil && ctx.Err() == nil {
-				o.log.Warn("leader lease", "err", err)
-			}
-			if won && l.epoch <= o.foldedEpoch() {
-				// The bucket's revisions restarted (it was deleted and made
-				// again): this epoch would be fenced by every fold. Refuse
-				// to lead rather than lead uselessly.
-				o.log.Error("leader lease won with an epoch older than the ledger's; the leader bucket was recreated: not leading (restore the bucket or raise its revision)", "epoch", l.epoch, "ledger_epoch", o.foldedEpoch(), "bucket", "agentic_leader")
-				l.release(ctx)
-				won = false
-			}
-			if won {
-				renewed = time.Now()
-				o.log.Info("leader elected", "epoch", l.epoch)
-				d := event.MustDraft(event.LeaderElected, "", event.LeaderElectedData{Decision: event.Decision{Epoch: l.epoch}, Leader: o.env.Node})
-				if err := o.env.Emit.Emit(ctx, d); err != nil {
-					o.log.Error("emit leader.elected", "err", err)
-					l.release(context.Background())
-				} else {
-					o.setEpoch(l.epoch)
-				}
-			}
-		} else {
-			err := l.renew(ctx)
-			switch {
-			case err == nil:
-				renewed = time.Now()
-			case ctx.Err() != nil:
-			case errors.Is(err, jetstream.ErrKeyNotFound) || time.Since(renewed) > o.cfg.LeaseTTL || isWrongRevision(err):
-				o.log.Warn("leadership lost", "epoch", l.epoch, "err", err)
-				l.epoch = 0
-				o.setEpoch(0)
-			default:
-				o.log.Warn("lease renew failed; retrying", "err", err)
-			}
-		}
-		select {
-		case <-ctx.Done():
-			o.setEpoch(0)
-			rctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			l.release(rctx)
-			cancel()
-			return
-		case <-tick.C:
-		}
-	}
-}
-
-// foldedEpoch is the newest leader epoch in the folded state.
-func (o *Orchestrator) foldedEpoch() uint64 {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.mu.state.Epoch
-}
-
-func isWrongRevision(err error) bool {
-	var apiErr *jetstream.APIError
-	return errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence
-}
-
-func (o *Orchestrator) setEpoch(e uint64) {
-	o.mu.Lock()
-	o.mu.epoch = e
-	if e == 0 {
-		clear(o.mu.inflight)
-		clear(o.mu.byID)
-	}
-	o.mu.Unlock()
-	o.poke()
-}
-
 func (o *Orchestrator) decideLoop(ctx context.Context) {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
+	var changed <-chan struct{}
+	var tick <-chan time.Time
+	var absentAfter time.Time
+	if o.cfg.Membership != nil {
+		changed = o.cfg.Membership.Changed()
+		t := time.NewTicker(membershipTick)
+		defer t.Stop()
+		tick = t.C
+		absentAfter = time.Now().UTC().Add(o.cfg.MembershipGrace)
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-o.kick:
 		case <-timer.C:
+		case <-changed:
+		case <-tick:
 		}
-		drafts, wake := o.decide()
+		drafts, wake := o.decide(absentAfter)
 		if len(drafts) > 0 {
 			if err := o.env.Emit.Emit(ctx, drafts...); err != nil {
 				if ctx.Err() != nil {
@@ -263,15 +218,32 @@ func (o *Orchestrator) decideLoop(ctx context.Context) {
 	}
 }
 
-// decide runs Decide if this node leads, is live, and has folded its own
-// leader.elected (so it has seen every decision of the leaders before it).
-func (o *Orchestrator) decide() ([]event.Draft, time.Time) {
+// decide runs ReconcileMembers (with a membership) and Decide if this node
+// leads, is live, and has folded its own leader.elected (so it has seen
+// every decision of the leaders before it). Membership decisions come
+// first: what Decide gives up because of them, it gives up once they are
+// folded.
+func (o *Orchestrator) decide(absentAfter time.Time) ([]event.Draft, time.Time) {
+	var view *MemberView
+	if o.cfg.Membership != nil {
+		view = &MemberView{Members: o.cfg.Membership.Members(), AbsentAfter: absentAfter}
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if !o.mu.live || o.mu.epoch == 0 || o.mu.state.Epoch != o.mu.epoch {
 		return nil, time.Time{}
 	}
-	ds, wake := Decide(o.mu.state, time.Now().UTC(), o.mu.epoch, o.mu.inflight)
+	now := time.Now().UTC()
+	var ds []Decision
+	var wake time.Time
+	if view != nil {
+		ds, wake = ReconcileMembers(o.mu.state, *view, now, o.mu.epoch, o.mu.inflight)
+	}
+	more, w := Decide(o.mu.state, now, o.mu.epoch, o.mu.inflight)
+	ds = append(ds, more...)
+	if wake.IsZero() || (!w.IsZero() && w.Before(wake)) {
+		wake = w
+	}
 	drafts := make([]event.Draft, len(ds))
 	for i, d := range ds {
 		o.mu.inflight[d.Key] = true

@@ -25,6 +25,7 @@ func (r *Run) Step(id string) *Step {
 // that is unknown or does not come earlier in the (topological) step order.
 func (r *Run) buildIndex() string {
 	r.index = make(map[string]int, len(r.Steps))
+	r.caps = false
 	r.deps = make([][]int, len(r.Steps))
 	r.dependents = make([][]int, len(r.Steps))
 	problem := ""
@@ -39,6 +40,7 @@ func (r *Run) buildIndex() string {
 			problem = fmt.Sprintf("duplicate step id %q", st.Spec.ID)
 		}
 		r.index[st.Spec.ID] = i
+		r.caps = r.caps || len(st.Spec.Capabilities) > 0
 	}
 	for i, st := range r.Steps {
 		for _, dep := range st.Spec.DependsOn {
@@ -95,3 +97,10 @@ func (st *Step) Terminal() bool { return st.Status.Terminal() }
 
 // Active reports whether the step holds an executor slot.
 func (st *Step) Active() bool { return st.Status == StepAssigned || st.Status == StepRunning }
+
+// Idempotent reports whether a step may run again after an attempt that
+// may have partly run: it says so (idempotent: true), it is a noop, or a
+// creates/check guard skips it once its work is done.
+func Idempotent(spec event.Step) bool {
+	return spec.Idempotent || spec.Kind == event.KindNoop || spec.Creates != "" || spec.Check != ""
+}

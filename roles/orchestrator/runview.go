@@ -12,7 +12,7 @@ func (r *Run) View() RunView {
 		ID:         r.ID,
 		Goal:       r.Goal,
 		Status:     r.Status.Wire(),
-		Reason:     r.Reason,
+		Reason:     r.reason(),
 		Revision:   r.Revision,
 		CreatedAt:  r.CreatedAt,
 		FinishedAt: timePtr(r.FinishedAt),
@@ -59,7 +59,39 @@ func (r *Run) StepView(i int) StepView {
 		StartedAt:  timePtr(st.StartedAt),
 		FinishedAt: timePtr(st.FinishedAt),
 		Code:       st.Code.Wire(),
+		Reassigned: st.Reassigned,
+		Wait:       st.wait(),
 	}
+}
+
+// wait is the step's wait reason while it is pending.
+func (st *Step) wait() string {
+	if st.Status != StepPending {
+		return ""
+	}
+	return st.Wait
+}
+
+// reason is the run's Reason once it ended; while it runs, the first of
+// its pending steps that waits for an executor offering its capabilities,
+// if one does (Run.Wait).
+func (r *Run) reason() string {
+	if r.Reason != "" || r.Status.Terminal() {
+		return r.Reason
+	}
+	return r.Wait
+}
+
+// ShownReason is the reason RunView and RunSummary show (reason): why the
+// run ended, or while it goes on, which step waits for which capability.
+func (r *Run) ShownReason() string { return r.reason() }
+
+// timePtr is nil for the zero time.
+func timePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
 }
 
 // Summary returns the run without its steps, its step counts computed from
@@ -75,7 +107,7 @@ func (r *Run) Summary() RunSummary {
 		ID:         r.ID,
 		Goal:       r.Goal,
 		Status:     r.Status.Wire(),
-		Reason:     r.Reason,
+		Reason:     r.reason(),
 		Revision:   r.Revision,
 		Steps:      len(r.Steps),
 		StepCounts: counts,
@@ -83,12 +115,4 @@ func (r *Run) Summary() RunSummary {
 		FinishedAt: timePtr(r.FinishedAt),
 		Code:       r.Code.Wire(),
 	}
-}
-
-// timePtr is nil for the zero time.
-func timePtr(t time.Time) *time.Time {
-	if t.IsZero() {
-		return nil
-	}
-	return &t
 }

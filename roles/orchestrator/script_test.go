@@ -1,8 +1,11 @@
 package orchestrator
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -10,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/node/membership"
 )
 
 // script interprets the golden scripts' commands against a State. Time
@@ -20,12 +24,24 @@ import (
 //
 //	plan NAME            input lines: "ID [deps=a,b] [retries=N] [backoff=D]
 //	                     [idempotent] [on_failure=X] [subgoal=S] [kind=K]
-//	                     [title=T]" or "subgoal ID TITLE..."
+//	                     [title=T] [caps=a,b] [creates=P] [check=C]" or
+//	                     "subgoal ID TITLE..."
 //	submit RUN plan=NAME
 //	propose RUN [plan=NAME] [rev=N]
 //	reject RUN ERROR...
 //	elect EPOCH [leader=NODE]   leader.elected; later decides use EPOCH
-//	online NODE slots=N [inc=X]
+//	online NODE slots=N [queue=N] [caps=a,b] [inc=X]   (inc default i1)
+//	node STATE NODE [inc=X] [slots=N] [caps=a,b] [roles=a,b] [epoch=N]
+//	                            node.joined|suspect|failed|left, as a leader records it
+//	drain NODE                  node.drain, from an operator
+//	decided RUN STEP ACTION [REASON...]  step.decided, from an operator
+//	members NODE=STATE[/INC[/ROLES]] ...  set the membership view ReconcileMembers
+//	                            reads (STATE alive|suspect|dead|left; INC default
+//	                            i1; ROLES joined by "+", default executor; slots
+//	                            1); absent=DUR sets AbsentAfter
+//	reconcile [epoch=N] [hold]  print ReconcileMembers' decisions; fold them
+//	                            back unless hold
+//	load                        State.Load: the steps each node holds
 //	decide [epoch=N] [hold] [forget]  print decisions; fold them back
 //	                            unless hold; forget: as a leader that lost
 //	                            its in-flight marks (decisions held stay held)
@@ -58,6 +74,7 @@ type script struct {
 	leader   string
 	held     []Decision
 	finished map[string]*Run // runs evicted from State, as they ended
+	view     MemberView
 }
 
 func newScript() *script {
@@ -192,9 +209,59 @@ func (sc *script) exec(t *testing.T, line string, input []string) []string {
 			})
 	case "online":
 		return sc.fold(event.ExecutorOnline, "", a.pos[0], event.ExecutorOnlineData{
-			Slots: a.optInt(t, "slots", 1), Incarnation: a.opt["inc"]}, func(string) string {
+			Slots: a.optInt(t, "slots", 1), Queue: a.optInt(t, "queue", 0), Capabilities: list(a.opt["caps"]),
+			Incarnation: cmp.Or(a.opt["inc"], "i1")}, func(string) string {
 			return sc.executorLine(a.pos[0])
 		})
+	case "node":
+		return sc.nodeEvent(t, a)
+	case "drain":
+		return sc.fold(event.NodeDrain, "", "op", event.NodeDrainData{Node: a.pos[0], Reason: "maintenance"}, func(string) string {
+			return sc.executorLine(a.pos[0])
+		})
+	case "decided":
+		run, step := a.pos[0], a.pos[1]
+		return sc.fold(event.StepDecided, run, "op", event.StepDecidedData{
+			Step: step, Action: event.StepAction(a.pos[2]), Reason: strings.Join(a.pos[3:], " ")}, sc.stepLine(step))
+	case "members":
+		sc.view = MemberView{}
+		if v, ok := a.opt["absent"]; ok {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sc.view.AbsentAfter = t0.Add(d)
+		}
+		for k, v := range a.opt {
+			if k == "absent" {
+				continue
+			}
+			parts := strings.Split(v, "/")
+			inc, roles := "i1", []string{event.RoleExecutor}
+			if len(parts) > 1 {
+				inc = parts[1]
+			}
+			if len(parts) > 2 {
+				roles = strings.Split(parts[2], "+")
+			}
+			sc.view.Members = append(sc.view.Members, membership.Member{
+				Meta:  membership.Meta{Node: k, Incarnation: inc, Roles: roles, Slots: 1},
+				State: membership.State(parts[0]), Addr: k + ":7946"})
+		}
+		sort.Slice(sc.view.Members, func(i, j int) bool { return sc.view.Members[i].Node < sc.view.Members[j].Node })
+		return nil
+	case "reconcile":
+		return sc.reconcile(t, a)
+	case "load":
+		load := sc.s.Load()
+		var out []string
+		for _, n := range slices.Sorted(maps.Keys(load)) {
+			out = append(out, fmt.Sprintf("%s %d", n, load[n]))
+		}
+		if len(out) == 0 {
+			out = []string{"none"}
+		}
+		return out
 	case "decide":
 		return sc.decide(t, a)
 	case "commit":
@@ -329,6 +396,77 @@ func (sc *script) finish(t *testing.T, a args) []string {
 	return sc.fold(event.TaskFinished, run, node, d, sc.stepLine(step))
 }
 
+// list splits a comma-separated option ("" is none).
+func list(v string) []string {
+	if v == "" {
+		return nil
+	}
+	return strings.Split(v, ",")
+}
+
+// nodeEvent folds a membership event, as a leader would record it.
+func (sc *script) nodeEvent(t *testing.T, a args) []string {
+	typ := map[string]event.Type{"joined": event.NodeJoined, "suspect": event.NodeSuspect,
+		"failed": event.NodeFailed, "left": event.NodeLeft}[a.pos[0]]
+	if typ == "" {
+		t.Fatalf("node %s: unknown state", a.pos[0])
+	}
+	node, roles := a.pos[1], []string{event.RoleExecutor}
+	if v, ok := a.opt["roles"]; ok {
+		roles = list(v)
+	}
+	inc := cmp.Or(a.opt["inc"], "i1")
+	return sc.fold(typ, "", sc.leader, event.NodeData{
+		Decision: event.Decision{Epoch: uint64(a.optInt(t, "epoch", int(sc.epoch)))},
+		Node:     node, Incarnation: inc, Roles: roles, Slots: a.optInt(t, "slots", 1), Capabilities: list(a.opt["caps"]),
+	}, func(string) string { return sc.nodeLine(node) })
+}
+
+// nodeLine shows a node's record and its executor.
+func (sc *script) nodeLine(id string) string {
+	n := sc.s.Nodes[id]
+	s := id + " unrecorded"
+	if n != nil {
+		s = fmt.Sprintf("%s %s inc=%s changes=%d", id, n.State, n.Incarnation, n.Changes)
+	}
+	if sc.s.Executors[id] != nil {
+		s += "; executor " + sc.executorLine(id)
+	}
+	return s
+}
+
+// reconcile runs ReconcileMembers over the view set by members.
+func (sc *script) reconcile(t *testing.T, a args) []string {
+	inflight := map[DecisionKey]bool{}
+	for _, d := range sc.held {
+		inflight[d.Key] = true
+	}
+	epoch := uint64(a.optInt(t, "epoch", int(sc.epoch)))
+	ds, wake := ReconcileMembers(sc.s, sc.view, sc.now, epoch, inflight)
+	var out []string
+	for _, d := range ds {
+		out = append(out, describeWithID(d))
+		if d.Draft.ID != DecisionID(epoch, d.Key) || d.Draft.Time != sc.now {
+			t.Errorf("decision %s: id %s time %v", d.Key, d.Draft.ID, d.Draft.Time)
+		}
+	}
+	if len(ds) == 0 {
+		out = append(out, "no decisions")
+	}
+	if !wake.IsZero() {
+		out = append(out, "wake "+offset(wake))
+	}
+	if a.flags["hold"] {
+		sc.held = append(sc.held, ds...)
+		return out
+	}
+	for _, d := range ds {
+		m := sc.commitOne(d)
+		out = append(out, d.Key.String()+m+" -> "+sc.nodeLine(d.Key.Node))
+	}
+	return out
+}
+
 func (sc *script) decide(t *testing.T, a args) []string {
 	epoch := uint64(a.optInt(t, "epoch", int(sc.epoch)))
 	inflight := map[DecisionKey]bool{}
@@ -415,11 +553,27 @@ func describe(d Decision) string {
 		if p.Node != d.Draft.Target {
 			return "BAD TARGET " + d.Draft.Target
 		}
-		return fmt.Sprintf("assign %s/%s#%d -> %s ready=%s", d.Draft.Run, p.Step.ID, p.Attempt, p.Node, offset(p.ReadyAt)) + suffix
+		s := fmt.Sprintf("assign %s/%s#%d -> %s ready=%s", d.Draft.Run, p.Step.ID, p.Attempt, p.Node, offset(p.ReadyAt))
+		if p.Reason != "" {
+			s += fmt.Sprintf(" reason=%q", p.Reason)
+		}
+		return s + suffix
 	case event.TaskCancel:
 		var p event.TaskCancelData
 		_ = json.Unmarshal(d.Draft.Data, &p)
-		return fmt.Sprintf("cancel %s/%s#%d on %s: %s", d.Draft.Run, p.Step, p.Attempt, d.Draft.Target, p.Reason) + suffix
+		s := fmt.Sprintf("cancel %s/%s#%d on %s: %s", d.Draft.Run, p.Step, p.Attempt, d.Draft.Target, p.Reason)
+		if p.Code == CodeSuperseded.Wire() { // the other codes are the run's, shown by its finish
+			s += " [" + p.Code + "]"
+		}
+		return s + suffix
+	case event.NodeJoined, event.NodeSuspect, event.NodeFailed, event.NodeLeft:
+		var p event.NodeData
+		_ = json.Unmarshal(d.Draft.Data, &p)
+		s := fmt.Sprintf("%s %s inc=%s slots=%d", d.Draft.Type, p.Node, p.Incarnation, p.Slots)
+		if p.Reason != "" {
+			s += ": " + p.Reason
+		}
+		return s + suffix
 	case event.RunFinished:
 		var p event.RunFinishedData
 		_ = json.Unmarshal(d.Draft.Data, &p)
@@ -454,7 +608,20 @@ func (sc *script) executorLine(id string) string {
 	if ex == nil {
 		return id + " unknown"
 	}
-	return fmt.Sprintf("%s slots=%d free=%d", id, ex.Slots, sc.s.FreeSlots(id))
+	s := fmt.Sprintf("%s slots=%d free=%d", id, ex.Slots, sc.s.FreeSlots(id))
+	if ex.Queue > 0 {
+		s += fmt.Sprintf(" queue=%d", ex.Queue)
+	}
+	if len(ex.Capabilities) > 0 {
+		s += " caps=" + strings.Join(ex.Capabilities, ",")
+	}
+	if ex.Gone != "" {
+		s += " gone=" + string(ex.Gone)
+	}
+	if ex.Draining {
+		s += " draining"
+	}
+	return s
 }
 
 func (sc *script) runLine(id string) string {
@@ -471,6 +638,9 @@ func (sc *script) runLine(id string) string {
 	}
 	if r.CancelRequested {
 		s += " cancel-requested"
+	}
+	if r.Wait != "" && !r.Terminal() {
+		s += fmt.Sprintf(" wait=%q", r.Wait)
 	}
 	if out {
 		s += " (out of state)"
@@ -518,6 +688,12 @@ func formatStep(v StepView, st *Step) string {
 	}
 	if st.Status == StepPending && !st.NotBefore.IsZero() {
 		s += " not_before=" + offset(st.NotBefore)
+	}
+	if v.Reassigned > 0 {
+		s += fmt.Sprintf(" reassigned=%d", v.Reassigned)
+	}
+	if v.Wait != "" {
+		s += fmt.Sprintf(" wait=%q", v.Wait)
 	}
 	return s
 }
@@ -576,6 +752,12 @@ func parsePlan(t *testing.T, name string, lines []string) *event.Plan {
 				st.Kind = event.StepKind(v)
 			case "title":
 				st.Title = v
+			case "caps":
+				st.Capabilities = list(v)
+			case "creates":
+				st.Creates = v
+			case "check":
+				st.Check = v
 			default:
 				t.Fatalf("plan %s: unknown step option %q", name, kv)
 			}

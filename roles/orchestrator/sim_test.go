@@ -6,11 +6,14 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/node/membership"
 )
 
 // sim generates plausible, messy event histories: a leader that decides
 // with in-flight suppression, executors that report (sometimes late,
-// twice, or about superseded attempts), operators that cancel, and leader
+// twice, or about superseded attempts), operators that cancel, drain
+// nodes and decide on held steps, a gossip membership in which nodes are
+// suspected, fail, leave and come back (sometimes restarted), and leader
 // changes that leave a deposed leader's decisions to be fenced.
 type sim struct {
 	rng    *rand.Rand
@@ -22,6 +25,10 @@ type sim struct {
 	stale  []Decision // a deposed leader's decisions, committed late
 	nodes  []string
 	nextID int
+	// members is the gossip view the leader reconciles with; online the
+	// executor.online each node announced last.
+	members map[string]membership.Member
+	online  map[string]event.ExecutorOnlineData
 	// reused counts decisions Decide made with an id the ledger already
 	// holds; refused counts commits of such ids, which a ledger refuses.
 	reused, refused int
@@ -30,14 +37,102 @@ type sim struct {
 }
 
 func newSim(seed uint64, check func(*State)) *sim {
-	m := &sim{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), s: NewState(), now: t0, check: check}
+	m := &sim{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), s: NewState(), now: t0, check: check,
+		members: map[string]membership.Member{}, online: map[string]event.ExecutorOnlineData{}}
 	for i := range 1 + m.rng.IntN(3) {
 		n := fmt.Sprintf("n%d", i+1)
 		m.nodes = append(m.nodes, n)
-		m.add(event.ExecutorOnline, "", n, event.ExecutorOnlineData{Slots: 1 + m.rng.IntN(3), Incarnation: "i1"})
+		d := event.ExecutorOnlineData{Slots: 1 + m.rng.IntN(3), Queue: m.rng.IntN(3), Capabilities: m.someCaps(), Incarnation: "i1"}
+		m.online[n] = d
+		m.members[n] = membership.Member{Meta: membership.Meta{Node: n, Incarnation: "i1", Roles: []string{event.RoleExecutor},
+			Slots: d.Slots, Capabilities: d.Capabilities}, State: membership.Alive}
+		m.add(event.ExecutorOnline, "", n, d)
 	}
 	m.elect()
 	return m
+}
+
+// someCaps is a random subset of the capabilities the simulator knows.
+func (m *sim) someCaps() []string {
+	var caps []string
+	for _, c := range []string{"docker", "gpu"} {
+		if m.rng.IntN(2) == 0 {
+			caps = append(caps, c)
+		}
+	}
+	return caps
+}
+
+// propose records what the leader decided as in flight.
+func (m *sim) propose(ds []Decision) {
+	for _, d := range ds {
+		if m.l.has(d.Draft.ID) {
+			m.reused++
+		}
+	}
+	m.held = append(m.held, ds...)
+}
+
+// inflight is the keys of the leader's decisions in flight.
+func (m *sim) inflight() map[DecisionKey]bool {
+	inflight := map[DecisionKey]bool{}
+	for _, d := range m.held {
+		inflight[d.Key] = true
+	}
+	return inflight
+}
+
+// view is the membership view the leader reconciles with.
+func (m *sim) view() MemberView {
+	v := MemberView{AbsentAfter: t0.Add(DefaultMembershipGrace)}
+	for _, n := range m.nodes {
+		v.Members = append(v.Members, m.members[n])
+	}
+	return v
+}
+
+// gossip changes what the membership says of a random node: suspected,
+// dead, departed, alive again, or restarted (a new incarnation, which its
+// executor may announce first); then the leader reconciles.
+func (m *sim) gossip() {
+	n := m.nodes[m.rng.IntN(len(m.nodes))]
+	mb := m.members[n]
+	mb.State = []membership.State{membership.Alive, membership.Suspect, membership.Dead, membership.Left}[m.rng.IntN(4)]
+	if m.rng.IntN(4) == 0 {
+		mb.State = membership.Alive
+		mb.Incarnation = fmt.Sprintf("i%d", m.rng.IntN(1000))
+		if m.rng.IntN(2) == 0 {
+			d := m.online[n]
+			d.Incarnation = mb.Incarnation
+			m.online[n] = d
+			m.add(event.ExecutorOnline, "", n, d)
+		}
+	}
+	m.members[n] = mb
+	ds, _ := ReconcileMembers(m.s, m.view(), m.now, m.epoch, m.inflight())
+	m.propose(ds)
+}
+
+// operator drains a node, or decides on a step (most often one held for
+// a decision).
+func (m *sim) operator() {
+	if m.rng.IntN(4) == 0 {
+		m.add(event.NodeDrain, "", "op", event.NodeDrainData{Node: m.nodes[m.rng.IntN(len(m.nodes))]})
+		return
+	}
+	r, st := m.pickStep(false)
+	for _, run := range m.s.activeRuns() {
+		for _, s := range run.Steps {
+			if s.Status == StepNeedsDecision && m.rng.IntN(2) == 0 {
+				r, st = run, s
+			}
+		}
+	}
+	if st == nil {
+		return
+	}
+	action := []event.StepAction{event.StepRetry, event.StepSkip, "redo"}[m.rng.IntN(3)]
+	m.add(event.StepDecided, r.ID, "op", event.StepDecidedData{Step: st.Spec.ID, Action: action})
 }
 
 func (m *sim) add(typ event.Type, run, node string, payload any) {
@@ -63,21 +158,16 @@ func (m *sim) elect() {
 
 // step runs one random action.
 func (m *sim) step() {
-	switch m.rng.IntN(14) {
+	switch m.rng.IntN(16) {
 	case 0:
 		m.submit()
 	case 1, 2, 3:
-		inflight := map[DecisionKey]bool{}
-		for _, d := range m.held {
-			inflight[d.Key] = true
-		}
-		ds, _ := Decide(m.s, m.now, m.epoch, inflight)
-		for _, d := range ds {
-			if m.l.has(d.Draft.ID) {
-				m.reused++
-			}
-		}
-		m.held = append(m.held, ds...)
+		ds, _ := Decide(m.s, m.now, m.epoch, m.inflight())
+		m.propose(ds)
+	case 14:
+		m.gossip()
+	case 15:
+		m.operator()
 	case 4, 5:
 		k := m.rng.IntN(len(m.held) + 1)
 		for _, d := range m.held[:k] {
@@ -143,6 +233,14 @@ func (m *sim) randomPlan() event.Plan {
 		st := event.Step{ID: fmt.Sprintf("s%d", i), Kind: event.KindShell, Run: "true",
 			Retries: m.rng.IntN(3), Idempotent: m.rng.IntN(2) == 0,
 			OnFailure: failures[m.rng.IntN(len(failures))], Subgoal: fmt.Sprintf("g%d", m.rng.IntN(2))}
+		switch m.rng.IntN(10) {
+		case 0:
+			st.Kind, st.Run = event.KindNoop, ""
+		case 1:
+			st.Creates = "/tmp/x"
+		case 2:
+			st.Capabilities = m.someCaps()
+		}
 		if m.rng.IntN(2) == 0 {
 			st.Backoff = event.Duration(500 * time.Millisecond)
 		}

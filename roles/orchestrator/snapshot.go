@@ -10,8 +10,11 @@ import (
 // forward; UnmarshalSnapshot refuses versions it does not know (the holder
 // then folds from the start). Version 2: State holds live runs only.
 // Version 3: runs and steps carry codes (a version-2 state lacks those the
-// fold would have given).
-const SnapshotVersion = 3
+// fold would have given). Version 4: membership (Nodes), executors'
+// queues, capabilities and states, and what reassignment needs of steps
+// (SlotAt above all: a version-3 state would take every assigned attempt
+// for one that never started).
+const SnapshotVersion = 4
 
 // ErrSnapshotVersion: the snapshot was written by an unknown format version.
 var ErrSnapshotVersion = errors.New("orchestrator: unsupported snapshot version")
@@ -52,6 +55,19 @@ func UnmarshalSnapshot(b []byte) (*State, error) {
 	if s.Executors == nil {
 		s.Executors = map[string]*Executor{}
 	}
+	if s.Nodes == nil {
+		s.Nodes = map[string]*Node{}
+	}
+	for id, ex := range s.Executors {
+		if ex == nil {
+			return nil, fmt.Errorf("orchestrator: unmarshal snapshot: executor %q is null", id)
+		}
+	}
+	for id, n := range s.Nodes {
+		if n == nil {
+			return nil, fmt.Errorf("orchestrator: unmarshal snapshot: node %q is null", id)
+		}
+	}
 	for id, r := range s.Runs {
 		if r == nil || r.ID != id {
 			return nil, fmt.Errorf("orchestrator: unmarshal snapshot: run %q is missing or misfiled", id)
@@ -72,5 +88,6 @@ func UnmarshalSnapshot(b []byte) (*State, error) {
 		}
 		r.buildIndex()
 	}
+	s.indexNodes()
 	return s, nil
 }

@@ -1,6 +1,8 @@
 package orchestrator
 
 import (
+	"cmp"
+	"slices"
 	"sort"
 	"time"
 
@@ -23,8 +25,17 @@ type State struct {
 	// Runs holds the live runs by run id: a run is added by its
 	// goal.submitted and removed by the event that finishes it.
 	Runs map[string]*Run `json:"runs"`
-	// Executors by node id.
+	// Executors by node id: announced by executor.online, or by the
+	// node.joined of a node that runs one. Only those neither gone nor
+	// draining nor suspect take new work (schedulable).
 	Executors map[string]*Executor `json:"executors"`
+	// Nodes is the cluster membership as the leader recorded it
+	// (node.joined, node.suspect, node.failed, node.left), by node id;
+	// empty in a cluster without gossip.
+	Nodes map[string]*Node `json:"nodes,omitempty"`
+	// ElectedAt is the time of the newest leader.elected folded: a new
+	// leader gives every executor a whole StartDeadline from then.
+	ElectedAt time.Time `json:"elected_at,omitzero"`
 	// Fenced counts decisions ignored because their epoch was older than
 	// Epoch: a deposed leader's late writes.
 	Fenced uint64 `json:"fenced"`
@@ -40,6 +51,13 @@ type State struct {
 
 	// track records changes for TakeChanges; nil unless TrackChanges.
 	track *tracker
+	// onNode holds, per node, the steps whose current attempt it holds
+	// (assigned or running), in the order they were assigned. Derived
+	// from Runs: kept by setStepStatus, rebuilt by UnmarshalSnapshot.
+	onNode map[string][]*Step
+	// dirty lists the nodes whose slots Apply must count again (reslot)
+	// once the event is folded.
+	dirty []string
 }
 
 // Run is one goal's journey from submission to a final status.
@@ -64,6 +82,11 @@ type Run struct {
 	Order      uint64    `json:"order"`
 	CreatedAt  time.Time `json:"created_at"`
 	FinishedAt time.Time `json:"finished_at,omitzero"`
+	// Wait names the first pending step (in plan order) that no
+	// schedulable executor can take, and why: "step build: no live
+	// executor offers docker". Views show it as the reason of a run that
+	// goes on.
+	Wait string `json:"wait,omitempty"`
 	// CancelRequested is set by an operator's run.cancel.
 	CancelRequested bool   `json:"cancel_requested,omitempty"`
 	CancelReason    string `json:"cancel_reason,omitempty"`
@@ -73,6 +96,7 @@ type Run struct {
 	index      map[string]int // step id → position in Steps
 	deps       [][]int        // position → positions of its dependencies (-1: unknown)
 	dependents [][]int        // position → positions of steps that depend on it
+	caps       bool           // some step requires capabilities
 }
 
 // Step is the scheduling state of one plan step.
@@ -105,18 +129,99 @@ type Step struct {
 	// CancelSent is the attempt for which a task.cancel was folded, so that
 	// Decide does not ask twice.
 	CancelSent int `json:"cancel_sent,omitempty"`
+	// AssignedSeq is the ledger position of the current attempt's
+	// task.assigned: an executor takes its assignments in that order.
+	AssignedSeq uint64 `json:"assigned_seq,omitempty"`
+	// SlotAt is when the current attempt, assigned and not yet reported
+	// started, could first have started: when its node had a free slot
+	// for it by the fold's count (its running steps and the assignments
+	// before it). Zero while it waits in the executor's queue. An attempt
+	// with a SlotAt may have started; one without never did.
+	SlotAt time.Time `json:"slot_at,omitzero"`
+	// Lost is the latest attempt given up (a task.cancel with code
+	// superseded): reports about it are superseded.
+	Lost int `json:"lost,omitempty"`
+	// Reassigned counts the attempts given up. They do not count against
+	// the step's retries.
+	Reassigned int `json:"reassigned,omitempty"`
+	// Next says why the next attempt is made, for its task.assigned
+	// (Reason): the attempt before it was given up, or an operator decided
+	// to retry. Empty for a first attempt and a retry after a failure.
+	Next string `json:"next,omitempty"`
+	// Wait says why a pending step that requires capabilities cannot be
+	// assigned: no schedulable executor offers them all. Empty otherwise.
+	Wait string `json:"wait,omitempty"`
 }
 
 // Executor is a node that runs steps.
 type Executor struct {
-	Slots       int       `json:"slots"`
+	// Slots is how many steps it runs at once.
+	Slots int `json:"slots"`
+	// Queue is how many assignments it holds beyond Slots, waiting for a
+	// slot: Decide gives it at most Slots+Queue (Capacity).
+	Queue int `json:"queue,omitempty"`
+	// Capabilities it offers; a step runs only where all of the step's
+	// capabilities are offered.
+	Capabilities []string `json:"capabilities,omitempty"`
+	// Version is its agentd build, as announced.
+	Version     string    `json:"version,omitempty"`
 	Incarnation string    `json:"incarnation"`
 	Since       time.Time `json:"since"`
+	// Gone is NodeFailed or NodeLeft once the membership recorded that of
+	// this incarnation: it takes no work, and what it held is given up.
+	Gone NodeState `json:"gone,omitempty"`
+	// Draining is set by node.drain: it takes no new work, and the
+	// assignments it could not have started are given up.
+	Draining bool `json:"draining,omitempty"`
+}
+
+// Capacity is how many steps Decide lets the executor hold: its slots and
+// its queue.
+func (ex *Executor) Capacity() int { return ex.Slots + max(ex.Queue, 0) }
+
+// Offers reports whether the executor offers every capability in caps.
+func (ex *Executor) Offers(caps []string) bool {
+	for _, c := range caps {
+		if !slices.Contains(ex.Capabilities, c) {
+			return false
+		}
+	}
+	return true
+}
+
+// NodeState is where a node is, as the leader recorded its membership.
+type NodeState string
+
+// Node states (node.joined, node.suspect, node.failed, node.left).
+const (
+	NodeAlive   NodeState = "alive"
+	NodeSuspect NodeState = "suspect"
+	NodeFailed  NodeState = "failed"
+	NodeLeft    NodeState = "left"
+)
+
+// Node is one cluster member as the leader recorded it: the incarnation and
+// metadata of its last membership event.
+type Node struct {
+	Incarnation  string    `json:"incarnation"`
+	State        NodeState `json:"state"`
+	Since        time.Time `json:"since"`
+	Roles        []string  `json:"roles,omitempty"`
+	Capabilities []string  `json:"capabilities,omitempty"`
+	Slots        int       `json:"slots,omitempty"`
+	Version      string    `json:"version,omitempty"`
+	Addr         string    `json:"addr,omitempty"`
+	Reason       string    `json:"reason,omitempty"`
+	// Changes counts the membership events applied for the node; the next
+	// decision about it names it (DecisionKey.Revision), so that no two
+	// are alike.
+	Changes int `json:"changes"`
 }
 
 // NewState returns the empty state every fold starts from.
 func NewState() *State {
-	return &State{Runs: map[string]*Run{}, Executors: map[string]*Executor{}}
+	return &State{Runs: map[string]*Run{}, Executors: map[string]*Executor{},
+		Nodes: map[string]*Node{}, onNode: map[string][]*Step{}}
 }
 
 // foldFunc folds one event of a known type.
@@ -136,6 +241,12 @@ var folds = map[event.Type]foldFunc{
 	event.ExecutorOnline: foldExecutorOnline,
 	event.TaskStarted:    foldTaskStarted,
 	event.TaskFinished:   foldTaskFinished,
+	event.NodeJoined:     foldNodeJoined,
+	event.NodeSuspect:    foldNodeSuspect,
+	event.NodeFailed:     foldNodeFailed,
+	event.NodeLeft:       foldNodeLeft,
+	event.NodeDrain:      foldNodeDrain,
+	event.StepDecided:    foldStepDecided,
 }
 
 // Apply folds one committed event into s. It is pure and deterministic:
@@ -150,35 +261,126 @@ func (s *State) Apply(ev event.Event) {
 	if ev.Seq > s.Seq {
 		s.Seq = ev.Seq
 	}
-	if f := folds[ev.Type]; f != nil {
-		f(s, ev)
-		if ev.Run != "" {
-			s.evictIfFinished(s.Runs[ev.Run])
-		}
+	f := folds[ev.Type]
+	if f == nil {
+		return
+	}
+	epoch := s.Epoch
+	f(s, ev)
+	if s.Epoch != epoch {
+		s.ElectedAt = ev.Time
+	}
+	for _, node := range s.dirty {
+		s.reslot(node, ev.Time)
+	}
+	s.dirty = s.dirty[:0]
+	if ev.Run != "" {
+		s.evictIfFinished(s.Runs[ev.Run])
 	}
 }
 
-// FreeSlots returns how many more steps node can take: its slots minus the
-// steps assigned to or running on it across all runs (never below zero).
+// FreeSlots returns how many more steps node can run at once: its slots
+// minus the steps assigned to or running on it across all runs (never
+// below zero).
 func (s *State) FreeSlots(node string) int {
 	ex := s.Executors[node]
 	if ex == nil {
 		return 0
 	}
-	return max(0, ex.Slots-s.busy()[node])
+	return max(0, ex.Slots-len(s.onNode[node]))
 }
 
-// busy counts assigned and running steps per node over the live runs.
-func (s *State) busy() map[string]int {
-	n := map[string]int{}
-	for _, r := range s.Runs {
-		for _, st := range r.Steps {
-			if st.Active() {
-				n[st.Node]++
-			}
+// Load returns, per node, how many steps it holds (assigned or running).
+// Nodes that hold none are left out.
+func (s *State) Load() map[string]int {
+	n := make(map[string]int, len(s.onNode))
+	for node, steps := range s.onNode {
+		if len(steps) > 0 {
+			n[node] = len(steps)
 		}
 	}
 	return n
+}
+
+// busy counts assigned and running steps per node over the live runs.
+func (s *State) busy() map[string]int { return s.Load() }
+
+// schedulable reports whether the executor of node may take new work: it
+// is not gone, not draining, and its incarnation is not suspect.
+func (s *State) schedulable(node string, ex *Executor) bool {
+	if ex == nil || ex.Gone != "" || ex.Draining {
+		return false
+	}
+	n := s.Nodes[node]
+	return n == nil || n.Incarnation != ex.Incarnation || n.State != NodeSuspect
+}
+
+// holding records that st's current attempt started or stopped holding a
+// slot of its node (active: assigned or running), and marks the node for
+// reslot.
+func (s *State) holding(st *Step, active bool) {
+	steps := s.onNode[st.Node]
+	if active {
+		s.onNode[st.Node] = append(steps, st)
+	} else if i := slices.Index(steps, st); i >= 0 {
+		s.onNode[st.Node] = slices.Delete(steps, i, i+1)
+		if len(s.onNode[st.Node]) == 0 {
+			delete(s.onNode, st.Node)
+		}
+	}
+	s.touchNode(st.Node)
+}
+
+// touchNode marks node for reslot at the end of the event's fold.
+func (s *State) touchNode(node string) {
+	if !slices.Contains(s.dirty, node) {
+		s.dirty = append(s.dirty, node)
+	}
+}
+
+// reslot gives a SlotAt of t to the assignments of node that now could
+// have started: an executor starts its assignments in the order they were
+// made, as slots free up, so the first Slots-running of them hold a slot.
+// A gone executor frees no slot: nothing more on it could start.
+func (s *State) reslot(node string, t time.Time) {
+	ex := s.Executors[node]
+	if ex == nil || ex.Gone != "" {
+		return
+	}
+	free := ex.Slots
+	for _, st := range s.onNode[node] {
+		if st.Status == StepRunning {
+			free--
+		}
+	}
+	for _, st := range s.onNode[node] {
+		if st.Status != StepAssigned {
+			continue
+		}
+		if free <= 0 {
+			return
+		}
+		free--
+		if st.SlotAt.IsZero() {
+			st.SlotAt = t
+		}
+	}
+}
+
+// indexNodes rebuilds onNode from the runs (after a snapshot is read):
+// every active step under its node, in the order of its assignment.
+func (s *State) indexNodes() {
+	s.onNode = map[string][]*Step{}
+	for _, r := range s.activeRuns() {
+		for _, st := range r.Steps {
+			if st.Active() {
+				s.onNode[st.Node] = append(s.onNode[st.Node], st)
+			}
+		}
+	}
+	for _, steps := range s.onNode {
+		slices.SortStableFunc(steps, func(a, b *Step) int { return cmp.Compare(a.AssignedSeq, b.AssignedSeq) })
+	}
 }
 
 // activeRuns returns the live runs, oldest first.

@@ -21,11 +21,13 @@ const (
 // StepStatus is where a step is in its lifecycle (stepTable).
 type StepStatus string
 
-// Step statuses. Gated, approved, edited, denied and needs-decision are in
-// the table for the approval gates of a later issue; nothing enters them
-// yet. A step in State is never ready: readiness depends on the clock and is
-// computed by Decide, and StepStatus shows a pending step whose
-// dependencies are all done as ready.
+// Step statuses. Gated, approved, edited and denied are in the table for
+// the approval gates of a later issue; nothing enters them yet. A step
+// enters needs-decision when the attempt of a step that is not idempotent
+// was given up and may have started (its node failed, for one), and leaves
+// it by an operator's step.decided. A step in State is never ready:
+// readiness depends on the clock and is computed by Decide, and StepStatus
+// shows a pending step whose dependencies are all done as ready.
 const (
 	StepPending       StepStatus = "pending"
 	StepReady         StepStatus = "ready"
@@ -81,10 +83,13 @@ var runTable = lifecycle[RunStatus]{
 //
 //	pending → ready → [gated → approved | edited | skipped | denied] → assigned → running
 //	  → succeeded | failed | skipped | cancelled
-//	running → needs-decision → pending (approved: re-run) | skipped
+//	assigned | running → needs-decision → pending (retry) | skipped
 //
 // A failed attempt that may be retried goes back to pending (its next
-// assignment is attempt+1), from assigned (it failed to start) or running.
+// assignment is attempt+1), from assigned (it failed to start) or running;
+// so does an attempt given up (superseded) that is idempotent or never
+// started, and one that may have started and is not idempotent goes to
+// needs-decision.
 // The fold stores a ready step as pending (readiness is computed), so
 // pending moves where ready does. Any step not yet final may be cancelled
 // (its run ended). A status without successors is final.
@@ -94,7 +99,7 @@ var stepTable = lifecycle[StepStatus]{
 	{StepGated, []StepStatus{StepApproved, StepEdited, StepSkipped, StepDenied, StepCancelled}},
 	{StepApproved, []StepStatus{StepAssigned, StepCancelled}},
 	{StepEdited, []StepStatus{StepAssigned, StepCancelled}},
-	{StepAssigned, []StepStatus{StepRunning, StepSucceeded, StepFailed, StepSkipped, StepCancelled, StepPending}},
+	{StepAssigned, []StepStatus{StepRunning, StepSucceeded, StepFailed, StepSkipped, StepCancelled, StepPending, StepNeedsDecision}},
 	{StepRunning, []StepStatus{StepSucceeded, StepFailed, StepSkipped, StepCancelled, StepPending, StepNeedsDecision}},
 	{StepNeedsDecision, []StepStatus{StepPending, StepSkipped, StepCancelled}},
 	{StepSucceeded, nil},
@@ -224,10 +229,16 @@ func (s *State) setRunStatus(r *Run, to RunStatus) bool {
 	return true
 }
 
-// setStepStatus moves step i of r to status to through the step table.
+// setStepStatus moves step i of r to status to through the step table,
+// and keeps the index of the slots its attempt holds (onNode).
 func (s *State) setStepStatus(r *Run, i int, to StepStatus) bool {
-	if !move(s, stepMoves, &r.Steps[i].Status, to) {
+	st := r.Steps[i]
+	was := st.Active()
+	if !move(s, stepMoves, &st.Status, to) {
 		return false
+	}
+	if st.Active() != was {
+		s.holding(st, !was)
 	}
 	s.touchStep(r, i)
 	return true

@@ -282,7 +282,9 @@ func TestFoldMovesOnlyAlongTheTables(t *testing.T) {
 	for _, k := range []string{"run submitted→planned", "run planned→running", "run running→failed",
 		"run running→cancelled", "run running→succeeded", "run submitted→failed",
 		"step pending→assigned", "step assigned→running", "step running→succeeded", "step running→pending",
-		"step running→failed", "step assigned→cancelled", "step pending→cancelled", "step running→skipped"} {
+		"step running→failed", "step assigned→cancelled", "step pending→cancelled", "step running→skipped",
+		"step assigned→pending", "step assigned→needs-decision", "step running→needs-decision",
+		"step needs-decision→pending", "step needs-decision→skipped", "step needs-decision→cancelled"} {
 		if moved[k] == 0 {
 			t.Errorf("no history moved %s: %v", k, moved)
 		}

@@ -9,14 +9,16 @@ import (
 // RunView is the public shape of a run (agentctl run show -o json, the
 // HTTP API). Documented in docs/cli.md; fields are only ever added.
 type RunView struct {
-	ID         string          `json:"id"`
-	Goal       string          `json:"goal"`
-	Status     event.RunStatus `json:"status"`
-	Reason     string          `json:"reason,omitempty"`
-	Revision   int             `json:"revision"`
-	CreatedAt  time.Time       `json:"created_at"`
-	FinishedAt *time.Time      `json:"finished_at"`
-	Steps      []StepView      `json:"steps"`
+	ID     string          `json:"id"`
+	Goal   string          `json:"goal"`
+	Status event.RunStatus `json:"status"`
+	// Reason says why the run failed or was cancelled; while it runs, why
+	// a ready step waits, if one does (Run.Reason).
+	Reason     string     `json:"reason,omitempty"`
+	Revision   int        `json:"revision"`
+	CreatedAt  time.Time  `json:"created_at"`
+	FinishedAt *time.Time `json:"finished_at"`
+	Steps      []StepView `json:"steps"`
 	// Code is the stable reason of a failure or cancellation (Codes);
 	// Reason is for people.
 	Code string `json:"code,omitempty"`
@@ -39,6 +41,12 @@ type StepView struct {
 	// Code is the stable reason of the last failure or of the
 	// cancellation (Codes); Error is for people.
 	Code string `json:"code,omitempty"`
+	// Reassigned counts the attempts given up for another (their node
+	// failed, left or drained, or they did not start in time).
+	Reassigned int `json:"reassigned,omitempty"`
+	// Wait says why a pending step cannot be assigned until the
+	// executors change: "no live executor offers docker".
+	Wait string `json:"wait,omitempty"`
 }
 
 // RunSummary is a run without its steps: one row of a run listing

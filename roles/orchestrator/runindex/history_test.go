@@ -17,8 +17,10 @@ import (
 // history builds a plausible ledger history of real signed messages: an
 // operator submits and cancels goals, a planner proposes and rejects plans,
 // a leader decides (orchestrator.Decide on the state folded so far) and is
-// re-elected, executors start and finish attempts with every outcome, and
-// unrelated, refused and missing messages come in between. Stream times
+// re-elected, executors start and finish attempts with every outcome,
+// fail and come back (the leader records it, and an operator decides on
+// the steps held), and unrelated, refused and missing messages come in
+// between. Stream times
 // never go back and are often equal, so that ties are broken by run id.
 type history struct {
 	t     tb
@@ -118,6 +120,32 @@ func (h *history) cancel(run string) {
 
 func (h *history) memory() {
 	h.emit(h.kit.Operator, event.MustDraft(event.MemoryPut, "", event.MemoryPutData{Scope: "shared", Key: "k", Value: "v"}))
+}
+
+// node records what the membership says of an executor node (node.joined
+// or node.failed), as the leader would.
+func (h *history) node(typ event.Type, node string) {
+	h.emit(h.ids["lead"], event.MustDraft(typ, "", event.NodeData{Decision: event.Decision{Epoch: h.epoch}, Node: node,
+		Incarnation: "i1", Roles: []string{event.RoleExecutor}, Slots: 1}))
+}
+
+// decided is an operator's decision on a step.
+func (h *history) decided(run, step string, action event.StepAction) {
+	h.emit(h.kit.Operator, event.MustDraft(event.StepDecided, run, event.StepDecidedData{Step: step, Action: action, Reason: "checked"}))
+}
+
+// held returns the steps of live runs held for a decision, in a stable
+// order.
+func (h *history) held() []attempt {
+	var out []attempt
+	for _, id := range h.liveRuns() {
+		for _, st := range h.s.Runs[id].Steps {
+			if st.Status == orchestrator.StepNeedsDecision {
+				out = append(out, attempt{run: id, step: st.Spec.ID, n: st.Attempt, node: st.Node})
+			}
+		}
+	}
+	return out
 }
 
 // decide emits what the leader decides now; it returns how many decisions.

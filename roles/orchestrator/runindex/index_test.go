@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -468,4 +469,83 @@ func TestRestoreRefusesDamagedSnapshots(t *testing.T) {
 			t.Errorf("Restore(%s) succeeded", data)
 		}
 	}
+}
+
+// TestNeedsDecisionAndReassignmentsOnDisk: a step whose node failed shows,
+// in its row and its run's summary, as held for a decision or given to
+// another attempt, with the count of attempts given up; an operator's retry
+// and the run's end are written too, and read back after a restart.
+func TestNeedsDecisionAndReassignmentsOnDisk(t *testing.T) {
+	kit := ledgertest.NewKit(t)
+	dir := t.TempDir()
+	st := ledgertest.OpenDir(t, dir)
+	x := attach(t, st)
+	h := newHistory(t, kit)
+	id := h.submit("survive a node")
+	h.propose(id, 1, event.Plan{Steps: []event.Step{
+		{ID: "once", Kind: event.KindShell, Run: "true"},
+		{ID: "again", Kind: event.KindShell, Run: "true", Idempotent: true},
+	}})
+	h.decide() // accept
+	h.decide() // assign both
+	for _, a := range h.active() {
+		h.start(a)
+	}
+	h.node(event.NodeFailed, "n1")
+	h.node(event.NodeFailed, "n2")
+	h.decide() // give both up
+	appendChunks(t, st, h.msgs)
+	h.msgs = nil
+
+	row := func(x *Index, step string) orchestrator.StepView {
+		t.Helper()
+		for e, err := range x.Steps(id, -1) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e.View.ID == step {
+				return e.View
+			}
+		}
+		t.Fatalf("no row for step %s", step)
+		return orchestrator.StepView{}
+	}
+	sum, err := x.Run(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.StepCounts["needs-decision"] != 1 || sum.StepCounts["ready"] != 1 {
+		t.Errorf("summary step counts %v, want one needs-decision and one ready", sum.StepCounts)
+	}
+	if r := row(x, "once"); r.Status != "needs-decision" || r.Reassigned != 1 || r.Code != "node_lost" || r.Attempt != 1 {
+		t.Errorf("row of once: %+v", r)
+	}
+	if r := row(x, "again"); r.Status != "ready" || r.Reassigned != 1 || r.Code != "node_lost" {
+		t.Errorf("row of again: %+v", r)
+	}
+
+	h.node(event.NodeJoined, "n1")
+	h.node(event.NodeJoined, "n2")
+	h.decided(id, "once", event.StepRetry)
+	h.runToEnd()
+	appendChunks(t, st, h.msgs)
+	check := func(x *Index) {
+		t.Helper()
+		sum, err := x.Run(id)
+		if err != nil || sum.Status != event.RunSucceeded {
+			t.Fatalf("run %+v %v, want succeeded", sum, err)
+		}
+		if r := row(x, "once"); r.Status != "succeeded" || r.Attempt != 2 || r.Reassigned != 1 {
+			t.Errorf("row of once after the retry: %+v", r)
+		}
+		if got, want := entries(t, st), model(h.recs); !maps.Equal(got, want) {
+			t.Errorf("entries differ from the model:\n%s", diff(got, want))
+		}
+	}
+	check(x)
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st = ledgertest.OpenDir(t, dir)
+	check(attach(t, st))
 }

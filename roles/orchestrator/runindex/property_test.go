@@ -25,7 +25,7 @@ func drawHistory(rt *rapid.T, kit *ledgertest.Kit) *history {
 	failures := []event.OnFailure{"", event.OnFailureContinue, event.OnFailureRetry}
 	goals := []string{"Build it", "build docs", "ship", "SHIP again"}
 	for range rapid.IntRange(10, 70).Draw(rt, "actions") {
-		switch rapid.IntRange(0, 11).Draw(rt, "action") {
+		switch rapid.IntRange(0, 13).Draw(rt, "action") {
 		case 0:
 			id := h.submit(goals[pick(len(goals), "goal")])
 			if pick(5, "plan?") > 0 {
@@ -69,6 +69,13 @@ func drawHistory(rt *rapid.T, kit *ledgertest.Kit) *history {
 			}
 		case 11:
 			h.advance(time.Duration(pick(3, "seconds")) * time.Second)
+		case 12:
+			h.node([]event.Type{event.NodeFailed, event.NodeJoined}[pick(2, "node state")], executors[pick(len(executors), "node")])
+		case 13:
+			if held := h.held(); len(held) > 0 {
+				a := held[pick(len(held), "held")]
+				h.decided(a.run, a.step, []event.StepAction{event.StepRetry, event.StepSkip}[pick(2, "decision")])
+			}
 		}
 	}
 	return h

@@ -170,7 +170,7 @@ func (lr *liveRun) summary(r *orchestrator.Run) orchestrator.RunSummary {
 		ID:         r.ID,
 		Goal:       r.Goal,
 		Status:     r.Status.Wire(),
-		Reason:     r.Reason,
+		Reason:     r.ShownReason(),
 		Revision:   r.Revision,
 		Steps:      len(r.Steps),
 		StepCounts: lr.counts,

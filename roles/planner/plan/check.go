@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -106,6 +107,7 @@ func checkStep(ps *problems, s *draftStep) {
 	default:
 		ps.add(s.pos("on_failure"), "unknown on_failure %q; allowed: %s", st.OnFailure, strings.Join(onFailures, ", "))
 	}
+	checkCapabilities(ps, s)
 	for _, name := range slices.Sorted(maps.Keys(st.Env)) {
 		if !validEnvName(name) {
 			ps.add(s.pos("env."+name), "env name %q is not a valid variable name ([A-Za-z_][A-Za-z0-9_]*)", name)
@@ -135,6 +137,39 @@ func effectiveKind(st *event.Step) event.StepKind {
 	default:
 		return event.KindNoop
 	}
+}
+
+// checkCapabilities reports capability names an executor could not
+// announce (the grammar of executor.capabilities: letters, digits, '-'
+// and '_'), and more of them than MaxCapabilities.
+func checkCapabilities(ps *problems, s *draftStep) {
+	caps := s.step.Capabilities
+	if len(caps) > MaxCapabilities {
+		ps.add(s.pos("capabilities"), "%d capabilities; the limit is %d", len(caps), MaxCapabilities)
+	}
+	for j, c := range caps {
+		at := s.pos(fmt.Sprintf("capabilities[%d]", j))
+		switch {
+		case c == "":
+			ps.add(at, "capability is empty")
+		case len(c) > MaxCapabilityLen:
+			ps.add(at, "capability is %d bytes; the limit is %d", len(c), MaxCapabilityLen)
+		case !validCapability(c):
+			ps.add(at, "capability %q: only letters, digits, '-' and '_' are allowed", c)
+		}
+	}
+}
+
+// validCapability reports whether c follows the grammar executors
+// announce capabilities in (config's executor.capabilities).
+func validCapability(c string) bool {
+	for i := 0; i < len(c); i++ {
+		b := c[i]
+		if !(b == '-' || b == '_' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 func validEnvName(name string) bool {

@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"fmt"
+
 	"github.com/agentic-dev/agentic/bus/event"
 	"gopkg.in/yaml.v3"
 )
@@ -9,7 +11,7 @@ import (
 var (
 	planFields     = []string{"goal", "steps", "subgoals"}
 	subgoalFields  = []string{"id", "title", "depends_on", "steps"}
-	stepFields     = []string{"id", "title", "kind", "run", "depends_on", "timeout", "retries", "backoff", "idempotent", "creates", "check", "on_failure", "env", "cwd"}
+	stepFields     = []string{"id", "title", "kind", "run", "depends_on", "timeout", "retries", "backoff", "idempotent", "creates", "check", "on_failure", "env", "cwd", "capabilities"}
 	seedFields     = []string{"mode", "goal", "steps"}
 	seedStepFields = []string{"goal", "commands"}
 )
@@ -173,6 +175,13 @@ func (w *walker) stepField(s *draftStep, e entry, p pos) (ok bool) {
 		ok = w.env(s, e.val, p)
 	case "cwd":
 		st.Cwd, ok = w.str(e.val, p)
+	case "capabilities":
+		var caps []ref
+		caps, ok = w.refs(e.val, p)
+		for j, c := range caps {
+			st.Capabilities = append(st.Capabilities, c.id)
+			s.field[fmt.Sprintf("capabilities[%d]", j)] = c.at
+		}
 	}
 	return ok
 }

@@ -39,7 +39,9 @@
 //	{"mode": "plan", "steps": [{"goal": "…", "commands": ["…", "…"]}]}
 //
 // Step fields: id, title, kind (shell | noop), run, depends_on, timeout,
-// retries, backoff, idempotent, creates, check, on_failure, env, cwd.
+// retries, backoff, idempotent, creates, check, on_failure, env, cwd,
+// capabilities (a list, or one name: what the executor must offer, all of
+// it — capabilities: [docker]; names of letters, digits, '-' and '_').
 // YAML anchors, aliases and merge keys (<<) work.
 //
 // Invariants of an event.Plan returned by Parse or given by Normalize:
@@ -51,7 +53,8 @@
 //     (MaxSteps, MaxCommandBytes, …) hold.
 //  2. Defaults are filled: Kind is shell when the step has run and noop
 //     otherwise; OnFailure is abort; Backoff is DefaultBackoff when
-//     Retries > 0 and no backoff was given.
+//     Retries > 0 and no backoff was given. Capabilities are sorted, each
+//     once (nil when none).
 //  3. Dependencies are step ids only. A subgoal dependency "A depends on
 //     B" becomes edges from A's entry steps (no dependency inside A) to
 //     B's exit steps (nothing inside B depends on them); a dependency on a

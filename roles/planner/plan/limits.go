@@ -15,6 +15,10 @@ const (
 	MaxIDLen = event.MaxStepIDLen
 	// MaxRetries caps a step's retries.
 	MaxRetries = 100
+	// MaxCapabilities caps the capabilities one step requires.
+	MaxCapabilities = 32
+	// MaxCapabilityLen caps the length of one capability name.
+	MaxCapabilityLen = 64
 	// MaxDependencies caps the dependency edges of a plan after subgoal
 	// dependencies are expanded into step dependencies.
 	MaxDependencies = 200000

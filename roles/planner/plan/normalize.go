@@ -2,6 +2,7 @@ package plan
 
 import (
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
@@ -92,6 +93,10 @@ func (g *graph) plan() *event.Plan {
 		st.Env = maps.Clone(st.Env)
 		if len(st.Env) == 0 {
 			st.Env = nil
+		}
+		st.Capabilities = slices.Compact(slices.Sorted(slices.Values(st.Capabilities)))
+		if len(st.Capabilities) == 0 {
+			st.Capabilities = nil
 		}
 		p.Steps = append(p.Steps, st)
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -61,6 +62,31 @@ steps:
 			t.Errorf("step %q = kind %q on_failure %q backoff %v timeout %v run %q; want %q %q %v %v %q",
 				c.id, s.Kind, s.OnFailure, s.Backoff, s.Timeout, s.Run, c.kind, c.onFailure, c.backoff, c.timeout, c.run)
 		}
+	}
+}
+
+// TestCapabilities: a step's capabilities, a list or one name, come out
+// sorted and each once; none is nil.
+func TestCapabilities(t *testing.T) {
+	p := mustParse(t, "p.yaml", `
+steps:
+  - {id: gpu, run: train, capabilities: [gpu, docker, gpu]}
+  - {id: one, run: x, capabilities: docker}
+  - {id: none, run: x, capabilities: []}
+  - {id: absent, run: x}
+`)
+	for id, want := range map[string][]string{"gpu": {"docker", "gpu"}, "one": {"docker"}, "none": nil, "absent": nil} {
+		if got := p.Step(id).Capabilities; !slices.Equal(got, want) || (want == nil) != (got == nil) {
+			t.Errorf("step %s capabilities %#v, want %#v", id, got, want)
+		}
+	}
+	b, err := json.Marshal(p.Step("gpu"))
+	if err != nil || !strings.Contains(string(b), `"capabilities":["docker","gpu"]`) {
+		t.Errorf("wire form %s %v", b, err)
+	}
+	q := clonePlan(p)
+	if err := Normalize(&q); err != nil || !reflect.DeepEqual(q, *p) {
+		t.Errorf("normalizing again changed the plan: %v", err)
 	}
 }
 

@@ -89,6 +89,11 @@ func TestParseErrors(t *testing.T) {
 		{"env not a mapping", "p.yaml", "steps:\n  - id: a\n    run: x\n    env: [A=1]\n", []want{{path: "steps[0].env", msg: "must be a mapping, got a list"}}},
 		{"env value not a string", "p.yaml", "steps:\n  - id: a\n    run: x\n    env: {A: [1]}\n", []want{{path: "steps[0].env.A", msg: "must be a string"}}},
 		{"env bad name", "p.yaml", "steps:\n  - id: a\n    run: x\n    env: {1A: x}\n", []want{{line: 4, path: "steps[0].env.1A", msg: `env name "1A" is not a valid variable name`}}},
+		{"capabilities not a list", "p.yaml", "steps:\n  - id: a\n    run: x\n    capabilities: {docker: true}\n", []want{{path: "steps[0].capabilities", msg: "must be a list of ids, got a mapping"}}},
+		{"capability bad name", "p.yaml", "steps:\n  - id: a\n    run: x\n    capabilities: [docker, \"gpu 2\", \"\"]\n", []want{
+			{line: 4, col: 28, path: "steps[0].capabilities[1]", msg: `capability "gpu 2": only letters, digits, '-' and '_' are allowed`},
+			{path: "steps[0].capabilities[2]", msg: "capability is empty"}}},
+		{"capability too long", "p.yaml", "steps:\n  - id: a\n    run: x\n    capabilities: " + strings.Repeat("c", MaxCapabilityLen+1) + "\n", []want{{line: 4, col: 19, path: "steps[0].capabilities", msg: "capability is 65 bytes; the limit is 64"}}},
 		{"depends_on not a list", "p.yaml", "steps:\n  - id: a\n    run: x\n    depends_on: {b: c}\n", []want{{path: "steps[0].depends_on", msg: "must be a list of ids, got a mapping"}}},
 		{"steps not a list", "p.yaml", "steps: 5\n", []want{{path: "steps", msg: "must be a list"}}},
 		{"step not a mapping", "p.yaml", "steps:\n  - make\n", []want{{path: "steps[0]", msg: "must be a mapping, got a string"}}},

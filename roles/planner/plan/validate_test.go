@@ -36,6 +36,12 @@ func TestValidateCodeBuiltPlan(t *testing.T) {
 				{path: "steps[0].on_failure", msg: "unknown on_failure"},
 				{path: "steps[0].env.A-B", msg: "not a valid variable name"},
 			}},
+		{"capabilities", &event.Plan{Steps: []event.Step{{ID: "a", Run: "x", Capabilities: append([]string{"docker", "no/slash"}, make([]string, MaxCapabilities)...)}}},
+			[]want{
+				{path: "steps[0].capabilities", msg: "34 capabilities; the limit is 32"},
+				{path: "steps[0].capabilities[1]", msg: `capability "no/slash"`},
+				{path: "steps[0].capabilities[2]", msg: "capability is empty"},
+			}},
 		{"shell without run", &event.Plan{Steps: []event.Step{{ID: "a", Kind: event.KindShell}}}, []want{{path: "steps[0].run", msg: "shell step needs run"}}},
 		{"unknown subgoal label", &event.Plan{Subgoals: []event.Subgoal{{ID: "setup"}}, Steps: []event.Step{{ID: "a", Run: "x", Subgoal: "setpu"}}},
 			[]want{{path: "steps[0].subgoal", msg: `unknown subgoal "setpu" (did you mean "setup"?)`}, {path: "subgoals[0]", msg: `subgoal "setup" has no steps`}}},

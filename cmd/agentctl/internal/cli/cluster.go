@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/agentic-dev/agentic/bus"
@@ -18,12 +19,14 @@ func (a *app) clusterCmd() *cobra.Command {
 	return group("cluster", "Cluster-wide settings",
 		`Cluster-wide settings are facts in the ledger, the same for every node,
 changed only with agentctl (no node takes them from its configuration file).`,
-		group("settings", "Show or change the cluster settings (stream limits and replicas)",
+		group("settings", "Show or change the cluster settings (stream limits and replicas, lease TTL)",
 			`The cluster settings are the limits and replicas of the AGENTIC_EVENTS and
-AGENTIC_LOGS streams. Each change is a cluster.settings event in the ledger
-carrying the full settings and a revision number; ledger nodes apply it to
-the streams. A stream that differs from the settings in force is drift:
-nodes report it (log, metric, "show") and never correct it on their own.`,
+AGENTIC_LOGS streams and the orchestrators' leader lease TTL. Each change is
+a cluster.settings event in the ledger carrying the full settings and a
+revision number; ledger nodes apply it to the streams and the leader bucket,
+and every orchestrator times its lease by it. A stream that differs from the
+settings in force is drift: nodes report it (log, metric, "show") and never
+correct it on their own.`,
 			a.clusterSettingsShowCmd(), a.clusterSettingsSetCmd()))
 }
 
@@ -68,6 +71,7 @@ answer object documented in docs/cli.md.`,
 type settingsFlags struct {
 	eventsAge, eventsBytes, logsAge, logsBytes string
 	eventsReplicas, logsReplicas               int
+	leaseTTL                                   string
 	reapply                                    bool
 }
 
@@ -85,10 +89,14 @@ force and has applied it to the streams, and print the result.
 Ages are Go durations (720h, 90m; 0s: no limit; at least 1h otherwise).
 Sizes take binary units (512MiB, 4GiB; also K, M, G, T) or decimal ones
 (500MB, 2GB); 0: no limit; at least 64MiB otherwise. Replicas: 1 to 5.
+The lease TTL is a Go duration from 500ms to 1m (default 1.5s): a killed
+leader is replaced within about a TTL, and a leader that cannot renew for
+two thirds of it loses the lease.
 --reapply publishes the settings in force again unchanged, which applies
 them to the streams again (the way to repair drift).`,
 		Example: `  agentctl cluster settings set --events-max-age 720h --logs-max-bytes 2GiB
   agentctl cluster settings set --events-max-bytes 0     # no byte limit
+  agentctl cluster settings set --lease-ttl 3s
   agentctl cluster settings set --reapply`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -102,6 +110,7 @@ them to the streams again (the way to repair drift).`,
 	fl.StringVar(&f.logsAge, "logs-max-age", "", "age limit of AGENTIC_LOGS (Go duration; 0s: none)")
 	fl.StringVar(&f.logsBytes, "logs-max-bytes", "", "byte limit of AGENTIC_LOGS (e.g. 1GiB; 0: none)")
 	fl.IntVar(&f.logsReplicas, "logs-replicas", 0, "replicas of AGENTIC_LOGS (1-5)")
+	fl.StringVar(&f.leaseTTL, "lease-ttl", "", "orchestrators' leader lease TTL (Go duration, 500ms to 1m)")
 	fl.BoolVar(&f.reapply, "reapply", false, "publish the settings in force again, unchanged")
 	return cmd
 }
@@ -152,6 +161,19 @@ func (f settingsFlags) apply(cmd *cobra.Command, s *settings.Settings) error {
 	age("events-max-age", f.eventsAge, &s.Events.MaxAge)
 	size("events-max-bytes", f.eventsBytes, &s.Events.MaxBytes)
 	replicas("events-replicas", f.eventsReplicas, &s.Events.Replicas)
+	if changed("lease-ttl") {
+		d, err := time.ParseDuration(strings.TrimSpace(f.leaseTTL))
+		if err != nil {
+			err = fmt.Errorf("%q is not a duration: want a Go duration such as \"1.5s\" or \"3s\"", f.leaseTTL)
+		} else {
+			err = settings.CheckLeaseTTL(d)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--lease-ttl: %w", err))
+		} else {
+			s.LeaseTTL = d
+		}
+	}
 	age("logs-max-age", f.logsAge, &s.Logs.MaxAge)
 	size("logs-max-bytes", f.logsBytes, &s.Logs.MaxBytes)
 	replicas("logs-replicas", f.logsReplicas, &s.Logs.Replicas)
@@ -162,8 +184,8 @@ func (f settingsFlags) apply(cmd *cobra.Command, s *settings.Settings) error {
 }
 
 func (a *app) clusterSettingsSet(cmd *cobra.Command, f settingsFlags) error {
-	if !f.reapply && !anyChanged(cmd, "events-max-age", "events-max-bytes", "events-replicas", "logs-max-age", "logs-max-bytes", "logs-replicas") {
-		return usagef("nothing to change: give at least one of --events-max-age, --events-max-bytes, --events-replicas, --logs-max-age, --logs-max-bytes, --logs-replicas, or --reapply")
+	if !f.reapply && !anyChanged(cmd, "events-max-age", "events-max-bytes", "events-replicas", "logs-max-age", "logs-max-bytes", "logs-replicas", "lease-ttl") {
+		return usagef("nothing to change: give at least one of --events-max-age, --events-max-bytes, --events-replicas, --logs-max-age, --logs-max-bytes, --logs-replicas, --lease-ttl, or --reapply")
 	}
 	// Check the values before asking anything: a bad flag never costs a
 	// round trip, and nothing is published.
@@ -270,6 +292,11 @@ func (a *app) printSettings(in *settings.InForce) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	ttl := in.Lease.TTL.Std()
+	if ttl == 0 {
+		ttl = event.DefaultLeaseTTL
+	}
+	fmt.Fprintf(w, "leader lease TTL %s (renewed every %s; the %s bucket expires it)\n", ttl, ttl/3, bus.LeaderBucket)
 	printDrift(w, in)
 	return nil
 }

@@ -54,13 +54,13 @@ func TestClusterSettingsSetChangesStreamsAndLedger(t *testing.T) {
 
 	r := h.run("cluster", "settings", "show", "-o", "json")
 	in := decodeJSON[settings.InForce](t, r.stdout)
-	if r.code != 0 || in.Recorded || in.Revision != 0 || in.Streams.Events.MaxAge != "720h" {
+	if r.code != 0 || in.Recorded || in.Revision != 0 || in.Streams.Events.MaxAge != "720h" || in.Lease.TTL.Std() != event.DefaultLeaseTTL {
 		t.Fatalf("show on a fresh node = %+v", r)
 	}
 
 	// set waits for the node to fold and apply: give it more than the
 	// harness's 2s on a busy machine.
-	r = h.run("cluster", "settings", "set", "--events-max-age", "48h", "--logs-max-bytes", "2GiB", "--logs-max-age", "0s", "--timeout", "20s")
+	r = h.run("cluster", "settings", "set", "--events-max-age", "48h", "--logs-max-bytes", "2GiB", "--logs-max-age", "0s", "--lease-ttl", "3s", "--timeout", "20s")
 	if r.code != 0 || !strings.Contains(r.stdout, "cluster settings revision 1, set by") || !strings.Contains(r.stdout, "they match") {
 		t.Fatalf("set = %+v", r)
 	}
@@ -70,6 +70,9 @@ func TestClusterSettingsSetChangesStreamsAndLedger(t *testing.T) {
 	}
 	if logs.MaxBytes != 2<<30 || logs.MaxAge != 0 || bus.SettingsRevision(logs) != 1 {
 		t.Errorf("logs stream %+v", logs)
+	}
+	if lb := streamCfg(t, n, bus.LeaderBucketStream); lb.MaxAge != 3*time.Second || bus.SettingsRevision(lb) != 1 {
+		t.Errorf("leader bucket %+v, want TTL 3s at revision 1", lb)
 	}
 
 	recorded := settingsEvents(t, n)
@@ -83,7 +86,7 @@ func TestClusterSettingsSetChangesStreamsAndLedger(t *testing.T) {
 	want := event.ClusterSettingsData{Revision: 1, Streams: event.ClusterStreamsData{
 		Events: event.StreamSettingsData{MaxAge: "48h", MaxBytes: 4 << 30, Replicas: 1},
 		Logs:   event.StreamSettingsData{MaxAge: "0s", MaxBytes: 2 << 30, Replicas: 1},
-	}}
+	}, Lease: event.LeaseSettingsData{TTL: event.Duration(3 * time.Second)}}
 	if d != want || recorded[0].Node != n.Operator.ID {
 		t.Errorf("recorded %+v by %s, want %+v", d, recorded[0].Node, want)
 	}
@@ -94,7 +97,7 @@ func TestClusterSettingsSetChangesStreamsAndLedger(t *testing.T) {
 		t.Fatalf("show after set = %+v", in)
 	}
 	r = h.run("cluster", "settings", "show")
-	for _, s := range []string{"revision 1", "AGENTIC_EVENTS  48h      4GiB", "AGENTIC_LOGS    none     2GiB", "they match"} {
+	for _, s := range []string{"revision 1", "AGENTIC_EVENTS  48h      4GiB", "AGENTIC_LOGS    none     2GiB", "leader lease TTL 3s (renewed every 1s", "they match"} {
 		if !strings.Contains(r.stdout, s) {
 			t.Errorf("show text lacks %q:\n%s", s, r.stdout)
 		}
@@ -133,6 +136,8 @@ func TestClusterSettingsSetRefusesBadValues(t *testing.T) {
 		{[]string{"--events-max-bytes", "1MiB"}, []string{"--events-max-bytes: max bytes 1048576: want 0 (no limit) or at least 64MiB"}},
 		{[]string{"--events-replicas", "0"}, []string{"--events-replicas: replicas 0: want 1 to 5"}},
 		{[]string{"--logs-replicas", "abc"}, []string{`invalid argument "abc"`}},
+		{[]string{"--lease-ttl", "100ms"}, []string{"--lease-ttl: ttl 100ms: want 500ms to 1m"}},
+		{[]string{"--lease-ttl", "2"}, []string{`--lease-ttl: "2" is not a duration`}},
 		{[]string{"--events-max-age", "10m", "--logs-max-bytes", "-1", "--logs-replicas", "7"},
 			[]string{"--events-max-age: max age 10m", "--logs-max-bytes: \"-1\": a byte count cannot be negative", "--logs-replicas: replicas 7"}},
 	}

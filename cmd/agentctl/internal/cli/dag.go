@@ -66,6 +66,12 @@ func renderRun(w io.Writer, r *api.Run, now time.Time) error {
 		if s.Error != "" {
 			fmt.Fprintf(w, "\n%s (attempt %d): %s", s.ID, s.Attempt, s.Error)
 		}
+		if s.Reassigned > 0 {
+			fmt.Fprintf(w, "\n%s: %d attempt%s given up for another (node lost, drained or not started)", s.ID, s.Reassigned, plural(s.Reassigned))
+		}
+		if s.Wait != "" {
+			fmt.Fprintf(w, "\n%s waits: %s", s.ID, s.Wait)
+		}
 	}
 	if hasErrors(r.Steps) {
 		fmt.Fprintln(w)
@@ -115,7 +121,7 @@ func exitCode(c *int) string {
 
 func hasErrors(steps []api.Step) bool {
 	for _, s := range steps {
-		if s.Error != "" {
+		if s.Error != "" || s.Reassigned > 0 || s.Wait != "" {
 			return true
 		}
 	}

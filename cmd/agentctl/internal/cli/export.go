@@ -1,13 +1,10 @@
 package cli
 
 import (
-	"bufio"
-	"context"
 	"fmt"
 	"io"
 	"os"
 
-	"github.com/agentic-dev/agentic/node/api"
 	"github.com/spf13/cobra"
 )
 
@@ -51,7 +48,7 @@ ledger writes. Without
 				defer f.Close()
 				w = f
 			}
-			if err := exportLedger(cmd.Context(), c, w, func(n, head uint64) {
+			if err := c.Export(cmd.Context(), w, func(n, head uint64) {
 				if f != nil {
 					fmt.Fprintf(a.env.Stderr, "\rexported %d of %d records", n, head)
 				}
@@ -69,40 +66,4 @@ ledger writes. Without
 	}
 	cmd.Flags().StringVarP(&file, "file", "f", "", "write to FILE instead of stdout")
 	return cmd
-}
-
-// exportLedger writes the node's export to w, page after page until the
-// node says it has ended (at the head it had when the first page was
-// read), each line exactly as ledger.Store.Export writes it; progress is
-// called after each page with the records written and that head.
-func exportLedger(ctx context.Context, c *api.Client, w io.Writer, progress func(n, head uint64)) error {
-	bw := bufio.NewWriterSize(w, 1<<16)
-	var last, n, head uint64
-	fetch := func(ctx context.Context, cursor string) (*api.Page[api.ExportLine], error) {
-		if cursor != "" {
-			progress(n, head)
-		}
-		p, err := c.LedgerExport(ctx, api.ExportRequest{Cursor: cursor})
-		if err != nil {
-			return nil, err
-		}
-		if cursor == "" {
-			head = p.Head
-		}
-		return &p.Page, nil
-	}
-	for l, err := range api.Walk(ctx, "", fetch) {
-		if err != nil {
-			return fmt.Errorf("ledger export after record %d: %w", last, err)
-		}
-		if _, err := bw.Write(append(l.Line, '\n')); err != nil {
-			return fmt.Errorf("ledger export: %w", err)
-		}
-		last, n = l.Seq, n+1
-	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("ledger export: %w", err)
-	}
-	progress(n, head)
-	return nil
 }

@@ -1,0 +1,165 @@
+package main_test
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
+)
+
+// natsServer is one nats-server process of a test cluster, built from the
+// nats-server module this project depends on (TestMain builds it). Its
+// store and ports belong to the test and survive restarts.
+type natsServer struct {
+	t        *testing.T
+	name     string
+	dir      string
+	conf     string
+	logPath  string
+	port     int
+	monPort  int
+	cmd      *exec.Cmd
+	done     chan struct{}
+	stopping bool
+}
+
+// natsCluster starts n clustered nats-server processes with JetStream
+// (sync_interval: always, as deploy/nats ships) and waits until every one
+// reports healthy JetStream.
+func natsCluster(t *testing.T, n int) []*natsServer {
+	t.Helper()
+	if bin.natsServer == "" {
+		t.Skip("no nats-server binary was built")
+	}
+	servers := make([]*natsServer, n)
+	routes := make([]string, n)
+	clusterPorts := make([]int, n)
+	for i := range servers {
+		clusterPorts[i] = freePort(t)
+		routes[i] = fmt.Sprintf("nats-route://127.0.0.1:%d", clusterPorts[i])
+	}
+	for i := range servers {
+		dir := t.TempDir()
+		s := &natsServer{
+			t: t, name: fmt.Sprintf("n%d", i+1), dir: dir,
+			conf: filepath.Join(dir, "nats.conf"), logPath: filepath.Join(dir, "nats.log"),
+			port: freePort(t), monPort: freePort(t),
+		}
+		conf := fmt.Sprintf(`server_name: %s
+listen: 127.0.0.1:%d
+http: 127.0.0.1:%d
+jetstream {
+  store_dir: %q
+  sync_interval: always
+}
+cluster {
+  name: agentic-e2e
+  listen: 127.0.0.1:%d
+  routes: [%s]
+}
+`, s.name, s.port, s.monPort, filepath.Join(dir, "js"), clusterPorts[i], strings.Join(routes, ", "))
+		if err := os.WriteFile(s.conf, []byte(conf), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			s.kill()
+			if t.Failed() {
+				b, _ := os.ReadFile(s.logPath)
+				lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+				if len(lines) > 20 {
+					lines = lines[len(lines)-20:]
+				}
+				t.Logf("nats-server %s log, last lines:\n%s", s.name, strings.Join(lines, "\n"))
+			}
+		})
+		servers[i] = s
+	}
+	for _, s := range servers {
+		s.start()
+	}
+	for _, s := range servers {
+		s.waitHealthy()
+	}
+	return servers
+}
+
+// urls are the client URLs of servers.
+func natsURLs(servers []*natsServer) []string {
+	var out []string
+	for _, s := range servers {
+		out = append(out, s.url())
+	}
+	return out
+}
+
+func (s *natsServer) url() string { return "nats://127.0.0.1:" + strconv.Itoa(s.port) }
+
+// start launches the server (not waiting for health).
+func (s *natsServer) start() {
+	s.t.Helper()
+	logf, err := os.OpenFile(s.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer logf.Close()
+	cmd := exec.Command(bin.natsServer, "-c", s.conf)
+	cmd.Dir = s.dir
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		s.t.Fatalf("start nats-server %s: %v", s.name, err)
+	}
+	done := make(chan struct{})
+	s.cmd, s.done = cmd, done
+	go func() { _ = cmd.Wait(); close(done) }()
+}
+
+// waitHealthy polls the monitoring endpoint until JetStream is healthy.
+func (s *natsServer) waitHealthy() {
+	s.t.Helper()
+	client := &http.Client{Timeout: time.Second}
+	url := fmt.Sprintf("http://127.0.0.1:%d/healthz", s.monPort)
+	poll.Eventually(s.t, 60*time.Second, "nats-server "+s.name+" healthy", func() bool {
+		resp, err := client.Get(url)
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+}
+
+// kill9 kills the server as a crash would and reaps it.
+func (s *natsServer) kill9() {
+	s.t.Helper()
+	if s.cmd == nil {
+		return
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGKILL)
+	select {
+	case <-s.done:
+	case <-time.After(10 * time.Second):
+		s.t.Fatalf("nats-server %s still running 10s after SIGKILL", s.name)
+	}
+}
+
+// kill ends the process if it runs (cleanup).
+func (s *natsServer) kill() {
+	if s.cmd == nil {
+		return
+	}
+	select {
+	case <-s.done:
+	default:
+		_ = s.cmd.Process.Kill()
+		<-s.done
+	}
+}

@@ -1,0 +1,32 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/agentic-dev/agentic/ledger"
+	"github.com/agentic-dev/agentic/node/api"
+	"github.com/agentic-dev/agentic/node/bootstrap"
+)
+
+// openLedger opens the node's ledger; when the events stream no longer
+// holds messages the ledger has not folded, it first replaces the ledger
+// by a verified copy of a peer's (node/bootstrap). It runs before the
+// node's own query API serves, so the node never asks itself.
+func (n *Node) openLedger(ctx context.Context) (*ledger.Store, error) {
+	st, err := bootstrap.Open(ctx, bootstrap.Config{
+		Dir:      filepath.Join(n.cfg.Data, "ledger"),
+		Self:     n.cfg.Name,
+		Client:   api.NewClient(n.conn.NC, 0),
+		JS:       n.conn.JS,
+		Verifier: n.verifier,
+		Timeout:  n.cfg.Ledger.BootstrapTimeout,
+		Ledger:   ledger.Options{Logger: n.log.With("component", "ledger")},
+		Logger:   n.log.With("component", "bootstrap"),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("node: %w", err)
+	}
+	return st, nil
+}
