@@ -97,7 +97,8 @@ func TestGossipMembershipIsWired(t *testing.T) {
 			peerRow.State == "alive" && peerRow.Gossip == "alive"
 	})
 	self, peerRow := rows["test-node"], rows["peer-x"]
-	if self.State != "alive" || self.Gossip != "alive" || self.Version != node.Version || !slices.Equal(self.Capabilities, []string{"docker"}) || self.SlotsUsed != nil {
+	if self.State != "alive" || self.Gossip != "alive" || self.Version != node.Version || !slices.Equal(self.Capabilities, []string{"docker"}) ||
+		self.SlotsUsed == nil || *self.SlotsUsed != 0 {
 		t.Errorf("self row %+v", self)
 	}
 	if peerRow.Slots != 3 || peerRow.Version != "peer-v" || peerRow.Addr != peer.Addr() || peerRow.Leader || peerRow.ClockSkew != nil {
@@ -107,13 +108,13 @@ func TestGossipMembershipIsWired(t *testing.T) {
 		t.Errorf("page from %q gossip %q", page.Node, page.Gossip)
 	}
 
-	// The peer crashes: gossip sees it dead at once; it is dead in
-	// nodes.list only once a leader records node.failed, suspect until.
+	// The peer crashes: gossip sees it dead, the leader records
+	// node.failed, and nodes.list shows it dead.
 	peer.Stop()
-	poll.Eventually(t, 20*time.Second, "nodes.list to show the peer lost", func() bool {
+	poll.Eventually(t, 20*time.Second, "nodes.list to show the peer dead, as recorded", func() bool {
 		rows, _ = nodesByName(t, n)
 		r := rows["peer-x"]
-		return r.Gossip == "dead" && (r.State == "suspect" && r.Recorded != "dead" || r.State == "dead" && r.Recorded == "dead")
+		return r.Gossip == "dead" && r.State == "dead" && r.Recorded == "dead"
 	})
 
 	// A clean stop of the node is a leave for the others.
