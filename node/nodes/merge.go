@@ -172,15 +172,14 @@ func mergeLive(s *Summary, r Node, recorded bool, l membership.Member) {
 	}
 }
 
-// mergeSelf fills what the answering node knows of itself.
+// mergeSelf fills what the answering node knows of itself: its roles,
+// version and process are its own, whatever was recorded or announced.
 func mergeSelf(s *Summary, self Self) {
-	if len(s.Roles) == 0 {
-		s.Roles = slices.Clone(self.Roles)
-	}
-	if s.Version == "" {
+	s.Roles = slices.Clone(self.Roles)
+	if self.Version != "" {
 		s.Version = self.Version
 	}
-	if s.Incarnation == "" {
+	if self.Incarnation != "" {
 		s.Incarnation = self.Incarnation
 	}
 	if s.State == "" {

@@ -188,7 +188,7 @@ func TestNodeLsAndDrainOnARealNode(t *testing.T) {
 		return rows[0].Name == "test-node" && rows[0].State == "alive" && rows[0].Leader && rows[0].Epoch > 0 && rows[0].Slots == 8
 	})
 	r := h.run("node", "ls")
-	if r.code != 0 || !regexp.MustCompile(`(?m)^test-node \*\s+\S+\s+-\s+-/8\s+alive\s`).MatchString(r.stdout) ||
+	if r.code != 0 || !regexp.MustCompile(`(?m)^test-node \*\s+orchestrator,planner,executor,memory,ui\s+-\s+0/8\s+alive\s`).MatchString(r.stdout) ||
 		!strings.Contains(r.stdout, "no gossip: states from the ledger") {
 		t.Errorf("node ls =\n%s%s", r.stdout, r.stderr)
 	}
