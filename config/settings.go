@@ -40,7 +40,7 @@ var settings = []setting{
 	str("log.format", "log-format", "AGENTIC_LOG_FORMAT", "log format: auto, text, json (auto: json unless stderr is a terminal)", func(c *Config) *string { return &c.Log.Format }),
 	integer("executor.slots", "executor-slots", "AGENTIC_EXECUTOR_SLOTS", "steps this node runs at once", func(c *Config) *int { return &c.Executor.Slots }),
 	duration("executor.default_timeout", "executor-timeout", "AGENTIC_EXECUTOR_TIMEOUT", "timeout of steps whose plan sets none", func(c *Config) *time.Duration { return &c.Executor.DefaultTimeout }),
-	integer("executor.queue", "executor-queue", "AGENTIC_EXECUTOR_QUEUE", "assignments accepted beyond the slots (-1: as many as slots)", func(c *Config) *int { return &c.Executor.Queue }),
+	integer("executor.queue", "executor-queue", "AGENTIC_EXECUTOR_QUEUE", "assignments accepted beyond the slots, started as slots free (-1: 8 per slot; 0: none)", func(c *Config) *int { return &c.Executor.Queue }),
 	list("executor.capabilities", "capabilities", "AGENTIC_CAPABILITIES", "capabilities this executor offers, comma-separated (docker,gpu)", func(c *Config) *[]string { return &c.Executor.Capabilities }),
 	str("executor.workdir", "executor-workdir", "AGENTIC_EXECUTOR_WORKDIR", "directory steps run in (default: DATA/work)", func(c *Config) *string { return &c.Executor.Workdir }),
 	duration("orchestrator.lease_ttl", "lease-ttl", "AGENTIC_LEASE_TTL", "deprecated and ignored: the lease TTL is a cluster setting (agentctl cluster settings set --lease-ttl)", func(c *Config) *time.Duration { return &c.Orchestrator.LeaseTTL }),

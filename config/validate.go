@@ -83,7 +83,7 @@ func (c *Config) Validate() error {
 		}
 	}
 	if c.Executor.Queue < -1 {
-		bad("executor.queue", "must be -1 (as many as slots), 0 or more, got %d", c.Executor.Queue)
+		bad("executor.queue", "must be -1 (8 per slot), 0 or more, got %d", c.Executor.Queue)
 	}
 	for _, cp := range c.Executor.Capabilities {
 		if err := checkName(cp); err != nil {

@@ -104,6 +104,16 @@ func New(cfg config.Config, logger *slog.Logger) (*Node, error) {
 // the ledger or the outbox). The caller must Stop and exit non-zero.
 func (n *Node) Fatal() <-chan error { return n.fatal }
 
+// Drained is closed once the node's executor has completed a node.drain
+// naming the node (nothing runs, nothing more starts): the caller should
+// Stop and exit 0. Nil — never ready — on a node without the executor role.
+func (n *Node) Drained() <-chan struct{} {
+	if n.exec == nil {
+		return nil
+	}
+	return n.exec.Drained()
+}
+
 func (n *Node) fail(err error) {
 	n.fatalOnce.Do(func() { n.fatal <- err })
 }
@@ -342,13 +352,16 @@ func (n *Node) startLedger(ctx context.Context) error {
 			return fmt.Errorf("node: executor workdir: %w", err)
 		}
 		n.exec = executor.New(n.roleEnv(event.RoleExecutor), executor.Config{
-			JS:          n.conn.JS,
-			Verifier:    n.verifier,
-			StateDir:    filepath.Join(n.cfg.Data, "executor"),
-			Slots:       n.cfg.Executor.Slots,
-			Runner:      runner.Options{DefaultTimeout: n.cfg.Executor.DefaultTimeout, DefaultCwd: work},
-			Incarnation: n.incarnation,
-			OnFatal:     n.fail,
+			JS:           n.conn.JS,
+			Verifier:     n.verifier,
+			StateDir:     filepath.Join(n.cfg.Data, "executor"),
+			Slots:        n.cfg.Executor.Slots,
+			Queue:        n.cfg.ExecutorQueue(),
+			Capabilities: n.cfg.Executor.Capabilities,
+			Version:      Version,
+			Runner:       runner.Options{DefaultTimeout: n.cfg.Executor.DefaultTimeout, DefaultCwd: work},
+			Incarnation:  n.incarnation,
+			OnFatal:      n.fail,
 		})
 		n.roles = append(n.roles, n.exec)
 	}

@@ -121,6 +121,9 @@ loop:
 			logger.Error("fatal: stopping", "err", err)
 			code = 1
 			break loop
+		case <-n.Drained():
+			logger.Info("stopping: drained (a node.drain asked this node to take no new work; what it ran has finished)")
+			break loop
 		case <-hup:
 			reload(*cfgPath, environ, fs, level, logger)
 		}

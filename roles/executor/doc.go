@@ -4,15 +4,59 @@
 // output), streams the output to the logs stream and reports
 // task.started / task.finished through the node's outbox.
 //
+// # The loop
+//
+// The durable consumer also delivers the node's task.cancel, every
+// leader.elected and every node.drain. Its callback only appends each
+// message to an inbox and returns: it never waits for a slot, so a cancel,
+// an election or a drain behind assignments waiting for a slot is read at
+// once. One goroutine, the loop, handles the inbox in delivery order and
+// alone decides what starts: after each batch of messages it takes queued
+// attempts in arrival order while slots are free and hands them to a
+// starter goroutine, which records them started (one synced commit,
+// shared with concurrent records) and then starts them — the loop never
+// waits for an fsync. An attempt's slot frees as soon as its process group
+// is gone, before its result is reported, so the next queued attempt
+// starts while the result travels to the leader.
+//
+// # Capacity: slots and queue
+//
+// The executor accepts up to Slots running plus Queue waiting attempts
+// (Capacity) and announces both in executor.online: a leader counts
+// Slots + Queue, so that a free slot finds its next attempt already here
+// instead of waiting a whole orchestration round trip. An assignment
+// message that would go beyond Capacity is refused: given back to the
+// server (NakWithDelay, refuseDelay) and delivered again later, when there
+// may be room; it is never started early nor held. A message is taken
+// whole, so one arriving while the executor holds nothing is taken even if
+// it carries more than Capacity attempts.
+//
+// # Acknowledgements
+//
+// An assignment message is acknowledged only when every attempt it
+// carries is durably settled: recorded started (localstate, synced) or
+// recorded dropped, or run (noop: its result emitted, synced, first), or
+// not this executor's to run (another node's, a deposed leader's, already
+// recorded). While its attempts are queued it stays unacknowledged, so a
+// crash loses nothing: the server delivers it again. The loop keeps such
+// messages from being redelivered meanwhile (InProgress every AckWait/3),
+// and recognises a redelivery of a message it holds by its stream
+// sequence. The consumer's MaxAckPending (at least 4096, and 4 ×
+// Capacity) leaves room behind the queued messages for the control
+// messages, which are acknowledged as soon as they are acted on: an
+// election once recorded (synced), a cancel once its drops are recorded.
+// Stop gives every message it holds back to the server (Nak), so the next
+// start receives them at once rather than after AckWait.
+//
 // Invariants:
 //
 //  1. An attempt runs at most once per executor: before a shell step starts,
 //     the attempt is recorded (synced) in the executor's local state; a
 //     redelivered or replayed assignment for a recorded attempt is not run
 //     again. noop steps have no side effects and are not recorded. The
-//     shell attempts of one assignment message are recorded in one commit
-//     before any of them starts and before the message is acknowledged; if
-//     that commit fails, none of them starts.
+//     attempts the loop starts together are recorded in one commit, shared
+//     with concurrent records, before any of them starts; if that commit
+//     fails, none of them starts.
 //  2. Results are durable before they are recorded: a step's task.finished
 //     is in the outbox (synced) before its attempt is recorded finished.
 //     The reporter emits the task.started / task.finished of concurrent
@@ -23,29 +67,54 @@
 //     reported as failed, class transient, Interrupted (the Error, for
 //     people, starts with "interrupted"); the orchestrator re-runs them only
 //     if the step is idempotent.
-//  4. At most Slots attempts run at once; the executor announces its slots
-//     with executor.online when it starts.
+//  4. At most Slots attempts run at once and at most Queue wait; the
+//     executor announces Slots, Queue, Capabilities and Version with
+//     executor.online when it starts.
 //  5. Every message is verified (signature, credential, role) before it is
 //     acted on; only an orchestrator's assignment to this node is run.
 //  6. A step's processes never outlive the executor (see runner).
-//  7. Fencing: the executor also consumes leader.elected and records each
-//     election, synced, at its stream sequence (localstate). A task.assigned
-//     or task.cancel whose epoch is below the newest election before it in
-//     the stream — the ledger's own rule — is a deposed leader's: it is
+//  7. Fencing: each leader.elected is recorded, synced, at its stream
+//     sequence (localstate). A task.assigned or task.cancel whose epoch is
+//     below the newest election before it in the stream — the ledger's own
+//     rule, event.Decision.FencedBy — is a deposed leader's: it is
 //     acknowledged without being acted on, logged and counted
 //     (Stats.Fenced). At start the newest election on the stream is
 //     recorded too, since the consumer delivers only what follows it.
-//  8. A failed fsync of the local state halts the executor: it calls
-//     Config.OnFatal once and takes no new work; what it has not started
+//  8. Cancels (any code; "superseded" when the leader gave the attempt to
+//     another node): a running attempt's process group is killed (SIGTERM,
+//     then SIGKILL) and its task.finished reported cancelled — the fold
+//     records a superseded attempt's result and ignores it. A queued
+//     attempt is dropped: recorded dropped (localstate.MarkDropped, synced),
+//     never started, reported cancelled without a task.started. A cancel
+//     for an attempt not received yet is recorded dropped too, so that its
+//     assignment, delivered later (or again), never runs.
+//  9. Backlog: at Start — and when the consumer is recreated, and when the
+//     loop finds it did not run for stallGap (the process was stopped, as
+//     by kill -STOP) — nothing starts until the messages pending on the
+//     consumer at that moment have been read (see backlog), so that a node
+//     back after being declared dead reads the cancel that superseded an
+//     attempt before it could start it.
+//  10. Drain: a node.drain naming this node stops all starts (the queue
+//     stays, unacknowledged: the leader reassigns those attempts and
+//     cancels them here); once no attempt runs or reports, the drain
+//     message is acknowledged and Drained is closed; agentd then stops and
+//     exits 0. A drain belongs to the incarnation that completes it: one
+//     interrupted by a stop is delivered again and honoured by the next
+//     start, one completed is acknowledged, and a node restarted after it
+//     serves again.
+//  11. A failed fsync of the local state halts the executor: it calls
+//     Config.OnFatal once and starts nothing more; what it has not started
 //     stays unacknowledged for the next start.
-//  9. Stop starts nothing more: fetched assignments not yet started are
-//     left (redelivered after a restart), a wait for a slot ends, running
-//     attempts may finish until Stop's context ends and are then killed and
-//     reported as interrupted (Interrupted, as in 3).
+//  12. Stop starts nothing more: queued assignments are given back to the
+//     server, running attempts may finish until Stop's context ends and
+//     are then killed and reported as interrupted (Interrupted, as in 3).
+//     A consumer deleted under the executor is recreated from the stream
+//     sequence after the last message handled.
 //
 // Example (the node does this wiring):
 //
-//	ex := executor.New(env, executor.Config{JS: js, Verifier: v, StateDir: dir, Slots: 4, OnFatal: nodeFail})
+//	ex := executor.New(env, executor.Config{JS: js, Verifier: v, StateDir: dir, Slots: 4, Queue: -1, OnFatal: nodeFail})
 //	if err := ex.Start(ctx); err != nil { return err }
 //	defer ex.Stop(drainCtx)
+//	<-ex.Drained() // a node.drain completed: stop the node
 package executor

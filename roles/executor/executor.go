@@ -31,6 +31,15 @@ type Config struct {
 	StateDir string
 	// Slots is how many attempts may run at once.
 	Slots int
+	// Queue is how many assignments the executor accepts beyond Slots and
+	// holds, in arrival order, until a slot frees; negative means as many
+	// as Slots. It is announced in executor.online: a leader gives this
+	// executor at most Slots + Queue attempts not yet finished.
+	Queue int
+	// Capabilities the executor offers (announced in executor.online).
+	Capabilities []string
+	// Version is the build announced in executor.online.
+	Version string
 	// Runner holds the runner's defaults (timeout, working directory).
 	Runner runner.Options
 	// Incarnation identifies this process among the node's lives.
@@ -58,18 +67,47 @@ type Executor struct {
 	state *localstate.Store
 	// report emits shell steps' results in groups (see reporter).
 	report *reporter
-	slots  chan struct{}
 
 	mu struct {
 		sync.Mutex
-		running map[string]*task // by attemptKey
+		// inbox holds the messages the consumer delivered that the loop
+		// has not taken yet: the consume callback only appends here.
+		inbox []jetstream.Msg
+		// running holds the attempts whose process runs, by attemptKey.
+		running map[string]*task
+		// active counts attempt goroutines, until their result is
+		// reported (a drain waits for it to reach 0).
+		active  int
+		cons    jetstream.Consumer
 		consume jetstream.ConsumeContext
-		// held are messages refused after halt, unacknowledged; Stop
-		// naks them once the consumer is closed, for the next start.
+		// lost is set when the consumer was deleted under the executor:
+		// the loop recreates it.
+		lost bool
+		// caughtUp is the newest backlog generation a watcher found read
+		// (see backlog.go), for the loop to apply.
+		caughtUp int
+		// starts are the groups starter goroutines are done with, for the
+		// loop to settle (see startGroup).
+		starts []startResult
+		// held are messages not acted on because the executor halted,
+		// unacknowledged; Stop naks them once the consumer is closed, for
+		// the next start.
 		held []jetstream.Msg
 	}
-	// halt is closed by Stop, or by a fatal error: handle starts nothing
-	// after it and a wait for a slot ends. closeHalt closes it once.
+	// lp is the loop's own state: only the loop goroutine touches it.
+	lp loopState
+	// wake tells the loop that something changed (capacity 1).
+	wake chan struct{}
+	// loopCtx is cancelled by Stop to end the loop and its helpers;
+	// loopDone is closed when they have ended.
+	loopCtx    context.Context
+	endLoop    context.CancelFunc
+	loopDone   chan struct{}
+	recreating atomic.Bool
+	// drained is closed once a drain has completed (see Drained).
+	drained chan struct{}
+	// halt is closed by Stop, or by a fatal error: the loop starts
+	// nothing after it. closeHalt closes it once.
 	halt      chan struct{}
 	closeHalt func()
 	fatalOnce sync.Once
@@ -78,11 +116,21 @@ type Executor struct {
 	shutdown context.CancelFunc
 	runCtx   context.Context
 	wg       sync.WaitGroup
+	// starting counts the starter goroutines (see startGroup).
+	starting sync.WaitGroup
 	started  bool
 
-	epoch  atomic.Uint64 // newest leader epoch recorded
-	fenced atomic.Uint64
-	heldN  atomic.Uint64
+	epoch   atomic.Uint64 // newest leader epoch recorded
+	fenced  atomic.Uint64
+	heldN   atomic.Uint64
+	refused atomic.Uint64
+	dropped atomic.Uint64
+	queued  atomic.Int64
+	stalls  atomic.Uint64
+	// draining is set when a drain for this node was read.
+	draining atomic.Bool
+	// processed is the newest stream sequence the loop has handled.
+	processed atomic.Uint64
 }
 
 type task struct {
@@ -92,10 +140,17 @@ type task struct {
 
 var _ roles.Role = (*Executor)(nil)
 
-// Default consumer settings.
+// Consumer settings.
 const (
 	defaultAckWait = 30 * time.Second
 	prefetch       = 256
+	// minAckPending is the consumer's least MaxAckPending: the queued
+	// assignments are unacknowledged, and control messages (cancels,
+	// elections, drains) must still be delivered behind them.
+	minAckPending = 4096
+	// refuseDelay is how long an assignment the executor has no room for
+	// waits on the server before it is delivered again.
+	refuseDelay = time.Second
 )
 
 // New returns the role; it starts nothing.
@@ -103,10 +158,13 @@ func New(env roles.Env, cfg Config) *Executor {
 	if cfg.Slots < 1 {
 		cfg.Slots = 1
 	}
+	if cfg.Queue < 0 {
+		cfg.Queue = cfg.Slots
+	}
 	if cfg.ackWait <= 0 {
 		cfg.ackWait = defaultAckWait
 	}
-	e := &Executor{env: env, cfg: cfg, log: env.Logger, slots: make(chan struct{}, cfg.Slots)}
+	e := &Executor{env: env, cfg: cfg, log: env.Logger, drained: make(chan struct{})}
 	if e.log == nil {
 		e.log = slog.Default()
 	}
@@ -124,10 +182,15 @@ func ConsumerName(node string) string {
 }
 
 // Subjects are the subjects an executor named node consumes: its task
-// assignments and cancels, and every leader election (for fencing).
+// assignments and cancels, every leader election (for fencing) and every
+// drain request (it acts on those naming it).
 func Subjects(node string) []string {
-	return append(event.NodeSubjects(node), event.Subject(event.LeaderElected, ""))
+	return append(event.NodeSubjects(node), event.Subject(event.LeaderElected, ""), event.Subject(event.NodeDrain, ""))
 }
+
+// Capacity is how many attempts the executor accepts at once: Slots
+// running plus Queue waiting.
+func (e *Executor) Capacity() int { return e.cfg.Slots + e.cfg.Queue }
 
 // Stats are the executor's counters.
 type Stats struct {
@@ -139,8 +202,21 @@ type Stats struct {
 	// Held counts messages left unacknowledged since Start because the
 	// executor was stopping or halted; they are delivered again later.
 	Held uint64
-	// Running is the number of attempts running now.
+	// Refused counts assignment messages given back to the server since
+	// Start because the executor held Slots + Queue attempts already.
+	Refused uint64
+	// Dropped counts queued attempts cancelled before they started.
+	Dropped uint64
+	// Running is the number of attempts whose process runs now.
 	Running int
+	// Queued is the number of accepted attempts waiting for a slot.
+	Queued int
+	// Stalls counts the times the loop found it had not run for stallGap
+	// (the process stopped or starved) and read the backlog again before
+	// starting anything.
+	Stalls uint64
+	// Draining is true once a drain for this node was read.
+	Draining bool
 }
 
 // Stats returns the executor's counters.
@@ -148,12 +224,34 @@ func (e *Executor) Stats() Stats {
 	e.mu.Lock()
 	n := len(e.mu.running)
 	e.mu.Unlock()
-	return Stats{Epoch: e.epoch.Load(), Fenced: e.fenced.Load(), Held: e.heldN.Load(), Running: n}
+	return Stats{
+		Epoch: e.epoch.Load(), Fenced: e.fenced.Load(), Held: e.heldN.Load(), Refused: e.refused.Load(),
+		Dropped: e.dropped.Load(), Running: n, Queued: int(e.queued.Load()), Stalls: e.stalls.Load(), Draining: e.draining.Load(),
+	}
+}
+
+// Drained is closed once the executor, drained by a node.drain naming its
+// node, has no attempt left running: it starts nothing more, and the node
+// should stop (agentd does, and exits 0).
+func (e *Executor) Drained() <-chan struct{} { return e.drained }
+
+// consumerConfig is the executor's durable consumer.
+func (e *Executor) consumerConfig() jetstream.ConsumerConfig {
+	return jetstream.ConsumerConfig{
+		Durable:        ConsumerName(e.env.Node),
+		Description:    "task assignments and cancels for executor " + e.env.Node + ", leader elections and drain requests",
+		FilterSubjects: Subjects(e.env.Node),
+		DeliverPolicy:  jetstream.DeliverNewPolicy,
+		AckPolicy:      jetstream.AckExplicitPolicy,
+		AckWait:        e.cfg.ackWait,
+		MaxAckPending:  max(minAckPending, 4*e.Capacity()),
+	}
 }
 
 // Start opens the local state, reports attempts a crash interrupted,
-// records the newest leader election, announces the executor and begins
-// consuming assignments.
+// records the newest leader election, notes the backlog its consumer holds
+// (nothing starts before it has been read), announces the executor and
+// begins consuming.
 func (e *Executor) Start(ctx context.Context) error {
 	if e.started {
 		return nil
@@ -166,8 +264,12 @@ func (e *Executor) Start(ctx context.Context) error {
 	halt := make(chan struct{})
 	var once sync.Once
 	e.halt, e.closeHalt = halt, func() { once.Do(func() { close(halt) }) }
+	e.wake, e.loopDone = make(chan struct{}, 1), make(chan struct{})
+	e.loopCtx, e.endLoop = context.WithCancel(context.Background())
 	e.runCtx, e.shutdown = context.WithCancel(context.WithoutCancel(ctx))
+	e.lp.init()
 	fail := func(err error) error {
+		e.endLoop()
 		e.shutdown()
 		st.Close()
 		return err
@@ -175,15 +277,14 @@ func (e *Executor) Start(ctx context.Context) error {
 	if err := e.reportInterrupted(ctx); err != nil {
 		return fail(err)
 	}
-	cons, err := e.cfg.JS.CreateOrUpdateConsumer(ctx, bus.EventsStream, jetstream.ConsumerConfig{
-		Durable:        ConsumerName(e.env.Node),
-		Description:    "task assignments and cancels for executor " + e.env.Node + ", and leader elections",
-		FilterSubjects: Subjects(e.env.Node),
-		DeliverPolicy:  jetstream.DeliverNewPolicy,
-		AckPolicy:      jetstream.AckExplicitPolicy,
-		AckWait:        e.cfg.ackWait,
-		MaxAckPending:  4096,
-	})
+	cfg := e.consumerConfig()
+	if cur, err := e.cfg.JS.Consumer(ctx, bus.EventsStream, cfg.Durable); err == nil {
+		// Its start cannot change (a recreated consumer starts at a
+		// sequence): keep it, update the rest.
+		ci := cur.CachedInfo().Config
+		cfg.DeliverPolicy, cfg.OptStartSeq, cfg.OptStartTime = ci.DeliverPolicy, ci.OptStartSeq, ci.OptStartTime
+	}
+	cons, err := e.cfg.JS.CreateOrUpdateConsumer(ctx, bus.EventsStream, cfg)
 	if err != nil {
 		return fail(fmt.Errorf("executor: consumer: %w", err))
 	}
@@ -192,30 +293,66 @@ func (e *Executor) Start(ctx context.Context) error {
 	if err := e.seedEpoch(ctx); err != nil {
 		return fail(err)
 	}
-	online := event.MustDraft(event.ExecutorOnline, "", event.ExecutorOnlineData{Slots: e.cfg.Slots, Incarnation: e.cfg.Incarnation})
+	mark, err := readBacklog(ctx, cons)
+	if err != nil {
+		return fail(err)
+	}
+	e.lp.backlog.arm(mark)
+	online := event.MustDraft(event.ExecutorOnline, "", event.ExecutorOnlineData{
+		Slots: e.cfg.Slots, Queue: e.cfg.Queue, Capabilities: e.cfg.Capabilities, Version: e.cfg.Version, Incarnation: e.cfg.Incarnation,
+	})
 	if err := e.env.Emit.Emit(ctx, online); err != nil {
 		return fail(fmt.Errorf("executor: announce: %w", err))
 	}
 	e.report = newReporter(e.env.Emit, st, e.log, e.fatal)
-	cc, err := cons.Consume(e.handle, jetstream.PullMaxMessages(prefetch))
-	if err != nil {
+	e.mu.Lock()
+	e.mu.cons = cons
+	e.mu.Unlock()
+	go e.loop()
+	if err := e.consume(cons); err != nil {
+		e.endLoop()
+		<-e.loopDone
 		e.report.stop()
-		return fail(fmt.Errorf("executor: consume: %w", err))
+		return fail(err)
+	}
+	e.started = true
+	e.log.Info("executor started", "slots", e.cfg.Slots, "queue", e.cfg.Queue, "capabilities", e.cfg.Capabilities,
+		"epoch", e.epoch.Load(), "backlog", mark.pending)
+	return nil
+}
+
+// consume begins delivering cons's messages to the loop.
+func (e *Executor) consume(cons jetstream.Consumer) error {
+	cc, err := cons.Consume(e.receive, jetstream.PullMaxMessages(prefetch), jetstream.ConsumeErrHandler(e.consumeErr))
+	if err != nil {
+		return fmt.Errorf("executor: consume: %w", err)
 	}
 	e.mu.Lock()
-	e.mu.consume = cc
+	e.mu.cons, e.mu.consume = cons, cc
 	e.mu.Unlock()
 	if e.halted() {
 		cc.Stop() // a fatal error in the first messages
 	}
-	e.started = true
-	e.log.Info("executor started", "slots", e.cfg.Slots, "epoch", e.epoch.Load())
 	return nil
 }
 
-// Stop stops taking assignments — messages already fetched but not started
-// are left for the next start — lets running attempts finish until ctx
-// ends, then kills what is left (reported as interrupted) and waits.
+// consumeErr is told of the consumer's errors. A deleted consumer is
+// recreated by the loop; the others the client recovers from itself.
+func (e *Executor) consumeErr(_ jetstream.ConsumeContext, err error) {
+	if errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrConsumerNotFound) {
+		e.log.Warn("executor consumer lost; recreating it", "err", err)
+		e.mu.Lock()
+		e.mu.lost = true
+		e.mu.Unlock()
+		e.poke()
+		return
+	}
+	e.log.Debug("executor consumer", "err", err)
+}
+
+// Stop stops taking assignments — messages fetched but not started are
+// left for the next start — lets running attempts finish until ctx ends,
+// then kills what is left (reported as interrupted) and waits.
 func (e *Executor) Stop(ctx context.Context) error {
 	if !e.started {
 		return nil
@@ -226,8 +363,22 @@ func (e *Executor) Stop(ctx context.Context) error {
 	cc := e.mu.consume
 	e.mu.consume = nil
 	e.mu.Unlock()
-	cc.Stop()
-	<-cc.Closed() // handle has returned and will not be called again
+	if cc != nil { // nil while a lost consumer is being recreated
+		cc.Stop()
+		<-cc.Closed() // the callback has returned and will not be called again
+	}
+	e.endLoop()
+	<-e.loopDone // nothing starts any more, and no consumer is recreated
+	e.starting.Wait()
+	e.startsDone() // acknowledge what the last starters recorded
+	e.mu.Lock()
+	cc = e.mu.consume // one the recreation made meanwhile
+	e.mu.consume = nil
+	e.mu.Unlock()
+	if cc != nil {
+		cc.Stop()
+		<-cc.Closed()
+	}
 	e.releaseHeld()
 	done := make(chan struct{})
 	go func() { e.wg.Wait(); close(done) }()
@@ -253,7 +404,7 @@ func (e *Executor) halted() bool {
 	}
 }
 
-// hold leaves m unacknowledged: it is not started now and is delivered
+// hold leaves m unacknowledged: it is not acted on now and is delivered
 // again after a restart.
 func (e *Executor) hold(m jetstream.Msg) {
 	e.heldN.Add(1)
@@ -262,13 +413,22 @@ func (e *Executor) hold(m jetstream.Msg) {
 	e.mu.Unlock()
 }
 
-// releaseHeld naks the held messages once the consumer is closed, so that
-// the server delivers them to the next start at once rather than after
-// AckWait (with no pull request open, nobody receives them now).
+// releaseHeld naks, once the consumer is closed and the loop has ended,
+// every message the executor holds unacknowledged — the assignments still
+// queued, a drain not completed, what the halt kept and what the loop had
+// not taken — so that the server delivers them to the next start at once
+// rather than after AckWait (with no pull request open, nobody receives
+// them now).
 func (e *Executor) releaseHeld() {
+	for _, d := range e.lp.held {
+		e.heldN.Add(1)
+		_ = d.m.Nak()
+	}
+	e.lp.held = map[uint64]*delivery{}
 	e.mu.Lock()
-	held := e.mu.held
-	e.mu.held = nil
+	held := append(e.mu.held, e.mu.inbox...)
+	e.heldN.Add(uint64(len(e.mu.inbox)))
+	e.mu.held, e.mu.inbox = nil, nil
 	e.mu.Unlock()
 	for _, m := range held {
 		_ = m.Nak()
@@ -290,6 +450,7 @@ func (e *Executor) fatal(err error) bool {
 		if cc != nil {
 			cc.Stop()
 		}
+		e.poke()
 		if e.cfg.OnFatal != nil {
 			e.cfg.OnFatal(err)
 		}

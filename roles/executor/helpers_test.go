@@ -26,7 +26,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // harness is a real JetStream server, an orchestrator identity to sign
 // decisions with, and a directory the test steps write markers into.
 type harness struct {
-	t        *testing.T
+	t        testing.TB
 	js       jetstream.JetStream
 	ids      *bustest.Identities
 	orch     *trust.Identity
@@ -34,7 +34,7 @@ type harness struct {
 	work     string
 }
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t testing.TB) *harness {
 	t.Helper()
 	srv := bustest.Server(t)
 	c := bustest.Connect(t, srv)
@@ -235,4 +235,87 @@ func (h *harness) lastSeq() uint64 {
 		h.t.Fatal(err)
 	}
 	return info.State.LastSeq
+}
+
+// cancelAttempt publishes a task.cancel of attempt of step with code,
+// made by a leader of epoch.
+func (h *harness) cancelAttempt(node, run, step string, attempt int, epoch uint64, code string) {
+	h.t.Helper()
+	d := event.MustDraft(event.TaskCancel, run, event.TaskCancelData{
+		Decision: event.Decision{Epoch: epoch}, Step: step, Attempt: attempt, Node: node, Reason: "test", Code: code,
+	})
+	d.Target = node
+	h.publish(d)
+}
+
+// drain publishes a node.drain for node, signed by an operator.
+func (h *harness) drain(node, reason string) {
+	h.t.Helper()
+	op := h.ids.Node(h.t, "op-1", event.RoleOperator)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := bus.PublishSigned(ctx, h.js, op, event.MustDraft(event.NodeDrain, "", event.NodeDrainData{Node: node, Reason: reason})); err != nil {
+		h.t.Fatalf("publish node.drain: %v", err)
+	}
+}
+
+// gate is a step script that leaves its marker and then runs until
+// release(step) is called.
+func (h *harness) gate(step string) string {
+	rel := filepath.Join(h.work, step+".release")
+	return "touch " + h.marker(step) + "; while [ ! -e " + rel + " ]; do sleep 0.02; done"
+}
+
+// release ends a gate step.
+func (h *harness) release(step string) {
+	h.t.Helper()
+	if err := os.WriteFile(filepath.Join(h.work, step+".release"), nil, 0o600); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// online returns the executor.online payloads emitted.
+func (r *recorder) online() []event.ExecutorOnlineData {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []event.ExecutorOnlineData
+	for _, d := range r.drafts {
+		if d.Type != event.ExecutorOnline {
+			continue
+		}
+		var o event.ExecutorOnlineData
+		ev := event.Event{Type: d.Type, Data: d.Data}
+		if ev.Decode(&o) == nil {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// startOrder lists the steps of the task.started emitted, in order.
+func (r *recorder) startOrder() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, d := range r.drafts {
+		if d.Type != event.TaskStarted {
+			continue
+		}
+		var s event.TaskStartedData
+		ev := event.Event{Type: d.Type, Data: d.Data}
+		if ev.Decode(&s) == nil {
+			out = append(out, s.Step)
+		}
+	}
+	return out
+}
+
+// deleteConsumer deletes the executor consumer of node.
+func (h *harness) deleteConsumer(node string) {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := h.js.DeleteConsumer(ctx, bus.EventsStream, ConsumerName(node)); err != nil {
+		h.t.Fatalf("delete consumer of %s: %v", node, err)
+	}
 }

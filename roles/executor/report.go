@@ -62,6 +62,13 @@ func (r *reporter) started(d event.Draft) {
 	r.queue(report{draft: d})
 }
 
+// note queues a draft nobody waits for and no attempt record follows (the
+// task.finished of an attempt dropped before it started) and returns at
+// once. It goes out with the next group, among the task.started.
+func (r *reporter) note(d event.Draft) {
+	r.queue(report{draft: d})
+}
+
 // finished queues a task.finished draft of attempt a and waits until it is
 // in the outbox (synced) and a is recorded finished. The error is the
 // Emit's or the local state's.

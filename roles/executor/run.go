@@ -10,17 +10,15 @@ import (
 
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/event"
-	"github.com/agentic-dev/agentic/roles/executor/localstate"
 	"github.com/agentic-dev/agentic/roles/executor/runner"
 	"github.com/agentic-dev/agentic/roles/orchestrator"
 	"github.com/nats-io/nats.go"
 )
 
-// run executes one attempt, recorded as started, and reports it: its
-// task.started is queued when the process started, its task.finished when
-// it ended, and run returns once the reporter has emitted the result and
-// recorded the attempt finished.
-func (e *Executor) run(ctx context.Context, run string, a event.TaskAssignedData, started time.Time, t *task) {
+// run executes one attempt, recorded as started: its task.started is
+// queued to the reporter when the process started, and run returns the
+// task.finished once the process group is gone.
+func (e *Executor) run(ctx context.Context, run string, a event.TaskAssignedData, started time.Time, t *task) event.Draft {
 	spec := runner.Spec{Kind: a.Step.Kind, Command: a.Step.Run, Env: a.Step.Env, Cwd: a.Step.Cwd, Timeout: a.Step.Timeout.Std(), Creates: a.Step.Creates, Check: a.Step.Check}
 	onStart := func(pid int) {
 		e.report.started(event.MustDraft(event.TaskStarted, run, event.TaskStartedData{Step: a.Step.ID, Attempt: a.Attempt, Node: e.env.Node, PID: pid}))
@@ -52,10 +50,21 @@ func (e *Executor) run(ctx context.Context, run string, a event.TaskAssignedData
 		fin.Status, fin.Class, fin.Interrupted = event.TaskFailed, event.ClassTransient, true
 		fin.Error = orchestrator.InterruptedPrefix + ": the executor shut down during the attempt"
 	}
-	// The reporter logs a failure, and halts the executor on a failed
-	// sync; the attempt then stays unfinished and is reported interrupted
-	// by the next start.
-	_ = e.report.finished(event.MustDraft(event.TaskFinished, run, fin), localstate.Attempt{Run: run, Step: a.Step.ID, Attempt: a.Attempt})
+	return event.MustDraft(event.TaskFinished, run, fin)
+}
+
+// noopDrafts runs a noop step at once and returns its started and
+// finished events.
+func noopDrafts(ctx context.Context, node string, opts runner.Options, run string, a event.TaskAssignedData) []event.Draft {
+	now := time.Now().UTC()
+	started := event.MustDraft(event.TaskStarted, run, event.TaskStartedData{Step: a.Step.ID, Attempt: a.Attempt, Node: node})
+	started.Time = now
+	res := runner.Run(ctx, runner.Spec{Kind: event.KindNoop}, opts, nil, nil)
+	fin := event.MustDraft(event.TaskFinished, run, event.TaskFinishedData{
+		Step: a.Step.ID, Attempt: a.Attempt, Node: node,
+		Status: res.Status, Class: res.Class, Error: res.Error, Started: now, Duration: event.Duration(res.Duration),
+	})
+	return []event.Draft{started, fin}
 }
 
 // CommandHash identifies a command for statistics: 16 hex digits of sha256.

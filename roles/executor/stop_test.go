@@ -10,25 +10,25 @@ import (
 	"github.com/agentic-dev/agentic/roles/orchestrator"
 )
 
-// Stop with assignments fetched but not started (one waiting for a slot,
-// the others in the client's buffer) starts none of them and returns
-// within its deadline, killing the running step; after a restart every
-// held assignment runs.
+// Stop with assignments accepted but not started (queued behind the one
+// slot) starts none of them and returns within its deadline, killing the
+// running step; the queued ones are given back to the server, and after a
+// restart every one of them runs.
 func TestStopStartsNothingFetched(t *testing.T) {
 	h := newHarness(t)
 	state := t.TempDir()
 	rec := &recorder{}
-	short := func(c *Config) { c.Slots = 1; c.ackWait = 2 * time.Second }
+	held := []string{"b", "c", "d"}
+	short := func(c *Config) { c.Slots = 1; c.Queue = len(held); c.ackWait = 2 * time.Second }
 	ex := h.start("n1", state, rec, short)
 	h.assign("n1", "r1", "long", 0, "sleep 30")
 	poll.Eventually(t, 10*time.Second, "long started", func() bool { return rec.started("long") })
-	held := []string{"b", "c", "d"}
 	for _, s := range held {
 		h.assign("n1", "r1", s, 0, "")
 	}
-	poll.Eventually(t, 10*time.Second, "b, c and d fetched and unacknowledged", func() bool {
+	poll.Eventually(t, 10*time.Second, "b, c and d queued and unacknowledged", func() bool {
 		info := h.consumerInfo("n1")
-		return info.NumPending == 0 && info.NumAckPending == len(held)
+		return info.NumPending == 0 && info.NumAckPending == len(held) && ex.Stats().Queued == len(held)
 	})
 
 	const grace = time.Second
@@ -45,8 +45,8 @@ func TestStopStartsNothingFetched(t *testing.T) {
 			t.Errorf("%s was started during Stop", s)
 		}
 	}
-	if got := ex.Stats().Held; got < 1 {
-		t.Errorf("Stats().Held = %d, want at least the assignment that waited for a slot", got)
+	if got := ex.Stats().Held; got != uint64(len(held)) {
+		t.Errorf("Stats().Held = %d, want the %d queued assignments", got, len(held))
 	}
 	fin := rec.finished("long")
 	if len(fin) != 1 || !fin[0].Interrupted || fin[0].Class != event.ClassTransient || !strings.HasPrefix(fin[0].Error, orchestrator.InterruptedPrefix) {

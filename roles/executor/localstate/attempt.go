@@ -11,6 +11,9 @@ import (
 const (
 	StateStarted  = "started"
 	StateFinished = "finished"
+	// StateDropped is an attempt cancelled before it started: it never
+	// runs (see Store.MarkDropped).
+	StateDropped = "dropped"
 )
 
 // Attempt is what the executor remembers about one attempt of one step.
@@ -18,13 +21,14 @@ type Attempt struct {
 	Run     string `json:"run"`
 	Step    string `json:"step"`
 	Attempt int    `json:"attempt"`
-	// State is StateStarted or StateFinished.
+	// State is StateStarted, StateFinished or StateDropped.
 	State string `json:"state"`
 	// Started is when the attempt was started.
 	Started time.Time `json:"started"`
 	// PID is the step's process (group) id, 0 if unknown.
 	PID int `json:"pid,omitempty"`
-	// Finished is when MarkFinished was called; zero while started.
+	// Finished is when MarkFinished (or MarkDropped) was called; zero
+	// while started.
 	Finished time.Time `json:"finished,omitzero"`
 }
 

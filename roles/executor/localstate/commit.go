@@ -11,14 +11,23 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 )
 
-// request is one MarkStarted or MarkFinishedAll call waiting for its
-// commit.
+// request is one MarkStarted, MarkFinishedAll or MarkDropped call waiting
+// for its commit.
 type request struct {
-	finish   bool      // mark finished; otherwise record as started
-	attempts []Attempt // the records to write (started) or their ids (finish)
+	op       op
+	attempts []Attempt // the records to write (started) or their ids (finish, drop)
 	err      error     // set before done is closed
 	done     chan struct{}
 }
+
+// op is what a request records.
+type op int
+
+const (
+	opStart  op = iota // record as started
+	opFinish           // mark finished
+	opDrop             // record as dropped, unless recorded already
+)
 
 // queue holds the requests the commit loop has not taken yet.
 type queue struct {
@@ -182,15 +191,21 @@ func (g *group) stage(r *request) ([]Attempt, error) {
 			}
 		}
 		switch {
-		case r.finish && !ok:
+		case r.op == opDrop && ok:
+			continue // recorded already: a drop never hides a start
+		case r.op == opDrop:
+			a = Attempt{Run: a.Run, Step: a.Step, Attempt: a.Attempt, State: StateDropped, Finished: now}
+		case r.op == opFinish && !ok:
 			return nil, fmt.Errorf("%w: %s/%s attempt %d", ErrNotFound, a.Run, a.Step, a.Attempt)
-		case r.finish && cur.State == StateFinished:
-			continue // idempotent
-		case r.finish:
+		case r.op == opFinish && cur.State != StateStarted:
+			continue // idempotent; a dropped attempt has nothing to finish
+		case r.op == opFinish:
 			cur.State, cur.Finished = StateFinished, now
 			a = cur
 		case ok && cur.State == StateFinished:
 			return nil, fmt.Errorf("%w: %s/%s attempt %d", ErrFinished, a.Run, a.Step, a.Attempt)
+		case ok && cur.State == StateDropped:
+			return nil, fmt.Errorf("%w: %s/%s attempt %d", ErrDropped, a.Run, a.Step, a.Attempt)
 		}
 		mine[k] = a
 		out = append(out, a)

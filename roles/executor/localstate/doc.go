@@ -27,6 +27,9 @@
 //     every request of its group.
 //  2. An attempt moves only forward: started → finished. MarkStarted on a
 //     finished attempt fails with ErrFinished; MarkFinished is idempotent.
+//     An attempt cancelled before it started is recorded dropped
+//     (MarkDropped, only if it has no record yet) and never starts:
+//     MarkStarted fails with ErrDropped.
 //  3. The unfinished index ("u/" keys) holds exactly the attempts whose
 //     record ("a/" keys) is in state started; both change in one batch.
 //  4. Recorded epochs ("l/" keys) strictly increase with the stream
@@ -42,6 +45,7 @@
 //	_ = st.MarkStarted(a1, a2, a3) // several attempts, one commit
 //	// ... run the step, emit task.finished ...
 //	_ = st.MarkFinished(run, step, 1)
+//	_ = st.MarkDropped(localstate.Attempt{Run: run, Step: step, Attempt: 2}) // cancelled before it started
 //	_, _ = st.RaiseEpoch(streamSeq, 9) // a leader.elected at streamSeq
 //	fence, _ := st.EpochAt(assignmentSeq) // drop assignments below fence
 package localstate

@@ -22,6 +22,9 @@ var (
 	ErrNotFound = errors.New("localstate: not found")
 	// ErrFinished is returned by MarkStarted for an attempt already finished.
 	ErrFinished = errors.New("localstate: attempt already finished")
+	// ErrDropped is returned by MarkStarted for an attempt recorded as
+	// dropped: cancelled before it started, it must never start.
+	ErrDropped = errors.New("localstate: attempt dropped before it started")
 	// ErrSync marks a failed synced write: the record may not be durable and
 	// the node must stop. After one, every later write fails with ErrSync.
 	ErrSync = errors.New("localstate: sync failed")
@@ -108,7 +111,7 @@ func (s *Store) MarkStarted(as ...Attempt) error {
 		a.Started = a.Started.UTC()
 		recs[i] = a
 	}
-	return s.submit(&request{attempts: recs})
+	return s.submit(&request{op: opStart, attempts: recs})
 }
 
 // MarkFinished records that the attempt ended, synced before it returns. It
@@ -129,7 +132,25 @@ func (s *Store) MarkFinishedAll(as ...Attempt) error {
 		}
 		ids[i] = Attempt{Run: a.Run, Step: a.Step, Attempt: a.Attempt}
 	}
-	return s.submit(&request{finish: true, attempts: ids})
+	return s.submit(&request{op: opFinish, attempts: ids})
+}
+
+// MarkDropped records that the attempts (identified by Run, Step and
+// Attempt) were cancelled before they started and must never start,
+// synced before it returns, in one commit shared like MarkStarted's. An
+// attempt already recorded — started, finished or dropped — is left as it
+// is: a drop never hides an attempt that may have run. A dropped attempt
+// is found by Lookup (State StateDropped) and refused by MarkStarted with
+// ErrDropped; it is not in Unfinished.
+func (s *Store) MarkDropped(as ...Attempt) error {
+	ids := make([]Attempt, len(as))
+	for i, a := range as {
+		if err := checkID(a.Run, a.Step, a.Attempt); err != nil {
+			return err
+		}
+		ids[i] = Attempt{Run: a.Run, Step: a.Step, Attempt: a.Attempt}
+	}
+	return s.submit(&request{op: opDrop, attempts: ids})
 }
 
 // Lookup returns the record of one attempt; ok is false if it was never
@@ -174,8 +195,9 @@ func (s *Store) Unfinished() ([]Attempt, error) {
 	return out, nil
 }
 
-// Prune deletes finished attempts that started before cutoff and returns
-// how many it deleted. Unfinished attempts are never pruned.
+// Prune deletes finished attempts that started before cutoff, and dropped
+// ones recorded before it, and returns how many it deleted. Unfinished
+// attempts are never pruned.
 func (s *Store) Prune(cutoff time.Time) (int, error) {
 	s.commitMu.Lock()
 	defer s.commitMu.Unlock()
@@ -200,7 +222,7 @@ func (s *Store) Prune(cutoff time.Time) (int, error) {
 			it.Close()
 			return 0, fmt.Errorf("localstate: decode attempt %q: %w", it.Key(), err)
 		}
-		if a.State == StateFinished && a.Started.Before(cutoff) {
+		if (a.State == StateFinished && a.Started.Before(cutoff)) || (a.State == StateDropped && a.Finished.Before(cutoff)) {
 			if err := b.Delete(it.Key(), nil); err != nil {
 				it.Close()
 				return 0, fmt.Errorf("localstate: prune: %w", err)

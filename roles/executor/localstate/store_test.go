@@ -216,3 +216,53 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// A dropped attempt (cancelled before it started) is remembered across a
+// reopen and never starts; a drop leaves an attempt already recorded as it
+// is, so it never hides one that may have run.
+func TestMarkDropped(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, nil)
+	must(t, err)
+	must(t, s.MarkStarted(Attempt{Run: "r", Step: "running", Attempt: 1, PID: 7}))
+	must(t, s.MarkStarted(Attempt{Run: "r", Step: "done", Attempt: 1}))
+	must(t, s.MarkFinished("r", "done", 1))
+	must(t, s.MarkDropped(Attempt{Run: "r", Step: "queued", Attempt: 2}, Attempt{Run: "r", Step: "running", Attempt: 1}, Attempt{Run: "r", Step: "done", Attempt: 1}))
+	must(t, s.MarkDropped(Attempt{Run: "r", Step: "queued", Attempt: 2})) // idempotent
+	if err := s.MarkDropped(Attempt{Run: "", Step: "x", Attempt: 1}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("MarkDropped with an empty run = %v, want ErrInvalid", err)
+	}
+	must(t, s.Close())
+
+	s = open(t, dir)
+	a, ok, err := s.Lookup("r", "queued", 2)
+	if err != nil || !ok || a.State != StateDropped || a.Finished.IsZero() {
+		t.Fatalf("dropped attempt after reopen = %+v ok=%v err=%v, want state dropped", a, ok, err)
+	}
+	if err := s.MarkStarted(Attempt{Run: "r", Step: "queued", Attempt: 2}); !errors.Is(err, ErrDropped) {
+		t.Fatalf("MarkStarted of a dropped attempt = %v, want ErrDropped", err)
+	}
+	must(t, s.MarkFinished("r", "queued", 2)) // nothing to finish; no error
+	if a, _, _ := s.Lookup("r", "queued", 2); a.State != StateDropped {
+		t.Fatalf("MarkFinished changed a dropped attempt to %q", a.State)
+	}
+	if a, _, _ := s.Lookup("r", "running", 1); a.State != StateStarted || a.PID != 7 {
+		t.Fatalf("a drop changed a started attempt: %+v", a)
+	}
+	if a, _, _ := s.Lookup("r", "done", 1); a.State != StateFinished {
+		t.Fatalf("a drop changed a finished attempt: %+v", a)
+	}
+	left, err := s.Unfinished()
+	must(t, err)
+	if len(left) != 1 || left[0].Step != "running" {
+		t.Fatalf("Unfinished = %+v, want only the started attempt", left)
+	}
+	n, err := s.Prune(time.Now().Add(time.Hour))
+	must(t, err)
+	if n != 2 {
+		t.Fatalf("Prune deleted %d, want 2 (the finished and the dropped attempt)", n)
+	}
+	if _, ok, _ := s.Lookup("r", "queued", 2); ok {
+		t.Fatal("the dropped attempt survived Prune")
+	}
+}

@@ -3,17 +3,22 @@
 //
 // Invariants:
 //
-//  1. A step runs in its own process group, led by a small /bin/sh wrapper
-//     that runs the script as its child. Timeout and cancellation signal the
-//     whole group (SIGTERM, then SIGKILL after Options.KillGrace), and so
-//     does the end of the script: background processes it left behind are
-//     stopped too. Run returns only once the group is empty.
+//  1. A step runs in its own process group: /bin/sh -c script, forked
+//     and exec'd by the runner as the group's leader (one process, as a
+//     shell would start it; $$ is the group). Timeout and cancellation
+//     signal the whole group (SIGTERM, then SIGKILL after
+//     Options.KillGrace), and so does the end of the script: background
+//     processes it left behind are stopped too. Run returns only once the
+//     group is empty.
 //  2. No step process outlives its executor, even one killed with kill -9:
-//     the wrapper has the parent-death signal (Pdeathsig, SIGHUP) and kills
-//     its group when it arrives. The fork happens on an OS thread locked for
-//     the child's lifetime, because Linux ties the parent-death signal to
-//     the forking thread (see start). Processes that leave the group
-//     themselves (setsid, a daemon that double-forks) are out of reach.
+//     the step's shell has the parent-death signal (Pdeathsig, SIGKILL),
+//     and a guard process — one per executor process, listing the running
+//     groups it is told of through a pipe — kills every listed group when
+//     the pipe closes, which the kernel does when the executor dies (see
+//     groupGuard). The fork happens on an OS thread locked for the child's
+//     lifetime, because Linux ties the parent-death signal to the forking
+//     thread (see start). Processes that leave the group themselves
+//     (setsid, a daemon that double-forks) are out of reach.
 //  3. Output is read continuously through pipes and memory stays bounded
 //     whatever the step writes: only the last Options.TailBytes are kept,
 //     the rest is streamed to onOutput and forgotten. A slow onOutput loses

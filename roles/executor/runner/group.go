@@ -74,31 +74,46 @@ func readStat(pid string, buf []byte) (state byte, pgrp int, ok bool) {
 }
 
 // stopGroup ends every process of group pgid: SIGTERM, then SIGKILL after
-// grace if any is left. While a member lives, Linux does not reuse the number pgid for another
-// process, so signalling the group after the wrapper was reaped is safe.
-// It gives up after a further second if members survive SIGKILL (a process
-// stuck in uninterruptible sleep).
-func stopGroup(pgid int, grace time.Duration) {
+// grace if any is left. While a member lives, Linux does not reuse the
+// number pgid for another process, so signalling the group after its
+// leader was reaped is safe. It gives up after a further second if members
+// survive SIGKILL (a process stuck in uninterruptible sleep). leaderDone
+// is closed once the group's leader, the runner's child, has exited and
+// been reaped.
+func stopGroup(pgid int, grace time.Duration, leaderDone <-chan struct{}) {
 	if !groupAlive(pgid) {
 		return
 	}
 	_ = syscall.Kill(-pgid, syscall.SIGTERM)
-	if waitGone(pgid, grace) {
+	if waitGone(pgid, grace, leaderDone) {
 		return
 	}
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
-	waitGone(pgid, time.Second)
+	waitGone(pgid, time.Second, leaderDone)
 }
 
-// waitGone polls until group pgid is empty or d has passed.
-func waitGone(pgid int, d time.Duration) bool {
-	deadline := time.Now().Add(d)
+// waitGone waits until group pgid is empty or d has passed. The leader's
+// exit is an event (leaderDone); the other members are not the runner's
+// children and give none, so once the leader is gone — or while it lives
+// on past a signal — the group is polled, at first often and then every
+// 20ms.
+func waitGone(pgid int, d time.Duration, leaderDone <-chan struct{}) bool {
+	deadline := time.NewTimer(d)
+	defer deadline.Stop()
+	select {
+	case <-leaderDone:
+	case <-deadline.C:
+		return !groupAlive(pgid)
+	}
 	pause := time.Millisecond
 	for groupAlive(pgid) {
-		if time.Now().After(deadline) {
-			return false
+		t := time.NewTimer(pause)
+		select {
+		case <-deadline.C:
+			t.Stop()
+			return !groupAlive(pgid)
+		case <-t.C:
 		}
-		time.Sleep(pause)
 		pause = min(2*pause, 20*time.Millisecond)
 	}
 	return true

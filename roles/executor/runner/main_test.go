@@ -8,6 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
 
 	"github.com/agentic-dev/agentic/bus/event"
 	"go.uber.org/goleak"
@@ -24,14 +27,35 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// fakeExecutor starts a long step that records its pids in dir, then waits
-// to be killed.
+// fakeExecutor starts a long step that records its pids in dir/a; once
+// they are there it kills the runner's guard (which must come back) and
+// starts a second step recording its pids in dir/b; then it waits to be
+// killed.
 func fakeExecutor(dir string) int {
-	script := `echo $$ > inner.pid; sleep 100 & echo $! > bg.pid; sleep 100; wait`
-	res := Run(context.Background(), Spec{Kind: event.KindShell, Command: script, Cwd: dir}, Options{},
-		func(pid int) { _ = os.WriteFile(filepath.Join(dir, "wrapper.pid"), []byte(strconv.Itoa(pid)), 0o600) },
-		nil)
-	fmt.Fprintf(os.Stderr, "fake executor: step ended unexpectedly: %+v\n", res)
+	step := func(sub string) {
+		d := filepath.Join(dir, sub)
+		_ = os.MkdirAll(d, 0o755)
+		script := `echo $$ > inner.pid; sleep 100 & echo $! > bg.pid; sleep 100; wait`
+		res := Run(context.Background(), Spec{Kind: event.KindShell, Command: script, Cwd: d}, Options{},
+			func(pid int) { _ = os.WriteFile(filepath.Join(d, "leader.pid"), []byte(strconv.Itoa(pid)), 0o600) },
+			nil)
+		fmt.Fprintf(os.Stderr, "fake executor: step %s ended unexpectedly: %+v\n", sub, res)
+		os.Exit(3)
+	}
+	go step("a")
+	if err := poll.Wait(10*time.Second, func() bool {
+		_, ok := readPID(filepath.Join(dir, "a", "bg.pid"))
+		return ok
+	}); err != nil {
+		fmt.Fprintln(os.Stderr, "fake executor: step a never wrote its pids")
+		return 3
+	}
+	guardian.mu.Lock()
+	p := guardian.cmd.Process
+	guardian.mu.Unlock()
+	_ = p.Kill()
+	_, _ = p.Wait()
+	step("b")
 	return 3
 }
 

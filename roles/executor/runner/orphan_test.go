@@ -12,8 +12,9 @@ import (
 )
 
 // TestStepDiesWithKilledExecutor re-executes the test binary as a stand-in
-// executor that starts a long step, kill -9s it, and checks that the step's
-// wrapper, its shell and its background child all die with it.
+// executor that starts two long steps — the runner's guard killed and
+// replaced between them — kill -9s it, and checks that each step's shell,
+// its foreground and its background child all die with it.
 func TestStepDiesWithKilledExecutor(t *testing.T) {
 	dir := t.TempDir()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -29,9 +30,9 @@ func TestStepDiesWithKilledExecutor(t *testing.T) {
 		<-exited
 	})
 
-	names := []string{"wrapper.pid", "inner.pid", "bg.pid"}
+	names := []string{"a/leader.pid", "a/inner.pid", "a/bg.pid", "b/leader.pid", "b/inner.pid", "b/bg.pid"}
 	pids := map[string]int{}
-	poll.Eventually(t, 10*time.Second, "the step to record its pids", func() bool {
+	poll.Eventually(t, 10*time.Second, "the steps to record their pids", func() bool {
 		select {
 		case err := <-exited:
 			exited <- err
@@ -47,12 +48,24 @@ func TestStepDiesWithKilledExecutor(t *testing.T) {
 		}
 		return true
 	})
+	var groups []int
 	for n, pid := range pids {
+		leader := pids[filepath.Dir(n)+"/leader.pid"]
 		if !alive(pid) {
 			t.Fatalf("%s %d not alive before the kill", n, pid)
 		}
-		if _, pg, _ := procStat(pid); pg != pids["wrapper.pid"] {
-			t.Fatalf("%s %d is in group %d, want the wrapper's %d", n, pid, pg, pids["wrapper.pid"])
+		if _, pg, _ := procStat(pid); pg != leader {
+			t.Fatalf("%s %d is in group %d, want its step's %d", n, pid, pg, leader)
+		}
+		if filepath.Base(n) == "leader.pid" {
+			groups = append(groups, pid)
+			t.Cleanup(func() { _ = syscall.Kill(-pid, syscall.SIGKILL) }) // if the test failed
+		}
+	}
+	// The fg sleep has no pid file: count the groups' members instead.
+	for _, g := range groups {
+		if m := groupMembers(g); len(m) != 3 {
+			t.Fatalf("group %d has members %v, want the shell and two sleeps", g, m)
 		}
 	}
 
@@ -69,7 +82,9 @@ func TestStepDiesWithKilledExecutor(t *testing.T) {
 		}
 		return true
 	})
-	if m := groupMembers(pids["wrapper.pid"]); len(m) != 0 {
-		t.Fatalf("group %d still has members %v", pids["wrapper.pid"], m)
+	for _, g := range groups {
+		if m := groupMembers(g); len(m) != 0 {
+			t.Fatalf("group %d still has members %v", g, m)
+		}
 	}
 }

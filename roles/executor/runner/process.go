@@ -7,47 +7,22 @@ import (
 	"syscall"
 )
 
-// shellPath is the shell that runs the wrapper and the step.
+// shellPath is the shell that runs the step.
 const shellPath = "/bin/sh"
 
-// deathSignal is what the kernel sends the wrapper when the executor thread
-// that forked it dies (Pdeathsig). It must differ from SIGTERM, which the
-// runner uses to stop a group gracefully and the wrapper outlives.
-const deathSignal = syscall.SIGHUP
+// deathSignal is what the kernel sends the step's shell when the executor
+// thread that forked it dies (Pdeathsig). The rest of its process group
+// is killed by the guard (see guard).
+const deathSignal = syscall.SIGKILL
 
-// wrapperScript runs the step ("$1") as a background child and waits for
-// it, so that the wrapper stays the leader of the step's process group:
-//
-//   - On SIGHUP (the parent-death signal: the executor died, even by
-//     kill -9) or SIGINT it kills its whole group with SIGKILL, itself
-//     included: no step process outlives its executor.
-//   - SIGTERM, sent by the runner to the whole group on timeout or cancel,
-//     interrupts its wait but not the wrapper: it goes back to waiting and
-//     exits with the step's status once the step is gone.
-//   - Otherwise it exits with the step's exit status (wait "$p" returns it;
-//     a wait interrupted by a trapped signal returns >128 while the child is
-//     still there, which is what the loop tells apart).
-//
-// As for every asynchronous command of a non-interactive shell, the step
-// starts with SIGINT and SIGQUIT ignored and stdin on /dev/null.
-const wrapperScript = `trap 'kill -KILL 0' HUP INT
-trap ':' TERM
-` + shellPath + ` -c "$1" &
-p=$!
-while :; do
-	wait "$p"; s=$?
-	if [ "$s" -le 128 ] || ! kill -0 "$p" 2>/dev/null; then exit "$s"; fi
-done`
-
-// wrapperName is $0 of the wrapper, visible in ps.
-const wrapperName = "agentic-step"
-
-// command builds the exec.Cmd of a step: the wrapper in a new process group
-// with the parent-death signal set.
+// command builds the exec.Cmd of a step: /bin/sh -c script, leader of a
+// new process group, with the parent-death signal set. The step's shell is
+// the executor's own child — one fork and exec, as a shell running it
+// would do — and its $$ is the process group.
 func command(script, cwd string, env []string, stdout, stderr *os.File) *exec.Cmd {
-	cmd := &exec.Cmd{
+	return &exec.Cmd{
 		Path:   shellPath,
-		Args:   []string{shellPath, "-c", wrapperScript, wrapperName, script},
+		Args:   []string{shellPath, "-c", script},
 		Env:    env,
 		Dir:    cwd,
 		Stdout: stdout,
@@ -57,20 +32,21 @@ func command(script, cwd string, env []string, stdout, stderr *os.File) *exec.Cm
 			Pdeathsig: deathSignal,
 		},
 	}
-	return cmd
 }
 
-// child is a started wrapper process.
+// child is a started step process, the leader of its group.
 type child struct {
 	pid  int
-	done chan struct{} // closed once the wrapper exited and was reaped
+	done chan struct{} // closed once the process exited and was reaped
 	// state and err are set before done is closed.
 	state *os.ProcessState
 	err   error
 }
 
 // start forks cmd from a goroutine locked to its OS thread and keeps it
-// locked until the child has been reaped.
+// locked until the child has been reaped, and lists the child's process
+// group with the guard. If the guard cannot be told, the group is killed
+// and start fails: a step never runs unguarded.
 //
 // Why: Linux delivers the parent-death signal when the *thread* that forked
 // the child exits, not the process. The Go runtime ends a thread when a
@@ -98,11 +74,16 @@ func start(cmd *exec.Cmd) (*child, error) {
 	if err := <-started; err != nil {
 		return nil, err
 	}
+	if err := guardian.add(c.pid); err != nil {
+		_ = syscall.Kill(-c.pid, syscall.SIGKILL)
+		<-c.done
+		return nil, err
+	}
 	return c, nil
 }
 
-// waitErr is the error of waiting for the wrapper when it did not yield an
-// exit status (an exit status other than 0 is not an error here).
+// waitErr is the error of waiting for the process when it did not yield
+// an exit status (an exit status other than 0 is not an error here).
 func (c *child) waitErr() error {
 	if c.state == nil {
 		return c.err
@@ -110,15 +91,19 @@ func (c *child) waitErr() error {
 	return nil
 }
 
-// exitCode is the wrapper's exit status, -1 if a signal killed it.
+// exitCode is the process's exit status; one a signal N killed exits
+// 128+N, as a shell reports a child's death by a signal.
 func (c *child) exitCode() int {
 	if c.state == nil {
 		return -1
 	}
+	if sig, ok := c.signalled(); ok {
+		return 128 + int(sig)
+	}
 	return c.state.ExitCode()
 }
 
-// signalled returns the signal that killed the wrapper, if one did.
+// signalled returns the signal that killed the process, if one did.
 func (c *child) signalled() (syscall.Signal, bool) {
 	if c.state == nil {
 		return 0, false

@@ -85,8 +85,6 @@ func run(ctx context.Context, res *Result, spec Spec, opts Options, onStart func
 		res.fail(event.ClassTransient, fmt.Sprintf("timed out after %s; killed process group %d", timeout, x.pid))
 	case x.cancelled:
 		res.cancel(fmt.Sprintf("cancelled (%v); killed process group %d", context.Cause(ctx), x.pid))
-	case x.signal != 0:
-		res.fail(event.ClassTransient, fmt.Sprintf("killed by signal %d (%s)", int(x.signal), x.signal))
 	case x.exitCode != 0:
 		res.fail(event.ClassLogic, fmt.Sprintf("exit status %d", x.exitCode))
 	default:

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
@@ -22,8 +21,7 @@ type shell struct {
 // outcome is what one script run gave.
 type outcome struct {
 	pid       int
-	exitCode  int // -1 when killed by a signal or not started
-	signal    syscall.Signal
+	exitCode  int // -1 when not started or stopped by the runner
 	timedOut  bool
 	cancelled bool
 	startErr  error
@@ -61,17 +59,15 @@ func (sh shell) exec(ctx context.Context, script string, onStart func(int), onOu
 	case <-ctx.Done():
 		out.cancelled = true
 	}
-	stopGroup(ch.pid, sh.opts.KillGrace)
+	stopGroup(ch.pid, sh.opts.KillGrace, ch.done)
 	<-ch.done
+	guardian.remove(ch.pid)
 	cp.wait()
 	out.tail = cp.tailString()
 	if out.timedOut || out.cancelled {
 		return out
 	}
 	out.exitCode, out.waitErr = ch.exitCode(), ch.waitErr()
-	if sig, ok := ch.signalled(); ok {
-		out.signal = sig
-	}
 	return out
 }
 

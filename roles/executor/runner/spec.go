@@ -89,15 +89,14 @@ type Result struct {
 	Status event.TaskStatus
 	// Class is "" on success and skip; event.ClassLogic for a non-zero exit
 	// or a step that cannot run as written (unknown kind, empty command, bad
-	// cwd or env); event.ClassTransient for a timeout, a cancellation, a
-	// failure to start the process or a process killed by a signal the
-	// runner did not send.
+	// cwd or env); event.ClassTransient for a timeout, a cancellation or a
+	// failure to start the process.
 	Class event.FailureClass
-	// ExitCode is the script's exit status. It is -1 when the step did not
-	// exit on its own: killed by a signal — by the runner on timeout or
-	// cancel, or by someone else signalling the whole group — or never
-	// started. A script whose own last command dies of signal N exits 128+N,
-	// the shell's convention. 0 for succeeded, skipped and noop results.
+	// ExitCode is the script's exit status; a script whose shell dies of
+	// signal N — its own last command, which the shell may have become, or
+	// a signal from outside the runner — exits 128+N, the shell's
+	// convention. It is -1 when the runner stopped the step (timeout,
+	// cancel) or none started. 0 for succeeded, skipped and noop results.
 	ExitCode int
 	// TimedOut is true when the step (or its check) ran out of time.
 	TimedOut bool
