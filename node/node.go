@@ -183,7 +183,6 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	if n.started {
 		return nil
 	}
-	begun := time.Now()
 	defer func() {
 		if err != nil {
 			n.teardown(context.Background())
@@ -245,10 +244,12 @@ func (n *Node) Start(ctx context.Context) (err error) {
 			n.releaseAfterCatchUp(lctx)
 		}()
 	}
-	if n.gossip != nil {
-		if err := n.watchDrain(lctx, begun); err != nil {
-			return err
-		}
+	if n.gossip != nil && n.exec != nil {
+		n.wg.Add(1)
+		go func() {
+			defer n.wg.Done()
+			n.announceDrain(lctx)
+		}()
 	}
 	n.started = true
 	return nil

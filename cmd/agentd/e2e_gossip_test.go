@@ -41,8 +41,8 @@ func (a *agentd) nodes() map[string]nodeRow {
 
 // TestGossipAcrossProcesses: agentd A (every role) and an executor-only B
 // gossip, encrypted, B joining A. node ls on A shows both alive; node
-// drain B makes it leave; a restarted B is alive again, and once killed
-// (kill -9) A's gossip loses it.
+// drain B makes it stop and leave; a restarted B is alive again, and once
+// killed (kill -9) it is dead.
 func TestGossipAcrossProcesses(t *testing.T) {
 	requireE2E(t)
 	key := filepath.Join(t.TempDir(), "gossip.key")
@@ -73,14 +73,13 @@ func TestGossipAcrossProcesses(t *testing.T) {
 		t.Errorf("node ls:\n%s", out)
 	}
 
-	// Drained, B leaves (its process goes on).
+	// Drained, B stops, exits 0 and has left.
 	if out := a.mustCtl("node", "drain", b.name, "--reason", "e2e", "--wait", "--wait-timeout", "30s"); !strings.Contains(out, "node exec-b drained and left") {
 		t.Fatalf("node drain --wait printed:\n%s", out)
 	}
-	if !b.running() {
-		t.Fatal("the drained node exited")
+	if st := b.wait(20 * time.Second); st == nil || st.ExitCode() != 0 {
+		t.Fatalf("the drained node: %v, want exited 0", st)
 	}
-	stopGracefully(t, b)
 
 	// Restarted, it joins as a new process; killed, A's gossip loses it.
 	b.start()
@@ -90,8 +89,8 @@ func TestGossipAcrossProcesses(t *testing.T) {
 		return r.State == "alive" && !r.Draining
 	})
 	b.kill9()
-	poll.Eventually(t, 30*time.Second, "A's gossip to lose the killed node", func() bool {
+	poll.Eventually(t, 30*time.Second, "the killed node dead, as the leader recorded it", func() bool {
 		r := a.nodes()[b.name]
-		return r.Gossip == "dead" && (r.State == "suspect" || r.State == "dead")
+		return r.Gossip == "dead" && r.State == "dead" && r.Recorded == "dead"
 	})
 }
