@@ -155,8 +155,9 @@ func (a *app) nodeDrainCmd() *cobra.Command {
 		Use:   "drain NAME",
 		Short: "Ask a node to take no new work, finish what it runs, and leave",
 		Long: `Publish a node.drain event, signed with your operator credentials. The
-orchestrator assigns no new work to the node; the node finishes the steps
-it runs, then leaves the cluster (agentctl node ls shows it left).
+orchestrator assigns no new work to the node; its executor finishes the
+steps it runs, then agentd stops and leaves the cluster (agentctl node ls
+shows it left).
 
 --wait follows the node (one line each time its state or load changes)
 until it has left, for at most --wait-timeout; it fails if the node is
