@@ -56,6 +56,13 @@ func (c *Config) Validate() error {
 	if c.GossipListen != "" && c.GossipAdvertise == "" && unspecifiedHost(c.GossipListen) {
 		bad("gossip_advertise", "needed when gossip_listen %q binds every address: say which address other nodes reach this one at (--gossip-advertise host:port)", c.GossipListen)
 	}
+	if c.GossipKeyFile != "" {
+		if c.GossipListen == "" {
+			bad("gossip_key_file", "needs gossip_listen (--gossip-listen host:port): the key encrypts gossip, which is off")
+		} else if _, err := ReadGossipKey(c.GossipKeyFile); err != nil {
+			bad("gossip_key_file", "%v", err)
+		}
+	}
 	if !slices.Contains(GossipPresets, c.GossipPreset) {
 		bad("gossip_preset", "%q: want one of %v", c.GossipPreset, GossipPresets)
 	}

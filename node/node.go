@@ -23,6 +23,8 @@ import (
 	"github.com/agentic-dev/agentic/ledger"
 	"github.com/agentic-dev/agentic/ledger/follow"
 	"github.com/agentic-dev/agentic/node/api"
+	"github.com/agentic-dev/agentic/node/membership"
+	"github.com/agentic-dev/agentic/node/nodes"
 	"github.com/agentic-dev/agentic/node/settings"
 	"github.com/agentic-dev/agentic/roles"
 	"github.com/agentic-dev/agentic/roles/executor"
@@ -63,6 +65,13 @@ type Node struct {
 
 	// settings keeps the cluster settings (nil on a node without a ledger).
 	settings *settings.Cluster
+	// nodes is the nodes read model (nil on a node without a ledger).
+	nodes *nodes.Nodes
+	// gossip is the node's gossip membership (nil without gossip_listen).
+	gossip *membership.Membership
+	// load counts the tasks assigned or running per node for nodes.list
+	// (the orchestrator's view); nil: not known on this node.
+	load func() map[string]int
 
 	verifyCache verifyCache
 
@@ -126,6 +135,17 @@ func (n *Node) Info() api.NodeInfo {
 	info := api.NodeInfo{ID: n.cfg.Name, Roles: n.cfg.Roles, Version: Version, NATS: n.NATSURL()}
 	if n.runs != nil {
 		info.Leader, info.Epoch = n.runs.Leader()
+	}
+	if g := n.gossip; g != nil {
+		info.Gossip = g.Addr()
+		for _, m := range g.Members() {
+			if m.State == membership.Alive || m.State == membership.Suspect {
+				info.Members++
+			}
+		}
+		if err := g.JoinError(); err != nil {
+			info.GossipJoinError = err.Error()
+		}
 	}
 	return info
 }
@@ -193,6 +213,9 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("node: republish unacknowledged events: %w", err)
 	}
+	if err := n.startGossip(ctx); err != nil {
+		return err
+	}
 	if err := n.startLedger(ctx); err != nil {
 		return err
 	}
@@ -207,7 +230,6 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	if err := n.startHTTP(); err != nil {
 		return err
 	}
-	n.started = true
 	lctx, cancel := context.WithCancel(context.Background())
 	n.cancel = cancel
 	n.wg.Add(1)
@@ -222,6 +244,14 @@ func (n *Node) Start(ctx context.Context) (err error) {
 			n.releaseAfterCatchUp(lctx)
 		}()
 	}
+	if n.gossip != nil && n.exec != nil {
+		n.wg.Add(1)
+		go func() {
+			defer n.wg.Done()
+			n.announceDrain(lctx)
+		}()
+	}
+	n.started = true
 	return nil
 }
 
@@ -294,6 +324,8 @@ func (n *Node) startLedger(ctx context.Context) error {
 		n.runs = x
 		n.settings = settings.New(settings.Config{Node: n.cfg.Name, NC: n.conn.NC, JS: n.conn.JS, Replicas: bus.DefaultReplicas(n.conn.NC), Logger: n.log.With("component", "settings")})
 		folders = append(folders, n.settings)
+		n.nodes = nodes.New(n.log.With("component", "nodes"))
+		folders = append(folders, n.nodes)
 		n.roles = append(n.roles, n.settings)
 	}
 	if n.has(event.RoleOrchestrator) {
@@ -305,9 +337,14 @@ func (n *Node) startLedger(ctx context.Context) error {
 			n.log.Warn("orchestrator.lease_ttl is deprecated and ignored: the lease TTL is a cluster setting",
 				"lease_ttl", n.cfg.Orchestrator.LeaseTTL, "hint", "remove the key; change the TTL with agentctl cluster settings set --lease-ttl")
 		}
+		var view orchestrator.Membership // a nil *Membership must stay a nil interface
+		if n.gossip != nil {
+			view = n.gossip
+		}
 		// Every orchestrator times its lease by the cluster setting the
 		// ledger folded (n.settings, folded before n.orch).
-		n.orch = orchestrator.New(n.roleEnv(event.RoleOrchestrator), orchestrator.Config{KV: kv, Settings: n.settings, Incarnation: n.incarnation})
+		n.orch = orchestrator.New(n.roleEnv(event.RoleOrchestrator), orchestrator.Config{KV: kv, Settings: n.settings, Incarnation: n.incarnation, Membership: view})
+		n.load = n.orch.Load
 		folders = append(folders, n.orch)
 		n.roles = append(n.roles, n.orch)
 	}
@@ -490,6 +527,7 @@ func (n *Node) teardown(ctx context.Context) {
 		}
 		n.outbox = nil
 	}
+	n.stopGossip(ctx)
 	if n.conn != nil {
 		n.conn.Close()
 		n.conn = nil

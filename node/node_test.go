@@ -16,13 +16,16 @@ import (
 	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/ledger"
 	"github.com/agentic-dev/agentic/node/api"
+	"github.com/agentic-dev/agentic/node/membership/membershiptest"
 	"github.com/agentic-dev/agentic/node/nodetest"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m,
+	// Gossip tests stop memberlist, whose last probe may outlive Stop a
+	// little: membershiptest waits for it.
+	membershiptest.VerifyTestMain(m,
 		// nats.go's global timer pool and the pebble cache finalizers are
 		// process-wide, not per node.
 		goleak.IgnoreTopFunction("github.com/nats-io/nats.go.(*timeoutPool).run"),

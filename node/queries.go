@@ -35,6 +35,7 @@ func (n *Node) startAPI() error {
 		api.HandleTyped(s, api.MethodLedgerVerify, func(ctx context.Context, _ struct{}) (api.VerifyResult, error) {
 			return n.verify()
 		})
+		api.HandleTyped(s, api.MethodNodesList, n.nodesList)
 	}
 	if n.mem != nil {
 		api.HandleTyped(s, api.MethodMemoryGet, func(ctx context.Context, req api.MemoryGetRequest) (api.Fact, error) {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -48,17 +49,23 @@ func nodesOf(t *testing.T, v runView) []string {
 
 // startPair starts agentd A (every role, embedded NATS, 2 executor slots)
 // and agentd B, an executor-only process with 4 slots enrolled with
-// agentctl node enroll from A's root and joined to A's NATS server, and
-// waits until A's ledger holds B's executor.online, signed with B's
-// enrolled credential.
+// agentctl node enroll from A's root and joined to A's NATS server, both
+// in one gossip membership (B joins A), and waits until A's ledger holds
+// B's executor.online, signed with B's enrolled credential, and the
+// leader's node.joined for B.
 func startPair(t *testing.T) (a, b *agentd) {
 	t.Helper()
-	a = startAgentd(t, "--executor-slots", "2")
+	a = newAgentd(t, "--executor-slots", "2")
+	a.gossip = "127.0.0.1:" + strconv.Itoa(freePort(t))
+	a.extra = append(a.extra, "--gossip-listen", a.gossip)
+	a.start()
+	a.waitReady()
 
 	b = newAgentd(t)
 	b.name = "exec-b"
 	b.enrolled = true
-	b.extra = []string{"--roles", "executor", "--nats", a.natsURL(), "--executor-slots", "4"}
+	b.gossip = "127.0.0.1:" + strconv.Itoa(freePort(t))
+	b.extra = []string{"--roles", "executor", "--nats", a.natsURL(), "--executor-slots", "4", "--gossip-listen", b.gossip, "--join", a.gossip}
 	out := a.mustCtl("node", "enroll", b.name, "--roles", "executor", "--root", a.data, "--out", b.data)
 	if !strings.Contains(out, "enrolled node exec-b") {
 		t.Fatalf("node enroll printed:\n%s", out)
@@ -71,13 +78,13 @@ func startPair(t *testing.T) (a, b *agentd) {
 	if _, err := os.Stat(filepath.Join(b.data, "root.key")); err == nil {
 		t.Fatal("the enrolled node made a root of its own")
 	}
-	poll.Eventually(t, 20*time.Second, "executor.online from exec-b in A's audit", func() bool {
+	poll.Eventually(t, 20*time.Second, "executor.online from exec-b and node.joined for it in A's audit", func() bool {
+		online, joined := false, false
 		for _, l := range a.audit() {
-			if l.Type == "executor.online" && l.Node == b.name {
-				return true
-			}
+			online = online || l.Type == "executor.online" && l.Node == b.name
+			joined = joined || l.Type == "node.joined" && strings.Contains(string(l.Data), `"node":"`+b.name+`"`)
 		}
-		return false
+		return online && joined
 	})
 	return a, b
 }
@@ -127,23 +134,21 @@ func TestTwoNodesShareWork(t *testing.T) {
 }
 
 // TestWorkGoesOnAfterExecutorLeaves: once the executor-only node has
-// stopped (SIGTERM, exit 0), the first node runs the next plan alone.
-//
-// Known gap (fails today): the leader learns that an executor left only
-// from the gossip membership (node.left, then its attempts are given to
-// another executor), which agentd does not run yet; without it, only the
-// start deadline (30 s) moves assignments off the gone node, past this
-// test's wait.
+// stopped (SIGTERM, exit 0), the first node runs the next plan alone: the
+// stopping node left the gossip membership, the leader recorded node.left
+// and assigns nothing more to it.
 func TestWorkGoesOnAfterExecutorLeaves(t *testing.T) {
 	requireE2E(t)
-	// Kept as the acceptance test of the multi-node issue: the
-	// orchestrator reassigns a departed executor's tasks once the
-	// membership reports it left (roles/orchestrator: ReconcileMembers,
-	// Decide), but agentd does not run the gossip membership yet
-	// (node/membership, its wiring, and gossip flags for both nodes here).
-	t.Skip("needs the gossip membership in agentd (node.left recorded by the leader); without it only the 30s start deadline moves work off a departed node")
 	a, b := startPair(t)
 	stopGracefully(t, b)
+	poll.Eventually(t, 20*time.Second, "the leader to record exec-b left", func() bool {
+		for _, l := range a.audit() {
+			if l.Type == "node.left" && strings.Contains(string(l.Data), `"node":"`+b.name+`"`) {
+				return true
+			}
+		}
+		return false
+	})
 
 	id := a.submit(spreadPlan(t, "Run on the node that is left", 3))
 	// Three 0.3s steps on A's two slots take about a second.

@@ -180,6 +180,13 @@ func banner(w io.Writer, n *node.Node) {
 	fmt.Fprintf(w, "agentd %s (%s, nats-server %s)\n", node.Version, runtime.Version(), server.VERSION)
 	fmt.Fprintf(w, "  node      %s  roles: %s\n", cfg.Name, strings.Join(cfg.Roles, ","))
 	fmt.Fprintf(w, "  nats      %s  [%s]\n", n.NATSURL(), mode)
+	if g := n.Membership(); g != nil {
+		join := strings.Join(cfg.Join, ",")
+		if join == "" {
+			join = "none: waits to be joined"
+		}
+		fmt.Fprintf(w, "  gossip    %s  [preset %s, join %s]\n", g.Addr(), cfg.GossipPreset, join)
+	}
 	if a := n.HTTPAddr(); a != "" {
 		fmt.Fprintf(w, "  http      http://%s  (/healthz /readyz /metrics /api/runs)\n", a)
 	}

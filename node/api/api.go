@@ -219,4 +219,12 @@ type NodeInfo struct {
 	NATS    string   `json:"nats"`
 	Leader  string   `json:"leader,omitempty"`
 	Epoch   uint64   `json:"epoch,omitempty"`
+	// Gossip is the node's gossip address; empty when it runs no gossip.
+	Gossip string `json:"gossip,omitempty"`
+	// Members counts the members its gossip sees alive or suspect,
+	// itself included (0 without gossip).
+	Members int `json:"members,omitempty"`
+	// GossipJoinError says why joining the configured members fails
+	// while it sees no other member.
+	GossipJoinError string `json:"gossip_join_error,omitempty"`
 }

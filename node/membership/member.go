@@ -1,12 +1,3 @@
-// Package membership runs agentd's gossip membership (hashicorp/memberlist):
-// which nodes are reachable, with the metadata each announces (roles,
-// capabilities, slots, version, incarnation). It detects failed nodes
-// quickly with a tuned failure-detection preset.
-//
-// Membership grants nothing: it says who answers, never who may do what
-// (authority comes only from credentials). The leader orchestrator turns
-// what it reports into ledger events (node.joined, node.suspect,
-// node.failed, node.left) so that decisions taken on it replay.
 package membership
 
 import "time"
@@ -41,6 +32,10 @@ type Meta struct {
 	Version string `json:"v,omitempty"`
 	// Draining is set once the node was asked to drain.
 	Draining bool `json:"drain,omitempty"`
+	// Leaving is set by Leave just before the node leaves: it is how
+	// the others tell a clean leave from a failure (memberlist reports
+	// both the same way).
+	Leaving bool `json:"leaving,omitempty"`
 }
 
 // Member is one node as this node's membership sees it.

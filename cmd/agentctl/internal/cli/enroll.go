@@ -15,11 +15,13 @@ import (
 )
 
 func (a *app) nodeCmd() *cobra.Command {
-	return group("node", "Enroll agentd nodes (offline)",
-		`Issue node credentials from the cluster root. A node started on a data
-directory without root.key cannot issue its own credential: enroll it here
-first. These commands only read and write files; they need no NATS server.`,
-		a.nodeEnrollCmd())
+	return group("node", "List, drain and enroll agentd nodes",
+		`List the cluster's nodes (ls) and drain one (drain), over the bus.
+
+Issue node credentials from the cluster root (enroll). A node started on a
+data directory without root.key cannot issue its own credential: enroll it
+here first. Enrolling only reads and writes files; it needs no NATS server.`,
+		a.nodeLsCmd(), a.nodeDrainCmd(), a.nodeEnrollCmd())
 }
 
 // enrollResult is what node enroll prints with -o json.

@@ -160,6 +160,15 @@ type fakeNode struct {
 	runRequests map[string]int
 	// busy answers that many audit requests with api.ErrBusy.
 	busy int
+	// nodes, leader and epoch answer nodes.list; nodesChange, when set,
+	// is called (under the lock) before each nodes.list answer with the
+	// count of them so far.
+	nodes       []api.NodeSummary
+	leader      string
+	epoch       uint64
+	nodesChange func(f *fakeNode, call int)
+	nodesCalls  int
+	nodesPages  int
 }
 
 func newFakeNode() *fakeNode {
@@ -175,6 +184,7 @@ func (f *fakeNode) with(change func(f *fakeNode)) {
 
 func (f *fakeNode) register(s *api.Server) {
 	f.registerRuns(s)
+	f.registerNodes(s)
 	api.HandleTyped(s, api.MethodAudit, f.auditPage)
 	api.HandleTyped(s, api.MethodLedgerVerify, func(context.Context, struct{}) (api.VerifyResult, error) {
 		f.mu.Lock()
