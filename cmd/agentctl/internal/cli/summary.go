@@ -34,8 +34,17 @@ var summarizers = map[event.Type]func(raw []byte) string{
 	event.TaskCancel: with(func(d event.TaskCancelData) string {
 		return fmt.Sprintf("%s attempt %d on %s%s", d.Step, d.Attempt, d.Node, because(d.Reason))
 	}),
-	event.RunFinished:    with(func(d event.RunFinishedData) string { return string(d.Status) + because(d.Reason) }),
-	event.ExecutorOnline: with(func(d event.ExecutorOnlineData) string { return fmt.Sprintf("%d slots", d.Slots) }),
+	event.RunFinished: with(func(d event.RunFinishedData) string { return string(d.Status) + because(d.Reason) }),
+	event.ExecutorOnline: with(func(d event.ExecutorOnlineData) string {
+		s := fmt.Sprintf("%d slots", d.Slots)
+		if d.Queue > 0 {
+			s += fmt.Sprintf(", queue %d", d.Queue)
+		}
+		if len(d.Capabilities) > 0 {
+			s += ", offers " + strings.Join(d.Capabilities, ",")
+		}
+		return s
+	}),
 	event.TaskStarted: with(func(d event.TaskStartedData) string {
 		return fmt.Sprintf("%s attempt %d on %s", d.Step, d.Attempt, d.Node)
 	}),
@@ -52,7 +61,27 @@ var summarizers = map[event.Type]func(raw []byte) string{
 	event.Rejected: with(func(d event.RejectedData) string {
 		return fmt.Sprintf("%s (signer %s, claimed %s)", d.Reason, dash(d.Signer), dash(d.ClaimedType))
 	}),
-	event.Gap: with(func(d event.GapData) string { return fmt.Sprintf("stream seq %d–%d missing", d.From, d.To) }),
+	event.Gap:         with(func(d event.GapData) string { return fmt.Sprintf("stream seq %d–%d missing", d.From, d.To) }),
+	event.NodeJoined:  with(func(d event.NodeData) string { return nodeSummary("joined", d) }),
+	event.NodeSuspect: with(func(d event.NodeData) string { return nodeSummary("suspect", d) }),
+	event.NodeFailed:  with(func(d event.NodeData) string { return nodeSummary("failed", d) }),
+	event.NodeLeft:    with(func(d event.NodeData) string { return nodeSummary("left", d) }),
+	event.NodeDrain:   with(func(d event.NodeDrainData) string { return "drain " + d.Node + because(d.Reason) }),
+	event.StepDecided: with(func(d event.StepDecidedData) string { return string(d.Action) + " " + d.Step + because(d.Reason) }),
+}
+
+// nodeSummary says what a membership event recorded: "node b failed
+// (executor, 2 slots, epoch 3): no answer to probes".
+func nodeSummary(what string, d event.NodeData) string {
+	s := fmt.Sprintf("node %s %s (%s", d.Node, what, dash(strings.Join(d.Roles, ",")))
+	if d.Slots > 0 {
+		s += fmt.Sprintf(", %d slots", d.Slots)
+	}
+	s += fmt.Sprintf(", epoch %d)", d.Epoch)
+	if d.Reason != "" {
+		s += ": " + truncate(d.Reason, 60)
+	}
+	return s
 }
 
 // with adapts a typed summarizer; a payload that does not decode falls back

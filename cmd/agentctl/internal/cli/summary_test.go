@@ -1,0 +1,34 @@
+package cli
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/node/api"
+)
+
+// Membership, drain and operator decisions read as sentences in audit
+// tail, not as JSON.
+func TestSummaryOfVersion2Types(t *testing.T) {
+	for _, tt := range []struct {
+		typ  event.Type
+		data any
+		want string
+	}{
+		{event.NodeFailed, event.NodeData{Decision: event.Decision{Epoch: 3}, Node: "b", Roles: []string{"executor"}, Slots: 2, Reason: "no answer to probes"},
+			"node b failed (executor, 2 slots, epoch 3): no answer to probes"},
+		{event.NodeJoined, event.NodeData{Decision: event.Decision{Epoch: 1}, Node: "a"}, "node a joined (-, epoch 1)"},
+		{event.NodeDrain, event.NodeDrainData{Node: "c", Reason: "kernel upgrade"}, "drain c: kernel upgrade"},
+		{event.StepDecided, event.StepDecidedData{Step: "deploy", Action: event.StepRetry}, "retry deploy"},
+		{event.ExecutorOnline, event.ExecutorOnlineData{Slots: 4, Queue: 32, Capabilities: []string{"docker"}}, "4 slots, queue 32, offers docker"},
+	} {
+		raw, err := json.Marshal(tt.data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := summary(api.AuditLine{Type: string(tt.typ), Data: raw}); got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.typ, got, tt.want)
+		}
+	}
+}
