@@ -22,6 +22,7 @@ import (
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // failoverRounds is how many kills each failover benchmark measures.
@@ -66,7 +67,8 @@ func BenchmarkExecutorFailover(b *testing.B) {
 			victim.start(b)
 			victim.waitReady(b)
 			w.waitAfter(b, mark, "the restarted executor back", func(e event.Event) bool {
-				return e.Type == event.NodeJoined && e.Node == victim.name
+				var d event.NodeData
+				return e.Type == event.NodeJoined && json.Unmarshal(e.Data, &d) == nil && d.Node == victim.name
 			})
 		}
 	}
@@ -243,9 +245,19 @@ func (cl *benchCluster) watch(b *testing.B, first *benchProc) *eventWatch {
 	}
 	b.Cleanup(nc.Close)
 	w := &eventWatch{wake: make(chan struct{}, 1)}
-	if _, err := nc.Subscribe(event.SubjectAll, func(m *nats.Msg) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	// An ordered consumer from the stream's start: the events before the
+	// watch began are seen too (with the time they were read).
+	cons, err := js.OrderedConsumer(context.Background(), "AGENTIC_EVENTS", jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cc, err := cons.Consume(func(m jetstream.Msg) {
 		now := time.Now()
-		env, err := v.Verify(m.Data, m.Subject, now)
+		env, err := v.Verify(m.Data(), m.Subject(), now)
 		if err != nil {
 			return
 		}
@@ -258,9 +270,11 @@ func (cl *benchCluster) watch(b *testing.B, first *benchProc) *eventWatch {
 		case w.wake <- struct{}{}:
 		default:
 		}
-	}); err != nil {
+	})
+	if err != nil {
 		b.Fatal(err)
 	}
+	b.Cleanup(cc.Stop)
 	return w
 }
 
@@ -294,7 +308,13 @@ func (w *eventWatch) waitAfter(b *testing.B, from int, what string, ok func(even
 		select {
 		case <-w.wake:
 		case <-deadline:
-			b.Fatalf("no event: %s", what)
+			w.mu.Lock()
+			var seen []string
+			for _, e := range w.events[min(from, len(w.events)):] {
+				seen = append(seen, string(e.Type)+"/"+e.Node)
+			}
+			w.mu.Unlock()
+			b.Fatalf("no event: %s (after %d: %v)", what, from, seen)
 		}
 	}
 }
