@@ -1,6 +1,7 @@
 package deploy_test
 
 import (
+	"encoding/base64"
 	"fmt"
 	"io"
 	"os"
@@ -133,9 +134,30 @@ func resolveAgentd(t *testing.T, where string, args []string, files map[string]s
 		}
 		path = repo
 	}
+	// A gossip key file named by the configuration lives on the target
+	// machine (docs/deploy.md makes it); agentd reads it at start, so the
+	// check stands in a real key at a path of this machine.
+	var keyFile string
+	if path != "" {
+		if c, err := config.Load(path); err == nil && c.GossipKeyFile != "" && !fs.Changed("gossip-key-file") {
+			keyFile = c.GossipKeyFile
+			if _, err := os.Stat(keyFile); err != nil {
+				stand := filepath.Join(t.TempDir(), "gossip.key")
+				if err := os.WriteFile(stand, []byte(base64.StdEncoding.EncodeToString(make([]byte, 32))+"\n"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				if err := fs.Set("gossip-key-file", stand); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
 	cfg, err := config.Resolve(path, nil, fs)
 	if err != nil {
 		t.Fatalf("%s: agentd %s: %v", where, strings.Join(args, " "), err)
+	}
+	if keyFile != "" {
+		cfg.GossipKeyFile = keyFile
 	}
 	return agentdRun{cfg: cfg, configFile: *cfgPath, drain: *drain}
 }
