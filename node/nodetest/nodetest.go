@@ -46,23 +46,11 @@ type Node struct {
 // Start starts a node with cfg (see Config) and stops it at cleanup.
 func Start(t testing.TB, cfg config.Config) *Node {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
 	logger := slog.New(slog.DiscardHandler)
 	if testing.Verbose() {
 		logger = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}
-	n, err := node.New(cfg, logger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := n.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	tn := &Node{Node: n, Dir: cfg.Data}
-	t.Cleanup(func() { tn.Stop(t) })
-	tn.connect(t)
-	return tn
+	return StartLogged(t, cfg, logger)
 }
 
 func (tn *Node) connect(t testing.TB) {
