@@ -259,10 +259,25 @@ func (n *Node) Start(ctx context.Context) (err error) {
 // OS once the ledger is live: folding a long tail allocates far more than
 // the live state keeps, and the Go runtime would hand it back only slowly.
 func (n *Node) releaseAfterCatchUp(ctx context.Context) {
-	if n.follower.WaitLive(ctx) == nil {
+	if n.follower.WaitLive(ctx) != nil {
+		return
+	}
+	debug.FreeOSMemory()
+	// Once more when the work that follows a long catch-up is done (the
+	// roles' and indexes' snapshots of it are written in the background):
+	// an idle node collects garbage only every two minutes otherwise.
+	t := time.NewTimer(releaseSettle)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
 		debug.FreeOSMemory()
 	}
 }
+
+// releaseSettle is how long after catching up the node returns memory to
+// the OS a second time.
+const releaseSettle = 15 * time.Second
 
 func (n *Node) startBus(ctx context.Context) error {
 	var err error
