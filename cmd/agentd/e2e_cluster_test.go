@@ -37,7 +37,7 @@ type natsServer struct {
 func natsCluster(t *testing.T, n int) []*natsServer {
 	t.Helper()
 	if bin.natsServer == "" {
-		t.Skip("no nats-server binary was built")
+		t.Fatal("no nats-server binary was built (TestMain builds it unless -short; call requireE2E first)")
 	}
 	servers := make([]*natsServer, n)
 	routes := make([]string, n)

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/envelope"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/trust"
@@ -160,17 +161,14 @@ func startBenchCluster(b *testing.B) *benchCluster {
 	cl.natsURL = fmt.Sprintf("nats://127.0.0.1:%d", port)
 	cl.nats = &benchProc{name: "nats-server", bin: natsBin, args: []string{"-c", conf}}
 	cl.nats.start(b)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	if err := poll.Wait(30*time.Second, func() bool {
 		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 		if err == nil {
 			c.Close()
-			break
 		}
-		if time.Now().After(deadline) {
-			b.Fatalf("nats-server not listening: %v\n%s", err, cl.nats.stderr())
-		}
-		time.Sleep(50 * time.Millisecond)
+		return err == nil
+	}); err != nil {
+		b.Fatalf("nats-server not listening: %v\n%s", err, cl.nats.stderr())
 	}
 	b.Cleanup(func() { cl.nats.kill() })
 	return cl
