@@ -33,12 +33,40 @@ type natsServer struct {
 
 // natsCluster starts n clustered nats-server processes with JetStream
 // (sync_interval: always, as deploy/nats ships) and waits until every one
-// reports healthy JetStream.
+// reports healthy JetStream. Ports are picked free a moment before the
+// servers bind them, so another process may take one in between: a
+// cluster whose server exits at start is started again on fresh ports.
 func natsCluster(t *testing.T, n int) []*natsServer {
 	t.Helper()
 	if bin.natsServer == "" {
 		t.Fatal("no nats-server binary was built (TestMain builds it unless -short; call requireE2E first)")
 	}
+	for attempt := 1; ; attempt++ {
+		servers := startNATSCluster(t, n)
+		var exited *natsServer
+		for _, s := range servers {
+			if !s.waitHealthy() {
+				exited = s
+				break
+			}
+		}
+		if exited == nil {
+			return servers
+		}
+		for _, s := range servers {
+			s.kill()
+		}
+		if attempt == 3 {
+			t.Fatalf("nats-server %s exited at start %d times; its log:\n%s", exited.name, attempt, tailFile(exited.logPath, 20))
+		}
+		t.Logf("nats-server %s exited at start (a port taken meanwhile?); starting the cluster again on other ports:\n%s", exited.name, tailFile(exited.logPath, 3))
+	}
+}
+
+// startNATSCluster writes the servers' configurations on fresh ports and
+// starts them.
+func startNATSCluster(t *testing.T, n int) []*natsServer {
+	t.Helper()
 	servers := make([]*natsServer, n)
 	routes := make([]string, n)
 	clusterPorts := make([]int, n)
@@ -72,12 +100,7 @@ cluster {
 		t.Cleanup(func() {
 			s.kill()
 			if t.Failed() {
-				b, _ := os.ReadFile(s.logPath)
-				lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-				if len(lines) > 20 {
-					lines = lines[len(lines)-20:]
-				}
-				t.Logf("nats-server %s log, last lines:\n%s", s.name, strings.Join(lines, "\n"))
+				t.Logf("nats-server %s log, last lines:\n%s", s.name, tailFile(s.logPath, 20))
 			}
 		})
 		servers[i] = s
@@ -85,10 +108,17 @@ cluster {
 	for _, s := range servers {
 		s.start()
 	}
-	for _, s := range servers {
-		s.waitHealthy()
-	}
 	return servers
+}
+
+// tailFile returns the last n lines of a file.
+func tailFile(path string, n int) string {
+	b, _ := os.ReadFile(path)
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }
 
 // urls are the client URLs of servers.
@@ -122,12 +152,21 @@ func (s *natsServer) start() {
 	go func() { _ = cmd.Wait(); close(done) }()
 }
 
-// waitHealthy polls the monitoring endpoint until JetStream is healthy.
-func (s *natsServer) waitHealthy() {
+// waitHealthy polls the monitoring endpoint until JetStream is healthy;
+// it returns false at once if the process exits meanwhile, and fails t if
+// the server is not healthy within a minute.
+func (s *natsServer) waitHealthy() bool {
 	s.t.Helper()
 	client := &http.Client{Timeout: time.Second}
 	url := fmt.Sprintf("http://127.0.0.1:%d/healthz", s.monPort)
+	exited := false
 	poll.Eventually(s.t, 60*time.Second, "nats-server "+s.name+" healthy", func() bool {
+		select {
+		case <-s.done:
+			exited = true
+			return true
+		default:
+		}
 		resp, err := client.Get(url)
 		if err != nil {
 			return false
@@ -135,6 +174,7 @@ func (s *natsServer) waitHealthy() {
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK
 	})
+	return !exited
 }
 
 // kill9 kills the server as a crash would and reaps it.

@@ -407,7 +407,9 @@ func TestNATSServerRestartUnderLoad(t *testing.T) {
 	victim := tr.nats[1]
 	victim.kill9()
 	victim.start()
-	victim.waitHealthy()
+	if !victim.waitHealthy() {
+		t.Fatalf("nats-server %s exited when restarted on its ports:\n%s", victim.name, tailFile(victim.logPath, 10))
+	}
 	v := tr.a.waitRun(id, 90*time.Second)
 	if v.Status != "succeeded" || len(v.Steps) != n {
 		t.Fatalf("run across a NATS server restart: %s", v.dump())
