@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/bustest"
+	"github.com/agentic-dev/agentic/bus/bustest/logrec"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -87,7 +88,7 @@ func TestReplicasThatCannotBePlaced(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	rec := &recorder{}
+	rec := &logrec.Recorder{}
 	start := time.Now()
 	ensure(t, conn.JS, bus.StreamConfig{PlacementWait: 300 * time.Millisecond, Logger: slog.New(rec)})
 	if waited := time.Since(start); waited < 300*time.Millisecond {
@@ -98,11 +99,9 @@ func TestReplicasThatCannotBePlaced(t *testing.T) {
 			t.Errorf("%s: %d replicas, want 2 (all two servers can hold)", s, got)
 		}
 	}
-	rec.mu.Lock()
-	msgs := slices.Clone(rec.msgs)
-	rec.mu.Unlock()
+	msgs := rec.Messages(slog.LevelError)
 	if n := len(slices.DeleteFunc(msgs, func(m string) bool { return !strings.Contains(m, "fewer replicas") })); n != 3 {
-		t.Errorf("logged %q, want an error about fewer replicas for each stream and the bucket", rec.msgs)
+		t.Errorf("logged %q, want an error about fewer replicas for each stream and the bucket", rec.Messages(slog.LevelError))
 	}
 }
 
@@ -137,7 +136,7 @@ func TestEmbeddedClusterConfigErrors(t *testing.T) {
 // saying so.
 func TestReplicasOnALoneServer(t *testing.T) {
 	conn := connect(t, bustest.Server(t))
-	rec := &recorder{}
+	rec := &logrec.Recorder{}
 	start := time.Now()
 	ensure(t, conn.JS, bus.StreamConfig{Replicas: 3, Logger: slog.New(rec)})
 	if waited := time.Since(start); waited > bus.DefaultPlacementWait {
@@ -148,9 +147,7 @@ func TestReplicasOnALoneServer(t *testing.T) {
 			t.Errorf("%s: %d replicas, want 1", s, got)
 		}
 	}
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	if len(rec.msgs) != 3 {
-		t.Errorf("logged %q, want an error about fewer replicas for each stream and the bucket", rec.msgs)
+	if msgs := rec.Messages(slog.LevelError); len(msgs) != 3 {
+		t.Errorf("logged %q, want an error about fewer replicas for each stream and the bucket", msgs)
 	}
 }

@@ -13,39 +13,20 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/bustest"
+	"github.com/agentic-dev/agentic/bus/bustest/logrec"
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/nats-io/nats-server/v2/server"
 )
 
-// logLines keeps every message logged, at any level.
-type logLines struct {
-	mu   sync.Mutex
-	msgs []string
-}
-
-func (l *logLines) Enabled(context.Context, slog.Level) bool { return true }
-func (l *logLines) Handle(_ context.Context, r slog.Record) error {
-	l.mu.Lock()
-	l.msgs = append(l.msgs, r.Message)
-	l.mu.Unlock()
-	return nil
-}
-func (l *logLines) WithAttrs([]slog.Attr) slog.Handler { return l }
-func (l *logLines) WithGroup(string) slog.Handler      { return l }
-
-// count is how many messages so far start with prefix.
-func (l *logLines) count(prefix string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(slices.DeleteFunc(slices.Clone(l.msgs), func(m string) bool { return !strings.HasPrefix(m, prefix) }))
+// countPrefix is how many messages so far start with prefix.
+func countPrefix(logs *logrec.Recorder, prefix string) int {
+	return logs.Count(func(r logrec.Record) bool { return strings.HasPrefix(r.Message, prefix) })
 }
 
 func freeAddr(t *testing.T) string {
@@ -73,7 +54,7 @@ func startAt(t *testing.T, dir, addr string) *bus.Embedded {
 // keeps trying (and says so) until the server is there.
 func TestConnectWaitsForTheServer(t *testing.T) {
 	addr := freeAddr(t)
-	logs := &logLines{}
+	logs := &logrec.Recorder{}
 	type result struct {
 		c   *bus.Conn
 		err error
@@ -85,7 +66,7 @@ func TestConnectWaitsForTheServer(t *testing.T) {
 		c, err := bus.Connect(ctx, bus.ConnConfig{URLs: []string{"nats://" + addr}, Name: t.Name(), Logger: slog.New(logs)})
 		done <- result{c, err}
 	}()
-	poll.Eventually(t, 10*time.Second, "a failed attempt to be logged", func() bool { return logs.count("cannot reach NATS") > 0 })
+	poll.Eventually(t, 10*time.Second, "a failed attempt to be logged", func() bool { return countPrefix(logs, "cannot reach NATS") > 0 })
 	srv := startAt(t, t.TempDir(), addr)
 	defer srv.Shutdown()
 	r := <-done
@@ -112,7 +93,7 @@ func TestConnectGivesUpWhenTheContextEnds(t *testing.T) {
 func TestReconnectAfterServerRestart(t *testing.T) {
 	dir, addr := t.TempDir(), freeAddr(t)
 	srv := startAt(t, dir, addr)
-	logs := &logLines{}
+	logs := &logrec.Recorder{}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	c, err := bus.Connect(ctx, bus.ConnConfig{URLs: []string{"nats://" + addr}, Name: t.Name(), Logger: slog.New(logs)})
@@ -122,10 +103,10 @@ func TestReconnectAfterServerRestart(t *testing.T) {
 	defer c.Close()
 	ensure(t, c.JS, bus.StreamConfig{})
 	srv.Shutdown()
-	poll.Eventually(t, 10*time.Second, "the disconnection to be logged", func() bool { return logs.count("nats disconnected") == 1 })
+	poll.Eventually(t, 10*time.Second, "the disconnection to be logged", func() bool { return countPrefix(logs, "nats disconnected") == 1 })
 	srv = startAt(t, dir, addr)
 	defer srv.Shutdown()
-	poll.Eventually(t, 20*time.Second, "the reconnection to be logged", func() bool { return logs.count("nats reconnected") == 1 })
+	poll.Eventually(t, 20*time.Second, "the reconnection to be logged", func() bool { return countPrefix(logs, "nats reconnected") == 1 })
 	if _, err := c.JS.Publish(ctx, "agentic.log.r.s", []byte("after the restart")); err != nil {
 		t.Fatalf("publish after the reconnection: %v", err)
 	}

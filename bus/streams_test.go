@@ -5,12 +5,12 @@ import (
 	"log/slog"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/bustest"
+	"github.com/agentic-dev/agentic/bus/bustest/logrec"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
@@ -100,24 +100,6 @@ func TestEnsureStreamsNeverChangesAStream(t *testing.T) {
 	}
 }
 
-// recorder keeps the messages logged at error level.
-type recorder struct {
-	mu   sync.Mutex
-	msgs []string
-}
-
-func (r *recorder) Enabled(context.Context, slog.Level) bool { return true }
-func (r *recorder) Handle(_ context.Context, rec slog.Record) error {
-	if rec.Level >= slog.LevelError {
-		r.mu.Lock()
-		r.msgs = append(r.msgs, rec.Message)
-		r.mu.Unlock()
-	}
-	return nil
-}
-func (r *recorder) WithAttrs([]slog.Attr) slog.Handler { return r }
-func (r *recorder) WithGroup(string) slog.Handler      { return r }
-
 // TestEnsureStreamsOnASmallStore: JetStream reserves MaxBytes against the
 // server's store limit; a store too small for the default limits still
 // gets both streams, with smaller byte limits (and says so).
@@ -141,7 +123,7 @@ func TestEnsureStreamsOnASmallStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := &recorder{}
+	rec := &logrec.Recorder{}
 	ensure(t, js, bus.StreamConfig{Replicas: 1, Logger: slog.New(rec)})
 	// 4 GiB halves down to 256 MiB, which fits in 300 MiB; the 44 MiB left
 	// are under the 64 MiB floor, so the logs stream keeps its age limit only.
@@ -151,9 +133,7 @@ func TestEnsureStreamsOnASmallStore(t *testing.T) {
 	if got := streamConfig(t, js, bus.LogsStream); got.MaxBytes != -1 || got.MaxAge != 7*24*time.Hour {
 		t.Errorf("logs stream %+v, want no byte limit and the 7 day age limit", got)
 	}
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	if len(rec.msgs) != 2 || !strings.Contains(rec.msgs[0], "smaller byte limit") {
-		t.Errorf("logged %q, want two errors about smaller byte limits", rec.msgs)
+	if msgs := rec.Messages(slog.LevelError); len(msgs) != 2 || !strings.Contains(msgs[0], "smaller byte limit") {
+		t.Errorf("logged %q, want two errors about smaller byte limits", msgs)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/bustest"
+	"github.com/agentic-dev/agentic/bus/bustest/logrec"
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/envelope"
 	"github.com/agentic-dev/agentic/bus/event"
@@ -151,39 +152,9 @@ func TestNewerNodesEventsAreKeptAndSkipped(t *testing.T) {
 	}
 }
 
-// logRecorder keeps the records of a slog logger.
-type logRecorder struct {
-	mu   sync.Mutex
-	recs []slog.Record
-}
-
-func (l *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
-func (l *logRecorder) Handle(_ context.Context, r slog.Record) error {
-	l.mu.Lock()
-	l.recs = append(l.recs, r.Clone())
-	l.mu.Unlock()
-	return nil
-}
-func (l *logRecorder) WithAttrs([]slog.Attr) slog.Handler { return l }
-func (l *logRecorder) WithGroup(string) slog.Handler      { return l }
-
-// count returns how many records of level about signer were logged.
-func (l *logRecorder) count(level slog.Level, signer string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	n := 0
-	for _, r := range l.recs {
-		if r.Level != level {
-			continue
-		}
-		r.Attrs(func(a slog.Attr) bool {
-			if a.Key == "signer" && a.Value.String() == signer {
-				n++
-			}
-			return true
-		})
-	}
-	return n
+// countAbout returns how many records of level about signer were logged.
+func countAbout(logs *logrec.Recorder, level slog.Level, signer string) int {
+	return logs.Count(func(r logrec.Record) bool { return r.Level == level && r.Attrs["signer"] == signer })
 }
 
 // The follower measures each signer's clock skew from its messages' iat
@@ -209,7 +180,7 @@ func TestClockSkewIsMeasuredAndWarned(t *testing.T) {
 			publishAt(t, conn.JS, id, time.Now().Add(signers[name]), envelope.Version, event.MustDraft(event.TaskStarted, "r1", event.TaskStartedData{Step: name}))
 		}
 	}
-	logs := &logRecorder{}
+	logs := &logrec.Recorder{}
 	st, err := ledger.Open(t.TempDir(), ledger.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -228,7 +199,7 @@ func TestClockSkewIsMeasuredAndWarned(t *testing.T) {
 		if got := skews[name]; got < off-2*time.Second || got > off+time.Second {
 			t.Errorf("%s: measured skew %s, want about %s", name, got, off)
 		}
-		warns, errs := logs.count(slog.LevelWarn, name), logs.count(slog.LevelError, name)
+		warns, errs := countAbout(logs, slog.LevelWarn, name), countAbout(logs, slog.LevelError, name)
 		abs := off.Abs()
 		switch {
 		case abs > envelope.Leeway:

@@ -5,72 +5,31 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/bustest"
+	"github.com/agentic-dev/agentic/bus/bustest/logrec"
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/settings"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// logRecord is one logged line: level, message and attributes as text.
-type logRecord struct {
-	level slog.Level
-	msg   string
-	attrs map[string]string
-}
-
-// recorder is a slog.Handler that keeps every record.
-type recorder struct {
-	mu   sync.Mutex
-	recs []logRecord
-}
-
-func (r *recorder) Enabled(context.Context, slog.Level) bool { return true }
-func (r *recorder) Handle(_ context.Context, rec slog.Record) error {
-	lr := logRecord{level: rec.Level, msg: rec.Message, attrs: map[string]string{}}
-	rec.Attrs(func(a slog.Attr) bool {
-		lr.attrs[a.Key] = a.Value.String()
-		return true
-	})
-	r.mu.Lock()
-	r.recs = append(r.recs, lr)
-	r.mu.Unlock()
-	return nil
-}
-func (r *recorder) WithAttrs([]slog.Attr) slog.Handler { return r }
-func (r *recorder) WithGroup(string) slog.Handler      { return r }
-
-// find returns the records with message msg.
-func (r *recorder) find(msg string) []logRecord {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []logRecord
-	for _, lr := range r.recs {
-		if lr.msg == msg {
-			out = append(out, lr)
-		}
-	}
-	return out
-}
-
 // kit is a real JetStream server with the streams made as a start makes
 // them, and a started Cluster over it.
 type kit struct {
 	js  jetstream.JetStream
 	c   *settings.Cluster
-	log *recorder
+	log *logrec.Recorder
 	l   ledger
 }
 
 func newKit(t *testing.T) *kit {
 	t.Helper()
 	conn := bustest.Connect(t, bustest.Server(t))
-	k := &kit{js: conn.JS, log: &recorder{}}
+	k := &kit{js: conn.JS, log: &logrec.Recorder{}}
 	k.c = settings.New(settings.Config{Node: "n1", NC: conn.NC, JS: conn.JS, Logger: slog.New(k.log), CheckEvery: time.Hour})
 	if err := k.c.Start(context.Background()); err != nil {
 		t.Fatal(err)
@@ -127,12 +86,12 @@ func TestNewSettingsAreAppliedOnceLive(t *testing.T) {
 	if logs.MaxBytes != 2<<30 || logs.MaxAge != 7*24*time.Hour || bus.SettingsRevision(logs) != 1 {
 		t.Errorf("logs stream %+v", logs)
 	}
-	if got := k.log.find("cluster settings applied to the stream"); len(got) != 2 {
+	if got := k.log.Find("cluster settings applied to the stream"); len(got) != 2 {
 		t.Errorf("applied logged %d times, want once per stream", len(got))
 	}
 	// Applying is idempotent: checking again changes nothing.
 	k.c.Check(context.Background())
-	if got := k.log.find("cluster settings applied to the stream"); len(got) != 2 {
+	if got := k.log.Find("cluster settings applied to the stream"); len(got) != 2 {
 		t.Errorf("a second check applied again: %d", len(got))
 	}
 }
@@ -160,15 +119,15 @@ func TestDriftIsReportedOnceAndNotCorrected(t *testing.T) {
 	if got := k.stream(t, bus.EventsStream).MaxMsgs; got != 10 {
 		t.Fatalf("drift corrected: max msgs %d", got)
 	}
-	logged := k.log.find("stream drifts from the cluster settings")
-	if len(logged) != 1 || logged[0].level != slog.LevelError || logged[0].attrs["field"] != "max_msgs" ||
-		logged[0].attrs["expected"] != "unlimited" || logged[0].attrs["actual"] != "10" || logged[0].attrs["stream"] != bus.EventsStream {
+	logged := k.log.Find("stream drifts from the cluster settings")
+	if len(logged) != 1 || logged[0].Level != slog.LevelError || logged[0].Attrs["field"] != "max_msgs" ||
+		logged[0].Attrs["expected"] != "unlimited" || logged[0].Attrs["actual"] != "10" || logged[0].Attrs["stream"] != bus.EventsStream {
 		t.Fatalf("drift logged as %+v, want once at error level with field, expected and actual", logged)
 	}
 	// Put back by hand: the drift is resolved, and said so.
 	k.update(t, bus.EventsStream, func(c *jetstream.StreamConfig) { c.MaxMsgs = -1 })
 	k.c.Check(context.Background())
-	if in := k.c.InForce(); len(in.Drift) != 0 || len(k.log.find("stream drift resolved")) != 1 {
+	if in := k.c.InForce(); len(in.Drift) != 0 || len(k.log.Find("stream drift resolved")) != 1 {
 		t.Fatalf("drift after repair: %+v", in.Drift)
 	}
 	// An absent stream is drift too, and is not made again.
@@ -200,7 +159,7 @@ func TestStreamAheadOfLedgerIsLeftAlone(t *testing.T) {
 	if got := k.stream(t, bus.EventsStream); got.MaxAge != 2*time.Hour || bus.SettingsRevision(got) != 9 {
 		t.Fatalf("stream changed: %+v", got)
 	}
-	if len(k.log.find("stream carries a cluster settings revision this ledger has not folded yet; not compared")) != 1 {
+	if len(k.log.Find("stream carries a cluster settings revision this ledger has not folded yet; not compared")) != 1 {
 		t.Fatal("not logged")
 	}
 }
@@ -219,8 +178,8 @@ func TestSettingsThatCannotBeAppliedAreDrift(t *testing.T) {
 	if !slices.Equal(in.Drift, []settings.Drift{want}) {
 		t.Fatalf("drift %+v, want %+v", in.Drift, want)
 	}
-	failed := k.log.find("cannot apply the cluster settings to the stream")
-	if len(failed) != 1 || failed[0].level != slog.LevelError || failed[0].attrs["stream"] != bus.EventsStream {
+	failed := k.log.Find("cannot apply the cluster settings to the stream")
+	if len(failed) != 1 || failed[0].Level != slog.LevelError || failed[0].Attrs["stream"] != bus.EventsStream {
 		t.Fatalf("failure logged as %+v", failed)
 	}
 	// The logs stream took revision 1.

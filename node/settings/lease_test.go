@@ -71,7 +71,7 @@ func TestLeaseTTLIsAppliedToTheLeaderBucket(t *testing.T) {
 	if b.MaxAge != 4*time.Second || b.Duplicates != 4*time.Second || bus.SettingsRevision(b) != 1 || b.MaxMsgsPerSubject != 1 {
 		t.Fatalf("bucket %+v, want TTL and duplicate window 4s at revision 1, history kept", b)
 	}
-	if len(k.log.find("cluster settings applied to the leader bucket")) != 1 {
+	if len(k.log.Find("cluster settings applied to the leader bucket")) != 1 {
 		t.Fatal("applying not logged")
 	}
 	kv, err := k.js.KeyValue(context.Background(), bus.LeaderBucket)

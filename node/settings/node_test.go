@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus"
+	"github.com/agentic-dev/agentic/bus/bustest/logrec"
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/config"
 	"github.com/agentic-dev/agentic/node"
@@ -24,14 +25,14 @@ import (
 // started is a real node with a recorded log and a client connection.
 type started struct {
 	n   *node.Node
-	log *recorder
+	log *logrec.Recorder
 	js  jetstream.JetStream
 	api *api.Client
 }
 
 func startNode(t *testing.T, cfg config.Config) *started {
 	t.Helper()
-	rec := &recorder{}
+	rec := &logrec.Recorder{}
 	n, err := node.New(cfg, slog.New(rec))
 	if err != nil {
 		t.Fatal(err)
@@ -156,8 +157,8 @@ func TestDriftSurvivesRestartUncorrected(t *testing.T) {
 	if got := s.stream(t, bus.EventsStream).MaxMsgs; got != 1_000_000 {
 		t.Fatalf("restart restored the stream: max msgs %d", got)
 	}
-	logged := s.log.find("stream drifts from the cluster settings")
-	if len(logged) != 1 || logged[0].level != slog.LevelError || logged[0].attrs["field"] != "max_msgs" || logged[0].attrs["actual"] != "1000000" {
+	logged := s.log.Find("stream drifts from the cluster settings")
+	if len(logged) != 1 || logged[0].Level != slog.LevelError || logged[0].Attrs["field"] != "max_msgs" || logged[0].Attrs["actual"] != "1000000" {
 		t.Fatalf("drift logged as %+v", logged)
 	}
 	if line := s.metric(t, "agentic_stream_drift{", `stream="AGENTIC_EVENTS"`, `field="max_msgs"`); !strings.HasSuffix(line, " 1") {
@@ -178,7 +179,7 @@ func TestRestartWithAnotherConfigLeavesStreams(t *testing.T) {
 	before := map[string]jetstream.StreamConfig{bus.EventsStream: s.stream(t, bus.EventsStream), bus.LogsStream: s.stream(t, bus.LogsStream),
 		bus.LeaderBucketStream: s.stream(t, bus.LeaderBucketStream)}
 	const deprecated = "orchestrator.lease_ttl is deprecated and ignored: the lease TTL is a cluster setting"
-	if got := s.log.find(deprecated); len(got) != 0 {
+	if got := s.log.Find(deprecated); len(got) != 0 {
 		t.Fatalf("warned without lease_ttl set: %+v", got)
 	}
 	s.stop(t)
@@ -196,7 +197,7 @@ func TestRestartWithAnotherConfigLeavesStreams(t *testing.T) {
 			t.Errorf("%s changed by a restart with another configuration:\n got %+v\nwant %+v", name, got, want)
 		}
 	}
-	if got := s.log.find(deprecated); len(got) != 1 || got[0].level != slog.LevelWarn || got[0].attrs["lease_ttl"] != "3s" {
+	if got := s.log.Find(deprecated); len(got) != 1 || got[0].Level != slog.LevelWarn || got[0].Attrs["lease_ttl"] != "3s" {
 		t.Errorf("lease_ttl set: warned %+v, want once at warn level", got)
 	}
 }

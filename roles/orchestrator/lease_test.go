@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/bustest"
+	"github.com/agentic-dev/agentic/bus/bustest/logrec"
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/membership"
@@ -137,34 +138,6 @@ func (v *view) set(ms ...membership.Member) {
 	v.mu.Unlock()
 }
 
-// logRecorder keeps log messages.
-type logRecorder struct {
-	mu   sync.Mutex
-	msgs []string
-}
-
-func (r *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
-func (r *logRecorder) Handle(_ context.Context, rec slog.Record) error {
-	r.mu.Lock()
-	r.msgs = append(r.msgs, rec.Message)
-	r.mu.Unlock()
-	return nil
-}
-func (r *logRecorder) WithAttrs([]slog.Attr) slog.Handler { return r }
-func (r *logRecorder) WithGroup(string) slog.Handler      { return r }
-
-func (r *logRecorder) count(msg string) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := 0
-	for _, m := range r.msgs {
-		if m == msg {
-			n++
-		}
-	}
-	return n
-}
-
 // leaseKit is a leader bucket on a real server and a ledger.
 type leaseKit struct {
 	srv *bus.Embedded
@@ -200,9 +173,9 @@ type node struct {
 
 // start starts an orchestrator that is live at once; it is stopped (and
 // releases its lease) at cleanup unless the test crashed it.
-func (k *leaseKit) start(tb testing.TB, n node) (*Orchestrator, *ledgerMember, *logRecorder) {
+func (k *leaseKit) start(tb testing.TB, n node) (*Orchestrator, *ledgerMember, *logrec.Recorder) {
 	tb.Helper()
-	rec := &logRecorder{}
+	rec := &logrec.Recorder{}
 	if n.inc == "" {
 		n.inc = n.name + "-1"
 	}
@@ -421,8 +394,8 @@ func TestOverwrittenLeaseIsLostAtOnce(t *testing.T) {
 	}
 	poll.Eventually(t, waitLong, "a no longer leading", leads(a, 0))
 	poll.Eventually(t, waitLong, "a leading again at epoch 10", leads(a, 10))
-	if rec.count("leadership lost") != 1 {
-		t.Fatalf("leadership lost logged %d times", rec.count("leadership lost"))
+	if len(rec.Find("leadership lost")) != 1 {
+		t.Fatalf("leadership lost logged %d times", len(rec.Find("leadership lost")))
 	}
 }
 
@@ -435,8 +408,8 @@ func TestRenewFailingLosesLeadership(t *testing.T) {
 	poll.Eventually(t, waitLong, "a leading", leads(a, 1))
 	k.srv.Shutdown()
 	poll.Eventually(t, waitLong, "a no longer leading", leads(a, 0))
-	if rec.count("leadership lost") != 1 {
-		t.Fatalf("leadership lost logged %d times", rec.count("leadership lost"))
+	if len(rec.Find("leadership lost")) != 1 {
+		t.Fatalf("leadership lost logged %d times", len(rec.Find("leadership lost")))
 	}
 }
 
@@ -482,7 +455,7 @@ func TestSecondWinnerGivesUpAndCompetesAgain(t *testing.T) {
 	if got := k.l.elections(); !slices.Equal(got, []election{{1, "a"}, {1, "b"}, {2, "b"}}) {
 		t.Fatalf("elections %v", got)
 	}
-	if brec.count("another leader holds an epoch at or above ours; giving the lease up") != 1 {
+	if len(brec.Find("another leader holds an epoch at or above ours; giving the lease up")) != 1 {
 		t.Fatal("b did not say it gave the lease up")
 	}
 }
@@ -504,8 +477,8 @@ func TestLeaseTTLChangeIsFollowed(t *testing.T) {
 	poll.Eventually(t, waitLong, "a timing itself by 1s", func() bool { return a.LeaseTTL() == time.Second })
 	_, rev := k.holder(t)
 	poll.Eventually(t, waitLong, "six renewals", func() bool { _, r := k.holder(t); return r >= rev+6 })
-	if rec.count("lease TTL in force") != 2 {
-		t.Fatalf("TTL changes logged %d times, want 2", rec.count("lease TTL in force"))
+	if len(rec.Find("lease TTL in force")) != 2 {
+		t.Fatalf("TTL changes logged %d times, want 2", len(rec.Find("lease TTL in force")))
 	}
 }
 
