@@ -103,7 +103,7 @@ eval "kill -KILL \$pid_$victim"
 
 say "waiting for the run to finish elsewhere"
 for _ in $(seq 1 300); do
-  status=$(ctl run show "$run" | awk '$1 == "status" { print $2; exit }')
+  status=$(ctl run show "$run" | awk '$1 == "status" && !seen { print $2; seen = 1 }')
   case "$status" in succeeded|failed|cancelled) break ;; esac
   sleep 0.2
 done
