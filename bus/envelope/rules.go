@@ -10,7 +10,7 @@ import (
 
 // Version is the protocol version this build signs with: the newest in
 // its rules table.
-const Version = 2
+const Version = 3
 
 // Limits and times of the current rules.
 const (
@@ -87,6 +87,12 @@ var versions = []Rules{
 	// (protocol.md, "Upgrading to version 2").
 	{Version: 2, Algorithm: Algorithm, MaxMessageBytes: MaxMessageBytes, MaxEventBytes: MaxEventBytes,
 		TTL: TTL, Leeway: Leeway, Secrets: redact.Set1, Types: event.TypesAt(2), KeepUnknown: true},
+	// Version 3: the same limits; alarms (alarm.raised, alarm.cleared) by
+	// every node role — a category version 2 gives no role, so version-2
+	// ledgers refuse them: upgrade every ledger node before the others
+	// (protocol.md, "Upgrading to version 3").
+	{Version: 3, Algorithm: Algorithm, MaxMessageBytes: MaxMessageBytes, MaxEventBytes: MaxEventBytes,
+		TTL: TTL, Leeway: Leeway, Secrets: redact.Set1, Types: event.TypesAt(3), KeepUnknown: true},
 }
 
 // Versions returns the rules table of this build, by version (a copy).

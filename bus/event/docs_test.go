@@ -92,6 +92,10 @@ func payloadExamples() map[event.Type]any {
 			Roles: []string{"executor"}, Slots: 4, Addr: "10.0.0.12:7946", Reason: "drained",
 		},
 		event.NodeDrain:   event.NodeDrainData{Node: "node-b", Reason: "kernel upgrade"},
+		event.AlarmRaised: event.AlarmData{Node: "node-b", Alarm: event.AlarmNoSpace, Check: "disk",
+			Reason: "data dir /var/lib/agentic has 41 MiB free, below the floor of 256 MiB", Since: at},
+		event.AlarmCleared: event.AlarmData{Node: "node-b", Alarm: event.AlarmNoSpace, Check: "disk",
+			Reason: "data dir /var/lib/agentic has 3.2 GiB free", Since: at},
 		event.StepDecided: event.StepDecidedData{Step: "ship.deploy", Action: event.StepRetry, Reason: "checked: the deploy never began"},
 	}
 }

@@ -94,6 +94,16 @@ const (
 	StepDecided Type = "step.decided"
 )
 
+// Alarms (AlarmData): a node reports a fault that stops or endangers
+// progress — a full disk, a corrupted ledger, a stream deleted or changed
+// behind the cluster's back, its consumer gone — once when it is found and
+// once when the cause is gone (etcd's model). Any node role may raise an
+// alarm about its own node. Protocol version 3.
+const (
+	AlarmRaised  Type = "alarm.raised"
+	AlarmCleared Type = "alarm.cleared"
+)
+
 // Cluster-wide settings, recorded in the ledger (ClusterSettingsData).
 const (
 	ClusterSettings Type = "cluster.settings"
@@ -169,6 +179,8 @@ var table = []Spec{
 	{NodeLeft, []string{RoleOrchestrator}, 2},
 	{NodeDrain, []string{RoleOperator}, 2},
 	{StepDecided, []string{RoleOperator}, 2},
+	{AlarmRaised, []string{RoleOrchestrator, RolePlanner, RoleExecutor, RoleMemory, RoleUI}, 3},
+	{AlarmCleared, []string{RoleOrchestrator, RolePlanner, RoleExecutor, RoleMemory, RoleUI}, 3},
 }
 
 // Types returns the event-type table, in order, as of every protocol

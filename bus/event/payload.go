@@ -342,3 +342,46 @@ type StreamSettingsData struct {
 	// Replicas is the stream's replica count (1 to 5).
 	Replicas int `json:"replicas"`
 }
+
+// Alarm is an alarm's code: what kind of fault it names. A node raises at
+// most one alarm of a code at a time.
+type Alarm string
+
+// Alarm codes.
+const (
+	// AlarmNoSpace: the node's data directory is below its free-space
+	// floor (or a write failed for want of space); the node takes no new
+	// work until space returns.
+	AlarmNoSpace Alarm = "NOSPACE"
+	// AlarmCorrupt: the node's ledger (a record that does not match its
+	// chain, or a damaged store) cannot be trusted; the node serves no
+	// ledger answers until it is rebuilt.
+	AlarmCorrupt Alarm = "CORRUPT"
+	// AlarmStreamMissing: an agentic stream is gone from JetStream.
+	AlarmStreamMissing Alarm = "STREAM_MISSING"
+	// AlarmStreamDrift: an agentic stream's configuration differs from the
+	// cluster settings in force (limits lowered, replicas changed).
+	AlarmStreamDrift Alarm = "STREAM_DRIFT"
+	// AlarmConsumerMissing: the executor's durable consumer was gone and
+	// had to be made again.
+	AlarmConsumerMissing Alarm = "CONSUMER_MISSING"
+	// AlarmClockSkew: the node's clock differs from the stream's by more
+	// than the protocol's leeway allows.
+	AlarmClockSkew Alarm = "CLOCK_SKEW"
+)
+
+// AlarmData is an alarm a node raised (alarm.raised) or cleared
+// (alarm.cleared) about itself: Node is always the signer.
+type AlarmData struct {
+	// Node is the node the alarm is about (the signer).
+	Node string `json:"node"`
+	// Alarm is the alarm's code.
+	Alarm Alarm `json:"alarm"`
+	// Check is the readiness check that found it (node.info's checks).
+	Check string `json:"check,omitempty"`
+	// Reason says, for people, what is wrong (alarm.raised) or what
+	// cleared it (alarm.cleared).
+	Reason string `json:"reason,omitempty"`
+	// Since is when the node first saw the fault (its clock).
+	Since time.Time `json:"since,omitzero"`
+}

@@ -1,0 +1,62 @@
+// Package health is a node's readiness: the checks its components offer
+// (JetStream reachable and writable, streams and consumers as configured,
+// a leader known, the outbox draining, the ledger verified, disk space,
+// clock skew), their last results, and the alarms a failing check raises
+// and clears (event.AlarmData), in etcd's model: raised once when the fault
+// is found, cleared once when its cause is gone.
+//
+// Components offer checks as values of Check; they keep their own state
+// and Probe only reads it, so a probe is cheap and never blocks the loop
+// that runs every check.
+package health
+
+import (
+	"context"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus/event"
+)
+
+// Check names: the keys of /readyz, node.info and `agentctl node ls`.
+const (
+	CheckJetStream = "jetstream" // JetStream reachable and writable
+	CheckStreams   = "streams"   // the agentic streams exist, configured as the settings say
+	CheckConsumer  = "consumer"  // the executor's durable consumer exists and delivers
+	CheckLeader    = "leader"    // a leader holds a live lease (within the lease TTL)
+	CheckOutbox    = "outbox"    // the outbox publishes what the node emits
+	CheckLedger    = "ledger"    // the ledger caught up, its chain verified at start
+	CheckDisk      = "disk"      // the data dir above its free-space floor
+	CheckClock     = "clock"     // the node's clock within the protocol leeway of the stream's
+)
+
+// Check is one readiness check a component offers.
+type Check struct {
+	// Name names the check (one of the Check* constants).
+	Name string
+	// Blocking says the check guards progress: while it fails the node is
+	// not ready. A non-blocking check is reported, and may raise an alarm,
+	// but leaves readiness alone.
+	Blocking bool
+	// Alarm is the alarm raised while the check fails; "" raises none.
+	Alarm event.Alarm
+	// Probe returns nil when the check passes, or an error whose text is
+	// the reason shown to operators. It must be cheap and return quickly:
+	// it reads state the component keeps.
+	Probe func(ctx context.Context) error
+}
+
+// Status is a check's last result.
+type Status struct {
+	// Name is the check's name.
+	Name string `json:"name"`
+	// OK says the check passed.
+	OK bool `json:"ok"`
+	// Blocking: a failure makes the node not ready.
+	Blocking bool `json:"blocking,omitempty"`
+	// Reason says what is wrong (empty when OK).
+	Reason string `json:"reason,omitempty"`
+	// Alarm is the alarm in force for this check, if any.
+	Alarm event.Alarm `json:"alarm,omitempty"`
+	// Since is when the check entered its present state.
+	Since time.Time `json:"since,omitzero"`
+}
