@@ -12,6 +12,7 @@ package health
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
@@ -43,6 +44,9 @@ type Check struct {
 	// the reason shown to operators. It must be cheap and return quickly:
 	// it reads state the component keeps.
 	Probe func(ctx context.Context) error
+	// Changed, if set, returns a channel closed when the result may have
+	// changed (State.Changed), so that the monitor probes at once.
+	Changed func() <-chan struct{}
 }
 
 // Status is a check's last result.
@@ -59,4 +63,57 @@ type Status struct {
 	Alarm event.Alarm `json:"alarm,omitempty"`
 	// Since is when the check entered its present state.
 	Since time.Time `json:"since,omitzero"`
+}
+
+// State is the result of an event-driven check: the component sets it as
+// it learns (a consumer found deleted, then made again) and the check's
+// Probe reads it. A failure set and cleared again before anyone probed is
+// still returned by the next Probe, once, so that a fault healed at once
+// still raises its alarm and clears it. The zero State passes. Safe for
+// concurrent use.
+type State struct {
+	mu      sync.Mutex
+	cur     error
+	missed  error // a failure cleared before Probe saw it
+	changed chan struct{}
+}
+
+// Set records the check's result: nil passes.
+func (s *State) Set(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err == nil && s.cur != nil && s.missed == nil {
+		s.missed = s.cur
+	}
+	if err != nil {
+		s.missed = nil
+	}
+	s.cur = err
+	if s.changed != nil {
+		close(s.changed)
+		s.changed = nil
+	}
+}
+
+// Probe returns the result to report: a failure nobody saw yet, else the
+// present one. It has the signature of Check.Probe.
+func (s *State) Probe(context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.missed; err != nil {
+		s.missed = nil
+		return err
+	}
+	return s.cur
+}
+
+// Changed returns a channel closed at the next Set, so that a monitor can
+// probe at once instead of at its next tick.
+func (s *State) Changed() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.changed == nil {
+		s.changed = make(chan struct{})
+	}
+	return s.changed
 }
