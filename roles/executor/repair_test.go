@@ -254,3 +254,40 @@ func TestCompletedDrainNotHonouredAgain(t *testing.T) {
 		t.Fatalf("b ran %d times, c %d; want once each", h.runs("b"), h.runs("c"))
 	}
 }
+
+// The events stream deleted and made again while the executor was
+// stopped (its sequences start over, below the recorded position): the
+// consumer made again at the next start delivers everything the new
+// stream holds, so what was assigned since runs.
+func TestStreamMadeAgainBelowThePosition(t *testing.T) {
+	h := newHarness(t)
+	state := t.TempDir()
+	rec := &recorder{}
+	ex := h.start("n1", state, rec, nil)
+	for i := range 5 {
+		h.assign("n1", "r1", "old"+strings.Repeat("x", i), 0, "")
+	}
+	poll.Eventually(t, 10*time.Second, "the old steps ran and the position moved past them", func() bool {
+		return len(rec.finished("oldxxxx")) == 1 && ex.position.Load() > 5
+	})
+	if err := h.stop(ex, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := h.js.DeleteStream(ctx, bus.EventsStream); err != nil {
+		t.Fatal(err)
+	}
+	if err := bus.EnsureStreams(ctx, h.js, bus.StreamConfig{Replicas: 1}); err != nil {
+		t.Fatal(err)
+	}
+	h.assign("n1", "r2", "new", 0, h.counted("new"))
+	ex = h.start("n1", state, rec, nil)
+	poll.Eventually(t, 15*time.Second, "new ran", func() bool { return len(rec.finished("new")) == 1 })
+	if cfg, ok := h.consumerExists("n1"); !ok || cfg.OptStartSeq != 1 {
+		t.Fatalf("consumer after the stream was made again: exists %v, config %+v; want it delivering from 1", ok, cfg)
+	}
+	if err := consumerCheck(t, ex).Probe(context.Background()); err == nil {
+		t.Fatal("consumer check passes at once: the missing consumer was never reported")
+	}
+}
