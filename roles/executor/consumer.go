@@ -47,7 +47,11 @@ func (e *Executor) missing(from uint64, cause error) {
 	since := time.Now().UTC().Format(time.RFC3339)
 	err := fmt.Errorf("durable consumer %s missing since %s; recreating from stream seq %d", ConsumerName(e.env.Node), since, from)
 	e.consumerHealth.Set(err)
-	e.log.Warn("executor consumer missing; recreating it", "consumer", ConsumerName(e.env.Node), "from_stream_seq", from, "cause", cause)
+	args := []any{"consumer", ConsumerName(e.env.Node), "from_stream_seq", from}
+	if cause != nil {
+		args = append(args, "cause", cause)
+	}
+	e.log.Warn("executor consumer missing; recreating it", args...)
 }
 
 // startConfig is the consumer config Start makes or updates: an existing
