@@ -32,8 +32,9 @@ func (a *app) goalSubmitCmd() *cobra.Command {
 
 With -f, the plan file (YAML or JSON; '-' reads stdin) is checked here
 first: a malformed plan prints every problem with file:line:col and exits
-1, and nothing is submitted. Otherwise TEXT is a free-text goal for the
-LLM planner.
+1, and nothing is submitted. At most 1 MiB is read; a FIFO or stdin that
+nobody writes to is waited on until Ctrl-C. Otherwise TEXT is a free-text
+goal for the LLM planner.
 
 The goal is published as a goal.submitted event signed with your operator
 credentials. Without --wait, agentctl prints the new run id (-o json: the
