@@ -81,6 +81,10 @@ func (a *app) goalSubmit(ctx context.Context, o submitOpts, text string) error {
 	// plan that passed its check but could never be published says why
 	// here, before any connection is made.
 	if err := envelope.CheckDraft(d); err != nil {
+		if errors.Is(err, envelope.ErrTooLarge) && o.file != "" {
+			err = fmt.Errorf("%w: the goal.submitted event carrying it is %d bytes JSON-encoded, over the %d KiB limit of one event; make the plan smaller",
+				envelope.ErrTooLarge, len(d.Data), envelope.MaxEventBytes>>10)
+		}
 		if o.file != "" {
 			return &planError{name: planName(o.file), err: err}
 		}

@@ -193,6 +193,8 @@ func TestGoalSubmitEncodingAndSecretErrors(t *testing.T) {
 		// the check signing applies.
 		{"comment.yaml", "# password: hunter2\nsteps:\n  - id: a\n    run: x\n", "holds what looks like a secret (key=value secret)"},
 		{"timeout.yaml", "steps:\n  - id: a\n    run: x\n    timeout: 2562047h\n", "timeout is 2562047h0m0s; the limit is 24h0m0s"},
+		// Under the file limit, over the event limit once JSON-encoded.
+		{"big.yaml", "steps:\n  - id: a\n    run: x\n    env: {BIG: '" + strings.Repeat("<", 200<<10) + "'}\n", "JSON-encoded, over the 640 KiB limit of one event"},
 	}
 	for _, tt := range tests {
 		path := writePlan(t, tt.name, tt.content)
