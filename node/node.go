@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentic-dev/agentic/bus"
@@ -86,7 +87,7 @@ type Node struct {
 	incarnation string
 	fatal       chan error
 	fatalOnce   sync.Once
-	started     bool
+	started     atomic.Bool // read by Ready from the API and HTTP handlers
 	// cancel and wg end and wait for the node's own goroutines.
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -208,7 +209,7 @@ func (n *Node) HTTPAddr() string {
 // Start brings the node up (see the package doc for the order). On error
 // everything started so far is stopped again.
 func (n *Node) Start(ctx context.Context) (err error) {
-	if n.started {
+	if n.started.Load() {
 		return nil
 	}
 	defer func() {
@@ -291,7 +292,7 @@ func (n *Node) Start(ctx context.Context) (err error) {
 			n.announceDrain(lctx)
 		}()
 	}
-	n.started = true
+	n.started.Store(true)
 	return nil
 }
 
@@ -521,7 +522,7 @@ func (n *Node) startHTTP() error {
 // or the first blocking check that fails as "<check>: <reason>" (see
 // Checks).
 func (n *Node) Ready() error {
-	if !n.started || n.health == nil {
+	if !n.started.Load() || n.health == nil {
 		return errors.New("starting")
 	}
 	return n.health.Ready()
@@ -560,10 +561,9 @@ func (n *Node) Config() config.Config { return n.cfg }
 // then they are killed and reported as interrupted. Stop always finishes
 // its cleanup.
 func (n *Node) Stop(ctx context.Context) error {
-	if !n.started {
+	if !n.started.Swap(false) {
 		return nil
 	}
-	n.started = false
 	n.teardown(ctx)
 	return nil
 }

@@ -37,6 +37,13 @@ func (n *Node) nodesList(ctx context.Context, req api.NodesListRequest) (api.Nod
 	p := api.NewPager(api.PageLimit(req.Limit, api.DefaultNodesPage, api.MaxNodesPage), api.MaxPayload(ctx))
 	last, end := req.Cursor, true
 	for _, row := range nodes.After(nodes.Merge(in), req.Cursor) {
+		if row.Name == n.cfg.Name {
+			ready := n.Ready()
+			row.Ready, row.Checks = new(ready == nil), n.Checks()
+			if ready != nil {
+				row.NotReady = ready.Error()
+			}
+		}
 		added, err := p.Add(row)
 		if err != nil {
 			return api.NodesPage[json.RawMessage]{}, fmt.Errorf("node: nodes.list: node %s: %w", row.Name, err)

@@ -169,6 +169,8 @@ type fakeNode struct {
 	nodesChange func(f *fakeNode, call int)
 	nodesCalls  int
 	nodesPages  int
+	// alarms answers alarms.list (sorted by node then code).
+	alarms []api.Alarm
 }
 
 func newFakeNode() *fakeNode {
@@ -185,6 +187,7 @@ func (f *fakeNode) with(change func(f *fakeNode)) {
 func (f *fakeNode) register(s *api.Server) {
 	f.registerRuns(s)
 	f.registerNodes(s)
+	f.registerAlarms(s)
 	api.HandleTyped(s, api.MethodAudit, f.auditPage)
 	api.HandleTyped(s, api.MethodLedgerVerify, func(context.Context, struct{}) (api.VerifyResult, error) {
 		f.mu.Lock()
