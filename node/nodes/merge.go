@@ -152,10 +152,10 @@ func fromRecord(name string, r Node) Summary {
 		alarms = append(alarms, a.Alarm)
 	}
 	return Summary{
-		Alarms: alarms,
-		Name:   name, Roles: slices.Clone(r.Roles), Capabilities: slices.Clone(r.Capabilities),
+		Name: name, Roles: slices.Clone(r.Roles), Capabilities: slices.Clone(r.Capabilities),
 		Slots: r.Slots, Queue: r.Queue, State: r.State, Since: r.Since, Recorded: r.State, Reason: r.Reason,
 		Version: r.Version, Incarnation: r.Incarnation, Addr: r.Addr, Draining: r.Draining, DrainReason: r.DrainReason,
+		Alarms: alarms,
 	}
 }
 
