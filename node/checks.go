@@ -84,7 +84,7 @@ func (d *drainWatch) probe(context.Context) error {
 		return nil
 	}
 	if stuck := now.Sub(d.since); stuck >= d.stall {
-		return fmt.Errorf("%d events not published for %s", pending, stuck.Truncate(time.Second))
+		return fmt.Errorf("nothing published for %s (%d events pending)", stuck.Truncate(time.Second), pending)
 	}
 	return nil
 }
