@@ -167,18 +167,18 @@ func (w *leaderWatch) probe(ctx context.Context) error {
 
 func (w *leaderWatch) read(ctx context.Context) leaderView {
 	if err := connected(w.nc); err != nil {
-		return leaderView{reason: "leader unknown: " + err.Error()}
+		return leaderView{reason: "unknown: " + err.Error()}
 	}
 	e, err := w.kv.Get(ctx, orchestrator.LeaseKey)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return leaderView{reason: "no leader: no orchestrator holds the lease (none elected yet, or the lease expired or was deleted)"}
+		return leaderView{reason: "no orchestrator holds the lease (none elected yet, or the lease expired or was deleted)"}
 	}
 	if err != nil {
-		return leaderView{reason: "leader unknown: read the lease: " + err.Error()}
+		return leaderView{reason: "unknown: read the lease: " + err.Error()}
 	}
 	lease, err := orchestrator.DecodeLease(e.Value())
 	if err != nil {
-		return leaderView{reason: "no leader: " + err.Error()}
+		return leaderView{reason: "the lease key holds no lease: " + err.Error()}
 	}
 	ttl, now := w.ttl(), time.Now()
 	w.mu.Lock()
@@ -194,7 +194,7 @@ func (w *leaderWatch) read(ctx context.Context) leaderView {
 		still = max(still, age)
 	}
 	if still > ttl {
-		return leaderView{reason: fmt.Sprintf("no leader: %s (epoch %d) has not renewed its lease for %s (lease TTL %s)", lease.Leader, lease.Epoch, still.Round(100*time.Millisecond), ttl)}
+		return leaderView{reason: fmt.Sprintf("%s (epoch %d) has not renewed its lease for %s (lease TTL %s)", lease.Leader, lease.Epoch, still.Round(100*time.Millisecond), ttl)}
 	}
 	return leaderView{leader: lease.Leader, epoch: lease.Epoch}
 }

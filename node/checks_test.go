@@ -50,7 +50,7 @@ func TestLeaderWatchFindsALeaseNotRenewed(t *testing.T) {
 		last = w.probe(ctx)
 		return last != nil
 	})
-	if !strings.Contains(last.Error(), "no leader: ghost (epoch 9) has not renewed its lease") {
+	if !strings.Contains(last.Error(), "ghost (epoch 9) has not renewed its lease") {
 		t.Errorf("stale lease: %v", last)
 	}
 	if v, _ := w.last(); v.leader != "" || v.reason != last.Error() {

@@ -216,7 +216,8 @@ func (f *fakeNode) register(s *api.Server) {
 		return out, nil
 	})
 	api.HandleTyped(s, api.MethodNodeInfo, func(context.Context, struct{}) (api.NodeInfo, error) {
-		return api.NodeInfo{ID: "node-a", Roles: []string{"orchestrator", "ui"}, Version: "v1.2.3", NATS: "embedded"}, nil
+		return api.NodeInfo{ID: "node-a", Roles: []string{"orchestrator", "ui"}, Version: "v1.2.3", NATS: "embedded",
+			LeaderReason: "node-b (epoch 4) has not renewed its lease for 3s (lease TTL 1.5s)"}, nil
 	})
 }
 
