@@ -476,6 +476,10 @@ func (n *Node) startHealth(ctx context.Context) error {
 			clockCheck(n.cfg.Name, n.follower),
 			leaderCheck(n.leader, n.has(event.RoleOrchestrator)))
 	}
+	// The checks other components offer join here, before the first
+	// probe (an alarm kept from before a restart that no check carries is
+	// cleared at the first probe), e.g.:
+	//   checks = append(checks, n.settings.Checks()...)
 	if err := m.Register(checks...); err != nil {
 		return fmt.Errorf("node: %w", err)
 	}
