@@ -293,36 +293,32 @@ func (m *Monitor) record(c Check, err error, now time.Time) {
 }
 
 // wantAlarms derives which alarms should be in force from the results
-// (m.mu held): an alarm is wanted while any check carrying it fails.
+// (m.mu held): an alarm is wanted while any check carrying it fails, and
+// is told as the first such check (in the order registered) says.
 func (m *Monitor) wantAlarms(checks []Check, results []error) {
 	claimed := map[event.Alarm]bool{}
+	failing := map[event.Alarm]int{} // code → index of the first failing check
 	for i, c := range checks {
 		if c.Alarm == "" {
 			continue
 		}
 		claimed[c.Alarm] = true
-		a := m.alarms[c.Alarm]
-		if a == nil {
-			a = &alarmState{}
-			m.alarms[c.Alarm] = a
+		if m.alarms[c.Alarm] == nil {
+			m.alarms[c.Alarm] = &alarmState{}
 		}
-		if results[i] == nil {
-			continue
-		}
-		if !a.want || a.check == c.Name {
-			if !a.want && !a.raised {
-				a.since = m.status[c.Name].Since
-			}
-			a.check, a.reason = c.Name, results[i].Error()
+		if _, seen := failing[c.Alarm]; !seen && results[i] != nil {
+			failing[c.Alarm] = i
 		}
 	}
 	for code, a := range m.alarms {
-		a.want = false
-		for i, c := range checks {
-			if c.Alarm == code && results[i] != nil {
-				a.want = true
+		i, fails := failing[code]
+		if fails {
+			if !a.want && !a.raised {
+				a.since = m.status[checks[i].Name].Since // a new fault
 			}
+			a.check, a.reason = checks[i].Name, results[i].Error()
 		}
+		a.want = fails
 		if !claimed[code] && !a.raised {
 			delete(m.alarms, code) // nothing raises it any more
 		}

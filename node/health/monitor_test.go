@@ -309,3 +309,41 @@ func TestMonitorRefusesABadAlarmsFile(t *testing.T) {
 		t.Error("a monitor without an emitter was made")
 	}
 }
+
+// Two checks carrying one alarm: it is raised once when the first fails,
+// and cleared once only when both pass.
+func TestMonitorAlarmSharedByTwoChecks(t *testing.T) {
+	em := &recorder{}
+	m := newMonitor(t, em, "", nil)
+	var disk, outbox State
+	err := m.Register(
+		Check{Name: CheckDisk, Alarm: event.AlarmNoSpace, Probe: disk.Probe},
+		Check{Name: CheckOutbox, Alarm: event.AlarmNoSpace, Probe: outbox.Probe},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	outbox.Set(errors.New("outbox: no space left on device"))
+	m.Probe(ctx)
+	disk.Set(errors.New("2 MB free"))
+	m.Probe(ctx)
+	outbox.Set(nil)
+	m.Probe(ctx)
+	if got := em.alarms(t); !equal(got, []string{"raised NOSPACE"}) {
+		t.Fatalf("while one of two checks fails: %v", got)
+	}
+	disk.Set(nil)
+	m.Probe(ctx)
+	m.Probe(ctx)
+	if got := em.alarms(t); !equal(got, []string{"raised NOSPACE", "cleared NOSPACE"}) {
+		t.Fatalf("once both pass: %v", got)
+	}
+	em.mu.Lock()
+	var raised event.AlarmData
+	_ = json.Unmarshal(em.got[0].Data, &raised)
+	em.mu.Unlock()
+	if raised.Check != CheckOutbox || raised.Reason != "outbox: no space left on device" || raised.Since.IsZero() {
+		t.Errorf("raised %+v", raised)
+	}
+}
