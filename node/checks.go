@@ -108,13 +108,14 @@ func ledgerCheck(f *follow.Follower, caughtUp <-chan struct{}) health.Check {
 // clockCheck: this node's clock, as the ledger measures it from the
 // node's own messages (their iat against the stream's timestamps), is
 // within the protocol's leeway; beyond it the node's events are refused.
-func clockCheck(name string, f *follow.Follower) health.Check {
+// skews is the follower's Skews.
+func clockCheck(name string, skews func() map[string]time.Duration) health.Check {
 	return health.Check{
 		Name:     health.CheckClock,
 		Blocking: true,
 		Alarm:    event.AlarmClockSkew,
 		Probe: func(context.Context) error {
-			skew, ok := f.Skews()[name]
+			skew, ok := skews()[name]
 			if !ok || skew.Abs() <= envelope.Leeway {
 				return nil
 			}

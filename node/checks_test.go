@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentic-dev/agentic/bus/bustest"
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
+	"github.com/agentic-dev/agentic/bus/envelope"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/outbox"
 	"github.com/agentic-dev/agentic/roles/orchestrator"
@@ -100,4 +101,30 @@ func TestOutboxCheckFindsEventsNotPublished(t *testing.T) {
 	poll.Eventually(t, 30*time.Second, "the outbox drained and its check passing", func() bool {
 		return ob.Pending() == 0 && d.probe(ctx) == nil
 	})
+}
+
+// The clock check fails only past the leeway, either way, and names the
+// direction.
+func TestClockCheckFailsPastTheLeeway(t *testing.T) {
+	skews := map[string]time.Duration{}
+	c := clockCheck("node-a", func() map[string]time.Duration { return skews })
+	ctx := context.Background()
+	if err := c.Probe(ctx); err != nil {
+		t.Fatalf("no sample yet: %v", err)
+	}
+	skews["node-a"], skews["other"] = envelope.Leeway, time.Hour
+	if err := c.Probe(ctx); err != nil {
+		t.Fatalf("at the leeway (another signer far off): %v", err)
+	}
+	skews["node-a"] = envelope.Leeway + time.Second
+	if err := c.Probe(ctx); err == nil || !strings.HasPrefix(err.Error(), "clock 31s ahead of the stream's (leeway 30s)") {
+		t.Errorf("ahead: %v", err)
+	}
+	skews["node-a"] = -envelope.Leeway - 2*time.Second
+	if err := c.Probe(ctx); err == nil || !strings.HasPrefix(err.Error(), "clock 32s behind the stream's") {
+		t.Errorf("behind: %v", err)
+	}
+	if !c.Blocking || c.Alarm != event.AlarmClockSkew {
+		t.Errorf("check %+v", c)
+	}
 }

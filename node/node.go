@@ -473,7 +473,7 @@ func (n *Node) startHealth(ctx context.Context) error {
 		n.leader = &leaderWatch{kv: kv, nc: n.conn.NC, ttl: n.settings.LeaseTTL}
 		checks = append(checks,
 			ledgerCheck(n.follower, n.caughtUp),
-			clockCheck(n.cfg.Name, n.follower),
+			clockCheck(n.cfg.Name, n.follower.Skews),
 			leaderCheck(n.leader, n.has(event.RoleOrchestrator)))
 	}
 	// The checks other components offer join here, before the first
