@@ -478,8 +478,10 @@ func (n *Node) startHealth(ctx context.Context) error {
 	}
 	// The checks other components offer join here, before the first
 	// probe (an alarm kept from before a restart that no check carries is
-	// cleared at the first probe), e.g.:
-	//   checks = append(checks, n.settings.Checks()...)
+	// cleared at the first probe).
+	if n.exec != nil {
+		checks = append(checks, n.exec.Checks()...)
+	}
 	if err := m.Register(checks...); err != nil {
 		return fmt.Errorf("node: %w", err)
 	}
