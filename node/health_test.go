@@ -23,6 +23,7 @@ import (
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/node/health"
 	"github.com/agentic-dev/agentic/node/nodetest"
+	"github.com/agentic-dev/agentic/roles/executor"
 )
 
 // get answers a GET of url with accept as Accept header: status and body.
@@ -238,4 +239,40 @@ func TestNodeInfoReportsNoStaleLeader(t *testing.T) {
 	if err != nil || p.Leader != "" {
 		t.Errorf("nodes.list names a leader whose lease is gone: %+v, %v", p, err)
 	}
+}
+
+// TestConsumerDeletedRaisesAndClearsItsAlarm: the executor's durable
+// consumer deleted under a running node is made again; the node records
+// CONSUMER_MISSING in the ledger once, and its clear once.
+func TestConsumerDeletedRaisesAndClearsItsAlarm(t *testing.T) {
+	n := nodetest.Start(t, nodetest.Config(t.TempDir()))
+	poll.Eventually(t, 30*time.Second, "the node ready", func() bool { return n.Ready() == nil })
+	ctx := context.Background()
+	if err := n.JS.DeleteConsumer(ctx, bus.EventsStream, executor.ConsumerName("test-node")); err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	poll.Eventually(t, 30*time.Second, "alarm raised and cleared in the ledger", func() bool {
+		types = types[:0]
+		for l, err := range n.API.AuditLines(ctx, api.AuditRequest{}) {
+			if err != nil {
+				return false
+			}
+			if strings.HasPrefix(l.Type, "alarm.") {
+				var d event.AlarmData
+				if json.Unmarshal(l.Data, &d) != nil || d.Alarm != event.AlarmConsumerMissing || d.Check != health.CheckConsumer {
+					t.Fatalf("alarm %s %s", l.Type, l.Data)
+				}
+				types = append(types, l.Type)
+			}
+		}
+		return len(types) >= 2
+	})
+	if strings.Join(types, ",") != "alarm.raised,alarm.cleared" {
+		t.Fatalf("alarm events: %v, want one raise then one clear", types)
+	}
+	poll.Eventually(t, 10*time.Second, "ready, no alarm in force", func() bool {
+		a, err := n.API.Alarms(ctx)
+		return err == nil && len(a) == 0 && n.Ready() == nil
+	})
 }
