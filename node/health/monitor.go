@@ -40,8 +40,9 @@ type Config struct {
 	Interval time.Duration
 	// ProbeTimeout bounds each probe (DefaultProbeTimeout if 0).
 	ProbeTimeout time.Duration
-	// Logger logs transitions: a check failing (warn) or passing again
-	// (info), an alarm raised (warn) or cleared (info).
+	// Logger logs transitions: a check failing (warn; info when it fails
+	// from its first probe) or passing again (info), an alarm raised
+	// (warn) or cleared (info).
 	Logger *slog.Logger
 }
 
@@ -279,6 +280,10 @@ func (m *Monitor) record(c Check, err error, now time.Time) {
 	first := s.Since.IsZero()
 	if first || s.OK != ok {
 		switch {
+		case !ok && first:
+			// Usual while a node starts (its ledger catching up, no
+			// leader yet): not a warning.
+			m.log.Info("health check not passing yet", "check", c.Name, "reason", reason, "blocking", c.Blocking)
 		case !ok:
 			m.log.Warn("health check failing", "check", c.Name, "reason", reason, "blocking", c.Blocking)
 		case !first:
