@@ -23,6 +23,9 @@ func (n *Node) startAPI() error {
 	api.HandleTyped(s, api.MethodNodeInfo, func(ctx context.Context, _ struct{}) (api.NodeInfo, error) {
 		return n.Info(), nil
 	})
+	// Every node answers node.info on the broadcast subject too: how
+	// agentctl node ls learns each node's readiness.
+	s.Broadcast(api.MethodNodeInfo)
 	if n.runs != nil {
 		rr := n.runReads()
 		api.HandleTyped(s, api.MethodRunsList, rr.List)
@@ -36,6 +39,7 @@ func (n *Node) startAPI() error {
 			return n.verify()
 		})
 		api.HandleTyped(s, api.MethodNodesList, n.nodesList)
+		api.HandleTyped(s, api.MethodAlarmsList, n.alarmsList)
 	}
 	if n.mem != nil {
 		api.HandleTyped(s, api.MethodMemoryGet, func(ctx context.Context, req api.MemoryGetRequest) (api.Fact, error) {
