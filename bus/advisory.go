@@ -76,16 +76,44 @@ func RecreateStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.S
 	if firstSeq > 1 {
 		cfg.FirstSeq = firstSeq
 	}
-	_, err := js.CreateStream(ctx, cfg)
-	if err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-		return fmt.Errorf("bus: recreate stream %s at sequence %d: %w", cfg.Name, max(firstSeq, 1), err)
+	for {
+		_, err := js.CreateStream(ctx, cfg)
+		if !storeBusy(err) {
+			if err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+				return fmt.Errorf("bus: recreate stream %s at sequence %d: %w", cfg.Name, max(firstSeq, 1), err)
+			}
+			return nil
+		}
+		// The server is still removing the deleted stream's store.
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("bus: recreate stream %s at sequence %d: %w (gave up: %w)", cfg.Name, max(firstSeq, 1), err, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
-	return nil
+}
+
+// storeBusy reports the server's refusal to make a stream's store while
+// the store of the stream of that name just deleted is being removed
+// ("error creating store for stream", code 10049).
+func storeBusy(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && apiErr.ErrorCode == 10049
 }
 
 // RecreateLeaderBucket creates the leader bucket, absent (deleted), with
 // lease TTL ttl at cluster settings revision rev and the given replicas.
 // An existing bucket is left as it is.
 func RecreateLeaderBucket(ctx context.Context, js jetstream.JetStream, ttl time.Duration, rev uint64, replicas int) error {
-	return ensureLeaderBucket(ctx, js, ttl, rev, max(replicas, 1))
+	for {
+		err := ensureLeaderBucket(ctx, js, ttl, rev, max(replicas, 1))
+		if !storeBusy(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (gave up: %w)", err, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }

@@ -359,7 +359,10 @@ func (c *Cluster) Check(ctx context.Context) {
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		drift, err := c.reconcile(cctx, s.Revision, want)
 		if err == nil && len(drift) > 0 {
+			// Raise the alarm before a restore mends the stream: the
+			// checks report it once, then its clearing.
 			c.report(want.Name, drift)
+			c.setHealth(s)
 			if s.Restores() {
 				drift, err = c.repair(cctx, s, want, drift)
 			}
@@ -375,6 +378,7 @@ func (c *Cluster) Check(ctx context.Context) {
 	drift, err := c.reconcileLeader(cctx, s.Revision, s.LeaseTTL)
 	if err == nil && len(drift) > 0 {
 		c.report(bus.LeaderBucketStream, drift)
+		c.setHealth(s)
 		if s.Restores() {
 			drift, err = c.repairLeader(cctx, s, drift)
 		}
