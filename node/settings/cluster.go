@@ -120,7 +120,7 @@ type Cluster struct {
 	// missing and drifted are the results of the streams' checks
 	// (Checks): a stream absent, a stream that differs from the settings.
 	missing, drifted health.State
-	life struct {
+	life             struct {
 		sync.Mutex
 		cancel context.CancelFunc
 		srv    *api.Server
@@ -303,23 +303,56 @@ func (c *Cluster) Stop(context.Context) error {
 	return nil
 }
 
+// recheckFirst is how soon a comparison that found a stream missing, or
+// could not compare, is made again; it doubles up to CheckEvery. JetStream
+// announces a stream created before the stream answers lookups, so the
+// comparison an advisory starts may come too early.
+const recheckFirst = 250 * time.Millisecond
+
 func (c *Cluster) loop(ctx context.Context) {
 	t := time.NewTicker(c.cfg.CheckEvery)
 	defer t.Stop()
+	var again <-chan time.Time
+	wait := recheckFirst
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-c.kick:
 		case <-t.C:
+		case <-again:
 		}
+		again = nil
 		c.mu.Lock()
 		live := c.mu.live
 		c.mu.Unlock()
-		if live {
-			c.Check(ctx)
+		if !live {
+			continue
+		}
+		c.Check(ctx)
+		if c.unsettled() {
+			again = time.After(wait)
+			wait = min(wait*2, c.cfg.CheckEvery)
+		} else {
+			wait = recheckFirst
 		}
 	}
+}
+
+// unsettled reports whether the last comparison found a stream missing or
+// could not be made.
+func (c *Cluster) unsettled() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.mu.dirty {
+		return true
+	}
+	for _, drift := range c.mu.drift {
+		if missing(drift) {
+			return true
+		}
+	}
+	return false
 }
 
 // Check brings the streams and the leader bucket (its TTL, the lease TTL)
@@ -365,6 +398,8 @@ func (c *Cluster) Check(ctx context.Context) {
 			c.setHealth(s)
 			if s.Restores() {
 				drift, err = c.repair(cctx, s, want, drift)
+			} else if missing(drift) {
+				c.remedy(want)
 			}
 		}
 		cancel()

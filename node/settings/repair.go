@@ -2,6 +2,7 @@ package settings
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -179,6 +180,27 @@ func (c *Cluster) stuckOn(stream, key string) bool {
 	}
 	delete(c.mu.stuck, stream)
 	return false
+}
+
+// remedy logs, once per deletion, how an operator recreates a deleted
+// stream under the alarm rule: for AGENTIC_EVENTS, the configuration to
+// create it with (nats stream add --config), its sequence continuing; a
+// start of agentd would create it at sequence 1, which ledger nodes refuse.
+func (c *Cluster) remedy(want jetstream.StreamConfig) {
+	if want.Name != bus.EventsStream {
+		c.warnOnce("remedy/"+want.Name, "stream is missing: a restart of agentd creates it again (streams repair rule alarm)", "stream", want.Name)
+		return
+	}
+	want.FirstSeq = c.firstSeq(want.Name)
+	cfg, err := json.Marshal(want)
+	if err != nil {
+		cfg = []byte(err.Error())
+	}
+	c.warnOnce(fmt.Sprintf("remedy/%s/%d", want.Name, want.FirstSeq), "stream is missing: every write of the cluster stops until it is back (streams repair rule alarm)",
+		"stream", want.Name, "first_seq", want.FirstSeq, "config", string(cfg),
+		"hint", "recreate it with its sequence continuing: save config to a file and run nats stream add --config FILE; "+
+			"do not restart agentd first (a start creates it at sequence 1, which ledger nodes refuse); "+
+			"or set agentctl cluster settings set --streams-repair restore beforehand, so that nodes recreate it themselves")
 }
 
 func missing(drift []Drift) bool {

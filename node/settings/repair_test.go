@@ -2,6 +2,7 @@ package settings_test
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"strings"
 	"sync/atomic"
@@ -136,6 +137,11 @@ func TestRestoreRuleRestoresDrift(t *testing.T) {
 // check with its reason; under the alarm rule it is not made again.
 func TestDeletedStreamIsMissing(t *testing.T) {
 	k := newKit(t)
+	for range 3 {
+		if _, err := k.js.Publish(context.Background(), event.SubjectPrefix+"test", []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
 	k.c.Settled(true)
 	k.checked(t, 0)
 	if err := k.js.DeleteStream(context.Background(), bus.EventsStream); err != nil {
@@ -151,6 +157,29 @@ func TestDeletedStreamIsMissing(t *testing.T) {
 	k.failing(t, health.CheckStreams, "stream AGENTIC_EVENTS is missing (deleted?)")
 	if got := k.log.Find("stream drifts from the cluster settings"); len(got) != 1 || !strings.Contains(got[0].Attrs["hint"], "nodes do not recreate it") {
 		t.Errorf("deletion logged as %+v", got)
+	}
+	// The remedy the log gives: the configuration to create it with, its
+	// sequence continuing (what nats stream add --config does).
+	got := k.log.Find("stream is missing: every write of the cluster stops until it is back (streams repair rule alarm)")
+	if len(got) != 1 || got[0].Attrs["first_seq"] != "4" || !strings.Contains(got[0].Attrs["hint"], "nats stream add --config") {
+		t.Fatalf("remedy logged as %+v", got)
+	}
+	var cfg jetstream.StreamConfig
+	if err := json.Unmarshal([]byte(got[0].Attrs["config"]), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := k.js.CreateStream(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if t.Failed() {
+			t.Logf("%+v", k.log.Messages(slog.LevelDebug))
+		}
+	}()
+	k.passing(t, health.CheckStreams)
+	k.passing(t, settings.CheckStreamDrift)
+	if ack, err := k.js.Publish(context.Background(), event.SubjectPrefix+"test", []byte("y")); err != nil || ack.Sequence != 4 {
+		t.Fatalf("publish after the remedy: %+v %v, want sequence 4", ack, err)
 	}
 }
 
