@@ -135,8 +135,18 @@ func (s Settings) Data() event.ClusterSettingsData {
 	return event.ClusterSettingsData{Revision: s.Revision, Streams: event.ClusterStreamsData{
 		Events: streamData(s.Events),
 		Logs:   streamData(s.Logs),
-		Repair: s.Repair,
+		Repair: repairData(s.Repair),
 	}, Lease: event.LeaseSettingsData{TTL: event.Duration(s.LeaseTTL)}}
+}
+
+// repairData is the repair rule as a payload carries it: absent for the
+// default (alarm), so that settings keeping it are written as before the
+// rule existed.
+func repairData(rule string) string {
+	if rule == event.StreamsRepairRestore {
+		return rule
+	}
+	return ""
 }
 
 func streamData(st bus.StreamSettings) event.StreamSettingsData {
