@@ -92,3 +92,45 @@ func TestWatchStreamsReportsChanges(t *testing.T) {
 		t.Fatalf("after stop: %v", g)
 	}
 }
+
+// TestWatchStreamsOnACluster: on a NATS cluster, a watcher connected to
+// one server hears of a replicated stream updated and deleted through
+// another.
+func TestWatchStreamsOnACluster(t *testing.T) {
+	c := bustest.Cluster(t, 3)
+	watcher, changer := c.Connect(t), c.Connect(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := bus.EnsureStreams(ctx, changer.JS, bus.StreamConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var seen []string
+	stop, err := bus.WatchStreams(watcher.NC, []string{bus.EventsStream}, func(action, stream string) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, action+" "+stream)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	st, err := changer.JS.Stream(ctx, bus.EventsStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := st.CachedInfo().Config
+	cfg.MaxMsgs = 100
+	if _, err := changer.JS.UpdateStream(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if err := changer.JS.DeleteStream(ctx, bus.EventsStream); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"UPDATED AGENTIC_EVENTS", "DELETED AGENTIC_EVENTS"}
+	poll.Eventually(t, 10*time.Second, "the advisories", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Equal(seen, want)
+	})
+}
