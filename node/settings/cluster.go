@@ -120,7 +120,8 @@ type Cluster struct {
 	// missing and drifted are the results of the streams' checks
 	// (Checks): a stream absent, a stream that differs from the settings.
 	missing, drifted health.State
-	life             struct {
+
+	life struct {
 		sync.Mutex
 		cancel context.CancelFunc
 		srv    *api.Server
