@@ -391,7 +391,7 @@ func (c *Cluster) Check(ctx context.Context) {
 		bus.LogsStreamConfig(s.Logs, s.Revision),
 	} {
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		drift, err := c.reconcile(cctx, s.Revision, want)
+		drift, err := c.reconcile(cctx, s, want)
 		if err == nil && len(drift) > 0 {
 			// Raise the alarm before a restore mends the stream: the
 			// checks report it once, then its clearing.
@@ -435,7 +435,16 @@ func (c *Cluster) Check(ctx context.Context) {
 
 // reconcile applies the settings at rev to one stream if it carries an
 // older revision, and returns how it differs from want.
-func (c *Cluster) reconcile(ctx context.Context, rev uint64, want jetstream.StreamConfig) ([]Drift, error) {
+//
+// A stream without any revision in its metadata while the settings in
+// force are recorded (revision 1 or more) that also differs in a field no
+// setting changes (max_msgs, discard, subjects…) was edited by hand with a
+// tool that dropped the metadata, not made by an older version: under the
+// alarm rule only the settings' own fields and the revision are applied,
+// and the hand changes stay, reported as drift (the restore rule puts
+// them back).
+func (c *Cluster) reconcile(ctx context.Context, s Settings, want jetstream.StreamConfig) ([]Drift, error) {
+	rev := s.Revision
 	st, err := c.cfg.JS.Stream(ctx, want.Name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		return []Drift{{Stream: want.Name, Field: fieldExists, Expected: "true", Actual: "false"}}, nil
@@ -458,6 +467,14 @@ func (c *Cluster) reconcile(ctx context.Context, rev uint64, want jetstream.Stre
 			upd.Metadata = map[string]string{}
 		}
 		maps.Copy(upd.Metadata, want.Metadata)
+		_, recorded := have.Metadata[bus.SettingsRevisionKey]
+		if hand := compareFixed(want, have); !recorded && rev > 0 && len(hand) > 0 && !s.Restores() {
+			keep := have
+			keep.MaxAge, keep.MaxBytes, keep.Replicas, keep.Metadata = want.MaxAge, want.MaxBytes, want.Replicas, upd.Metadata
+			upd = keep
+			c.warnOnce(fmt.Sprintf("unrecorded/%s/%d", want.Name, rev), "stream lost its cluster settings revision and was changed by hand: applying the settings' limits only, the hand changes stay (streams repair rule alarm)",
+				"stream", want.Name, "revision", rev, "drift", driftKey(hand))
+		}
 		info, err := c.cfg.JS.UpdateStream(ctx, upd)
 		if err != nil {
 			if ctx.Err() != nil {

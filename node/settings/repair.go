@@ -79,7 +79,7 @@ func (c *Cluster) repair(ctx context.Context, s Settings, want jetstream.StreamC
 		c.log.Warn("stream restored: it was deleted, and is recreated with the cluster settings (streams repair rule: restore)",
 			"stream", want.Name, "first_seq", first, "revision", s.Revision, "reason", "restored",
 			"lost", "messages the stream had acknowledged but no ledger had folded yet")
-		return c.reconcile(ctx, s.Revision, want)
+		return c.reconcile(ctx, s, want)
 	}
 	key := driftKey(drift)
 	if c.stuckOn(want.Name, key) {
@@ -100,7 +100,7 @@ func (c *Cluster) repair(ctx context.Context, s Settings, want jetstream.StreamC
 	if _, err := c.cfg.JS.UpdateStream(ctx, upd); err != nil {
 		return c.unmended(ctx, want.Name, drift, err)
 	}
-	left, err := c.reconcile(ctx, s.Revision, want)
+	left, err := c.reconcile(ctx, s, want)
 	if err != nil {
 		return nil, err
 	}

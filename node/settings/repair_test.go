@@ -278,3 +278,38 @@ func TestLeaderBucketDriftAndDeletion(t *testing.T) {
 		t.Fatalf("recreated bucket %+v", b)
 	}
 }
+
+// TestHandEditThatDropsTheRevisionIsNotUndone: a tool that updates a
+// stream without its metadata drops the settings revision; the node must
+// not take the stream for an older revision and undo the edit (the limit
+// put back "without a word"): under the alarm rule the edit stays, raised
+// as drift, and the revision is written back.
+func TestHandEditThatDropsTheRevisionIsNotUndone(t *testing.T) {
+	k := newKit(t)
+	d := settings.Default().Data()
+	d.Revision = 1
+	k.c.Fold(k.l.event(event.ClusterSettings, d))
+	k.c.Settled(true)
+	k.checked(t, 1)
+	k.update(t, bus.EventsStream, func(c *jetstream.StreamConfig) {
+		c.MaxMsgs = 100
+		c.Metadata = nil
+	})
+	k.failing(t, settings.CheckStreamDrift, "stream AGENTIC_EVENTS max_msgs is 100")
+	k.c.Check(context.Background())
+	if c := k.stream(t, bus.EventsStream); c.MaxMsgs != 100 || bus.SettingsRevision(c) != 1 {
+		t.Fatalf("stream after the check: max msgs %d at revision %d, want 100 at 1", c.MaxMsgs, bus.SettingsRevision(c))
+	}
+	if got := k.log.Find("stream lost its cluster settings revision and was changed by hand: applying the settings' limits only, the hand changes stay (streams repair rule alarm)"); len(got) != 1 || got[0].Level != slog.LevelError {
+		t.Fatalf("logged %+v", got)
+	}
+	// A later revision applies in full: --reapply still repairs.
+	d.Revision = 2
+	k.c.Fold(k.l.event(event.ClusterSettings, d))
+	k.c.Settled(true)
+	k.checked(t, 2)
+	if c := k.stream(t, bus.EventsStream); c.MaxMsgs != -1 || bus.SettingsRevision(c) != 2 {
+		t.Fatalf("stream after revision 2: max msgs %d at revision %d", c.MaxMsgs, bus.SettingsRevision(c))
+	}
+	k.passing(t, settings.CheckStreamDrift)
+}
