@@ -43,6 +43,9 @@ func (n *Node) startAPI() error {
 			if errors.Is(err, memory.ErrNotFound) {
 				return api.Fact{}, fmt.Errorf("%w: %w", api.ErrNotFound, err)
 			}
+			if errors.Is(err, memory.ErrBadScope) {
+				return api.Fact{}, fmt.Errorf("%w: %w", api.ErrBadRequest, err)
+			}
 			return fact(f), err
 		})
 		api.HandleTyped(s, api.MethodMemoryList, func(ctx context.Context, req api.MemoryListRequest) ([]api.Fact, error) {
