@@ -378,7 +378,7 @@ func (n *Node) startLedger(ctx context.Context) error {
 			return fmt.Errorf("node: run index: %w", err)
 		}
 		n.runs = x
-		n.settings = settings.New(settings.Config{Node: n.cfg.Name, NC: n.conn.NC, JS: n.conn.JS, Replicas: bus.DefaultReplicas(n.conn.NC), Logger: n.log.With("component", "settings")})
+		n.settings = settings.New(settings.Config{Node: n.cfg.Name, NC: n.conn.NC, JS: n.conn.JS, Replicas: bus.DefaultReplicas(n.conn.NC), AppliedSeq: n.store.AppliedStreamSeq, Logger: n.log.With("component", "settings")})
 		folders = append(folders, n.settings)
 		n.nodes = nodes.New(n.log.With("component", "nodes"))
 		folders = append(folders, n.nodes)
