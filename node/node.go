@@ -482,6 +482,9 @@ func (n *Node) startHealth(ctx context.Context) error {
 	if n.exec != nil {
 		checks = append(checks, n.exec.Checks()...)
 	}
+	if n.settings != nil {
+		checks = append(checks, n.settings.Checks()...)
+	}
 	if err := m.Register(checks...); err != nil {
 		return fmt.Errorf("node: %w", err)
 	}
