@@ -45,6 +45,9 @@ type Node struct {
 	cfg config.Config
 	log *slog.Logger
 
+	// lock is held on DATA/LOCK from the first step of Start to the last
+	// of Stop: one agentd per data dir.
+	lock     *dataLock
 	root     *trust.Root
 	id       *trust.Identity
 	embedded *bus.Embedded
@@ -190,6 +193,9 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	}()
 	if err := os.MkdirAll(n.cfg.Data, 0o700); err != nil {
 		return fmt.Errorf("node: data dir %s: %w", n.cfg.Data, err)
+	}
+	if n.lock, err = lockDataDir(n.cfg.Data); err != nil {
+		return err
 	}
 	if err := checkDataDir(n.cfg.Data); err != nil {
 		return err
@@ -551,4 +557,8 @@ func (n *Node) teardown(ctx context.Context) {
 		n.embedded.Shutdown()
 		n.embedded = nil
 	}
+	if err := n.lock.release(); err != nil {
+		n.log.Warn("release data dir lock", "err", err)
+	}
+	n.lock = nil
 }
