@@ -55,7 +55,14 @@ type Message struct {
 // event join the persisted seen-set. The raw message (with its envelope id
 // and stream time) is stored once per stream seq. A failed commit returns an
 // error wrapping ErrSync and every later Append fails too: stop the node.
+// Damaged files (Store.Corruption) give an error wrapping ErrCorrupt, and
+// every later Append fails too.
 func (s *Store) Append(msgs []Message) ([]event.Event, error) {
+	out, err := s.append(msgs)
+	return out, s.wrapRead(err)
+}
+
+func (s *Store) append(msgs []Message) ([]event.Event, error) {
 	if err := s.acquire(); err != nil {
 		return nil, err
 	}
@@ -72,6 +79,9 @@ func (s *Store) Append(msgs []Message) ([]event.Event, error) {
 	s.mu.Unlock()
 	if failed != nil {
 		return nil, fmt.Errorf("%w: an earlier commit failed: %w", ErrSync, failed)
+	}
+	if err := s.corrupt.get(); err != nil {
+		return nil, fmt.Errorf("ledger: nothing is appended to a damaged ledger: %w", err)
 	}
 
 	seen, err := s.newSeenSet()

@@ -24,6 +24,10 @@ type Store struct {
 	db  *pebble.DB
 	dir string
 	log *slog.Logger
+	// corrupt holds the first damage Pebble reported in the files.
+	corrupt *corruption
+	// cpMu serializes moves of the verified checkpoint.
+	cpMu sync.Mutex
 
 	// appendMu serializes writers of the event path (Append, Import,
 	// AttachIndexer) and guards indexers.
@@ -68,16 +72,17 @@ func decodeHead(b []byte) (head, error) {
 // Open opens or creates the ledger in dir.
 func Open(dir string, opts Options) (*Store, error) {
 	log := opts.logger().With("component", "ledger")
-	po := pebbleOptions(log, opts.fs)
+	corrupt := &corruption{}
+	po := pebbleOptions(log, opts.fs, corrupt)
 	db, err := pebble.Open(dir, po)
 	po.Cache.Unref() // the DB holds its own reference
 	if err != nil {
-		return nil, fmt.Errorf("ledger: open %s: %w", dir, err)
+		return nil, markCorrupt(fmt.Errorf("ledger: open %s: %w", dir, err), corrupt.get())
 	}
-	s := &Store{db: db, dir: dir, log: log}
+	s := &Store{db: db, dir: dir, log: log, corrupt: corrupt}
 	s.mu.idle = sync.NewCond(&s.mu.Mutex)
 	if err := s.load(); err != nil {
-		return nil, errors.Join(err, db.Close())
+		return nil, errors.Join(s.wrapRead(err), db.Close())
 	}
 	return s, nil
 }

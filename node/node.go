@@ -77,6 +77,8 @@ type Node struct {
 	load func() map[string]int
 
 	verifyCache verifyCache
+	// integrity is the verdict on the ledger's integrity (alarm CORRUPT).
+	integrity ledgerIntegrity
 
 	incarnation string
 	fatal       chan error
@@ -336,6 +338,11 @@ func (n *Node) startLedger(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		if n.store == nil {
+			// Damaged (n.integrity says how): no role that folds or
+			// serves the ledger runs; an executor still works.
+			return n.startExecutor()
+		}
 		// The run read model is written in the ledger's batches: attach
 		// it before anything is appended.
 		x := runindex.New(n.log.With("component", "runindex"))
@@ -379,24 +386,8 @@ func (n *Node) startLedger(ctx context.Context) error {
 		folders = append(folders, n.mem)
 		n.roles = append(n.roles, n.mem)
 	}
-	if n.has(event.RoleExecutor) {
-		work := n.cfg.WorkDir()
-		if err := os.MkdirAll(work, 0o755); err != nil {
-			return fmt.Errorf("node: executor workdir: %w", err)
-		}
-		n.exec = executor.New(n.roleEnv(event.RoleExecutor), executor.Config{
-			JS:           n.conn.JS,
-			Verifier:     n.verifier,
-			StateDir:     filepath.Join(n.cfg.Data, "executor"),
-			Slots:        n.cfg.Executor.Slots,
-			Queue:        n.cfg.ExecutorQueue(),
-			Capabilities: n.cfg.Executor.Capabilities,
-			Version:      Version,
-			Runner:       runner.Options{DefaultTimeout: n.cfg.Executor.DefaultTimeout, DefaultCwd: work},
-			Incarnation:  n.incarnation,
-			OnFatal:      n.fail,
-		})
-		n.roles = append(n.roles, n.exec)
+	if err := n.startExecutor(); err != nil {
+		return err
 	}
 	if n.store == nil {
 		return nil
@@ -407,11 +398,36 @@ func (n *Node) startLedger(ctx context.Context) error {
 		Verifier: n.verifier,
 		Folders:  folders,
 		Logger:   n.log.With("component", "follow"),
-		OnFatal:  n.fail,
+		OnFatal:  n.onLedgerFatal,
 	})
 	if err := n.follower.Start(ctx); err != nil {
 		return fmt.Errorf("node: %w", err)
 	}
+	return nil
+}
+
+// startExecutor prepares the executor role, on a node that has it.
+func (n *Node) startExecutor() error {
+	if !n.has(event.RoleExecutor) {
+		return nil
+	}
+	work := n.cfg.WorkDir()
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		return fmt.Errorf("node: executor workdir: %w", err)
+	}
+	n.exec = executor.New(n.roleEnv(event.RoleExecutor), executor.Config{
+		JS:           n.conn.JS,
+		Verifier:     n.verifier,
+		StateDir:     filepath.Join(n.cfg.Data, "executor"),
+		Slots:        n.cfg.Executor.Slots,
+		Queue:        n.cfg.ExecutorQueue(),
+		Capabilities: n.cfg.Executor.Capabilities,
+		Version:      Version,
+		Runner:       runner.Options{DefaultTimeout: n.cfg.Executor.DefaultTimeout, DefaultCwd: work},
+		Incarnation:  n.incarnation,
+		OnFatal:      n.fail,
+	})
+	n.roles = append(n.roles, n.exec)
 	return nil
 }
 
@@ -452,6 +468,9 @@ func (n *Node) Ready() error {
 	}
 	if err := n.outbox.Err(); err != nil {
 		return err
+	}
+	if err := n.ledgerDamage(); err != nil {
+		return fmt.Errorf("%s: %w", event.AlarmCorrupt, err)
 	}
 	if n.follower != nil && !n.follower.Live() {
 		return errors.New("ledger catching up with the stream")

@@ -1,0 +1,253 @@
+package ledger
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// keyVerified is the ledger's verified checkpoint: the position and chain
+// hash of the last record whose chain was checked in full (CheckChain or
+// an OK Verify). It only moves forward.
+const keyVerified = "meta/verified"
+
+// Checkpoint is a position whose chain was verified, with its chain hash.
+type Checkpoint struct {
+	Seq  uint64
+	Hash [32]byte
+}
+
+func (c Checkpoint) encode() []byte {
+	return append(binary.BigEndian.AppendUint64(make([]byte, 0, 40), c.Seq), c.Hash[:]...)
+}
+
+func decodeCheckpoint(b []byte) (Checkpoint, error) {
+	if len(b) != 40 {
+		return Checkpoint{}, fmt.Errorf("%w: %s is %d bytes, want 40", ErrCorrupt, keyVerified, len(b))
+	}
+	var c Checkpoint
+	c.Seq = binary.BigEndian.Uint64(b)
+	copy(c.Hash[:], b[8:])
+	return c, nil
+}
+
+// ChainReport is the outcome of CheckChain.
+type ChainReport struct {
+	// OK is true when every check passed.
+	OK bool
+	// From is the checkpoint the full check started after (0: none).
+	From uint64
+	// Linked is how many records below the checkpoint had their chain
+	// links recomputed; Checked how many after it were checked in full.
+	Linked, Checked uint64
+	// FirstBadSeq is the first position that failed (0 when OK).
+	FirstBadSeq uint64
+	// Err says what failed there ("" when OK).
+	Err string
+}
+
+// CheckChain is the check a ledger node runs at start, before it serves or
+// folds anything. Every record up to the verified checkpoint is re-hashed
+// against its stored chain hash and the checkpoint's hash (so a record
+// rewritten anywhere, or a chain recomputed over a rewrite, is found);
+// every record after it is checked as Verify checks it without a verifier
+// (positions, hashes, decoding, stream coverage, the head). Signatures are
+// left to Verify (`ledger verify`), the deep check. When all is well the
+// checkpoint moves to the head. Findings go in the report; the error is
+// for failures to read, and wraps ErrCorrupt when Pebble found its files
+// damaged.
+func (s *Store) CheckChain() (ChainReport, error) {
+	if err := s.acquire(); err != nil {
+		return ChainReport{}, err
+	}
+	defer s.release()
+	snap := s.db.NewSnapshot()
+	defer snap.Close()
+	rep, cp, err := s.checkChain(snap)
+	if err != nil {
+		return ChainReport{}, s.wrapRead(fmt.Errorf("ledger: check chain: %w", err))
+	}
+	if !rep.OK {
+		s.log.Error("ledger chain check failed", "seq", rep.FirstBadSeq, "reason", rep.Err)
+		return rep, nil
+	}
+	if err := s.advanceCheckpoint(cp); err != nil {
+		return ChainReport{}, err
+	}
+	return rep, nil
+}
+
+func (s *Store) checkChain(snap *pebble.Snapshot) (ChainReport, Checkpoint, error) {
+	var rep ChainReport
+	cp, err := readCheckpoint(snap)
+	if err != nil {
+		return rep, cp, err
+	}
+	h, err := (&checker{snap: snap}).head()
+	if err != nil {
+		return rep, cp, err
+	}
+	rep.From = cp.Seq
+	if cp.Seq > h.seq {
+		rep.FirstBadSeq, rep.Err = h.seq+1, fmt.Sprintf("the head is at %d but records were verified up to %d: records are missing", h.seq, cp.Seq)
+		return rep, cp, nil
+	}
+	linked, stream, problem, err := relink(snap, cp)
+	rep.Linked = linked
+	if err != nil {
+		return rep, cp, err
+	}
+	if problem != "" {
+		rep.FirstBadSeq, rep.Err = linked+1, problem
+		return rep, cp, nil
+	}
+	c := &checker{snap: snap, next: cp.Seq + 1, prev: cp.Hash, stream: stream}
+	vr, err := c.run()
+	if err != nil {
+		return rep, cp, err
+	}
+	rep.Checked = c.next - 1 - cp.Seq
+	if !vr.OK {
+		rep.FirstBadSeq, rep.Err = vr.FirstBadSeq, vr.Err
+		return rep, cp, nil
+	}
+	rep.OK = true
+	return rep, Checkpoint{Seq: h.seq, Hash: h.hash}, nil
+}
+
+// relink recomputes the chain of records 1..cp.Seq from their bytes and
+// compares each with its stored hash and the last with the checkpoint. It
+// returns how many records linked, the stream seq of record cp.Seq, and a
+// problem.
+func relink(snap *pebble.Snapshot, cp Checkpoint) (linked, stream uint64, problem string, err error) {
+	if cp.Seq == 0 {
+		return 0, 0, "", nil
+	}
+	recs, err := snap.NewIter(&pebble.IterOptions{LowerBound: eventKey(1), UpperBound: eventKey(cp.Seq + 1)})
+	if err != nil {
+		return 0, 0, "", err
+	}
+	defer recs.Close()
+	hashes, err := snap.NewIter(&pebble.IterOptions{LowerBound: hashKey(1), UpperBound: hashKey(cp.Seq + 1)})
+	if err != nil {
+		return 0, 0, "", err
+	}
+	defer hashes.Close()
+	var prev [32]byte
+	ok, hok := recs.First(), hashes.First()
+	for seq := uint64(1); seq <= cp.Seq; seq++ {
+		if !ok || !bytes.Equal(recs.Key(), eventKey(seq)) {
+			return linked, 0, fmt.Sprintf("record %d is missing", seq), errors.Join(recs.Error(), hashes.Error())
+		}
+		if !hok || !bytes.Equal(hashes.Key(), hashKey(seq)) {
+			return linked, 0, fmt.Sprintf("hash of record %d is missing", seq), errors.Join(recs.Error(), hashes.Error())
+		}
+		sum := chain(prev, recs.Value())
+		if !bytes.Equal(hashes.Value(), sum[:]) {
+			return linked, 0, fmt.Sprintf("record %d does not chain: stored hash %x, computed %x", seq, hashes.Value(), sum), nil
+		}
+		if seq == cp.Seq {
+			if sum != cp.Hash {
+				return linked, 0, fmt.Sprintf("record %d does not match the verified checkpoint: chain hash %x, verified %x", seq, sum, cp.Hash), nil
+			}
+			ev, err := decodeRecord(seq, recs.Value())
+			if err != nil {
+				return linked, 0, err.Error(), nil
+			}
+			stream = ev.StreamSeq
+		}
+		prev = sum
+		linked++
+		ok, hok = recs.Next(), hashes.Next()
+	}
+	if err := errors.Join(recs.Error(), hashes.Error()); err != nil {
+		return linked, 0, "", err
+	}
+	return linked, stream, "", nil
+}
+
+func readCheckpoint(r reader) (Checkpoint, error) {
+	b, err := getFrom(r, []byte(keyVerified))
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return Checkpoint{}, nil
+	case err != nil:
+		return Checkpoint{}, err
+	}
+	return decodeCheckpoint(b)
+}
+
+// VerifiedCheckpoint returns the ledger's verified checkpoint (zero when
+// nothing was verified yet).
+func (s *Store) VerifiedCheckpoint() (Checkpoint, error) {
+	if err := s.acquire(); err != nil {
+		return Checkpoint{}, err
+	}
+	defer s.release()
+	cp, err := readCheckpoint(s.db)
+	return cp, s.wrapRead(err)
+}
+
+// advanceCheckpoint moves the verified checkpoint to cp unless it is
+// already there or beyond. It is written without Sync: a checkpoint lost in
+// a crash only makes the next start check more records in full.
+func (s *Store) advanceCheckpoint(cp Checkpoint) error {
+	s.cpMu.Lock()
+	defer s.cpMu.Unlock()
+	cur, err := readCheckpoint(s.db)
+	if err != nil {
+		return s.wrapRead(fmt.Errorf("ledger: read the verified checkpoint: %w", err))
+	}
+	if cp.Seq <= cur.Seq {
+		return nil
+	}
+	if err := s.db.Set([]byte(keyVerified), cp.encode(), pebble.NoSync); err != nil {
+		return fmt.Errorf("ledger: write the verified checkpoint: %w", err)
+	}
+	return nil
+}
+
+// corruption records the first damage Pebble found in the store's files.
+type corruption struct {
+	err atomic.Pointer[error]
+}
+
+func (c *corruption) set(info pebble.DataCorruptionInfo) {
+	err := fmt.Errorf("%w: file %s: %s", ErrCorrupt, info.Path, info.Details.Error())
+	c.err.CompareAndSwap(nil, &err)
+}
+
+func (c *corruption) get() error {
+	if p := c.err.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// Corruption returns the first damage Pebble found in the ledger's files
+// (a checksum that does not match, a table it cannot read), wrapping
+// ErrCorrupt, or nil. Once set, Append refuses: nothing is folded on top of
+// a damaged ledger.
+func (s *Store) Corruption() error { return s.corrupt.get() }
+
+// wrapRead marks a read error caused by damaged files as ErrCorrupt.
+func (s *Store) wrapRead(err error) error {
+	return markCorrupt(err, s.corrupt.get())
+}
+
+func markCorrupt(err, found error) error {
+	if err == nil || errors.Is(err, ErrCorrupt) || !pebble.IsCorruptionError(err) {
+		return err
+	}
+	if found != nil {
+		return found
+	}
+	// Pebble's text carries a detail line after the first: keep the first.
+	msg, _, _ := strings.Cut(err.Error(), "\n")
+	return fmt.Errorf("%w: %s", ErrCorrupt, msg)
+}

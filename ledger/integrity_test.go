@@ -1,0 +1,163 @@
+package ledger_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/ledger"
+	"github.com/agentic-dev/agentic/ledger/ledgertest"
+)
+
+// integrityFixture writes the verify fixture (7 records) into dir and
+// closes it.
+func integrityFixture(t *testing.T, dir string, check bool) {
+	t.Helper()
+	st := ledgertest.OpenDir(t, dir)
+	kit := ledgertest.NewKit(t)
+	for i := uint64(1); i <= 7; i++ {
+		mustAppend(t, st, kit.Message(i, kit.Node, started("r", 1)...))
+		if check && i == 4 {
+			mustCheck(t, st)
+		}
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustCheck(t *testing.T, st *ledger.Store) ledger.ChainReport {
+	t.Helper()
+	rep, err := st.CheckChain()
+	if err != nil || !rep.OK {
+		t.Fatalf("CheckChain = %+v, %v; want OK", rep, err)
+	}
+	return rep
+}
+
+// The start-up check walks the chain from the verified checkpoint in full
+// and re-hashes what lies below it, then moves the checkpoint to the head.
+func TestCheckChainMovesCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	integrityFixture(t, dir, true)
+	st := ledgertest.OpenDir(t, dir)
+	cp, err := st.VerifiedCheckpoint()
+	if err != nil || cp.Seq != 4 {
+		t.Fatalf("checkpoint %+v, %v; want seq 4", cp, err)
+	}
+	rep := mustCheck(t, st)
+	if rep.From != 4 || rep.Linked != 4 || rep.Checked != 3 {
+		t.Errorf("report %+v, want from 4, 4 relinked, 3 checked", rep)
+	}
+	seq, hash := st.Head()
+	if cp, _ := st.VerifiedCheckpoint(); cp.Seq != seq || cp.Hash != hash {
+		t.Errorf("checkpoint %+v after the check, want the head %d", cp, seq)
+	}
+	if rep := mustCheck(t, st); rep.Linked != 7 || rep.Checked != 0 {
+		t.Errorf("second check %+v, want 7 relinked, none in full", rep)
+	}
+	// An OK Verify moves it too.
+	kit := ledgertest.NewKit(t)
+	mustAppend(t, st, kit.Message(8, kit.Node, started("r", 1)...))
+	if rep, err := st.Verify(nil); err != nil || !rep.OK {
+		t.Fatal(rep, err)
+	}
+	if cp, _ := st.VerifiedCheckpoint(); cp.Seq != 8 {
+		t.Errorf("checkpoint at %d after Verify, want 8", cp.Seq)
+	}
+}
+
+// A record rewritten behind the ledger's back is found at start wherever
+// it lies: after the checkpoint (checked in full), before it (re-hashed),
+// or before it with every hash recomputed (the checkpoint's hash differs).
+func TestCheckChainFindsRewrittenRecord(t *testing.T) {
+	flip := func(ev *event.Event) { ev.Type = event.TaskFinished }
+	for _, tc := range []struct {
+		name   string
+		seq    uint64
+		check  bool // a checkpoint at 4
+		tamper func(t *testing.T, dir string)
+		want   string
+	}{
+		{name: "after the checkpoint", seq: 6, check: true, want: "record 6 does not chain"},
+		{name: "no checkpoint", seq: 2, want: "record 2 does not chain"},
+		{name: "below the checkpoint", seq: 2, check: true, want: "record 2 does not chain"},
+		{name: "below the checkpoint, rechained", seq: 2, check: true, tamper: func(t *testing.T, dir string) {
+			st := ledgertest.OpenDir(t, dir)
+			rechain(t, st, 2)
+			st.Close()
+		}, want: "does not match the verified checkpoint"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			integrityFixture(t, dir, tc.check)
+			ledgertest.RewriteRecord(t, dir, tc.seq, flip)
+			if tc.tamper != nil {
+				tc.tamper(t, dir)
+			}
+			st := ledgertest.OpenDir(t, dir)
+			cpBefore, _ := st.VerifiedCheckpoint()
+			rep, err := st.CheckChain()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.OK || !strings.Contains(rep.Err, tc.want) {
+				t.Fatalf("CheckChain = %+v, want a failure %q", rep, tc.want)
+			}
+			if cp, _ := st.VerifiedCheckpoint(); cp != cpBefore {
+				t.Errorf("a failed check moved the checkpoint from %d to %d", cpBefore.Seq, cp.Seq)
+			}
+		})
+	}
+}
+
+// A flipped byte in a table is reported as ErrCorrupt, never a panic: by
+// the start-up check when it lies in the records, else by the first read
+// that hits it; once Pebble saw it, nothing more is appended.
+func TestDamagedTableIsCorruptNotPanic(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		at   float64
+		read func(st *ledger.Store) error
+	}{
+		{"in the records: the check finds it", 0.1, func(st *ledger.Store) error {
+			_, err := st.CheckChain()
+			return err
+		}},
+		{"in the messages: a scan finds it", 0.7, func(st *ledger.Store) error {
+			if rep, err := st.CheckChain(); err != nil || !rep.OK {
+				return fmt.Errorf("the check read the messages: %+v, %w", rep, err)
+			}
+			for _, err := range st.Scan(1) {
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			st := ledgertest.OpenDir(t, dir)
+			kit := ledgertest.NewKit(t)
+			for i := uint64(1); i <= 200; i++ {
+				mustAppend(t, st, kit.Message(i, kit.Node, started("r", 3)...))
+			}
+			st.Close()
+			ledgertest.CorruptTable(t, dir, tc.at)
+			st = ledgertest.OpenDir(t, dir)
+			err := tc.read(st)
+			if !errors.Is(err, ledger.ErrCorrupt) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("read after a flipped byte: %v; want ErrCorrupt on one line", err)
+			}
+			if st.Corruption() == nil {
+				t.Error("Corruption() = nil after a damaged read")
+			}
+			if _, err := st.Append([]ledger.Message{kit.Message(201, kit.Node, started("r", 1)...)}); !errors.Is(err, ledger.ErrCorrupt) {
+				t.Errorf("Append on a damaged store = %v, want ErrCorrupt", err)
+			}
+		})
+	}
+}

@@ -1,0 +1,171 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/ledger"
+	"github.com/agentic-dev/agentic/node/api"
+	"github.com/agentic-dev/agentic/node/health"
+)
+
+// RebuildRemedy is what an operator does about a damaged ledger; the
+// CORRUPT reason, the refused queries and the log all name it.
+const RebuildRemedy = "stop agentd and start it once with --rebuild-ledger: the damaged ledger is moved aside (kept, not deleted) and rebuilt from the events stream, or copied from a peer ledger node"
+
+// ledgerIntegrity is a ledger node's verdict on its ledger: set once when
+// the start-up chain check or Pebble finds the ledger damaged. From then on
+// the node serves nothing of the ledger and folds nothing onto it, until
+// an operator rebuilds it (RebuildLedger) and restarts the node.
+type ledgerIntegrity struct {
+	state health.State
+	mu    sync.Mutex
+	err   error
+}
+
+func (li *ledgerIntegrity) fail(err error) {
+	li.mu.Lock()
+	first := li.err == nil
+	if first {
+		li.err = err
+	}
+	li.mu.Unlock()
+	if first {
+		li.state.Set(err)
+	}
+}
+
+func (li *ledgerIntegrity) get() error {
+	li.mu.Lock()
+	defer li.mu.Unlock()
+	return li.err
+}
+
+// ledgerDamage returns why the node's ledger is not served, or nil: the
+// verdict of the start-up check, or damage Pebble reported since.
+func (n *Node) ledgerDamage() error {
+	if err := n.integrity.get(); err != nil {
+		return err
+	}
+	if st := n.store; st != nil {
+		if err := st.Corruption(); err != nil {
+			n.ledgerCorrupt(err)
+			return n.integrity.get()
+		}
+	}
+	return nil
+}
+
+// ledgerCorrupt records that the ledger is damaged (once) and says so.
+func (n *Node) ledgerCorrupt(err error) {
+	if n.integrity.get() != nil {
+		return
+	}
+	dir := filepath.Join(n.cfg.Data, "ledger")
+	n.log.Error("ledger damaged: not served, nothing folded onto it", "dir", dir, "err", err, "remedy", RebuildRemedy)
+	n.integrity.fail(fmt.Errorf("ledger %s is damaged (%w); it is not served: %s", dir, err, RebuildRemedy))
+}
+
+// onLedgerFatal is the follower's OnFatal: damage found while folding
+// leaves the node up and not ready (CORRUPT); any other failure to commit
+// stops it.
+func (n *Node) onLedgerFatal(err error) {
+	if errors.Is(err, ledger.ErrCorrupt) {
+		n.ledgerCorrupt(err)
+		return
+	}
+	n.fail(err)
+}
+
+// checkLedger runs the start-up chain check (ledger.Store.CheckChain) on st.
+// It returns st when the ledger is sound; otherwise it closes st, records
+// the damage and returns nil, and the node starts without serving or
+// folding the ledger. Errors other than damage are returned.
+func (n *Node) checkLedger(st *ledger.Store) (*ledger.Store, error) {
+	start := time.Now()
+	rep, err := st.CheckChain()
+	switch {
+	case errors.Is(err, ledger.ErrCorrupt):
+		n.ledgerCorrupt(err)
+	case err != nil:
+		return nil, errors.Join(fmt.Errorf("node: %w", err), st.Close())
+	case !rep.OK:
+		n.ledgerCorrupt(fmt.Errorf("%w: record %d: %s", ledger.ErrCorrupt, rep.FirstBadSeq, rep.Err))
+	default:
+		n.log.Info("ledger chain checked", "from_checkpoint", rep.From, "relinked", rep.Linked, "checked", rep.Checked, "took", time.Since(start).Round(time.Millisecond))
+		return st, nil
+	}
+	if err := st.Close(); err != nil {
+		n.log.Warn("close the damaged ledger", "err", err)
+	}
+	return nil, nil
+}
+
+// IntegrityCheck is the readiness check of the ledger's integrity: it
+// fails, blocking, with alarm CORRUPT while the ledger is damaged (a record
+// that does not match its chain at start, or files Pebble cannot read).
+// It passes on a node without a ledger.
+func (n *Node) IntegrityCheck() health.Check {
+	return health.Check{
+		Name:     health.CheckLedger,
+		Blocking: true,
+		Alarm:    event.AlarmCorrupt,
+		Probe: func(ctx context.Context) error {
+			if err := n.ledgerDamage(); err != nil {
+				return err
+			}
+			return n.integrity.state.Probe(ctx)
+		},
+		Changed: n.integrity.state.Changed,
+	}
+}
+
+// guard refuses a ledger query while the ledger is damaged, with the
+// remedy as the hint.
+func guard[Req, Resp any](n *Node, h func(context.Context, Req) (Resp, error)) func(context.Context, Req) (Resp, error) {
+	return func(ctx context.Context, req Req) (Resp, error) {
+		if err := n.ledgerDamage(); err != nil {
+			var zero Resp
+			return zero, api.WithHint(fmt.Errorf("node %s: %w", n.cfg.Name, err), "agentd --rebuild-ledger --data "+n.cfg.Data)
+		}
+		return h(ctx, req)
+	}
+}
+
+// RebuildLedger moves the ledger of the data directory data aside, to
+// DATA/ledger.damaged-<UTC time>, kept for inspection, so that the next
+// start rebuilds it: from the events stream, or copied from a peer ledger
+// node when the stream no longer holds the whole history (node/bootstrap).
+// It holds the data directory's lock while it moves, and returns where the
+// old ledger went ("" when there was none).
+func RebuildLedger(data string, now time.Time) (string, error) {
+	lock, err := lockDataDir(data)
+	if err != nil {
+		return "", err
+	}
+	defer lock.release()
+	dir := filepath.Join(data, "ledger")
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	} else if err != nil {
+		return "", fmt.Errorf("node: rebuild ledger: %w", err)
+	}
+	aside := dir + ".damaged-" + now.UTC().Format("20060102T150405Z")
+	if err := os.Rename(dir, aside); err != nil {
+		return "", fmt.Errorf("node: rebuild ledger: move %s aside: %w", dir, err)
+	}
+	if d, err := os.Open(data); err == nil {
+		err = d.Sync()
+		d.Close()
+		if err != nil {
+			return "", fmt.Errorf("node: rebuild ledger: sync %s: %w", data, err)
+		}
+	}
+	return aside, nil
+}
