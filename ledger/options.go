@@ -34,9 +34,10 @@ const cacheBytes = 16 << 20
 
 // pebbleOptions are the Pebble options of a ledger. Overridden from Pebble's
 // defaults: FormatMajorVersion (pinned: pebblelog.FormatMajorVersion),
-// Logger (slog), DataCorruption (recorded in corrupt, not fatal), Cache (cacheBytes), and a bloom filter on every level (L0
-// included), because nearly all seen-set lookups miss and without a filter
-// each miss reads and decompresses a data block.
+// Logger (slog), DataCorruption (recorded in corrupt, not fatal), Cache
+// (cacheBytes), and a bloom filter on every level (L0 included), because
+// nearly all seen-set lookups miss and without a filter each miss reads
+// and decompresses a data block.
 // The caller owns the returned cache reference: Unref it after pebble.Open.
 func pebbleOptions(log *slog.Logger, fs vfs.FS, corrupt *corruption) *pebble.Options {
 	o := &pebble.Options{
@@ -47,11 +48,7 @@ func pebbleOptions(log *slog.Logger, fs vfs.FS, corrupt *corruption) *pebble.Opt
 		// Pebble's default for damaged files is Logger.Fatalf, which ends
 		// the process with a stack trace; the store records the damage
 		// instead (Store.Corruption) and the read returns its error.
-		EventListener: &pebble.EventListener{DataCorruption: func(info pebble.DataCorruptionInfo) {
-			log.Error("ledger files damaged", "file", info.Path, "err", info.Details.Error(),
-				"remedy", "agentd --rebuild-ledger (moves the ledger aside and rebuilds it from the events stream or a peer)")
-			corrupt.set(info)
-		}},
+		EventListener: pebblelog.NonFatalCorruption(log, corrupt.set),
 	}
 	for i := range o.Levels {
 		o.Levels[i].FilterPolicy = bloom.FilterPolicy(10)

@@ -43,6 +43,10 @@ Examples:
 Then, from another terminal:
   agentctl goal submit -f examples/hello.yaml --wait
 
+A ledger found damaged at start (a record that does not match its chain,
+a table Pebble cannot read) leaves the node up but not ready (alarm
+CORRUPT); stop it and start it once with --rebuild-ledger.
+
 Signals: SIGTERM or SIGINT drains (running steps may finish for
 --drain-timeout, then are killed and reported as interrupted) and stops;
 SIGHUP reloads the configuration file and applies the log level.
@@ -62,6 +66,7 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 	cfgPath := fs.String("config", "", "configuration file (YAML); env AGENTIC_CONFIG")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	drain := fs.Duration("drain-timeout", 30*time.Second, "how long running steps may finish on SIGTERM")
+	rebuild := fs.Bool("rebuild-ledger", false, "move the ledger aside (DATA/ledger.damaged-<time>, kept) and rebuild it from the events stream or a peer, then start")
 	scratch := config.Default()
 	scratch.BindFlags(fs)
 	fs.Usage = func() {}
@@ -95,6 +100,17 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd: %v\n", err)
 		return 2
+	}
+	if *rebuild {
+		aside, err := node.RebuildLedger(cfg.Data, time.Now())
+		if err != nil {
+			fmt.Fprintf(stderr, "agentd: %v\n", err)
+			return 1
+		}
+		if aside != "" {
+			logger.Warn("ledger moved aside: it is rebuilt from the events stream (or copied from a peer ledger node)", "moved_to", aside,
+				"note", "delete the moved directory once the rebuilt ledger verifies (agentctl ledger verify)")
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
