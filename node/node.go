@@ -79,6 +79,8 @@ type Node struct {
 	verifyCache verifyCache
 	// integrity is the verdict on the ledger's integrity (alarm CORRUPT).
 	integrity ledgerIntegrity
+	// backupMu runs one backup at a time.
+	backupMu sync.Mutex
 
 	incarnation string
 	fatal       chan error

@@ -24,6 +24,7 @@ func (n *Node) startAPI() error {
 	api.HandleTyped(s, api.MethodNodeInfo, func(ctx context.Context, _ struct{}) (api.NodeInfo, error) {
 		return n.Info(), nil
 	})
+	api.HandleTyped(s, api.MethodNodeBackup, n.backupHandler)
 	// A ledger node whose ledger is damaged answers its ledger's queries
 	// with the damage and the remedy (guard), as it does from the moment
 	// Pebble reports damage while it runs.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentic-dev/agentic/config"
 	"github.com/agentic-dev/agentic/node"
+	"github.com/agentic-dev/agentic/node/backup"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/spf13/pflag"
 )
@@ -47,6 +48,10 @@ A ledger found damaged at start (a record that does not match its chain,
 a table Pebble cannot read) leaves the node up but not ready (alarm
 CORRUPT); stop it and start it once with --rebuild-ledger.
 
+Backup and restore: 'agentctl node backup NODE --out DIR' makes a running
+node write a consistent backup on its machine; on the new machine,
+'agentd --data NEW --restore-from DIR' makes the data dir of it and starts.
+
 Signals: SIGTERM or SIGINT drains (running steps may finish for
 --drain-timeout, then are killed and reported as interrupted) and stops;
 SIGHUP reloads the configuration file and applies the log level.
@@ -66,6 +71,7 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 	cfgPath := fs.String("config", "", "configuration file (YAML); env AGENTIC_CONFIG")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	drain := fs.Duration("drain-timeout", 30*time.Second, "how long running steps may finish on SIGTERM")
+	restoreFrom := fs.String("restore-from", "", "make the data dir (--data, absent or empty) from a backup directory (agentctl node backup), then start")
 	rebuild := fs.Bool("rebuild-ledger", false, "move the ledger aside (DATA/ledger.damaged-<time>, kept) and rebuild it from the events stream or a peer, then start")
 	scratch := config.Default()
 	scratch.BindFlags(fs)
@@ -100,6 +106,15 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd: %v\n", err)
 		return 2
+	}
+	if *restoreFrom != "" {
+		rctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+		_, err := backup.Restore(rctx, *restoreFrom, cfg.Data, logger)
+		cancel()
+		if err != nil {
+			fmt.Fprintf(stderr, "agentd: %v\n", err)
+			return 1
+		}
 	}
 	if *rebuild {
 		aside, err := node.RebuildLedger(cfg.Data, time.Now())
