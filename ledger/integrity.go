@@ -13,7 +13,9 @@ import (
 
 // keyVerified is the ledger's verified checkpoint: the position and chain
 // hash of the last record whose chain was checked in full (CheckChain or
-// an OK Verify). It only moves forward.
+// an OK Verify) or that this store appended itself (moved at Close). It
+// only moves forward. A crash leaves it where it was: the next start checks
+// the records appended since in full.
 const keyVerified = "meta/verified"
 
 // Checkpoint is a position whose chain was verified, with its chain hash.
@@ -73,6 +75,7 @@ func (s *Store) CheckChain() (ChainReport, error) {
 		return ChainReport{}, s.wrapRead(fmt.Errorf("ledger: check chain: %w", err))
 	}
 	if !rep.OK {
+		s.chainBad.Store(true)
 		s.log.Error("ledger chain check failed", "seq", rep.FirstBadSeq, "reason", rep.Err)
 		return rep, nil
 	}

@@ -11,21 +11,20 @@ import (
 	"github.com/agentic-dev/agentic/ledger/ledgertest"
 )
 
-// integrityFixture writes the verify fixture (7 records) into dir and
-// closes it.
-func integrityFixture(t *testing.T, dir string, check bool) {
+// integrityFixture writes 7 records into dir, closes it, and leaves the
+// verified checkpoint at record cp (0: none), as a crash after appending
+// the records past it would.
+func integrityFixture(t *testing.T, dir string, cp uint64) {
 	t.Helper()
 	st := ledgertest.OpenDir(t, dir)
 	kit := ledgertest.NewKit(t)
 	for i := uint64(1); i <= 7; i++ {
 		mustAppend(t, st, kit.Message(i, kit.Node, started("r", 1)...))
-		if check && i == 4 {
-			mustCheck(t, st)
-		}
 	}
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
+	ledgertest.SetCheckpoint(t, dir, cp)
 }
 
 func mustCheck(t *testing.T, st *ledger.Store) ledger.ChainReport {
@@ -41,7 +40,7 @@ func mustCheck(t *testing.T, st *ledger.Store) ledger.ChainReport {
 // and re-hashes what lies below it, then moves the checkpoint to the head.
 func TestCheckChainMovesCheckpoint(t *testing.T) {
 	dir := t.TempDir()
-	integrityFixture(t, dir, true)
+	integrityFixture(t, dir, 4)
 	st := ledgertest.OpenDir(t, dir)
 	cp, err := st.VerifiedCheckpoint()
 	if err != nil || cp.Seq != 4 {
@@ -58,7 +57,7 @@ func TestCheckChainMovesCheckpoint(t *testing.T) {
 	if rep := mustCheck(t, st); rep.Linked != 7 || rep.Checked != 0 {
 		t.Errorf("second check %+v, want 7 relinked, none in full", rep)
 	}
-	// An OK Verify moves it too.
+	// An OK Verify moves it, and so does Close.
 	kit := ledgertest.NewKit(t)
 	mustAppend(t, st, kit.Message(8, kit.Node, started("r", 1)...))
 	if rep, err := st.Verify(nil); err != nil || !rep.OK {
@@ -66,6 +65,12 @@ func TestCheckChainMovesCheckpoint(t *testing.T) {
 	}
 	if cp, _ := st.VerifiedCheckpoint(); cp.Seq != 8 {
 		t.Errorf("checkpoint at %d after Verify, want 8", cp.Seq)
+	}
+	mustAppend(t, st, kit.Message(9, kit.Node, started("r", 1)...))
+	st.Close()
+	st = ledgertest.OpenDir(t, dir)
+	if cp, _ := st.VerifiedCheckpoint(); cp.Seq != 9 {
+		t.Errorf("checkpoint at %d after Close, want 9", cp.Seq)
 	}
 }
 
@@ -77,14 +82,14 @@ func TestCheckChainFindsRewrittenRecord(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		seq    uint64
-		check  bool // a checkpoint at 4
+		cp     uint64 // the verified checkpoint
 		tamper func(t *testing.T, dir string)
 		want   string
 	}{
-		{name: "after the checkpoint", seq: 6, check: true, want: "record 6 does not chain"},
+		{name: "after the checkpoint", seq: 6, cp: 4, want: "record 6 does not chain"},
 		{name: "no checkpoint", seq: 2, want: "record 2 does not chain"},
-		{name: "below the checkpoint", seq: 2, check: true, want: "record 2 does not chain"},
-		{name: "below the checkpoint, rechained", seq: 2, check: true, tamper: func(t *testing.T, dir string) {
+		{name: "below the checkpoint", seq: 2, cp: 4, want: "record 2 does not chain"},
+		{name: "below the checkpoint, rechained", seq: 2, cp: 4, tamper: func(t *testing.T, dir string) {
 			st := ledgertest.OpenDir(t, dir)
 			rechain(t, st, 2)
 			st.Close()
@@ -92,7 +97,7 @@ func TestCheckChainFindsRewrittenRecord(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			integrityFixture(t, dir, tc.check)
+			integrityFixture(t, dir, tc.cp)
 			ledgertest.RewriteRecord(t, dir, tc.seq, flip)
 			if tc.tamper != nil {
 				tc.tamper(t, dir)
@@ -108,6 +113,12 @@ func TestCheckChainFindsRewrittenRecord(t *testing.T) {
 			}
 			if cp, _ := st.VerifiedCheckpoint(); cp != cpBefore {
 				t.Errorf("a failed check moved the checkpoint from %d to %d", cpBefore.Seq, cp.Seq)
+			}
+			// Closed and opened again, it still fails.
+			st.Close()
+			st = ledgertest.OpenDir(t, dir)
+			if rep, err := st.CheckChain(); err != nil || rep.OK {
+				t.Errorf("second check after a failed one: %+v, %v; want a failure", rep, err)
 			}
 		})
 	}

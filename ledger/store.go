@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -28,6 +29,9 @@ type Store struct {
 	corrupt *corruption
 	// cpMu serializes moves of the verified checkpoint.
 	cpMu sync.Mutex
+	// chainBad is set once CheckChain or Verify found the chain wrong:
+	// Close then leaves the checkpoint alone.
+	chainBad atomic.Bool
 
 	// appendMu serializes writers of the event path (Append, Import,
 	// AttachIndexer) and guards indexers.
@@ -152,8 +156,10 @@ func (s *Store) get(key []byte) ([]byte, error) {
 	return getFrom(s.db, key)
 }
 
-// Close waits for operations in flight and closes the store. It is
-// idempotent. Do not call it from inside a Scan loop of the same store.
+// Close waits for operations in flight and closes the store, moving the
+// verified checkpoint (CheckChain) to the head unless a commit failed or
+// the files were found damaged. It is idempotent. Do not call it from
+// inside a Scan loop of the same store.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	if s.mu.closed {
@@ -171,6 +177,12 @@ func (s *Store) Close() error {
 		s.appendMu.Lock()
 		snapErr = s.snapshotIndexes()
 		s.appendMu.Unlock()
+		// What this store appended it chained itself: the next start
+		// re-hashes it (CheckChain) but need not decode it again.
+		if s.corrupt.get() == nil && !s.chainBad.Load() {
+			h := s.headNow()
+			snapErr = errors.Join(snapErr, s.advanceCheckpoint(Checkpoint{Seq: h.seq, Hash: h.hash}))
+		}
 	}
 	if err := errors.Join(snapErr, s.db.Close()); err != nil {
 		return fmt.Errorf("ledger: close %s: %w", s.dir, err)

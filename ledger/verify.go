@@ -59,6 +59,7 @@ func (s *Store) Verify(v *envelope.Verifier) (VerifyReport, error) {
 		return VerifyReport{}, s.wrapRead(fmt.Errorf("ledger: verify: %w", err))
 	}
 	if !rep.OK {
+		s.chainBad.Store(true)
 		s.log.Error("ledger verify failed", "seq", rep.FirstBadSeq, "reason", rep.Err)
 		return rep, nil
 	}

@@ -97,3 +97,28 @@ func CorruptTable(t testing.TB, dir string, at float64) string {
 	}
 	return path
 }
+
+// SetCheckpoint moves the verified checkpoint of the closed ledger in dir
+// to record seq (0: removes it), as a ledger whose last records were not
+// checked (a crash, or a version without checkpoints) has it.
+func SetCheckpoint(t testing.TB, dir string, seq uint64) {
+	t.Helper()
+	db := openRaw(t, dir)
+	defer db.Close()
+	key := []byte("meta/verified")
+	if seq == 0 {
+		if err := db.Delete(key, pebble.Sync); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	h, closer, err := db.Get(binary.BigEndian.AppendUint64([]byte("h/"), seq))
+	if err != nil {
+		t.Fatalf("ledgertest: hash of record %d: %v", seq, err)
+	}
+	v := append(binary.BigEndian.AppendUint64(nil, seq), h...)
+	closer.Close()
+	if err := db.Set(key, v, pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+}
