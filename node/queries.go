@@ -47,20 +47,20 @@ func (n *Node) startAPI() error {
 		api.HandleTyped(s, api.MethodMemoryList, guard(n, func(context.Context, api.MemoryListRequest) ([]api.Fact, error) { return nil, nil }))
 	}
 	if n.mem != nil {
-		api.HandleTyped(s, api.MethodMemoryGet, func(ctx context.Context, req api.MemoryGetRequest) (api.Fact, error) {
+		api.HandleTyped(s, api.MethodMemoryGet, guard(n, func(ctx context.Context, req api.MemoryGetRequest) (api.Fact, error) {
 			f, err := n.mem.Get(req.Scope, req.Key, time.Now())
 			if errors.Is(err, memory.ErrNotFound) {
 				return api.Fact{}, fmt.Errorf("%w: %w", api.ErrNotFound, err)
 			}
 			return fact(f), err
-		})
-		api.HandleTyped(s, api.MethodMemoryList, func(ctx context.Context, req api.MemoryListRequest) ([]api.Fact, error) {
+		}))
+		api.HandleTyped(s, api.MethodMemoryList, guard(n, func(ctx context.Context, req api.MemoryListRequest) ([]api.Fact, error) {
 			out := []api.Fact{}
 			for _, f := range n.mem.List(req.Scope, time.Now()) {
 				out = append(out, fact(f))
 			}
 			return out, nil
-		})
+		}))
 	}
 	if err := s.Start(); err != nil {
 		return fmt.Errorf("node: %w", err)
