@@ -157,6 +157,12 @@ func RebuildLedger(data string, now time.Time) (string, error) {
 		return "", fmt.Errorf("node: rebuild ledger: %w", err)
 	}
 	aside := dir + ".damaged-" + now.UTC().Format("20060102T150405Z")
+	for i := 2; ; i++ { // one already moved aside this second
+		if _, err := os.Stat(aside); errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		aside = fmt.Sprintf("%s.damaged-%s-%d", dir, now.UTC().Format("20060102T150405Z"), i)
+	}
 	if err := os.Rename(dir, aside); err != nil {
 		return "", fmt.Errorf("node: rebuild ledger: move %s aside: %w", dir, err)
 	}
