@@ -27,6 +27,15 @@ type ledgerIntegrity struct {
 	state health.State
 	mu    sync.Mutex
 	err   error
+	// store is the ledger that passed the start-up check: Pebble may still
+	// find damage in it.
+	store *ledger.Store
+}
+
+func (li *ledgerIntegrity) checked(st *ledger.Store) {
+	li.mu.Lock()
+	li.store = st
+	li.mu.Unlock()
 }
 
 func (li *ledgerIntegrity) fail(err error) {
@@ -47,19 +56,26 @@ func (li *ledgerIntegrity) get() error {
 	return li.err
 }
 
+// found returns the verdict, or the damage Pebble found in the checked
+// store since.
+func (li *ledgerIntegrity) found() (verdict, damage error) {
+	li.mu.Lock()
+	defer li.mu.Unlock()
+	if li.err != nil || li.store == nil {
+		return li.err, nil
+	}
+	return nil, li.store.Corruption()
+}
+
 // ledgerDamage returns why the node's ledger is not served, or nil: the
 // verdict of the start-up check, or damage Pebble reported since.
 func (n *Node) ledgerDamage() error {
-	if err := n.integrity.get(); err != nil {
-		return err
+	verdict, damage := n.integrity.found()
+	if damage != nil {
+		n.ledgerCorrupt(damage)
+		return n.integrity.get()
 	}
-	if st := n.store; st != nil {
-		if err := st.Corruption(); err != nil {
-			n.ledgerCorrupt(err)
-			return n.integrity.get()
-		}
-	}
-	return nil
+	return verdict
 }
 
 // ledgerCorrupt records that the ledger is damaged (once) and says so.
@@ -99,6 +115,7 @@ func (n *Node) checkLedger(st *ledger.Store) (*ledger.Store, error) {
 		n.ledgerCorrupt(fmt.Errorf("%w: record %d: %s", ledger.ErrCorrupt, rep.FirstBadSeq, rep.Err))
 	default:
 		n.log.Info("ledger chain checked", "from_checkpoint", rep.From, "relinked", rep.Linked, "checked", rep.Checked, "took", time.Since(start).Round(time.Millisecond))
+		n.integrity.checked(st)
 		return st, nil
 	}
 	if err := st.Close(); err != nil {
