@@ -13,8 +13,8 @@ import (
 
 // keyVerified is the ledger's verified checkpoint: the position and chain
 // hash of the last record whose chain was checked in full (CheckChain or
-// an OK Verify) or that this store appended itself (moved at Close). It
-// only moves forward. A crash leaves it where it was: the next start checks
+// an OK Verify) or that this store appended itself after such a check
+// (moved at Close). It only moves forward. A crash leaves it where it was: the next start checks
 // the records appended since in full.
 const keyVerified = "meta/verified"
 
@@ -82,6 +82,7 @@ func (s *Store) CheckChain() (ChainReport, error) {
 	if err := s.advanceCheckpoint(cp); err != nil {
 		return ChainReport{}, err
 	}
+	s.chainOK.Store(true)
 	return rep, nil
 }
 

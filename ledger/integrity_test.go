@@ -72,6 +72,13 @@ func TestCheckChainMovesCheckpoint(t *testing.T) {
 	if cp, _ := st.VerifiedCheckpoint(); cp.Seq != 9 {
 		t.Errorf("checkpoint at %d after Close, want 9", cp.Seq)
 	}
+	// A store closed without a check leaves it alone.
+	mustAppend(t, st, kit.Message(10, kit.Node, started("r", 1)...))
+	st.Close()
+	st = ledgertest.OpenDir(t, dir)
+	if cp, _ := st.VerifiedCheckpoint(); cp.Seq != 9 {
+		t.Errorf("checkpoint at %d after a Close without a check, want 9", cp.Seq)
+	}
 }
 
 // A record rewritten behind the ledger's back is found at start wherever

@@ -29,9 +29,10 @@ type Store struct {
 	corrupt *corruption
 	// cpMu serializes moves of the verified checkpoint.
 	cpMu sync.Mutex
-	// chainBad is set once CheckChain or Verify found the chain wrong:
-	// Close then leaves the checkpoint alone.
-	chainBad atomic.Bool
+	// chainOK is set when CheckChain or Verify passed, chainBad when
+	// either found the chain wrong: Close moves the checkpoint only after
+	// a pass and never after a failure.
+	chainOK, chainBad atomic.Bool
 
 	// appendMu serializes writers of the event path (Append, Import,
 	// AttachIndexer) and guards indexers.
@@ -156,9 +157,11 @@ func (s *Store) get(key []byte) ([]byte, error) {
 	return getFrom(s.db, key)
 }
 
-// Close waits for operations in flight and closes the store, moving the
-// verified checkpoint (CheckChain) to the head unless a commit failed or
-// the files were found damaged. It is idempotent. Do not call it from
+// Close waits for operations in flight and closes the store. When the
+// chain was checked (CheckChain or Verify passed) and nothing was found
+// wrong since (no failed check or commit, no damaged file), it moves the
+// verified checkpoint to the head: the records appended since the check
+// this store chained itself. It is idempotent. Do not call it from
 // inside a Scan loop of the same store.
 func (s *Store) Close() error {
 	s.mu.Lock()
@@ -179,7 +182,7 @@ func (s *Store) Close() error {
 		s.appendMu.Unlock()
 		// What this store appended it chained itself: the next start
 		// re-hashes it (CheckChain) but need not decode it again.
-		if s.corrupt.get() == nil && !s.chainBad.Load() {
+		if s.corrupt.get() == nil && s.chainOK.Load() && !s.chainBad.Load() {
 			h := s.headNow()
 			snapErr = errors.Join(snapErr, s.advanceCheckpoint(Checkpoint{Seq: h.seq, Hash: h.hash}))
 		}

@@ -66,6 +66,7 @@ func (s *Store) Verify(v *envelope.Verifier) (VerifyReport, error) {
 	if err := s.advanceCheckpoint(Checkpoint{Seq: rep.Events, Hash: rep.Head}); err != nil {
 		return VerifyReport{}, err
 	}
+	s.chainOK.Store(true)
 	return rep, nil
 }
 
