@@ -55,8 +55,9 @@ type Message struct {
 // event join the persisted seen-set. The raw message (with its envelope id
 // and stream time) is stored once per stream seq. A failed commit returns an
 // error wrapping ErrSync and every later Append fails too: stop the node.
-// Damaged files (Store.Corruption) give an error wrapping ErrCorrupt, and
-// every later Append fails too.
+// Damaged files (Store.Corruption) or a failed chain check (CheckChain,
+// Relink) give an error wrapping ErrCorrupt, and every later Append fails
+// too.
 func (s *Store) Append(msgs []Message) ([]event.Event, error) {
 	out, err := s.append(msgs)
 	return out, s.wrapRead(err)
@@ -82,6 +83,9 @@ func (s *Store) append(msgs []Message) ([]event.Event, error) {
 	}
 	if err := s.corrupt.get(); err != nil {
 		return nil, fmt.Errorf("ledger: nothing is appended to a damaged ledger: %w", err)
+	}
+	if bad := s.broken.Load(); bad != nil {
+		return nil, fmt.Errorf("ledger: nothing is appended to a ledger whose chain check failed: %w", *bad)
 	}
 
 	seen, err := s.newSeenSet()

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -38,14 +39,15 @@ func decodeCheckpoint(b []byte) (Checkpoint, error) {
 	return c, nil
 }
 
-// ChainReport is the outcome of CheckChain.
+// ChainReport is the outcome of CheckChain and Relink.
 type ChainReport struct {
 	// OK is true when every check passed.
 	OK bool
-	// From is the checkpoint the full check started after (0: none).
+	// From is the verified checkpoint the check started from (0: none).
 	From uint64
-	// Linked is how many records below the checkpoint had their chain
-	// links recomputed; Checked how many after it were checked in full.
+	// Linked is how many records Relink re-hashed (1..the checkpoint);
+	// Checked how many records after the checkpoint CheckChain checked in
+	// full.
 	Linked, Checked uint64
 	// FirstBadSeq is the first position that failed (0 when OK).
 	FirstBadSeq uint64
@@ -53,30 +55,67 @@ type ChainReport struct {
 	Err string
 }
 
+// checkEvery is how many records a check walks between looks at its
+// context.
+const checkEvery = 4096
+
 // CheckChain is the check a ledger node runs at start, before it serves or
-// folds anything. Every record up to the verified checkpoint is re-hashed
-// against its stored chain hash and the checkpoint's hash (so a record
-// rewritten anywhere, or a chain recomputed over a rewrite, is found);
-// every record after it is checked as Verify checks it without a verifier
-// (positions, hashes, decoding, stream coverage, the head). Signatures are
-// left to Verify (`ledger verify`), the deep check. When all is well the
-// checkpoint moves to the head. Findings go in the report; the error is
-// for failures to read, and wraps ErrCorrupt when Pebble found its files
-// damaged.
-func (s *Store) CheckChain() (ChainReport, error) {
+// folds anything: the record at the verified checkpoint must still hash to
+// the checkpoint's hash (so a chain recomputed over a rewrite below it is
+// found), and every record after it is checked as Verify checks it without
+// a verifier (positions, hashes, decoding, stream coverage, the head).
+// When all is well the checkpoint moves to the head. Relink covers the
+// records below the checkpoint; signatures are left to Verify (`ledger
+// verify`), the deep check. A failed check makes every later Append fail
+// (ErrCorrupt). Findings go in the report; the error is for failures to
+// read (wrapping ErrCorrupt when Pebble found its files damaged) and for
+// ctx ending.
+func (s *Store) CheckChain(ctx context.Context) (ChainReport, error) {
+	return s.runCheck(ctx, "check chain", s.checkChain)
+}
+
+// Relink re-hashes every record up to the verified checkpoint against its
+// stored chain hash and the checkpoint's hash: a record rewritten below
+// the checkpoint, where CheckChain does not look, is found. It reads every
+// record once (about 2.4 s for 1M records, BenchmarkCheckChain): a node
+// runs it in the background after start. Findings and errors as CheckChain.
+func (s *Store) Relink(ctx context.Context) (ChainReport, error) {
+	return s.runCheck(ctx, "relink", func(ctx context.Context, snap *pebble.Snapshot) (ChainReport, Checkpoint, error) {
+		cp, err := readCheckpoint(snap)
+		if err != nil {
+			return ChainReport{}, cp, err
+		}
+		rep := ChainReport{From: cp.Seq}
+		linked, _, problem, err := relink(ctx, snap, cp)
+		rep.Linked = linked
+		switch {
+		case err != nil:
+			return rep, cp, err
+		case problem != "":
+			rep.FirstBadSeq, rep.Err = linked+1, problem
+			return rep, cp, nil
+		}
+		rep.OK = true
+		return rep, cp, nil
+	})
+}
+
+func (s *Store) runCheck(ctx context.Context, what string, check func(context.Context, *pebble.Snapshot) (ChainReport, Checkpoint, error)) (ChainReport, error) {
 	if err := s.acquire(); err != nil {
 		return ChainReport{}, err
 	}
 	defer s.release()
 	snap := s.db.NewSnapshot()
 	defer snap.Close()
-	rep, cp, err := s.checkChain(snap)
+	rep, cp, err := check(ctx, snap)
 	if err != nil {
-		return ChainReport{}, s.wrapRead(fmt.Errorf("ledger: check chain: %w", err))
+		return ChainReport{}, s.wrapRead(fmt.Errorf("ledger: %s: %w", what, err))
 	}
 	if !rep.OK {
 		s.chainBad.Store(true)
-		s.log.Error("ledger chain check failed", "seq", rep.FirstBadSeq, "reason", rep.Err)
+		bad := fmt.Errorf("%w: %s", ErrCorrupt, rep.Err)
+		s.broken.CompareAndSwap(nil, &bad)
+		s.log.Error("ledger chain check failed", "check", what, "seq", rep.FirstBadSeq, "reason", rep.Err)
 		return rep, nil
 	}
 	if err := s.advanceCheckpoint(cp); err != nil {
@@ -86,7 +125,7 @@ func (s *Store) CheckChain() (ChainReport, error) {
 	return rep, nil
 }
 
-func (s *Store) checkChain(snap *pebble.Snapshot) (ChainReport, Checkpoint, error) {
+func (s *Store) checkChain(ctx context.Context, snap *pebble.Snapshot) (ChainReport, Checkpoint, error) {
 	var rep ChainReport
 	cp, err := readCheckpoint(snap)
 	if err != nil {
@@ -101,16 +140,15 @@ func (s *Store) checkChain(snap *pebble.Snapshot) (ChainReport, Checkpoint, erro
 		rep.FirstBadSeq, rep.Err = h.seq+1, fmt.Sprintf("the head is at %d but records were verified up to %d: records are missing", h.seq, cp.Seq)
 		return rep, cp, nil
 	}
-	linked, stream, problem, err := relink(snap, cp)
-	rep.Linked = linked
-	if err != nil {
+	stream, problem, err := anchor(snap, cp)
+	switch {
+	case err != nil:
 		return rep, cp, err
-	}
-	if problem != "" {
-		rep.FirstBadSeq, rep.Err = linked+1, problem
+	case problem != "":
+		rep.FirstBadSeq, rep.Err = cp.Seq, problem
 		return rep, cp, nil
 	}
-	c := &checker{snap: snap, next: cp.Seq + 1, prev: cp.Hash, stream: stream}
+	c := &checker{ctx: ctx, snap: snap, next: cp.Seq + 1, prev: cp.Hash, stream: stream}
 	vr, err := c.run()
 	if err != nil {
 		return rep, cp, err
@@ -124,11 +162,50 @@ func (s *Store) checkChain(snap *pebble.Snapshot) (ChainReport, Checkpoint, erro
 	return rep, Checkpoint{Seq: h.seq, Hash: h.hash}, nil
 }
 
+// anchor checks that record cp.Seq, chained onto the stored hash before
+// it, still gives the checkpoint's hash, and that its stored hash is that
+// hash; it returns the record's stream seq, or a problem.
+func anchor(snap *pebble.Snapshot, cp Checkpoint) (stream uint64, problem string, err error) {
+	if cp.Seq == 0 {
+		return 0, "", nil
+	}
+	var prev [32]byte
+	if cp.Seq > 1 {
+		b, err := getFrom(snap, hashKey(cp.Seq-1))
+		if errors.Is(err, ErrNotFound) || (err == nil && len(b) != 32) {
+			return 0, fmt.Sprintf("hash of record %d is missing", cp.Seq-1), nil
+		}
+		if err != nil {
+			return 0, "", err
+		}
+		copy(prev[:], b)
+	}
+	rec, err := getFrom(snap, eventKey(cp.Seq))
+	if errors.Is(err, ErrNotFound) {
+		return 0, fmt.Sprintf("record %d (the verified checkpoint) is missing", cp.Seq), nil
+	}
+	if err != nil {
+		return 0, "", err
+	}
+	stored, err := getFrom(snap, hashKey(cp.Seq))
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return 0, "", err
+	}
+	if sum := chain(prev, rec); sum != cp.Hash || !bytes.Equal(stored, cp.Hash[:]) {
+		return 0, fmt.Sprintf("record %d does not match the verified checkpoint: chain hash %x (stored %x), verified %x", cp.Seq, sum, stored, cp.Hash), nil
+	}
+	ev, err := decodeRecord(cp.Seq, rec)
+	if err != nil {
+		return 0, err.Error(), nil
+	}
+	return ev.StreamSeq, "", nil
+}
+
 // relink recomputes the chain of records 1..cp.Seq from their bytes and
 // compares each with its stored hash and the last with the checkpoint. It
 // returns how many records linked, the stream seq of record cp.Seq, and a
 // problem.
-func relink(snap *pebble.Snapshot, cp Checkpoint) (linked, stream uint64, problem string, err error) {
+func relink(ctx context.Context, snap *pebble.Snapshot, cp Checkpoint) (linked, stream uint64, problem string, err error) {
 	if cp.Seq == 0 {
 		return 0, 0, "", nil
 	}
@@ -145,6 +222,11 @@ func relink(snap *pebble.Snapshot, cp Checkpoint) (linked, stream uint64, proble
 	var prev [32]byte
 	ok, hok := recs.First(), hashes.First()
 	for seq := uint64(1); seq <= cp.Seq; seq++ {
+		if seq%checkEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return linked, 0, "", err
+			}
+		}
 		if !ok || !bytes.Equal(recs.Key(), eventKey(seq)) {
 			return linked, 0, fmt.Sprintf("record %d is missing", seq), errors.Join(recs.Error(), hashes.Error())
 		}

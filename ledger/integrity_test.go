@@ -1,6 +1,7 @@
 package ledger_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -29,7 +30,7 @@ func integrityFixture(t *testing.T, dir string, cp uint64) {
 
 func mustCheck(t *testing.T, st *ledger.Store) ledger.ChainReport {
 	t.Helper()
-	rep, err := st.CheckChain()
+	rep, err := st.CheckChain(context.Background())
 	if err != nil || !rep.OK {
 		t.Fatalf("CheckChain = %+v, %v; want OK", rep, err)
 	}
@@ -47,15 +48,18 @@ func TestCheckChainMovesCheckpoint(t *testing.T) {
 		t.Fatalf("checkpoint %+v, %v; want seq 4", cp, err)
 	}
 	rep := mustCheck(t, st)
-	if rep.From != 4 || rep.Linked != 4 || rep.Checked != 3 {
-		t.Errorf("report %+v, want from 4, 4 relinked, 3 checked", rep)
+	if rep.From != 4 || rep.Checked != 3 {
+		t.Errorf("report %+v, want from 4, 3 checked", rep)
 	}
 	seq, hash := st.Head()
 	if cp, _ := st.VerifiedCheckpoint(); cp.Seq != seq || cp.Hash != hash {
 		t.Errorf("checkpoint %+v after the check, want the head %d", cp, seq)
 	}
-	if rep := mustCheck(t, st); rep.Linked != 7 || rep.Checked != 0 {
-		t.Errorf("second check %+v, want 7 relinked, none in full", rep)
+	if rep := mustCheck(t, st); rep.Checked != 0 {
+		t.Errorf("second check %+v, want none in full", rep)
+	}
+	if rep, err := st.Relink(context.Background()); err != nil || !rep.OK || rep.Linked != 7 {
+		t.Errorf("Relink = %+v, %v; want 7 records re-hashed", rep, err)
 	}
 	// An OK Verify moves it, and so does Close.
 	kit := ledgertest.NewKit(t)
@@ -81,26 +85,30 @@ func TestCheckChainMovesCheckpoint(t *testing.T) {
 	}
 }
 
-// A record rewritten behind the ledger's back is found at start wherever
-// it lies: after the checkpoint (checked in full), before it (re-hashed),
-// or before it with every hash recomputed (the checkpoint's hash differs).
+// A record rewritten behind the ledger's back is found wherever it lies:
+// after the checkpoint (CheckChain, checked in full), before it (Relink,
+// re-hashed), or before it with every hash recomputed (CheckChain: the
+// checkpoint's hash differs). After a failed check nothing is appended.
 func TestCheckChainFindsRewrittenRecord(t *testing.T) {
 	flip := func(ev *event.Event) { ev.Type = event.TaskFinished }
+	checkChain := func(st *ledger.Store) (ledger.ChainReport, error) { return st.CheckChain(context.Background()) }
+	relink := func(st *ledger.Store) (ledger.ChainReport, error) { return st.Relink(context.Background()) }
 	for _, tc := range []struct {
 		name   string
 		seq    uint64
 		cp     uint64 // the verified checkpoint
 		tamper func(t *testing.T, dir string)
+		check  func(st *ledger.Store) (ledger.ChainReport, error)
 		want   string
 	}{
-		{name: "after the checkpoint", seq: 6, cp: 4, want: "record 6 does not chain"},
-		{name: "no checkpoint", seq: 2, want: "record 2 does not chain"},
-		{name: "below the checkpoint", seq: 2, cp: 4, want: "record 2 does not chain"},
+		{name: "after the checkpoint", seq: 6, cp: 4, check: checkChain, want: "record 6 does not chain"},
+		{name: "no checkpoint", seq: 2, check: checkChain, want: "record 2 does not chain"},
+		{name: "below the checkpoint", seq: 2, cp: 4, check: relink, want: "record 2 does not chain"},
 		{name: "below the checkpoint, rechained", seq: 2, cp: 4, tamper: func(t *testing.T, dir string) {
 			st := ledgertest.OpenDir(t, dir)
 			rechain(t, st, 2)
 			st.Close()
-		}, want: "does not match the verified checkpoint"},
+		}, check: checkChain, want: "does not match the verified checkpoint"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -111,23 +119,47 @@ func TestCheckChainFindsRewrittenRecord(t *testing.T) {
 			}
 			st := ledgertest.OpenDir(t, dir)
 			cpBefore, _ := st.VerifiedCheckpoint()
-			rep, err := st.CheckChain()
+			rep, err := tc.check(st)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if rep.OK || !strings.Contains(rep.Err, tc.want) {
-				t.Fatalf("CheckChain = %+v, want a failure %q", rep, tc.want)
+				t.Fatalf("check = %+v, want a failure %q", rep, tc.want)
 			}
 			if cp, _ := st.VerifiedCheckpoint(); cp != cpBefore {
 				t.Errorf("a failed check moved the checkpoint from %d to %d", cpBefore.Seq, cp.Seq)
 			}
+			kit := ledgertest.NewKit(t)
+			if _, err := st.Append([]ledger.Message{kit.Message(8, kit.Node, started("r", 1)...)}); !errors.Is(err, ledger.ErrCorrupt) {
+				t.Errorf("Append after a failed check = %v, want ErrCorrupt", err)
+			}
 			// Closed and opened again, it still fails.
 			st.Close()
 			st = ledgertest.OpenDir(t, dir)
-			if rep, err := st.CheckChain(); err != nil || rep.OK {
+			if rep, err := tc.check(st); err != nil || rep.OK {
 				t.Errorf("second check after a failed one: %+v, %v; want a failure", rep, err)
 			}
 		})
+	}
+}
+
+// A check ends with its context.
+func TestCheckChainStopsWithContext(t *testing.T) {
+	dir := t.TempDir()
+	st := ledgertest.OpenDir(t, dir)
+	kit := ledgertest.NewKit(t)
+	for i := uint64(1); i <= 20; i++ {
+		mustAppend(t, st, kit.Message(i, kit.Node, started("r", 512)...))
+	}
+	mustCheck(t, st)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := st.Relink(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("Relink with an ended context = %v", err)
+	}
+	ledger.RawDelete(st, []byte(ledger.VerifiedKey))
+	if _, err := st.CheckChain(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("CheckChain with an ended context = %v", err)
 	}
 }
 
@@ -141,11 +173,11 @@ func TestDamagedTableIsCorruptNotPanic(t *testing.T) {
 		read func(st *ledger.Store) error
 	}{
 		{"in the records: the check finds it", 0.1, func(st *ledger.Store) error {
-			_, err := st.CheckChain()
+			_, err := st.CheckChain(context.Background())
 			return err
 		}},
 		{"in the messages: a scan finds it", 0.7, func(st *ledger.Store) error {
-			if rep, err := st.CheckChain(); err != nil || !rep.OK {
+			if rep, err := st.CheckChain(context.Background()); err != nil || !rep.OK {
 				return fmt.Errorf("the check read the messages: %+v, %w", rep, err)
 			}
 			for _, err := range st.Scan(1) {
@@ -199,7 +231,7 @@ func TestDamagedTableNeverPanics(t *testing.T) {
 				return
 			}
 			defer st.Close()
-			_, _ = st.CheckChain()
+			_, _ = st.CheckChain(context.Background())
 			for _, err := range st.Scan(1) {
 				if err != nil {
 					break

@@ -33,6 +33,9 @@ type Store struct {
 	// either found the chain wrong: Close moves the checkpoint only after
 	// a pass and never after a failure.
 	chainOK, chainBad atomic.Bool
+	// broken is the finding of a failed CheckChain or Relink: Append
+	// refuses from then on.
+	broken atomic.Pointer[error]
 
 	// appendMu serializes writers of the event path (Append, Import,
 	// AttachIndexer) and guards indexers.

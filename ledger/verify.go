@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -72,6 +73,7 @@ func (s *Store) Verify(v *envelope.Verifier) (VerifyReport, error) {
 
 // checker walks the chain for Verify.
 type checker struct {
+	ctx    context.Context // nil: runs to the end
 	v      *envelope.Verifier
 	snap   *pebble.Snapshot
 	next   uint64 // position expected next
@@ -112,6 +114,11 @@ func (c *checker) run() (VerifyReport, error) {
 	var atHead VerifyReport // the report as of the head's position
 	for ok := it.First(); ok; ok = it.Next() {
 		seq, _ := indexSeq([]byte(prefixEvent), it.Key())
+		if c.ctx != nil && seq%checkEvery == 0 {
+			if err := c.ctx.Err(); err != nil {
+				return rep, err
+			}
+		}
 		if seq != c.next {
 			return bad(c.next, "record %d is missing (next present is key %q)", c.next, it.Key())
 		}

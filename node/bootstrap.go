@@ -15,7 +15,8 @@ import (
 // holds messages the ledger has not folded, it first replaces the ledger
 // by a verified copy of a peer's (node/bootstrap). It runs before the
 // node's own query API serves, so the node never asks itself. Then it
-// checks the chain from the verified checkpoint (checkLedger). A damaged
+// checks the chain from the verified checkpoint (checkLedger; the records
+// below it are re-hashed in the background, watchIntegrity). A damaged
 // ledger (Pebble cannot read it, or the check fails) gives a nil store and
 // no error: the node starts, not ready, alarm CORRUPT.
 func (n *Node) openLedger(ctx context.Context) (*ledger.Store, error) {
@@ -36,5 +37,5 @@ func (n *Node) openLedger(ctx context.Context) (*ledger.Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("node: %w", err)
 	}
-	return n.checkLedger(st)
+	return n.checkLedger(ctx, st)
 }

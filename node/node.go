@@ -248,11 +248,15 @@ func (n *Node) Start(ctx context.Context) (err error) {
 		n.watchOutbox(lctx)
 	}()
 	if n.follower != nil {
-		n.wg.Add(1)
+		n.wg.Add(2)
 		go func() {
 			defer n.wg.Done()
 			n.releaseAfterCatchUp(lctx)
 		}()
+		go func(st *ledger.Store) {
+			defer n.wg.Done()
+			n.watchIntegrity(lctx, st)
+		}(n.store)
 	}
 	if n.gossip != nil && n.exec != nil {
 		n.wg.Add(1)
