@@ -55,7 +55,15 @@ type Message struct {
 // event join the persisted seen-set. The raw message (with its envelope id
 // and stream time) is stored once per stream seq. A failed commit returns an
 // error wrapping ErrSync and every later Append fails too: stop the node.
+// Damaged files (Store.Corruption) or a failed chain check (CheckChain,
+// Relink) give an error wrapping ErrCorrupt, and every later Append fails
+// too.
 func (s *Store) Append(msgs []Message) ([]event.Event, error) {
+	out, err := s.append(msgs)
+	return out, s.wrapRead(err)
+}
+
+func (s *Store) append(msgs []Message) ([]event.Event, error) {
 	if err := s.acquire(); err != nil {
 		return nil, err
 	}
@@ -72,6 +80,12 @@ func (s *Store) Append(msgs []Message) ([]event.Event, error) {
 	s.mu.Unlock()
 	if failed != nil {
 		return nil, fmt.Errorf("%w: an earlier commit failed: %w", ErrSync, failed)
+	}
+	if err := s.corrupt.get(); err != nil {
+		return nil, fmt.Errorf("ledger: nothing is appended to a damaged ledger: %w", err)
+	}
+	if bad := s.broken.Load(); bad != nil {
+		return nil, fmt.Errorf("ledger: nothing is appended to a ledger whose chain check failed: %w", *bad)
 	}
 
 	seen, err := s.newSeenSet()

@@ -34,16 +34,21 @@ const cacheBytes = 16 << 20
 
 // pebbleOptions are the Pebble options of a ledger. Overridden from Pebble's
 // defaults: FormatMajorVersion (pinned: pebblelog.FormatMajorVersion),
-// Logger (slog), Cache (cacheBytes), and a bloom filter on every level (L0
-// included), because nearly all seen-set lookups miss and without a filter
-// each miss reads and decompresses a data block.
+// Logger (slog), DataCorruption (recorded in corrupt, not fatal), Cache
+// (cacheBytes), and a bloom filter on every level (L0 included), because
+// nearly all seen-set lookups miss and without a filter each miss reads
+// and decompresses a data block.
 // The caller owns the returned cache reference: Unref it after pebble.Open.
-func pebbleOptions(log *slog.Logger, fs vfs.FS) *pebble.Options {
+func pebbleOptions(log *slog.Logger, fs vfs.FS, corrupt *corruption) *pebble.Options {
 	o := &pebble.Options{
 		FormatMajorVersion: pebblelog.FormatMajorVersion,
 		Logger:             pebblelog.New(log),
 		Cache:              pebble.NewCache(cacheBytes),
 		FS:                 fs,
+		// Pebble's default for damaged files is Logger.Fatalf, which ends
+		// the process with a stack trace; the store records the damage
+		// instead (Store.Corruption) and the read returns its error.
+		EventListener: pebblelog.NonFatalCorruption(log, corrupt.set),
 	}
 	for i := range o.Levels {
 		o.Levels[i].FilterPolicy = bloom.FilterPolicy(10)

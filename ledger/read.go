@@ -18,7 +18,7 @@ func (s *Store) Get(seq uint64) (Record, error) {
 	var c msgCache
 	rec, err := s.readRecord(s.db, seq, &c)
 	if err != nil {
-		return Record{}, fmt.Errorf("ledger: get %d: %w", seq, err)
+		return Record{}, s.wrapRead(fmt.Errorf("ledger: get %d: %w", seq, err))
 	}
 	return rec, nil
 }
@@ -103,7 +103,7 @@ func (s *Store) scan(walk func(*pebble.Snapshot, func(uint64) bool) error) iter.
 			return
 		}
 		if err = errors.Join(failed, err); err != nil {
-			yield(Record{}, err)
+			yield(Record{}, s.wrapRead(err))
 		}
 	}
 }

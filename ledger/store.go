@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -24,6 +25,17 @@ type Store struct {
 	db  *pebble.DB
 	dir string
 	log *slog.Logger
+	// corrupt holds the first damage Pebble reported in the files.
+	corrupt *corruption
+	// cpMu serializes moves of the verified checkpoint.
+	cpMu sync.Mutex
+	// chainOK is set when CheckChain or Verify passed, chainBad when
+	// either found the chain wrong: Close moves the checkpoint only after
+	// a pass and never after a failure.
+	chainOK, chainBad atomic.Bool
+	// broken is the finding of a failed CheckChain or Relink: Append
+	// refuses from then on.
+	broken atomic.Pointer[error]
 
 	// appendMu serializes writers of the event path (Append, Import,
 	// AttachIndexer) and guards indexers.
@@ -68,16 +80,17 @@ func decodeHead(b []byte) (head, error) {
 // Open opens or creates the ledger in dir.
 func Open(dir string, opts Options) (*Store, error) {
 	log := opts.logger().With("component", "ledger")
-	po := pebbleOptions(log, opts.fs)
+	corrupt := &corruption{}
+	po := pebbleOptions(log, opts.fs, corrupt)
 	db, err := pebble.Open(dir, po)
 	po.Cache.Unref() // the DB holds its own reference
 	if err != nil {
-		return nil, fmt.Errorf("ledger: open %s: %w", dir, err)
+		return nil, markCorrupt(fmt.Errorf("ledger: open %s: %w", dir, err), corrupt.get())
 	}
-	s := &Store{db: db, dir: dir, log: log}
+	s := &Store{db: db, dir: dir, log: log, corrupt: corrupt}
 	s.mu.idle = sync.NewCond(&s.mu.Mutex)
 	if err := s.load(); err != nil {
-		return nil, errors.Join(err, db.Close())
+		return nil, errors.Join(s.wrapRead(err), db.Close())
 	}
 	return s, nil
 }
@@ -147,8 +160,12 @@ func (s *Store) get(key []byte) ([]byte, error) {
 	return getFrom(s.db, key)
 }
 
-// Close waits for operations in flight and closes the store. It is
-// idempotent. Do not call it from inside a Scan loop of the same store.
+// Close waits for operations in flight and closes the store. When the
+// chain was checked (CheckChain or Verify passed) and nothing was found
+// wrong since (no failed check or commit, no damaged file), it moves the
+// verified checkpoint to the head: the records appended since the check
+// this store chained itself. It is idempotent. Do not call it from
+// inside a Scan loop of the same store.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	if s.mu.closed {
@@ -166,6 +183,12 @@ func (s *Store) Close() error {
 		s.appendMu.Lock()
 		snapErr = s.snapshotIndexes()
 		s.appendMu.Unlock()
+		// What this store appended it chained itself: the next start
+		// re-hashes it (CheckChain) but need not decode it again.
+		if s.corrupt.get() == nil && s.chainOK.Load() && !s.chainBad.Load() {
+			h := s.headNow()
+			snapErr = errors.Join(snapErr, s.advanceCheckpoint(Checkpoint{Seq: h.seq, Hash: h.hash}))
+		}
 	}
 	if err := errors.Join(snapErr, s.db.Close()); err != nil {
 		return fmt.Errorf("ledger: close %s: %w", s.dir, err)

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -41,8 +42,10 @@ type VerifyReport struct {
 // checks the record equals the event the message carries (id, type, run,
 // node, time, data). Events of types v does not know verify like any other
 // when their signer may publish in the category. Without v a changed raw
-// message goes unnoticed. The error is for failures to read; findings go
-// in the report.
+// message goes unnoticed. The error is for failures to read (wrapping
+// ErrCorrupt when Pebble found its files damaged); findings go in the
+// report. An OK verification moves the verified checkpoint (CheckChain) to
+// the head it verified.
 func (s *Store) Verify(v *envelope.Verifier) (VerifyReport, error) {
 	if err := s.acquire(); err != nil {
 		return VerifyReport{}, err
@@ -54,16 +57,23 @@ func (s *Store) Verify(v *envelope.Verifier) (VerifyReport, error) {
 	rep, err := c.run()
 	rep.Versions = c.versions
 	if err != nil {
-		return VerifyReport{}, fmt.Errorf("ledger: verify: %w", err)
+		return VerifyReport{}, s.wrapRead(fmt.Errorf("ledger: verify: %w", err))
 	}
 	if !rep.OK {
+		s.chainBad.Store(true)
 		s.log.Error("ledger verify failed", "seq", rep.FirstBadSeq, "reason", rep.Err)
+		return rep, nil
 	}
+	if err := s.advanceCheckpoint(Checkpoint{Seq: rep.Events, Hash: rep.Head}); err != nil {
+		return VerifyReport{}, err
+	}
+	s.chainOK.Store(true)
 	return rep, nil
 }
 
 // checker walks the chain for Verify.
 type checker struct {
+	ctx    context.Context // nil: runs to the end
 	v      *envelope.Verifier
 	snap   *pebble.Snapshot
 	next   uint64 // position expected next
@@ -89,8 +99,12 @@ func (c *checker) run() (VerifyReport, error) {
 	if err != nil {
 		return rep, err
 	}
+	lower := []byte(prefixEvent)
+	if c.next > 1 { // CheckChain: from after its checkpoint
+		lower = eventKey(c.next)
+	}
 	it, err := c.snap.NewIter(&pebble.IterOptions{
-		LowerBound: []byte(prefixEvent),
+		LowerBound: lower,
 		UpperBound: prefixEnd([]byte(prefixEvent)),
 	})
 	if err != nil {
@@ -100,6 +114,11 @@ func (c *checker) run() (VerifyReport, error) {
 	var atHead VerifyReport // the report as of the head's position
 	for ok := it.First(); ok; ok = it.Next() {
 		seq, _ := indexSeq([]byte(prefixEvent), it.Key())
+		if c.ctx != nil && seq%checkEvery == 0 {
+			if err := c.ctx.Err(); err != nil {
+				return rep, err
+			}
+		}
 		if seq != c.next {
 			return bad(c.next, "record %d is missing (next present is key %q)", c.next, it.Key())
 		}

@@ -88,7 +88,7 @@ func TestReadinessFollowsJetStream(t *testing.T) {
 		}
 	}
 	info := n.Info()
-	if !info.Ready || info.NotReady != "" || len(info.Checks) != 8 || info.Leader != cfg.Name || info.Epoch == 0 {
+	if !info.Ready || info.NotReady != "" || len(info.Checks) != 9 || info.Leader != cfg.Name || info.Epoch == 0 {
 		t.Errorf("node.info of a ready node: %+v", info)
 	}
 
@@ -154,7 +154,7 @@ func TestAlarmInTheLedger(t *testing.T) {
 		t.Errorf("a non-blocking check made the node not ready: %v", err)
 	}
 	p, err := n.API.Nodes(ctx)
-	if err != nil || len(p.Items) != 1 || len(p.Items[0].Alarms) != 1 || p.Items[0].Ready == nil || !*p.Items[0].Ready || len(p.Items[0].Checks) != 9 {
+	if err != nil || len(p.Items) != 1 || len(p.Items[0].Alarms) != 1 || p.Items[0].Ready == nil || !*p.Items[0].Ready || len(p.Items[0].Checks) != 10 {
 		t.Errorf("nodes.list: %+v, %v", p, err)
 	}
 	if _, m := get(t, "http://"+n.HTTPAddr()+"/metrics", ""); !strings.Contains(m, `agentic_alarm{alarm="CLOCK_SKEW",node="test-node"} 1`) {

@@ -12,7 +12,7 @@ import (
 // own subject and on the subject every ledger node answers (what
 // `agentctl ledger verify --all` and a bootstrapping peer gather).
 func (n *Node) handleLedgerHead(s *api.Server) {
-	api.HandleTyped(s, api.MethodLedgerHead, n.ledgerHead)
+	api.HandleTyped(s, api.MethodLedgerHead, guard(n, n.ledgerHead))
 	s.Broadcast(api.MethodLedgerHead)
 }
 

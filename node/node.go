@@ -47,6 +47,9 @@ type Node struct {
 	cfg config.Config
 	log *slog.Logger
 
+	// lock is held on DATA/LOCK from the first step of Start to the last
+	// of Stop: one agentd per data dir.
+	lock     *dataLock
 	root     *trust.Root
 	id       *trust.Identity
 	embedded *bus.Embedded
@@ -83,6 +86,10 @@ type Node struct {
 	load func() map[string]int
 
 	verifyCache verifyCache
+	// integrity is the verdict on the ledger's integrity (alarm CORRUPT).
+	integrity ledgerIntegrity
+	// backupMu runs one backup at a time.
+	backupMu sync.Mutex
 
 	incarnation string
 	fatal       chan error
@@ -220,6 +227,9 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	if err := os.MkdirAll(n.cfg.Data, 0o700); err != nil {
 		return fmt.Errorf("node: data dir %s: %w", n.cfg.Data, err)
 	}
+	if n.lock, err = lockDataDir(n.cfg.Data); err != nil {
+		return err
+	}
 	if err := checkDataDir(n.cfg.Data); err != nil {
 		return err
 	}
@@ -279,11 +289,15 @@ func (n *Node) Start(ctx context.Context) (err error) {
 		n.watchOutbox(lctx)
 	}()
 	if n.follower != nil {
-		n.wg.Add(1)
+		n.wg.Add(2)
 		go func() {
 			defer n.wg.Done()
 			n.releaseAfterCatchUp(lctx)
 		}()
+		go func(st *ledger.Store) {
+			defer n.wg.Done()
+			n.watchIntegrity(lctx, st)
+		}(n.store)
 	}
 	if n.gossip != nil && n.exec != nil {
 		n.wg.Add(1)
@@ -371,6 +385,11 @@ func (n *Node) startLedger(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		if n.store == nil {
+			// Damaged (n.integrity says how): no role that folds or
+			// serves the ledger runs; an executor still works.
+			return n.startExecutor()
+		}
 		// The run read model is written in the ledger's batches: attach
 		// it before anything is appended.
 		x := runindex.New(n.log.With("component", "runindex"))
@@ -414,24 +433,8 @@ func (n *Node) startLedger(ctx context.Context) error {
 		folders = append(folders, n.mem)
 		n.roles = append(n.roles, n.mem)
 	}
-	if n.has(event.RoleExecutor) {
-		work := n.cfg.WorkDir()
-		if err := os.MkdirAll(work, 0o755); err != nil {
-			return fmt.Errorf("node: executor workdir: %w", err)
-		}
-		n.exec = executor.New(n.roleEnv(event.RoleExecutor), executor.Config{
-			JS:           n.conn.JS,
-			Verifier:     n.verifier,
-			StateDir:     filepath.Join(n.cfg.Data, "executor"),
-			Slots:        n.cfg.Executor.Slots,
-			Queue:        n.cfg.ExecutorQueue(),
-			Capabilities: n.cfg.Executor.Capabilities,
-			Version:      Version,
-			Runner:       runner.Options{DefaultTimeout: n.cfg.Executor.DefaultTimeout, DefaultCwd: work},
-			Incarnation:  n.incarnation,
-			OnFatal:      n.fail,
-		})
-		n.roles = append(n.roles, n.exec)
+	if err := n.startExecutor(); err != nil {
+		return err
 	}
 	if n.store == nil {
 		return nil
@@ -442,7 +445,7 @@ func (n *Node) startLedger(ctx context.Context) error {
 		Verifier: n.verifier,
 		Folders:  folders,
 		Logger:   n.log.With("component", "follow"),
-		OnFatal:  n.fail,
+		OnFatal:  n.onLedgerFatal,
 	})
 	if err := n.follower.Start(ctx); err != nil {
 		return fmt.Errorf("node: %w", err)
@@ -485,6 +488,9 @@ func (n *Node) startHealth(ctx context.Context) error {
 	if n.settings != nil {
 		checks = append(checks, n.settings.Checks()...)
 	}
+	if n.needsLedger() {
+		checks = append(checks, n.IntegrityCheck())
+	}
 	if err := m.Register(checks...); err != nil {
 		return fmt.Errorf("node: %w", err)
 	}
@@ -496,6 +502,31 @@ func (n *Node) startHealth(ctx context.Context) error {
 // alarmsFile is the file in the data dir that keeps the alarms the node
 // has raised and not cleared (node/health).
 const alarmsFile = "alarms.json"
+
+// startExecutor prepares the executor role, on a node that has it.
+func (n *Node) startExecutor() error {
+	if !n.has(event.RoleExecutor) {
+		return nil
+	}
+	work := n.cfg.WorkDir()
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		return fmt.Errorf("node: executor workdir: %w", err)
+	}
+	n.exec = executor.New(n.roleEnv(event.RoleExecutor), executor.Config{
+		JS:           n.conn.JS,
+		Verifier:     n.verifier,
+		StateDir:     filepath.Join(n.cfg.Data, "executor"),
+		Slots:        n.cfg.Executor.Slots,
+		Queue:        n.cfg.ExecutorQueue(),
+		Capabilities: n.cfg.Executor.Capabilities,
+		Version:      Version,
+		Runner:       runner.Options{DefaultTimeout: n.cfg.Executor.DefaultTimeout, DefaultCwd: work},
+		Incarnation:  n.incarnation,
+		OnFatal:      n.fail,
+	})
+	n.roles = append(n.roles, n.exec)
+	return nil
+}
 
 func (n *Node) startHTTP() error {
 	if n.cfg.HTTPListen == "" {
@@ -635,4 +666,8 @@ func (n *Node) teardown(ctx context.Context) {
 		n.embedded.Shutdown()
 		n.embedded = nil
 	}
+	if err := n.lock.release(); err != nil {
+		n.log.Warn("release data dir lock", "err", err)
+	}
+	n.lock = nil
 }

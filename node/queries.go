@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/ledger"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/roles/memory"
@@ -26,23 +27,31 @@ func (n *Node) startAPI() error {
 	// Every node answers node.info on the broadcast subject too: how
 	// agentctl node ls learns each node's readiness.
 	s.Broadcast(api.MethodNodeInfo)
-	if n.runs != nil {
+	api.HandleTyped(s, api.MethodNodeBackup, n.backupHandler)
+	// A ledger node whose ledger is damaged answers its ledger's queries
+	// with the damage and the remedy (guard), as it does from the moment
+	// Pebble reports damage while it runs.
+	if n.runs != nil || n.integrity.get() != nil {
 		rr := n.runReads()
-		api.HandleTyped(s, api.MethodRunsList, rr.List)
-		api.HandleTyped(s, api.MethodRunsGet, rr.Get)
-		api.HandleTyped(s, api.MethodRunsSteps, rr.Steps)
-		api.HandleTyped(s, api.MethodAudit, n.audit)
-		api.HandleTyped(s, api.MethodLedgerExport, n.export)
-		api.HandleTyped(s, api.MethodLedgerMessage, n.message)
+		api.HandleTyped(s, api.MethodRunsList, guard(n, rr.List))
+		api.HandleTyped(s, api.MethodRunsGet, guard(n, rr.Get))
+		api.HandleTyped(s, api.MethodRunsSteps, guard(n, rr.Steps))
+		api.HandleTyped(s, api.MethodAudit, guard(n, n.audit))
+		api.HandleTyped(s, api.MethodLedgerExport, guard(n, n.export))
+		api.HandleTyped(s, api.MethodLedgerMessage, guard(n, n.message))
 		n.handleLedgerHead(s)
-		api.HandleTyped(s, api.MethodLedgerVerify, func(ctx context.Context, _ struct{}) (api.VerifyResult, error) {
+		api.HandleTyped(s, api.MethodLedgerVerify, guard(n, func(ctx context.Context, _ struct{}) (api.VerifyResult, error) {
 			return n.verify()
-		})
-		api.HandleTyped(s, api.MethodNodesList, n.nodesList)
-		api.HandleTyped(s, api.MethodAlarmsList, n.alarmsList)
+		}))
+		api.HandleTyped(s, api.MethodNodesList, guard(n, n.nodesList))
+		api.HandleTyped(s, api.MethodAlarmsList, guard(n, n.alarmsList))
+	}
+	if n.mem == nil && n.has(event.RoleMemory) && n.integrity.get() != nil {
+		api.HandleTyped(s, api.MethodMemoryGet, guard(n, func(context.Context, api.MemoryGetRequest) (api.Fact, error) { return api.Fact{}, nil }))
+		api.HandleTyped(s, api.MethodMemoryList, guard(n, func(context.Context, api.MemoryListRequest) ([]api.Fact, error) { return nil, nil }))
 	}
 	if n.mem != nil {
-		api.HandleTyped(s, api.MethodMemoryGet, func(ctx context.Context, req api.MemoryGetRequest) (api.Fact, error) {
+		api.HandleTyped(s, api.MethodMemoryGet, guard(n, func(ctx context.Context, req api.MemoryGetRequest) (api.Fact, error) {
 			f, err := n.mem.Get(req.Scope, req.Key, time.Now())
 			if errors.Is(err, memory.ErrNotFound) {
 				return api.Fact{}, fmt.Errorf("%w: %w", api.ErrNotFound, err)
@@ -51,14 +60,14 @@ func (n *Node) startAPI() error {
 				return api.Fact{}, fmt.Errorf("%w: %w", api.ErrBadRequest, err)
 			}
 			return fact(f), err
-		})
-		api.HandleTyped(s, api.MethodMemoryList, func(ctx context.Context, req api.MemoryListRequest) ([]api.Fact, error) {
+		}))
+		api.HandleTyped(s, api.MethodMemoryList, guard(n, func(ctx context.Context, req api.MemoryListRequest) ([]api.Fact, error) {
 			out := []api.Fact{}
 			for _, f := range n.mem.List(req.Scope, time.Now()) {
 				out = append(out, fact(f))
 			}
 			return out, nil
-		})
+		}))
 	}
 	if err := s.Start(); err != nil {
 		return fmt.Errorf("node: %w", err)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentic-dev/agentic/config"
 	"github.com/agentic-dev/agentic/node"
+	"github.com/agentic-dev/agentic/node/backup"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/spf13/pflag"
 )
@@ -43,6 +44,14 @@ Examples:
 Then, from another terminal:
   agentctl goal submit -f examples/hello.yaml --wait
 
+A ledger found damaged at start (a record that does not match its chain,
+a table Pebble cannot read) leaves the node up but not ready (alarm
+CORRUPT); stop it and start it once with --rebuild-ledger.
+
+Backup and restore: 'agentctl node backup NODE --out DIR' makes a running
+node write a consistent backup on its machine; on the new machine,
+'agentd --data NEW --restore-from DIR' makes the data dir of it and starts.
+
 Signals: SIGTERM or SIGINT drains (running steps may finish for
 --drain-timeout, then are killed and reported as interrupted) and stops;
 SIGHUP reloads the configuration file and applies the log level.
@@ -62,6 +71,8 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 	cfgPath := fs.String("config", "", "configuration file (YAML); env AGENTIC_CONFIG")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	drain := fs.Duration("drain-timeout", 30*time.Second, "how long running steps may finish on SIGTERM")
+	restoreFrom := fs.String("restore-from", "", "make the data dir (--data, absent or empty) from a backup directory (agentctl node backup), then start")
+	rebuild := fs.Bool("rebuild-ledger", false, "move the ledger aside (DATA/ledger.damaged-<time>, kept) and rebuild it from the events stream or a peer, then start")
 	scratch := config.Default()
 	scratch.BindFlags(fs)
 	fs.Usage = func() {}
@@ -95,6 +106,26 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd: %v\n", err)
 		return 2
+	}
+	if *restoreFrom != "" {
+		rctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+		_, err := backup.Restore(rctx, *restoreFrom, cfg.Data, logger)
+		cancel()
+		if err != nil {
+			fmt.Fprintf(stderr, "agentd: %v\n", err)
+			return 1
+		}
+	}
+	if *rebuild {
+		aside, err := node.RebuildLedger(cfg.Data, time.Now())
+		if err != nil {
+			fmt.Fprintf(stderr, "agentd: %v\n", err)
+			return 1
+		}
+		if aside != "" {
+			logger.Warn("ledger moved aside: it is rebuilt from the events stream (or copied from a peer ledger node)", "moved_to", aside,
+				"note", "delete the moved directory once the rebuilt ledger verifies (agentctl ledger verify)")
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()

@@ -25,8 +25,9 @@ const (
 )
 
 // SmallStoreOptions are the Pebble options of a node's small stores: the
-// pinned format, logger l, file system fs (nil: the OS), a 1 MiB cache and
-// 1 MiB memtables. Call release after pebble.Open (the DB holds its own
+// pinned format, logger l, file system fs (nil: the OS), a 1 MiB cache,
+// 1 MiB memtables, and damaged files reported as errors
+// (NonFatalCorruption). Call release after pebble.Open (the DB holds its own
 // reference to the cache).
 func SmallStoreOptions(l *slog.Logger, fs vfs.FS) (o *pebble.Options, release func()) {
 	cache := pebble.NewCache(smallCacheBytes)
@@ -36,6 +37,24 @@ func SmallStoreOptions(l *slog.Logger, fs vfs.FS) (o *pebble.Options, release fu
 		FS:                 fs,
 		Cache:              cache,
 		MemTableSize:       smallMemTableBytes,
+		EventListener:      NonFatalCorruption(l, nil),
 	}
 	return o, cache.Unref
+}
+
+// NonFatalCorruption is an event listener that logs damaged files Pebble
+// finds (a checksum that does not match) and hands them to found (if not
+// nil) instead of Pebble's default, Logger.Fatalf, which would end the
+// process with a stack trace. The read that found the damage returns an
+// error Pebble marks as corruption (pebble.IsCorruptionError).
+func NonFatalCorruption(l *slog.Logger, found func(pebble.DataCorruptionInfo)) *pebble.EventListener {
+	if l == nil {
+		l = slog.Default()
+	}
+	return &pebble.EventListener{DataCorruption: func(info pebble.DataCorruptionInfo) {
+		l.Error("store files damaged", "lib", "pebble", "file", info.Path, "err", info.Details.Error())
+		if found != nil {
+			found(info)
+		}
+	}}
 }

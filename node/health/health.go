@@ -25,7 +25,8 @@ const (
 	CheckConsumer  = "consumer"  // the executor's durable consumer exists and delivers
 	CheckLeader    = "leader"    // a leader holds a live lease (within the lease TTL)
 	CheckOutbox    = "outbox"    // the outbox publishes what the node emits
-	CheckLedger    = "ledger"    // the ledger caught up, its chain verified at start
+	CheckLedger    = "ledger"    // the ledger caught up with the stream
+	CheckIntegrity = "integrity" // the ledger's chain verified at start, its store readable
 	CheckDisk      = "disk"      // the data dir above its free-space floor
 	CheckClock     = "clock"     // the node's clock within the protocol leeway of the stream's
 )

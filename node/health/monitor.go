@@ -439,12 +439,16 @@ func (m *Monitor) Statuses() []Status {
 }
 
 // Ready returns nil when every blocking check passed its last probe, else
-// the first failing one as "<name>: <reason>".
+// the first failing one as "<name>: <reason>", or "<name>: <ALARM>: <reason>"
+// when it carries an alarm in force.
 func (m *Monitor) Ready() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, c := range m.checks {
 		if s := m.status[c.Name]; s.Blocking && !s.OK {
+			if s.Alarm != "" {
+				return fmt.Errorf("%s: %s: %s", s.Name, s.Alarm, s.Reason)
+			}
 			return fmt.Errorf("%s: %s", s.Name, s.Reason)
 		}
 	}
