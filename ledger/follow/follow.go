@@ -23,6 +23,12 @@
 //     handed to the folds, which skip them.
 //  4. A failed ledger commit stops the follower and calls OnFatal: the node
 //     must stop rather than go on.
+//  5. While Config.Space reports the data dir below its free-space floor,
+//     nothing is appended: the follower waits (the stream keeps what it has
+//     not read) and goes on by itself once space returns. A commit that
+//     still meets a full disk (ENOSPC) leaves Pebble's commit pipeline
+//     failed until the store is reopened, so it stops the node like any
+//     failed commit, with a message that says so.
 //
 // The follower measures every signer's clock skew (Skews) from the
 // messages it verifies.
@@ -42,6 +48,7 @@ import (
 	"github.com/agentic-dev/agentic/bus/envelope"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/ledger"
+	"github.com/agentic-dev/agentic/node/diskspace"
 	"github.com/agentic-dev/agentic/roles"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -80,6 +87,18 @@ type Config struct {
 	// SnapshotEvery is how many records pass between snapshots of folders
 	// that implement roles.Snapshotter (DefaultSnapshotEvery if 0).
 	SnapshotEvery uint64
+	// Space, if set, is asked before every commit whether the data dir is
+	// above its free-space floor (node/diskspace.Monitor).
+	Space Space
+}
+
+// Space is the free-space guard of the ledger's writes.
+type Space interface {
+	// Refresh reads the free space now: nil when writes may go on, else
+	// why not.
+	Refresh() error
+	// Wait waits until writes may go on, or ctx ends.
+	Wait(ctx context.Context) error
 }
 
 // Follower keeps a ledger in step with the stream.
@@ -96,6 +115,7 @@ type Follower struct {
 		reject  uint64
 		repub   uint64
 		unknown map[event.Type]bool // unknown types met, logged once each
+		paused  error               // why appends wait (disk below its floor)
 	}
 	skew     *skewTracker
 	lastSnap uint64
@@ -455,9 +475,15 @@ func (f *Follower) run(ctx context.Context, it jetstream.MessagesContext, target
 		if len(batch) == 0 {
 			continue
 		}
+		if !f.waitSpace(ctx) {
+			return
+		}
 		recs, err := f.cfg.Store.Append(batch)
 		if err != nil {
 			f.failed.Store(true)
+			if diskspace.IsNoSpace(err) {
+				err = fmt.Errorf("follow: the disk filled up under the ledger (Pebble cannot write again until the store is reopened): free space and start the node again, it starts read-only while the data dir is below its floor: %w", err)
+			}
 			f.log.Error("ledger commit failed: stopping", "err", err)
 			if f.cfg.OnFatal != nil {
 				f.cfg.OnFatal(err)
@@ -478,6 +504,40 @@ func (f *Follower) run(ctx context.Context, it jetstream.MessagesContext, target
 		f.mu.changed = make(chan struct{})
 		f.mu.Unlock()
 	}
+}
+
+// waitSpace holds the next commit while the data dir is below its floor;
+// false when ctx ended meanwhile.
+func (f *Follower) waitSpace(ctx context.Context) bool {
+	if f.cfg.Space == nil {
+		return true
+	}
+	err := f.cfg.Space.Refresh()
+	if err == nil {
+		return true
+	}
+	f.log.Warn("ledger appends paused: the data dir is below its free-space floor", "err", err)
+	f.mu.Lock()
+	f.mu.paused = err
+	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		f.mu.paused = nil
+		f.mu.Unlock()
+	}()
+	if f.cfg.Space.Wait(ctx) != nil {
+		return false
+	}
+	f.log.Info("ledger appends resumed: disk space is back")
+	return true
+}
+
+// Paused returns why the follower is not appending (the data dir below its
+// free-space floor), or nil.
+func (f *Follower) Paused() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.mu.paused
 }
 
 // verify turns a stream message into a ledger message: verified events, or
