@@ -399,5 +399,5 @@ func (n *natsLogger) Errorf(f string, v ...any) {
 	n.l.Error("nats", "msg", msg)
 	n.watch(msg)
 }
-func (n *natsLogger) Debugf(f string, v ...any)  { n.l.Debug("nats", "msg", fmt.Sprintf(f, v...)) }
-func (n *natsLogger) Tracef(f string, v ...any)  { n.l.Debug("nats", "msg", fmt.Sprintf(f, v...)) }
+func (n *natsLogger) Debugf(f string, v ...any) { n.l.Debug("nats", "msg", fmt.Sprintf(f, v...)) }
+func (n *natsLogger) Tracef(f string, v ...any) { n.l.Debug("nats", "msg", fmt.Sprintf(f, v...)) }
