@@ -61,7 +61,7 @@ func ParseFloor(s string) (Floor, error) {
 		}
 		return Floor{Percent: v}, nil
 	}
-	n, err := parseBytes(s)
+	n, err := ParseBytes(s)
 	if err != nil {
 		return Floor{}, fmt.Errorf("disk floor %q: %w", s, err)
 	}
@@ -81,7 +81,10 @@ var units = []struct {
 	{"B", 1},
 }
 
-func parseBytes(s string) (int64, error) {
+// ParseBytes reads a size: a number with an optional unit (KiB, MiB, GiB,
+// TiB; KB, MB, GB, TB; K, M, G, T as binary; B).
+func ParseBytes(s string) (int64, error) {
+	s = strings.TrimSpace(s)
 	mult := int64(1)
 	for _, u := range units {
 		if num, ok := strings.CutSuffix(s, u.suffix); ok {
@@ -307,8 +310,11 @@ func (m *Monitor) Err() error {
 // Wait waits until the data dir is above its floor, or ctx ends.
 func (m *Monitor) Wait(ctx context.Context) error {
 	m.mu.Lock()
-	ok := m.mu.ok
+	ok, low := m.mu.ok, m.mu.low
 	m.mu.Unlock()
+	if low == nil {
+		return nil
+	}
 	select {
 	case <-ok:
 		return nil
