@@ -4,6 +4,9 @@
 // the ledger follower stops appending) and is not ready, with the reason;
 // above it again, everything resumes by itself, without a restart.
 //
+// The node resumes once the free space passes the floor by an eighth of
+// it, so that readiness does not flap around the floor.
+//
 // The floor is a per-machine setting (disk.floor in the node's
 // configuration): a size ("512MiB") or a share of the file system ("5%");
 // by default the smaller of DefaultFloorBytes and DefaultFloorPercent of
@@ -35,6 +38,10 @@ const (
 	DefaultFloorBytes   = 256 << 20
 	DefaultFloorPercent = 5.0
 )
+
+// resumeMargin: a data dir below its floor is above it again once its free
+// space passes the floor by an eighth of it (hysteresis).
+const resumeMargin = 8
 
 // DefaultInterval is how often a Monitor reads the free space.
 const DefaultInterval = time.Second
@@ -161,9 +168,15 @@ type LowError struct {
 	Dir   string
 	Free  uint64
 	Floor uint64
+	// Resume is set while the free space is back above the floor but not
+	// yet past the margin the node resumes at.
+	Resume uint64
 }
 
 func (e *LowError) Error() string {
+	if e.Resume > 0 {
+		return fmt.Sprintf("disk: data dir %s has %s free, just above the floor of %s: resuming at %s", e.Dir, mib(e.Free), mib(e.Floor), mib(e.Resume))
+	}
 	return fmt.Sprintf("disk: data dir %s has %s free, below the floor of %s (free space, or lower disk.floor)", e.Dir, mib(e.Free), mib(e.Floor))
 }
 
@@ -275,6 +288,11 @@ func (m *Monitor) Refresh() error {
 	}
 	m.mu.Lock()
 	was := m.mu.low
+	if low == nil && was != nil && u.Free < floor+floor/resumeMargin {
+		// Not yet clear of the floor: a write or a deleted file moves the
+		// free space by a few blocks, and readiness must not flap.
+		low = &LowError{Dir: m.cfg.Dir, Free: u.Free, Floor: floor, Resume: floor + floor/resumeMargin}
+	}
 	if err == nil {
 		m.mu.usage, m.mu.floor = u, floor
 	}
