@@ -96,6 +96,11 @@ func TestDiskFullDuringRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	poll.Eventually(t, 10*time.Second, "step a to finish", func() bool { return strings.Contains(a.workFile("F"), "a-done") })
+	// Nothing new starts below the floor: b stays unstarted for as long as
+	// the run would take to reach it otherwise (well under a second).
+	if poll.Wait(3*time.Second, func() bool { return strings.Contains(a.workFile("F"), "b") }) == nil {
+		t.Fatalf("step b ran below the floor: F = %q", a.workFile("F"))
+	}
 	if v := a.runShow(id); v.done() || v.step(t, "b").Attempt != 0 {
 		t.Fatalf("below the floor the run went on:\n%s", v.dump())
 	}
