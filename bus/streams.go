@@ -212,8 +212,7 @@ const minFallbackBytes = 1 << 20
 // reservation is refused, the stream's byte limit is halved until it fits,
 // and then halved once more, so that a stream takes at most half of what
 // was left and the next stream and the leader bucket still find room: on
-// a 64 MB data dir (a 32 MiB store) AGENTIC_EVENTS gets 16 MiB and
-// AGENTIC_LOGS 8 MiB. Below 1 MiB the stream is created without a byte
+// a 64 MB data dir (a 32 MiB store) each stream gets 8 MiB. Below 1 MiB the stream is created without a byte
 // limit (age only), the last resort. A node on a small disk starts, and
 // the ledger nodes report the difference from the settings as drift.
 func EnsureStreams(ctx context.Context, js jetstream.JetStream, cfg StreamConfig) error {
