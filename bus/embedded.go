@@ -215,6 +215,12 @@ func (e *Embedded) healLoop(ctx context.Context) {
 		case <-t.C:
 		}
 		e.mu.Lock()
+		if e.broken == nil && !e.srv.JetStreamEnabled() {
+			// Disabled by the server itself (out of space on a clustered
+			// server, in a goroutine of its own), or after a restart of
+			// ours that such a goroutine undid.
+			e.broken = errors.New("JetStream disabled by the server")
+		}
 		broken := e.broken
 		e.mu.Unlock()
 		if broken == nil || !e.hasSpace() {
