@@ -208,7 +208,7 @@ func (f *Follower) Stop() {
 	<-f.done
 	f.cancel = nil
 	f.wg.Wait()
-	if head, _ := f.cfg.Store.Head(); head > f.lastSnap && !f.failed.Load() {
+	if head, _ := f.cfg.Store.Head(); head > f.lastSnap && !f.failed.Load() && !f.lowSpace() {
 		f.lastSnap = head
 		f.save(f.take())
 	}
@@ -302,7 +302,7 @@ func (f *Follower) restore() (int, error) {
 // (one write at a time; a write still going skips this round).
 func (f *Follower) snapshot() {
 	head, _ := f.cfg.Store.Head()
-	if head-f.lastSnap < f.cfg.SnapshotEvery {
+	if head-f.lastSnap < f.cfg.SnapshotEvery || f.lowSpace() {
 		return
 	}
 	select {
@@ -530,6 +530,13 @@ func (f *Follower) waitSpace(ctx context.Context) bool {
 	}
 	f.log.Info("ledger appends resumed: disk space is back")
 	return true
+}
+
+// lowSpace reports the data dir below its floor: snapshots are skipped
+// then (they are an optimisation, and a Pebble write that meets a full
+// disk outside a commit the store guards would end the process).
+func (f *Follower) lowSpace() bool {
+	return f.cfg.Space != nil && f.cfg.Space.Refresh() != nil
 }
 
 // Paused returns why the follower is not appending (the data dir below its
