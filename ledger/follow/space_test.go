@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -78,5 +79,53 @@ func TestFollowPausesBelowTheFloor(t *testing.T) {
 		if c.ids[i] != id {
 			t.Fatalf("fold %d = %s, want %s", i, c.ids[i], id)
 		}
+	}
+}
+
+// A commit that meets a full disk anyway (filled between two readings of
+// the floor) stops the node cleanly: OnFatal, with a message that says
+// what happened and what to do, never a crash.
+func TestFollowFullDiskStopsCleanly(t *testing.T) {
+	srv := bustest.Server(t)
+	conn := bustest.Connect(t, srv)
+	ids := bustest.NewIdentities(t)
+	ex := ids.Node(t, "exec-1", event.RoleExecutor)
+	ctx := context.Background()
+	dir := tmpfs.Mount(t, 32<<20)
+	st, err := ledger.Open(filepath.Join(dir, "ledger"), ledger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	fatal := make(chan error, 1)
+	c := &counter{}
+	f := follow.New(follow.Config{JS: conn.JS, Store: st, Verifier: envelope.NewVerifier(ids.Root), Folders: []roles.Folder{c},
+		OnFatal: func(err error) { fatal <- err }})
+	if err := f.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer f.Stop()
+	tmpfs.Fill(t, dir, 0)
+	big := strings.Repeat("x", 4000)
+	for i := 0; i < 2000; i++ {
+		if err := bus.PublishSigned(ctx, conn.JS, ex, event.MustDraft(event.TaskStarted, "r1", event.TaskStartedData{Step: fmt.Sprint(i, big)})); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-fatal:
+			if !diskspace.IsNoSpace(err) || !strings.Contains(err.Error(), "free space and start the node again") {
+				t.Fatalf("OnFatal(%v), want the full disk and the remedy", err)
+			}
+			return
+		default:
+		}
+	}
+	select {
+	case err := <-fatal:
+		if !diskspace.IsNoSpace(err) || !strings.Contains(err.Error(), "free space and start the node again") {
+			t.Fatalf("OnFatal(%v), want the full disk and the remedy", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("no OnFatal after filling the disk; folded %d", c.count())
 	}
 }
