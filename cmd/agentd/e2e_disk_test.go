@@ -163,3 +163,34 @@ func TestStartOnFullDisk(t *testing.T) {
 	}
 	a.verifyLedger()
 }
+
+// A disk filled to the last byte under an idle node: the leader's lease
+// writes fail in JetStream, which nats-server then keeps failed; once
+// space returns the node restarts JetStream in-process and takes work
+// again, without a restart of the process.
+func TestDiskFilledUpAndFreed(t *testing.T) {
+	requireE2E(t)
+	a, mnt := newAgentdOnTmpfs(t)
+	a.start()
+	a.waitReady()
+	tmpfs.Fill(t, mnt, 0)
+	a.waitNotReadyForDisk(10 * time.Second)
+	poll.Eventually(t, 10*time.Second, "JetStream to fail a write", func() bool {
+		return strings.Contains(a.log(), "JetStream stopped writing")
+	})
+	if err := os.Remove(filepath.Join(mnt, tmpfs.FillName)); err != nil {
+		t.Fatal(err)
+	}
+	a.waitReady()
+	if !strings.Contains(a.log(), "JetStream restarted after a full disk") {
+		t.Error("ready again, but the log does not say JetStream was restarted")
+	}
+	id := a.submit(testdata("ok.yaml"))
+	if v := a.waitRun(id, 30*time.Second); v.Status != "succeeded" {
+		t.Fatalf("run after space returned:\n%s", v.dump())
+	}
+	if !a.running() {
+		t.Fatal("agentd exited")
+	}
+	a.verifyLedger()
+}
