@@ -46,9 +46,11 @@ type EmbeddedConfig struct {
 	// store directory's file system (StoreShare of its size, see
 	// MaxStoreFor).
 	MaxStore int64
-	// Space, if set, says whether the data dir is above its free-space
-	// floor (node/diskspace.Monitor.Err); JetStream stopped by a full disk
-	// is restarted only then. Nil: when at least a MiB is free.
+	// Space, if set, reads now whether the data dir is above its
+	// free-space floor (node/diskspace.Monitor.Refresh: a fresh reading, so
+	// that JetStream is not restarted on a disk that just filled); JetStream
+	// stopped by a full disk is restarted only then. Nil: when at least a
+	// MiB is free.
 	Space func() error
 	// HealEvery is how often a JetStream stopped by a full disk is
 	// checked for a restart (DefaultHealEvery if 0).

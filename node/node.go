@@ -300,7 +300,7 @@ func (n *Node) startBus(ctx context.Context) error {
 			ClusterName:   n.cfg.NATSClusterName,
 			Logger:        n.log.With("component", "nats"),
 			MaxStore:      maxStore,
-			Space:         n.disk.Err,
+			Space:         n.disk.Refresh,
 		})
 		if err != nil {
 			return fmt.Errorf("node: %w", err)

@@ -60,6 +60,9 @@ var ErrStreamBehind = errors.New("follow: stream behind ledger")
 // followBufferBytes bounds the stream messages a follower buffers.
 const followBufferBytes = 8 << 20
 
+// followHeartbeat is the idle heartbeat the follower asks of the server.
+const followHeartbeat = 2 * time.Second
+
 // maxBatch bounds the messages folded in one ledger commit, and
 // maxBatchEvents and maxBatchBytes the events and raw bytes: a commit of
 // batched messages (hundreds of events each) must not grow into a
@@ -184,7 +187,12 @@ func (f *Follower) Start(ctx context.Context) error {
 	// a thousand of them in flight would overrun the connection's pending
 	// limits (the server cuts a slow consumer off) and starve every other
 	// request on the same connection while a long tail is caught up.
-	it, err := cons.Messages(jetstream.PullMaxMessagesWithBytesLimit(256, followBufferBytes))
+	//
+	// The heartbeat is shorter than the ordered consumer's default (5 s,
+	// a reset after two missed): a consumer the server lost (JetStream
+	// restarted after a full disk, see bus.Embedded) is made again within
+	// seconds.
+	it, err := cons.Messages(jetstream.PullMaxMessagesWithBytesLimit(256, followBufferBytes), jetstream.PullHeartbeat(followHeartbeat))
 	if err != nil {
 		return fmt.Errorf("follow: consume: %w", err)
 	}
