@@ -303,7 +303,9 @@ func (m *Monitor) Refresh() error {
 	case was != nil && low == nil:
 		close(m.mu.ok)
 	}
-	m.mu.Unlock()
+	// The check's state is set under the lock: concurrent readings (the
+	// poller, a writer's Refresh) must not leave it out of order.
+	defer m.mu.Unlock()
 	switch {
 	case was == nil && low != nil:
 		m.log.Error("data dir below its free-space floor: taking no new work until space returns", "err", low)
