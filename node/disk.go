@@ -1,9 +1,11 @@
 package node
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/agentic-dev/agentic/node/diskspace"
+	"github.com/agentic-dev/agentic/node/health"
 )
 
 // startDisk starts watching the data dir's free space against its floor
@@ -26,26 +28,29 @@ func (n *Node) startDisk() error {
 	return nil
 }
 
-// diskErr is why the node's writes wait for disk space: the data dir
-// below its floor, the outbox waiting out a full disk, or the embedded
-// JetStream stopped by one (nil: none).
-func (n *Node) diskErr() error {
-	if n.disk != nil {
-		if err := n.disk.Err(); err != nil {
+// diskChecks is the disk check: the data dir below its floor (the
+// monitor's, event-driven), and the writers waiting out a full disk met
+// anyway: the outbox, and the embedded JetStream until it is restarted
+// (nats-server still answers JetStream requests while a stream's store
+// has failed, so the jetstream check does not see it).
+func (n *Node) diskChecks() []health.Check {
+	cs := n.disk.Checks()
+	floor := cs[0].Probe
+	cs[0].Probe = func(ctx context.Context) error {
+		if err := floor(ctx); err != nil {
 			return err
 		}
-	}
-	if n.outbox != nil {
 		if err := n.outbox.NoSpace(); err != nil {
 			return fmt.Errorf("outbox: waiting for disk space: %w", err)
 		}
-	}
-	if n.embedded != nil {
-		if err := n.embedded.JetStreamErr(); err != nil {
-			return err
+		if n.embedded != nil {
+			if err := n.embedded.JetStreamErr(); err != nil {
+				return err
+			}
 		}
+		return nil
 	}
-	return nil
+	return cs
 }
 
 // diskPaused is the roles' Paused hook: the data dir below its floor.

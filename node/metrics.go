@@ -81,6 +81,14 @@ func (n *Node) metricsHandler() http.Handler {
 	reg.MustRegister(skewCollector{n: n, desc: prometheus.NewDesc("agentic_clock_skew_seconds",
 		"Clock skew of each signer seen by this ledger node: its messages' iat against their stream timestamps, positive when its clock is ahead (ledger/follow). Past half of the leeway (envelope.Leeway, 30s) the node warns; past it the signer's events are rejected.",
 		[]string{"signer"}, prometheus.Labels{"node": n.cfg.Name})})
+	reg.MustRegister(checkCollector{n: n,
+		ok: prometheus.NewDesc("agentic_check_ok",
+			"1 when the readiness check passed its last probe, 0 when it failed (node/health; /readyz lists the reasons).",
+			[]string{"check"}, prometheus.Labels{"node": n.cfg.Name}),
+		alarm: prometheus.NewDesc("agentic_alarm",
+			"1 while the alarm is in force on this node (raised by a failing check, not yet cleared), 0 otherwise; one series per alarm its checks can raise.",
+			[]string{"alarm"}, prometheus.Labels{"node": n.cfg.Name}),
+	})
 	gauge("ready", "1 when the node is ready.", func() float64 {
 		if n.Ready() == nil {
 			return 1
@@ -133,5 +141,35 @@ func (c skewCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for signer, skew := range f.Skews() {
 		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, skew.Seconds(), signer)
+	}
+}
+
+// checkCollector exports agentic_check_ok{check} and agentic_alarm{alarm}
+// from the node's health monitor.
+type checkCollector struct {
+	n         *Node
+	ok, alarm *prometheus.Desc
+}
+
+func (c checkCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.ok; ch <- c.alarm }
+
+func (c checkCollector) Collect(ch chan<- prometheus.Metric) {
+	m := c.n.health
+	if m == nil {
+		return
+	}
+	for _, s := range m.Statuses() {
+		v := 0.0
+		if s.OK {
+			v = 1
+		}
+		ch <- prometheus.MustNewConstMetric(c.ok, prometheus.GaugeValue, v, s.Name)
+	}
+	for code, on := range m.Alarms() {
+		v := 0.0
+		if on {
+			v = 1
+		}
+		ch <- prometheus.MustNewConstMetric(c.alarm, prometheus.GaugeValue, v, string(code))
 	}
 }

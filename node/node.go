@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentic-dev/agentic/bus"
@@ -24,6 +25,7 @@ import (
 	"github.com/agentic-dev/agentic/ledger/follow"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/node/diskspace"
+	"github.com/agentic-dev/agentic/node/health"
 	"github.com/agentic-dev/agentic/node/membership"
 	"github.com/agentic-dev/agentic/node/nodes"
 	"github.com/agentic-dev/agentic/node/settings"
@@ -72,6 +74,13 @@ type Node struct {
 	nodes *nodes.Nodes
 	// gossip is the node's gossip membership (nil without gossip_listen).
 	gossip *membership.Membership
+	// health runs the node's readiness checks and raises its alarms.
+	health *health.Monitor
+	// leader is the leader lease as the leader check last read it (nil
+	// on a node without a ledger).
+	leader *leaderWatch
+	// caughtUp is closed once the ledger has caught up with the stream.
+	caughtUp chan struct{}
 	// load counts the tasks assigned or running per node for nodes.list
 	// (the orchestrator's view); nil: not known on this node.
 	load func() map[string]int
@@ -81,7 +90,7 @@ type Node struct {
 	incarnation string
 	fatal       chan error
 	fatalOnce   sync.Once
-	started     bool
+	started     atomic.Bool // read by Ready from the API and HTTP handlers
 	// cancel and wg end and wait for the node's own goroutines.
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -136,8 +145,12 @@ func (n *Node) needsLedger() bool {
 // Info describes the running node (the startup banner and node.info).
 func (n *Node) Info() api.NodeInfo {
 	info := api.NodeInfo{ID: n.cfg.Name, Roles: n.cfg.Roles, Version: Version, NATS: n.NATSURL()}
-	if n.runs != nil {
-		info.Leader, info.Epoch = n.runs.Leader()
+	info.Leader, info.Epoch, info.LeaderReason = n.liveLeader()
+	info.Checks = n.Checks()
+	if err := n.Ready(); err != nil {
+		info.NotReady = err.Error()
+	} else {
+		info.Ready = true
 	}
 	if g := n.gossip; g != nil {
 		info.Gossip = g.Addr()
@@ -151,6 +164,22 @@ func (n *Node) Info() api.NodeInfo {
 		}
 	}
 	return info
+}
+
+// liveLeader is the orchestrator leader and its epoch as this node knows
+// them: the holder of a live lease (the leader check's last reading), or
+// none and why. Before the first reading, and on a node that reads no
+// lease, the leader the ledger last recorded.
+func (n *Node) liveLeader() (leader string, epoch uint64, reason string) {
+	if n.leader != nil {
+		if v, ok := n.leader.last(); ok {
+			return v.leader, v.epoch, v.reason
+		}
+	}
+	if n.runs != nil {
+		leader, epoch = n.runs.Leader()
+	}
+	return leader, epoch, ""
 }
 
 // runReads is the node's answers to run queries (nil index: none).
@@ -183,7 +212,7 @@ func (n *Node) HTTPAddr() string {
 // Start brings the node up (see the package doc for the order). On error
 // everything started so far is stopped again.
 func (n *Node) Start(ctx context.Context) (err error) {
-	if n.started {
+	if n.started.Load() {
 		return nil
 	}
 	defer func() {
@@ -230,14 +259,26 @@ func (n *Node) Start(ctx context.Context) (err error) {
 			return fmt.Errorf("node: start %s: %w", r.Name(), err)
 		}
 	}
+	lctx, cancel := context.WithCancel(context.Background())
+	n.cancel = cancel
+	if n.follower != nil {
+		n.wg.Add(1)
+		go func() {
+			defer n.wg.Done()
+			if n.follower.WaitLive(lctx) == nil {
+				close(n.caughtUp)
+			}
+		}()
+	}
+	if err := n.startHealth(ctx); err != nil {
+		return err
+	}
 	if err := n.startAPI(); err != nil {
 		return err
 	}
 	if err := n.startHTTP(); err != nil {
 		return err
 	}
-	lctx, cancel := context.WithCancel(context.Background())
-	n.cancel = cancel
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()
@@ -257,7 +298,7 @@ func (n *Node) Start(ctx context.Context) (err error) {
 			n.announceDrain(lctx)
 		}()
 	}
-	n.started = true
+	n.started.Store(true)
 	return nil
 }
 
@@ -348,7 +389,7 @@ func (n *Node) startLedger(ctx context.Context) error {
 			return fmt.Errorf("node: run index: %w", err)
 		}
 		n.runs = x
-		n.settings = settings.New(settings.Config{Node: n.cfg.Name, NC: n.conn.NC, JS: n.conn.JS, Replicas: bus.DefaultReplicas(n.conn.NC), Logger: n.log.With("component", "settings")})
+		n.settings = settings.New(settings.Config{Node: n.cfg.Name, NC: n.conn.NC, JS: n.conn.JS, Replicas: bus.DefaultReplicas(n.conn.NC), AppliedSeq: n.store.AppliedStreamSeq, Logger: n.log.With("component", "settings")})
 		folders = append(folders, n.settings)
 		n.nodes = nodes.New(n.log.With("component", "nodes"))
 		folders = append(folders, n.nodes)
@@ -419,8 +460,53 @@ func (n *Node) startLedger(ctx context.Context) error {
 	if err := n.follower.Start(ctx); err != nil {
 		return fmt.Errorf("node: %w", err)
 	}
+	n.caughtUp = make(chan struct{})
 	return nil
 }
+
+// startHealth starts the readiness checks (see docs/architecture.md,
+// "Health and alarms"): the node's own, then the ones its components
+// offer.
+func (n *Node) startHealth(ctx context.Context) error {
+	m, err := health.NewMonitor(health.Config{
+		Node:       n.cfg.Name,
+		Emitter:    n.outbox,
+		AlarmsFile: filepath.Join(n.cfg.Data, alarmsFile),
+		Logger:     n.log.With("component", "health"),
+	})
+	if err != nil {
+		return fmt.Errorf("node: %w", err)
+	}
+	checks := []health.Check{jetStreamCheck(n.conn.NC, n.conn.JS), outboxCheck(n.outbox, n.conn.NC)}
+	if n.follower != nil {
+		kv, err := n.conn.JS.KeyValue(ctx, bus.LeaderBucket)
+		if err != nil {
+			return fmt.Errorf("node: leader bucket: %w", err)
+		}
+		n.leader = &leaderWatch{kv: kv, nc: n.conn.NC, ttl: n.settings.LeaseTTL}
+		checks = append(checks,
+			ledgerCheck(n.follower, n.caughtUp),
+			clockCheck(n.cfg.Name, n.follower.Skews),
+			leaderCheck(n.leader, n.has(event.RoleOrchestrator)))
+	}
+	// The checks other components offer join here, before the first
+	// probe (an alarm kept from before a restart that no check carries is
+	// cleared at the first probe).
+	if n.exec != nil {
+		checks = append(checks, n.exec.Checks()...)
+	}
+	checks = append(checks, n.diskChecks()...)
+	if err := m.Register(checks...); err != nil {
+		return fmt.Errorf("node: %w", err)
+	}
+	n.health = m
+	m.Start(ctx)
+	return nil
+}
+
+// alarmsFile is the file in the data dir that keeps the alarms the node
+// has raised and not cleared (node/health).
+const alarmsFile = "alarms.json"
 
 func (n *Node) startHTTP() error {
 	if n.cfg.HTTPListen == "" {
@@ -452,32 +538,23 @@ func (n *Node) startHTTP() error {
 	return nil
 }
 
-// Ready reports whether the node is caught up and able to emit.
+// Ready reports whether the node can make progress: nil, or "starting",
+// or the first blocking check that fails as "<check>: <reason>" (see
+// Checks).
 func (n *Node) Ready() error {
-	if !n.started {
+	if !n.started.Load() || n.health == nil {
 		return errors.New("starting")
 	}
-	if err := n.diskErr(); err != nil {
-		return err
-	}
-	if err := n.outbox.Err(); err != nil {
-		return err
-	}
-	if n.follower != nil && !n.follower.Live() {
-		return errors.New("ledger catching up with the stream")
-	}
-	if n.conn.NC.Status().String() != "CONNECTED" {
-		return fmt.Errorf("nats: %s", n.conn.NC.Status())
-	}
-	return nil
+	return n.health.Ready()
 }
 
-func (n *Node) readyz(w http.ResponseWriter, r *http.Request) {
-	if err := n.Ready(); err != nil {
-		http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
-		return
+// Checks returns the last result of every readiness check (none before
+// Start).
+func (n *Node) Checks() []health.Status {
+	if n.health == nil {
+		return nil
 	}
-	w.Write([]byte("ready\n"))
+	return n.health.Statuses()
 }
 
 // watchOutbox turns an outbox failure into a fatal node error.
@@ -504,15 +581,17 @@ func (n *Node) Config() config.Config { return n.cfg }
 // then they are killed and reported as interrupted. Stop always finishes
 // its cleanup.
 func (n *Node) Stop(ctx context.Context) error {
-	if !n.started {
+	if !n.started.Swap(false) {
 		return nil
 	}
-	n.started = false
 	n.teardown(ctx)
 	return nil
 }
 
 func (n *Node) teardown(ctx context.Context) {
+	if n.health != nil {
+		n.health.Stop()
+	}
 	if n.cancel != nil {
 		n.cancel()
 		n.cancel = nil

@@ -208,6 +208,12 @@ func TestLedgerExportRebuilds(t *testing.T) {
 	if err != nil || !v.OK {
 		t.Fatalf("verify: %+v %v", v, err)
 	}
+	// The head the node publishes (what an export starts from) may trail
+	// the records verify already saw by one commit: read it after verify.
+	h0, err := n.API.LedgerHead(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var b strings.Builder
 	for l, err := range n.API.ExportLines(ctx, api.ExportRequest{Limit: 3}) {
 		if err != nil {
@@ -221,11 +227,15 @@ func TestLedgerExportRebuilds(t *testing.T) {
 	}
 	defer st.Close()
 	seq, hash := st.Head()
-	if seq < v.Events {
-		t.Fatalf("imported head %d, node had %d events (%+v)", seq, v.Events, v)
+	if seq < h0.Seq {
+		t.Fatalf("imported head %d, the node's head was %d before the export", seq, h0.Seq)
 	}
-	if seq == v.Events && hex.EncodeToString(hash[:]) != v.Head {
-		t.Fatalf("imported head hash %x, node's %s", hash, v.Head)
+	at, err := n.API.LedgerHead(ctx, seq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hex.EncodeToString(hash[:]) != at.AtHash {
+		t.Fatalf("imported head hash %x, node's at %d %s", hash, seq, at.AtHash)
 	}
 	rep, err := st.Verify(envelope.NewVerifier(n.Root))
 	if err != nil || !rep.OK {

@@ -23,6 +23,9 @@ func (n *Node) startAPI() error {
 	api.HandleTyped(s, api.MethodNodeInfo, func(ctx context.Context, _ struct{}) (api.NodeInfo, error) {
 		return n.Info(), nil
 	})
+	// Every node answers node.info on the broadcast subject too: how
+	// agentctl node ls learns each node's readiness.
+	s.Broadcast(api.MethodNodeInfo)
 	if n.runs != nil {
 		rr := n.runReads()
 		api.HandleTyped(s, api.MethodRunsList, rr.List)
@@ -36,12 +39,16 @@ func (n *Node) startAPI() error {
 			return n.verify()
 		})
 		api.HandleTyped(s, api.MethodNodesList, n.nodesList)
+		api.HandleTyped(s, api.MethodAlarmsList, n.alarmsList)
 	}
 	if n.mem != nil {
 		api.HandleTyped(s, api.MethodMemoryGet, func(ctx context.Context, req api.MemoryGetRequest) (api.Fact, error) {
 			f, err := n.mem.Get(req.Scope, req.Key, time.Now())
 			if errors.Is(err, memory.ErrNotFound) {
 				return api.Fact{}, fmt.Errorf("%w: %w", api.ErrNotFound, err)
+			}
+			if errors.Is(err, memory.ErrBadScope) {
+				return api.Fact{}, fmt.Errorf("%w: %w", api.ErrBadRequest, err)
 			}
 			return fact(f), err
 		})

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"iter"
 	"slices"
-	"strings"
 
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/roles/orchestrator/runindex"
@@ -148,16 +147,11 @@ func runError(id string, err error) error {
 	case err == nil:
 		return nil
 	case errors.As(err, &amb):
-		more := ""
+		total := len(amb.Candidates)
 		if amb.More {
-			more = ", …"
+			total = 0 // the index stops counting past its candidates
 		}
-		n := fmt.Sprint(len(amb.Candidates))
-		if amb.More {
-			n = "more than " + n
-		}
-		return api.WithHint(fmt.Errorf("%w: %q matches %s runs (%s%s)", api.ErrAmbiguous, amb.Prefix, n,
-			strings.Join(amb.Candidates, ", "), more), "give more characters of the id")
+		return api.Ambiguous("run", amb.Prefix, amb.Candidates, total)
 	case errors.Is(err, runindex.ErrAmbiguous):
 		return api.WithHint(fmt.Errorf("%w: %w", api.ErrAmbiguous, err), "give more characters of the id")
 	case errors.Is(err, runindex.ErrNotFound):

@@ -68,6 +68,7 @@ func payloadExamples() map[event.Type]any {
 		event.ClusterSettings: event.ClusterSettingsData{Revision: 2, Streams: event.ClusterStreamsData{
 			Events: event.StreamSettingsData{MaxAge: "720h0m0s", MaxBytes: 4 << 30, Replicas: 3},
 			Logs:   event.StreamSettingsData{MaxAge: "168h0m0s", MaxBytes: 1 << 30, Replicas: 1},
+			Repair: event.StreamsRepairRestore,
 		}, Lease: event.LeaseSettingsData{TTL: event.Duration(1500 * time.Millisecond)}},
 		event.Rejected: event.RejectedData{
 			Code: event.RejectRoleNotAllowed, Reason: "node-c with roles [executor] may not emit plan.proposed",
@@ -91,7 +92,7 @@ func payloadExamples() map[event.Type]any {
 			Decision: event.Decision{Epoch: 3}, Node: "node-b", Incarnation: "0196f3c2-8a11-7c3e-9d2b-6e5f4a3b2c1d",
 			Roles: []string{"executor"}, Slots: 4, Addr: "10.0.0.12:7946", Reason: "drained",
 		},
-		event.NodeDrain:   event.NodeDrainData{Node: "node-b", Reason: "kernel upgrade"},
+		event.NodeDrain: event.NodeDrainData{Node: "node-b", Reason: "kernel upgrade"},
 		event.AlarmRaised: event.AlarmData{Node: "node-b", Alarm: event.AlarmNoSpace, Check: "disk",
 			Reason: "data dir /var/lib/agentic has 41 MiB free, below the floor of 256 MiB", Since: at},
 		event.AlarmCleared: event.AlarmData{Node: "node-b", Alarm: event.AlarmNoSpace, Check: "disk",

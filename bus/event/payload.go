@@ -330,7 +330,26 @@ type ClusterStreamsData struct {
 	Events StreamSettingsData `json:"events"`
 	// Logs is AGENTIC_LOGS: step output.
 	Logs StreamSettingsData `json:"logs"`
+	// Repair is the rule for a stream (or the leader bucket) found
+	// deleted or drifted from these settings: StreamsRepairAlarm raises
+	// an alarm and leaves the stream for an operator, StreamsRepairRestore
+	// has the ledger node that notices bring it back to the settings.
+	// Absent in settings written before protocol version 3, and in any
+	// that keep the default: StreamsRepairAlarm.
+	Repair string `json:"repair,omitempty"`
 }
+
+// The values of ClusterStreamsData.Repair.
+const (
+	// StreamsRepairAlarm: a deleted or drifted stream raises an alarm
+	// (STREAM_MISSING, STREAM_DRIFT) that stays until an operator puts the
+	// stream back or records its values as the settings. The default.
+	StreamsRepairAlarm = "alarm"
+	// StreamsRepairRestore: the ledger node that notices a deleted or
+	// drifted stream recreates it (continuing its sequence) or updates it
+	// to the settings, logs that it did, and clears the alarm.
+	StreamsRepairRestore = "restore"
+)
 
 // StreamSettingsData is one stream's limits and replicas. A stream drops
 // its oldest messages when it passes either limit.

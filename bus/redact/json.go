@@ -27,6 +27,18 @@ func (set Set) FindJSON(data []byte) (kind string, ok bool) {
 	return set.findValue(v)
 }
 
+// FindMember is FindJSON's verdict on one JSON member "key": "value" (or an
+// environment variable key=value) by the Latest set: it is judged as the
+// text key=value, so DB_PASSWORD=x is a secret and DB_PASSWORD=$DB_PASSWORD
+// is not. Checks that run before an event is built (a plan's env, its
+// commands) use it to refuse what signing would refuse.
+func FindMember(key, value string) (kind string, ok bool) { return Latest.FindMember(key, value) }
+
+// FindMember is FindMember by the patterns of set.
+func (set Set) FindMember(key, value string) (kind string, ok bool) {
+	return set.Find(key + "=" + value)
+}
+
 func (set Set) findValue(v any) (string, bool) {
 	switch x := v.(type) {
 	case string:
@@ -45,7 +57,7 @@ func (set Set) findValue(v any) (string, bool) {
 		sort.Strings(keys)
 		for _, k := range keys {
 			if s, isStr := x[k].(string); isStr {
-				if kind, ok := set.Find(k + "=" + s); ok {
+				if kind, ok := set.FindMember(k, s); ok {
 					return kind, true
 				}
 				continue

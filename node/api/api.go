@@ -3,6 +3,8 @@ package api
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/agentic-dev/agentic/node/health"
 )
 
 // Subjects.
@@ -227,4 +229,14 @@ type NodeInfo struct {
 	// GossipJoinError says why joining the configured members fails
 	// while it sees no other member.
 	GossipJoinError string `json:"gossip_join_error,omitempty"`
+	// LeaderReason says why Leader is empty on a node that knows
+	// leadership (a ledger node): no lease, or a lease not renewed within
+	// the lease TTL. Leader and Epoch are those of a live lease only.
+	LeaderReason string `json:"leader_reason,omitempty"`
+	// Ready says the node can make progress; NotReady says why not (the
+	// first blocking check that fails, "<check>: <reason>").
+	Ready    bool   `json:"ready"`
+	NotReady string `json:"not_ready,omitempty"`
+	// Checks is the last result of each readiness check.
+	Checks []health.Status `json:"checks,omitempty"`
 }

@@ -31,6 +31,13 @@ type Answer[T any] struct {
 // no list of nodes to wait for: a node slower than wait is missing from
 // the result. No node serving the method at all is NoResponderError.
 func Gather[T any](ctx context.Context, c *Client, method string, req any, wait time.Duration) ([]Answer[T], error) {
+	return GatherFrom[T](ctx, c, method, req, wait, nil)
+}
+
+// GatherFrom is Gather that returns as soon as every node of expect has
+// answered (still at most wait): for a caller that knows which nodes
+// should answer. Nodes not in expect that answer meanwhile are kept.
+func GatherFrom[T any](ctx context.Context, c *Client, method string, req any, wait time.Duration, expect []string) ([]Answer[T], error) {
 	if wait <= 0 {
 		wait = DefaultGatherWait
 	}
@@ -54,7 +61,15 @@ func Gather[T any](ctx context.Context, c *Client, method string, req any, wait 
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	var out []Answer[T]
+	missing := make(map[string]bool, len(expect))
+	for _, n := range expect {
+		missing[n] = true
+	}
 	for {
+		if len(expect) > 0 && len(missing) == 0 {
+			slices.SortFunc(out, func(a, b Answer[T]) int { return strings.Compare(a.Node, b.Node) })
+			return out, nil
+		}
 		m, err := sub.NextMsgWithContext(wctx)
 		switch {
 		case ctx.Err() != nil:
@@ -67,7 +82,9 @@ func Gather[T any](ctx context.Context, c *Client, method string, req any, wait 
 		case err != nil:
 			return nil, fmt.Errorf("api: gather %s on %s: %w", subj, c.url(), err)
 		}
-		out = append(out, decodeAnswer[T](method, m))
+		a := decodeAnswer[T](method, m)
+		delete(missing, a.Node)
+		out = append(out, a)
 	}
 }
 

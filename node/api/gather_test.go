@@ -55,6 +55,14 @@ func TestGatherAndAt(t *testing.T) {
 			t.Errorf("head %d = %+v, want %s at %d", i, heads[i], want.node, want.seq)
 		}
 	}
+	// GatherFrom returns once the nodes expected have answered, well
+	// before its wait: else the context ends first and it fails.
+	gctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	answers, err := GatherFrom[LedgerHead](gctx, c, MethodLedgerHead, HeadRequest{}, time.Hour, []string{"node-a", "node-c"})
+	if err != nil || len(answers) < 2 || answers[0].Node != "node-a" {
+		t.Fatalf("GatherFrom = %+v, %v", answers, err)
+	}
 	for range 10 {
 		h, err := c.At("node-b").LedgerHead(ctx, 3)
 		if err != nil || h.Node != "node-b" || h.AtHash != "node-b@3" {

@@ -2,6 +2,8 @@ package api
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -28,9 +30,35 @@ func TestMatchID(t *testing.T) {
 			t.Errorf("MatchID(%q) error has no hint", tt.prefix)
 		}
 	}
-	_, err := MatchID("run", []string{"a1", "a2", "a3", "a4"}, "a")
-	if err == nil || err.Error() != `api: ambiguous id prefix: "a" matches 4 runs (a1, a2, a3, …)` {
-		t.Errorf("long ambiguity = %v", err)
+	_, err := MatchID("run", []string{"a1", "a2", "a3"}, "a")
+	if want := "api: ambiguous id prefix: \"a\" matches 3 runs:\n  a1\n  a2\n  a3"; err == nil || err.Error() != want {
+		t.Errorf("ambiguity = %q; want %q", err, want)
+	}
+}
+
+// TestAmbiguousIsBounded: however many ids share a prefix, the error
+// lists MaxListed of them, one per line, and counts the rest.
+func TestAmbiguousIsBounded(t *testing.T) {
+	ids := make([]string, 5000)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("0190%04d", i)
+	}
+	_, err := MatchID("run", ids, "0190")
+	lines := strings.Split(err.Error(), "\n")
+	if !errors.Is(err, ErrAmbiguous) || len(lines) != MaxListed+2 {
+		t.Fatalf("%d lines: %v", len(lines), err)
+	}
+	if lines[0] != `api: ambiguous id prefix: "0190" matches 5000 runs:` || lines[1] != "  01900000" ||
+		lines[MaxListed] != "  01900009" || lines[MaxListed+1] != "  … and 4990 more" {
+		t.Errorf("ambiguity =\n%v", err)
+	}
+	if HintOf(err) != "give more characters of the id" {
+		t.Errorf("hint = %q", HintOf(err))
+	}
+	// A count the lookup did not finish.
+	err = Ambiguous("run", "01", []string{"01a", "01b"}, 0)
+	if want := "api: ambiguous id prefix: \"01\" matches more than 2 runs:\n  01a\n  01b\n  … and more"; err.Error() != want {
+		t.Errorf("open-ended ambiguity = %q; want %q", err, want)
 	}
 }
 

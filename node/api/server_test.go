@@ -116,7 +116,7 @@ func TestErrorsCrossTheWire(t *testing.T) {
 	if !errors.As(err, &re) || !errors.Is(err, ErrAmbiguous) || re.Node != "node-a" || re.Method != MethodRunsGet {
 		t.Fatalf("ambiguous RunsGet = %#v", err)
 	}
-	if !strings.Contains(err.Error(), `"0190a" matches 2 runs (0190aa, 0190ab)`) || HintOf(err) != "give more characters of the id" {
+	if !strings.Contains(err.Error(), "\"0190a\" matches 2 runs:\n  0190aa\n  0190ab") || HintOf(err) != "give more characters of the id" {
 		t.Errorf("ambiguous error = %q hint %q", err, HintOf(err))
 	}
 	if _, err = c.RunsGet(ctx, "ff"); !errors.Is(err, ErrNotFound) || errors.Is(err, ErrAmbiguous) {

@@ -74,6 +74,7 @@ type Status struct {
 type State struct {
 	mu      sync.Mutex
 	cur     error
+	seen    bool  // Probe returned cur
 	missed  error // a failure cleared before Probe saw it
 	changed chan struct{}
 }
@@ -82,28 +83,36 @@ type State struct {
 func (s *State) Set(err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err == nil && s.cur != nil && s.missed == nil {
+	if err == nil && s.cur != nil && !s.seen && s.missed == nil {
 		s.missed = s.cur
 	}
 	if err != nil {
 		s.missed = nil
 	}
-	s.cur = err
+	s.cur, s.seen = err, false
 	if s.changed != nil {
 		close(s.changed)
 		s.changed = nil
 	}
 }
 
-// Probe returns the result to report: a failure nobody saw yet, else the
+// Probe returns the result to report: a failure nobody saw yet (then
+// Changed fires, so that the present result is probed soon), else the
 // present one. It has the signature of Check.Probe.
 func (s *State) Probe(context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.missed; err != nil {
+		// The present result differs from the one returned: have a
+		// monitor probe again soon.
 		s.missed = nil
+		if s.changed != nil {
+			close(s.changed)
+			s.changed = nil
+		}
 		return err
 	}
+	s.seen = true
 	return s.cur
 }
 

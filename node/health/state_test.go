@@ -26,6 +26,15 @@ func TestStateReportsAFailureHealedBeforeAProbe(t *testing.T) {
 	if err := s.Probe(context.Background()); err != nil {
 		t.Fatalf("second probe: %v, want pass", err)
 	}
+	// A failure a probe has seen is not reported again once healed.
+	s.Set(gone)
+	if err := s.Probe(context.Background()); !errors.Is(err, gone) {
+		t.Fatalf("probe while failing: %v", err)
+	}
+	s.Set(nil)
+	if err := s.Probe(context.Background()); err != nil {
+		t.Fatalf("probe after a seen failure healed: %v, want pass", err)
+	}
 	other := errors.New("other")
 	s.Set(gone)
 	s.Set(other)

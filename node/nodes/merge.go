@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/node/health"
 	"github.com/agentic-dev/agentic/node/membership"
 )
 
@@ -49,6 +51,16 @@ type Summary struct {
 	// behind), in nanoseconds, as the answering ledger node measured it
 	// from its messages since that node started; absent when none came.
 	ClockSkew *time.Duration `json:"clock_skew,omitempty"`
+	// Ready says whether the node answered that it can make progress,
+	// NotReady why not ("<check>: <reason>"), and Checks its readiness
+	// checks (node.info): absent when the node was not asked or did not
+	// answer. The answering node fills its own; agentctl asks the others.
+	Ready    *bool           `json:"ready,omitempty"`
+	NotReady string          `json:"not_ready,omitempty"`
+	Checks   []health.Status `json:"checks,omitempty"`
+	// Alarms are the codes of the alarms in force on the node, as the
+	// ledger records them (agentctl alarm ls tells more).
+	Alarms []event.Alarm `json:"alarms,omitempty"`
 }
 
 // Self is the answering node: it is alive, whatever else is known.
@@ -135,10 +147,15 @@ func Merge(in MergeInput) []Summary {
 }
 
 func fromRecord(name string, r Node) Summary {
+	var alarms []event.Alarm
+	for _, a := range r.Alarms {
+		alarms = append(alarms, a.Alarm)
+	}
 	return Summary{
 		Name: name, Roles: slices.Clone(r.Roles), Capabilities: slices.Clone(r.Capabilities),
 		Slots: r.Slots, Queue: r.Queue, State: r.State, Since: r.Since, Recorded: r.State, Reason: r.Reason,
 		Version: r.Version, Incarnation: r.Incarnation, Addr: r.Addr, Draining: r.Draining, DrainReason: r.DrainReason,
+		Alarms: alarms,
 	}
 }
 

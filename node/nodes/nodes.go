@@ -55,6 +55,9 @@ type Node struct {
 	DrainAt     time.Time `json:"drain_at,omitzero"`
 	// ExecutorOnline is when its executor last announced itself.
 	ExecutorOnline time.Time `json:"executor_online,omitzero"`
+	// Alarms are the alarms in force on it, by code (never modified in
+	// place: a change makes a new slice).
+	Alarms []Alarm `json:"alarms,omitempty"`
 
 	drainInc string // the incarnation a drain applies to
 	changed  uint64 // ledger seq of the last change (eviction order)
@@ -125,6 +128,8 @@ func (n *Nodes) Fold(ev event.Event) {
 		}
 		nd := n.node(d.Node, ev.Seq)
 		nd.Draining, nd.DrainReason, nd.DrainBy, nd.DrainAt, nd.drainInc = true, d.Reason, ev.Node, ev.Time, nd.Incarnation
+	case event.AlarmRaised, event.AlarmCleared:
+		n.alarm(ev)
 	case event.ExecutorOnline:
 		var d event.ExecutorOnlineData
 		if !n.decode(ev, &d) || ev.Node == "" {

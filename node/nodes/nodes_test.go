@@ -167,7 +167,13 @@ func TestModelIsBounded(t *testing.T) {
 func TestSnapshotRestoreGivesTheSameModel(t *testing.T) {
 	h := sample()
 	h.member(event.NodeJoined, 5, event.NodeData{Node: "b", Incarnation: "b2"})
+	h.add(event.AlarmRaised, "b", event.AlarmData{Node: "b", Alarm: event.AlarmNoSpace, Check: "disk"})
+	h.add(event.AlarmRaised, "b", event.AlarmData{Node: "b", Alarm: event.AlarmClockSkew, Check: "clock"})
+	h.add(event.AlarmCleared, "b", event.AlarmData{Node: "b", Alarm: event.AlarmNoSpace, Check: "disk"})
 	want := fold(h.evs).List()
+	if len(byName(fold(h.evs))["b"].Alarms) != 1 {
+		t.Fatalf("sample: alarms of b %+v", byName(fold(h.evs))["b"].Alarms)
+	}
 	for cut := range len(h.evs) + 1 {
 		first := fold(h.evs[:cut])
 		seq, data, err := first.Snapshot()
@@ -193,7 +199,10 @@ func TestRestoreRefusesBadSnapshots(t *testing.T) {
 	before := n.List()
 	for _, tc := range []struct{ data, want string }{
 		{`{`, "unmarshal"},
-		{`{"version":2}`, "unsupported snapshot version"},
+		{`{"version":3}`, "unsupported snapshot version"},
+		{`{"version":2,"nodes":[{"name":"x","alarms":[{"node":"x"}]}]}`, "alarms unnamed"},
+		{`{"version":2,"nodes":[{"name":"x","alarms":[{"node":"y","alarm":"NOSPACE"}]}]}`, "about another node"},
+		{`{"version":2,"nodes":[{"name":"x","alarms":[{"node":"x","alarm":"NOSPACE"},{"node":"x","alarm":"CORRUPT"}]}]}`, "out of order"},
 		{`{"version":1,"nodes":[{"name":""}]}`, "unnamed or repeated"},
 		{`{"version":1,"nodes":[{"name":"x"},{"name":"x"}]}`, "unnamed or repeated"},
 	} {
@@ -207,5 +216,64 @@ func TestRestoreRefusesBadSnapshots(t *testing.T) {
 	}
 	if !reflect.DeepEqual(n.List(), before) {
 		t.Error("a refused snapshot changed the model")
+	}
+}
+
+func TestAlarmsRaisedAndCleared(t *testing.T) {
+	h := &history{}
+	h.add(event.AlarmRaised, "b", event.AlarmData{Node: "b", Alarm: event.AlarmNoSpace, Check: "disk", Reason: "2 MB free", Since: t0})
+	h.add(event.AlarmRaised, "a", event.AlarmData{Node: "a", Alarm: event.AlarmClockSkew, Check: "clock"})
+	h.add(event.AlarmRaised, "b", event.AlarmData{Node: "b", Alarm: event.AlarmClockSkew, Check: "clock"})
+	h.add(event.AlarmRaised, "b", event.AlarmData{Node: "c", Alarm: event.AlarmCorrupt})                      // about another node: ignored
+	h.add(event.AlarmRaised, "b", event.AlarmData{Node: "b"})                                                 // no code: ignored
+	h.add(event.AlarmCleared, "c", event.AlarmData{Node: "c", Alarm: event.AlarmNoSpace})                     // never raised: nothing
+	h.add(event.AlarmRaised, "b", event.AlarmData{Node: "b", Alarm: event.AlarmNoSpace, Reason: "1 MB free"}) // again: the newest says
+	n := fold(h.evs)
+	var got []string
+	for _, a := range n.Alarms() {
+		got = append(got, fmt.Sprintf("%s %s %q seq %d", a.Node, a.Alarm, a.Reason, a.Seq))
+	}
+	want := []string{`a CLOCK_SKEW "" seq 2`, `b CLOCK_SKEW "" seq 3`, `b NOSPACE "1 MB free" seq 7`}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("alarms in force:\n%q\nwant\n%q", got, want)
+	}
+	if _, ok := byName(n)["c"]; ok {
+		t.Error("an ignored alarm made a node")
+	}
+	all := n.Alarms()
+	if rest := AlarmsAfter(all, AlarmCursor(all[1])); len(rest) != 1 || rest[0].Alarm != event.AlarmNoSpace {
+		t.Errorf("AlarmsAfter the second: %+v", rest)
+	}
+	if rest := AlarmsAfter(all, ""); len(rest) != 3 {
+		t.Errorf("AlarmsAfter(\"\"): %d", len(rest))
+	}
+	held := n.List()
+	h2 := &history{evs: h.evs}
+	h2.add(event.AlarmCleared, "b", event.AlarmData{Node: "b", Alarm: event.AlarmNoSpace, Reason: "cause gone"})
+	h2.add(event.AlarmCleared, "a", event.AlarmData{Node: "a", Alarm: event.AlarmClockSkew})
+	n.Fold(h2.evs[len(h2.evs)-2])
+	n.Fold(h2.evs[len(h2.evs)-1])
+	n.Settled(true)
+	if got := n.Alarms(); len(got) != 1 || got[0].Node != "b" || got[0].Alarm != event.AlarmClockSkew {
+		t.Errorf("after two clears: %+v", got)
+	}
+	if byName(n)["a"].Alarms != nil {
+		t.Errorf("a node with no alarm left: %+v", byName(n)["a"].Alarms)
+	}
+	// A list published before is not changed by later folds.
+	for _, nd := range held {
+		if nd.Name == "b" && len(nd.Alarms) != 2 {
+			t.Errorf("a published list changed: %+v", nd.Alarms)
+		}
+	}
+}
+
+func TestRestoreReadsAVersion1Snapshot(t *testing.T) {
+	n := New(quiet())
+	if err := n.Restore([]byte(`{"version":1,"seq":4,"nodes":[{"name":"a","state":"alive","changed":3}]}`)); err != nil {
+		t.Fatal(err)
+	}
+	if got := byName(n)["a"]; got.State != StateAlive || got.Alarms != nil {
+		t.Errorf("restored %+v", got)
 	}
 }

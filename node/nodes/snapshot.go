@@ -9,8 +9,10 @@ import (
 )
 
 // SnapshotVersion is the snapshot format this version writes. It only
-// moves forward; Restore refuses versions it does not know.
-const SnapshotVersion = 1
+// moves forward; Restore refuses versions it does not know. Version 2
+// adds each node's alarms in force; a version 1 snapshot (none) is still
+// read.
+const SnapshotVersion = 2
 
 // ErrSnapshotVersion: the snapshot was written by an unknown format
 // version.
@@ -54,7 +56,7 @@ func (n *Nodes) Restore(data []byte) error {
 	if err := json.Unmarshal(data, &snap); err != nil {
 		return fmt.Errorf("nodes: unmarshal snapshot: %w", err)
 	}
-	if snap.Version != SnapshotVersion {
+	if snap.Version != SnapshotVersion && snap.Version != 1 {
 		return fmt.Errorf("%w: %d (want %d)", ErrSnapshotVersion, snap.Version, SnapshotVersion)
 	}
 	if len(snap.Nodes) > MaxNodes {
@@ -66,6 +68,14 @@ func (n *Nodes) Restore(data []byte) error {
 			return fmt.Errorf("nodes: unmarshal snapshot: node %q unnamed or repeated", sn.Name)
 		}
 		nd := sn.Node
+		if len(nd.Alarms) > MaxAlarms {
+			return fmt.Errorf("nodes: unmarshal snapshot: node %s: %d alarms, at most %d", sn.Name, len(nd.Alarms), MaxAlarms)
+		}
+		for i, a := range nd.Alarms {
+			if a.Alarm == "" || a.Node != sn.Name || (i > 0 && nd.Alarms[i-1].Alarm >= a.Alarm) {
+				return fmt.Errorf("nodes: unmarshal snapshot: node %s: alarms unnamed, about another node, or out of order", sn.Name)
+			}
+		}
 		nd.drainInc, nd.changed = sn.DrainInc, sn.Changed
 		m[sn.Name] = &nd
 	}

@@ -26,11 +26,18 @@ type kit struct {
 	l   ledger
 }
 
-func newKit(t *testing.T) *kit {
+// newKit starts the kit; opts change the Cluster's configuration (its
+// periodic comparison is hourly: what a test sees sooner came from the
+// JetStream advisories or an explicit Check).
+func newKit(t *testing.T, opts ...func(*settings.Config)) *kit {
 	t.Helper()
 	conn := bustest.Connect(t, bustest.Server(t))
 	k := &kit{js: conn.JS, log: &logrec.Recorder{}}
-	k.c = settings.New(settings.Config{Node: "n1", NC: conn.NC, JS: conn.JS, Logger: slog.New(k.log), CheckEvery: time.Hour})
+	cfg := settings.Config{Node: "n1", NC: conn.NC, JS: conn.JS, Logger: slog.New(k.log), CheckEvery: time.Hour}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	k.c = settings.New(cfg)
 	if err := k.c.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/api"
+	"github.com/agentic-dev/agentic/node/health"
 	"github.com/agentic-dev/agentic/roles"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -23,8 +24,10 @@ import (
 const Method = "cluster.settings"
 
 // DefaultCheckEvery is how often a live node compares the streams with the
-// settings in force when nothing else asks it to.
-const DefaultCheckEvery = time.Minute
+// settings in force when nothing else asks it to: the backstop of the
+// JetStream advisories (WatchStreams), which a node that was disconnected
+// misses.
+const DefaultCheckEvery = 10 * time.Second
 
 // Config wires a Cluster.
 type Config struct {
@@ -42,6 +45,10 @@ type Config struct {
 	// ledger records no settings: bus.DefaultReplicas of the node's
 	// connection (3 on a NATS cluster); 0 means 1.
 	Replicas int
+	// AppliedSeq returns the AGENTIC_EVENTS sequence the node's ledger has
+	// folded up to (ledger.Store.AppliedStreamSeq): a deleted events
+	// stream restored under the restore rule continues after it. Nil: 0.
+	AppliedSeq func() uint64
 }
 
 // InForce is the answer to Method: the settings in force, where they come
@@ -105,11 +112,20 @@ type Cluster struct {
 		drift      map[string][]Drift // by stream, as of the last comparison
 		logged     map[Drift]bool     // drift already logged
 		warned     map[string]bool    // one-time warnings already given
+		lastSeq    map[string]uint64  // each stream's last sequence when last seen
+		stuck      map[string]string  // drift a restore did not mend, by stream
 	}
+	// checking serializes Check: the loop and a caller may both run it.
+	checking sync.Mutex
+	// missing and drifted are the results of the streams' checks
+	// (Checks): a stream absent, a stream that differs from the settings.
+	missing, drifted health.State
+
 	life struct {
 		sync.Mutex
 		cancel context.CancelFunc
 		srv    *api.Server
+		watch  func() // stops the advisory watch
 	}
 	wg sync.WaitGroup
 }
@@ -134,6 +150,8 @@ func New(cfg Config) *Cluster {
 	c.mu.drift = map[string][]Drift{}
 	c.mu.logged = map[Drift]bool{}
 	c.mu.warned = map[string]bool{}
+	c.mu.lastSeq = map[string]uint64{}
+	c.mu.stuck = map[string]string{}
 	return c
 }
 
@@ -242,6 +260,20 @@ func (c *Cluster) Start(ctx context.Context) error {
 		}
 		c.life.srv = srv
 	}
+	if c.cfg.JS != nil {
+		stop, err := bus.WatchStreams(c.cfg.JS.Conn(), watched, func(action, stream string) {
+			c.log.Debug("stream advisory", "action", action, "stream", stream)
+			c.poke()
+		})
+		if err != nil {
+			if c.life.srv != nil {
+				c.life.srv.Stop()
+				c.life.srv = nil
+			}
+			return fmt.Errorf("settings: %w", err)
+		}
+		c.life.watch = stop
+	}
 	ctx, c.life.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	c.wg.Add(1)
 	go func() {
@@ -260,6 +292,10 @@ func (c *Cluster) Stop(context.Context) error {
 	}
 	c.life.cancel()
 	c.life.cancel = nil
+	if c.life.watch != nil {
+		c.life.watch()
+		c.life.watch = nil
+	}
 	c.wg.Wait()
 	if c.life.srv != nil {
 		c.life.srv.Stop()
@@ -268,73 +304,128 @@ func (c *Cluster) Stop(context.Context) error {
 	return nil
 }
 
+// recheckFirst is how soon a comparison that found a stream missing, or
+// could not compare, is made again; it doubles up to CheckEvery. JetStream
+// announces a stream created before the stream answers lookups, so the
+// comparison an advisory starts may come too early.
+const recheckFirst = 250 * time.Millisecond
+
 func (c *Cluster) loop(ctx context.Context) {
 	t := time.NewTicker(c.cfg.CheckEvery)
 	defer t.Stop()
+	var again <-chan time.Time
+	wait := recheckFirst
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-c.kick:
 		case <-t.C:
+		case <-again:
 		}
+		again = nil
 		c.mu.Lock()
 		live := c.mu.live
 		c.mu.Unlock()
-		if live {
-			c.Check(ctx)
+		if !live {
+			continue
+		}
+		c.Check(ctx)
+		if c.unsettled() {
+			again = time.After(wait)
+			wait = min(wait*2, c.cfg.CheckEvery)
+		} else {
+			wait = recheckFirst
 		}
 	}
 }
 
+// unsettled reports whether the last comparison found a stream missing or
+// could not be made.
+func (c *Cluster) unsettled() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.mu.dirty {
+		return true
+	}
+	for _, drift := range c.mu.drift {
+		if missing(drift) {
+			return true
+		}
+	}
+	return false
+}
+
 // Check brings the streams and the leader bucket (its TTL, the lease TTL)
-// to the settings in force and compares them. A
-// stream whose recorded settings revision is older than the one in force
-// is updated (applying a change is idempotent: every ledger node may do
-// it). A stream at the revision in force is compared field by field; a
-// difference is drift: logged at error level once, kept for the metric and
-// the query API, and never corrected here. A stream at a newer revision
-// than this ledger has folded is left alone. The node calls Check once
-// live, after each new settings event, and every CheckEvery.
+// to the settings in force and compares them. A stream whose recorded
+// settings revision is older than the one in force is updated (applying a
+// change is idempotent: every ledger node may do it). A stream at the
+// revision in force is compared field by field; a difference is drift:
+// logged at error level once, kept for the metric and the query API, and
+// raised as the STREAM_DRIFT alarm (Checks); a stream that is absent
+// raises STREAM_MISSING. Under the alarm repair rule (the default) nothing
+// is corrected here; under the restore rule a drifted stream is updated
+// back to the settings and a deleted one recreated (see repair). A stream
+// at a newer revision than this ledger has folded is left alone. The node
+// calls Check once live, after each new settings event, on each JetStream
+// advisory about the streams, and every CheckEvery.
 func (c *Cluster) Check(ctx context.Context) {
+	c.checking.Lock()
+	defer c.checking.Unlock()
 	c.mu.Lock()
 	s := c.mu.rec.settings
 	c.mu.dirty = false
 	c.mu.Unlock()
 	ok := true
+	failed := func(stream string, err error) {
+		if ctx.Err() == nil {
+			c.log.Warn("cannot compare stream with the cluster settings; trying again later", "stream", stream, "err", err)
+		}
+		c.mu.Lock()
+		c.mu.dirty = true
+		c.mu.Unlock()
+		ok = false
+	}
 	for _, want := range []jetstream.StreamConfig{
 		bus.EventsStreamConfig(s.Events, s.Revision),
 		bus.LogsStreamConfig(s.Logs, s.Revision),
 	} {
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		drift, err := c.reconcile(cctx, s.Revision, want)
+		drift, err := c.reconcile(cctx, s, want)
+		if err == nil && len(drift) > 0 {
+			// Raise the alarm before a restore mends the stream: the
+			// checks report it once, then its clearing.
+			c.report(want.Name, drift)
+			c.setHealth(s)
+			if s.Restores() {
+				drift, err = c.repair(cctx, s, want, drift)
+			} else if missing(drift) {
+				c.remedy(want)
+			}
+		}
 		cancel()
 		if err != nil {
-			if ctx.Err() == nil {
-				c.log.Warn("cannot compare stream with the cluster settings; trying again later", "stream", want.Name, "err", err)
-			}
-			c.mu.Lock()
-			c.mu.dirty = true
-			c.mu.Unlock()
-			ok = false
+			failed(want.Name, err)
 			continue
 		}
 		c.report(want.Name, drift)
 	}
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	drift, err := c.reconcileLeader(cctx, s.Revision, s.LeaseTTL)
+	if err == nil && len(drift) > 0 {
+		c.report(bus.LeaderBucketStream, drift)
+		c.setHealth(s)
+		if s.Restores() {
+			drift, err = c.repairLeader(cctx, s, drift)
+		}
+	}
 	cancel()
 	if err != nil {
-		if ctx.Err() == nil {
-			c.log.Warn("cannot compare the leader bucket with the cluster settings; trying again later", "stream", bus.LeaderBucketStream, "err", err)
-		}
-		c.mu.Lock()
-		c.mu.dirty = true
-		c.mu.Unlock()
-		ok = false
+		failed(bus.LeaderBucketStream, err)
 	} else {
 		c.report(bus.LeaderBucketStream, drift)
 	}
+	c.setHealth(s)
 	if ok {
 		c.mu.Lock()
 		c.mu.checked, c.mu.checkedRev = time.Now().UTC(), s.Revision
@@ -344,7 +435,16 @@ func (c *Cluster) Check(ctx context.Context) {
 
 // reconcile applies the settings at rev to one stream if it carries an
 // older revision, and returns how it differs from want.
-func (c *Cluster) reconcile(ctx context.Context, rev uint64, want jetstream.StreamConfig) ([]Drift, error) {
+//
+// A stream without any revision in its metadata while the settings in
+// force are recorded (revision 1 or more) that also differs in a field no
+// setting changes (max_msgs, discard, subjects…) was edited by hand with a
+// tool that dropped the metadata, not made by an older version: under the
+// alarm rule only the settings' own fields and the revision are applied,
+// and the hand changes stay, reported as drift (the restore rule puts
+// them back).
+func (c *Cluster) reconcile(ctx context.Context, s Settings, want jetstream.StreamConfig) ([]Drift, error) {
+	rev := s.Revision
 	st, err := c.cfg.JS.Stream(ctx, want.Name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		return []Drift{{Stream: want.Name, Field: fieldExists, Expected: "true", Actual: "false"}}, nil
@@ -352,6 +452,7 @@ func (c *Cluster) reconcile(ctx context.Context, rev uint64, want jetstream.Stre
 	if err != nil {
 		return nil, err
 	}
+	c.seen(want.Name, st.CachedInfo().State.LastSeq)
 	have := st.CachedInfo().Config
 	switch hrev := bus.SettingsRevision(have); {
 	case hrev > rev:
@@ -360,11 +461,20 @@ func (c *Cluster) reconcile(ctx context.Context, rev uint64, want jetstream.Stre
 		return nil, nil
 	case hrev < rev:
 		upd := want
+		upd.FirstSeq = have.FirstSeq
 		upd.Metadata = maps.Clone(have.Metadata)
 		if upd.Metadata == nil {
 			upd.Metadata = map[string]string{}
 		}
 		maps.Copy(upd.Metadata, want.Metadata)
+		_, recorded := have.Metadata[bus.SettingsRevisionKey]
+		if hand := compareFixed(want, have); !recorded && rev > 0 && len(hand) > 0 && !s.Restores() {
+			keep := have
+			keep.MaxAge, keep.MaxBytes, keep.Replicas, keep.Metadata = want.MaxAge, want.MaxBytes, want.Replicas, upd.Metadata
+			upd = keep
+			c.warnOnce(fmt.Sprintf("unrecorded/%s/%d", want.Name, rev), "stream lost its cluster settings revision and was changed by hand: applying the settings' limits only, the hand changes stay (streams repair rule alarm)",
+				"stream", want.Name, "revision", rev, "drift", driftKey(hand))
+		}
 		info, err := c.cfg.JS.UpdateStream(ctx, upd)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -417,7 +527,7 @@ func (c *Cluster) report(stream string, drift []Drift) {
 			c.mu.logged[d] = true
 			c.log.Error("stream drifts from the cluster settings", "stream", d.Stream, "field", d.Field, "expected", d.Expected, "actual", d.Actual,
 				"revision", c.mu.rec.settings.Revision,
-				"hint", "the stream was changed outside agentic; nodes do not correct it: apply the settings again with agentctl cluster settings set --reapply, or record the stream's values with agentctl cluster settings set")
+				"repair", c.mu.rec.settings.Repair, "hint", driftHint(d, c.mu.rec.settings))
 		}
 	}
 	for d := range c.mu.logged {

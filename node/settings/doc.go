@@ -23,7 +23,10 @@
 //     a change, idempotent, so several ledger nodes doing it is harmless.
 //     A stream at the revision in force that differs from it is drift:
 //     logged at error level once per difference, exposed on the query
-//     API and as the agentic_stream_drift metric, and never corrected.
+//     API and as the agentic_stream_drift metric, and raised as the
+//     STREAM_DRIFT alarm (a stream absent: STREAM_MISSING, blocking
+//     readiness) — at once, from the JetStream advisories about the
+//     streams, with a comparison every CheckEvery as the backstop.
 //  3. A node's start only creates absent streams (bus.EnsureStreams, with
 //     the defaults at revision 0: three replicas on a NATS cluster, one on
 //     a lone server, bus.DefaultReplicas; Config.Replicas gives the same
@@ -31,18 +34,30 @@
 //     and a stream the cluster could only place with fewer is); a ledger
 //     node then applies the recorded
 //     settings once live (the new stream is empty, so nothing is trimmed
-//     meanwhile). Nothing else changes a stream: a restart with another
-//     configuration file leaves it as it is.
+//     meanwhile). Nothing else changes a stream (but a restore under
+//     rule 5): a restart with another configuration file leaves it as it
+//     is.
 //  4. The leader bucket (bus.LeaderBucket) follows the lease TTL the same
 //     way, compared on its TTL alone; a bucket without a settings revision
 //     (made by a version that took the TTL from a node's configuration) is
 //     brought to the settings too. Cluster.LeaseTTL is what every
 //     orchestrator of the node times its lease by.
+//  5. Drift is corrected only under the explicit streams repair rule, a
+//     cluster setting (Settings.Repair): under alarm (the default) a node
+//     never changes a drifted stream nor recreates a deleted one; under
+//     restore the node that notices updates it back or recreates it —
+//     AGENTIC_EVENTS with its first sequence after the ledger's applied
+//     one and the last one seen, so sequences go on — logs that it did,
+//     and the alarm clears. The default is alarm: restoring would undo an
+//     operator's deliberate change, and what a lowered limit dropped is
+//     lost either way.
 //
 // Usage (the node wires this):
 //
-//	c := settings.New(settings.Config{Node: name, NC: nc, JS: js, Logger: log})
-//	// add c to the follower's folders and to the node's roles
+//	c := settings.New(settings.Config{Node: name, NC: nc, JS: js, Logger: log,
+//		AppliedSeq: store.AppliedStreamSeq})
+//	// add c to the follower's folders and to the node's roles, and
+//	// c.Checks() to the node's readiness checks
 //	c.Start(ctx)
 //	defer c.Stop(ctx)
 package settings

@@ -39,12 +39,31 @@ type Settings struct {
 	// LeaseTTL is the orchestrators' leader lease TTL (and the leader
 	// bucket's).
 	LeaseTTL time.Duration
+	// Repair is the rule for a stream found deleted or drifted:
+	// event.StreamsRepairAlarm (the default) or
+	// event.StreamsRepairRestore. See RepairRule.
+	Repair string
+}
+
+// Restores reports whether the settings' repair rule is restore.
+func (s Settings) Restores() bool { return s.Repair == event.StreamsRepairRestore }
+
+// ParseRepair checks a repair rule: alarm or restore; "" is alarm (the
+// default, and what settings recorded before the rule existed mean).
+func ParseRepair(v string) (string, error) {
+	switch strings.TrimSpace(v) {
+	case "", event.StreamsRepairAlarm:
+		return event.StreamsRepairAlarm, nil
+	case event.StreamsRepairRestore:
+		return event.StreamsRepairRestore, nil
+	}
+	return "", fmt.Errorf("streams repair %q: want %s or %s", v, event.StreamsRepairAlarm, event.StreamsRepairRestore)
 }
 
 // Default returns the settings in force on a lone NATS server when the
 // ledger records none.
 func Default() Settings {
-	return Settings{Events: bus.DefaultEventsSettings, Logs: bus.DefaultLogsSettings, LeaseTTL: event.DefaultLeaseTTL}
+	return Settings{Events: bus.DefaultEventsSettings, Logs: bus.DefaultLogsSettings, LeaseTTL: event.DefaultLeaseTTL, Repair: event.StreamsRepairAlarm}
 }
 
 // DefaultWith returns the settings in force when the ledger records none
@@ -65,7 +84,8 @@ func (s Settings) Validate() error {
 	if err := CheckLeaseTTL(s.LeaseTTL); err != nil {
 		lease = fmt.Errorf("lease %w", err)
 	}
-	return errors.Join(checkStream("events", s.Events), checkStream("logs", s.Logs), lease)
+	_, repair := ParseRepair(s.Repair)
+	return errors.Join(checkStream("events", s.Events), checkStream("logs", s.Logs), lease, repair)
 }
 
 // CheckLeaseTTL checks a leader lease TTL: MinLeaseTTL to MaxLeaseTTL.
@@ -115,7 +135,18 @@ func (s Settings) Data() event.ClusterSettingsData {
 	return event.ClusterSettingsData{Revision: s.Revision, Streams: event.ClusterStreamsData{
 		Events: streamData(s.Events),
 		Logs:   streamData(s.Logs),
+		Repair: repairData(s.Repair),
 	}, Lease: event.LeaseSettingsData{TTL: event.Duration(s.LeaseTTL)}}
+}
+
+// repairData is the repair rule as a payload carries it: absent for the
+// default (alarm), so that settings keeping it are written as before the
+// rule existed.
+func repairData(rule string) string {
+	if rule == event.StreamsRepairRestore {
+		return rule
+	}
+	return ""
 }
 
 func streamData(st bus.StreamSettings) event.StreamSettingsData {
@@ -124,7 +155,8 @@ func streamData(st bus.StreamSettings) event.StreamSettingsData {
 
 // FromData parses and validates a cluster.settings payload, reporting
 // every problem at once. A payload without a lease TTL (written before the
-// TTL was a setting) takes the default.
+// TTL was a setting) takes the default, and one without a repair rule
+// the alarm rule.
 func FromData(d event.ClusterSettingsData) (Settings, error) {
 	s := Settings{Revision: d.Revision, LeaseTTL: d.Lease.TTL.Std()}
 	if s.LeaseTTL == 0 {
@@ -132,6 +164,9 @@ func FromData(d event.ClusterSettingsData) (Settings, error) {
 	}
 	var errs []error
 	var err error
+	if s.Repair, err = ParseRepair(d.Streams.Repair); err != nil {
+		errs = append(errs, err)
+	}
 	if s.Events, err = streamFromData("events", d.Streams.Events); err != nil {
 		errs = append(errs, err)
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/agentic-dev/agentic/bus"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -44,6 +43,7 @@ type backlog struct {
 type backlogMark struct {
 	delivered uint64 // last stream sequence delivered
 	pending   uint64 // messages not yet delivered
+	ackFloor  uint64 // last stream sequence below which all is acknowledged
 }
 
 // readBacklog reads cons's position.
@@ -52,7 +52,7 @@ func readBacklog(ctx context.Context, cons jetstream.Consumer) (backlogMark, err
 	if err != nil {
 		return backlogMark{}, fmt.Errorf("executor: consumer info: %w", err)
 	}
-	return backlogMark{delivered: info.Delivered.Stream, pending: info.NumPending}, nil
+	return backlogMark{delivered: info.Delivered.Stream, pending: info.NumPending, ackFloor: info.AckFloor.Stream}, nil
 }
 
 // arm starts the rule for the backlog m describes (nothing if it is empty).
@@ -123,45 +123,6 @@ func (e *Executor) backlogRead() bool {
 	return info.NumPending == 0 && e.processed.Load() >= info.Delivered.Stream
 }
 
-// recreate makes the consumer again after it was deleted under the
-// executor, from the stream sequence after the last one handled, and arms
-// the backlog rule for it. It runs on a helper goroutine, retrying until
-// it succeeds or the executor stops.
-func (e *Executor) recreate() {
-	if e.halted() || !e.recreating.CompareAndSwap(false, true) {
-		return
-	}
-	e.lp.backlog.rearm()
-	gen := e.lp.backlog.gen
-	from := e.processed.Load() + 1
-	e.mu.Lock()
-	e.mu.cons = nil
-	e.mu.Unlock()
-	e.lp.helpers.Add(1)
-	go func() {
-		defer e.lp.helpers.Done()
-		defer e.recreating.Store(false)
-		pause := 100 * time.Millisecond
-		for {
-			err := e.resubscribe(from)
-			if err == nil {
-				break
-			}
-			e.log.Warn("recreate the executor consumer", "from_stream_seq", from, "err", err)
-			t := time.NewTimer(pause)
-			select {
-			case <-e.loopCtx.Done():
-				t.Stop()
-				return
-			case <-t.C:
-			}
-			pause = min(2*pause, 5*time.Second)
-		}
-		e.log.Info("executor consumer recreated", "from_stream_seq", from)
-		e.awaitBacklog(gen)
-	}()
-}
-
 // awaitBacklog polls until the backlog is read (see backlogRead), then
 // tells the loop that arm gen is complete.
 func (e *Executor) awaitBacklog(gen int) {
@@ -178,35 +139,4 @@ func (e *Executor) awaitBacklog(gen int) {
 	e.mu.caughtUp = max(e.mu.caughtUp, gen)
 	e.mu.Unlock()
 	e.poke()
-}
-
-// resubscribe creates the consumer delivering from stream sequence from
-// (or takes the one that exists) and consumes it.
-func (e *Executor) resubscribe(from uint64) error {
-	ctx, cancel := context.WithTimeout(e.loopCtx, 10*time.Second)
-	defer cancel()
-	cfg := e.consumerConfig()
-	cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, from
-	cons, err := e.cfg.JS.CreateOrUpdateConsumer(ctx, bus.EventsStream, cfg)
-	if err != nil {
-		// Made meanwhile with another start: take it as it is.
-		var err2 error
-		if cons, err2 = e.cfg.JS.Consumer(ctx, bus.EventsStream, ConsumerName(e.env.Node)); err2 != nil {
-			return fmt.Errorf("executor: consumer: %w", err)
-		}
-	}
-	cc, err := cons.Consume(e.receive, jetstream.PullMaxMessages(prefetch), jetstream.ConsumeErrHandler(e.consumeErr))
-	if err != nil {
-		return fmt.Errorf("executor: consume: %w", err)
-	}
-	e.mu.Lock()
-	if e.halted() {
-		e.mu.Unlock()
-		cc.Stop()
-		<-cc.Closed()
-		return nil
-	}
-	e.mu.cons, e.mu.consume = cons, cc
-	e.mu.Unlock()
-	return nil
 }

@@ -96,9 +96,9 @@
 //     attempt before it could start it.
 //  10. Drain: a node.drain naming this node stops all starts (the queue
 //     stays, unacknowledged: the leader reassigns those attempts and
-//     cancels them here); once no attempt runs or reports, the drain
-//     message is acknowledged and Drained is closed; agentd then stops and
-//     exits 0. A drain belongs to the incarnation that completes it: one
+//     cancels them here); once no attempt runs or reports, the drain is
+//     recorded completed (local state), its message acknowledged and
+//     Drained is closed; agentd then stops and exits 0. A drain belongs to the incarnation that completes it: one
 //     interrupted by a stop is delivered again and honoured by the next
 //     start, one completed is acknowledged, and a node restarted after it
 //     serves again.
@@ -108,8 +108,20 @@
 //  12. Stop starts nothing more: queued assignments are given back to the
 //     server, running attempts may finish until Stop's context ends and
 //     are then killed and reported as interrupted (Interrupted, as in 3).
-//     A consumer deleted under the executor is recreated from the stream
-//     sequence after the last message handled.
+//  13. Consumer repair (consumer.go): the executor records in its local
+//     state the consumer's ack floor + 1 (read every positionPoll), a
+//     position below which every message was acknowledged. A consumer
+//     found missing — at Start, by a consume error, or by that read — is
+//     made again delivering from the position, never from "new" (only a
+//     first start, with no position recorded, delivers new messages only).
+//     What it delivers again is recognised: a recorded attempt never runs
+//     again (1), a held message is matched by its stream sequence, an
+//     election or a cancel again changes nothing, a completed drain is
+//     recorded and not honoured twice; the backlog rule (9) applies. A
+//     consumer made again carrying the deleted one's state (messages
+//     "delivered" to nobody) is deleted and made again. The "consumer"
+//     check (Checks) fails from the moment the consumer is found missing
+//     until it was made again.
 //
 // Example (the node does this wiring):
 //

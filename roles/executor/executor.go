@@ -13,6 +13,7 @@ import (
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/envelope"
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/node/health"
 	"github.com/agentic-dev/agentic/roles"
 	"github.com/agentic-dev/agentic/roles/executor/localstate"
 	"github.com/agentic-dev/agentic/roles/executor/runner"
@@ -135,6 +136,17 @@ type Executor struct {
 	draining atomic.Bool
 	// processed is the newest stream sequence the loop has handled.
 	processed atomic.Uint64
+	// position is the consumer position last recorded in the local state
+	// (see consumer.go), 0 before it is known.
+	position atomic.Uint64
+	// probe asks the consumer watcher to look now (capacity 1).
+	probe chan struct{}
+	// consumerHealth is the "consumer" check's result.
+	consumerHealth health.State
+	// drainedSeq is the stream sequence of the newest drain completed
+	// (local state), read at Start; a drain at or below it is not honoured
+	// again.
+	drainedSeq uint64
 }
 
 type task struct {
@@ -268,7 +280,7 @@ func (e *Executor) Start(ctx context.Context) error {
 	halt := make(chan struct{})
 	var once sync.Once
 	e.halt, e.closeHalt = halt, func() { once.Do(func() { close(halt) }) }
-	e.wake, e.loopDone = make(chan struct{}, 1), make(chan struct{})
+	e.wake, e.loopDone, e.probe = make(chan struct{}, 1), make(chan struct{}), make(chan struct{}, 1)
 	e.loopCtx, e.endLoop = context.WithCancel(context.Background())
 	e.runCtx, e.shutdown = context.WithCancel(context.WithoutCancel(ctx))
 	e.lp.init()
@@ -281,14 +293,19 @@ func (e *Executor) Start(ctx context.Context) error {
 	if err := e.reportInterrupted(ctx); err != nil {
 		return fail(err)
 	}
-	cfg := e.consumerConfig()
-	if cur, err := e.cfg.JS.Consumer(ctx, bus.EventsStream, cfg.Durable); err == nil {
-		// Its start cannot change (a recreated consumer starts at a
-		// sequence): keep it, update the rest.
-		ci := cur.CachedInfo().Config
-		cfg.DeliverPolicy, cfg.OptStartSeq, cfg.OptStartTime = ci.DeliverPolicy, ci.OptStartSeq, ci.OptStartTime
+	if e.drainedSeq, err = st.Drained(); err != nil {
+		return fail(fmt.Errorf("executor: %w", err))
 	}
-	cons, err := e.cfg.JS.CreateOrUpdateConsumer(ctx, bus.EventsStream, cfg)
+	cfg, recreated, err := e.startConfig(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	var cons jetstream.Consumer
+	if recreated > 0 {
+		cons, err = e.createFresh(ctx, cfg)
+	} else {
+		cons, err = e.cfg.JS.CreateOrUpdateConsumer(ctx, bus.EventsStream, cfg)
+	}
 	if err != nil {
 		return fail(fmt.Errorf("executor: consumer: %w", err))
 	}
@@ -302,6 +319,8 @@ func (e *Executor) Start(ctx context.Context) error {
 		return fail(err)
 	}
 	e.lp.backlog.arm(mark)
+	e.position.Store(0)
+	e.notePosition(mark.ackFloor + 1)
 	online := event.MustDraft(event.ExecutorOnline, "", event.ExecutorOnlineData{
 		Slots: e.cfg.Slots, Queue: e.cfg.Queue, Capabilities: e.cfg.Capabilities, Version: e.cfg.Version, Incarnation: e.cfg.Incarnation,
 	})
@@ -312,6 +331,11 @@ func (e *Executor) Start(ctx context.Context) error {
 	e.mu.Lock()
 	e.mu.cons = cons
 	e.mu.Unlock()
+	e.lp.helpers.Add(1)
+	go func() {
+		defer e.lp.helpers.Done()
+		e.watchConsumer()
+	}()
 	go e.loop()
 	if err := e.consume(cons); err != nil {
 		e.endLoop()
@@ -320,6 +344,10 @@ func (e *Executor) Start(ctx context.Context) error {
 		return fail(err)
 	}
 	e.started = true
+	if recreated > 0 {
+		e.consumerHealth.Set(nil)
+		e.log.Info("executor consumer recreated", "from_stream_seq", recreated)
+	}
 	e.log.Info("executor started", "slots", e.cfg.Slots, "queue", e.cfg.Queue, "capabilities", e.cfg.Capabilities,
 		"epoch", e.epoch.Load(), "backlog", mark.pending)
 	return nil
@@ -341,17 +369,17 @@ func (e *Executor) consume(cons jetstream.Consumer) error {
 }
 
 // consumeErr is told of the consumer's errors. A deleted consumer is
-// recreated by the loop; the others the client recovers from itself.
+// recreated by the loop. After any other (missing heartbeats, no
+// responders) the client pulls again by itself, and the watcher looks at
+// once whether the consumer still exists — a pull from a missing one
+// never fails by itself.
 func (e *Executor) consumeErr(_ jetstream.ConsumeContext, err error) {
 	if errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrConsumerNotFound) {
-		e.log.Warn("executor consumer lost; recreating it", "err", err)
-		e.mu.Lock()
-		e.mu.lost = true
-		e.mu.Unlock()
-		e.poke()
+		e.lose(err)
 		return
 	}
 	e.log.Debug("executor consumer", "err", err)
+	e.probeConsumer()
 }
 
 // Stop stops taking assignments — messages fetched but not started are

@@ -464,7 +464,9 @@ func (e *Executor) drainRequested(m jetstream.Msg, seq uint64, env *envelope.Env
 			mine, reason = true, d.Reason
 		}
 	}
-	if !mine || e.lp.drain != nil || e.lp.drained {
+	if !mine || e.lp.drain != nil || e.lp.drained || seq <= e.drainedSeq {
+		// Another node's, honoured already, or completed before and
+		// delivered again by a consumer made again from an older position.
 		_ = m.Ack()
 		return
 	}
@@ -477,8 +479,9 @@ func (e *Executor) drainRequested(m jetstream.Msg, seq uint64, env *envelope.Env
 }
 
 // checkDrained completes a drain once no attempt is left — running or
-// reporting its result: the drain message is acknowledged (waiting for
-// the server's answer) and Drained is closed.
+// reporting its result: the drain is recorded completed (local state),
+// its message acknowledged (waiting for the server's answer) and Drained
+// is closed.
 func (e *Executor) checkDrained() {
 	if e.lp.drain == nil || e.lp.drained {
 		return
@@ -490,6 +493,12 @@ func (e *Executor) checkDrained() {
 		return
 	}
 	d := e.lp.drain
+	// Recorded before the acknowledgement: a delivery of it again is
+	// recognised even if the acknowledgement is lost with the consumer.
+	if err := e.state.MarkDrained(d.seq); err != nil {
+		e.log.Error("record the drain completed", "stream_seq", d.seq, "err", err)
+		e.fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(e.loopCtx, 5*time.Second)
 	err := d.m.DoubleAck(ctx)
 	cancel()

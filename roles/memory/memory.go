@@ -3,8 +3,9 @@
 //
 // Facts come from memory.put events (an operator's agentctl memory put) and
 // memory.written events (facts a memory node derives). A fact's scope is
-// "shared" or a run id; a fact with a TTL expires at the event's time plus
-// the TTL, judged against the reader's clock. Statistics count, per command
+// "shared" or a run id (ValidScope; an event with any other scope is not
+// folded); a fact with a TTL expires at the event's time plus the TTL,
+// judged against the reader's clock. Statistics count, per command
 // hash, the successes and failures reported in task.finished events.
 //
 // Invariants:
@@ -35,6 +36,24 @@ const ScopeShared = "shared"
 
 // ErrNotFound is returned for a missing or expired fact.
 var ErrNotFound = errors.New("memory: not found")
+
+// ErrBadScope is returned for a scope that is neither ScopeShared nor a
+// run id.
+var ErrBadScope = errors.New("memory: bad scope")
+
+// ValidScope returns nil for a scope facts may have: ScopeShared, or a run
+// id (event.ValidRunID; a run-private fact travels with its run id, so it
+// must be one). The empty scope is read as ScopeShared. Otherwise the error
+// wraps ErrBadScope and says what a scope may be.
+func ValidScope(scope string) error {
+	if scope == "" || scope == ScopeShared {
+		return nil
+	}
+	if err := event.ValidRunID(scope); err != nil {
+		return fmt.Errorf("%w: %q is neither %q nor a run id (%v)", ErrBadScope, scope, ScopeShared, err)
+	}
+	return nil
+}
 
 // Fact is a stored fact.
 type Fact struct {
@@ -97,7 +116,7 @@ func (m *Memory) Fold(ev event.Event) {
 	switch ev.Type {
 	case event.MemoryPut:
 		var d event.MemoryPutData
-		if ev.Decode(&d) != nil || d.Key == "" {
+		if ev.Decode(&d) != nil || d.Key == "" || ValidScope(d.Scope) != nil {
 			return
 		}
 		f := Fact{Scope: scopeOf(d.Scope), Key: d.Key, Value: d.Value, UpdatedAt: ev.Time}
@@ -107,7 +126,7 @@ func (m *Memory) Fold(ev event.Event) {
 		m.put(f)
 	case event.MemoryWritten:
 		var d event.MemoryWrittenData
-		if ev.Decode(&d) != nil || d.Key == "" {
+		if ev.Decode(&d) != nil || d.Key == "" || ValidScope(d.Scope) != nil {
 			return
 		}
 		m.put(Fact{Scope: scopeOf(d.Scope), Key: d.Key, Value: d.Value, UpdatedAt: ev.Time, ExpiresAt: d.Expires})
@@ -147,8 +166,12 @@ func (m *Memory) put(f Fact) {
 	sc[f.Key] = f
 }
 
-// Get returns the fact scope/key unless it is missing or expired at now.
+// Get returns the fact scope/key unless it is missing or expired at now
+// (ErrNotFound), or scope is not one facts may have (ErrBadScope).
 func (m *Memory) Get(scope, key string, now time.Time) (Fact, error) {
+	if err := ValidScope(scope); err != nil {
+		return Fact{}, err
+	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	f, ok := m.mu.facts[scopeOf(scope)][key]

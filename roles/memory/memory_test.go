@@ -2,6 +2,7 @@ package memory_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -47,5 +48,31 @@ func TestCommandStats(t *testing.T) {
 	}
 	if s := m.Stats("abc"); s.Successes != 2 || s.Failures != 1 {
 		t.Fatalf("stats = %+v, want 2 successes 1 failure", s)
+	}
+}
+
+func TestScopes(t *testing.T) {
+	for _, ok := range []string{"", memory.ScopeShared, "run-1", event.NewID()} {
+		if err := memory.ValidScope(ok); err != nil {
+			t.Errorf("ValidScope(%q) = %v", ok, err)
+		}
+	}
+	m := memory.New()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, bad := range []string{"not a run", "a.b", "shared.x", "x/y", strings.Repeat("r", event.MaxRunIDLen+1)} {
+		err := memory.ValidScope(bad)
+		if !errors.Is(err, memory.ErrBadScope) || !strings.Contains(err.Error(), `is neither "shared" nor a run id`) {
+			t.Errorf("ValidScope(%q) = %v; want ErrBadScope", bad, err)
+		}
+		// Neither an operator's put nor a written fact with such a scope
+		// is folded, and reading it says why.
+		m.Fold(ev(event.MemoryPut, t0, event.MemoryPutData{Scope: bad, Key: "k", Value: "v"}))
+		m.Fold(ev(event.MemoryWritten, t0, event.MemoryWrittenData{Scope: bad, Key: "w", Value: "v"}))
+		if _, err := m.Get(bad, "k", t0); !errors.Is(err, memory.ErrBadScope) {
+			t.Errorf("Get(%q) = %v; want ErrBadScope", bad, err)
+		}
+	}
+	if got := m.List("", t0); len(got) != 0 {
+		t.Errorf("facts with bad scopes were folded: %+v", got)
 	}
 }

@@ -65,9 +65,9 @@ func (m *Memory) Snapshot() (uint64, []byte, error) {
 }
 
 // Restore replaces the state with a snapshot's. A snapshot of an unknown
-// version, or one that does not decode, holds a fact without scope or key,
-// the same fact twice, or a negative count, is refused and the state is
-// left as it was.
+// version, or one that does not decode, holds a fact without scope or key
+// or with a scope ValidScope refuses, the same fact twice, or a negative
+// count, is refused and the state is left as it was.
 func (m *Memory) Restore(data []byte) error {
 	var snap snapshot
 	if err := json.Unmarshal(data, &snap); err != nil {
@@ -80,6 +80,11 @@ func (m *Memory) Restore(data []byte) error {
 	for i, sf := range snap.Facts {
 		if sf.Scope == "" || sf.Key == "" {
 			return fmt.Errorf("memory: unmarshal snapshot: fact %d has no scope or key", i)
+		}
+		if err := ValidScope(sf.Scope); err != nil {
+			// The fold never keeps such a fact: folding from the start
+			// rebuilds the state without it.
+			return fmt.Errorf("memory: unmarshal snapshot: fact %d: %w", i, err)
 		}
 		sc := facts[sf.Scope]
 		if sc == nil {

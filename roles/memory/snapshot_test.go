@@ -25,7 +25,7 @@ func historyGen() *rapid.Generator[[]event.Event] {
 		out := make([]event.Event, 0, n)
 		for i := range n {
 			at := t0.Add(time.Duration(rapid.IntRange(-30, 120).Draw(t, "at")) * time.Minute)
-			scope := rapid.SampledFrom([]string{"", memory.ScopeShared, "run-1", "run-2"}).Draw(t, "scope")
+			scope := rapid.SampledFrom([]string{"", memory.ScopeShared, "run-1", "run-2", "not a run"}).Draw(t, "scope")
 			key := rapid.SampledFrom([]string{"a", "b", "c", ""}).Draw(t, "key")
 			var typ event.Type
 			var v any
@@ -166,6 +166,7 @@ func TestRestoreRefusesBadSnapshots(t *testing.T) {
 		{"wrong shape", `{"version":1,"facts":{"a":1}}`, nil},
 		{"fact without key", `{"version":1,"facts":[{"scope":"shared","value":"v"}]}`, nil},
 		{"fact without scope", `{"version":1,"facts":[{"key":"k","value":"v"}]}`, nil},
+		{"fact with a bad scope", `{"version":1,"facts":[{"scope":"not a run","key":"k","value":"v"}]}`, memory.ErrBadScope},
 		{"fact twice", `{"version":1,"facts":[{"scope":"shared","key":"k"},{"scope":"shared","key":"k"}]}`, nil},
 		{"negative count", `{"version":1,"facts":[],"stats":{"h":{"successes":-1}}}`, nil},
 		{"bad time", `{"version":1,"facts":[{"scope":"shared","key":"k","updated_at":"yesterday"}]}`, nil},

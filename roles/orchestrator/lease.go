@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -189,9 +190,24 @@ func (l *leaseKV) take(ctx context.Context, epoch, rev uint64) (bool, error) {
 	return true, nil
 }
 
-// renew extends the lease.
+// errLeaseTaken is a renewal that found the key at our revision holding
+// someone else's lease: the bucket was made again and its revisions
+// started over, so a revision alone no longer proves the key is ours.
+var errLeaseTaken = errors.New("orchestrator: the lease key holds another lease at our revision (bucket made again)")
+
+// renew extends the lease: it reads the key, checks that it is still our
+// write — our revision and our value; after the bucket was made again
+// another holder's write can carry our old revision — and replaces it on
+// that revision.
 func (l *leaseKV) renew(ctx context.Context) error {
 	sent := time.Now()
+	e, err := l.kv.Get(ctx, LeaseKey)
+	if err != nil {
+		return fmt.Errorf("orchestrator: lease read (epoch %d, revision %d): %w", l.epoch, l.rev, err)
+	}
+	if !l.ours(e) {
+		return fmt.Errorf("%w: revision %d holds %s", errLeaseTaken, e.Revision(), e.Value())
+	}
 	rev, err := l.kv.Update(ctx, LeaseKey, l.value(), l.rev)
 	if err != nil {
 		return fmt.Errorf("orchestrator: lease renew (epoch %d, revision %d): %w", l.epoch, l.rev, err)
@@ -201,20 +217,30 @@ func (l *leaseKV) renew(ctx context.Context) error {
 }
 
 // release deletes the lease if we hold it, so that a standby takes over
-// without waiting for the TTL; the delete is on our revision, so a lease
-// someone else has taken meanwhile stays.
+// without waiting for the TTL; the delete is on our revision, and only if
+// the key there holds our value (see renew), so a lease someone else has
+// taken meanwhile stays.
 func (l *leaseKV) release(ctx context.Context) {
 	if l.epoch == 0 {
 		return
 	}
-	_ = l.kv.Delete(ctx, LeaseKey, jetstream.LastRevision(l.rev))
+	if e, err := l.kv.Get(ctx, LeaseKey); err == nil && l.ours(e) {
+		_ = l.kv.Delete(ctx, LeaseKey, jetstream.LastRevision(l.rev))
+	}
 	l.epoch = 0
+}
+
+// ours reports whether e is our last write: our revision and our value.
+// The revision alone proves nothing once the bucket was made again (its
+// revisions start over).
+func (l *leaseKV) ours(e jetstream.KeyValueEntry) bool {
+	return e.Revision() == l.rev && bytes.Equal(e.Value(), l.value())
 }
 
 // lostAtOnce reports a renewal that proves the lease is someone else's:
 // the key moved or vanished.
 func lostAtOnce(err error) bool {
-	return errors.Is(err, jetstream.ErrKeyNotFound) || isWrongRevision(err)
+	return errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, errLeaseTaken) || isWrongRevision(err)
 }
 
 func isWrongRevision(err error) bool {

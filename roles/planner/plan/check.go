@@ -5,8 +5,10 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/bus/redact"
 )
 
 // Allowed values, for messages.
@@ -69,6 +71,20 @@ func checkIDs(d *draft, ps *problems) (steps, subgoals map[string]int) {
 	return steps, subgoals
 }
 
+// checkTexts reports secrets in the plan's goal and its subgoals' ids and
+// titles (checkStep covers the steps).
+func checkTexts(d *draft, ps *problems) {
+	goalAt := d.root.child("goal")
+	if d.goalAt != nil {
+		goalAt = *d.goalAt
+	}
+	checkSecret(ps, goalAt, "goal", d.goal)
+	for _, sg := range d.subgoals {
+		checkSecret(ps, sg.idAt, "id", sg.id)
+		checkSecret(ps, sg.at.child("title"), "title", sg.title)
+	}
+}
+
 // checkStep reports the problems of one step's fields.
 func checkStep(ps *problems, s *draftStep) {
 	st := &s.step
@@ -78,26 +94,38 @@ func checkStep(ps *problems, s *draftStep) {
 		ps.add(s.pos("kind"), "unknown kind %q; allowed: %s", st.Kind, strings.Join(kinds, ", "))
 	}
 	switch kind := effectiveKind(st); {
-	case kind == event.KindShell && strings.TrimSpace(st.Run) == "" && s.ok("run"):
+	case s.blank("run", st.Run):
+		ps.add(s.pos("run"), "run is empty: give the command to execute; a step meant to do nothing leaves run out (kind: noop)")
+	case kind == event.KindShell && st.Run == "" && s.ok("run"):
 		ps.add(s.pos("run"), "shell step needs run: the command to execute")
 	case kind == event.KindNoop && st.Run != "":
 		ps.add(s.pos("run"), "noop step has run; remove run or set kind: shell")
 	}
+	if s.blank("check", st.Check) {
+		ps.add(s.pos("check"), "check is empty: give the command whose exit 0 skips the step, or remove check")
+	}
+	if s.blank("creates", st.Creates) {
+		ps.add(s.pos("creates"), "creates is empty: give the path whose existence skips the step, or remove creates")
+	}
+	if s.blank("cwd", st.Cwd) {
+		ps.add(s.pos("cwd"), "cwd is empty: give a directory, or remove cwd for the executor's default")
+	}
 	checkCommand(ps, s.pos("run"), "run", st.Run)
 	checkCommand(ps, s.pos("check"), "check", st.Check)
 	checkCommand(ps, s.pos("creates"), "creates", st.Creates)
+	for _, f := range []struct{ name, value string }{
+		{"id", st.ID}, {"title", st.Title}, {"run", st.Run}, {"check", st.Check}, {"creates", st.Creates}, {"cwd", st.Cwd},
+	} {
+		checkSecret(ps, s.pos(f.name), f.name, f.value)
+	}
 	switch {
 	case st.Retries < 0:
 		ps.add(s.pos("retries"), "retries must not be negative, got %d", st.Retries)
 	case st.Retries > MaxRetries:
 		ps.add(s.pos("retries"), "retries is %d; the limit is %d", st.Retries, MaxRetries)
 	}
-	if st.Timeout < 0 {
-		ps.add(s.pos("timeout"), "timeout must not be negative, got %s", st.Timeout)
-	}
-	if st.Backoff < 0 {
-		ps.add(s.pos("backoff"), "backoff must not be negative, got %s", st.Backoff)
-	}
+	checkDuration(ps, s.pos("timeout"), "timeout", st.Timeout, MaxTimeout)
+	checkDuration(ps, s.pos("backoff"), "backoff", st.Backoff, MaxBackoff)
 	switch st.OnFailure {
 	case "", event.OnFailureAbort, event.OnFailureContinue:
 	case event.OnFailureRetry:
@@ -109,9 +137,40 @@ func checkStep(ps *problems, s *draftStep) {
 	}
 	checkCapabilities(ps, s)
 	for _, name := range slices.Sorted(maps.Keys(st.Env)) {
+		at := s.pos("env." + name)
 		if !validEnvName(name) {
-			ps.add(s.pos("env."+name), "env name %q is not a valid variable name ([A-Za-z_][A-Za-z0-9_]*)", name)
+			ps.add(at, "env name %q is not a valid variable name ([A-Za-z_][A-Za-z0-9_]*)", name)
 		}
+		v := st.Env[name]
+		if strings.IndexByte(v, 0) >= 0 {
+			ps.add(at, "env %s contains a NUL byte (no environment can carry one)", name)
+		}
+		if kind, found := redact.FindMember(name, v); found {
+			ps.add(at, "env %s holds what looks like a secret (%s); %s", name, kind, secretAdvice)
+		}
+	}
+}
+
+// secretAdvice ends every "looks like a secret" problem.
+const secretAdvice = "events that carry secrets are refused: keep it out of the plan and pass it by reference, e.g. $NAME from the executor's environment"
+
+// checkSecret reports a field whose value signing would refuse: the value
+// is judged as the JSON member field: value of the plan.proposed event it
+// travels in (redact.FindMember, the rule bus/envelope applies), so a plan
+// that passes here is never refused at publish for a secret.
+func checkSecret(ps *problems, at pos, field, value string) {
+	if kind, found := redact.FindMember(field, value); found {
+		ps.add(at, "%s holds what looks like a secret (%s); %s", field, kind, secretAdvice)
+	}
+}
+
+// checkDuration reports a duration that is negative or over its limit.
+func checkDuration(ps *problems, at pos, field string, d event.Duration, limit time.Duration) {
+	switch {
+	case d < 0:
+		ps.add(at, "%s must not be negative, got %s", field, d)
+	case d.Std() > limit:
+		ps.add(at, "%s is %s; the limit is %s", field, d, limit)
 	}
 }
 

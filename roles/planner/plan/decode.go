@@ -41,6 +41,7 @@ func (w *walker) decode(root *yaml.Node) *draft {
 		switch e.name {
 		case "goal":
 			d.goal, _ = w.str(e.val, p)
+			d.goalAt = &p
 		case "steps":
 			w.decodeSteps(d, e.val, p, "")
 		case "subgoals":

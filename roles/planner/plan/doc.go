@@ -88,5 +88,16 @@
 //
 // Durations are written as Go durations ("90s", "1m30s") or whole seconds
 // (90); in the event.Plan they are event.Duration, which travels as a Go
-// duration string ("1m30s").
+// duration string ("1m30s"). A timeout is at most MaxTimeout (24h), a
+// backoff at most MaxBackoff (5m, the orchestrator's cap on retry delays).
+//
+// Text fields given blank are refused rather than read as absent: run: ""
+// and run: "  " both say "run is empty" (a noop step leaves run out), and
+// so do blank check, creates and cwd. A file must be UTF-8 (a UTF-8 BOM is
+// dropped); a UTF-16 or UTF-32 byte-order mark, NUL bytes or invalid UTF-8
+// are refused with the encoding named. No string of the plan may hold what
+// looks like a secret by the rule signing applies (redact.FindMember: an
+// env entry is judged as NAME=value, any other field as field=value), so a
+// plan that passes here is never refused for a secret when its events are
+// signed.
 package plan

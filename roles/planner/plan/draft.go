@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/agentic-dev/agentic/bus/event"
 )
@@ -11,7 +12,9 @@ import (
 // normalization work on drafts only, so a parsed file and a plan built by
 // an LLM planner get exactly the same treatment.
 type draft struct {
-	goal     string
+	goal string
+	// goalAt locates the goal when the input wrote one.
+	goalAt   *pos
 	subgoals []*draftSubgoal
 	steps    []*draftStep
 	// root locates the plan as a whole.
@@ -58,6 +61,15 @@ func (s *draftStep) pos(name string) pos {
 		return p
 	}
 	return s.at.child(name)
+}
+
+// blank reports whether the named text field, with value v, was given
+// (in a file: written, even as "" or null; in code: not "") but holds
+// nothing but white space. Such a field is refused rather than read as
+// absent, so that run: "" and run: "  " get the same answer.
+func (s *draftStep) blank(name, v string) bool {
+	_, written := s.field[name]
+	return s.ok(name) && (written || v != "") && strings.TrimSpace(v) == ""
 }
 
 // ok reports whether the named field decoded (or was absent).

@@ -1,6 +1,10 @@
 package plan
 
-import "github.com/agentic-dev/agentic/bus/event"
+import (
+	"time"
+
+	"github.com/agentic-dev/agentic/bus/event"
+)
 
 // Limits on plan files and plans. They protect every node that folds a plan
 // (a plan travels inside one event) and keep error output readable.
@@ -15,6 +19,12 @@ const (
 	MaxIDLen = event.MaxStepIDLen
 	// MaxRetries caps a step's retries.
 	MaxRetries = 100
+	// MaxTimeout caps a step's timeout: one attempt may run a day at most.
+	MaxTimeout = 24 * time.Hour
+	// MaxBackoff caps a step's backoff. It is the orchestrator's cap on
+	// every retry delay (orchestrator.MaxBackoff): a longer backoff would
+	// be cut to it without a word.
+	MaxBackoff = 5 * time.Minute
 	// MaxCapabilities caps the capabilities one step requires.
 	MaxCapabilities = 32
 	// MaxCapabilityLen caps the length of one capability name.

@@ -57,6 +57,7 @@ func compile(d *draft, ps *problems) *event.Plan {
 		ps.add(d.root, "plan has no steps: add steps (or subgoals with steps)")
 	}
 	stepIdx, subIdx := checkIDs(d, ps)
+	checkTexts(d, ps)
 	for _, s := range d.steps {
 		checkStep(ps, s)
 	}

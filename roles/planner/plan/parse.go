@@ -30,7 +30,7 @@ func Parse(name string, data []byte) (*event.Plan, error) {
 		return nil, ps.err()
 	}
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
-	if !syntaxOK(ps, name, data) {
+	if !encodingOK(ps, data) || !syntaxOK(ps, name, data) {
 		return nil, ps.err()
 	}
 	root, ok := parseYAML(ps, data)
@@ -43,6 +43,62 @@ func Parse(name string, data []byte) (*event.Plan, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// Byte-order marks of the encodings a plan file must not be in. UTF-32's
+// come first: UTF-32LE's starts with UTF-16LE's.
+var boms = []struct {
+	bom  string
+	name string
+}{
+	{"\xff\xfe\x00\x00", "UTF-32 (little-endian)"},
+	{"\x00\x00\xfe\xff", "UTF-32 (big-endian)"},
+	{"\xff\xfe", "UTF-16 (little-endian)"},
+	{"\xfe\xff", "UTF-16 (big-endian)"},
+}
+
+// encodingOK reports a plan file that is not UTF-8 text: a UTF-16 or
+// UTF-32 byte-order mark, NUL bytes (UTF-16 or UTF-32 without a mark, or
+// a binary file) or invalid UTF-8. Parsed as YAML such a file gives
+// nonsense ("unknown field teps"), so the encoding is named instead.
+func encodingOK(ps *problems, data []byte) bool {
+	for _, b := range boms {
+		if bytes.HasPrefix(data, []byte(b.bom)) {
+			ps.add(pos{line: 1, col: 1}, "plan file is %s; save it as UTF-8", b.name)
+			return false
+		}
+	}
+	if i := bytes.IndexByte(data, 0); i >= 0 {
+		line, col := lineCol(data, i)
+		what := "a binary file?"
+		if utf16ish(data) {
+			what = "UTF-16 or UTF-32 without a byte-order mark?"
+		}
+		ps.add(pos{line: line, col: col}, "plan file holds NUL bytes: it is not UTF-8 text (%s); save it as UTF-8", what)
+		return false
+	}
+	if !utf8.Valid(data) {
+		i := 0
+		for i < len(data) {
+			r, size := utf8.DecodeRune(data[i:])
+			if r == utf8.RuneError && size <= 1 {
+				break
+			}
+			i += size
+		}
+		line, col := lineCol(data, i)
+		ps.add(pos{line: line, col: col}, "plan file is not valid UTF-8 (byte 0x%02x at offset %d); save it as UTF-8", data[i], i)
+		return false
+	}
+	return true
+}
+
+// utf16ish reports whether the first bytes of data look like ASCII text
+// in a 16- or 32-bit encoding: every other byte (or more) is NUL.
+func utf16ish(data []byte) bool {
+	n := min(len(data), 64)
+	nul := bytes.Count(data[:n], []byte{0})
+	return n >= 2 && nul*2 >= n-1
 }
 
 // syntaxOK checks JSON syntax first where the input is meant to be JSON,

@@ -33,6 +33,7 @@ func (w *walker) decodeSeed(root *yaml.Node, d *draft) {
 			}
 		case "goal":
 			d.goal, _ = w.str(e.val, p)
+			d.goalAt = &p
 		case "steps":
 			w.decodeSeedEntries(d, e.val, p)
 		}

@@ -43,6 +43,13 @@ func TestValidateCodeBuiltPlan(t *testing.T) {
 				{path: "steps[0].capabilities[2]", msg: "capability is empty"},
 			}},
 		{"shell without run", &event.Plan{Steps: []event.Step{{ID: "a", Kind: event.KindShell}}}, []want{{path: "steps[0].run", msg: "shell step needs run"}}},
+		{"blank run", &event.Plan{Steps: []event.Step{{ID: "a", Run: " \t"}, {ID: "b", Kind: event.KindNoop, Run: "  "}}},
+			[]want{{path: "steps[0].run", msg: "run is empty"}, {path: "steps[1].run", msg: "run is empty"}}},
+		{"durations over limits", &event.Plan{Steps: []event.Step{{ID: "a", Run: "x", Retries: 1,
+			Timeout: event.Duration(MaxTimeout + time.Second), Backoff: event.Duration(MaxBackoff + time.Second)}}},
+			[]want{{path: "steps[0].timeout", msg: "the limit is 24h0m0s"}, {path: "steps[0].backoff", msg: "the limit is 5m0s"}}},
+		{"secret in env", &event.Plan{Steps: []event.Step{{ID: "a", Run: "x", Env: map[string]string{"API_KEY": "abcdef123456"}}}},
+			[]want{{path: "steps[0].env.API_KEY", msg: "looks like a secret"}}},
 		{"unknown subgoal label", &event.Plan{Subgoals: []event.Subgoal{{ID: "setup"}}, Steps: []event.Step{{ID: "a", Run: "x", Subgoal: "setpu"}}},
 			[]want{{path: "steps[0].subgoal", msg: `unknown subgoal "setpu" (did you mean "setup"?)`}, {path: "subgoals[0]", msg: `subgoal "setup" has no steps`}}},
 		{"too many steps", func() *event.Plan {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/agentic-dev/agentic/bus"
@@ -70,7 +71,7 @@ cancelled (goal submit --wait), 130 interrupted.`,
 	pf.StringVarP(&a.output, "output", "o", "text", "output format: text, json or jsonl")
 	pf.DurationVar(&a.timeout, "timeout", DefaultTimeout, "how long to wait for the cluster to answer")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
-	root.AddCommand(a.goalCmd(), a.runCmd(), a.stepCmd(), a.auditCmd(), a.ledgerCmd(), a.memoryCmd(), a.clusterCmd(), a.keysCmd(), a.nodeCmd(), a.versionCmd())
+	root.AddCommand(a.goalCmd(), a.runCmd(), a.stepCmd(), a.auditCmd(), a.ledgerCmd(), a.memoryCmd(), a.clusterCmd(), a.keysCmd(), a.nodeCmd(), a.alarmCmd(), a.versionCmd())
 	return root
 }
 
@@ -165,10 +166,32 @@ func (a *app) publish(ctx context.Context, drafts ...event.Draft) error {
 	pctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
 	if err := bus.PublishSigned(pctx, js, id, drafts...); err != nil {
-		if errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) {
-			return api.WithHint(fmt.Errorf("no JetStream stream stores %s on %s: %w", drafts[0].Subject(), a.server, err), startHint)
+		if errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrStreamNotFound) {
+			return a.noStream(ctx, js, drafts[0].Subject(), err)
 		}
 		return err
 	}
 	return nil
+}
+
+// noStream explains a publish that no stream took: it asks JetStream
+// about AGENTIC_EVENTS rather than guess.
+func (a *app) noStream(ctx context.Context, js jetstream.JetStream, subject string, err error) error {
+	sctx, cancel := context.WithTimeout(ctx, a.timeout)
+	defer cancel()
+	st, serr := js.Stream(sctx, bus.EventsStream)
+	switch {
+	case errors.Is(serr, jetstream.ErrStreamNotFound):
+		return api.WithHint(fmt.Errorf("stream %s does not exist on %s: it was deleted or never created (nothing was published)", bus.EventsStream, a.server),
+			"agentd creates absent streams at start, but a ledger node then refuses a stream whose sequence restarted; "+
+				"under cluster settings streams-repair=restore the ledger nodes recreate it at once, its sequence continuing. "+
+				"See docs/architecture.md, \"Streams drift and deletion\", for the remedy under the alarm rule")
+	case serr == nil:
+		return api.WithHint(fmt.Errorf("stream %s on %s does not take subject %s (its subjects: %s): %w", bus.EventsStream, a.server, subject,
+			strings.Join(st.CachedInfo().Config.Subjects, ", "), err),
+			"the stream was changed behind the cluster settings: agentctl cluster settings show lists the drift")
+	case errors.Is(serr, jetstream.ErrJetStreamNotEnabled) || errors.Is(serr, jetstream.ErrJetStreamNotEnabledForAccount):
+		return api.WithHint(fmt.Errorf("JetStream is not enabled on %s: %w", a.server, err), startHint)
+	}
+	return api.WithHint(fmt.Errorf("no JetStream stream stores %s on %s: %w", subject, a.server, err), startHint)
 }

@@ -25,8 +25,9 @@ AGENTIC_LOGS streams and the orchestrators' leader lease TTL. Each change is
 a cluster.settings event in the ledger carrying the full settings and a
 revision number; ledger nodes apply it to the streams and the leader bucket,
 and every orchestrator times its lease by it. A stream that differs from the
-settings in force is drift: nodes report it (log, metric, "show") and never
-correct it on their own.`,
+settings in force is drift, and a deleted one is missing: nodes raise an
+alarm at once (log, metric, "show") and, under the default streams repair
+rule (alarm), never correct it on their own.`,
 			a.clusterSettingsShowCmd(), a.clusterSettingsSetCmd()))
 }
 
@@ -72,6 +73,7 @@ type settingsFlags struct {
 	eventsAge, eventsBytes, logsAge, logsBytes string
 	eventsReplicas, logsReplicas               int
 	leaseTTL                                   string
+	streamsRepair                              string
 	reapply                                    bool
 }
 
@@ -92,11 +94,17 @@ Sizes take binary units (512MiB, 4GiB; also K, M, G, T) or decimal ones
 The lease TTL is a Go duration from 500ms to 1m (default 1.5s): a killed
 leader is replaced within about a TTL, and a leader that cannot renew for
 two thirds of it loses the lease.
+--streams-repair is the rule for a stream (or the leader bucket) found
+deleted or changed behind the settings: alarm (the default) raises the
+STREAM_MISSING or STREAM_DRIFT alarm and leaves the stream for an operator;
+restore has the ledger node that notices recreate the stream (its sequence
+continuing) or put it back to the settings, log it, and clear the alarm.
 --reapply publishes the settings in force again unchanged, which applies
-them to the streams again (the way to repair drift).`,
+them to the streams again (the way to repair drift by hand).`,
 		Example: `  agentctl cluster settings set --events-max-age 720h --logs-max-bytes 2GiB
   agentctl cluster settings set --events-max-bytes 0     # no byte limit
   agentctl cluster settings set --lease-ttl 3s
+  agentctl cluster settings set --streams-repair restore
   agentctl cluster settings set --reapply`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -111,6 +119,7 @@ them to the streams again (the way to repair drift).`,
 	fl.StringVar(&f.logsBytes, "logs-max-bytes", "", "byte limit of AGENTIC_LOGS (e.g. 1GiB; 0: none)")
 	fl.IntVar(&f.logsReplicas, "logs-replicas", 0, "replicas of AGENTIC_LOGS (1-5)")
 	fl.StringVar(&f.leaseTTL, "lease-ttl", "", "orchestrators' leader lease TTL (Go duration, 500ms to 1m)")
+	fl.StringVar(&f.streamsRepair, "streams-repair", "", "rule for a deleted or drifted stream: alarm (default) or restore")
 	fl.BoolVar(&f.reapply, "reapply", false, "publish the settings in force again, unchanged")
 	return cmd
 }
@@ -174,6 +183,13 @@ func (f settingsFlags) apply(cmd *cobra.Command, s *settings.Settings) error {
 			s.LeaseTTL = d
 		}
 	}
+	if changed("streams-repair") {
+		if r, err := settings.ParseRepair(f.streamsRepair); err != nil || strings.TrimSpace(f.streamsRepair) == "" {
+			errs = append(errs, fmt.Errorf("--streams-repair %q: want %s or %s", f.streamsRepair, event.StreamsRepairAlarm, event.StreamsRepairRestore))
+		} else {
+			s.Repair = r
+		}
+	}
 	age("logs-max-age", f.logsAge, &s.Logs.MaxAge)
 	size("logs-max-bytes", f.logsBytes, &s.Logs.MaxBytes)
 	replicas("logs-replicas", f.logsReplicas, &s.Logs.Replicas)
@@ -184,8 +200,8 @@ func (f settingsFlags) apply(cmd *cobra.Command, s *settings.Settings) error {
 }
 
 func (a *app) clusterSettingsSet(cmd *cobra.Command, f settingsFlags) error {
-	if !f.reapply && !anyChanged(cmd, "events-max-age", "events-max-bytes", "events-replicas", "logs-max-age", "logs-max-bytes", "logs-replicas", "lease-ttl") {
-		return usagef("nothing to change: give at least one of --events-max-age, --events-max-bytes, --events-replicas, --logs-max-age, --logs-max-bytes, --logs-replicas, --lease-ttl, or --reapply")
+	if !f.reapply && !anyChanged(cmd, "events-max-age", "events-max-bytes", "events-replicas", "logs-max-age", "logs-max-bytes", "logs-replicas", "lease-ttl", "streams-repair") {
+		return usagef("nothing to change: give at least one of --events-max-age, --events-max-bytes, --events-replicas, --logs-max-age, --logs-max-bytes, --logs-replicas, --lease-ttl, --streams-repair, or --reapply")
 	}
 	// Check the values before asking anything: a bad flag never costs a
 	// round trip, and nothing is published.
@@ -297,6 +313,11 @@ func (a *app) printSettings(in *settings.InForce) error {
 		ttl = event.DefaultLeaseTTL
 	}
 	fmt.Fprintf(w, "leader lease TTL %s (renewed every %s; the %s bucket expires it)\n", ttl, ttl/3, bus.LeaderBucket)
+	if in.Streams.Repair == event.StreamsRepairRestore {
+		fmt.Fprintln(w, "streams repair: restore (a deleted stream is recreated, a drifted one put back, by the ledger node that notices)")
+	} else {
+		fmt.Fprintln(w, "streams repair: alarm (a deleted or drifted stream raises an alarm and is left for an operator)")
+	}
 	printDrift(w, in)
 	return nil
 }
@@ -319,6 +340,10 @@ func printDrift(w io.Writer, in *settings.InForce) {
 		for _, d := range in.Drift {
 			fmt.Fprintf(w, "  %s %s: expected %s, actual %s\n", d.Stream, d.Field, d.Expected, d.Actual)
 		}
-		fmt.Fprintln(w, "  (nodes never correct drift: apply the settings again with agentctl cluster settings set --reapply)")
+		if in.Streams.Repair == event.StreamsRepairRestore {
+			fmt.Fprintln(w, "  (streams repair rule restore: the node could not put it back; its log says why)")
+		} else {
+			fmt.Fprintln(w, "  (streams repair rule alarm: nodes do not correct drift; apply the settings again with agentctl cluster settings set --reapply, or set --streams-repair restore)")
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus"
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/node/api"
@@ -138,6 +139,8 @@ func TestClusterSettingsSetRefusesBadValues(t *testing.T) {
 		{[]string{"--logs-replicas", "abc"}, []string{`invalid argument "abc"`}},
 		{[]string{"--lease-ttl", "100ms"}, []string{"--lease-ttl: ttl 100ms: want 500ms to 1m"}},
 		{[]string{"--lease-ttl", "2"}, []string{`--lease-ttl: "2" is not a duration`}},
+		{[]string{"--streams-repair", "fix"}, []string{`--streams-repair "fix": want alarm or restore`}},
+		{[]string{"--streams-repair", ""}, []string{`--streams-repair "": want alarm or restore`}},
 		{[]string{"--events-max-age", "10m", "--logs-max-bytes", "-1", "--logs-replicas", "7"},
 			[]string{"--events-max-age: max age 10m", "--logs-max-bytes: \"-1\": a byte count cannot be negative", "--logs-replicas: replicas 7"}},
 	}
@@ -187,5 +190,69 @@ func TestClusterSettingsSetThatCannotApply(t *testing.T) {
 	}
 	if got := streamCfg(t, n, bus.EventsStream).Replicas; got != 1 {
 		t.Fatalf("replicas %d", got)
+	}
+}
+
+// TestClusterSettingsStreamsRepair: the repair rule is a recorded setting;
+// under restore the node puts a drifted stream back by itself, and the
+// rule set back to alarm is written as the default (absent).
+func TestClusterSettingsStreamsRepair(t *testing.T) {
+	h, n := nodeHarness(t)
+	r := h.run("cluster", "settings", "show")
+	if r.code != 0 || !strings.Contains(r.stdout, "streams repair: alarm") {
+		t.Fatalf("show = %+v", r)
+	}
+	r = h.run("cluster", "settings", "set", "--streams-repair", "restore", "--timeout", "20s")
+	if r.code != 0 || !strings.Contains(r.stdout, "streams repair: restore") {
+		t.Fatalf("set = %+v", r)
+	}
+	c := streamCfg(t, n, bus.EventsStream)
+	c.MaxMsgs = 100
+	if _, err := n.JS.UpdateStream(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	poll.Eventually(t, 20*time.Second, "the node to restore the stream", func() bool {
+		return streamCfg(t, n, bus.EventsStream).MaxMsgs == -1
+	})
+	r = h.run("cluster", "settings", "set", "--streams-repair", "alarm", "-o", "json", "--timeout", "20s")
+	if in := decodeJSON[settings.InForce](t, r.stdout); r.code != 0 || in.Revision != 2 || in.Streams.Repair != "" {
+		t.Fatalf("set alarm = %+v", r)
+	}
+	recorded := settingsEvents(t, n)
+	if len(recorded) != 2 || !strings.Contains(string(recorded[0].Data), `"repair":"restore"`) || strings.Contains(string(recorded[1].Data), "repair") {
+		t.Fatalf("recorded %+v", recorded)
+	}
+}
+
+// TestPublishToMissingStream: a write to a cluster whose AGENTIC_EVENTS
+// was deleted says so, not "is agentd running?"; one whose stream no
+// longer takes the events' subjects says that.
+func TestPublishToMissingStream(t *testing.T) {
+	h := newHarness(t).withNode()
+	st, err := h.conn.JS.Stream(context.Background(), bus.EventsStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := st.CachedInfo().Config
+	cfg.Subjects = []string{"elsewhere.>"}
+	if _, err := h.conn.JS.UpdateStream(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	r := h.run("memory", "put", "shared", "k", "v")
+	if r.code != ExitError || !strings.Contains(r.stderr, "stream AGENTIC_EVENTS on "+h.url+" does not take subject agentic.ev.memory.put (its subjects: elsewhere.>)") ||
+		!strings.Contains(r.stderr, "agentctl cluster settings show lists the drift") {
+		t.Fatalf("put to a stream with other subjects = %+v", r)
+	}
+	if err := h.conn.JS.DeleteStream(context.Background(), bus.EventsStream); err != nil {
+		t.Fatal(err)
+	}
+	r = h.run("memory", "put", "shared", "k", "v")
+	if r.code != ExitError || !strings.Contains(r.stderr, "stream AGENTIC_EVENTS does not exist on "+h.url+": it was deleted or never created (nothing was published)") ||
+		!strings.Contains(r.stderr, "streams-repair=restore") || strings.Contains(r.stderr, "is agentd running") {
+		t.Fatalf("put to a deleted stream = %+v", r)
+	}
+	r = h.run("goal", "submit", "do something")
+	if r.code != ExitError || !strings.Contains(r.stderr, "stream AGENTIC_EVENTS does not exist on "+h.url) || strings.Contains(r.stderr, "is agentd running") {
+		t.Fatalf("goal submit to a deleted stream = %+v", r)
 	}
 }

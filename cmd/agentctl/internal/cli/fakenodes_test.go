@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"slices"
+	"testing"
 
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/node/nodes"
@@ -44,4 +45,35 @@ func (f *fakeNode) registerNodes(s *api.Server) {
 		}
 		return page, nil
 	})
+}
+
+// registerAlarms answers alarms.list the way a node does: by node then
+// code, pageSize alarms a page.
+func (f *fakeNode) registerAlarms(s *api.Server) {
+	api.HandleTyped(s, api.MethodAlarmsList, func(_ context.Context, req api.AlarmsListRequest) (api.Page[api.Alarm], error) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if err := req.Validate(); err != nil {
+			return api.Page[api.Alarm]{}, err
+		}
+		rows := nodes.AlarmsAfter(f.alarms, req.Cursor)
+		n := f.size(req.Limit)
+		if len(rows) <= n {
+			return api.Page[api.Alarm]{Items: append([]api.Alarm{}, rows...), End: true}, nil
+		}
+		return api.Page[api.Alarm]{Items: rows[:n], Next: nodes.AlarmCursor(rows[n-1])}, nil
+	})
+}
+
+// withPeer starts another node's API server, answering node.info (also on
+// the broadcast subject, as agentd does) with info.
+func (h *harness) withPeer(t *testing.T, info api.NodeInfo) {
+	t.Helper()
+	srv := api.NewServer(h.conn.NC, info.ID, nil)
+	api.HandleTyped(srv, api.MethodNodeInfo, func(context.Context, struct{}) (api.NodeInfo, error) { return info, nil })
+	srv.Broadcast(api.MethodNodeInfo)
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
 }

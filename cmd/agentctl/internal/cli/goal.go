@@ -4,11 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/agentic-dev/agentic/bus/envelope"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/roles/planner/plan"
@@ -33,8 +32,9 @@ func (a *app) goalSubmitCmd() *cobra.Command {
 
 With -f, the plan file (YAML or JSON; '-' reads stdin) is checked here
 first: a malformed plan prints every problem with file:line:col and exits
-1, and nothing is submitted. Otherwise TEXT is a free-text goal for the
-LLM planner.
+1, and nothing is submitted. At most 1 MiB is read; a FIFO or stdin that
+nobody writes to is waited on until Ctrl-C. Otherwise TEXT is a free-text
+goal for the LLM planner.
 
 The goal is published as a goal.submitted event signed with your operator
 credentials. Without --wait, agentctl prints the new run id (-o json: the
@@ -68,7 +68,7 @@ func (a *app) goalSubmit(ctx context.Context, o submitOpts, text string) error {
 	data := event.GoalSubmittedData{Goal: text, Text: text}
 	if o.file != "" {
 		var err error
-		if data, err = a.readPlan(o.file); err != nil {
+		if data, err = a.readPlan(ctx, o.file); err != nil {
 			return err
 		}
 	}
@@ -76,6 +76,19 @@ func (a *app) goalSubmit(ctx context.Context, o submitOpts, text string) error {
 	d, err := event.NewDraft(event.GoalSubmitted, runID, data)
 	if err != nil {
 		return err
+	}
+	// The rules signing applies (size, secrets) judge the event now, so a
+	// plan that passed its check but could never be published says why
+	// here, before any connection is made.
+	if err := envelope.CheckDraft(d); err != nil {
+		if errors.Is(err, envelope.ErrTooLarge) && o.file != "" {
+			err = fmt.Errorf("%w: the goal.submitted event carrying it is %d bytes JSON-encoded, over the %d KiB limit of one event; make the plan smaller",
+				envelope.ErrTooLarge, len(d.Data), envelope.MaxEventBytes>>10)
+		}
+		if o.file != "" {
+			return &planError{name: planName(o.file), err: err}
+		}
+		return fmt.Errorf("submit goal: %w", err)
 	}
 	if err := a.publish(ctx, d); err != nil {
 		return fmt.Errorf("submit goal: %w", err)
@@ -92,17 +105,12 @@ func (a *app) goalSubmit(ctx context.Context, o submitOpts, text string) error {
 
 // readPlan reads and checks a plan file; its problems are an error listing
 // each with its location.
-func (a *app) readPlan(path string) (event.GoalSubmittedData, error) {
-	var b []byte
-	var err error
-	name := path
-	if path == "-" {
-		name = "stdin"
-		b, err = io.ReadAll(a.env.Stdin)
-	} else {
-		b, err = os.ReadFile(path)
-	}
-	if err != nil {
+func (a *app) readPlan(ctx context.Context, path string) (event.GoalSubmittedData, error) {
+	b, name, err := a.readPlanFile(ctx, path)
+	switch {
+	case errors.Is(err, errTooLarge):
+		return event.GoalSubmittedData{}, fmt.Errorf("plan file %s is larger than the %d KiB limit; nothing was submitted", name, plan.MaxFileBytes>>10)
+	case err != nil:
 		return event.GoalSubmittedData{}, fmt.Errorf("read plan: %w", err)
 	}
 	p, err := plan.Parse(name, b)

@@ -2,10 +2,13 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/node/api"
+	"github.com/agentic-dev/agentic/roles/memory"
 	"github.com/spf13/cobra"
 )
 
@@ -32,7 +35,8 @@ func (a *app) memoryPutCmd() *cobra.Command {
 		Short: "Store a fact",
 		Long: `Publish a memory.put event, signed with your operator credentials; the
 memory role stores the fact (and records memory.written). With --ttl the
-fact expires after that long.`,
+fact expires after that long. SCOPE is "shared" or the whole id of a run
+the node knows; anything else is refused before it is published.`,
 		Example: `  agentctl memory put shared deploy.target staging
   agentctl memory put shared maintenance on --ttl 2h`,
 		Args: args(cobra.ExactArgs(3)),
@@ -51,8 +55,14 @@ func (a *app) memoryPut(ctx context.Context, data event.MemoryPutData) error {
 	if data.Scope == "" || data.Key == "" {
 		return usagef("SCOPE and KEY must not be empty")
 	}
+	if err := checkScope(data.Scope); err != nil {
+		return err
+	}
 	run := ""
-	if data.Scope != "shared" {
+	if data.Scope != memory.ScopeShared {
+		if err := a.checkRunScope(ctx, data.Scope); err != nil {
+			return err
+		}
 		run = data.Scope // a run-private fact belongs to its run
 	}
 	d, err := event.NewDraft(event.MemoryPut, run, data)
@@ -69,6 +79,37 @@ func (a *app) memoryPut(ctx context.Context, data event.MemoryPutData) error {
 	return nil
 }
 
+// checkScope refuses a SCOPE argument that is neither "shared" nor a run
+// id, with the rule the memory role folds by (memory.ValidScope).
+func checkScope(scope string) error {
+	if err := memory.ValidScope(scope); err != nil {
+		return usagef("SCOPE %q is neither %q nor a run id: give shared, or the id of a run (agentctl run list)", scope, memory.ScopeShared)
+	}
+	return nil
+}
+
+// checkRunScope makes sure scope is the whole id of a run the node knows:
+// a fact for no run, or for a prefix, could never be read by that run.
+func (a *app) checkRunScope(ctx context.Context, scope string) error {
+	c, err := a.client()
+	if err != nil {
+		return err
+	}
+	run, err := c.RunSummary(ctx, scope)
+	switch {
+	case errors.Is(err, api.ErrNotFound):
+		return api.WithHint(fmt.Errorf("memory put: scope %q is neither %q nor the id of a run: no run has that id", scope, memory.ScopeShared),
+			"list runs with: agentctl run list")
+	case errors.Is(err, api.ErrAmbiguous):
+		return fmt.Errorf("memory put: scope %q must be a whole run id: %w", scope, err)
+	case err != nil:
+		return fmt.Errorf("memory put: check run %s: %w", scope, err)
+	case run.ID != scope:
+		return usagef("SCOPE %q is a prefix of run %s: give the whole run id", scope, run.ID)
+	}
+	return nil
+}
+
 func (a *app) memoryGetCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "get SCOPE KEY",
@@ -79,6 +120,9 @@ fact object {"scope","key","value","updated_at","expires_at"}).`,
   agentctl memory get 0190a3c2-… build.cache -o json`,
 		Args: args(cobra.ExactArgs(2)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
+			if err := checkScope(argv[0]); err != nil {
+				return err
+			}
 			c, err := a.client()
 			if err != nil {
 				return err
@@ -109,6 +153,9 @@ func (a *app) memoryLsCmd() *cobra.Command {
 			scope := ""
 			if len(argv) == 1 {
 				scope = argv[0]
+				if err := checkScope(scope); err != nil {
+					return err
+				}
 			}
 			c, err := a.client()
 			if err != nil {

@@ -17,6 +17,7 @@ func TestMemory(t *testing.T) {
 			{Scope: "shared", Key: "deploy.target", Value: "staging", UpdatedAt: time.Now()},
 			{Scope: runA, Key: "cache", Value: "warm", UpdatedAt: time.Now(), ExpiresAt: &exp},
 		}
+		f.runs = []api.Run{{ID: runA, Goal: "a", Status: event.RunRunning}}
 	})
 
 	r := h.run("memory", "put", "shared", "maintenance", "on", "--ttl", "2h")
@@ -60,5 +61,35 @@ func TestMemory(t *testing.T) {
 	r = h.run("memory", "ls", "shared", "-o", "json")
 	if got := decodeJSON[[]api.Fact](t, r.stdout); len(got) != 1 || got[0].Key != "deploy.target" {
 		t.Errorf("memory ls shared = %+v", r)
+	}
+}
+
+func TestMemoryScopeIsSharedOrARun(t *testing.T) {
+	h := newHarness(t).withNode()
+	h.node.with(func(f *fakeNode) {
+		f.runs = []api.Run{{ID: runA, Goal: "a", Status: event.RunRunning}, {ID: runB, Goal: "b", Status: event.RunRunning}}
+	})
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"memory", "put", "not a run", "k", "v"}, ExitUsage, `SCOPE "not a run" is neither "shared" nor a run id`},
+		{[]string{"memory", "put", "a.b", "k", "v"}, ExitUsage, `SCOPE "a.b" is neither "shared" nor a run id`},
+		{[]string{"memory", "put", "Shared", "k", "v"}, ExitError, `scope "Shared" is neither "shared" nor the id of a run: no run has that id`},
+		{[]string{"memory", "put", "bogus", "k", "v"}, ExitError, `scope "bogus" is neither "shared" nor the id of a run`},
+		{[]string{"memory", "put", runA[:12], "k", "v"}, ExitUsage, "is a prefix of run " + runA + ": give the whole run id"},
+		{[]string{"memory", "put", "0190", "k", "v"}, ExitError, "must be a whole run id"},
+		{[]string{"memory", "get", "not a run", "k"}, ExitUsage, `SCOPE "not a run" is neither "shared" nor a run id`},
+		{[]string{"memory", "ls", "x/y"}, ExitUsage, `SCOPE "x/y" is neither "shared" nor a run id`},
+	}
+	for _, tt := range tests {
+		r := h.run(tt.args...)
+		if r.code != tt.code || !strings.Contains(r.stderr, tt.want) {
+			t.Errorf("%v = %+v; want exit %d and %q", tt.args, r, tt.code, tt.want)
+		}
+	}
+	if n := len(h.events()); n != 0 {
+		t.Errorf("%d events published for bad scopes", n)
 	}
 }

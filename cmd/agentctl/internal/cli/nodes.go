@@ -21,7 +21,7 @@ func (a *app) nodeLsCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:     "ls",
 		Aliases: []string{"list"},
-		Short:   "List the cluster's nodes: roles, slots, state, leader, version, clock skew",
+		Short:   "List the cluster's nodes: roles, slots, state, leader, version, clock skew, readiness",
 		Long: `List every node the cluster knows, in name order: its roles, executor
 capabilities, slots used/total, membership state, how long it has been in
 it, version and clock skew. The leader orchestrator is marked with * and
@@ -42,6 +42,11 @@ ahead of the NATS server's (negative: behind), measured by the answering
 ledger node from the node's messages since it started ("-": none yet).
 Past ±15s its events start being refused.
 
+READY is what each node answers of itself (node.info, asked of every
+node at once): "yes", or "no" and the first blocking readiness check that
+fails ("-": the node did not answer within a second). -o json gives each
+node's checks.
+
 -o json prints a JSON array of node objects (see docs/cli.md), -o jsonl
 one per line.`,
 		Example: `  agentctl node ls
@@ -56,6 +61,7 @@ one per line.`,
 			if err != nil {
 				return err
 			}
+			a.addReadiness(cmd.Context(), c, p.Items)
 			if a.output != formatText {
 				return writeList(a, p.Items)
 			}
@@ -66,14 +72,14 @@ one per line.`,
 
 func (a *app) renderNodes(p *api.NodesPage[api.NodeSummary], now time.Time) error {
 	w := a.table()
-	fmt.Fprintln(w, "NAME\tROLES\tCAPABILITIES\tSLOTS\tSTATE\tSINCE\tVERSION\tSKEW")
+	fmt.Fprintln(w, "NAME\tROLES\tCAPABILITIES\tSLOTS\tSTATE\tSINCE\tVERSION\tSKEW\tREADY")
 	for _, n := range p.Items {
 		name := n.Name
 		if n.Leader {
 			name += " *"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", name, dash(strings.Join(n.Roles, ",")), dash(strings.Join(n.Capabilities, ",")),
-			fmtSlots(n), fmtNodeState(n), fmtSince(n.Since, now), dash(n.Version), fmtSkew(n.ClockSkew))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", name, dash(strings.Join(n.Roles, ",")), dash(strings.Join(n.Capabilities, ",")),
+			fmtSlots(n), fmtNodeState(n), fmtSince(n.Since, now), dash(n.Version), fmtSkew(n.ClockSkew), fmtReady(n))
 	}
 	if err := w.Flush(); err != nil {
 		return err
@@ -92,6 +98,52 @@ func (a *app) nodesFooter(w io.Writer, p *api.NodesPage[api.NodeSummary]) error 
 	}
 	_, err := fmt.Fprintf(w, "%s  (answered by %s; %s)\n", leader, p.Node, view)
 	return err
+}
+
+// readinessWait bounds how long node ls waits for the nodes' node.info.
+const readinessWait = time.Second
+
+// addReadiness asks every node for its node.info at once and fills the
+// readiness of the rows of those that answer (the answering node filled
+// its own). A node that does not answer keeps what it had.
+func (a *app) addReadiness(ctx context.Context, c *api.Client, rows []api.NodeSummary) {
+	var expect []string
+	for _, n := range rows {
+		if n.Ready == nil && n.State != "dead" && n.State != "left" {
+			expect = append(expect, n.Name)
+		}
+	}
+	if len(expect) == 0 {
+		return
+	}
+	answers, err := api.GatherFrom[api.NodeInfo](ctx, c, api.MethodNodeInfo, struct{}{}, min(a.timeout, readinessWait), expect)
+	if err != nil {
+		return // nodes of a version that does not answer: READY unknown
+	}
+	info := make(map[string]api.NodeInfo, len(answers))
+	for _, ans := range answers {
+		if ans.Err == nil {
+			info[ans.Node] = ans.Data
+		}
+	}
+	for i := range rows {
+		in, ok := info[rows[i].Name]
+		if !ok || rows[i].Ready != nil {
+			continue
+		}
+		rows[i].Ready, rows[i].NotReady, rows[i].Checks = new(in.Ready), in.NotReady, in.Checks
+	}
+}
+
+// fmtReady is a node's READY cell.
+func fmtReady(n api.NodeSummary) string {
+	switch {
+	case n.Ready == nil:
+		return "-"
+	case *n.Ready:
+		return "yes"
+	}
+	return "no: " + truncate(n.NotReady, 60)
 }
 
 func fmtSlots(n api.NodeSummary) string {

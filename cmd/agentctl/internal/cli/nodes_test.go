@@ -10,6 +10,7 @@ import (
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/api"
+	"github.com/agentic-dev/agentic/node/health"
 )
 
 func fixtureNodes() []api.NodeSummary {
@@ -26,6 +27,10 @@ func fixtureNodes() []api.NodeSummary {
 func TestNodeLs(t *testing.T) {
 	h := newHarness(t).withNode()
 	h.node.with(func(f *fakeNode) { f.nodes, f.leader, f.epoch = fixtureNodes(), "a", 7 })
+	// a and b answer node.info (c is dead): a is ready, b is not.
+	h.withPeer(t, api.NodeInfo{ID: "a", Ready: true, Checks: []health.Status{{Name: "jetstream", OK: true, Blocking: true}}})
+	h.withPeer(t, api.NodeInfo{ID: "b", NotReady: "ledger: catching up with the stream",
+		Checks: []health.Status{{Name: "ledger", Blocking: true, Reason: "catching up with the stream"}}})
 
 	r := h.run("node", "ls")
 	if r.code != 0 {
@@ -33,10 +38,10 @@ func TestNodeLs(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
 	want := []*regexp.Regexp{
-		regexp.MustCompile(`^NAME\s+ROLES\s+CAPABILITIES\s+SLOTS\s+STATE\s+SINCE\s+VERSION\s+SKEW$`),
-		regexp.MustCompile(`^a \*\s+orchestrator,planner\s+-\s+-\s+alive\s+5m0s\s+v0.7.0\s+-$`),
-		regexp.MustCompile(`^b\s+executor,orchestrator\s+docker\s+2/4\s+alive,draining\s+3m0s\s+v0.7.0\s+-0.3s$`),
-		regexp.MustCompile(`^c\s+executor\s+-\s+-/2\s+dead\s+12s\s+v0.7.0\s+-$`),
+		regexp.MustCompile(`^NAME\s+ROLES\s+CAPABILITIES\s+SLOTS\s+STATE\s+SINCE\s+VERSION\s+SKEW\s+READY$`),
+		regexp.MustCompile(`^a \*\s+orchestrator,planner\s+-\s+-\s+alive\s+5m0s\s+v0.7.0\s+-\s+yes$`),
+		regexp.MustCompile(`^b\s+executor,orchestrator\s+docker\s+2/4\s+alive,draining\s+3m0s\s+v0.7.0\s+-0.3s\s+no: ledger: catching up with the stream$`),
+		regexp.MustCompile(`^c\s+executor\s+-\s+-/2\s+dead\s+12s\s+v0.7.0\s+-\s+-$`),
 		regexp.MustCompile(`^\* leader a, epoch 7  \(answered by node-a; gossip 10.0.0.1:7946\)$`),
 	}
 	if len(lines) != len(want) {
@@ -61,6 +66,10 @@ func TestNodeLs(t *testing.T) {
 	}
 	if len(got) != 3 || got[0].Name != "a" || !got[0].Leader || got[0].Epoch != 7 || *got[1].SlotsUsed != 2 || *got[1].ClockSkew != -300*time.Millisecond {
 		t.Errorf("json %+v", got)
+	}
+	if got[0].Ready == nil || !*got[0].Ready || got[1].Ready == nil || *got[1].Ready || got[2].Ready != nil ||
+		len(got[1].Checks) != 1 || got[1].Checks[0].Reason != "catching up with the stream" || got[1].NotReady == "" {
+		t.Errorf("json readiness: %+v", got)
 	}
 	r = h.run("node", "ls", "-o", "jsonl")
 	if n := strings.Count(r.stdout, "\n"); r.code != 0 || n != 3 {
@@ -199,4 +208,44 @@ func TestNodeLsAndDrainOnARealNode(t *testing.T) {
 		r := h.run("node", "ls", "-o", "json")
 		return json.Unmarshal([]byte(r.stdout), &rows) == nil && len(rows) == 1 && rows[0].Draining && rows[0].DrainReason == "maintenance"
 	})
+}
+
+func TestAlarmLs(t *testing.T) {
+	h := newHarness(t).withNode()
+	r := h.run("alarm", "ls")
+	if r.code != 0 || strings.TrimSpace(r.stdout) != "no alarms in force" {
+		t.Fatalf("alarm ls with none = %+v", r)
+	}
+	now := time.Now()
+	h.node.with(func(f *fakeNode) {
+		f.alarms = []api.Alarm{
+			{Node: "a", Alarm: event.AlarmClockSkew, Check: "clock", Reason: "clock 40s ahead of the stream's", Since: now.Add(-2 * time.Minute), Raised: now, Seq: 9},
+			{Node: "b", Alarm: event.AlarmCorrupt, Check: "ledger", Raised: now.Add(-time.Minute), Seq: 12},
+			{Node: "b", Alarm: event.AlarmNoSpace, Check: "disk", Reason: "2 MB free", Since: now.Add(-30 * time.Second), Raised: now, Seq: 14},
+		}
+	})
+	r = h.run("alarm", "ls")
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	want := []*regexp.Regexp{
+		regexp.MustCompile(`^NODE\s+ALARM\s+CHECK\s+SINCE\s+REASON$`),
+		regexp.MustCompile(`^a\s+CLOCK_SKEW\s+clock\s+2m0s\s+clock 40s ahead of the stream's$`),
+		regexp.MustCompile(`^b\s+CORRUPT\s+ledger\s+1m0s\s+-$`),
+		regexp.MustCompile(`^b\s+NOSPACE\s+disk\s+30s\s+2 MB free$`),
+	}
+	if r.code != 0 || len(lines) != len(want) {
+		t.Fatalf("alarm ls = %+v", r)
+	}
+	for i, re := range want {
+		if !re.MatchString(lines[i]) {
+			t.Errorf("line %d %q does not match %s", i, lines[i], re)
+		}
+	}
+	r = h.run("alarm", "ls", "-o", "json")
+	var got []api.Alarm
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil || r.code != 0 {
+		t.Fatalf("alarm ls -o json = %+v (%v)", r, err)
+	}
+	if len(got) != 3 || got[2].Node != "b" || got[2].Alarm != event.AlarmNoSpace || got[2].Seq != 14 || got[0].Reason == "" {
+		t.Errorf("json %+v", got)
+	}
 }

@@ -169,6 +169,8 @@ type fakeNode struct {
 	nodesChange func(f *fakeNode, call int)
 	nodesCalls  int
 	nodesPages  int
+	// alarms answers alarms.list (sorted by node then code).
+	alarms []api.Alarm
 }
 
 func newFakeNode() *fakeNode {
@@ -185,6 +187,7 @@ func (f *fakeNode) with(change func(f *fakeNode)) {
 func (f *fakeNode) register(s *api.Server) {
 	f.registerRuns(s)
 	f.registerNodes(s)
+	f.registerAlarms(s)
 	api.HandleTyped(s, api.MethodAudit, f.auditPage)
 	api.HandleTyped(s, api.MethodLedgerVerify, func(context.Context, struct{}) (api.VerifyResult, error) {
 		f.mu.Lock()
@@ -213,7 +216,8 @@ func (f *fakeNode) register(s *api.Server) {
 		return out, nil
 	})
 	api.HandleTyped(s, api.MethodNodeInfo, func(context.Context, struct{}) (api.NodeInfo, error) {
-		return api.NodeInfo{ID: "node-a", Roles: []string{"orchestrator", "ui"}, Version: "v1.2.3", NATS: "embedded"}, nil
+		return api.NodeInfo{ID: "node-a", Roles: []string{"orchestrator", "ui"}, Version: "v1.2.3", NATS: "embedded",
+			LeaderReason: "node-b (epoch 4) has not renewed its lease for 3s (lease TTL 1.5s)"}, nil
 	})
 }
 

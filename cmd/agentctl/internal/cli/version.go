@@ -46,6 +46,12 @@ here).`,
 			fmt.Fprintf(a.env.Stdout, "agentctl %s (%s)\n", v.Agentctl, v.Go)
 			if v.Node != nil {
 				fmt.Fprintf(a.env.Stdout, "node     %s %s (roles %v, nats %s)\n", v.Node.ID, v.Node.Version, v.Node.Roles, dash(v.Node.NATS))
+				switch {
+				case v.Node.Leader != "":
+					fmt.Fprintf(a.env.Stdout, "leader   %s (epoch %d)\n", v.Node.Leader, v.Node.Epoch)
+				case v.Node.LeaderReason != "":
+					fmt.Fprintf(a.env.Stdout, "leader   none: %s\n", v.Node.LeaderReason)
+				}
 			} else {
 				fmt.Fprintf(a.env.Stdout, "node     unreachable: %s\n", v.NodeError)
 			}

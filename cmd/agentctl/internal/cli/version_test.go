@@ -10,7 +10,8 @@ import (
 func TestVersion(t *testing.T) {
 	h := newHarness(t).withNode()
 	r := h.run("version")
-	if r.code != 0 || !strings.HasPrefix(r.stdout, "agentctl v9.9.9-test (go") || !strings.Contains(r.stdout, "node     node-a v1.2.3") {
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "agentctl v9.9.9-test (go") || !strings.Contains(r.stdout, "node     node-a v1.2.3") ||
+		!strings.Contains(r.stdout, "\nleader   none: node-b (epoch 4) has not renewed its lease") {
 		t.Fatalf("version = %+v", r)
 	}
 	r = h.run("version", "-o", "json")

@@ -1,0 +1,278 @@
+package node_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus"
+	"github.com/agentic-dev/agentic/bus/bustest"
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/bus/trust"
+	"github.com/agentic-dev/agentic/node"
+	"github.com/agentic-dev/agentic/node/api"
+	"github.com/agentic-dev/agentic/node/health"
+	"github.com/agentic-dev/agentic/node/nodetest"
+	"github.com/agentic-dev/agentic/roles/executor"
+)
+
+// get answers a GET of url with accept as Accept header: status and body.
+func get(t *testing.T, url, accept string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// startNATS starts a JetStream server on addr storing in dir.
+func startNATS(t *testing.T, dir, addr string) *bus.Embedded {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	srv, err := bus.StartEmbedded(ctx, bus.EmbeddedConfig{StoreDir: dir, Listen: addr})
+	if err != nil {
+		t.Fatalf("start nats-server: %v", err)
+	}
+	return srv
+}
+
+// TestReadinessFollowsJetStream: a node on an external NATS server is
+// ready; the server stops and the node says, within seconds, that it is
+// not ready and why (/readyz 503 with a line per check, the JSON form,
+// the metric); the server comes back on its store and the node is ready
+// again without a restart.
+func TestReadinessFollowsJetStream(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	store := filepath.Join(t.TempDir(), "nats")
+	srv := startNATS(t, store, addr)
+	defer func() { srv.Shutdown() }()
+
+	cfg := nodetest.Config(t.TempDir())
+	cfg.NATS = []string{"nats://" + addr}
+	n := nodetest.Start(t, cfg)
+	readyz := "http://" + n.HTTPAddr() + "/readyz"
+	poll.Eventually(t, 30*time.Second, "the node ready", func() bool { return n.Ready() == nil })
+	code, body := get(t, readyz, "")
+	if code != http.StatusOK || !strings.HasPrefix(body, "ready\n") {
+		t.Fatalf("/readyz of a ready node: %d %q", code, body)
+	}
+	for _, c := range []string{health.CheckJetStream, health.CheckOutbox, health.CheckLedger, health.CheckClock, health.CheckLeader, health.CheckConsumer} {
+		if !strings.Contains(body, "[+]"+c+" ok\n") {
+			t.Errorf("/readyz does not show check %s passing:\n%s", c, body)
+		}
+	}
+	info := n.Info()
+	if !info.Ready || info.NotReady != "" || len(info.Checks) != 6 || info.Leader != cfg.Name || info.Epoch == 0 {
+		t.Errorf("node.info of a ready node: %+v", info)
+	}
+
+	srv.Shutdown()
+	poll.Eventually(t, 10*time.Second, "not ready, naming jetstream", func() bool {
+		err := n.Ready()
+		return err != nil && strings.HasPrefix(err.Error(), "jetstream: nats connection")
+	})
+	code, body = get(t, readyz, "")
+	if code != http.StatusServiceUnavailable || !strings.HasPrefix(body, "not ready: jetstream: ") || !strings.Contains(body, "[-]jetstream failed: nats connection") {
+		t.Errorf("/readyz without JetStream: %d %q", code, body)
+	}
+	code, body = get(t, readyz+"?verbose", "")
+	var checks []health.Status
+	if err := json.Unmarshal([]byte(body), &checks); err != nil || code != http.StatusServiceUnavailable {
+		t.Fatalf("/readyz?verbose: %d %q (%v)", code, body, err)
+	}
+	if checks[0].Name != health.CheckJetStream || checks[0].OK || !checks[0].Blocking || checks[0].Since.IsZero() {
+		t.Errorf("/readyz?verbose: %+v", checks)
+	}
+	if code, body = get(t, readyz, "application/json"); code != http.StatusServiceUnavailable || !strings.HasPrefix(body, "[{") {
+		t.Errorf("/readyz with Accept: application/json: %d %q", code, body)
+	}
+	if _, m := get(t, "http://"+n.HTTPAddr()+"/metrics", ""); !strings.Contains(m, fmt.Sprintf(`agentic_check_ok{check="jetstream",node=%q} 0`, cfg.Name)) {
+		t.Errorf("metrics do not show the jetstream check failing")
+	}
+	if i := n.Info(); i.Ready || !strings.HasPrefix(i.NotReady, "jetstream: ") || i.Leader != "" || i.LeaderReason == "" {
+		t.Errorf("node.info without JetStream: ready %v %q, leader %q (%q)", i.Ready, i.NotReady, i.Leader, i.LeaderReason)
+	}
+
+	srv = startNATS(t, store, addr)
+	poll.Eventually(t, 30*time.Second, "ready again without a restart", func() bool { return n.Ready() == nil })
+	if code, _ := get(t, readyz, ""); code != http.StatusOK {
+		t.Errorf("/readyz after JetStream came back: %d", code)
+	}
+	if _, m := get(t, "http://"+n.HTTPAddr()+"/metrics", ""); !strings.Contains(m, fmt.Sprintf(`agentic_check_ok{check="jetstream",node=%q} 1`, cfg.Name)) {
+		t.Errorf("metrics do not show the jetstream check passing again")
+	}
+}
+
+// TestAlarmInTheLedger: a check carrying an alarm fails; the node raises
+// the alarm once (in the ledger, alarm ls shows it), and clears it once
+// when the check passes again.
+func TestAlarmInTheLedger(t *testing.T) {
+	n := nodetest.Start(t, nodetest.Config(t.TempDir()))
+	poll.Eventually(t, 30*time.Second, "the node ready", func() bool { return n.Ready() == nil })
+	var st health.State
+	err := node.HealthOf(n.Node).Register(health.Check{Name: "test-skew", Alarm: event.AlarmClockSkew, Probe: st.Probe, Changed: st.Changed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	st.Set(errors.New("clock 40s ahead"))
+	var alarms []api.Alarm
+	poll.Eventually(t, 20*time.Second, "alarm ls showing the alarm", func() bool {
+		alarms, err = n.API.Alarms(ctx)
+		return err == nil && len(alarms) == 1
+	})
+	if a := alarms[0]; a.Node != "test-node" || a.Alarm != event.AlarmClockSkew || a.Check != "test-skew" || a.Reason != "clock 40s ahead" || a.Seq == 0 {
+		t.Errorf("alarm %+v", a)
+	}
+	if err := n.Ready(); err != nil {
+		t.Errorf("a non-blocking check made the node not ready: %v", err)
+	}
+	p, err := n.API.Nodes(ctx)
+	if err != nil || len(p.Items) != 1 || len(p.Items[0].Alarms) != 1 || p.Items[0].Ready == nil || !*p.Items[0].Ready || len(p.Items[0].Checks) != 7 {
+		t.Errorf("nodes.list: %+v, %v", p, err)
+	}
+	if _, m := get(t, "http://"+n.HTTPAddr()+"/metrics", ""); !strings.Contains(m, `agentic_alarm{alarm="CLOCK_SKEW",node="test-node"} 1`) {
+		t.Errorf("metrics do not show the alarm")
+	}
+	st.Set(nil)
+	poll.Eventually(t, 20*time.Second, "alarm ls empty", func() bool {
+		alarms, err = n.API.Alarms(ctx)
+		return err == nil && len(alarms) == 0
+	})
+	var types []string
+	for l, err := range n.API.AuditLines(ctx, api.AuditRequest{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(l.Type, "alarm.") {
+			types = append(types, l.Type)
+		}
+	}
+	if strings.Join(types, ",") != "alarm.raised,alarm.cleared" {
+		t.Errorf("alarm events in the ledger: %v, want one raise and one clear", types)
+	}
+}
+
+// TestNodeInfoReportsNoStaleLeader: a ledger node without the
+// orchestrator role reports the live lease holder as leader; once the
+// leader has stopped (its lease released), it reports no leader and why,
+// although its ledger still records the last election.
+func TestNodeInfoReportsNoStaleLeader(t *testing.T) {
+	srv := bustest.Server(t)
+	cfgA := nodetest.Config(t.TempDir())
+	cfgA.Name, cfgA.Roles, cfgA.NATS = "lead-a", []string{event.RoleOrchestrator}, []string{srv.ClientURL()}
+	a := nodetest.Start(t, cfgA)
+	poll.Eventually(t, 20*time.Second, "lead-a leading", func() bool { return a.Info().Leader == "lead-a" })
+
+	cfgB := nodetest.Config(t.TempDir())
+	cfgB.Name, cfgB.Roles, cfgB.NATS = "plan-b", []string{event.RolePlanner}, []string{srv.ClientURL()}
+	root, err := trust.LoadIssuer(filepath.Join(a.Dir, trust.RootKeyFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := trust.Enroll(cfgB.Data, root, cfgB.Name, cfgB.Roles, time.Hour, false); err != nil {
+		t.Fatal(err)
+	}
+	creds, err := os.ReadFile(filepath.Join(a.Dir, trust.OperatorCredsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cfgB.Data, trust.OperatorCredsFile), creds, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b := nodetest.Start(t, cfgB)
+	poll.Eventually(t, 20*time.Second, "plan-b seeing lead-a lead", func() bool {
+		i := b.Info()
+		return i.Leader == "lead-a" && i.Epoch == 1 && i.Ready
+	})
+
+	a.Stop(t)
+	var info api.NodeInfo
+	poll.Eventually(t, 10*time.Second, "plan-b reporting no leader", func() bool {
+		info = b.Info()
+		return info.Leader == "" && info.LeaderReason != ""
+	})
+	if !strings.Contains(info.LeaderReason, "no orchestrator holds the lease") || info.Epoch != 0 {
+		t.Errorf("node.info without a leader: %+v", info)
+	}
+	// The leader check is not blocking on a node without the orchestrator
+	// role: it is reported, and the node stays ready.
+	if !info.Ready || b.Ready() != nil {
+		t.Errorf("plan-b not ready: %v", b.Ready())
+	}
+	var leader *health.Status
+	for _, c := range info.Checks {
+		if c.Name == health.CheckLeader {
+			leader = &c
+		}
+	}
+	if leader == nil || leader.OK || leader.Blocking || leader.Reason != info.LeaderReason {
+		t.Errorf("leader check: %+v", leader)
+	}
+	p, err := b.API.Nodes(context.Background())
+	if err != nil || p.Leader != "" {
+		t.Errorf("nodes.list names a leader whose lease is gone: %+v, %v", p, err)
+	}
+}
+
+// TestConsumerDeletedRaisesAndClearsItsAlarm: the executor's durable
+// consumer deleted under a running node is made again; the node records
+// CONSUMER_MISSING in the ledger once, and its clear once.
+func TestConsumerDeletedRaisesAndClearsItsAlarm(t *testing.T) {
+	n := nodetest.Start(t, nodetest.Config(t.TempDir()))
+	poll.Eventually(t, 30*time.Second, "the node ready", func() bool { return n.Ready() == nil })
+	ctx := context.Background()
+	if err := n.JS.DeleteConsumer(ctx, bus.EventsStream, executor.ConsumerName("test-node")); err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	poll.Eventually(t, 30*time.Second, "alarm raised and cleared in the ledger", func() bool {
+		types = types[:0]
+		for l, err := range n.API.AuditLines(ctx, api.AuditRequest{}) {
+			if err != nil {
+				return false
+			}
+			if strings.HasPrefix(l.Type, "alarm.") {
+				var d event.AlarmData
+				if json.Unmarshal(l.Data, &d) != nil || d.Alarm != event.AlarmConsumerMissing || d.Check != health.CheckConsumer {
+					t.Fatalf("alarm %s %s", l.Type, l.Data)
+				}
+				types = append(types, l.Type)
+			}
+		}
+		return len(types) >= 2
+	})
+	if strings.Join(types, ",") != "alarm.raised,alarm.cleared" {
+		t.Fatalf("alarm events: %v, want one raise then one clear", types)
+	}
+	poll.Eventually(t, 10*time.Second, "ready, no alarm in force", func() bool {
+		a, err := n.API.Alarms(ctx)
+		return err == nil && len(a) == 0 && n.Ready() == nil
+	})
+}
