@@ -477,7 +477,9 @@ func (n *Node) startHealth(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("node: %w", err)
 	}
-	checks := []health.Check{jetStreamCheck(n.conn.NC, n.conn.JS), outboxCheck(n.outbox, n.conn.NC)}
+	// The disk check first: a full disk is the cause the others' failures
+	// (a ledger not caught up, an outbox not draining) would hide.
+	checks := append(n.diskChecks(), jetStreamCheck(n.conn.NC, n.conn.JS), outboxCheck(n.outbox, n.conn.NC))
 	if n.follower != nil {
 		kv, err := n.conn.JS.KeyValue(ctx, bus.LeaderBucket)
 		if err != nil {
@@ -495,7 +497,6 @@ func (n *Node) startHealth(ctx context.Context) error {
 	if n.exec != nil {
 		checks = append(checks, n.exec.Checks()...)
 	}
-	checks = append(checks, n.diskChecks()...)
 	if err := m.Register(checks...); err != nil {
 		return fmt.Errorf("node: %w", err)
 	}

@@ -175,9 +175,9 @@ type LowError struct {
 
 func (e *LowError) Error() string {
 	if e.Resume > 0 {
-		return fmt.Sprintf("disk: data dir %s has %s free, just above the floor of %s: resuming at %s", e.Dir, mib(e.Free), mib(e.Floor), mib(e.Resume))
+		return fmt.Sprintf("data dir %s has %s free, just above the floor of %s: resuming at %s", e.Dir, mib(e.Free), mib(e.Floor), mib(e.Resume))
 	}
-	return fmt.Sprintf("disk: data dir %s has %s free, below the floor of %s (free space, or lower disk.floor)", e.Dir, mib(e.Free), mib(e.Floor))
+	return fmt.Sprintf("data dir %s has %s free, below the floor of %s (free space, or lower disk.floor)", e.Dir, mib(e.Free), mib(e.Floor))
 }
 
 func mib(n uint64) string {
