@@ -2,11 +2,16 @@ package bus
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/url"
+	"os"
 	"strconv"
+	"strings"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -37,11 +42,52 @@ type EmbeddedConfig struct {
 	Logger *slog.Logger
 	// ReadyTimeout bounds the wait for the server to accept connections.
 	ReadyTimeout time.Duration
+	// MaxStore is the JetStream store's byte limit; 0 sizes it from the
+	// store directory's file system (StoreShare of its size, see
+	// MaxStoreFor).
+	MaxStore int64
+	// Space, if set, reads now whether the data dir is above its
+	// free-space floor (node/diskspace.Monitor.Refresh: a fresh reading, so
+	// that JetStream is not restarted on a disk that just filled); JetStream
+	// stopped by a full disk is restarted only then. Nil: when at least a
+	// MiB is free.
+	Space func() error
+	// HealEvery is how often a JetStream stopped by a full disk is
+	// checked for a restart (DefaultHealEvery if 0).
+	HealEvery time.Duration
+}
+
+// StoreShare is the part of its file system the embedded JetStream store
+// may fill, in percent of the file system's size: the rest is for the
+// ledger (which keeps every event), the outbox and the executor's state.
+// It is a share of the size, not of the free space (nats-server's own
+// default is 75 % of the space free at start), so that it does not shrink
+// when the disk fills and the streams load again after a restart.
+const StoreShare = 50
+
+// DefaultHealEvery is how often a JetStream stopped by a full disk is
+// checked for a restart.
+const DefaultHealEvery = time.Second
+
+// MaxStoreFor is the default JetStream store limit on a file system of
+// total bytes: StoreShare percent of it.
+func MaxStoreFor(total uint64) int64 {
+	return int64(total / 100 * StoreShare)
 }
 
 // Embedded is a running in-process nats-server.
 type Embedded struct {
-	srv *server.Server
+	srv  *server.Server
+	opts *server.Options
+	cfg  EmbeddedConfig
+	log  *slog.Logger
+	// broken is the write error that stopped JetStream's writes (a full
+	// disk), until the restart that heals it.
+	mu     sync.Mutex
+	broken error
+	heal   chan struct{} // a write error was seen
+	cancel context.CancelFunc
+	done   chan struct{}
 }
 
 // StartEmbedded starts a nats-server with JetStream persisting under
@@ -51,6 +97,17 @@ type Embedded struct {
 // majority of the cluster's servers are up and have elected a meta leader
 // (EnsureStreams waits for that).
 func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
+	maxStore := cfg.MaxStore
+	if maxStore <= 0 {
+		if err := os.MkdirAll(cfg.StoreDir, 0o700); err != nil {
+			return nil, fmt.Errorf("bus: embedded nats-server store %s: %w", cfg.StoreDir, err)
+		}
+		var st syscall.Statfs_t
+		if err := syscall.Statfs(cfg.StoreDir, &st); err != nil {
+			return nil, fmt.Errorf("bus: embedded nats-server store %s: %w", cfg.StoreDir, err)
+		}
+		maxStore = MaxStoreFor(uint64(st.Blocks) * uint64(st.Bsize))
+	}
 	opts := &server.Options{
 		ServerName: cfg.ServerName,
 		JetStream:  true,
@@ -58,6 +115,10 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 		SyncAlways: true,
 		NoSigs:     true,
 		MaxPayload: 1 << 20,
+		// Both limits explicit: a restart of JetStream after a full disk
+		// must not size the store from the space then free.
+		JetStreamMaxStore:  maxStore,
+		JetStreamMaxMemory: jetStreamMaxMemory,
 	}
 	if cfg.Listen == "" {
 		opts.DontListen = true
@@ -75,9 +136,12 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bus: embedded nats-server: %w", err)
 	}
-	if cfg.Logger != nil {
-		srv.SetLoggerV2(&natsLogger{l: cfg.Logger}, false, false, false)
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
 	}
+	e := &Embedded{srv: srv, opts: opts, cfg: cfg, log: log, heal: make(chan struct{}, 1)}
+	srv.SetLoggerV2(&natsLogger{l: log, onWriteErr: e.writeFailed}, false, false, false)
 	go srv.Start()
 	timeout := cfg.ReadyTimeout
 	if timeout == 0 {
@@ -91,7 +155,128 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 		srv.WaitForShutdown()
 		return nil, fmt.Errorf("bus: embedded nats-server not ready after %s (is %s already in use?)", timeout, cfg.Listen)
 	}
-	return &Embedded{srv: srv}, nil
+	hctx, cancel := context.WithCancel(context.Background())
+	e.cancel, e.done = cancel, make(chan struct{})
+	go e.healLoop(hctx)
+	return e, nil
+}
+
+// jetStreamMaxMemory bounds JetStream's memory storage: agentic keeps no
+// stream in memory, so a little is enough.
+const jetStreamMaxMemory = 64 << 20
+
+// writeFailed records a JetStream write error reported in the server's
+// log: a full disk leaves the stream's file store failed (every later
+// write returns the same error) or JetStream disabled until it is
+// restarted.
+func (e *Embedded) writeFailed(msg string) {
+	e.mu.Lock()
+	first := e.broken == nil
+	if first {
+		e.broken = errors.New(msg)
+	}
+	e.mu.Unlock()
+	if first {
+		e.log.Error("JetStream stopped writing (disk full?): it is restarted in-process once the data dir has space again", "nats", msg)
+	}
+	select {
+	case e.heal <- struct{}{}:
+	default:
+	}
+}
+
+// JetStreamErr returns why JetStream does not write (a full disk stopped
+// it; it restarts by itself once space returns), or nil.
+func (e *Embedded) JetStreamErr() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.broken != nil {
+		return fmt.Errorf("jetstream: stopped writing (%w); restarted once the data dir has space again", e.broken)
+	}
+	return nil
+}
+
+// healLoop restarts JetStream in-process after a write error, once the
+// disk has space again: nats-server keeps a stream's file store failed
+// after a write error and disables JetStream on some (clustered) ones,
+// and only a restart of JetStream (as a configuration reload does) loads
+// the streams again from what is on disk.
+func (e *Embedded) healLoop(ctx context.Context) {
+	defer close(e.done)
+	every := e.cfg.HealEvery
+	if every <= 0 {
+		every = DefaultHealEvery
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-e.heal:
+		case <-t.C:
+		}
+		e.mu.Lock()
+		if e.broken == nil && !e.srv.JetStreamEnabled() {
+			// Disabled by the server itself (out of space on a clustered
+			// server, in a goroutine of its own), or after a restart of
+			// ours that such a goroutine undid.
+			e.broken = errors.New("JetStream disabled by the server")
+		}
+		broken := e.broken
+		e.mu.Unlock()
+		if broken == nil || !e.hasSpace() {
+			continue
+		}
+		if err := e.restartJetStream(); err != nil {
+			e.log.Warn("JetStream restart after a full disk failed; retrying", "err", err)
+			continue
+		}
+		e.mu.Lock()
+		e.broken = nil
+		e.mu.Unlock()
+		e.log.Info("JetStream restarted after a full disk: writing again")
+	}
+}
+
+// minHealFree is the free space wanted before JetStream is restarted when
+// no Space is configured.
+const minHealFree = 1 << 20
+
+func (e *Embedded) hasSpace() bool {
+	if e.cfg.Space != nil {
+		return e.cfg.Space() == nil
+	}
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(e.cfg.StoreDir, &st); err != nil {
+		return false
+	}
+	return uint64(st.Bavail)*uint64(st.Bsize) >= minHealFree
+}
+
+// restartJetStream shuts JetStream down, keeping its state on disk, and
+// enables it again with the server's configuration (what nats-server's
+// configuration reload does to re-enable JetStream).
+func (e *Embedded) restartJetStream() error {
+	if e.srv.JetStreamEnabled() {
+		if err := e.srv.ShutdownJetStream(); err != nil {
+			return fmt.Errorf("bus: shut JetStream down: %w", err)
+		}
+	}
+	o := e.opts
+	err := e.srv.EnableJetStream(&server.JetStreamConfig{
+		StoreDir:     o.StoreDir,
+		SyncInterval: o.SyncInterval,
+		SyncAlways:   o.SyncAlways,
+		MaxMemory:    o.JetStreamMaxMemory,
+		MaxStore:     o.JetStreamMaxStore,
+		Domain:       o.JetStreamDomain,
+		Strict:       !o.NoJetStreamStrict,
+	})
+	if err != nil {
+		return fmt.Errorf("bus: enable JetStream: %w", err)
+	}
+	return nil
 }
 
 // listenAddr splits a listen address into host and port for nats-server:
@@ -177,16 +362,50 @@ func (e *Embedded) Name() string { return e.srv.Name() }
 
 // Shutdown stops the server and waits for it to finish.
 func (e *Embedded) Shutdown() {
+	if e.cancel != nil {
+		e.cancel()
+		<-e.done
+		e.cancel = nil
+	}
 	e.srv.Shutdown()
 	e.srv.WaitForShutdown()
 }
 
-// natsLogger adapts slog to nats-server's logger interface.
-type natsLogger struct{ l *slog.Logger }
+// natsLogger adapts slog to nats-server's logger interface, and hands the
+// lines that report a JetStream write failure (a full disk) to
+// onWriteErr: nats-server reports them only in its log.
+type natsLogger struct {
+	l          *slog.Logger
+	onWriteErr func(msg string)
+}
+
+// writeFailures are the log lines with which nats-server reports that a
+// write error stopped a stream's store or JetStream itself.
+var writeFailures = []string{"critical write error", "out of space", "will be DISABLED", "no space left on device", "out of resources"}
+
+func (n *natsLogger) watch(msg string) {
+	if n.onWriteErr == nil {
+		return
+	}
+	for _, w := range writeFailures {
+		if strings.Contains(msg, w) {
+			n.onWriteErr(msg)
+			return
+		}
+	}
+}
 
 func (n *natsLogger) Noticef(f string, v ...any) { n.l.Info("nats", "msg", fmt.Sprintf(f, v...)) }
-func (n *natsLogger) Warnf(f string, v ...any)   { n.l.Warn("nats", "msg", fmt.Sprintf(f, v...)) }
-func (n *natsLogger) Fatalf(f string, v ...any)  { n.l.Error("nats fatal", "msg", fmt.Sprintf(f, v...)) }
-func (n *natsLogger) Errorf(f string, v ...any)  { n.l.Error("nats", "msg", fmt.Sprintf(f, v...)) }
-func (n *natsLogger) Debugf(f string, v ...any)  { n.l.Debug("nats", "msg", fmt.Sprintf(f, v...)) }
-func (n *natsLogger) Tracef(f string, v ...any)  { n.l.Debug("nats", "msg", fmt.Sprintf(f, v...)) }
+func (n *natsLogger) Warnf(f string, v ...any) {
+	msg := fmt.Sprintf(f, v...)
+	n.l.Warn("nats", "msg", msg)
+	n.watch(msg)
+}
+func (n *natsLogger) Fatalf(f string, v ...any) { n.l.Error("nats fatal", "msg", fmt.Sprintf(f, v...)) }
+func (n *natsLogger) Errorf(f string, v ...any) {
+	msg := fmt.Sprintf(f, v...)
+	n.l.Error("nats", "msg", msg)
+	n.watch(msg)
+}
+func (n *natsLogger) Debugf(f string, v ...any) { n.l.Debug("nats", "msg", fmt.Sprintf(f, v...)) }
+func (n *natsLogger) Tracef(f string, v ...any) { n.l.Debug("nats", "msg", fmt.Sprintf(f, v...)) }

@@ -185,7 +185,7 @@ func streamConfig(name, description, subject string, s StreamSettings, rev uint6
 
 // minFallbackBytes is the smallest byte limit EnsureStreams tries when the
 // server cannot reserve a stream's MaxBytes.
-const minFallbackBytes = 64 << 20
+const minFallbackBytes = 1 << 20
 
 // EnsureStreams creates the streams and the leader bucket that are absent.
 // It never changes an existing stream or bucket: cluster settings (stream
@@ -207,13 +207,14 @@ const minFallbackBytes = 64 << 20
 // way; an existing one is left as it is.
 //
 // JetStream reserves a file stream's MaxBytes against the server's store
-// limit (by default 75% of the disk space free when the server started).
-// When the reservation is refused, the stream is created with half the
-// bytes, then half again, down to 64 MiB, and without a byte limit (age
-// only) if even that does not fit: a node on a small disk still starts, and
+// limit (the embedded server's is sized from the data directory's file
+// system, see StoreShare; an external server's is its max_store). When the
+// reservation is refused, the stream's byte limit is halved until it fits,
+// and then halved once more, so that a stream takes at most half of what
+// was left and the next stream and the leader bucket still find room: on
+// a 64 MB data dir (a 32 MiB store) each stream gets 8 MiB. Below 1 MiB the stream is created without a byte
+// limit (age only), the last resort. A node on a small disk starts, and
 // the ledger nodes report the difference from the settings as drift.
-// Sizing the reservations from the data directory's disk is left to a
-// later version.
 func EnsureStreams(ctx context.Context, js jetstream.JetStream, cfg StreamConfig) error {
 	cfg.defaults(js.Conn())
 	e := &ensurer{js: js, cfg: cfg, log: cfg.Logger}
@@ -272,7 +273,17 @@ func (e *ensurer) createAbsent(ctx context.Context, sc jetstream.StreamConfig) e
 	}
 	asked, askedReplicas := sc.MaxBytes, sc.Replicas
 	for {
-		_, err = e.js.CreateStream(ctx, sc)
+		var st jetstream.Stream
+		st, err = e.js.CreateStream(ctx, sc)
+		if err == nil && sc.MaxBytes != asked && sc.MaxBytes > 0 {
+			// It fits now: take half of it, leaving the rest to the
+			// streams and the bucket made after this one.
+			sc.MaxBytes = max(sc.MaxBytes/2, minFallbackBytes)
+			if _, uerr := e.js.UpdateStream(ctx, sc); uerr != nil {
+				e.log.Warn("could not halve the byte limit of a stream made on a small store", "stream", sc.Name, "err", uerr)
+				sc.MaxBytes = st.CachedInfo().Config.MaxBytes
+			}
+		}
 		if isPlacement(err) && sc.Replicas > 1 {
 			if werr := e.placementRefused(sc.Name, sc.Replicas, err); werr != nil {
 				return werr

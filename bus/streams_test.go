@@ -102,7 +102,8 @@ func TestEnsureStreamsNeverChangesAStream(t *testing.T) {
 
 // TestEnsureStreamsOnASmallStore: JetStream reserves MaxBytes against the
 // server's store limit; a store too small for the default limits still
-// gets both streams, with smaller byte limits (and says so).
+// gets both streams, with smaller byte limits that leave room for each
+// other (and says so).
 func TestEnsureStreamsOnASmallStore(t *testing.T) {
 	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true,
 		JetStream: true, StoreDir: t.TempDir(), JetStreamMaxStore: 300 << 20})
@@ -125,13 +126,14 @@ func TestEnsureStreamsOnASmallStore(t *testing.T) {
 	}
 	rec := &logrec.Recorder{}
 	ensure(t, js, bus.StreamConfig{Replicas: 1, Logger: slog.New(rec)})
-	// 4 GiB halves down to 256 MiB, which fits in 300 MiB; the 44 MiB left
-	// are under the 64 MiB floor, so the logs stream keeps its age limit only.
-	if got := streamConfig(t, js, bus.EventsStream).MaxBytes; got != 256<<20 {
-		t.Errorf("events max bytes %d, want %d", got, 256<<20)
+	// 4 GiB halves down to 256 MiB, which fits in 300 MiB, and takes half
+	// of that: 128 MiB. 1 GiB halves down to 128 MiB, which fits in the
+	// 172 MiB left: the logs stream takes 64 MiB, and keeps its age limit.
+	if got := streamConfig(t, js, bus.EventsStream).MaxBytes; got != 128<<20 {
+		t.Errorf("events max bytes %d, want %d", got, 128<<20)
 	}
-	if got := streamConfig(t, js, bus.LogsStream); got.MaxBytes != -1 || got.MaxAge != 7*24*time.Hour {
-		t.Errorf("logs stream %+v, want no byte limit and the 7 day age limit", got)
+	if got := streamConfig(t, js, bus.LogsStream); got.MaxBytes != 64<<20 || got.MaxAge != 7*24*time.Hour {
+		t.Errorf("logs stream %+v, want 64 MiB and the 7 day age limit", got)
 	}
 	if msgs := rec.Messages(slog.LevelError); len(msgs) != 2 || !strings.Contains(msgs[0], "smaller byte limit") {
 		t.Errorf("logged %q, want two errors about smaller byte limits", msgs)

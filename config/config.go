@@ -72,6 +72,8 @@ type Config struct {
 	// Ledger configures the ledger of a ledger node (every role but a lone
 	// executor).
 	Ledger LedgerConfig `yaml:"ledger"`
+	// Disk configures how the node guards its data dir's free space.
+	Disk DiskConfig `yaml:"disk"`
 	// Policy is the path of a safety policy file. Reserved: accepted and
 	// carried, not interpreted by this package.
 	Policy string `yaml:"policy"`
@@ -120,6 +122,18 @@ type LedgerConfig struct {
 	// from before it starts with the hole recorded as ledger.gap. 0: never
 	// copy.
 	BootstrapTimeout time.Duration `yaml:"bootstrap_timeout"`
+}
+
+// DiskConfig configures the data dir's free-space guard (node/diskspace)
+// and the embedded JetStream store's size. Both are per machine.
+type DiskConfig struct {
+	// Floor is the free space below which the node takes no new work and
+	// is not ready: a size ("512MiB") or a share of the file system
+	// ("5%"); empty: the smaller of 256 MiB and 5 % of the file system.
+	Floor string `yaml:"floor"`
+	// JetStreamMaxStore is the embedded JetStream store's byte limit, a
+	// size ("10GiB"); empty: half of the data dir's file system.
+	JetStreamMaxStore string `yaml:"jetstream_max_store"`
 }
 
 // Defaults that are not derived from the machine.

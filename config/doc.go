@@ -49,6 +49,9 @@
 //	  lease_ttl: ""               # AGENTIC_LEASE_TTL       --lease-ttl    (deprecated, ignored: a cluster setting now)
 //	ledger:
 //	  bootstrap_timeout: 30s      # AGENTIC_LEDGER_BOOTSTRAP_TIMEOUT --ledger-bootstrap-timeout (0: never copy a peer's ledger)
+//	disk:
+//	  floor: ""                   # AGENTIC_DISK_FLOOR      --disk-floor   512MiB or 5% (empty: min(256MiB, 5% of the disk))
+//	  jetstream_max_store: ""     # AGENTIC_JETSTREAM_MAX_STORE --jetstream-max-store 10GiB (empty: half of the data dir's disk)
 //	policy: ""                    # AGENTIC_POLICY          --policy       (reserved, not interpreted yet)
 //
 // AGENTIC_CONFIG names the file when the caller passes no path to Resolve.

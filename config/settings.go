@@ -49,6 +49,8 @@ var settings = []setting{
 	str("executor.workdir", "executor-workdir", "AGENTIC_EXECUTOR_WORKDIR", "directory steps run in (default: DATA/work)", func(c *Config) *string { return &c.Executor.Workdir }),
 	duration("orchestrator.lease_ttl", "lease-ttl", "AGENTIC_LEASE_TTL", "deprecated and ignored: the lease TTL is a cluster setting (agentctl cluster settings set --lease-ttl)", func(c *Config) *time.Duration { return &c.Orchestrator.LeaseTTL }),
 	duration("ledger.bootstrap_timeout", "ledger-bootstrap-timeout", "AGENTIC_LEDGER_BOOTSTRAP_TIMEOUT", "how long a ledger node whose stream lost messages it needs looks for a peer to copy a verified ledger from (0: never; the hole is recorded as ledger.gap)", func(c *Config) *time.Duration { return &c.Ledger.BootstrapTimeout }),
+	str("disk.floor", "disk-floor", "AGENTIC_DISK_FLOOR", "free space below which the node takes no new work and is not ready: a size (512MiB) or a share of the disk (5%); empty: min(256MiB, 5%)", func(c *Config) *string { return &c.Disk.Floor }),
+	str("disk.jetstream_max_store", "jetstream-max-store", "AGENTIC_JETSTREAM_MAX_STORE", "embedded JetStream store limit (10GiB); empty: half of the data dir's disk", func(c *Config) *string { return &c.Disk.JetStreamMaxStore }),
 	str("policy", "policy", "AGENTIC_POLICY", "safety policy file", func(c *Config) *string { return &c.Policy }),
 }
 

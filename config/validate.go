@@ -10,7 +10,26 @@ import (
 	"strings"
 
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/node/diskspace"
 )
+
+// DiskFloor is the parsed disk.floor (the zero Floor: the default).
+func (c *Config) DiskFloor() (diskspace.Floor, error) {
+	return diskspace.ParseFloor(c.Disk.Floor)
+}
+
+// JetStreamMaxStore is the parsed disk.jetstream_max_store in bytes (0:
+// sized from the data dir's file system).
+func (c *Config) JetStreamMaxStore() (int64, error) {
+	if c.Disk.JetStreamMaxStore == "" {
+		return 0, nil
+	}
+	n, err := diskspace.ParseBytes(c.Disk.JetStreamMaxStore)
+	if err == nil && n < 1<<20 {
+		err = fmt.Errorf("%q: at least 1MiB", c.Disk.JetStreamMaxStore)
+	}
+	return n, err
+}
 
 // Log levels and formats accepted by Validate.
 var (
@@ -120,6 +139,16 @@ func (c *Config) Validate() error {
 	}
 	if c.Ledger.BootstrapTimeout < 0 {
 		bad("ledger.bootstrap_timeout", "must be 0 (never copy a peer's ledger) or positive, got %s", c.Ledger.BootstrapTimeout)
+	}
+	if _, err := diskspace.ParseFloor(c.Disk.Floor); err != nil {
+		bad("disk.floor", "%v", err)
+	}
+	if c.Disk.JetStreamMaxStore != "" {
+		if _, err := c.JetStreamMaxStore(); err != nil {
+			bad("disk.jetstream_max_store", "%v", err)
+		} else if len(c.NATS) > 0 {
+			bad("disk.jetstream_max_store", "applies to the embedded server, but nats lists external servers (set max_store in their configuration)")
+		}
 	}
 	sortErrors(errs)
 	return errors.Join(errs...)

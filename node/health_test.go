@@ -82,13 +82,13 @@ func TestReadinessFollowsJetStream(t *testing.T) {
 	if code != http.StatusOK || !strings.HasPrefix(body, "ready\n") {
 		t.Fatalf("/readyz of a ready node: %d %q", code, body)
 	}
-	for _, c := range []string{health.CheckJetStream, health.CheckOutbox, health.CheckLedger, health.CheckClock, health.CheckLeader, health.CheckConsumer, health.CheckStreams} {
+	for _, c := range []string{health.CheckDisk, health.CheckJetStream, health.CheckOutbox, health.CheckLedger, health.CheckClock, health.CheckLeader, health.CheckConsumer, health.CheckStreams} {
 		if !strings.Contains(body, "[+]"+c+" ok\n") {
 			t.Errorf("/readyz does not show check %s passing:\n%s", c, body)
 		}
 	}
 	info := n.Info()
-	if !info.Ready || info.NotReady != "" || len(info.Checks) != 9 || info.Leader != cfg.Name || info.Epoch == 0 {
+	if !info.Ready || info.NotReady != "" || len(info.Checks) != 10 || info.Leader != cfg.Name || info.Epoch == 0 {
 		t.Errorf("node.info of a ready node: %+v", info)
 	}
 
@@ -106,7 +106,8 @@ func TestReadinessFollowsJetStream(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &checks); err != nil || code != http.StatusServiceUnavailable {
 		t.Fatalf("/readyz?verbose: %d %q (%v)", code, body, err)
 	}
-	if checks[0].Name != health.CheckJetStream || checks[0].OK || !checks[0].Blocking || checks[0].Since.IsZero() {
+	// The disk check comes first; jetstream second.
+	if len(checks) < 2 || checks[1].Name != health.CheckJetStream || checks[1].OK || !checks[1].Blocking || checks[1].Since.IsZero() {
 		t.Errorf("/readyz?verbose: %+v", checks)
 	}
 	if code, body = get(t, readyz, "application/json"); code != http.StatusServiceUnavailable || !strings.HasPrefix(body, "[{") {
@@ -154,7 +155,7 @@ func TestAlarmInTheLedger(t *testing.T) {
 		t.Errorf("a non-blocking check made the node not ready: %v", err)
 	}
 	p, err := n.API.Nodes(ctx)
-	if err != nil || len(p.Items) != 1 || len(p.Items[0].Alarms) != 1 || p.Items[0].Ready == nil || !*p.Items[0].Ready || len(p.Items[0].Checks) != 10 {
+	if err != nil || len(p.Items) != 1 || len(p.Items[0].Alarms) != 1 || p.Items[0].Ready == nil || !*p.Items[0].Ready || len(p.Items[0].Checks) != 11 {
 		t.Errorf("nodes.list: %+v, %v", p, err)
 	}
 	if _, m := get(t, "http://"+n.HTTPAddr()+"/metrics", ""); !strings.Contains(m, `agentic_alarm{alarm="CLOCK_SKEW",node="test-node"} 1`) {

@@ -24,6 +24,7 @@ import (
 	"github.com/agentic-dev/agentic/ledger"
 	"github.com/agentic-dev/agentic/ledger/follow"
 	"github.com/agentic-dev/agentic/node/api"
+	"github.com/agentic-dev/agentic/node/diskspace"
 	"github.com/agentic-dev/agentic/node/health"
 	"github.com/agentic-dev/agentic/node/membership"
 	"github.com/agentic-dev/agentic/node/nodes"
@@ -58,6 +59,8 @@ type Node struct {
 	store    *ledger.Store
 	follower *follow.Follower
 	verifier *envelope.Verifier
+	// disk watches the data dir's free space (node/disk.go).
+	disk *diskspace.Monitor
 
 	runs   *runindex.Index // the run read model; nil on a node without a ledger
 	orch   *orchestrator.Orchestrator
@@ -233,6 +236,9 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	if err := checkDataDir(n.cfg.Data); err != nil {
 		return err
 	}
+	if err := n.startDisk(); err != nil {
+		return err
+	}
 	n.root, n.id, err = trust.Bootstrap(n.cfg.Data, n.cfg.Name, n.cfg.Roles)
 	if err != nil {
 		return fmt.Errorf("node: trust: %w", err)
@@ -335,7 +341,10 @@ func (n *Node) releaseAfterCatchUp(ctx context.Context) {
 const releaseSettle = 15 * time.Second
 
 func (n *Node) startBus(ctx context.Context) error {
-	var err error
+	maxStore, err := n.cfg.JetStreamMaxStore()
+	if err != nil {
+		return fmt.Errorf("node: %w", err)
+	}
 	if len(n.cfg.NATS) == 0 {
 		n.embedded, err = bus.StartEmbedded(ctx, bus.EmbeddedConfig{
 			StoreDir:      filepath.Join(n.cfg.Data, "nats"),
@@ -345,6 +354,8 @@ func (n *Node) startBus(ctx context.Context) error {
 			Routes:        n.cfg.NATSRoutes,
 			ClusterName:   n.cfg.NATSClusterName,
 			Logger:        n.log.With("component", "nats"),
+			MaxStore:      maxStore,
+			Space:         n.disk.Refresh,
 		})
 		if err != nil {
 			return fmt.Errorf("node: %w", err)
@@ -418,7 +429,7 @@ func (n *Node) startLedger(ctx context.Context) error {
 		}
 		// Every orchestrator times its lease by the cluster setting the
 		// ledger folded (n.settings, folded before n.orch).
-		n.orch = orchestrator.New(n.roleEnv(event.RoleOrchestrator), orchestrator.Config{KV: kv, Settings: n.settings, Incarnation: n.incarnation, Membership: view})
+		n.orch = orchestrator.New(n.roleEnv(event.RoleOrchestrator), orchestrator.Config{KV: kv, Settings: n.settings, Incarnation: n.incarnation, Membership: view, Paused: n.diskPaused})
 		n.load = n.orch.Load
 		folders = append(folders, n.orch)
 		n.roles = append(n.roles, n.orch)
@@ -446,6 +457,7 @@ func (n *Node) startLedger(ctx context.Context) error {
 		Folders:  folders,
 		Logger:   n.log.With("component", "follow"),
 		OnFatal:  n.onLedgerFatal,
+		Space:    n.disk,
 	})
 	if err := n.follower.Start(ctx); err != nil {
 		return fmt.Errorf("node: %w", err)
@@ -467,7 +479,9 @@ func (n *Node) startHealth(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("node: %w", err)
 	}
-	checks := []health.Check{jetStreamCheck(n.conn.NC, n.conn.JS), outboxCheck(n.outbox, n.conn.NC)}
+	// The disk check first: a full disk is the cause the others' failures
+	// (a ledger not caught up, an outbox not draining) would hide.
+	checks := append(n.diskChecks(), jetStreamCheck(n.conn.NC, n.conn.JS), outboxCheck(n.outbox, n.conn.NC))
 	if n.follower != nil {
 		kv, err := n.conn.JS.KeyValue(ctx, bus.LeaderBucket)
 		if err != nil {
@@ -523,6 +537,7 @@ func (n *Node) startExecutor() error {
 		Runner:       runner.Options{DefaultTimeout: n.cfg.Executor.DefaultTimeout, DefaultCwd: work},
 		Incarnation:  n.incarnation,
 		OnFatal:      n.fail,
+		Paused:       n.diskPaused,
 	})
 	n.roles = append(n.roles, n.exec)
 	return nil
@@ -658,6 +673,7 @@ func (n *Node) teardown(ctx context.Context) {
 		n.outbox = nil
 	}
 	n.stopGossip(ctx)
+	n.stopDisk()
 	if n.conn != nil {
 		n.conn.Close()
 		n.conn = nil

@@ -10,7 +10,11 @@
 //
 //  1. Emit returns nil only after the drafts are synced to disk (pebble.Sync).
 //     A failed sync is fatal: the outbox stops accepting events and reports
-//     the error through Err; the node must stop.
+//     the error through Err; the node must stop. A full disk (ENOSPC) is
+//     not: Pebble's commit pipeline stays failed after a failed write, so
+//     the outbox closes its store, waits for free space, opens it again
+//     (everything synced before is there) and retries the write; Emit
+//     returns only once it is synced, and NoSpace says why it waits.
 //  2. Entries are published in Emit order (FIFO per node).
 //  3. A message is retried with the exact same bytes (same Nats-Msg-Id) while
 //     the process lives, so JetStream's duplicate window drops repeats; after
@@ -35,6 +39,7 @@ import (
 	"github.com/agentic-dev/agentic/bus/envelope"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/trust"
+	"github.com/agentic-dev/agentic/node/diskspace"
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/nats-io/nats.go/jetstream"
@@ -75,7 +80,12 @@ type stored struct {
 
 // Outbox is a durable queue of events waiting to be published.
 type Outbox struct {
+	// dbMu guards db: writers hold it shared, the reopening after a full
+	// disk and Close hold it alone. db is nil while a reopening failed.
+	dbMu sync.RWMutex
 	db   *pebble.DB
+	dir  string
+	fs   vfs.FS
 	id   *trust.Identity
 	log  *slog.Logger
 	wake chan struct{}
@@ -87,6 +97,8 @@ type Outbox struct {
 		pending []entry
 		fatal   error
 		closed  bool
+		// noSpace is the full-disk error the outbox waits out (nil: none).
+		noSpace error
 		// drained is closed and replaced whenever pending becomes empty.
 		drained chan struct{}
 	}
@@ -108,13 +120,11 @@ func open(dir string, fs vfs.FS, id *trust.Identity, logger *slog.Logger) (*Outb
 	if logger == nil {
 		logger = slog.Default()
 	}
-	opts, release := pebblelog.SmallStoreOptions(logger, fs)
-	db, err := pebble.Open(dir, opts)
-	release()
+	db, err := openDB(dir, fs, logger)
 	if err != nil {
-		return nil, fmt.Errorf("outbox: open %s: %w", dir, err)
+		return nil, err
 	}
-	o := &Outbox{db: db, id: id, log: logger, wake: make(chan struct{}, 1), now: time.Now}
+	o := &Outbox{db: db, dir: dir, fs: fs, id: id, log: logger, wake: make(chan struct{}, 1), now: time.Now}
 	o.mu.drained = make(chan struct{})
 	it, err := db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: []byte("o0")})
 	if err != nil {
@@ -144,6 +154,16 @@ func open(dir string, fs vfs.FS, id *trust.Identity, logger *slog.Logger) (*Outb
 	return o, nil
 }
 
+func openDB(dir string, fs vfs.FS, logger *slog.Logger) (*pebble.DB, error) {
+	opts, release := pebblelog.SmallStoreOptions(logger, fs)
+	db, err := pebble.Open(dir, opts)
+	release()
+	if err != nil {
+		return nil, fmt.Errorf("outbox: open %s: %w", dir, err)
+	}
+	return db, nil
+}
+
 func key(seq uint64) []byte {
 	k := make([]byte, len(prefix)+8)
 	copy(k, prefix)
@@ -164,8 +184,6 @@ func (o *Outbox) Emit(ctx context.Context, drafts ...event.Draft) error {
 			return fmt.Errorf("outbox: draft needs an id and a type")
 		}
 	}
-	b := o.db.NewBatch()
-	defer b.Close()
 	o.mu.Lock()
 	if o.mu.closed || o.mu.fatal != nil {
 		o.mu.Unlock()
@@ -176,18 +194,24 @@ func (o *Outbox) Emit(ctx context.Context, drafts ...event.Draft) error {
 	first := o.mu.next + 1
 	o.mu.next += uint64(len(drafts))
 	o.mu.Unlock()
+	vals := make([][]byte, len(drafts))
 	for i, d := range drafts {
 		v, err := json.Marshal(stored(d))
 		if err != nil {
 			return fmt.Errorf("outbox: encode %s: %w", d.ID, err)
 		}
-		if err := b.Set(key(first+uint64(i)), v, nil); err != nil {
-			return fmt.Errorf("outbox: batch: %w", err)
-		}
+		vals[i] = v
 	}
-	if err := pebblelog.SyncCommit(b); err != nil {
-		o.fail(fmt.Errorf("%w: %w", ErrSync, err))
-		return fmt.Errorf("%w: %w", ErrSync, err)
+	err := o.commit(ctx, func(b *pebble.Batch) error {
+		for i, v := range vals {
+			if err := b.Set(key(first+uint64(i)), v, nil); err != nil {
+				return fmt.Errorf("outbox: batch: %w", err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	o.mu.Lock()
 	if len(o.mu.pending) == 0 {
@@ -231,6 +255,128 @@ func (o *Outbox) fail(err error) {
 		}
 	}
 	o.mu.Unlock()
+}
+
+// commit writes what fill puts in a batch and syncs it. A failed sync is
+// fatal (ErrSync, through fail); a full disk is waited out: the store is
+// reopened once space returns and the batch written again (its keys and
+// values are the same, so a write that did reach the disk before the
+// failure is only repeated). It gives up when ctx ends or the outbox
+// closes.
+func (o *Outbox) commit(ctx context.Context, fill func(*pebble.Batch) error) error {
+	for {
+		o.dbMu.RLock()
+		db := o.db
+		var err error
+		if db == nil {
+			err = errReopen
+		} else {
+			b := db.NewBatch()
+			if err = fill(b); err == nil {
+				err = pebblelog.SyncCommit(b)
+			}
+			b.Close()
+		}
+		o.dbMu.RUnlock()
+		switch {
+		case err == nil:
+			o.setNoSpace(nil)
+			return nil
+		case err != errReopen && !diskspace.IsNoSpace(err):
+			err = fmt.Errorf("%w: %w", ErrSync, err)
+			o.fail(err)
+			return err
+		case err != errReopen:
+			o.setNoSpace(err)
+		}
+		if err := o.reopen(ctx, db); err != nil {
+			return err
+		}
+	}
+}
+
+// errReopen marks a store closed by a reopening that has not succeeded yet.
+var errReopen = errors.New("outbox: store closed for reopening")
+
+// Reopening after a full disk: how long between attempts, and the free
+// space wanted before one (opening writes a new WAL and manifest).
+const (
+	reopenEvery   = 250 * time.Millisecond
+	reopenMinFree = 1 << 20
+)
+
+// reopen replaces failed, the store whose commit pipeline a full disk
+// broke, with the same store opened again, once there is space for it. It
+// returns at once if another writer has done it already.
+func (o *Outbox) reopen(ctx context.Context, failed *pebble.DB) error {
+	t := time.NewTicker(reopenEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("outbox: waiting for disk space: %w", ctx.Err())
+		case <-t.C:
+		}
+		o.mu.Lock()
+		closed, fatal := o.mu.closed, o.mu.fatal
+		o.mu.Unlock()
+		if closed || fatal != nil {
+			return ErrClosed
+		}
+		if u, err := diskspace.Stat(o.dir); err == nil && u.Free < reopenMinFree {
+			continue
+		}
+		o.dbMu.Lock()
+		if o.db != failed && o.db != nil {
+			o.dbMu.Unlock()
+			return nil
+		}
+		if o.db != nil {
+			// A store whose WAL write failed reports that error again on
+			// Close; what was synced before is on disk.
+			if err := o.db.Close(); err != nil {
+				o.log.Debug("outbox: close the store broken by a full disk", "err", err)
+			}
+			o.db = nil
+		}
+		db, err := openDB(o.dir, o.fs, o.log)
+		if err == nil {
+			o.db = db
+		}
+		o.dbMu.Unlock()
+		if err == nil {
+			o.log.Info("outbox store reopened after a full disk; writing again")
+			return nil
+		}
+		if !diskspace.IsNoSpace(err) {
+			err = fmt.Errorf("%w: reopen after a full disk: %w", ErrSync, err)
+			o.fail(err)
+			return err
+		}
+		o.setNoSpace(err)
+	}
+}
+
+// setNoSpace records the full disk the outbox waits out (nil: over).
+func (o *Outbox) setNoSpace(err error) {
+	o.mu.Lock()
+	was := o.mu.noSpace
+	o.mu.noSpace = err
+	o.mu.Unlock()
+	switch {
+	case was == nil && err != nil:
+		o.log.Error("outbox: disk full; emits wait until space returns (nothing is lost)", "err", err)
+	case was != nil && err == nil:
+		o.log.Info("outbox: disk space back; emitting again")
+	}
+}
+
+// NoSpace returns the full-disk error the outbox is waiting out: Emit
+// blocks, and nothing is published, until space returns. Nil otherwise.
+func (o *Outbox) NoSpace() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.mu.noSpace
 }
 
 // Err returns the fatal error that stopped the outbox, if any.
@@ -300,8 +446,16 @@ func (o *Outbox) Close() error {
 		return nil
 	}
 	o.mu.closed = true
+	noSpace := o.mu.noSpace
 	o.mu.Unlock()
-	if err := o.db.Close(); err != nil {
+	o.dbMu.Lock()
+	defer o.dbMu.Unlock()
+	if o.db == nil {
+		return nil
+	}
+	err := o.db.Close()
+	o.db = nil
+	if err != nil && (noSpace == nil || !diskspace.IsNoSpace(err)) {
 		return fmt.Errorf("outbox: close: %w", err)
 	}
 	return nil
@@ -367,8 +521,10 @@ func (o *Outbox) run(ctx context.Context, js jetstream.JetStream) {
 			continue
 		}
 		retry, backoff = nil, 50*time.Millisecond
-		if err := o.remove(r.seqs()); err != nil {
-			o.fail(err)
+		if err := o.remove(ctx, r.seqs()); err != nil {
+			if ctx.Err() == nil {
+				o.fail(err)
+			}
 			return
 		}
 	}
@@ -463,18 +619,21 @@ func (o *Outbox) publish(ctx context.Context, js jetstream.JetStream, msgs []mes
 }
 
 // remove deletes acknowledged entries, on disk and in memory.
-func (o *Outbox) remove(seqs []uint64) error {
-	b := o.db.NewBatch()
-	defer b.Close()
+func (o *Outbox) remove(ctx context.Context, seqs []uint64) error {
 	done := make(map[uint64]bool, len(seqs))
 	for _, seq := range seqs {
 		done[seq] = true
-		if err := b.Delete(key(seq), nil); err != nil {
-			return fmt.Errorf("outbox: batch: %w", err)
-		}
 	}
-	if err := pebblelog.SyncCommit(b); err != nil {
-		return fmt.Errorf("%w: delete acknowledged entries: %w", ErrSync, err)
+	err := o.commit(ctx, func(b *pebble.Batch) error {
+		for _, seq := range seqs {
+			if err := b.Delete(key(seq), nil); err != nil {
+				return fmt.Errorf("outbox: batch: %w", err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("outbox: delete acknowledged entries: %w", err)
 	}
 	o.mu.Lock()
 	kept := o.mu.pending[:0]

@@ -23,6 +23,12 @@
 //     handed to the folds, which skip them.
 //  4. A failed ledger commit stops the follower and calls OnFatal: the node
 //     must stop rather than go on.
+//  5. While Config.Space reports the data dir below its free-space floor,
+//     nothing is appended: the follower waits (the stream keeps what it has
+//     not read) and goes on by itself once space returns. A commit that
+//     still meets a full disk (ENOSPC) leaves Pebble's commit pipeline
+//     failed until the store is reopened, so it stops the node like any
+//     failed commit, with a message that says so.
 //
 // The follower measures every signer's clock skew (Skews) from the
 // messages it verifies.
@@ -42,6 +48,7 @@ import (
 	"github.com/agentic-dev/agentic/bus/envelope"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/ledger"
+	"github.com/agentic-dev/agentic/node/diskspace"
 	"github.com/agentic-dev/agentic/roles"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -52,6 +59,9 @@ var ErrStreamBehind = errors.New("follow: stream behind ledger")
 
 // followBufferBytes bounds the stream messages a follower buffers.
 const followBufferBytes = 8 << 20
+
+// followHeartbeat is the idle heartbeat the follower asks of the server.
+const followHeartbeat = 2 * time.Second
 
 // maxBatch bounds the messages folded in one ledger commit, and
 // maxBatchEvents and maxBatchBytes the events and raw bytes: a commit of
@@ -80,6 +90,18 @@ type Config struct {
 	// SnapshotEvery is how many records pass between snapshots of folders
 	// that implement roles.Snapshotter (DefaultSnapshotEvery if 0).
 	SnapshotEvery uint64
+	// Space, if set, is asked before every commit whether the data dir is
+	// above its free-space floor (node/diskspace.Monitor).
+	Space Space
+}
+
+// Space is the free-space guard of the ledger's writes.
+type Space interface {
+	// Refresh reads the free space now: nil when writes may go on, else
+	// why not.
+	Refresh() error
+	// Wait waits until writes may go on, or ctx ends.
+	Wait(ctx context.Context) error
 }
 
 // Follower keeps a ledger in step with the stream.
@@ -96,6 +118,7 @@ type Follower struct {
 		reject  uint64
 		repub   uint64
 		unknown map[event.Type]bool // unknown types met, logged once each
+		paused  error               // why appends wait (disk below its floor)
 	}
 	skew     *skewTracker
 	lastSnap uint64
@@ -164,7 +187,12 @@ func (f *Follower) Start(ctx context.Context) error {
 	// a thousand of them in flight would overrun the connection's pending
 	// limits (the server cuts a slow consumer off) and starve every other
 	// request on the same connection while a long tail is caught up.
-	it, err := cons.Messages(jetstream.PullMaxMessagesWithBytesLimit(256, followBufferBytes))
+	//
+	// The heartbeat is shorter than the ordered consumer's default (5 s,
+	// a reset after two missed): a consumer the server lost (JetStream
+	// restarted after a full disk, see bus.Embedded) is made again within
+	// seconds.
+	it, err := cons.Messages(jetstream.PullMaxMessagesWithBytesLimit(256, followBufferBytes), jetstream.PullHeartbeat(followHeartbeat))
 	if err != nil {
 		return fmt.Errorf("follow: consume: %w", err)
 	}
@@ -188,7 +216,7 @@ func (f *Follower) Stop() {
 	<-f.done
 	f.cancel = nil
 	f.wg.Wait()
-	if head, _ := f.cfg.Store.Head(); head > f.lastSnap && !f.failed.Load() {
+	if head, _ := f.cfg.Store.Head(); head > f.lastSnap && !f.failed.Load() && !f.lowSpace() {
 		f.lastSnap = head
 		f.save(f.take())
 	}
@@ -282,7 +310,7 @@ func (f *Follower) restore() (int, error) {
 // (one write at a time; a write still going skips this round).
 func (f *Follower) snapshot() {
 	head, _ := f.cfg.Store.Head()
-	if head-f.lastSnap < f.cfg.SnapshotEvery {
+	if head-f.lastSnap < f.cfg.SnapshotEvery || f.lowSpace() {
 		return
 	}
 	select {
@@ -455,9 +483,15 @@ func (f *Follower) run(ctx context.Context, it jetstream.MessagesContext, target
 		if len(batch) == 0 {
 			continue
 		}
+		if !f.waitSpace(ctx) {
+			return
+		}
 		recs, err := f.cfg.Store.Append(batch)
 		if err != nil {
 			f.failed.Store(true)
+			if diskspace.IsNoSpace(err) {
+				err = fmt.Errorf("follow: the disk filled up under the ledger (Pebble cannot write again until the store is reopened): free space and start the node again, it starts read-only while the data dir is below its floor: %w", err)
+			}
 			f.log.Error("ledger commit failed: stopping", "err", err)
 			if f.cfg.OnFatal != nil {
 				f.cfg.OnFatal(err)
@@ -478,6 +512,47 @@ func (f *Follower) run(ctx context.Context, it jetstream.MessagesContext, target
 		f.mu.changed = make(chan struct{})
 		f.mu.Unlock()
 	}
+}
+
+// waitSpace holds the next commit while the data dir is below its floor;
+// false when ctx ended meanwhile.
+func (f *Follower) waitSpace(ctx context.Context) bool {
+	if f.cfg.Space == nil {
+		return true
+	}
+	err := f.cfg.Space.Refresh()
+	if err == nil {
+		return true
+	}
+	f.log.Warn("ledger appends paused: the data dir is below its free-space floor", "err", err)
+	f.mu.Lock()
+	f.mu.paused = err
+	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		f.mu.paused = nil
+		f.mu.Unlock()
+	}()
+	if f.cfg.Space.Wait(ctx) != nil {
+		return false
+	}
+	f.log.Info("ledger appends resumed: disk space is back")
+	return true
+}
+
+// lowSpace reports the data dir below its floor: snapshots are skipped
+// then (they are an optimisation, and a Pebble write that meets a full
+// disk outside a commit the store guards would end the process).
+func (f *Follower) lowSpace() bool {
+	return f.cfg.Space != nil && f.cfg.Space.Refresh() != nil
+}
+
+// Paused returns why the follower is not appending (the data dir below its
+// free-space floor), or nil.
+func (f *Follower) Paused() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.mu.paused
 }
 
 // verify turns a stream message into a ledger message: verified events, or

@@ -408,6 +408,10 @@ func (m *Monitor) emit(ctx context.Context, typ event.Type, data event.AlarmData
 	if err != nil {
 		return err
 	}
+	// Bounded: the outbox waits out a full disk for as long as its
+	// caller lets it, and the probes must go on meanwhile.
+	ctx, cancel := context.WithTimeout(ctx, m.cfg.ProbeTimeout)
+	defer cancel()
 	return m.cfg.Emitter.Emit(ctx, d)
 }
 

@@ -99,7 +99,7 @@ func TestMonitorRaisesOnceAndClearsOnce(t *testing.T) {
 	if got := em.alarms(t); !equal(got, []string{"raised CLOCK_SKEW"}) {
 		t.Fatalf("after three failing probes: %v, want one raise", got)
 	}
-	if err := m.Ready(); err == nil || err.Error() != "clock: clock 40s ahead of the stream" {
+	if err := m.Ready(); err == nil || err.Error() != "clock: CLOCK_SKEW: clock 40s ahead of the stream" {
 		t.Fatalf("Ready = %v", err)
 	}
 	st := m.Statuses()

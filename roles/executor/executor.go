@@ -51,6 +51,10 @@ type Config struct {
 	// the node must stop (DESIGN.md: a failed fsync stops the node). It
 	// must not block. Nil only logs.
 	OnFatal func(error)
+	// Paused, if set, returns why the executor must start no new attempt
+	// (the data dir below its free-space floor), or nil: while it does,
+	// accepted attempts stay queued, and start once it returns nil.
+	Paused func() error
 
 	// ackWait is the consumer's AckWait (default 30s); tests shorten it to
 	// see redeliveries.

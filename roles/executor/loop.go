@@ -515,7 +515,7 @@ func (e *Executor) checkDrained() {
 // free — unless the executor halted, drains, or has not read its backlog
 // yet. A noop at the head of the queue runs at once (it takes no slot).
 func (e *Executor) startReady() {
-	if e.halted() || e.lp.drain != nil || e.lp.drained || e.lp.backlog.armed {
+	if e.halted() || e.lp.drain != nil || e.lp.drained || e.lp.backlog.armed || e.paused() {
 		return
 	}
 	e.mu.Lock()
@@ -537,6 +537,11 @@ func (e *Executor) startReady() {
 	}
 	e.runNoops(noops)
 	e.startGroup(group)
+}
+
+// paused reports Config.Paused (the loop's tick checks it again).
+func (e *Executor) paused() bool {
+	return e.cfg.Paused != nil && e.cfg.Paused() != nil
 }
 
 // runNoops runs noop attempts and emits their started and finished events

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -29,7 +30,15 @@ type Config struct {
 	// ledger holds alive but the membership does not know at all is left
 	// alone before it is recorded failed; 0 means DefaultMembershipGrace.
 	MembershipGrace time.Duration
+	// Paused, if set, returns why the leader must assign no new step (the
+	// data dir below its free-space floor), or nil: while it does, the
+	// other decisions go on and assignments wait.
+	Paused func() error
 }
+
+// pausedRecheck is how often a paused leader looks again whether it may
+// assign.
+const pausedRecheck = time.Second
 
 // membershipTick is how often a leader with a membership compares it with
 // the ledger even when the membership signals no change (level-triggered:
@@ -243,6 +252,12 @@ func (o *Orchestrator) decide(absentAfter time.Time) ([]event.Draft, time.Time) 
 	ds = append(ds, more...)
 	if wake.IsZero() || (!w.IsZero() && w.Before(wake)) {
 		wake = w
+	}
+	if o.cfg.Paused != nil && o.cfg.Paused() != nil {
+		ds = slices.DeleteFunc(ds, func(d Decision) bool { return d.Draft.Type == event.TaskAssigned })
+		if again := now.Add(pausedRecheck); wake.IsZero() || again.Before(wake) {
+			wake = again
+		}
 	}
 	drafts := make([]event.Draft, len(ds))
 	for i, d := range ds {
