@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -52,6 +53,26 @@ var (
 // the defaults). Comparing it with the ledger's revision tells a change
 // not yet applied (older) from drift (same revision, other values).
 const SettingsRevisionKey = "agentic_settings_revision"
+
+// SizedToStoreKey is the stream metadata key that records a stream made
+// with a smaller byte limit than asked because the JetStream store could
+// not reserve it ("<asked>:<created>" bytes): the settings comparison takes
+// that limit for what the settings ask, not for drift, as long as both
+// numbers still hold.
+const SizedToStoreKey = "agentic_sized_to_store"
+
+// SizedToStore returns the byte limit a stream was asked to have and the
+// one it was made with when it was made smaller to fit its store (ok false
+// otherwise).
+func SizedToStore(cfg jetstream.StreamConfig) (asked, created int64, ok bool) {
+	a, c, found := strings.Cut(cfg.Metadata[SizedToStoreKey], ":")
+	if !found {
+		return 0, 0, false
+	}
+	asked, err1 := strconv.ParseInt(a, 10, 64)
+	created, err2 := strconv.ParseInt(c, 10, 64)
+	return asked, created, err1 == nil && err2 == nil
+}
 
 // SettingsRevision returns the cluster settings revision recorded in a
 // stream's metadata; 0 when there is none (the defaults, or a stream made
@@ -272,13 +293,25 @@ func (e *ensurer) createAbsent(ctx context.Context, sc jetstream.StreamConfig) e
 		return fmt.Errorf("bus: stream %s: %w", sc.Name, err)
 	}
 	asked, askedReplicas := sc.MaxBytes, sc.Replicas
+	sc.Metadata = maps.Clone(sc.Metadata)
+	sized := func() {
+		if sc.MaxBytes == asked {
+			return
+		}
+		if sc.Metadata == nil {
+			sc.Metadata = map[string]string{}
+		}
+		sc.Metadata[SizedToStoreKey] = strconv.FormatInt(asked, 10) + ":" + strconv.FormatInt(sc.MaxBytes, 10)
+	}
 	for {
 		var st jetstream.Stream
+		sized()
 		st, err = e.js.CreateStream(ctx, sc)
 		if err == nil && sc.MaxBytes != asked && sc.MaxBytes > 0 {
 			// It fits now: take half of it, leaving the rest to the
 			// streams and the bucket made after this one.
 			sc.MaxBytes = max(sc.MaxBytes/2, minFallbackBytes)
+			sized()
 			if _, uerr := e.js.UpdateStream(ctx, sc); uerr != nil {
 				e.log.Warn("could not halve the byte limit of a stream made on a small store", "stream", sc.Name, "err", uerr)
 				sc.MaxBytes = st.CachedInfo().Config.MaxBytes

@@ -54,7 +54,7 @@ func (a *agentd) waitNotReadyForDisk(within time.Duration) {
 	var body string
 	err := poll.Wait(within, func() bool {
 		code, body = a.readyz()
-		return code == http.StatusServiceUnavailable && strings.Contains(body, "not ready: disk: data dir "+a.data) && strings.Contains(body, "below the floor")
+		return code == http.StatusServiceUnavailable && strings.Contains(body, "not ready: disk: NOSPACE: data dir "+a.data) && strings.Contains(body, "below the floor")
 	})
 	if err != nil {
 		a.t.Fatalf("%v waiting for /readyz to say the disk is below its floor; last answer %d %q", err, code, body)

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/agentic-dev/agentic/bus"
 )
 
 // Drift is a difference between a stream and the configuration the cluster
@@ -80,10 +82,17 @@ func count(n int64) string {
 	return strconv.FormatInt(n, 10)
 }
 
-// compare returns how have differs from want, field by field.
+// compare returns how have differs from want, field by field. A byte
+// limit the stream was made with because its store could not reserve the
+// one asked (bus.SizedToStore) is not drift while the settings still ask
+// what was asked then and the stream still has what it was made with.
 func compare(want, have jetstream.StreamConfig) []Drift {
 	var out []Drift
+	asked, created, sized := bus.SizedToStore(have)
 	for _, f := range fields {
+		if f.name == "max_bytes" && sized && asked == want.MaxBytes && created == have.MaxBytes {
+			continue
+		}
 		if w, h := f.render(want), f.render(have); w != h {
 			out = append(out, Drift{Stream: want.Name, Field: f.name, Expected: w, Actual: h})
 		}
