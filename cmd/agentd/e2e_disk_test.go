@@ -75,6 +75,11 @@ func TestSmallDataDirRunsDemo(t *testing.T) {
 		t.Fatalf("goal submit --wait on a 64 MB data dir: want exit 0, got %s", r)
 	}
 	a.verifyLedger()
+	// Streams made smaller to fit the store are what the settings ask,
+	// not drift: no alarm.
+	if out := a.mustCtl("alarm", "ls"); strings.Contains(out, "STREAM_DRIFT") {
+		t.Errorf("a 64 MB data dir raised a stream drift alarm:\n%s", out)
+	}
 }
 
 // The data dir fills while a step runs: the node says why it is not ready
