@@ -387,6 +387,10 @@ const (
 	// AlarmClockSkew: the node's clock differs from the stream's by more
 	// than the protocol's leeway allows.
 	AlarmClockSkew Alarm = "CLOCK_SKEW"
+	// AlarmRejectFlood: messages the ledger refuses arrive faster than it
+	// records them one by one; beyond the rate they are counted and
+	// sampled, not each kept.
+	AlarmRejectFlood Alarm = "REJECT_FLOOD"
 )
 
 // AlarmData is an alarm a node raised (alarm.raised) or cleared
