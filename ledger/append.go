@@ -93,14 +93,14 @@ func (s *Store) append(msgs []Message) ([]event.Event, error) {
 		return nil, err
 	}
 	defer seen.close()
-	a := &appender{s: s, b: s.db.NewBatch(), head: h, seen: seen}
+	a := &appender{s: s, b: s.db.NewBatch(), head: h, seen: seen, rej: s.rejState.clone()}
 	defer a.b.Close()
 	for i := range msgs {
 		if err := a.message(&msgs[i]); err != nil {
 			return nil, err
 		}
 	}
-	if len(a.out) == 0 {
+	if len(a.out) == 0 && a.head.applied == h.applied {
 		return nil, nil
 	}
 	if err := a.stageIndexes(); err != nil {
@@ -125,6 +125,8 @@ func (s *Store) append(msgs []Message) ([]event.Event, error) {
 	s.mu.Lock()
 	s.mu.head = a.head
 	s.mu.Unlock()
+	s.rejState = a.rej
+	s.rejects.add(a.rejCodes, a.dropped, a.lastDropped)
 	return a.out, nil
 }
 
@@ -149,6 +151,14 @@ type appender struct {
 	runs map[string]bool
 	// snapped are the indexers whose snapshot this Append's batch holds.
 	snapped []*attached
+	// rej is the rejection limiter's state as this Append moves it
+	// (flood.go); rejDirty says it changed. rejCodes, dropped and
+	// lastDropped are this Append's share of the store's RejectStats.
+	rej         rejectState
+	rejDirty    bool
+	rejCodes    map[event.RejectCode]uint64
+	dropped     uint64
+	lastDropped time.Time
 }
 
 // commit writes the head and commits with Sync. Pebble reports a failed WAL
@@ -157,6 +167,15 @@ type appender struct {
 func (a *appender) commit() error {
 	if err := a.b.Set([]byte(keyHead), a.head.encode(), nil); err != nil {
 		return err
+	}
+	if a.rejDirty {
+		st, err := json.Marshal(a.rej)
+		if err != nil {
+			return fmt.Errorf("ledger: encode rejection limiter state: %w", err)
+		}
+		if err := a.b.Set([]byte(keyRejects), st, nil); err != nil {
+			return err
+		}
 	}
 	return pebblelog.SyncCommit(a.b)
 }
@@ -203,7 +222,37 @@ func (a *appender) message(m *Message) error {
 		return nil
 	}
 	a.msgTime, a.msgStored = m.Time.UTC(), len(m.Raw) > 0 || m.EnvelopeID != ""
-	if from := a.head.applied + 1; m.StreamSeq > from {
+	rej, err := a.refuseMessage(m)
+	if err != nil {
+		return err
+	}
+	gap := m.StreamSeq > a.head.applied+1
+	if rej != nil {
+		// The rate is judged by stream time and sequence alone: a run
+		// of counted messages ends at a new window or a hole.
+		if a.rej.Run != nil && (gap || windowOf(m.Time) > a.rej.Window) {
+			if err := a.closeRun(); err != nil {
+				return err
+			}
+		}
+		a.rej.roll(m.Time)
+		key, full := a.rej.admit(rej.Signer)
+		a.rejDirty = true
+		a.countReject(rej.Code)
+		// A message after a hole is recorded (after its gap record), so
+		// that a run is always contiguous.
+		if !full && !gap {
+			a.rej.count(m, key, rej.Code)
+			a.head.applied = m.StreamSeq
+			a.dropped++
+			a.lastDropped = m.Time.UTC()
+			return nil
+		}
+	}
+	if err := a.closeRun(); err != nil {
+		return err
+	}
+	if from := a.head.applied + 1; gap {
 		a.s.log.Error("stream gap", "from", from, "to", m.StreamSeq-1, "subject", m.Subject)
 		if err := a.add(gapRecord(m, from, m.StreamSeq-1), m.StreamSeq); err != nil {
 			return err
@@ -213,40 +262,73 @@ func (a *appender) message(m *Message) error {
 	if a.raws == nil {
 		a.raws = make(map[uint64][]byte)
 	}
-	a.raws[m.StreamSeq] = m.Raw
-	if len(m.Raw) > 0 || m.EnvelopeID != "" {
-		v := storedMessage{Time: m.Time, ID: m.EnvelopeID, Raw: m.Raw}.encode()
+	raw := m.Raw
+	if rej != nil && len(raw) > RejectRawMax {
+		// A refused message is kept for the record, bounded: its start
+		// holds the header and kid.
+		raw = raw[:RejectRawMax]
+	}
+	a.raws[m.StreamSeq] = raw
+	if len(raw) > 0 || m.EnvelopeID != "" {
+		v := storedMessage{Time: m.Time, ID: m.EnvelopeID, Raw: raw}.encode()
 		if err := a.b.Set(messageKey(m.StreamSeq), v, nil); err != nil {
 			return fmt.Errorf("ledger: stage message %d: %w", m.StreamSeq, err)
 		}
 	}
+	if rej != nil {
+		return a.add(rejection(m, 0, *rej), m.StreamSeq)
+	}
 	return a.events(m)
 }
 
-func (a *appender) events(m *Message) error {
+// refuseMessage returns why the whole message m is refused — by the
+// verifier, for carrying no events, or as a replay — or nil.
+func (a *appender) refuseMessage(m *Message) (*event.RejectedData, error) {
 	switch {
 	case m.Reject != nil:
-		return a.add(rejection(m, 0, *m.Reject), m.StreamSeq)
+		return m.Reject, nil
 	case len(m.Events) == 0:
-		return a.add(rejection(m, 0, event.RejectedData{Code: event.RejectNoEvents, Reason: reasonNoEvents, Subject: m.Subject}), m.StreamSeq)
+		return &event.RejectedData{Code: event.RejectNoEvents, Reason: reasonNoEvents, Subject: m.Subject}, nil
+	case m.EnvelopeID == "":
+		return nil, nil
 	}
-	if m.EnvelopeID != "" {
-		replayed, err := a.wasSeen(m.EnvelopeID)
-		if err != nil {
-			return err
-		}
-		if replayed {
-			first := m.Events[0]
-			code, reason, err := a.replayReason(m)
-			if err != nil {
-				return err
-			}
-			return a.add(rejection(m, 0, event.RejectedData{
-				Code: code, Reason: reason, Subject: m.Subject,
-				Signer: first.Node, ClaimedType: string(first.Type), ClaimedID: m.EnvelopeID,
-			}), m.StreamSeq)
-		}
+	replayed, err := a.wasSeen(m.EnvelopeID)
+	if err != nil || !replayed {
+		return nil, err
 	}
+	first := m.Events[0]
+	code, reason, err := a.replayReason(m)
+	if err != nil {
+		return nil, err
+	}
+	return &event.RejectedData{
+		Code: code, Reason: reason, Subject: m.Subject,
+		Signer: first.Node, ClaimedType: string(first.Type), ClaimedID: m.EnvelopeID,
+	}, nil
+}
+
+// closeRun writes the summary of the open run of counted messages, if any.
+func (a *appender) closeRun() error {
+	r := a.rej.Run
+	if r == nil {
+		return nil
+	}
+	a.rej.Run, a.rejDirty = nil, true
+	stored := a.msgStored
+	a.msgStored = false
+	defer func() { a.msgStored = stored }()
+	return a.add(r.summary(), r.To)
+}
+
+// countReject counts a rejection in this Append's RejectStats.
+func (a *appender) countReject(code event.RejectCode) {
+	if a.rejCodes == nil {
+		a.rejCodes = map[event.RejectCode]uint64{}
+	}
+	a.rejCodes[code]++
+}
+
+func (a *appender) events(m *Message) error {
 	accepted := false
 	for i, ev := range m.Events {
 		code, reason, err := a.refuse(ev)
@@ -254,6 +336,7 @@ func (a *appender) events(m *Message) error {
 			return err
 		}
 		if code != "" {
+			a.countReject(code)
 			err = a.add(rejection(m, i, event.RejectedData{
 				Code: code, Reason: reason, Subject: m.Subject,
 				Signer: ev.Node, ClaimedType: string(ev.Type), ClaimedID: ev.ID,

@@ -22,6 +22,9 @@ const (
 	keyFormat      = "meta/format"
 	// keyImporting marks an Import that has not finished.
 	keyImporting = "meta/importing"
+	// keyRejects holds the rejection limiter's state, committed with the
+	// head (ledger/flood.go).
+	keyRejects = "meta/rejects"
 )
 
 func be64(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }

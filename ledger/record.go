@@ -144,4 +144,6 @@ func gapRecord(m *Message, from, to uint64) event.Event {
 }
 
 // local reports whether t is a ledger-made record type.
-func local(t event.Type) bool { return t == event.Rejected || t == event.Gap }
+func local(t event.Type) bool {
+	return t == event.Rejected || t == event.Gap || t == event.RejectedSummary
+}

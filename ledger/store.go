@@ -41,6 +41,10 @@ type Store struct {
 	// AttachIndexer) and guards indexers.
 	appendMu sync.Mutex
 	indexers []*attached
+	// rejState is the rejection limiter's state as committed (guarded by
+	// appendMu); rejects counts rejections since open.
+	rejState rejectState
+	rejects  rejectCounters
 
 	mu struct {
 		sync.Mutex
@@ -112,6 +116,9 @@ func (s *Store) load() error {
 		return fmt.Errorf("ledger: open %s: %w", s.dir, err)
 	}
 	s.mu.head = h
+	if s.rejState, err = loadRejectState(s.db); err != nil {
+		return fmt.Errorf("ledger: open %s: %w", s.dir, err)
+	}
 	return nil
 }
 

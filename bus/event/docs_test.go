@@ -76,6 +76,11 @@ func payloadExamples() map[event.Type]any {
 			ClaimedID: "01a20420-6b41-774d-852b-16f808230ca1",
 		},
 		event.Gap: event.GapData{From: 1041, To: 1044},
+		event.RejectedSummary: event.RejectedSummaryData{
+			From: 20412, To: 20511, Count: 100,
+			ByCode:   map[event.RejectCode]uint64{event.RejectBadSignature: 97, event.RejectUnknownSigner: 3},
+			BySigner: map[string]uint64{"node-b": 97, "unknown": 3},
+		},
 		event.NodeJoined: event.NodeData{
 			Decision: event.Decision{Epoch: 3}, Node: "node-b", Incarnation: "0196f3c2-8a11-7c3e-9d2b-6e5f4a3b2c1d",
 			Roles: []string{"executor"}, Capabilities: []string{"docker"}, Slots: 4, Version: "v0.3.0", Addr: "10.0.0.12:7946",

@@ -120,6 +120,11 @@ const (
 	Rejected Type = "event.rejected"
 	// Gap records a hole in the stream sequence the ledger folds.
 	Gap Type = "ledger.gap"
+	// RejectedSummary counts a run of refused stream messages the ledger
+	// did not record one by one (beyond the rejection rate, see
+	// ledger.RejectWindow): their stream seqs, and how many by code and by
+	// claimed signer.
+	RejectedSummary Type = "event.rejected_summary"
 )
 
 // Roles a node credential can carry.
@@ -181,6 +186,7 @@ var table = []Spec{
 	{StepDecided, []string{RoleOperator}, 2},
 	{AlarmRaised, []string{RoleOrchestrator, RolePlanner, RoleExecutor, RoleMemory, RoleUI}, 3},
 	{AlarmCleared, []string{RoleOrchestrator, RolePlanner, RoleExecutor, RoleMemory, RoleUI}, 3},
+	{RejectedSummary, nil, 3},
 }
 
 // Types returns the event-type table, in order, as of every protocol

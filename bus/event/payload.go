@@ -286,6 +286,21 @@ type RejectedData struct {
 	ClaimedID string `json:"claimed_id,omitempty"`
 }
 
+// RejectedSummaryData counts the refused stream messages From..To, every
+// one of them refused and none recorded on its own: the ledger records
+// rejections one by one up to a rate, then samples and counts them
+// (ledger.RejectWindow). Count is To-From+1.
+type RejectedSummaryData struct {
+	From  uint64 `json:"from"`  // first stream seq counted
+	To    uint64 `json:"to"`    // last stream seq counted
+	Count uint64 `json:"count"` // messages counted
+	// ByCode counts them by rejection code.
+	ByCode map[RejectCode]uint64 `json:"by_code"`
+	// BySigner counts them by claimed signer ("unknown" when none could be
+	// read; "other" past the signers one window tracks).
+	BySigner map[string]uint64 `json:"by_signer"`
+}
+
 // GapData records a hole in the stream sequence.
 type GapData struct {
 	From uint64 `json:"from"` // first missing stream seq
