@@ -26,15 +26,15 @@ const (
 	// RejectFullPerSigner is how many rejections of one signer (the claimed
 	// one: kid or iss, "unknown" when none could be read) a window records
 	// in full.
-	RejectFullPerSigner = 20
+	RejectFullPerSigner = 10
 	// RejectFullPerWindow is how many rejections, all signers together, a
 	// window records in full: claiming a new kid per message gains nothing.
-	RejectFullPerWindow = 200
+	RejectFullPerWindow = 100
 	// RejectSampleEvery: past its full ones, one rejection in this many of a
 	// signer is recorded in full (a sample)...
 	RejectSampleEvery = 100
 	// RejectSampledPerWindow: ...up to this many samples a window.
-	RejectSampledPerWindow = 50
+	RejectSampledPerWindow = 10
 	// RejectSignersPerWindow bounds the signers a window counts apart;
 	// later ones are counted together as RejectOtherSigner.
 	RejectSignersPerWindow = 256

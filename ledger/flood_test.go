@@ -1,0 +1,235 @@
+package ledger_test
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/bus/trust"
+	"github.com/agentic-dev/agentic/ledger"
+	"github.com/agentic-dev/agentic/ledger/ledgertest"
+)
+
+// floodStream makes n stream messages from seq 1: forgeries (garbage with no
+// signer, and messages signed under another root by a few claimed signers)
+// at a stream time step apart from t0, with a valid message every
+// validEvery (0: none). It returns the messages and how many are refused.
+func floodStream(t *testing.T, k *ledgertest.Kit, t0 time.Time, step time.Duration, n, validEvery int) ([]ledger.Message, int) {
+	t.Helper()
+	other := ledgertest.NewKit(t)
+	forgers := []*trust.Identity{
+		other.Identity("n1", trust.KindNode, event.NodeRoles...), // claims a real node's name
+		other.Identity("intruder", trust.KindNode, event.NodeRoles...),
+	}
+	var forged [][]byte
+	var subjects []string
+	for _, f := range forgers {
+		raw, subj := other.Sign(f, started("run-forged", 1)...)
+		forged, subjects = append(forged, raw), append(subjects, subj)
+	}
+	msgs := make([]ledger.Message, 0, n)
+	refused := 0
+	for i := range n {
+		seq, at := uint64(i+1), t0.Add(time.Duration(i)*step)
+		switch {
+		case validEvery > 0 && i%validEvery == validEvery-1:
+			raw, subj := k.Sign(k.Node, started(fmt.Sprintf("run-%d", i), 1)...)
+			m := k.Receive(seq, subj, raw, at)
+			if m.Reject != nil {
+				t.Fatalf("valid message %d refused: %s", i, m.Reject.Reason)
+			}
+			msgs = append(msgs, m)
+			continue
+		case i%3 == 0:
+			msgs = append(msgs, k.Receive(seq, "agentic.ev.task.started", fmt.Appendf(nil, "garbage %d", i), at))
+		case i%3 == 1:
+			// A new claimed kid per message: its own key, until the
+			// window tracks no more.
+			msgs = append(msgs, k.Receive(seq, subjects[0], forged[0], at))
+			msgs[len(msgs)-1].Reject.Signer = fmt.Sprintf("kid-%d", i)
+		default:
+			msgs = append(msgs, k.Receive(seq, subjects[1], forged[1], at))
+		}
+		if msgs[len(msgs)-1].Reject == nil {
+			t.Fatalf("forgery %d accepted", i)
+		}
+		refused++
+	}
+	return msgs, refused
+}
+
+// tally reads a ledger's rejection records: those recorded one by one, the
+// counts of the summaries, and the summaries.
+func tally(t *testing.T, st *ledger.Store) (full, counted, summaries int) {
+	t.Helper()
+	for _, rec := range collect(t, st.Scan(1)) {
+		switch rec.Event.Type {
+		case event.Rejected:
+			full++
+		case event.RejectedSummary:
+			var d event.RejectedSummaryData
+			if err := rec.Event.Decode(&d); err != nil {
+				t.Fatal(err)
+			}
+			var byCode, bySigner uint64
+			for _, n := range d.ByCode {
+				byCode += n
+			}
+			for _, n := range d.BySigner {
+				bySigner += n
+			}
+			if d.Count != d.To-d.From+1 || byCode != d.Count || bySigner != d.Count {
+				t.Errorf("summary %d: %+v does not add up", rec.Event.Seq, d)
+			}
+			if len(d.BySigner) > ledger.RejectSignersPerWindow+2 {
+				t.Errorf("summary %d counts %d signers apart", rec.Event.Seq, len(d.BySigner))
+			}
+			counted += int(d.Count)
+			summaries++
+		}
+	}
+	return full, counted, summaries
+}
+
+// TestRejectFloodIsCountedNotKept: 10,000 forgeries over about two minutes
+// of stream time grow the ledger by a bounded number of records, every one
+// is accounted for (recorded, or counted in a summary), the chain
+// verifies, and two ledgers folding the same stream — one message at a
+// time, and in batches with a restart in the middle of a run — end with
+// the same head.
+func TestRejectFloodIsCountedNotKept(t *testing.T) {
+	k := ledgertest.NewKit(t)
+	t0 := time.Now().Add(-10 * time.Second)
+	const n, validEvery = 10_000, 2_500
+	msgs, refused := floodStream(t, k, t0, 12*time.Millisecond, n, validEvery)
+
+	one := ledgertest.Open(t)
+	for _, m := range msgs {
+		mustAppend(t, one, m)
+	}
+
+	dir := t.TempDir()
+	batched := ledgertest.OpenDir(t, dir)
+	for i := 0; i < len(msgs); i += 777 {
+		if i == 777*6 {
+			// Restart in the middle of a flood: the limiter's state
+			// was committed with the head.
+			if err := batched.Close(); err != nil {
+				t.Fatal(err)
+			}
+			batched = ledgertest.OpenDir(t, dir)
+		}
+		mustAppend(t, batched, msgs[i:min(i+777, len(msgs))]...)
+	}
+
+	s1, h1 := one.Head()
+	s2, h2 := batched.Head()
+	if s1 != s2 || h1 != h2 {
+		t.Fatalf("heads differ: one by one %d %x, batched with a restart %d %x", s1, h1, s2, h2)
+	}
+	full, counted, summaries := tally(t, one)
+	if full+counted != refused {
+		t.Fatalf("%d recorded + %d counted in summaries, want the %d refused", full, counted, refused)
+	}
+	if counted == 0 {
+		t.Fatal("nothing counted: the flood was recorded one by one")
+	}
+	// Stream time spans windows+1 windows at most; each records at most
+	// its full ones and samples, each sample and valid message ends a
+	// run, and a window's end may end one more.
+	windows := int(time.Duration(n)*12*time.Millisecond/ledger.RejectWindow) + 2
+	valid := n / validEvery
+	bound := windows*(ledger.RejectFullPerWindow+2*ledger.RejectSampledPerWindow+1) + 2*valid
+	if int(s1) > bound {
+		t.Fatalf("%d records for %d forgeries, want at most %d", s1, refused, bound)
+	}
+	t.Logf("%d forgeries: %d records (%d in full, %d summaries counting %d), bound %d", refused, s1, full, summaries, counted, bound)
+	st := one.RejectStats()
+	var total uint64
+	for _, c := range st.ByCode {
+		total += c
+	}
+	if total != uint64(refused) || st.Dropped != uint64(counted) {
+		t.Fatalf("RejectStats %+v: want %d refused, %d dropped", st, refused, counted)
+	}
+	for _, s := range []*ledger.Store{one, batched} {
+		rep, err := s.Verify(k.Verifier)
+		if err != nil || !rep.OK {
+			t.Fatalf("verify: %+v %v", rep, err)
+		}
+	}
+}
+
+// TestRejectRunOpenAtHead: a ledger whose last messages are counted in a
+// run not yet summarized verifies, restarts, and writes the summary when
+// the next message comes, as a ledger that never stopped does.
+func TestRejectRunOpenAtHead(t *testing.T) {
+	k := ledgertest.NewKit(t)
+	t0 := time.Now().Add(-10 * time.Second)
+	msgs, refused := floodStream(t, k, t0, time.Millisecond, 1_000, 0)
+	dir := t.TempDir()
+	st := ledgertest.OpenDir(t, dir)
+	mustAppend(t, st, msgs...)
+	seq, _ := st.Head()
+	if st.AppliedStreamSeq() != 1_000 || seq >= 1_000 {
+		t.Fatalf("head %d, applied %d: want every message applied and fewer records", seq, st.AppliedStreamSeq())
+	}
+	if rep, err := st.Verify(k.Verifier); err != nil || !rep.OK {
+		t.Fatalf("verify with an open run: %+v %v", rep, err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st = ledgertest.OpenDir(t, dir)
+	next := k.Message(1_001, k.Node, started("run-after", 1)...)
+	next.Time = t0.Add(2 * time.Second)
+	recs := mustAppend(t, st, next)
+	if len(recs) != 2 || recs[0].Type != event.RejectedSummary || recs[1].Type != event.TaskStarted {
+		t.Fatalf("after a restart the next message gave %v, want the run's summary then the event", recs)
+	}
+	full, counted, _ := tally(t, st)
+	if full+counted != refused {
+		t.Fatalf("%d recorded + %d counted, want %d", full, counted, refused)
+	}
+	if rep, err := st.Verify(k.Verifier); err != nil || !rep.OK {
+		t.Fatalf("verify: %+v %v", rep, err)
+	}
+}
+
+// TestRejectRecordsAgainNextWindow: once stream time reaches the next
+// window, rejections are recorded in full again, and the run of the
+// previous window is summarized first.
+func TestRejectRecordsAgainNextWindow(t *testing.T) {
+	k := ledgertest.NewKit(t)
+	t0 := time.Now().Add(-10 * time.Second)
+	msgs, _ := floodStream(t, k, t0, time.Millisecond, 1_000, 0)
+	st := ledgertest.Open(t)
+	mustAppend(t, st, msgs...)
+	late := k.Receive(1_001, "agentic.ev.task.started", []byte("garbage late"), t0.Add(ledger.RejectWindow))
+	recs := mustAppend(t, st, late)
+	if len(recs) != 2 || recs[0].Type != event.RejectedSummary || recs[1].Type != event.Rejected {
+		t.Fatalf("a rejection in the next window gave %v, want the summary then its own record", recs)
+	}
+}
+
+// TestRejectedMessageBounded: a refused message keeps only its first
+// RejectRawMax bytes in the ledger.
+func TestRejectedMessageBounded(t *testing.T) {
+	k := ledgertest.NewKit(t)
+	st := ledgertest.Open(t)
+	big := bytes.Repeat([]byte("x"), 64<<10)
+	m := k.Receive(1, "agentic.ev.task.started", big, time.Now())
+	if m.Reject == nil {
+		t.Fatal("garbage accepted")
+	}
+	mustAppend(t, st, m)
+	raw, err := st.Message(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(raw) != ledger.RejectRawMax || !bytes.Equal(raw, big[:ledger.RejectRawMax]) {
+		t.Fatalf("kept %d bytes of a %d-byte refused message, want its first %d", len(raw), len(big), ledger.RejectRawMax)
+	}
+}
