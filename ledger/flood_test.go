@@ -136,16 +136,16 @@ func TestRejectFloodIsCountedNotKept(t *testing.T) {
 	if counted == 0 {
 		t.Fatal("nothing counted: the flood was recorded one by one")
 	}
-	// Stream time spans windows+1 windows at most; each records at most
-	// its full ones and samples, each sample and valid message ends a
-	// run, and a window's end may end one more.
+	// Stream time spans this many windows at most; each records at most
+	// its full ones and samples, each of them and each valid message may
+	// end a run (its summary first), and a window's end may end one more.
 	windows := int(time.Duration(n)*12*time.Millisecond/ledger.RejectWindow) + 2
 	valid := n / validEvery
-	bound := windows*(ledger.RejectFullPerWindow+2*ledger.RejectSampledPerWindow+1) + 2*valid
+	bound := windows*(2*(ledger.RejectFullPerWindow+ledger.RejectSampledPerWindow)+1) + 2*valid
+	t.Logf("%d forgeries: %d records (%d in full, %d summaries counting %d), bound %d", refused, s1, full, summaries, counted, bound)
 	if int(s1) > bound {
 		t.Fatalf("%d records for %d forgeries, want at most %d", s1, refused, bound)
 	}
-	t.Logf("%d forgeries: %d records (%d in full, %d summaries counting %d), bound %d", refused, s1, full, summaries, counted, bound)
 	st := one.RejectStats()
 	var total uint64
 	for _, c := range st.ByCode {
