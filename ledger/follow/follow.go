@@ -32,6 +32,14 @@
 //
 // The follower measures every signer's clock skew (Skews) from the
 // messages it verifies.
+//
+// A flood of refused messages does not grow the ledger without bound: the
+// ledger records rejections one by one up to a rate and counts the rest in
+// event.rejected_summary records (ledger.RejectWindow). The rate is judged by
+// stream time and stream sequence, never by a clock or by arrival, so every
+// ledger node writes the same records and a replay reproduces them. Only the
+// REJECT_FLOOD alarm (Checks) is timed by the node's clock: it is the node's
+// own report, not a ledger record.
 package follow
 
 import (
@@ -93,6 +101,9 @@ type Config struct {
 	// Space, if set, is asked before every commit whether the data dir is
 	// above its free-space floor (node/diskspace.Monitor).
 	Space Space
+	// Now is the node's clock (time.Now if nil). It times only the
+	// REJECT_FLOOD alarm (Checks), never what the ledger records.
+	Now func() time.Time
 }
 
 // Space is the free-space guard of the ledger's writes.
@@ -120,6 +131,7 @@ type Follower struct {
 		unknown map[event.Type]bool // unknown types met, logged once each
 		paused  error               // why appends wait (disk below its floor)
 	}
+	logged rejectLog // rejections logged at Warn, by window (fold goroutine)
 	skew     *skewTracker
 	lastSnap uint64
 	// writing holds a token while snapshots are written in the background;
@@ -138,6 +150,9 @@ func New(cfg Config) *Follower {
 	}
 	if cfg.SnapshotEvery == 0 {
 		cfg.SnapshotEvery = DefaultSnapshotEvery
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
 	}
 	f := &Follower{cfg: cfg, log: cfg.Logger, writing: make(chan struct{}, 1), skew: newSkewTracker(envelope.Leeway, cfg.Logger)}
 	f.mu.changed = make(chan struct{})
@@ -395,6 +410,13 @@ func (f *Follower) count(ev event.Event) {
 			f.mu.reject++
 		}
 		f.mu.Unlock()
+	case event.RejectedSummary:
+		var d event.RejectedSummaryData
+		_ = json.Unmarshal(ev.Data, &d)
+		f.mu.Lock()
+		f.mu.repub += d.ByCode[event.RejectRepublished]
+		f.mu.reject += d.Count - d.ByCode[event.RejectRepublished]
+		f.mu.Unlock()
 	}
 }
 
@@ -574,7 +596,8 @@ func (f *Follower) verify(m jetstream.Msg) (ledger.Message, bool) {
 		rec := rej.Record(m.Subject())
 		lm.EnvelopeID, lm.Reject = rej.Claimed.ID, &rec
 		f.skew.observe(rej.Signer, rej.IssuedAt, md.Timestamp)
-		f.log.Warn("event rejected", "stream_seq", lm.StreamSeq, "subject", m.Subject(), "signer", rec.Signer, "code", rej.Code, "reason", rej.Reason, "detail", rej.Cause, "version", rej.Version)
+		level := f.logged.level(md.Timestamp, f.log)
+		f.log.Log(context.Background(), level, "event rejected", "stream_seq", lm.StreamSeq, "subject", m.Subject(), "signer", rec.Signer, "code", rej.Code, "reason", rej.Reason, "detail", rej.Cause, "version", rej.Version)
 		return lm, true
 	}
 	f.skew.observe(env.Signer.ID, env.IssuedAt, md.Timestamp)
