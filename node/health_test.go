@@ -19,6 +19,7 @@ import (
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/trust"
+	"github.com/agentic-dev/agentic/ledger/follow"
 	"github.com/agentic-dev/agentic/node"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/node/health"
@@ -82,13 +83,13 @@ func TestReadinessFollowsJetStream(t *testing.T) {
 	if code != http.StatusOK || !strings.HasPrefix(body, "ready\n") {
 		t.Fatalf("/readyz of a ready node: %d %q", code, body)
 	}
-	for _, c := range []string{health.CheckDisk, health.CheckJetStream, health.CheckOutbox, health.CheckLedger, health.CheckClock, health.CheckLeader, health.CheckConsumer, health.CheckStreams} {
+	for _, c := range []string{health.CheckDisk, health.CheckJetStream, health.CheckOutbox, health.CheckLedger, health.CheckClock, health.CheckLeader, health.CheckConsumer, health.CheckStreams, follow.CheckRejects} {
 		if !strings.Contains(body, "[+]"+c+" ok\n") {
 			t.Errorf("/readyz does not show check %s passing:\n%s", c, body)
 		}
 	}
 	info := n.Info()
-	if !info.Ready || info.NotReady != "" || len(info.Checks) != 10 || info.Leader != cfg.Name || info.Epoch == 0 {
+	if !info.Ready || info.NotReady != "" || len(info.Checks) != 11 || info.Leader != cfg.Name || info.Epoch == 0 {
 		t.Errorf("node.info of a ready node: %+v", info)
 	}
 
@@ -155,11 +156,15 @@ func TestAlarmInTheLedger(t *testing.T) {
 		t.Errorf("a non-blocking check made the node not ready: %v", err)
 	}
 	p, err := n.API.Nodes(ctx)
-	if err != nil || len(p.Items) != 1 || len(p.Items[0].Alarms) != 1 || p.Items[0].Ready == nil || !*p.Items[0].Ready || len(p.Items[0].Checks) != 11 {
+	if err != nil || len(p.Items) != 1 || len(p.Items[0].Alarms) != 1 || p.Items[0].Ready == nil || !*p.Items[0].Ready || len(p.Items[0].Checks) != 12 {
 		t.Errorf("nodes.list: %+v, %v", p, err)
 	}
-	if _, m := get(t, "http://"+n.HTTPAddr()+"/metrics", ""); !strings.Contains(m, `agentic_alarm{alarm="CLOCK_SKEW",node="test-node"} 1`) {
+	_, m := get(t, "http://"+n.HTTPAddr()+"/metrics", "")
+	if !strings.Contains(m, `agentic_alarm{alarm="CLOCK_SKEW",node="test-node"} 1`) {
 		t.Errorf("metrics do not show the alarm")
+	}
+	if !strings.Contains(m, `agentic_rejected_dropped_total{node="test-node"} 0`) || !strings.Contains(m, `agentic_alarm{alarm="REJECT_FLOOD",node="test-node"} 0`) {
+		t.Errorf("metrics do not show the rejection counts and REJECT_FLOOD:\n%s", m)
 	}
 	st.Set(nil)
 	poll.Eventually(t, 20*time.Second, "alarm ls empty", func() bool {

@@ -75,6 +75,14 @@ func (n *Node) metricsHandler() http.Handler {
 	if srv := n.apiSrv; srv != nil {
 		gauge("api_long_polls", "Query API long-polls (audit followers) waiting now.", func() float64 { return float64(srv.LongPolls()) })
 	}
+	reg.MustRegister(rejectCollector{n: n,
+		total: prometheus.NewDesc("agentic_rejected_total",
+			"Stream messages (and events) the ledger refused since start, by rejection code, whether recorded one by one (event.rejected) or counted in a summary (event.rejected_summary).",
+			[]string{"code"}, prometheus.Labels{"node": n.cfg.Name}),
+		dropped: prometheus.NewDesc("agentic_rejected_dropped_total",
+			"Refused messages counted in event.rejected_summary records instead of each recorded, since start: beyond the rejection rate (REJECT_FLOOD).",
+			nil, prometheus.Labels{"node": n.cfg.Name}),
+	})
 	reg.MustRegister(driftCollector{n: n, desc: prometheus.NewDesc("agentic_stream_drift",
 		"1 when a stream differs from the cluster settings in force on this field (node/settings), 0 when it matches; present once the node has compared the stream.",
 		[]string{"stream", "field"}, prometheus.Labels{"node": n.cfg.Name})})
@@ -172,4 +180,25 @@ func (c checkCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(c.alarm, prometheus.GaugeValue, v, string(code))
 	}
+}
+
+// rejectCollector exports agentic_rejected_total{code} and
+// agentic_rejected_dropped_total from the ledger's rejection counts.
+type rejectCollector struct {
+	n              *Node
+	total, dropped *prometheus.Desc
+}
+
+func (c rejectCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.total; ch <- c.dropped }
+
+func (c rejectCollector) Collect(ch chan<- prometheus.Metric) {
+	f := c.n.follower
+	if f == nil {
+		return
+	}
+	st := f.Rejections()
+	for code, v := range st.ByCode {
+		ch <- prometheus.MustNewConstMetric(c.total, prometheus.CounterValue, float64(v), string(code))
+	}
+	ch <- prometheus.MustNewConstMetric(c.dropped, prometheus.CounterValue, float64(st.Dropped))
 }

@@ -492,6 +492,7 @@ func (n *Node) startHealth(ctx context.Context) error {
 			ledgerCheck(n.follower, n.caughtUp),
 			clockCheck(n.cfg.Name, n.follower.Skews),
 			leaderCheck(n.leader, n.has(event.RoleOrchestrator)))
+		checks = append(checks, n.follower.Checks()...)
 	}
 	// The checks other components offer join here, before the first
 	// probe (an alarm kept from before a restart that no check carries is

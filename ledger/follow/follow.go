@@ -131,7 +131,7 @@ type Follower struct {
 		unknown map[event.Type]bool // unknown types met, logged once each
 		paused  error               // why appends wait (disk below its floor)
 	}
-	logged rejectLog // rejections logged at Warn, by window (fold goroutine)
+	logged   rejectLog // rejections logged at Warn, by window (fold goroutine)
 	skew     *skewTracker
 	lastSnap uint64
 	// writing holds a token while snapshots are written in the background;
