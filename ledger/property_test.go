@@ -161,7 +161,7 @@ func checkModel(rt *rapid.T, stream []ledger.Message, recs []ledger.Record) {
 		switch r.Event.Type {
 		case event.Gap:
 			gotGaps++
-		case event.Rejected:
+		case event.Rejected, event.RejectedSummary:
 		default:
 			got = append(got, r.Event.ID)
 		}
