@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/agentic-dev/agentic/bus/event"
@@ -61,7 +62,15 @@ var summarizers = map[event.Type]func(raw []byte) string{
 	event.Rejected: with(func(d event.RejectedData) string {
 		return fmt.Sprintf("%s (signer %s, claimed %s)", d.Reason, dash(d.Signer), dash(d.ClaimedType))
 	}),
-	event.Gap:         with(func(d event.GapData) string { return fmt.Sprintf("stream seq %d–%d missing", d.From, d.To) }),
+	event.Gap: with(func(d event.GapData) string { return fmt.Sprintf("stream seq %d–%d missing", d.From, d.To) }),
+	event.RejectedSummary: with(func(d event.RejectedSummaryData) string {
+		codes := make([]string, 0, len(d.ByCode))
+		for code, n := range d.ByCode {
+			codes = append(codes, fmt.Sprintf("%s %d", code, n))
+		}
+		slices.Sort(codes)
+		return fmt.Sprintf("%d refused messages counted, not recorded (stream seq %d–%d): %s", d.Count, d.From, d.To, strings.Join(codes, ", "))
+	}),
 	event.NodeJoined:  with(func(d event.NodeData) string { return nodeSummary("joined", d) }),
 	event.NodeSuspect: with(func(d event.NodeData) string { return nodeSummary("suspect", d) }),
 	event.NodeFailed:  with(func(d event.NodeData) string { return nodeSummary("failed", d) }),

@@ -22,6 +22,10 @@ func TestSummaryOfVersion2Types(t *testing.T) {
 		{event.NodeDrain, event.NodeDrainData{Node: "c", Reason: "kernel upgrade"}, "drain c: kernel upgrade"},
 		{event.StepDecided, event.StepDecidedData{Step: "deploy", Action: event.StepRetry}, "retry deploy"},
 		{event.ExecutorOnline, event.ExecutorOnlineData{Slots: 4, Queue: 32, Capabilities: []string{"docker"}}, "4 slots, queue 32, offers docker"},
+		{event.RejectedSummary, event.RejectedSummaryData{From: 10, To: 109, Count: 100,
+			ByCode:   map[event.RejectCode]uint64{event.RejectUnknownSigner: 3, event.RejectBadSignature: 97},
+			BySigner: map[string]uint64{"b": 97, "unknown": 3}},
+			"100 refused messages counted, not recorded (stream seq 10–109): bad_signature 97, unknown_signer 3"},
 	} {
 		raw, err := json.Marshal(tt.data)
 		if err != nil {
