@@ -120,3 +120,47 @@ func BenchmarkCheckChain(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAppendRejected measures the ledger's cost per refused message,
+// in batches of 256: recorded one by one (a fresh window each message),
+// counted in a run (one signer, past its rate), and counted with the
+// window tracking its full set of signers (the largest limiter state).
+func BenchmarkAppendRejected(b *testing.B) {
+	const batch = 256
+	raw := bytes.Repeat([]byte("f"), 600)
+	for _, c := range []struct {
+		name    string
+		step    time.Duration
+		signers int
+	}{
+		{"recorded", ledger.RejectWindow, 1},
+		{"counted", 0, 1},
+		{"counted-many-signers", 0, ledger.RejectSignersPerWindow},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			st, err := ledger.Open(b.TempDir(), quietOptions())
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer st.Close()
+			t0 := time.Now().UTC()
+			seq := uint64(0)
+			msgs := make([]ledger.Message, batch)
+			for b.Loop() {
+				for i := range msgs {
+					seq++
+					msgs[i] = ledger.Message{
+						StreamSeq: seq, Subject: "agentic.ev.task.started", Time: t0.Add(time.Duration(seq) * c.step), Raw: raw,
+						Reject: &event.RejectedData{Code: event.RejectUnknownSigner, Reason: "forged", Subject: "agentic.ev.task.started", Signer: "kid-" + strconv.Itoa(int(seq)%c.signers)},
+					}
+				}
+				if _, err := st.Append(msgs); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(seq), "ns/msg")
+			head, _ := st.Head()
+			b.ReportMetric(float64(head)/float64(seq), "records/msg")
+		})
+	}
+}
