@@ -45,14 +45,21 @@ type Message struct {
 //     with code no_events.
 //   - EnvelopeID seen before: one event.Rejected record, code replayed
 //     ("replayed message id <jti>") or republished.
+//   - such a refused message past the rejection rate (flood.go, judged by
+//     stream time and sequence): no record of its own, and nothing of it
+//     stored; it is counted in the open run, whose event.RejectedSummary
+//     record comes before the next record or at the next window. A
+//     recorded refusal keeps at most RejectRawMax bytes of its message.
 //   - otherwise each event is appended, except one whose id was seen before
 //     (duplicate_event, "duplicate event id <id>"), is empty (malformed),
 //     whose payload is not JSON (bad_payload) or that submits a goal for a
 //     known run (duplicate_run), which becomes an event.Rejected record in
 //     its place.
 //
-// The envelope id and event ids of a message with at least one accepted
-// event join the persisted seen-set. The raw message (with its envelope id
+// The limiter's state is committed with the head, so the records never
+// depend on how messages were split into Appends or on restarts. The
+// envelope id and event ids of a message with at least one accepted event
+// join the persisted seen-set. The raw message (with its envelope id
 // and stream time) is stored once per stream seq. A failed commit returns an
 // error wrapping ErrSync and every later Append fails too: stop the node.
 // Damaged files (Store.Corruption) or a failed chain check (CheckChain,
