@@ -321,9 +321,6 @@ func (a *appender) closeRun() error {
 		return nil
 	}
 	a.rej.Run, a.rejDirty = nil, true
-	stored := a.msgStored
-	a.msgStored = false
-	defer func() { a.msgStored = stored }()
 	return a.add(r.summary(), r.To)
 }
 

@@ -2,6 +2,7 @@ package ledger_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -160,8 +161,85 @@ func TestRejectFloodIsCountedNotKept(t *testing.T) {
 			t.Fatalf("verify: %+v %v", rep, err)
 		}
 	}
+
+	// An export carries the summaries; its import verifies with the same
+	// head.
+	var exp bytes.Buffer
+	if err := one.Export(&exp); err != nil {
+		t.Fatal(err)
+	}
+	imported, err := ledger.Import(t.TempDir(), &exp, ledger.Options{Logger: ledgertest.Logger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer imported.Close()
+	if s, h := imported.Head(); s != s1 || h != h1 {
+		t.Fatalf("imported head %d %x, want %d %x", s, h, s1, h1)
+	}
+	if rep, err := imported.Verify(k.Verifier); err != nil || !rep.OK {
+		t.Fatalf("verify the import: %+v %v", rep, err)
+	}
 }
 
+// TestRejectSummaryThatHidesMessagesFailsVerify: a rechained ledger whose
+// summary no longer counts every stream seq before it fails verification
+// at that summary.
+func TestRejectSummaryThatHidesMessagesFailsVerify(t *testing.T) {
+	k := ledgertest.NewKit(t)
+	msgs, _ := floodStream(t, k, time.Now(), time.Millisecond, 200, 0)
+	st := ledgertest.Open(t)
+	mustAppend(t, st, msgs...)
+	mustAppend(t, st, k.Message(201, k.Node, started("run-after", 1)...))
+	var sum event.Event
+	for _, rec := range collect(t, st.Scan(1)) {
+		var d event.RejectedSummaryData
+		if rec.Event.Type == event.RejectedSummary && rec.Event.Decode(&d) == nil && d.Count >= 2 {
+			sum = rec.Event
+			break
+		}
+	}
+	if sum.Seq == 0 {
+		t.Fatal("no summary of two messages or more in the ledger")
+	}
+	var exp bytes.Buffer
+	if err := st.Export(&exp); err != nil {
+		t.Fatal(err)
+	}
+	forged := ledgertest.Rechain(t, exp.Bytes(), func(ev *event.Event) bool {
+		if ev.Seq != sum.Seq {
+			return true
+		}
+		var d event.RejectedSummaryData
+		if err := ev.Decode(&d); err != nil {
+			t.Fatal(err)
+		}
+		d.From++ // hides a counted message
+		d.Count--
+		for code := range d.ByCode {
+			d.ByCode[code]--
+			break
+		}
+		for signer := range d.BySigner {
+			d.BySigner[signer]--
+			break
+		}
+		ev.Data, _ = json.Marshal(d)
+		return true
+	})
+	imported, err := ledger.Import(t.TempDir(), bytes.NewReader(forged), ledger.Options{Logger: ledgertest.Logger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer imported.Close()
+	rep, err := imported.Verify(k.Verifier)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.OK || rep.FirstBadSeq != sum.Seq {
+		t.Fatalf("verify of a summary that hides a message: %+v, want it refused at %d", rep, sum.Seq)
+	}
+	t.Logf("refused: %s", rep.Err)
+}
 // TestRejectRunOpenAtHead: a ledger whose last messages are counted in a
 // run not yet summarized verifies, restarts, and writes the summary when
 // the next message comes, as a ledger that never stopped does.
