@@ -240,6 +240,7 @@ func TestRejectSummaryThatHidesMessagesFailsVerify(t *testing.T) {
 	}
 	t.Logf("refused: %s", rep.Err)
 }
+
 // TestRejectRunOpenAtHead: a ledger whose last messages are counted in a
 // run not yet summarized verifies, restarts, and writes the summary when
 // the next message comes, as a ledger that never stopped does.
