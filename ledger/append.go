@@ -283,7 +283,7 @@ func (a *appender) message(m *Message) error {
 		}
 	}
 	if rej != nil {
-		return a.add(rejection(m, 0, *rej), m.StreamSeq)
+		return a.add(rejection(m, 0, boundRejection(*rej)), m.StreamSeq)
 	}
 	return a.events(m)
 }

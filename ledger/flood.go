@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentic-dev/agentic/bus/event"
 )
@@ -41,6 +42,12 @@ const (
 	// RejectRawMax bounds the bytes of a refused message the ledger keeps
 	// with its event.rejected record (the message's start: header, kid).
 	RejectRawMax = 4096
+	// RejectClaimMax bounds each claimed field (signer, type, id) of an
+	// event.rejected record, and RejectReasonMax its reason: a forger
+	// chooses them. A longer one is cut at a character boundary and ends
+	// with "…". The rate's signer keys are cut the same way.
+	RejectClaimMax  = 128
+	RejectReasonMax = 1024
 )
 
 // Signer keys of the rejection rate that are not a claimed signer.
@@ -114,7 +121,7 @@ func (s *rejectState) roll(t time.Time) {
 // admit counts a rejection of signer at stream time t (after roll) and says
 // whether it is recorded in full; it returns the signer's key.
 func (s *rejectState) admit(signer string) (string, bool) {
-	key := signer
+	key := bounded(signer, RejectClaimMax)
 	if key == "" {
 		key = RejectUnknownSigner
 	}
@@ -231,4 +238,26 @@ func loadRejectState(r reader) (rejectState, error) {
 		return rejectState{}, err
 	}
 	return decodeRejectState(b)
+}
+
+// bounded cuts s to at most max bytes at a character boundary, ending it
+// with "…" when it was cut.
+func bounded(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := max - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// boundRejection bounds the fields of a rejection a forger chooses.
+func boundRejection(d event.RejectedData) event.RejectedData {
+	d.Reason = bounded(d.Reason, RejectReasonMax)
+	d.Signer = bounded(d.Signer, RejectClaimMax)
+	d.ClaimedType = bounded(d.ClaimedType, RejectClaimMax)
+	d.ClaimedID = bounded(d.ClaimedID, RejectClaimMax)
+	return d
 }

@@ -2,10 +2,13 @@ package ledger_test
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/trust"
@@ -310,5 +313,36 @@ func TestRejectedMessageBounded(t *testing.T) {
 	}
 	if len(raw) != ledger.RejectRawMax || !bytes.Equal(raw, big[:ledger.RejectRawMax]) {
 		t.Fatalf("kept %d bytes of a %d-byte refused message, want its first %d", len(raw), len(big), ledger.RejectRawMax)
+	}
+}
+
+// TestRejectedClaimsBounded: what a forger chooses — the claimed signer,
+// type and id — is cut to RejectClaimMax bytes in the record.
+func TestRejectedClaimsBounded(t *testing.T) {
+	k := ledgertest.NewKit(t)
+	st := ledgertest.Open(t)
+	long := strings.Repeat("é", 5_000)
+	seg := func(v any) string {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return base64.RawURLEncoding.EncodeToString(b)
+	}
+	raw := seg(map[string]string{"alg": "EdDSA", "typ": "JWT", "kid": long, "cred": "x"}) + "." +
+		seg(map[string]any{"iss": long, "jti": long, "typ": long, "iat": time.Now().Unix(), "exp": time.Now().Add(time.Minute).Unix()}) + "." + seg("sig")
+	m := k.Receive(1, "agentic.ev.task.started", []byte(raw), time.Now())
+	if m.Reject == nil || m.Reject.Signer != long {
+		t.Fatalf("the forgery's claimed signer was not read: %+v", m.Reject)
+	}
+	recs := mustAppend(t, st, m)
+	d := rejectedData(t, recs[0])
+	for name, v := range map[string]string{"signer": d.Signer, "claimed_type": d.ClaimedType, "claimed_id": d.ClaimedID} {
+		if len(v) > ledger.RejectClaimMax || !strings.HasSuffix(v, "…") || !utf8.ValidString(v) {
+			t.Errorf("%s kept %d bytes (%q…), want at most %d, cut at a character", name, len(v), v[:min(len(v), 20)], ledger.RejectClaimMax)
+		}
+	}
+	if len(d.Reason) > ledger.RejectReasonMax {
+		t.Errorf("reason kept %d bytes, want at most %d", len(d.Reason), ledger.RejectReasonMax)
 	}
 }
