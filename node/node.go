@@ -356,17 +356,21 @@ func (n *Node) startBus(ctx context.Context) error {
 			Logger:        n.log.With("component", "nats"),
 			MaxStore:      maxStore,
 			Space:         n.disk.Refresh,
+			TLS:           bus.EmbeddedTLS{Cert: n.cfg.NATSTLSCert, Key: n.cfg.NATSTLSKey, CA: n.cfg.NATSTLSCA},
 		})
 		if err != nil {
 			return fmt.Errorf("node: %w", err)
 		}
 	}
-	n.conn, err = bus.Connect(ctx, bus.ConnConfig{
+	cc := bus.ConnConfig{
 		Server: n.embedded, URLs: n.cfg.NATS, Name: "agentd " + n.cfg.Name,
 		Logger: n.log.With("component", "bus"),
 		Creds:  n.cfg.NATSCreds,
-		TLS:    bus.TLSConfig{CA: n.cfg.NATSTLSCA, Cert: n.cfg.NATSTLSCert, Key: n.cfg.NATSTLSKey},
-	})
+	}
+	if n.embedded == nil { // with the embedded server the TLS files are its own
+		cc.TLS = bus.TLSConfig{CA: n.cfg.NATSTLSCA, Cert: n.cfg.NATSTLSCert, Key: n.cfg.NATSTLSKey}
+	}
+	n.conn, err = bus.Connect(ctx, cc)
 	if err != nil {
 		return fmt.Errorf("node: %w", err)
 	}
