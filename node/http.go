@@ -109,13 +109,13 @@ func (n *Node) stopHTTP(ctx context.Context) {
 }
 
 // requireToken lets through the requests that carry "Authorization:
-// Bearer TOKEN" with an API token (trust.APIToken, agentctl api-token)
+// Bearer TOKEN" with an API token (trust.APIToken, agentctl keys api-token)
 // of an operator the cluster root signed; the others get 401 and why.
 func requireToken(root *trust.Root, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok || strings.TrimSpace(tok) == "" {
-			unauthorized(w, "this endpoint needs an operator token: Authorization: Bearer $(agentctl api-token)")
+			unauthorized(w, "this endpoint needs an operator token: Authorization: Bearer $(agentctl keys api-token)")
 			return
 		}
 		if _, err := trust.VerifyAPIToken(root, strings.TrimSpace(tok), time.Now()); err != nil {

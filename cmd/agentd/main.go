@@ -207,6 +207,12 @@ func banner(w io.Writer, n *node.Node) {
 	mode := "external " + strings.Join(cfg.NATS, ",")
 	if len(cfg.NATS) == 0 {
 		mode = "embedded, JetStream in " + cfg.Data + "/nats (sync_interval: always)"
+		if cfg.NATSTLSCert != "" {
+			mode += ", TLS"
+			if cfg.NATSTLSCA != "" {
+				mode += " with client certificates"
+			}
+		}
 	}
 	fmt.Fprintf(w, "agentd %s (%s, nats-server %s)\n", node.Version, runtime.Version(), server.VERSION)
 	fmt.Fprintf(w, "  node      %s  roles: %s\n", cfg.Name, strings.Join(cfg.Roles, ","))
@@ -219,10 +225,23 @@ func banner(w io.Writer, n *node.Node) {
 		fmt.Fprintf(w, "  gossip    %s  [preset %s, join %s]\n", g.Addr(), cfg.GossipPreset, join)
 	}
 	if a := n.HTTPAddr(); a != "" {
-		fmt.Fprintf(w, "  http      http://%s  (/healthz /readyz /metrics /api/runs)\n", a)
+		paths, auth := "/healthz /readyz /metrics /api/runs", ""
+		if n.ProbeAddr() != "" {
+			paths = "/api/runs"
+		}
+		if n.HTTPAuth() {
+			auth = ", operator token required: agentctl keys api-token"
+		}
+		fmt.Fprintf(w, "  http      http://%s  (%s%s)\n", a, paths, auth)
+	}
+	if a := n.ProbeAddr(); a != "" {
+		fmt.Fprintf(w, "  probes    http://%s  (/healthz /readyz /metrics, no auth)\n", a)
 	}
 	fmt.Fprintf(w, "  data      %s\n", cfg.Data)
 	if creds := filepath.Join(cfg.Data, "operator.creds"); fileExists(creds) {
 		fmt.Fprintf(w, "  operator  agentctl --creds %s\n", creds)
+	}
+	for _, open := range cfg.InsecureExposure() {
+		fmt.Fprintf(w, "  INSECURE: %s (--insecure)\n", open)
 	}
 }
