@@ -206,7 +206,8 @@ func (c *Config) HTTPAuthRequired() bool {
 }
 
 // InsecureExposure lists what Insecure leaves open on this
-// configuration ("" each when nothing): the startup banner prints it.
+// configuration, one phrase each (nil when Insecure is off or nothing is
+// exposed): the startup banner prints them.
 func (c *Config) InsecureExposure() []string {
 	if !c.Insecure {
 		return nil
