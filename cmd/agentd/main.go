@@ -52,6 +52,14 @@ Backup and restore: 'agentctl node backup NODE --out DIR' makes a running
 node write a consistent backup on its machine; on the new machine,
 'agentd --data NEW --restore-from DIR' makes the data dir of it and starts.
 
+Beyond loopback: the embedded NATS server (--nats-listen,
+--nats-cluster-listen) needs TLS (--nats-tls-cert, --nats-tls-key, and
+--nats-tls-ca to require client certificates), gossip needs
+--gossip-key-file, and the HTTP API asks an operator token ('agentctl keys
+api-token'), unless --insecure says otherwise (the banner then says
+INSECURE). --probe-listen serves /healthz, /readyz and /metrics without
+auth for probes and Prometheus.
+
 Signals: SIGTERM or SIGINT drains (running steps may finish for
 --drain-timeout, then are killed and reported as interrupted) and stops;
 SIGHUP reloads the configuration file and applies the log level.
