@@ -110,8 +110,20 @@ func ServerOptions(opts *server.Options, b Bundle) error {
 	opts.AccountResolver = res
 	opts.SystemAccount = v.SystemAccount.Subject
 	opts.NoSystemAccount = false
+	// A client's CONNECT carries its user JWT, which lists its
+	// permissions subject by subject: larger than nats-server's default
+	// control line (4 KiB). An external server needs the same setting
+	// (max_control_line; docs/security.md).
+	if opts.MaxControlLine < MaxControlLine {
+		opts.MaxControlLine = MaxControlLine
+	}
 	return nil
 }
+
+// MaxControlLine is the control line size servers must accept for the
+// CONNECT of an agentic user (its JWT inside): 16 KiB, with room to spare
+// over the largest user JWT (a test measures them).
+const MaxControlLine = 16 << 10
 
 // accountUpdateReply is the server's answer to an account update.
 type accountUpdateReply struct {
