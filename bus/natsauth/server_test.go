@@ -467,3 +467,44 @@ func TestCredsFile(t *testing.T) {
 	}
 	nc.Close()
 }
+
+// TestLedgerNode: a node that folds the ledger reads the events stream
+// with an ordered consumer (as ledger/follow does) and watches the streams'
+// advisories, and may not change a stream (cluster settings are applied
+// by an admin).
+func TestLedgerNode(t *testing.T) {
+	cl := newCluster(t)
+	ln := cl.connect(trust.KindNode, "plan-a", event.RolePlanner)
+	cl.streams(ln)
+	ctx := ctxT(t)
+	if _, err := ln.js.Publish(ctx, event.Subject(event.PlanProposed, ""), []byte("plan")); err != nil {
+		t.Fatalf("planner publishes plan.proposed: %v", err)
+	}
+	oc, err := ln.js.OrderedConsumer(ctx, bus.EventsStream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{event.SubjectAll}})
+	if err != nil {
+		t.Fatalf("ledger node ordered consumer: %v", err)
+	}
+	if _, err := oc.Next(jetstream.FetchMaxWait(5 * time.Second)); err != nil {
+		t.Fatalf("ledger node reads the stream: %v", err)
+	}
+	adv := "$JS.EVENT.ADVISORY.STREAM.*." + bus.EventsStream
+	if _, err := ln.nc.SubscribeSync(adv); err != nil {
+		t.Fatal(err)
+	}
+	if err := ln.nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := ln.js.Stream(ctx, bus.EventsStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := st.CachedInfo().Config
+	cfg.MaxAge = time.Second
+	_, err = ln.js.UpdateStream(short(t), cfg)
+	expectDenied(t, ln, "ledger node updates the stream", "$JS.API.STREAM.UPDATE."+bus.EventsStream, err)
+	if ln.denied(adv) {
+		t.Fatal("ledger node refused the streams' advisories")
+	}
+	_, err = ln.js.Publish(short(t), event.Subject(event.TaskStarted, ""), []byte("x"))
+	expectDenied(t, ln, "planner publishes an executor's event", event.Subject(event.TaskStarted, ""), err)
+}
