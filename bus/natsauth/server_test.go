@@ -351,7 +351,21 @@ func TestViewer(t *testing.T) {
 			t.Fatalf("viewer push read %d: %v", i+1, err)
 		}
 	}
-	_ = psub.Unsubscribe()
+	// No Unsubscribe: it would ask to delete the consumer, which a viewer
+	// may not; an ephemeral consumer goes by itself once unused.
+	// What `nats --creds F --inbox-prefix P sub --stream AGENTIC_EVENTS
+	// --all 'agentic.ev.>'` does (natscli's sub command: a push consumer
+	// with flow control, heartbeats and no acks).
+	csub, err := ljs.SubscribeSync(event.SubjectAll, nats.EnableFlowControl(), nats.IdleHeartbeat(5*time.Second),
+		nats.AckNone(), nats.BindStream(bus.EventsStream), nats.DeliverAll())
+	if err != nil {
+		t.Fatalf("viewer subscribes as the nats CLI does: %v", err)
+	}
+	for i := 0; i < 3; i++ {
+		if _, err := csub.NextMsg(5 * time.Second); err != nil {
+			t.Fatalf("viewer reads as the nats CLI does, message %d: %v", i+1, err)
+		}
+	}
 	if _, err := v.nc.Request("agentic.api.runs.list", []byte(`{}`), 5*time.Second); err != nil {
 		t.Fatalf("viewer calls runs.list: %v", err)
 	}
