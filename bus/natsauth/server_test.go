@@ -480,6 +480,30 @@ func TestCredsFile(t *testing.T) {
 		t.Fatalf("connect with the creds file: %v", err)
 	}
 	nc.Close()
+
+	// One file for both: the NATS blocks first (the NATS parser takes the
+	// first decorated block), then the agentic credential, key and root
+	// (trust.ReadCreds skips what is not its PEM).
+	both := filepath.Join(t.TempDir(), "both.creds")
+	if err := trust.WriteCreds(both, ident, cl.root); err != nil {
+		t.Fatal(err)
+	}
+	agentic, err := os.ReadFile(both)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(both, append(b, agentic...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, groot, err := trust.ReadCreds(both)
+	if err != nil || got.ID != "auditor" || !groot.Public.Equal(cl.root.Public) {
+		t.Fatalf("trust.ReadCreds of the combined file: %v", err)
+	}
+	nc, err = nats.Connect(cl.url, nats.UserCredentials(both), nats.CustomInboxPrefix(natsauth.InboxPrefix(trust.KindOperator, "auditor")), nats.MaxReconnects(0))
+	if err != nil {
+		t.Fatalf("connect with the combined creds file: %v", err)
+	}
+	nc.Close()
 }
 
 // TestLedgerNode: a node that folds the ledger reads the events stream
