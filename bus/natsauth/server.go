@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/nats-io/jwt/v2"
@@ -86,24 +87,50 @@ func (b Bundle) Verify(operator string) (*Verified, error) {
 }
 
 // ServerOptions sets the operator mode of a nats-server from a verified
-// bundle: the operator trusted, the system account, and a memory resolver
-// preloaded with both accounts (as `resolver: MEMORY` with
-// `resolver_preload`). Account updates (revocations) then come in on
+// bundle: the operator trusted, the system account, and a full account
+// resolver storing account JWTs in resolverDir (`resolver: {type: full,
+// dir: …}`), seeded with the bundle's accounts unless it already holds
+// newer ones. Account updates (revocations) come in on
 // $SYS.REQ.ACCOUNT.<account>.CLAIMS.UPDATE (PushAccount), from a system
-// account user on any server of the cluster. Anonymous clients are
-// refused: every connection must present a user JWT of the AGENTIC
-// account and sign the server's nonce with the user key.
-func ServerOptions(opts *server.Options, b Bundle) error {
+// account user on any server of the cluster; each server stores them in
+// its directory, so they outlive an idle account and a restart.
+// (nats-server's memory resolver does not: it applies a pushed update to
+// the live account only, and once the account's last client leaves, the
+// account is loaded again from the preloaded JWT — without the
+// revocation.) Anonymous clients are refused: every
+// connection must present a user JWT of the AGENTIC account and sign the
+// server's nonce with the user key.
+func ServerOptions(opts *server.Options, b Bundle, resolverDir string) error {
 	v, err := b.Verify("")
 	if err != nil {
 		return err
 	}
-	res := &server.MemAccResolver{}
-	if err := res.Store(v.SystemAccount.Subject, b.SystemAccount); err != nil {
-		return fmt.Errorf("natsauth: preload system account: %w", err)
+	if resolverDir == "" {
+		return errors.New("natsauth: the account resolver needs a directory")
 	}
-	if err := res.Store(v.Account.Subject, b.Account); err != nil {
-		return fmt.Errorf("natsauth: preload account: %w", err)
+	if err := os.MkdirAll(resolverDir, 0o700); err != nil {
+		return fmt.Errorf("natsauth: account resolver dir: %w", err)
+	}
+	res, err := server.NewDirAccResolver(resolverDir, 0, 0, server.NoDelete)
+	if err != nil {
+		return fmt.Errorf("natsauth: account resolver in %s: %w", resolverDir, err)
+	}
+	for _, a := range []struct {
+		key, jwt string
+		iat      int64
+	}{
+		{v.SystemAccount.Subject, b.SystemAccount, v.SystemAccount.IssuedAt},
+		{v.Account.Subject, b.Account, v.Account.IssuedAt},
+	} {
+		if have, err := res.LoadAcc(a.key); err == nil {
+			if hc, err := jwt.DecodeAccountClaims(have); err == nil && hc.IssuedAt >= a.iat {
+				continue // a newer update (a revocation) was pushed since
+			}
+		}
+		if err := res.SaveAcc(a.key, a.jwt); err != nil {
+			res.Close()
+			return fmt.Errorf("natsauth: store account %s: %w", a.key, err)
+		}
 	}
 	opts.TrustedOperators = []*jwt.OperatorClaims{v.Operator}
 	opts.TrustedKeys = nil

@@ -51,7 +51,7 @@ func newCluster(t *testing.T) *cluster {
 		JetStream: true, StoreDir: t.TempDir(), SyncAlways: true,
 		NoSigs: true, NoLog: true,
 	}
-	if err := natsauth.ServerOptions(opts, b); err != nil {
+	if err := natsauth.ServerOptions(opts, b, filepath.Join(t.TempDir(), "jwt")); err != nil {
 		t.Fatal(err)
 	}
 	srv, err := server.NewServer(opts)
@@ -545,4 +545,107 @@ func TestLedgerNode(t *testing.T) {
 	}
 	_, err = ln.js.Publish(short(t), event.Subject(event.TaskStarted, ""), []byte("x"))
 	expectDenied(t, ln, "planner publishes an executor's event", event.Subject(event.TaskStarted, ""), err)
+}
+
+// TestRevocationReachesEveryServer: on a cluster of two servers given the
+// same bundle, a revocation pushed to one closes the user's connection on
+// the other (the system account spans the cluster).
+func TestRevocationReachesEveryServer(t *testing.T) {
+	root, err := trust.NewRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	auth, err := natsauth.NewAuthority(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := auth.Bundle(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := func(name string, routes []string) *server.Server {
+		opts := &server.Options{
+			ServerName: name, Host: "127.0.0.1", Port: server.RANDOM_PORT, NoSigs: true, NoLog: true,
+			Cluster: server.ClusterOpts{Name: "agentic-test", Host: "127.0.0.1", Port: server.RANDOM_PORT},
+		}
+		for _, r := range routes {
+			opts.Routes = append(opts.Routes, server.RoutesFromStr(r)...)
+		}
+		if err := natsauth.ServerOptions(opts, b, filepath.Join(t.TempDir(), "jwt")); err != nil {
+			t.Fatal(err)
+		}
+		s, err := server.NewServer(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go s.Start()
+		if !s.ReadyForConnections(10 * time.Second) {
+			s.Shutdown()
+			t.Fatalf("server %s not ready", name)
+		}
+		t.Cleanup(func() {
+			s.Shutdown()
+			s.WaitForShutdown()
+		})
+		return s
+	}
+	a := start("a", nil)
+	bsrv := start("b", []string{"nats://" + a.ClusterAddr().String()})
+	poll.Eventually(t, 10*time.Second, "the two servers route to each other", func() bool {
+		return a.NumRoutes() > 0 && bsrv.NumRoutes() > 0
+	})
+	// ... and each knows the other's system subscriptions (account
+	// updates among them), so that a push to one reaches the other.
+	poll.Eventually(t, 10*time.Second, "the system account's subscriptions are routed", func() bool {
+		return a.SystemAccount().RoutedSubs() > 0 && bsrv.SystemAccount().RoutedSubs() > 0
+	})
+
+	id, err := trust.NewIdentity(root, "exec-b", trust.KindNode, []string{event.RoleExecutor}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kp, _ := natsauth.UserKey(id)
+	pub, _ := kp.PublicKey()
+	ujwt, err := auth.UserJWT(natsauth.Identity{Kind: trust.KindNode, ID: "exec-b", Roles: id.Roles, UserKey: pub}, time.Now().Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts, _ := natsauth.ConnectOptions(trust.KindNode, "exec-b", ujwt, kp)
+	closed := make(chan struct{})
+	nc, err := nats.Connect(bsrv.ClientURL(), append(opts, nats.MaxReconnects(0), nats.NoReconnect(),
+		nats.ClosedHandler(func(*nats.Conn) { close(closed) }))...)
+	if err != nil {
+		t.Fatalf("connect to server b: %v", err)
+	}
+	defer nc.Close()
+
+	sysJWT, sysSeed, err := auth.SystemUserCreds(time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys, err := nats.Connect(a.ClientURL(), nats.UserJWTAndSeed(sysJWT, string(sysSeed)), nats.MaxReconnects(0))
+	if err != nil {
+		t.Fatalf("system user connects to server a: %v", err)
+	}
+	defer sys.Close()
+	acc, err := auth.AccountJWT(map[string]time.Time{pub: time.Now().Add(time.Second)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := natsauth.PushAccount(ctxT(t), sys, acc); err != nil {
+		t.Fatalf("push to server a: %v", err)
+	}
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the revoked user's connection on server b is still open")
+	}
+	// No other client of the account is connected: the servers load it
+	// again, from their resolver directories, revocation included.
+	for _, s := range []*server.Server{a, bsrv} {
+		if nc2, err := nats.Connect(s.ClientURL(), append(opts, nats.MaxReconnects(0))...); err == nil {
+			nc2.Close()
+			t.Fatalf("the revoked user connected again to server %s", s.Name())
+		}
+	}
 }
