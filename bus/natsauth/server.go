@@ -115,21 +115,13 @@ func ServerOptions(opts *server.Options, b Bundle, resolverDir string) error {
 	if err != nil {
 		return fmt.Errorf("natsauth: account resolver in %s: %w", resolverDir, err)
 	}
-	for _, a := range []struct {
-		key, jwt string
-		iat      int64
-	}{
-		{v.SystemAccount.Subject, b.SystemAccount, v.SystemAccount.IssuedAt},
-		{v.Account.Subject, b.Account, v.Account.IssuedAt},
-	} {
-		if have, err := res.LoadAcc(a.key); err == nil {
-			if hc, err := jwt.DecodeAccountClaims(have); err == nil && hc.IssuedAt >= a.iat {
-				continue // a newer update (a revocation) was pushed since
-			}
-		}
-		if err := res.SaveAcc(a.key, a.jwt); err != nil {
+	// Store keeps a JWT only if it is newer than the one stored (as
+	// resolver_preload does with a full resolver): a revocation pushed
+	// since survives the bundle.
+	for key, j := range map[string]string{v.SystemAccount.Subject: b.SystemAccount, v.Account.Subject: b.Account} {
+		if err := res.Store(key, j); err != nil {
 			res.Close()
-			return fmt.Errorf("natsauth: store account %s: %w", a.key, err)
+			return fmt.Errorf("natsauth: store account %s: %w", key, err)
 		}
 	}
 	opts.TrustedOperators = []*jwt.OperatorClaims{v.Operator}

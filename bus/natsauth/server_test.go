@@ -649,3 +649,95 @@ func TestRevocationReachesEveryServer(t *testing.T) {
 		}
 	}
 }
+
+// TestRevocationOutlivesRestart: a server restarted with the bundle it was
+// first given (older than the pushed revocation) still refuses the revoked
+// user: its resolver directory kept the newer account JWT.
+func TestRevocationOutlivesRestart(t *testing.T) {
+	root, err := trust.NewRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	auth, err := natsauth.NewAuthority(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := auth.Bundle(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "jwt")
+	start := func() *server.Server {
+		opts := &server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, NoSigs: true, NoLog: true}
+		if err := natsauth.ServerOptions(opts, b, dir); err != nil {
+			t.Fatal(err)
+		}
+		s, err := server.NewServer(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go s.Start()
+		if !s.ReadyForConnections(10 * time.Second) {
+			s.Shutdown()
+			t.Fatal("server not ready")
+		}
+		return s
+	}
+	user := func(id string) ([]nats.Option, string) {
+		ident, err := trust.NewIdentity(root, id, trust.KindNode, []string{event.RoleExecutor}, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kp, _ := natsauth.UserKey(ident)
+		pub, _ := kp.PublicKey()
+		ujwt, err := auth.UserJWT(natsauth.Identity{Kind: trust.KindNode, ID: id, Roles: ident.Roles, UserKey: pub}, time.Now().Add(time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts, _ := natsauth.ConnectOptions(trust.KindNode, id, ujwt, kp)
+		return append(opts, nats.MaxReconnects(0)), pub
+	}
+	revokedOpts, revoked := user("exec-b")
+	keepOpts, _ := user("exec-c")
+
+	s := start()
+	sysJWT, sysSeed, err := auth.SystemUserCreds(time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys, err := nats.Connect(s.ClientURL(), nats.UserJWTAndSeed(sysJWT, string(sysSeed)), nats.MaxReconnects(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The pushed JWT must be newer than the bundle's (JWT times are in
+	// seconds): issue it a second later.
+	bac, _ := b.Verify("")
+	poll.Eventually(t, 3*time.Second, "a second has passed since the bundle", func() bool {
+		return time.Now().Unix() > bac.Account.IssuedAt
+	})
+	acc, err := auth.AccountJWT(map[string]time.Time{revoked: time.Now().Add(time.Second)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := natsauth.PushAccount(ctxT(t), sys, acc); err != nil {
+		t.Fatal(err)
+	}
+	sys.Close()
+	s.Shutdown()
+	s.WaitForShutdown()
+
+	s = start()
+	t.Cleanup(func() {
+		s.Shutdown()
+		s.WaitForShutdown()
+	})
+	if nc, err := nats.Connect(s.ClientURL(), revokedOpts...); err == nil {
+		nc.Close()
+		t.Fatal("the revoked user connected after a restart")
+	}
+	nc, err := nats.Connect(s.ClientURL(), keepOpts...)
+	if err != nil {
+		t.Fatalf("another user after a restart: %v", err)
+	}
+	nc.Close()
+}
