@@ -81,6 +81,12 @@ type client struct {
 	denials []string
 }
 
+func (c *client) denialList() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.denials...)
+}
+
 func (c *client) denied(subject string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
