@@ -81,7 +81,7 @@ func (h *harness) withPeer(t *testing.T, info api.NodeInfo) {
 	t.Cleanup(srv.Stop)
 }
 
-// registerLedger answers node.info's root and ledger.outcome the way a
+// registerLedger answers ledger.outcome the way a
 // ledger node does, judging the stream's messages with the real verifier
 // against the harness's root: the fake folds the whole stream at once.
 func (f *fakeNode) registerLedger(s *api.Server) {
