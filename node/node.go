@@ -150,6 +150,9 @@ func (n *Node) needsLedger() bool {
 // Info describes the running node (the startup banner and node.info).
 func (n *Node) Info() api.NodeInfo {
 	info := api.NodeInfo{ID: n.cfg.Name, Roles: n.cfg.Roles, Version: Version, NATS: n.NATSURL()}
+	if n.root != nil {
+		info.Root = n.root.KeyID()
+	}
 	info.Leader, info.Epoch, info.LeaderReason = n.liveLeader()
 	info.Checks = n.Checks()
 	if err := n.Ready(); err != nil {

@@ -210,7 +210,7 @@ func TestKeysOperator(t *testing.T) {
 	// The CLI accepts it as operator credentials.
 	a := newApp(Env{Getenv: func(string) string { return "" }})
 	a.creds = out
-	if got, err := a.identity(); err != nil || got.ID != "alice" {
+	if got, _, err := a.identity(); err != nil || got.ID != "alice" {
 		t.Fatalf("identity from the issued creds: %v", err)
 	}
 	before, _ := os.ReadFile(out)
