@@ -21,7 +21,7 @@ and lasts --ttl (at most 1h).`,
 		Example: `  curl -H "Authorization: Bearer $(agentctl keys api-token)" http://node-a:8080/api/runs`,
 		Args:    args(cobra.NoArgs),
 		RunE: func(*cobra.Command, []string) error {
-			id, err := a.identity()
+			id, _, err := a.identity()
 			if err != nil {
 				return err
 			}
