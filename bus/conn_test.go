@@ -2,16 +2,8 @@ package bus_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"log/slog"
-	"math/big"
 	"net"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -112,77 +104,13 @@ func TestReconnectAfterServerRestart(t *testing.T) {
 	}
 }
 
-// pki is a throw-away CA with a server and a client certificate, written
-// as PEM files.
-type pki struct {
-	ca, serverCert, serverKey, clientCert, clientKey string
-}
-
-func newPKI(t *testing.T) pki {
-	t.Helper()
-	dir := t.TempDir()
-	write := func(name, typ string, der []byte) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	key := func() *ecdsa.PrivateKey {
-		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return k
-	}
-	caKey := key()
-	caTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leaf := func(serial int64, usage x509.ExtKeyUsage) ([]byte, []byte) {
-		k := key()
-		tmpl := &x509.Certificate{
-			SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: "localhost"},
-			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-			KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage},
-			IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: []string{"localhost"},
-		}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &k.PublicKey, caKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		kder, err := x509.MarshalPKCS8PrivateKey(k)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return der, kder
-	}
-	var p pki
-	p.ca = write("ca.pem", "CERTIFICATE", caDER)
-	sc, sk := leaf(2, x509.ExtKeyUsageServerAuth)
-	p.serverCert, p.serverKey = write("server.pem", "CERTIFICATE", sc), write("server-key.pem", "PRIVATE KEY", sk)
-	cc, ck := leaf(3, x509.ExtKeyUsageClientAuth)
-	p.clientCert, p.clientKey = write("client.pem", "CERTIFICATE", cc), write("client-key.pem", "PRIVATE KEY", ck)
-	return p
-}
-
 // TestConnectWithTLS: the CA and the client certificate reach a server
 // that verifies clients; without the client certificate, or trusting
 // another CA, the connection is refused at once (retrying would not mend
 // it), with the reason.
 func TestConnectWithTLS(t *testing.T) {
-	p := newPKI(t)
-	tc, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: p.serverCert, KeyFile: p.serverKey, CaFile: p.ca, Verify: true})
+	p := bustest.NewTLSFiles(t)
+	tc, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: p.Cert, KeyFile: p.Key, CaFile: p.CA, Verify: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,17 +134,17 @@ func TestConnectWithTLS(t *testing.T) {
 		}
 		return err
 	}
-	if err := connect(bus.TLSConfig{CA: p.ca, Cert: p.clientCert, Key: p.clientKey}); err != nil {
+	if err := connect(bus.TLSConfig{CA: p.CA, Cert: p.ClientCert, Key: p.ClientKey}); err != nil {
 		t.Fatalf("connect with the CA and a client certificate: %v", err)
 	}
-	other := newPKI(t)
+	other := bustest.NewTLSFiles(t)
 	for name, tt := range map[string]struct {
 		cfg  bus.TLSConfig
 		want string
 	}{
-		"no client certificate": {bus.TLSConfig{CA: p.ca}, "closed by remote after TLS handshake"},
-		"another CA":            {bus.TLSConfig{CA: other.ca, Cert: p.clientCert, Key: p.clientKey}, "certificate signed by unknown authority"},
-		"a certificate alone":   {bus.TLSConfig{CA: p.ca, Cert: p.clientCert}, "needs its key"},
+		"no client certificate": {bus.TLSConfig{CA: p.CA}, "closed by remote after TLS handshake"},
+		"another CA":            {bus.TLSConfig{CA: other.CA, Cert: p.ClientCert, Key: p.ClientKey}, "certificate signed by unknown authority"},
+		"a certificate alone":   {bus.TLSConfig{CA: p.CA, Cert: p.ClientCert}, "needs its key"},
 		"a missing CA file":     {bus.TLSConfig{CA: filepath.Join(t.TempDir(), "absent.pem")}, "absent.pem"},
 	} {
 		start := time.Now()

@@ -52,9 +52,60 @@ type EmbeddedConfig struct {
 	// stopped by a full disk is restarted only then. Nil: when at least a
 	// MiB is free.
 	Space func() error
+	// TLS, when its Cert is set, makes the server serve TLS to its
+	// clients and on its cluster routes (see EmbeddedTLS). In-process
+	// connections need none.
+	TLS EmbeddedTLS
 	// HealEvery is how often a JetStream stopped by a full disk is
 	// checked for a restart (DefaultHealEvery if 0).
 	HealEvery time.Duration
+}
+
+// EmbeddedTLS names the PEM files of the embedded server's TLS: the
+// certificate and key it serves (both or neither), and a CA bundle that,
+// when set, verifies the clients' certificates (a client must then present
+// one) and the other servers' route certificates. Route connections
+// present the same certificate, so it must be valid for both server and
+// client authentication when a CA verifies routes; without a CA the other
+// servers are verified against the system roots.
+type EmbeddedTLS struct {
+	Cert, Key, CA string
+}
+
+// tlsTimeout is the TLS handshake's time limit, in seconds (nats-server's
+// default of half a second is short for a loaded machine).
+const tlsTimeout = 2
+
+// tlsOptions sets the TLS part of opts from t: nothing without a
+// certificate.
+func tlsOptions(opts *server.Options, t EmbeddedTLS) error {
+	if t.Cert == "" && t.Key == "" {
+		if t.CA != "" {
+			return fmt.Errorf("bus: embedded nats-server: a client CA (%s) needs the server's certificate and key (--nats-tls-cert, --nats-tls-key)", t.CA)
+		}
+		return nil
+	}
+	if t.Cert == "" || t.Key == "" {
+		return fmt.Errorf("bus: embedded nats-server: TLS needs a certificate and its key (cert %q, key %q)", t.Cert, t.Key)
+	}
+	verify := t.CA != ""
+	clients, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: t.Cert, KeyFile: t.Key, CaFile: t.CA, Verify: verify, Timeout: tlsTimeout})
+	if err != nil {
+		return fmt.Errorf("bus: embedded nats-server TLS: %w", err)
+	}
+	opts.TLSConfig, opts.TLS, opts.TLSVerify, opts.TLSTimeout = clients, true, verify, tlsTimeout
+	if opts.Cluster.Port == 0 && opts.Cluster.Host == "" {
+		return nil
+	}
+	// Routes are both server (verifying the peers that dial in with the
+	// CA) and client (verifying the server dialled with the same CA).
+	routes, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: t.Cert, KeyFile: t.Key, CaFile: t.CA, Verify: verify, Timeout: tlsTimeout})
+	if err != nil {
+		return fmt.Errorf("bus: embedded nats-server route TLS: %w", err)
+	}
+	routes.RootCAs = routes.ClientCAs
+	opts.Cluster.TLSConfig, opts.Cluster.TLSTimeout = routes, tlsTimeout
+	return nil
 }
 
 // StoreShare is the part of its file system the embedded JetStream store
@@ -130,6 +181,9 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 		opts.Host, opts.Port = host, port
 	}
 	if err := clusterOptions(opts, cfg); err != nil {
+		return nil, err
+	}
+	if err := tlsOptions(opts, cfg.TLS); err != nil {
 		return nil, err
 	}
 	srv, err := server.NewServer(opts)

@@ -15,17 +15,29 @@ import (
 // for callers without an outbox (agentctl, tests): the caller learns from the
 // error whether the events reached the stream.
 func PublishSigned(ctx context.Context, js jetstream.JetStream, id *trust.Identity, drafts ...event.Draft) error {
+	_, err := PublishSignedAcks(ctx, js, id, drafts...)
+	return err
+}
+
+// PublishSignedAcks is PublishSigned returning the stream's
+// acknowledgement of each message published, in order: where each landed
+// (its stream sequence), for a publisher that waits for the ledger's
+// judgement of it. On error, the acks of the messages published before.
+func PublishSignedAcks(ctx context.Context, js jetstream.JetStream, id *trust.Identity, drafts ...event.Draft) ([]jetstream.PubAck, error) {
+	var acks []jetstream.PubAck
 	for _, group := range GroupBySubject(drafts) {
 		raw, jti, err := envelope.Sign(id, group)
 		if err != nil {
-			return err
+			return acks, err
 		}
 		subj := group[0].Subject()
-		if _, err := js.Publish(ctx, subj, raw, jetstream.WithMsgID(jti)); err != nil {
-			return fmt.Errorf("bus: publish %s (%s): %w", subj, jti, err)
+		ack, err := js.Publish(ctx, subj, raw, jetstream.WithMsgID(jti))
+		if err != nil {
+			return acks, fmt.Errorf("bus: publish %s (%s): %w", subj, jti, err)
 		}
+		acks = append(acks, *ack)
 	}
-	return nil
+	return acks, nil
 }
 
 // GroupBySubject splits drafts into runs of the same subject, keeping the

@@ -35,15 +35,33 @@ type Config struct {
 	// NATSCreds is a NATS user credentials file (JWT and nkey seed) for
 	// the external servers in NATS; empty: none.
 	NATSCreds string `yaml:"nats_creds"`
-	// NATSTLSCA is a PEM file of CAs that verify the external servers'
-	// certificates; empty: the system roots (when TLS is used).
+	// NATSTLSCA is a PEM file of CAs. With external servers (NATS set)
+	// it verifies their certificates (empty: the system roots, when TLS is
+	// used). With the embedded server it verifies the certificates of the
+	// clients, which must then present one, and of the other servers'
+	// routes.
 	NATSTLSCA string `yaml:"nats_tls_ca"`
-	// NATSTLSCert and NATSTLSKey are a client certificate and its key
-	// (PEM files) for servers that verify clients; both or neither.
+	// NATSTLSCert and NATSTLSKey are a certificate and its key (PEM
+	// files), both or neither. With external servers: a client
+	// certificate for servers that verify clients. With the embedded
+	// server: the certificate it serves TLS with, to clients and on its
+	// cluster routes.
 	NATSTLSCert string `yaml:"nats_tls_cert"`
 	NATSTLSKey  string `yaml:"nats_tls_key"`
-	// HTTPListen serves /healthz, /readyz, /metrics and the JSON API.
+	// HTTPListen serves the JSON API (/api/*) and, unless ProbeListen is
+	// set, /healthz, /readyz and /metrics. On an address that is not
+	// loopback every request needs an operator token (see
+	// HTTPAuthRequired).
 	HTTPListen string `yaml:"http_listen"`
+	// ProbeListen, if set, serves /healthz, /readyz and /metrics without
+	// authentication (for probes and Prometheus); they are then not on
+	// HTTPListen.
+	ProbeListen string `yaml:"probe_listen"`
+	// Insecure allows the embedded NATS server (client or cluster
+	// address) and gossip to listen on an address that is not loopback
+	// without TLS or the gossip key, and serves the HTTP API there
+	// without a token. The startup banner says so.
+	Insecure bool `yaml:"insecure"`
 	// GossipListen is the memberlist bind address (host:port); empty: no
 	// gossip (a single node needs none).
 	GossipListen string `yaml:"gossip_listen"`

@@ -308,10 +308,12 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 func TestValidateAccepts(t *testing.T) {
 	for _, mutate := range []func(c *Config){
 		func(c *Config) {
-			c.GossipListen = "10.0.0.9:7946"
+			c.GossipListen, c.Insecure = "10.0.0.9:7946", true
 			c.Join = []string{"10.0.0.1", "node-b:7946", "[::1]:7946", "::1"}
 		},
-		func(c *Config) { c.GossipListen, c.GossipAdvertise = "0.0.0.0:7946", "10.0.0.9:7946" },
+		func(c *Config) {
+			c.GossipListen, c.GossipAdvertise, c.Insecure = "0.0.0.0:7946", "10.0.0.9:7946", true
+		},
 		func(c *Config) {
 			c.NATSClusterListen, c.NATSRoutes = "127.0.0.1:6222", []string{"nats://127.0.0.1:6223"}
 		},

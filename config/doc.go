@@ -30,6 +30,8 @@
 //	nats_tls_cert: ""             # AGENTIC_NATS_TLS_CERT   --nats-tls-cert
 //	nats_tls_key: ""              # AGENTIC_NATS_TLS_KEY    --nats-tls-key
 //	http_listen: 127.0.0.1:8080   # AGENTIC_HTTP_LISTEN     --http-listen
+//	probe_listen: ""              # AGENTIC_PROBE_LISTEN    --probe-listen
+//	insecure: false               # AGENTIC_INSECURE        --insecure
 //	gossip_listen: ""             # AGENTIC_GOSSIP_LISTEN   --gossip-listen (empty: no gossip)
 //	gossip_advertise: ""          # AGENTIC_GOSSIP_ADVERTISE --gossip-advertise (needed when binding 0.0.0.0)
 //	gossip_key_file: ""           # AGENTIC_GOSSIP_KEY_FILE --gossip-key-file (base64 of 16, 24 or 32 bytes)

@@ -8,7 +8,8 @@ import (
 )
 
 // BindFlags registers the command-line flags (--data, --name, --roles,
-// --nats, --nats-listen, --http-listen, --gossip-listen, --join,
+// --nats, --nats-listen, --http-listen, --probe-listen, --insecure,
+// --gossip-listen, --join,
 // --log-level, --log-format, --executor-slots, --executor-timeout,
 // --executor-workdir, --lease-ttl, --policy) on fs, writing into c when
 // parsed. Their defaults are c's current values. --config is the caller's.
@@ -19,6 +20,9 @@ import (
 func (c *Config) BindFlags(fs *pflag.FlagSet) {
 	for _, s := range settings {
 		fs.Var(&flagValue{c: c, s: s}, s.flag, s.usage)
+		if s.kind == "bool" {
+			fs.Lookup(s.flag).NoOptDefVal = "true" // --insecure alone means true
+		}
 	}
 }
 

@@ -30,10 +30,12 @@ var settings = []setting{
 	list("nats_routes", "nats-routes", "AGENTIC_NATS_ROUTES", "other embedded servers' cluster URLs, comma-separated nats://host:port", func(c *Config) *[]string { return &c.NATSRoutes }),
 	str("nats_cluster_name", "nats-cluster-name", "AGENTIC_NATS_CLUSTER_NAME", "NATS cluster name (the same on every server)", func(c *Config) *string { return &c.NATSClusterName }),
 	str("nats_creds", "nats-creds", "AGENTIC_NATS_CREDS", "NATS user credentials file for the external servers", func(c *Config) *string { return &c.NATSCreds }),
-	str("nats_tls_ca", "nats-tls-ca", "AGENTIC_NATS_TLS_CA", "CA file (PEM) that verifies the external NATS servers", func(c *Config) *string { return &c.NATSTLSCA }),
-	str("nats_tls_cert", "nats-tls-cert", "AGENTIC_NATS_TLS_CERT", "client certificate (PEM) for the external NATS servers; needs --nats-tls-key", func(c *Config) *string { return &c.NATSTLSCert }),
-	str("nats_tls_key", "nats-tls-key", "AGENTIC_NATS_TLS_KEY", "client certificate key (PEM) for the external NATS servers", func(c *Config) *string { return &c.NATSTLSKey }),
-	str("http_listen", "http-listen", "AGENTIC_HTTP_LISTEN", "HTTP address for /healthz, /readyz, /metrics and the JSON API", func(c *Config) *string { return &c.HTTPListen }),
+	str("nats_tls_ca", "nats-tls-ca", "AGENTIC_NATS_TLS_CA", "CA file (PEM): verifies the external NATS servers, or, with the embedded server, its clients' certificates and its routes", func(c *Config) *string { return &c.NATSTLSCA }),
+	str("nats_tls_cert", "nats-tls-cert", "AGENTIC_NATS_TLS_CERT", "certificate (PEM): the client's for external NATS servers, or the one the embedded server serves TLS with (clients and routes); needs --nats-tls-key", func(c *Config) *string { return &c.NATSTLSCert }),
+	str("nats_tls_key", "nats-tls-key", "AGENTIC_NATS_TLS_KEY", "key (PEM) of --nats-tls-cert", func(c *Config) *string { return &c.NATSTLSKey }),
+	str("http_listen", "http-listen", "AGENTIC_HTTP_LISTEN", "HTTP address for the JSON API (and the probes unless --probe-listen); not loopback: an operator token is required", func(c *Config) *string { return &c.HTTPListen }),
+	str("probe_listen", "probe-listen", "AGENTIC_PROBE_LISTEN", "HTTP address for /healthz, /readyz and /metrics without authentication; empty: on --http-listen", func(c *Config) *string { return &c.ProbeListen }),
+	boolean("insecure", "insecure", "AGENTIC_INSECURE", "allow the embedded NATS server and gossip on non-loopback addresses without TLS or gossip key, and the HTTP API without a token", func(c *Config) *bool { return &c.Insecure }),
 	str("gossip_listen", "gossip-listen", "AGENTIC_GOSSIP_LISTEN", "gossip (memberlist) bind address host:port; empty: no gossip", func(c *Config) *string { return &c.GossipListen }),
 	str("gossip_advertise", "gossip-advertise", "AGENTIC_GOSSIP_ADVERTISE", "gossip address other nodes reach this one at (default: the bind address)", func(c *Config) *string { return &c.GossipAdvertise }),
 	str("gossip_key_file", "gossip-key-file", "AGENTIC_GOSSIP_KEY_FILE", "file with the gossip encryption key (base64 of 16, 24 or 32 bytes)", func(c *Config) *string { return &c.GossipKeyFile }),
@@ -82,6 +84,21 @@ func integer(key, flag, env, usage string, field func(*Config) *int) setting {
 			return nil
 		},
 		get: func(c *Config) string { return strconv.Itoa(*field(c)) },
+	}
+}
+
+func boolean(key, flag, env, usage string, field func(*Config) *bool) setting {
+	return setting{
+		key: key, flag: flag, env: env, kind: "bool", usage: usage,
+		set: func(c *Config, v string) error {
+			b, err := strconv.ParseBool(strings.TrimSpace(v))
+			if err != nil {
+				return fmt.Errorf("want true or false, got %q", v)
+			}
+			*field(c) = b
+			return nil
+		},
+		get: func(c *Config) string { return strconv.FormatBool(*field(c)) },
 	}
 }
 

@@ -61,7 +61,7 @@ func (c *Config) Validate() error {
 			bad(key, "%q: %v", addr, err)
 		}
 	}
-	for key, addr := range map[string]string{"gossip_listen": c.GossipListen, "gossip_advertise": c.GossipAdvertise, "nats_cluster_listen": c.NATSClusterListen} {
+	for key, addr := range map[string]string{"gossip_listen": c.GossipListen, "gossip_advertise": c.GossipAdvertise, "nats_cluster_listen": c.NATSClusterListen, "probe_listen": c.ProbeListen} {
 		if addr == "" {
 			continue
 		}
@@ -101,14 +101,16 @@ func (c *Config) Validate() error {
 			bad("nats_cluster_name", "%v", err)
 		}
 	}
-	for key, file := range map[string]string{"nats_creds": c.NATSCreds, "nats_tls_ca": c.NATSTLSCA, "nats_tls_cert": c.NATSTLSCert, "nats_tls_key": c.NATSTLSKey} {
-		if file != "" && len(c.NATS) == 0 {
-			bad(key, "applies to external servers, but nats lists none (the embedded server takes in-process connections)")
-		}
+	if c.NATSCreds != "" && len(c.NATS) == 0 {
+		bad("nats_creds", "applies to external servers, but nats lists none (the embedded server takes in-process connections)")
 	}
 	if (c.NATSTLSCert == "") != (c.NATSTLSKey == "") {
-		bad("nats_tls_cert", "a client certificate needs its key (nats_tls_key) and a key its certificate")
+		bad("nats_tls_cert", "a certificate needs its key (nats_tls_key) and a key its certificate")
 	}
+	if len(c.NATS) == 0 && c.NATSTLSCA != "" && c.NATSTLSCert == "" {
+		bad("nats_tls_ca", "with the embedded server it verifies clients' certificates, which needs TLS: set nats_tls_cert and nats_tls_key (--nats-tls-cert, --nats-tls-key)")
+	}
+	c.validateExposure(bad)
 	if c.Executor.Queue < -1 {
 		bad("executor.queue", "must be -1 (8 per slot), 0 or more, got %d", c.Executor.Queue)
 	}
@@ -152,6 +154,80 @@ func (c *Config) Validate() error {
 	}
 	sortErrors(errs)
 	return errors.Join(errs...)
+}
+
+// validateExposure refuses, unless Insecure, an embedded NATS server or
+// gossip listening on an address that is not loopback without TLS or the
+// gossip key. (The HTTP API on such an address asks for a token instead,
+// see HTTPAuthRequired.)
+func (c *Config) validateExposure(bad func(key, format string, args ...any)) {
+	if c.Insecure {
+		return
+	}
+	const why = "%q is not a loopback address: anyone who reaches it could use %s. %s, or say --insecure (insecure: true) to allow it"
+	if len(c.NATS) == 0 && c.NATSTLSCert == "" {
+		if exposed(c.NATSListen) {
+			bad("nats_listen", why, c.NATSListen, "the bus", "Serve TLS with --nats-tls-cert and --nats-tls-key (and --nats-tls-ca to require client certificates)")
+		}
+		if exposed(c.NATSClusterListen) {
+			bad("nats_cluster_listen", why, c.NATSClusterListen, "the cluster routes", "Serve TLS on the routes with --nats-tls-cert and --nats-tls-key (and --nats-tls-ca to verify the other servers)")
+		}
+	}
+	if c.GossipKeyFile == "" && exposed(c.GossipListen) {
+		bad("gossip_listen", why, c.GossipListen, "gossip in clear", "Encrypt it with --gossip-key-file")
+	}
+}
+
+// Loopback reports whether the listen address addr (host:port) binds only
+// loopback: localhost or a loopback IP. An empty host, 0.0.0.0, :: and
+// every other name or address are not loopback.
+func Loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// exposed reports whether addr is a valid listen address that is not
+// loopback (a bad one is reported as such, not twice).
+func exposed(addr string) bool {
+	return addr != "" && checkHostPort(addr) == nil && !Loopback(addr)
+}
+
+// HTTPAuthRequired reports whether the HTTP API asks for an operator
+// token: when http_listen is not loopback, unless Insecure.
+func (c *Config) HTTPAuthRequired() bool {
+	return !c.Insecure && exposed(c.HTTPListen)
+}
+
+// InsecureExposure lists what Insecure leaves open on this
+// configuration, one phrase each (nil when Insecure is off or nothing is
+// exposed): the startup banner prints them.
+func (c *Config) InsecureExposure() []string {
+	if !c.Insecure {
+		return nil
+	}
+	var out []string
+	if len(c.NATS) == 0 && c.NATSTLSCert == "" {
+		if exposed(c.NATSListen) {
+			out = append(out, "NATS clients on "+c.NATSListen+" without TLS")
+		}
+		if exposed(c.NATSClusterListen) {
+			out = append(out, "NATS routes on "+c.NATSClusterListen+" without TLS")
+		}
+	}
+	if c.GossipKeyFile == "" && exposed(c.GossipListen) {
+		out = append(out, "gossip on "+c.GossipListen+" unencrypted")
+	}
+	if exposed(c.HTTPListen) {
+		out = append(out, "HTTP API on "+c.HTTPListen+" without a token")
+	}
+	return out
 }
 
 func (c *Config) validateRoles(bad func(key, format string, args ...any)) {

@@ -25,7 +25,10 @@
 //     message the follower could not verify.
 //  6. Durability: every event write is committed with pebble.Sync. A failed
 //     commit returns an error wrapping ErrSync and the store refuses further
-//     appends; the node must stop, never acknowledge.
+//     appends; the node must stop, never acknowledge. Snapshot writes (a
+//     role's, an index's) are commits like any other: one that fails (a
+//     full disk) is the same error, never a crash, and the store still
+//     reads.
 //  7. Indexes never disagree with the records: an attached Indexer stages
 //     its entries (and, every so often, a snapshot of its in-memory state)
 //     in the batch of the records they derive from. A missing index, or one

@@ -12,7 +12,6 @@ import (
 
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/ledger/pebblelog"
-	"github.com/cockroachdb/pebble/v2"
 )
 
 // exportRecord is one JSONL line of an export: the record's event fields
@@ -152,8 +151,8 @@ func (s *Store) importFrom(r io.Reader) error {
 	if h := s.headNow(); h.seq != 0 || h.applied != 0 {
 		return fmt.Errorf("%w: head at %d", ErrNotEmpty, h.seq)
 	}
-	if err := s.db.Set([]byte(keyImporting), nil, pebble.Sync); err != nil {
-		return err
+	if err := s.syncSet([]byte(keyImporting), nil); err != nil {
+		return fmt.Errorf("ledger: import: %w", err)
 	}
 	im := &importer{appender: appender{s: s, b: s.db.NewBatch()}}
 	defer func() { im.b.Close() }()

@@ -325,7 +325,7 @@ func (s *Store) saveIndexSnapshot(at *attached, seq uint64) error {
 	if err != nil {
 		return fmt.Errorf("ledger: index %s: snapshot: %w", at.ix.Name(), err)
 	}
-	if err := s.db.Set(indexSnapKey(at.ix.Name()), encodeSnapshot(seq, data), pebble.Sync); err != nil {
+	if err := s.syncSet(indexSnapKey(at.ix.Name()), encodeSnapshot(seq, data)); err != nil {
 		return fmt.Errorf("ledger: index %s: save snapshot: %w", at.ix.Name(), err)
 	}
 	at.lastSnap = seq

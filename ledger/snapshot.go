@@ -5,8 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
-
-	"github.com/cockroachdb/pebble/v2"
 )
 
 // snapshotMagic starts every stored snapshot: the snapshot envelope's
@@ -47,7 +45,9 @@ func decodeSnapshot(name string, b []byte) (uint64, []byte, error) {
 
 // SaveSnapshot stores data, a role projection named name folded up to ledger
 // position seq, committed with Sync and checksummed. A later save of the
-// same name replaces it atomically. seq may not be beyond the head.
+// same name replaces it atomically. seq may not be beyond the head. A
+// commit that fails (a full disk) returns ErrSync and, like a failed
+// Append, makes the store refuse every later write; it still reads.
 func (s *Store) SaveSnapshot(name string, seq uint64, data []byte) error {
 	if err := s.acquire(); err != nil {
 		return err
@@ -59,7 +59,7 @@ func (s *Store) SaveSnapshot(name string, seq uint64, data []byte) error {
 	if h := s.headNow(); seq > h.seq {
 		return fmt.Errorf("%w: snapshot %q at %d is beyond the head %d", ErrInvalid, name, seq, h.seq)
 	}
-	if err := s.db.Set(snapshotKey(name), encodeSnapshot(seq, data), pebble.Sync); err != nil {
+	if err := s.syncSet(snapshotKey(name), encodeSnapshot(seq, data)); err != nil {
 		return fmt.Errorf("ledger: save snapshot %q at %d: %w", name, seq, err)
 	}
 	return nil

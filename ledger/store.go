@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/agentic-dev/agentic/ledger/pebblelog"
 	"github.com/cockroachdb/pebble/v2"
 )
 
@@ -156,8 +157,40 @@ func (s *Store) checkFormat() error {
 	if version != 0 {
 		s.log.Info("ledger format upgraded", "dir", s.dir, "from", version, "to", formatVersion)
 	}
-	if err := s.db.Set([]byte(keyFormat), be64(formatVersion), pebble.Sync); err != nil {
+	if err := s.syncSet([]byte(keyFormat), be64(formatVersion)); err != nil {
 		return fmt.Errorf("ledger: write format version in %s: %w", s.dir, err)
+	}
+	return nil
+}
+
+// syncSet writes key = value in a commit with Sync. Pebble reports a
+// failed commit (a WAL write or fsync that failed: a full disk) through
+// Logger.Fatalf; pebblelog.SyncCommit makes it the error returned, wrapped
+// in ErrSync, instead of a panic on the caller's goroutine. Pebble's commit
+// pipeline stays failed after one, so the store then refuses every later
+// write, as after a failed Append; reads go on.
+func (s *Store) syncSet(key, value []byte) error {
+	s.mu.Lock()
+	failed := s.mu.failed
+	s.mu.Unlock()
+	if failed != nil {
+		return fmt.Errorf("%w: an earlier commit failed: %w", ErrSync, failed)
+	}
+	b := s.db.NewBatch()
+	defer b.Close()
+	if err := b.Set(key, value, nil); err != nil {
+		return err
+	}
+	if err := pebblelog.SyncCommit(b); err != nil {
+		if pebblelog.IsFatal(err) {
+			s.mu.Lock()
+			if s.mu.failed == nil {
+				s.mu.failed = err
+			}
+			s.mu.Unlock()
+			s.log.Error("ledger commit failed", "key", string(key), "err", err)
+		}
+		return fmt.Errorf("%w: %w", ErrSync, err)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"github.com/agentic-dev/agentic/ledger/pebblelog"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -44,4 +45,36 @@ func TestFailedSyncStopsAppends(t *testing.T) {
 	// Pebble may itself refuse to close cleanly after a WAL failure; the
 	// store must still release everything (goleak checks).
 	_ = st.Close()
+}
+
+// noteIndexer is an Indexer that keeps nothing on disk but its snapshot.
+type noteIndexer struct{ n int }
+
+func (x *noteIndexer) Name() string                          { return "notes" }
+func (x *noteIndexer) Version() uint32                       { return 1 }
+func (x *noteIndexer) Index(*IndexWriter, IndexRecord) error { x.n++; return nil }
+func (x *noteIndexer) Committed(error)                       {}
+func (x *noteIndexer) Snapshot() ([]byte, error)             { return []byte{byte(x.n)}, nil }
+func (x *noteIndexer) Restore([]byte) error                  { return nil }
+
+// An index snapshot that meets a full disk (at Close) is an error
+// wrapping ENOSPC, never a crash.
+func TestIndexSnapshotOnAFullDisk(t *testing.T) {
+	var armed atomic.Bool
+	fs := pebblelog.FailingSyncFS(vfs.Default, &armed, syscall.ENOSPC)
+	st, err := Open(t.TempDir(), Options{fs: fs, Logger: discard()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.AttachIndexer(&noteIndexer{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Append([]Message{{StreamSeq: 1, Subject: "agentic.ev.task.started", Time: time.Unix(1, 0), EnvelopeID: "a",
+		Events: []event.Event{{ID: "a", Type: event.TaskStarted, Node: "n1", Subject: "agentic.ev.task.started"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	armed.Store(true)
+	if err := st.Close(); !errors.Is(err, ErrSync) || !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("Close writing the index snapshot on a full disk = %v, want ErrSync wrapping ENOSPC", err)
+	}
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -196,22 +195,11 @@ func TestNodeInfoReportsNoStaleLeader(t *testing.T) {
 	a := nodetest.Start(t, cfgA)
 	poll.Eventually(t, 20*time.Second, "lead-a leading", func() bool { return a.Info().Leader == "lead-a" })
 
-	cfgB := nodetest.Config(t.TempDir())
-	cfgB.Name, cfgB.Roles, cfgB.NATS = "plan-b", []string{event.RolePlanner}, []string{srv.ClientURL()}
 	root, err := trust.LoadIssuer(filepath.Join(a.Dir, trust.RootKeyFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := trust.Enroll(cfgB.Data, root, cfgB.Name, cfgB.Roles, time.Hour, false); err != nil {
-		t.Fatal(err)
-	}
-	creds, err := os.ReadFile(filepath.Join(a.Dir, trust.OperatorCredsFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(cfgB.Data, trust.OperatorCredsFile), creds, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfgB := nodetest.PeerConfig(t, srv.ClientURL(), root, "plan-b", event.RolePlanner)
 	b := nodetest.Start(t, cfgB)
 	poll.Eventually(t, 20*time.Second, "plan-b seeing lead-a lead", func() bool {
 		i := b.Info()

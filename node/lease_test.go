@@ -3,7 +3,6 @@ package node_test
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -38,23 +37,11 @@ func TestLeaderStopsAndTheStandbyFinishesTheRun(t *testing.T) {
 
 	// b is enrolled from a's root; the operator's credentials come along
 	// for the test's client.
-	cfgB := nodetest.Config(t.TempDir())
-	cfgB.Name, cfgB.NATS = "lead-b", []string{srv.ClientURL()}
-	cfgB.Roles = []string{event.RoleOrchestrator, event.RolePlanner, event.RoleExecutor}
 	root, err := trust.LoadIssuer(filepath.Join(a.Dir, trust.RootKeyFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := trust.Enroll(cfgB.Data, root, cfgB.Name, cfgB.Roles, time.Hour, false); err != nil {
-		t.Fatal(err)
-	}
-	creds, err := os.ReadFile(filepath.Join(a.Dir, trust.OperatorCredsFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(cfgB.Data, trust.OperatorCredsFile), creds, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfgB := nodetest.PeerConfig(t, srv.ClientURL(), root, "lead-b", event.RoleOrchestrator, event.RolePlanner, event.RoleExecutor)
 	b := nodetest.Start(t, cfgB)
 
 	run := b.Submit(t, "failover.yaml", failoverPlan)

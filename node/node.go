@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -36,7 +34,6 @@ import (
 	"github.com/agentic-dev/agentic/roles/orchestrator"
 	"github.com/agentic-dev/agentic/roles/orchestrator/runindex"
 	"github.com/agentic-dev/agentic/roles/planner"
-	"github.com/agentic-dev/agentic/roles/ui"
 )
 
 // Version is the agentic version, set at build time with
@@ -68,8 +65,9 @@ type Node struct {
 	exec   *executor.Executor
 	roles  []roles.Role
 	apiSrv *api.Server
-	http   *http.Server
-	httpLn net.Listener
+	// http serves the API (and the probes unless probe serves them).
+	http  httpServer
+	probe httpServer
 
 	// settings keeps the cluster settings (nil on a node without a ledger).
 	settings *settings.Cluster
@@ -152,6 +150,9 @@ func (n *Node) needsLedger() bool {
 // Info describes the running node (the startup banner and node.info).
 func (n *Node) Info() api.NodeInfo {
 	info := api.NodeInfo{ID: n.cfg.Name, Roles: n.cfg.Roles, Version: Version, NATS: n.NATSURL()}
+	if n.root != nil {
+		info.Root = n.root.KeyID()
+	}
 	info.Leader, info.Epoch, info.LeaderReason = n.liveLeader()
 	info.Checks = n.Checks()
 	if err := n.Ready(); err != nil {
@@ -208,13 +209,8 @@ func (n *Node) NATSURL() string {
 	return ""
 }
 
-// HTTPAddr is the address the HTTP endpoints listen on ("" if none).
-func (n *Node) HTTPAddr() string {
-	if n.httpLn == nil {
-		return ""
-	}
-	return n.httpLn.Addr().String()
-}
+// HTTPAddr is the address the HTTP API listens on ("" if none).
+func (n *Node) HTTPAddr() string { return n.http.addr() }
 
 // Start brings the node up (see the package doc for the order). On error
 // everything started so far is stopped again.
@@ -356,17 +352,21 @@ func (n *Node) startBus(ctx context.Context) error {
 			Logger:        n.log.With("component", "nats"),
 			MaxStore:      maxStore,
 			Space:         n.disk.Refresh,
+			TLS:           bus.EmbeddedTLS{Cert: n.cfg.NATSTLSCert, Key: n.cfg.NATSTLSKey, CA: n.cfg.NATSTLSCA},
 		})
 		if err != nil {
 			return fmt.Errorf("node: %w", err)
 		}
 	}
-	n.conn, err = bus.Connect(ctx, bus.ConnConfig{
+	cc := bus.ConnConfig{
 		Server: n.embedded, URLs: n.cfg.NATS, Name: "agentd " + n.cfg.Name,
 		Logger: n.log.With("component", "bus"),
 		Creds:  n.cfg.NATSCreds,
-		TLS:    bus.TLSConfig{CA: n.cfg.NATSTLSCA, Cert: n.cfg.NATSTLSCert, Key: n.cfg.NATSTLSKey},
-	})
+	}
+	if n.embedded == nil { // with the embedded server the TLS files are its own
+		cc.TLS = bus.TLSConfig{CA: n.cfg.NATSTLSCA, Cert: n.cfg.NATSTLSCert, Key: n.cfg.NATSTLSKey}
+	}
+	n.conn, err = bus.Connect(ctx, cc)
 	if err != nil {
 		return fmt.Errorf("node: %w", err)
 	}
@@ -544,36 +544,6 @@ func (n *Node) startExecutor() error {
 	return nil
 }
 
-func (n *Node) startHTTP() error {
-	if n.cfg.HTTPListen == "" {
-		return nil
-	}
-	ln, err := net.Listen("tcp", n.cfg.HTTPListen)
-	if err != nil {
-		return fmt.Errorf("node: http listen %s: %w", n.cfg.HTTPListen, err)
-	}
-	n.httpLn = ln
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		w.Write([]byte("ok\n"))
-	})
-	mux.HandleFunc("GET /readyz", n.readyz)
-	mux.Handle("GET /metrics", n.metricsHandler())
-	if n.has(event.RoleUI) && n.runs != nil {
-		ui.New(n.runReads()).Register(mux)
-	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	n.http = srv
-	n.wg.Add(1)
-	go func() {
-		defer n.wg.Done()
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			n.log.Error("http server", "err", err)
-		}
-	}()
-	return nil
-}
-
 // Ready reports whether the node can make progress: nil, or "starting",
 // or the first blocking check that fails as "<check>: <reason>" (see
 // Checks).
@@ -632,12 +602,7 @@ func (n *Node) teardown(ctx context.Context) {
 		n.cancel()
 		n.cancel = nil
 	}
-	if n.http != nil {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-		_ = n.http.Shutdown(sctx)
-		cancel()
-		n.http = nil
-	}
+	n.stopHTTP(ctx)
 	n.wg.Wait()
 	if n.apiSrv != nil {
 		n.apiSrv.Stop()

@@ -39,6 +39,7 @@ func (n *Node) startAPI() error {
 		api.HandleTyped(s, api.MethodAudit, guard(n, n.audit))
 		api.HandleTyped(s, api.MethodLedgerExport, guard(n, n.export))
 		api.HandleTyped(s, api.MethodLedgerMessage, guard(n, n.message))
+		api.HandleTyped(s, api.MethodLedgerOutcome, guard(n, n.outcome))
 		n.handleLedgerHead(s)
 		api.HandleTyped(s, api.MethodLedgerVerify, guard(n, func(ctx context.Context, _ struct{}) (api.VerifyResult, error) {
 			return n.verify()

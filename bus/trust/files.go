@@ -149,9 +149,30 @@ func WriteCreds(path string, id *Identity, root *Root) error {
 
 // ReadCreds reads a creds file written by WriteCreds and verifies it.
 func ReadCreds(path string) (*Identity, *Root, error) {
+	cred, key, root, err := parseCreds(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	id, err := identityFrom(root, key, cred)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return id, root, nil
+}
+
+// ReadCredsRoot reads the root public key of a creds file without judging
+// its credential (which may have expired): the root whose cluster the
+// file belongs to. An absent file gives an error wrapping fs.ErrNotExist.
+func ReadCredsRoot(path string) (*Root, error) {
+	_, _, root, err := parseCreds(path)
+	return root, err
+}
+
+// parseCreds splits a creds file into its credential, private key and root.
+func parseCreds(path string) (string, ed25519.PrivateKey, *Root, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("trust: read creds: %w", err)
+		return "", nil, nil, fmt.Errorf("trust: read creds: %w", err)
 	}
 	var cred string
 	var key ed25519.PrivateKey
@@ -167,24 +188,20 @@ func ReadCreds(path string) (*Identity, *Root, error) {
 			cred = string(blk.Bytes)
 		case "PRIVATE KEY":
 			if key, err = decodePrivate(blk); err != nil {
-				return nil, nil, fmt.Errorf("%s: %w", path, err)
+				return "", nil, nil, fmt.Errorf("%s: %w", path, err)
 			}
 		case "PUBLIC KEY":
 			pub, err := decodePublic(blk)
 			if err != nil {
-				return nil, nil, fmt.Errorf("%s: %w", path, err)
+				return "", nil, nil, fmt.Errorf("%s: %w", path, err)
 			}
 			root = &Root{Public: pub}
 		}
 	}
 	if cred == "" || key == nil || root == nil {
-		return nil, nil, fmt.Errorf("trust: %s: not a creds file (want credential, private key and root public key)", path)
+		return "", nil, nil, fmt.Errorf("trust: %s: not a creds file (want credential, private key and root public key)", path)
 	}
-	id, err := identityFrom(root, key, cred)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return id, root, nil
+	return cred, key, root, nil
 }
 
 // Bootstrap prepares the trust files of a data directory on first start and

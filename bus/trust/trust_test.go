@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -79,5 +80,40 @@ func TestVerifyOnlyRootCannotIssue(t *testing.T) {
 	}
 	if _, _, err := trust.Bootstrap(other, "b", []string{"executor"}); err == nil {
 		t.Fatal("bootstrap without root key and without credential succeeded")
+	}
+}
+
+// TestReadCredsRoot: the root of a creds file is read even when its
+// credential has expired (which ReadCreds refuses), and it is the
+// fingerprint the credential names as its issuer.
+func TestReadCredsRoot(t *testing.T) {
+	root, err := trust.NewRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	op, err := trust.NewIdentity(root, "old", trust.KindOperator, []string{"operator"}, -time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "old.creds")
+	if err := trust.WriteCreds(path, op, root); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := trust.ReadCreds(path); !errors.Is(err, trust.ErrExpired) {
+		t.Fatalf("ReadCreds of an expired credential = %v, want ErrExpired", err)
+	}
+	got, err := trust.ReadCredsRoot(path)
+	if err != nil || !got.Public.Equal(root.Public) || got.KeyID() != root.KeyID() || len(got.KeyID()) != 16 {
+		t.Fatalf("ReadCredsRoot = %v, %v; want the root %s", got, err, root.KeyID())
+	}
+	if _, err := trust.ReadCredsRoot(filepath.Join(t.TempDir(), "none")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("ReadCredsRoot of no file = %v, want ErrNotExist", err)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.creds")
+	if err := os.WriteFile(bad, []byte("not a creds file"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := trust.ReadCredsRoot(bad); err == nil || !strings.Contains(err.Error(), "not a creds file") {
+		t.Errorf("ReadCredsRoot of garbage = %v", err)
 	}
 }

@@ -490,6 +490,27 @@ func TestAgentdUX(t *testing.T) {
 		}
 	})
 
+	t.Run("not loopback needs TLS or --insecure", func(t *testing.T) {
+		data := filepath.Join(t.TempDir(), "data")
+		code, out := runAgentd(t, 10*time.Second, "--nats-listen", "0.0.0.0:0", "--data", data)
+		if code != 2 {
+			t.Fatalf("agentd --nats-listen 0.0.0.0:0: exit %d, want 2\n%s", code, out)
+		}
+		for _, want := range []string{`nats_listen: "0.0.0.0:0" is not a loopback address`, "--nats-tls-cert", "--insecure"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("the error does not say %q:\n%s", want, out)
+			}
+		}
+		a := newAgentd(t)
+		a.extra = []string{"--nats-listen", "0.0.0.0:" + strconv.Itoa(a.natsPort), "--insecure"}
+		a.start()
+		a.waitReady()
+		want := "INSECURE: NATS clients on 0.0.0.0:" + strconv.Itoa(a.natsPort) + " without TLS (--insecure)"
+		if !strings.Contains(a.log(), want) {
+			t.Errorf("the banner does not say %q:\n%s", want, a.logTail(20))
+		}
+	})
+
 	t.Run("NATS port in use", func(t *testing.T) {
 		first := startAgentd(t)
 		second := newAgentd(t)

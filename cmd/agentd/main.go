@@ -52,6 +52,14 @@ Backup and restore: 'agentctl node backup NODE --out DIR' makes a running
 node write a consistent backup on its machine; on the new machine,
 'agentd --data NEW --restore-from DIR' makes the data dir of it and starts.
 
+Beyond loopback: the embedded NATS server (--nats-listen,
+--nats-cluster-listen) needs TLS (--nats-tls-cert, --nats-tls-key, and
+--nats-tls-ca to require client certificates), gossip needs
+--gossip-key-file, and the HTTP API asks an operator token ('agentctl keys
+api-token'), unless --insecure says otherwise (the banner then says
+INSECURE). --probe-listen serves /healthz, /readyz and /metrics without
+auth for probes and Prometheus.
+
 Signals: SIGTERM or SIGINT drains (running steps may finish for
 --drain-timeout, then are killed and reported as interrupted) and stops;
 SIGHUP reloads the configuration file and applies the log level.
@@ -207,6 +215,12 @@ func banner(w io.Writer, n *node.Node) {
 	mode := "external " + strings.Join(cfg.NATS, ",")
 	if len(cfg.NATS) == 0 {
 		mode = "embedded, JetStream in " + cfg.Data + "/nats (sync_interval: always)"
+		if cfg.NATSTLSCert != "" {
+			mode += ", TLS"
+			if cfg.NATSTLSCA != "" {
+				mode += " with client certificates"
+			}
+		}
 	}
 	fmt.Fprintf(w, "agentd %s (%s, nats-server %s)\n", node.Version, runtime.Version(), server.VERSION)
 	fmt.Fprintf(w, "  node      %s  roles: %s\n", cfg.Name, strings.Join(cfg.Roles, ","))
@@ -219,10 +233,23 @@ func banner(w io.Writer, n *node.Node) {
 		fmt.Fprintf(w, "  gossip    %s  [preset %s, join %s]\n", g.Addr(), cfg.GossipPreset, join)
 	}
 	if a := n.HTTPAddr(); a != "" {
-		fmt.Fprintf(w, "  http      http://%s  (/healthz /readyz /metrics /api/runs)\n", a)
+		paths, auth := "/healthz /readyz /metrics /api/runs", ""
+		if n.ProbeAddr() != "" {
+			paths = "/api/runs"
+		}
+		if n.HTTPAuth() {
+			auth = ", operator token required: agentctl keys api-token"
+		}
+		fmt.Fprintf(w, "  http      http://%s  (%s%s)\n", a, paths, auth)
+	}
+	if a := n.ProbeAddr(); a != "" {
+		fmt.Fprintf(w, "  probes    http://%s  (/healthz /readyz /metrics, no auth)\n", a)
 	}
 	fmt.Fprintf(w, "  data      %s\n", cfg.Data)
 	if creds := filepath.Join(cfg.Data, "operator.creds"); fileExists(creds) {
 		fmt.Fprintf(w, "  operator  agentctl --creds %s\n", creds)
+	}
+	for _, open := range cfg.InsecureExposure() {
+		fmt.Fprintf(w, "  INSECURE: %s (--insecure)\n", open)
 	}
 }

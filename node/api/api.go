@@ -219,8 +219,13 @@ type NodeInfo struct {
 	Roles   []string `json:"roles"`
 	Version string   `json:"version"`
 	NATS    string   `json:"nats"`
-	Leader  string   `json:"leader,omitempty"`
-	Epoch   uint64   `json:"epoch,omitempty"`
+	// Root is the fingerprint of the root key the node trusts
+	// (trust.Fingerprint): the cluster's trust anchor, which every
+	// credential its ledger accepts was issued by. Empty from nodes older
+	// than the field.
+	Root   string `json:"root,omitempty"`
+	Leader string `json:"leader,omitempty"`
+	Epoch  uint64 `json:"epoch,omitempty"`
 	// Gossip is the node's gossip address; empty when it runs no gossip.
 	Gossip string `json:"gossip,omitempty"`
 	// Members counts the members its gossip sees alive or suspect,

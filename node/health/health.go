@@ -48,6 +48,13 @@ type Check struct {
 	// Changed, if set, returns a channel closed when the result may have
 	// changed (State.Changed), so that the monitor probes at once.
 	Changed func() <-chan struct{}
+	// Cleared, if set, returns why the check passes again when its
+	// component mended the fault ("restored"; State.ClearReason), or ""
+	// when the cause simply went away. The monitor reads it when the
+	// check passes and puts it in the Reason of the alarm.cleared it
+	// emits ("restored: <the fault>" instead of "cause gone: <the
+	// fault>").
+	Cleared func() string
 }
 
 // Status is a check's last result.
@@ -75,15 +82,44 @@ type Status struct {
 type State struct {
 	mu      sync.Mutex
 	cur     error
-	seen    bool  // Probe returned cur
-	missed  error // a failure cleared before Probe saw it
+	seen    bool   // Probe returned cur
+	missed  error  // a failure cleared before Probe saw it
+	cleared string // why the check passes again (Clear)
 	changed chan struct{}
 }
 
-// Set records the check's result: nil passes.
+// Set records the check's result: nil passes. A failure forgets the
+// reason of an earlier Clear, and so does a pass after a failure (the
+// cause went away); a pass while passing keeps it.
 func (s *State) Set(err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err != nil || s.cur != nil {
+		s.cleared = ""
+	}
+	s.set(err)
+}
+
+// Clear records that the check passes because the component mended the
+// fault, and how (reason, e.g. "restored"): it is Set(nil), and
+// ClearReason returns reason until the check fails again.
+func (s *State) Clear(reason string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.set(nil)
+	s.cleared = reason
+}
+
+// ClearReason returns the reason of the last Clear, or "" (a failure, or
+// a pass after one, since). It has the signature of Check.Cleared.
+func (s *State) ClearReason() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cleared
+}
+
+// set records err (s.mu held).
+func (s *State) set(err error) {
 	if err == nil && s.cur != nil && !s.seen && s.missed == nil {
 		s.missed = s.cur
 	}

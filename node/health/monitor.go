@@ -88,6 +88,9 @@ type alarmState struct {
 	// raised: the ledger was told (the alarm.raised is in the outbox) and
 	// not told it cleared since; kept in AlarmsFile.
 	raised bool
+	// cleared is why the check that failed passes again, when its
+	// component says (Check.Cleared): the alarm.cleared's reason.
+	cleared string
 	// emitErr is the last failure to emit, logged once.
 	emitErr string
 }
@@ -241,8 +244,9 @@ func (m *Monitor) Probe(ctx context.Context) {
 	checks := slices.Clone(m.checks)
 	m.mu.Unlock()
 	results := make([]error, len(checks))
+	cleared := make([]string, len(checks))
 	for i, c := range checks {
-		results[i] = m.probe(ctx, c)
+		cleared[i], results[i] = m.probe(ctx, c)
 	}
 	if ctx.Err() != nil {
 		return // stopping: a probe cut short says nothing
@@ -252,22 +256,29 @@ func (m *Monitor) Probe(ctx context.Context) {
 	for i, c := range checks {
 		m.record(c, results[i], now)
 	}
-	m.wantAlarms(checks, results)
+	m.wantAlarms(checks, results, cleared)
 	m.mu.Unlock()
 	m.reconcile(ctx)
 }
 
-// probe runs one check's Probe under the probe timeout; a panic is a
-// failure of the check, not of the node.
-func (m *Monitor) probe(ctx context.Context, c Check) (err error) {
+// probe runs one check's Probe under the probe timeout and, if it passes,
+// asks why (Check.Cleared); a panic is a failure of the check, not of the
+// node.
+func (m *Monitor) probe(ctx context.Context, c Check) (cleared string, err error) {
 	pctx, cancel := context.WithTimeout(ctx, m.cfg.ProbeTimeout)
 	defer cancel()
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("check panicked: %v", r)
+			cleared, err = "", fmt.Errorf("check panicked: %v", r)
 		}
 	}()
-	return c.Probe(pctx)
+	if err := c.Probe(pctx); err != nil {
+		return "", err
+	}
+	if c.Cleared != nil {
+		cleared = c.Cleared()
+	}
+	return cleared, nil
 }
 
 // record stores a check's result (m.mu held) and logs a transition once.
@@ -299,8 +310,10 @@ func (m *Monitor) record(c Check, err error, now time.Time) {
 
 // wantAlarms derives which alarms should be in force from the results
 // (m.mu held): an alarm is wanted while any check carrying it fails, and
-// is told as the first such check (in the order registered) says.
-func (m *Monitor) wantAlarms(checks []Check, results []error) {
+// is told as the first such check (in the order registered) says. An
+// alarm no longer wanted is cleared with the reason its check gave for
+// passing again (cleared), if any.
+func (m *Monitor) wantAlarms(checks []Check, results []error, cleared []string) {
 	claimed := map[event.Alarm]bool{}
 	failing := map[event.Alarm]int{} // code → index of the first failing check
 	for i, c := range checks {
@@ -321,7 +334,11 @@ func (m *Monitor) wantAlarms(checks []Check, results []error) {
 			if !a.want && !a.raised {
 				a.since = m.status[checks[i].Name].Since // a new fault
 			}
-			a.check, a.reason = checks[i].Name, results[i].Error()
+			a.check, a.reason, a.cleared = checks[i].Name, results[i].Error(), ""
+		} else if a.want || a.raised {
+			if i := slices.IndexFunc(checks, func(c Check) bool { return c.Name == a.check }); i >= 0 && cleared[i] != "" {
+				a.cleared = cleared[i]
+			}
 		}
 		a.want = fails
 		if !claimed[code] && !a.raised {
@@ -351,7 +368,11 @@ func (m *Monitor) reconcile(ctx context.Context) {
 			continue
 		}
 		raise := a.want
-		typ, data := event.AlarmCleared, event.AlarmData{Node: m.cfg.Node, Alarm: code, Check: a.check, Since: a.since, Reason: "cause gone: " + a.reason}
+		why := "cause gone"
+		if a.cleared != "" {
+			why = a.cleared
+		}
+		typ, data := event.AlarmCleared, event.AlarmData{Node: m.cfg.Node, Alarm: code, Check: a.check, Since: a.since, Reason: why + ": " + a.reason}
 		if raise {
 			typ, data.Reason = event.AlarmRaised, a.reason
 		}
@@ -368,14 +389,14 @@ func (m *Monitor) reconcile(ctx context.Context) {
 		}
 		a.emitErr, a.raised = "", raise
 		if !raise && !a.want {
-			a.check, a.reason, a.since = "", "", time.Time{}
+			a.check, a.reason, a.since, a.cleared = "", "", time.Time{}, ""
 		}
 		m.mu.Unlock()
 		m.unsaved = true
 		if raise {
 			m.log.Warn("alarm raised", "alarm", code, "check", data.Check, "reason", data.Reason)
 		} else {
-			m.log.Info("alarm cleared", "alarm", code, "check", data.Check)
+			m.log.Info("alarm cleared", "alarm", code, "check", data.Check, "reason", data.Reason)
 		}
 	}
 	m.save()

@@ -347,3 +347,48 @@ func TestMonitorAlarmSharedByTwoChecks(t *testing.T) {
 		t.Errorf("raised %+v", raised)
 	}
 }
+
+// clearedReasons returns the Reason of every alarm.cleared emitted.
+func (r *recorder) clearedReasons(t *testing.T) []string {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, d := range r.got {
+		var a event.AlarmData
+		if err := json.Unmarshal(d.Data, &a); err != nil {
+			t.Fatal(err)
+		}
+		if d.Type == event.AlarmCleared {
+			out = append(out, a.Reason)
+		}
+	}
+	return out
+}
+
+// An alarm whose check a component mended (State.Clear) clears with the
+// component's reason; one whose cause went away, with "cause gone".
+func TestMonitorClearsWithTheReasonGiven(t *testing.T) {
+	em := &recorder{}
+	m := newMonitor(t, em, "", nil)
+	var s State
+	c := Check{Name: "stream_drift", Alarm: event.AlarmStreamDrift, Probe: s.Probe, Changed: s.Changed, Cleared: s.ClearReason}
+	if err := m.Register(c); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	s.Set(errors.New("max_msgs is 100"))
+	m.Probe(ctx)
+	s.Clear("restored")
+	m.Probe(ctx)
+	s.Set(errors.New("max_age is 1h"))
+	m.Probe(ctx)
+	s.Set(nil)
+	m.Probe(ctx)
+	if got := em.alarms(t); !equal(got, []string{"raised STREAM_DRIFT", "cleared STREAM_DRIFT", "raised STREAM_DRIFT", "cleared STREAM_DRIFT"}) {
+		t.Fatalf("alarms %v", got)
+	}
+	if got, want := em.clearedReasons(t), []string{"restored: max_msgs is 100", "cause gone: max_age is 1h"}; !equal(got, want) {
+		t.Fatalf("cleared with reasons %q, want %q", got, want)
+	}
+}

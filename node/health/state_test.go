@@ -42,3 +42,40 @@ func TestStateReportsAFailureHealedBeforeAProbe(t *testing.T) {
 		t.Fatalf("probe while failing: %v, want the present failure", err)
 	}
 }
+
+// Clear passes like Set(nil), even for a failure no probe saw yet, and
+// keeps its reason until the check fails again or heals by itself.
+func TestStateClearKeepsItsReason(t *testing.T) {
+	ctx := context.Background()
+	var s State
+	drift := errors.New("stream drifted")
+	s.Set(drift)
+	ch := s.Changed()
+	s.Clear("restored")
+	select {
+	case <-ch:
+	default:
+		t.Fatal("Clear did not close Changed")
+	}
+	if err := s.Probe(ctx); !errors.Is(err, drift) {
+		t.Fatalf("first probe after fail+clear: %v, want %v", err, drift)
+	}
+	if err := s.Probe(ctx); err != nil {
+		t.Fatalf("second probe: %v, want pass", err)
+	}
+	if got := s.ClearReason(); got != "restored" {
+		t.Fatalf("ClearReason after Clear = %q, want restored", got)
+	}
+	s.Set(nil) // compared again, still fine
+	if got := s.ClearReason(); got != "restored" {
+		t.Fatalf("ClearReason after a pass while passing = %q, want restored", got)
+	}
+	s.Set(drift)
+	if got := s.ClearReason(); got != "" {
+		t.Fatalf("ClearReason while failing = %q, want none", got)
+	}
+	s.Set(nil)
+	if got := s.ClearReason(); got != "" {
+		t.Fatalf("ClearReason after the cause went away = %q, want none", got)
+	}
+}

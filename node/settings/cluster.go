@@ -376,7 +376,7 @@ func (c *Cluster) Check(ctx context.Context) {
 	s := c.mu.rec.settings
 	c.mu.dirty = false
 	c.mu.Unlock()
-	ok := true
+	ok, note := true, compared
 	failed := func(stream string, err error) {
 		if ctx.Err() == nil {
 			c.log.Warn("cannot compare stream with the cluster settings; trying again later", "stream", stream, "err", err)
@@ -396,11 +396,16 @@ func (c *Cluster) Check(ctx context.Context) {
 			// Raise the alarm before a restore mends the stream: the
 			// checks report it once, then its clearing.
 			c.report(want.Name, drift)
-			c.setHealth(s)
 			if s.Restores() {
-				drift, err = c.repair(cctx, s, want, drift)
-			} else if missing(drift) {
-				c.remedy(want)
+				c.setHealth(s, restoring)
+				if drift, err = c.repair(cctx, s, want, drift); err == nil && len(drift) == 0 {
+					note = restored
+				}
+			} else {
+				c.setHealth(s, compared)
+				if missing(drift) {
+					c.remedy(want)
+				}
 			}
 		}
 		cancel()
@@ -414,9 +419,13 @@ func (c *Cluster) Check(ctx context.Context) {
 	drift, err := c.reconcileLeader(cctx, s.Revision, s.LeaseTTL)
 	if err == nil && len(drift) > 0 {
 		c.report(bus.LeaderBucketStream, drift)
-		c.setHealth(s)
 		if s.Restores() {
-			drift, err = c.repairLeader(cctx, s, drift)
+			c.setHealth(s, restoring)
+			if drift, err = c.repairLeader(cctx, s, drift); err == nil && len(drift) == 0 {
+				note = restored
+			}
+		} else {
+			c.setHealth(s, compared)
 		}
 	}
 	cancel()
@@ -425,7 +434,7 @@ func (c *Cluster) Check(ctx context.Context) {
 	} else {
 		c.report(bus.LeaderBucketStream, drift)
 	}
-	c.setHealth(s)
+	c.setHealth(s, note)
 	if ok {
 		c.mu.Lock()
 		c.mu.checked, c.mu.checkedRev = time.Now().UTC(), s.Revision

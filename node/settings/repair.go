@@ -35,11 +35,13 @@ var watched = []string{bus.EventsStream, bus.LogsStream, bus.LeaderBucketStream}
 //     configured as the settings in force say.
 //
 // Both are set by Check, at once on a JetStream advisory about the
-// streams, and pass until the node is live and has compared them.
+// streams, and pass until the node is live and has compared them. A fault
+// the restore rule mended clears with the reason "restored" (the
+// alarm.cleared says "restored: <the fault>").
 func (c *Cluster) Checks() []health.Check {
 	return []health.Check{
-		{Name: health.CheckStreams, Blocking: true, Alarm: event.AlarmStreamMissing, Probe: c.missing.Probe, Changed: c.missing.Changed},
-		{Name: CheckStreamDrift, Alarm: event.AlarmStreamDrift, Probe: c.drifted.Probe, Changed: c.drifted.Changed},
+		{Name: health.CheckStreams, Blocking: true, Alarm: event.AlarmStreamMissing, Probe: c.missing.Probe, Changed: c.missing.Changed, Cleared: c.missing.ClearReason},
+		{Name: CheckStreamDrift, Alarm: event.AlarmStreamDrift, Probe: c.drifted.Probe, Changed: c.drifted.Changed, Cleared: c.drifted.ClearReason},
 	}
 }
 
@@ -77,7 +79,7 @@ func (c *Cluster) repair(ctx context.Context, s Settings, want jetstream.StreamC
 			return c.unmended(ctx, want.Name, drift, err)
 		}
 		c.log.Warn("stream restored: it was deleted, and is recreated with the cluster settings (streams repair rule: restore)",
-			"stream", want.Name, "first_seq", first, "revision", s.Revision, "reason", "restored",
+			"stream", want.Name, "first_seq", first, "revision", s.Revision, "reason", reasonRestored,
 			"lost", "messages the stream had acknowledged but no ledger had folded yet")
 		return c.reconcile(ctx, s, want)
 	}
@@ -117,7 +119,7 @@ func (c *Cluster) repairLeader(ctx context.Context, s Settings, drift []Drift) (
 			return c.unmended(ctx, name, drift, err)
 		}
 		c.log.Warn("leader bucket restored: it was deleted, and is recreated with the cluster settings (streams repair rule: restore)",
-			"stream", name, "lease_ttl", s.LeaseTTL, "revision", s.Revision, "reason", "restored")
+			"stream", name, "lease_ttl", s.LeaseTTL, "revision", s.Revision, "reason", reasonRestored)
 		return c.reconcileLeader(ctx, s.Revision, s.LeaseTTL)
 	}
 	key := driftKey(drift)
@@ -149,7 +151,7 @@ func (c *Cluster) restored(stream string, s Settings, before, left []Drift) {
 			fields[i] = fmt.Sprintf("%s %s (was %s)", d.Field, d.Expected, d.Actual)
 		}
 		c.log.Warn("stream restored to the cluster settings (streams repair rule: restore)",
-			"stream", stream, "revision", s.Revision, "fields", strings.Join(fields, ", "), "reason", "restored")
+			"stream", stream, "revision", s.Revision, "fields", strings.Join(fields, ", "), "reason", reasonRestored)
 		return
 	}
 	c.mu.Lock()
@@ -215,8 +217,27 @@ func driftKey(drift []Drift) string {
 	return strings.Join(parts, ",")
 }
 
+// reasonRestored is why a check passes again after the restore rule put
+// a stream back: the log's reason, and the alarm.cleared's.
+const reasonRestored = "restored"
+
+// healthNote says what setHealth reports.
+type healthNote int
+
+const (
+	// compared: the comparison's result; a drift left under the restore
+	// rule is one the restore failed to mend.
+	compared healthNote = iota
+	// restoring: the drift found under the restore rule, before the
+	// restore is tried.
+	restoring
+	// restored: a restore put a stream back during this comparison; the
+	// checks that pass again clear with reasonRestored.
+	restored
+)
+
 // setHealth sets the streams' checks from the last comparison.
-func (c *Cluster) setHealth(s Settings) {
+func (c *Cluster) setHealth(s Settings, note healthNote) {
 	c.mu.Lock()
 	var gone, drifted []string
 	for _, name := range watched {
@@ -229,17 +250,27 @@ func (c *Cluster) setHealth(s Settings) {
 		}
 	}
 	c.mu.Unlock()
-	if len(gone) == 0 {
+	switch {
+	case len(gone) == 0 && note == restored:
+		c.missing.Clear(reasonRestored)
+	case len(gone) == 0:
 		c.missing.Set(nil)
-	} else {
+	default:
 		c.missing.Set(errors.New(strings.Join(gone, "; ")))
 	}
 	if len(drifted) == 0 {
-		c.drifted.Set(nil)
+		if note == restored {
+			c.drifted.Clear(reasonRestored)
+		} else {
+			c.drifted.Set(nil)
+		}
 		return
 	}
 	rule := "streams repair rule alarm: fix the stream, or record its values with agentctl cluster settings set"
-	if s.Restores() {
+	switch {
+	case s.Restores() && note == restoring:
+		rule = "streams repair rule restore: the node restores it"
+	case s.Restores():
 		rule = "streams repair rule restore: the restore failed, see the node's log"
 	}
 	c.drifted.Set(fmt.Errorf("%s (%s)", strings.Join(drifted, "; "), rule))

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -312,4 +314,79 @@ func TestHandEditThatDropsTheRevisionIsNotUndone(t *testing.T) {
 		t.Fatalf("stream after revision 2: max msgs %d at revision %d", c.MaxMsgs, bus.SettingsRevision(c))
 	}
 	k.passing(t, settings.CheckStreamDrift)
+}
+
+// alarmLog is a health.Emitter keeping the alarm events.
+type alarmLog struct {
+	mu  sync.Mutex
+	got []string // "raised CODE: reason", "cleared CODE: reason"
+}
+
+func (a *alarmLog) Emit(_ context.Context, drafts ...event.Draft) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, d := range drafts {
+		var data event.AlarmData
+		if err := json.Unmarshal(d.Data, &data); err != nil {
+			return err
+		}
+		a.got = append(a.got, strings.TrimPrefix(string(d.Type), "alarm.")+" "+string(data.Alarm)+": "+data.Reason)
+	}
+	return nil
+}
+
+func (a *alarmLog) events() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.got)
+}
+
+// monitor runs a health monitor over the kit's checks, emitting to a.
+func (k *kit) monitor(t *testing.T, a *alarmLog) {
+	t.Helper()
+	m, err := health.NewMonitor(health.Config{Node: "n1", Emitter: a, Interval: time.Hour, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Register(k.c.Checks()...); err != nil {
+		t.Fatal(err)
+	}
+	m.Start(context.Background())
+	t.Cleanup(m.Stop)
+}
+
+// TestRestoredDriftClearsAsRestored: under the restore rule the drift
+// alarm is raised saying the node restores the stream, and cleared saying
+// it was restored; under the alarm rule, a drift an operator puts back
+// clears as "cause gone".
+func TestRestoredDriftClearsAsRestored(t *testing.T) {
+	k := newKit(t)
+	alarms := &alarmLog{}
+	k.monitor(t, alarms)
+	k.restore(t, 1)
+	k.update(t, bus.EventsStream, func(c *jetstream.StreamConfig) { c.MaxMsgs = 100 })
+	poll.Eventually(t, 10*time.Second, "STREAM_DRIFT raised and cleared", func() bool { return len(alarms.events()) >= 2 })
+	got := alarms.events()
+	if len(got) != 2 ||
+		!strings.HasPrefix(got[0], "raised STREAM_DRIFT: stream AGENTIC_EVENTS max_msgs is 100") || !strings.Contains(got[0], "the node restores it") ||
+		!strings.HasPrefix(got[1], "cleared STREAM_DRIFT: restored: stream AGENTIC_EVENTS max_msgs is 100") {
+		t.Fatalf("alarms %q, want STREAM_DRIFT raised (restoring) then cleared as restored", got)
+	}
+	if r := k.check(t, settings.CheckStreamDrift).Cleared(); r != "restored" {
+		t.Errorf("drift check's clear reason %q, want restored", r)
+	}
+
+	// Back to the alarm rule: an operator's fix is the cause gone.
+	d := settings.Default().Data()
+	d.Revision = 2
+	k.c.Fold(k.l.event(event.ClusterSettings, d))
+	k.c.Settled(true)
+	k.checked(t, 2)
+	k.update(t, bus.EventsStream, func(c *jetstream.StreamConfig) { c.MaxMsgs = 50 })
+	poll.Eventually(t, 10*time.Second, "STREAM_DRIFT raised again", func() bool { return len(alarms.events()) >= 3 })
+	k.update(t, bus.EventsStream, func(c *jetstream.StreamConfig) { c.MaxMsgs = -1 })
+	poll.Eventually(t, 10*time.Second, "STREAM_DRIFT cleared again", func() bool { return len(alarms.events()) >= 4 })
+	if got := alarms.events(); len(got) != 4 || !strings.HasPrefix(got[3], "cleared STREAM_DRIFT: cause gone: stream AGENTIC_EVENTS max_msgs is 50") {
+		t.Fatalf("alarms %q, want the hand fix cleared as cause gone", got)
+	}
 }

@@ -237,7 +237,7 @@ func (e *Executor) resubscribe(pos uint64) (uint64, error) {
 			return 0, fmt.Errorf("executor: consumer: %w", err)
 		}
 	}
-	cc, err := cons.Consume(e.receive, jetstream.PullMaxMessages(prefetch), jetstream.ConsumeErrHandler(e.consumeErr))
+	cc, err := cons.Consume(e.receive, e.consumeOpts()...)
 	if err != nil {
 		return 0, fmt.Errorf("executor: consume: %w", err)
 	}

@@ -167,6 +167,13 @@ const (
 	// refuseDelay is how long an assignment the executor has no room for
 	// waits on the server before it is delivered again.
 	refuseDelay = time.Second
+	// consumeHeartbeat is the idle heartbeat the executor's pulls ask of
+	// the server, and consumeExpiry how long one pull waits. Shorter than
+	// the client's default (15 s, half the expiry): a pull the server lost
+	// (JetStream restarted after a full disk, see bus.Embedded) is made
+	// again after two missed heartbeats, within seconds.
+	consumeHeartbeat = 2 * time.Second
+	consumeExpiry    = 30 * time.Second
 )
 
 // New returns the role; it starts nothing.
@@ -355,7 +362,7 @@ func (e *Executor) Start(ctx context.Context) error {
 
 // consume begins delivering cons's messages to the loop.
 func (e *Executor) consume(cons jetstream.Consumer) error {
-	cc, err := cons.Consume(e.receive, jetstream.PullMaxMessages(prefetch), jetstream.ConsumeErrHandler(e.consumeErr))
+	cc, err := cons.Consume(e.receive, e.consumeOpts()...)
 	if err != nil {
 		return fmt.Errorf("executor: consume: %w", err)
 	}
@@ -366,6 +373,16 @@ func (e *Executor) consume(cons jetstream.Consumer) error {
 		cc.Stop() // a fatal error in the first messages
 	}
 	return nil
+}
+
+// consumeOpts are the options of every Consume of the executor consumer.
+func (e *Executor) consumeOpts() []jetstream.PullConsumeOpt {
+	return []jetstream.PullConsumeOpt{
+		jetstream.PullMaxMessages(prefetch),
+		jetstream.PullExpiry(consumeExpiry),
+		jetstream.PullHeartbeat(consumeHeartbeat),
+		jetstream.ConsumeErrHandler(e.consumeErr),
+	}
 }
 
 // consumeErr is told of the consumer's errors. A deleted consumer is

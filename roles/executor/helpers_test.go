@@ -27,6 +27,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // decisions with, and a directory the test steps write markers into.
 type harness struct {
 	t        testing.TB
+	srv      *bus.Embedded
 	js       jetstream.JetStream
 	ids      *bustest.Identities
 	orch     *trust.Identity
@@ -41,6 +42,7 @@ func newHarness(t testing.TB) *harness {
 	ids := bustest.NewIdentities(t)
 	return &harness{
 		t:        t,
+		srv:      srv,
 		js:       c.JS,
 		ids:      ids,
 		orch:     ids.Node(t, "orch-1", event.RoleOrchestrator),

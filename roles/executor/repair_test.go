@@ -291,3 +291,58 @@ func TestStreamMadeAgainBelowThePosition(t *testing.T) {
 		t.Fatal("consumer check passes at once: the missing consumer was never reported")
 	}
 }
+
+// restartJetStream shuts the server's JetStream down, keeping its store,
+// and enables it again with the same configuration, as the embedded
+// server does once a full disk has space again.
+func (h *harness) restartJetStream() {
+	h.t.Helper()
+	s := h.srv.Server()
+	cfg := s.JetStreamConfig()
+	if cfg == nil {
+		h.t.Fatal("JetStream is not enabled")
+	}
+	cfg.StoreDir = filepath.Dir(cfg.StoreDir) // EnableJetStream appends "jetstream" again
+	if err := s.ShutdownJetStream(); err != nil {
+		h.t.Fatalf("shut JetStream down: %v", err)
+	}
+	if err := s.EnableJetStream(cfg); err != nil {
+		h.t.Fatalf("enable JetStream again: %v", err)
+	}
+	poll.Eventually(h.t, 20*time.Second, "the events stream answers", func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		st, err := h.js.Stream(ctx, bus.EventsStream)
+		if err != nil {
+			return false
+		}
+		_, err = st.Info(ctx)
+		return err == nil
+	})
+}
+
+// After JetStream restarts in-process (its pull requests lost, the
+// consumer restored from its store), the executor pulls again within its
+// consumer heartbeat and runs the next assignment, once. The deadline is
+// well under the client's default idle heartbeat (15 s, a pull made again
+// after two missed), which left the executor deaf for half a minute.
+func TestConsumerAfterJetStreamRestart(t *testing.T) {
+	h := newHarness(t)
+	rec := &recorder{}
+	ex := h.start("n1", t.TempDir(), rec, nil)
+	check := consumerCheck(t, ex)
+	h.assign("n1", "r1", "before", 0, h.counted("before"))
+	poll.Eventually(t, 10*time.Second, "before ran", func() bool { return len(rec.finished("before")) == 1 })
+
+	h.restartJetStream()
+	h.assign("n1", "r1", "after", 0, h.counted("after"))
+	poll.Eventually(t, 4*consumeHeartbeat+5*time.Second, "after ran once JetStream was back", func() bool {
+		return len(rec.finished("after")) == 1
+	})
+	if h.runs("before") != 1 || h.runs("after") != 1 {
+		t.Fatalf("before ran %d times, after %d; want once each", h.runs("before"), h.runs("after"))
+	}
+	if err := check.Probe(context.Background()); err != nil {
+		t.Fatalf("consumer check after the restart = %v, want it passing (the consumer was never lost)", err)
+	}
+}

@@ -36,6 +36,14 @@ type app struct {
 	timeout time.Duration
 	poll    time.Duration
 	nc      *nats.Conn
+	// ctx is the running command's context.
+	ctx context.Context
+	// root is the cluster's root as a node said it; readChecked is set once
+	// a query's credential check passed.
+	root        rootAnswer
+	readChecked bool
+	// noWaitAccept skips waiting for a ledger node to judge a write.
+	noWaitAccept bool
 }
 
 func newApp(env Env) *app {
@@ -51,15 +59,24 @@ func (a *app) rootCmd() *cobra.Command {
 memory facts, cluster settings) are events signed with your operator credentials and
 published to the bus; reads are answered by any agentd node.
 
-Exit codes: 0 ok, 1 error, 2 usage error, 3 run failed and 4 run
-cancelled (goal submit --wait), 130 interrupted.`,
+Before any command talks to the cluster, agentctl checks that your
+credential was issued by the root the cluster trusts (node.info says
+which); a write succeeds only once a ledger node has accepted it.
+
+Exit codes: 0 ok, 1 error (a write refused by the ledger included, with
+its code), 2 usage error, 3 run failed and 4 run cancelled (goal submit
+--wait), 5 a write published but not judged by a ledger node within
+--timeout, 130 interrupted.`,
 		Example: `  agentd --data ./data &                 # a one-machine cluster
   agentctl goal submit -f deploy.yaml --wait
   agentctl run list -o json
   agentctl audit tail --follow`,
-		SilenceErrors:     true,
-		SilenceUsage:      true,
-		PersistentPreRunE: func(*cobra.Command, []string) error { return a.checkGlobals() },
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			a.ctx = cmd.Context()
+			return a.checkGlobals()
+		},
 	}
 	server := a.env.Getenv("NATS_URL")
 	if server == "" {
@@ -70,6 +87,7 @@ cancelled (goal submit --wait), 130 interrupted.`,
 	pf.StringVar(&a.creds, "creds", "", "operator credentials file (env AGENTIC_CREDS; default ./data/operator.creds, else ~/.agentic/operator.creds)")
 	pf.StringVarP(&a.output, "output", "o", "text", "output format: text, json or jsonl")
 	pf.DurationVar(&a.timeout, "timeout", DefaultTimeout, "how long to wait for the cluster to answer")
+	pf.BoolVar(&a.noWaitAccept, "no-wait-accept", false, "writes: return once the stream stored the event, without waiting for a ledger node to accept it")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
 	root.AddCommand(a.goalCmd(), a.runCmd(), a.stepCmd(), a.auditCmd(), a.ledgerCmd(), a.memoryCmd(), a.clusterCmd(), a.keysCmd(), a.nodeCmd(), a.alarmCmd(), a.versionCmd())
 	return root
@@ -105,10 +123,14 @@ func (a *app) close() {
 	}
 }
 
-// client is the query API client over the connection.
+// client is the query API client over the connection, once the
+// credentials file (if any) is known to come from the cluster's root.
 func (a *app) client() (*api.Client, error) {
 	nc, err := a.conn()
 	if err != nil {
+		return nil, err
+	}
+	if err := a.checkReadTrust(a.context()); err != nil {
 		return nil, err
 	}
 	return api.NewClient(nc, a.timeout), nil
@@ -134,29 +156,35 @@ func (a *app) credsPath() string {
 	return filepath.Join(home, ".agentic", trust.OperatorCredsFile)
 }
 
-// identity loads the operator identity that signs this invocation's events.
-func (a *app) identity() (*trust.Identity, error) {
+// identity loads the operator identity that signs this invocation's
+// events, and the root that issued it.
+func (a *app) identity() (*trust.Identity, *trust.Root, error) {
 	path := a.credsPath()
-	id, _, err := trust.ReadCreds(path)
+	id, root, err := trust.ReadCreds(path)
 	if err != nil {
-		return nil, api.WithHint(fmt.Errorf("operator credentials: %w", err),
+		return nil, nil, api.WithHint(fmt.Errorf("operator credentials: %w", err),
 			"agentd writes operator.creds into its data directory on first start; pass --creds DATA/operator.creds or set AGENTIC_CREDS")
 	}
 	if !slices.Contains(id.Roles, event.RoleOperator) {
-		return nil, fmt.Errorf("credentials %s are for %s with roles %v, not an operator", path, id.ID, id.Roles)
+		return nil, nil, fmt.Errorf("credentials %s are for %s with roles %v, not an operator", path, id.ID, id.Roles)
 	}
-	return id, nil
+	return id, root, nil
 }
 
 // publish signs drafts with the operator identity and publishes them to
-// the events stream, waiting for JetStream's acknowledgement.
+// the events stream, waiting for JetStream's acknowledgement and then for
+// a ledger node's judgement (awaitAccepted). Before anything is
+// published, the credential's root must be the cluster's.
 func (a *app) publish(ctx context.Context, drafts ...event.Draft) error {
-	id, err := a.identity()
+	id, root, err := a.identity()
 	if err != nil {
 		return err
 	}
 	nc, err := a.conn()
 	if err != nil {
+		return err
+	}
+	if err := a.checkWriteTrust(ctx, root); err != nil {
 		return err
 	}
 	js, err := jetstream.New(nc)
@@ -165,13 +193,14 @@ func (a *app) publish(ctx context.Context, drafts ...event.Draft) error {
 	}
 	pctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
-	if err := bus.PublishSigned(pctx, js, id, drafts...); err != nil {
+	acks, err := bus.PublishSignedAcks(pctx, js, id, drafts...)
+	if err != nil {
 		if errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrStreamNotFound) {
 			return a.noStream(ctx, js, drafts[0].Subject(), err)
 		}
 		return err
 	}
-	return nil
+	return a.awaitAccepted(ctx, acks)
 }
 
 // noStream explains a publish that no stream took: it asks JetStream

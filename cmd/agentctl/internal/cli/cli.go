@@ -26,6 +26,9 @@ const (
 	ExitRunFailed = 3
 	// ExitRunCancelled: goal submit --wait saw the run cancelled.
 	ExitRunCancelled = 4
+	// ExitUnconfirmed: a write reached the stream but no ledger node said
+	// within --timeout whether it accepted it (it may still).
+	ExitUnconfirmed = 5
 	// ExitInterrupted: Ctrl-C (the context was cancelled) during a command
 	// that was not following a stream.
 	ExitInterrupted = 130

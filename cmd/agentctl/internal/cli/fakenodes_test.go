@@ -5,6 +5,9 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/agentic-dev/agentic/bus"
+	"github.com/agentic-dev/agentic/bus/envelope"
+	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/node/nodes"
 )
@@ -76,4 +79,38 @@ func (h *harness) withPeer(t *testing.T, info api.NodeInfo) {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Stop)
+}
+
+// registerLedger answers ledger.outcome the way a
+// ledger node does, judging the stream's messages with the real verifier
+// against the harness's root: the fake folds the whole stream at once.
+func (f *fakeNode) registerLedger(s *api.Server) {
+	api.HandleTyped(s, api.MethodLedgerOutcome, func(ctx context.Context, req api.OutcomeRequest) (api.Outcome, error) {
+		st, err := f.ledger.Stream(ctx, bus.EventsStream)
+		if err != nil {
+			return api.Outcome{}, err
+		}
+		info, err := st.Info(ctx)
+		if err != nil {
+			return api.Outcome{}, err
+		}
+		out := api.Outcome{Node: "node-a", StreamSeq: req.StreamSeq, Applied: info.State.LastSeq, Records: []api.OutcomeRecord{}}
+		if !out.Judged() {
+			return out, nil
+		}
+		m, err := st.GetMsg(ctx, req.StreamSeq)
+		if err != nil {
+			return api.Outcome{}, err
+		}
+		env, err := envelope.NewVerifier(f.root).Verify(m.Data, m.Subject, m.Time)
+		if err != nil {
+			d := envelope.AsRejection(err).Record(m.Subject)
+			out.Records = append(out.Records, api.OutcomeRecord{Seq: req.StreamSeq, Type: string(event.Rejected), ID: d.ClaimedID, Code: string(d.Code), Reason: d.Reason})
+			return out, nil
+		}
+		for _, ev := range env.Events {
+			out.Records = append(out.Records, api.OutcomeRecord{Seq: req.StreamSeq, Type: string(ev.Type), ID: ev.ID})
+		}
+		return out, nil
+	})
 }

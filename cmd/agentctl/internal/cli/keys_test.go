@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/trust"
@@ -209,7 +210,7 @@ func TestKeysOperator(t *testing.T) {
 	// The CLI accepts it as operator credentials.
 	a := newApp(Env{Getenv: func(string) string { return "" }})
 	a.creds = out
-	if got, err := a.identity(); err != nil || got.ID != "alice" {
+	if got, _, err := a.identity(); err != nil || got.ID != "alice" {
 		t.Fatalf("identity from the issued creds: %v", err)
 	}
 	before, _ := os.ReadFile(out)
@@ -225,5 +226,31 @@ func TestKeysOperator(t *testing.T) {
 	}
 	if id, _, err := trust.ReadCreds(out); err != nil || id.ID != "bob" {
 		t.Fatalf("after --force: %v", err)
+	}
+}
+
+// TestKeysAPIToken: the token printed for an operator's credentials
+// verifies against its root and names the operator; a lifetime over the
+// limit is a usage error.
+func TestKeysAPIToken(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "root")
+	if r := offline(t, "keys", "init", "--dir", dir); r.code != 0 {
+		t.Fatalf("keys init = %+v", r)
+	}
+	creds := filepath.Join(dir, trust.OperatorCredsFile)
+	r := offline(t, "--creds", creds, "keys", "api-token", "--ttl", "5m")
+	if r.code != 0 || r.stderr != "" {
+		t.Fatalf("keys api-token = %+v", r)
+	}
+	root, err := trust.LoadRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cred, err := trust.VerifyAPIToken(root, strings.TrimSpace(r.stdout), time.Now())
+	if err != nil || cred.Kind != trust.KindOperator {
+		t.Fatalf("token does not verify: %+v %v", cred, err)
+	}
+	if long := offline(t, "--creds", creds, "keys", "api-token", "--ttl", "2h"); long.code != ExitUsage || !strings.Contains(long.stderr, "at most 1h") {
+		t.Errorf("--ttl 2h = %+v", long)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/node/api"
+	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/goleak"
 )
 
@@ -56,6 +57,7 @@ func newHarness(t *testing.T) *harness {
 func (h *harness) withNode() *harness {
 	h.t.Helper()
 	h.node = newFakeNode()
+	h.node.root, h.node.ledger = h.root, h.conn.JS
 	srv := api.NewServer(h.conn.NC, "node-a", nil)
 	h.node.register(srv)
 	if err := srv.Start(); err != nil {
@@ -143,6 +145,10 @@ func (s *syncBuffer) String() string {
 // fakeNode answers the query API from memory. It is a stand-in for agentd's
 // roles, speaking the real protocol over a real NATS server.
 type fakeNode struct {
+	// root is the root the node trusts; ledger the stream it judges
+	// (registerLedger).
+	root   *trust.Root
+	ledger jetstream.JetStream
 	mu     sync.Mutex
 	runs   []api.Run
 	audit  []api.AuditLine
@@ -188,6 +194,7 @@ func (f *fakeNode) register(s *api.Server) {
 	f.registerRuns(s)
 	f.registerNodes(s)
 	f.registerAlarms(s)
+	f.registerLedger(s)
 	api.HandleTyped(s, api.MethodAudit, f.auditPage)
 	api.HandleTyped(s, api.MethodLedgerVerify, func(context.Context, struct{}) (api.VerifyResult, error) {
 		f.mu.Lock()
@@ -216,7 +223,7 @@ func (f *fakeNode) register(s *api.Server) {
 		return out, nil
 	})
 	api.HandleTyped(s, api.MethodNodeInfo, func(context.Context, struct{}) (api.NodeInfo, error) {
-		return api.NodeInfo{ID: "node-a", Roles: []string{"orchestrator", "ui"}, Version: "v1.2.3", NATS: "embedded",
+		return api.NodeInfo{ID: "node-a", Roles: []string{"orchestrator", "ui"}, Version: "v1.2.3", NATS: "embedded", Root: f.root.KeyID(),
 			LeaderReason: "node-b (epoch 4) has not renewed its lease for 3s (lease TTL 1.5s)"}, nil
 	})
 }

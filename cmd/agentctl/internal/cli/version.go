@@ -2,11 +2,14 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"runtime"
 	"runtime/debug"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
@@ -21,6 +24,16 @@ type versionInfo struct {
 	Go        string        `json:"go"`
 	Node      *api.NodeInfo `json:"node"`
 	NodeError string        `json:"node_error,omitempty"`
+	// Creds is the credentials file this invocation would use and the
+	// root that issued it (absent when there is no such file).
+	Creds *credsInfo `json:"creds,omitempty"`
+}
+
+// credsInfo is the credentials file version reports.
+type credsInfo struct {
+	Path  string `json:"path"`
+	Root  string `json:"root,omitempty"`
+	Error string `json:"error,omitempty"`
 }
 
 func (a *app) versionCmd() *cobra.Command {
@@ -29,7 +42,9 @@ func (a *app) versionCmd() *cobra.Command {
 		Short: "Print agentctl's version and the version of a node",
 		Long: `Print agentctl's version, and the version of the node that answers
 node.info if one is reachable (an unreachable cluster is not an error
-here).`,
+here), with the fingerprint of the root the cluster trusts and of the root
+that issued your credentials file. A credential from another cluster's
+root is an error (exit 1), after the report.`,
 		Example: `  agentctl version
   agentctl version -o json`,
 		Args: args(cobra.NoArgs),
@@ -40,8 +55,17 @@ here).`,
 			} else {
 				v.Node = info
 			}
+			v.Creds = a.credsInfo()
+			var mismatch error
+			if c := v.Creds; c != nil && c.Root != "" && v.Node != nil && v.Node.Root != "" && v.Node.Root != c.Root {
+				mismatch = api.WithHint(&foreignRootError{path: c.Path, server: a.server, creds: c.Root, cluster: v.Node.Root},
+					"--creds or AGENTIC_CREDS picks the file")
+			}
 			if a.output != formatText {
-				return a.writeJSON(v)
+				if err := a.writeJSON(v); err != nil {
+					return err
+				}
+				return mismatch
 			}
 			fmt.Fprintf(a.env.Stdout, "agentctl %s (%s)\n", v.Agentctl, v.Go)
 			if v.Node != nil {
@@ -52,12 +76,35 @@ here).`,
 				case v.Node.LeaderReason != "":
 					fmt.Fprintf(a.env.Stdout, "leader   none: %s\n", v.Node.LeaderReason)
 				}
+				fmt.Fprintf(a.env.Stdout, "root     %s (the root the cluster trusts)\n", dash(v.Node.Root))
 			} else {
 				fmt.Fprintf(a.env.Stdout, "node     unreachable: %s\n", v.NodeError)
 			}
-			return nil
+			switch {
+			case v.Creds == nil:
+				fmt.Fprintf(a.env.Stdout, "creds    none at %s\n", a.credsPath())
+			case v.Creds.Error != "":
+				fmt.Fprintf(a.env.Stdout, "creds    %s: %s\n", v.Creds.Path, v.Creds.Error)
+			default:
+				fmt.Fprintf(a.env.Stdout, "creds    %s (issued by root %s)\n", v.Creds.Path, v.Creds.Root)
+			}
+			return mismatch
 		},
 	}
+}
+
+// credsInfo reads the root of the credentials file this invocation would
+// use; nil when there is no such file.
+func (a *app) credsInfo() *credsInfo {
+	path := a.credsPath()
+	root, err := trust.ReadCredsRoot(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return &credsInfo{Path: path, Error: err.Error()}
+	}
+	return &credsInfo{Path: path, Root: root.KeyID()}
 }
 
 func (a *app) probeNode(ctx context.Context) (*api.NodeInfo, error) {

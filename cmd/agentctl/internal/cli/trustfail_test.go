@@ -1,0 +1,203 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus"
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/bus/trust"
+	"github.com/agentic-dev/agentic/node/api"
+	"github.com/agentic-dev/agentic/node/nodetest"
+)
+
+// foreignCreds writes an operator creds file issued by a root of its own:
+// another cluster's operator.creds.
+func foreignCreds(t *testing.T, id string, ttl time.Duration) (string, *trust.Root) {
+	t.Helper()
+	root, err := trust.NewRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	op, err := trust.NewIdentity(root, id, trust.KindOperator, []string{event.RoleOperator}, ttl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "other.creds")
+	if err := trust.WriteCreds(path, op, root); err != nil {
+		t.Fatal(err)
+	}
+	return path, root
+}
+
+// streamLast is the last sequence of the events stream.
+func streamLast(t *testing.T, n *nodetest.Node) uint64 {
+	t.Helper()
+	st, err := n.JS.Stream(context.Background(), bus.EventsStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.State.LastSeq
+}
+
+// TestForeignCredsFailEveryCommand: against a real node, another cluster's
+// operator.creds makes every write and every read fail with exit 1 and an
+// error naming both roots, and nothing reaches the stream or the ledger
+// (not even a rejection). The cluster's own creds then write, which shows
+// the checks would see a write.
+func TestForeignCredsFailEveryCommand(t *testing.T) {
+	h, n := nodeHarness(t)
+	own := h.creds
+	run := n.Submit(t, "one.yaml", onePlan)
+	n.WaitRun(t, run, 30*time.Second)
+	h.creds, _ = foreignCreds(t, "mallory", trust.OperatorCredentialTTL)
+	foreign, err := trust.ReadCredsRoot(h.creds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := streamLast(t, n)
+
+	for _, args := range [][]string{
+		{"goal", "submit", "do something"},
+		{"goal", "submit", "do something", "--wait"},
+		{"run", "cancel", run},
+		{"memory", "put", "shared", "k", "v"},
+		{"cluster", "settings", "set", "--lease-ttl", "3s"},
+		{"node", "drain", "exec-b"},
+		{"step", "retry", run, "build"},
+		{"step", "skip", run, "build"},
+		{"run", "list"},
+		{"run", "show", run},
+		{"audit", "tail"},
+		{"memory", "ls"},
+		{"node", "ls"},
+		{"ledger", "verify"},
+		{"cluster", "settings", "show"},
+		{"version"},
+	} {
+		r := h.run(args...)
+		if r.code != ExitError || !strings.Contains(r.stderr, "was issued by root "+foreign.KeyID()) ||
+			!strings.Contains(r.stderr, "trusts root "+n.Root.KeyID()) || !strings.Contains(r.stderr, "agentctl keys operator") {
+			t.Errorf("agentctl %v with another cluster's creds = %+v", args, r)
+		}
+	}
+	if after := streamLast(t, n); after != before {
+		t.Errorf("the stream went from seq %d to %d: something was published", before, after)
+	}
+	for l, err := range n.API.AuditLines(context.Background(), api.AuditRequest{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.Type == string(event.Rejected) || l.Node == "mallory" {
+			t.Errorf("the ledger recorded %s from %s", l.Type, l.Node)
+		}
+	}
+
+	h.creds = own
+	if r := h.run("memory", "put", "shared", "k", "v", "--timeout", "20s"); r.code != ExitOK || !strings.Contains(r.stdout, "published") {
+		t.Fatalf("memory put with the cluster's creds = %+v", r)
+	}
+	if after := streamLast(t, n); after != before+1 {
+		t.Errorf("the stream went from seq %d to %d, want one message more", before, after)
+	}
+	if r := h.run("version"); r.code != ExitOK || !strings.Contains(r.stdout, "root     "+n.Root.KeyID()) ||
+		!strings.Contains(r.stdout, "(issued by root "+n.Root.KeyID()+")") {
+		t.Errorf("version with the cluster's creds = %+v", r)
+	}
+}
+
+// TestLedgerRefusalIsAnError: a write the ledger refuses for a reason the
+// CLI cannot see beforehand (here a type the operator role may not emit)
+// fails with the ledger's code, and exit 1.
+func TestLedgerRefusalIsAnError(t *testing.T) {
+	h, n := nodeHarness(t)
+	a := newApp(Env{Getenv: func(string) string { return "" }})
+	defer a.close()
+	a.server, a.creds, a.timeout = h.url, h.creds, 20*time.Second
+	d, err := event.NewDraft(event.TaskFinished, "run-x", event.TaskFinishedData{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = a.publish(context.Background(), d)
+	var re *refusedError
+	if !errors.As(err, &re) || re.code != string(event.RejectRoleNotAllowed) ||
+		!strings.Contains(err.Error(), "refused by the ledger: role_not_allowed") || api.HintOf(err) == "" {
+		t.Fatalf("publish of a type the role may not emit = %v", err)
+	}
+	var out, errb syncBuffer
+	a.env.Stdout, a.env.Stderr = &out, &errb
+	if code := a.report(context.Background(), a.rootCmd(), err); code != ExitError || !strings.Contains(errb.String(), "error: refused by the ledger: role_not_allowed") {
+		t.Errorf("report = %d %q", code, errb.String())
+	}
+	// The ledger holds the rejection, which is what the CLI read.
+	found := false
+	for l, err := range n.API.AuditLines(context.Background(), api.AuditRequest{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		found = found || (l.Type == string(event.Rejected) && strings.Contains(string(l.Data), `"code":"role_not_allowed"`))
+	}
+	if !found {
+		t.Error("the ledger holds no role_not_allowed rejection")
+	}
+}
+
+// TestExpiredCredsFail: an expired credential is refused before anything
+// is published, and says so.
+func TestExpiredCredsFail(t *testing.T) {
+	h := newHarness(t).withNode()
+	root := h.root
+	op, err := trust.NewIdentity(root, "old", trust.KindOperator, []string{event.RoleOperator}, -time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.creds = filepath.Join(t.TempDir(), "old.creds")
+	if err := trust.WriteCreds(h.creds, op, root); err != nil {
+		t.Fatal(err)
+	}
+	r := h.run("memory", "put", "shared", "k", "v")
+	if r.code != ExitError || !strings.Contains(r.stderr, "expired") {
+		t.Errorf("put with an expired credential = %+v", r)
+	}
+	if n := len(h.events()); n != 0 {
+		t.Errorf("%d events published with an expired credential", n)
+	}
+}
+
+// TestNoLedgerAnswersIsUnconfirmed: a node says its root but no ledger
+// node answers ledger.outcome: the write is published, and agentctl says
+// that nothing confirmed it (exit 5), not that it succeeded.
+func TestNoLedgerAnswersIsUnconfirmed(t *testing.T) {
+	h := newHarness(t)
+	h.withPeer(t, api.NodeInfo{ID: "exec-a", Roles: []string{event.RoleExecutor}, Root: h.root.KeyID()})
+	r := h.run("memory", "put", "shared", "k", "v")
+	if r.code != ExitUnconfirmed || !strings.Contains(r.stderr, "not confirmed by a ledger node: published (stream seq 1), but no ledger node answers ledger.outcome") {
+		t.Errorf("put with no ledger node = %+v", r)
+	}
+	if r := h.run("memory", "put", "shared", "k", "v", "--no-wait-accept"); r.code != ExitOK {
+		t.Errorf("put --no-wait-accept = %+v", r)
+	}
+}
+
+// TestForeignCredsAgainstFakeNode: the check is the same against any node
+// that says its root (here the fake), and the message names the URL.
+func TestForeignCredsAgainstFakeNode(t *testing.T) {
+	h := newHarness(t).withNode()
+	h.creds, _ = foreignCreds(t, "mallory", time.Hour)
+	r := h.run("goal", "submit", "x")
+	if r.code != ExitError || !strings.Contains(r.stderr, "but the cluster at "+h.url+" trusts root "+h.root.KeyID()) ||
+		!strings.Contains(r.stderr, "(nothing was published)") {
+		t.Errorf("submit = %+v", r)
+	}
+	if n := len(h.events()); n != 0 {
+		t.Errorf("%d events published", n)
+	}
+}

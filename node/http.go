@@ -1,0 +1,132 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/bus/trust"
+	"github.com/agentic-dev/agentic/roles/ui"
+)
+
+// httpServer is one HTTP listener of the node and its server.
+type httpServer struct {
+	srv *http.Server
+	ln  net.Listener
+}
+
+func (h *httpServer) addr() string {
+	if h.ln == nil {
+		return ""
+	}
+	return h.ln.Addr().String()
+}
+
+// ProbeAddr is the address /healthz, /readyz and /metrics are served on
+// without authentication ("" when they are on the HTTP API's listener).
+func (n *Node) ProbeAddr() string { return n.probe.addr() }
+
+// HTTPAuth reports whether the HTTP API asks for an operator token
+// (http_listen is not loopback and --insecure is not given).
+func (n *Node) HTTPAuth() bool { return n.cfg.HTTPAuthRequired() }
+
+// startHTTP serves the HTTP endpoints: the JSON API on http_listen, with
+// the probes (/healthz, /readyz, /metrics) there too unless probe_listen
+// serves them on their own, without authentication. On an http_listen that
+// is not loopback every request there needs an operator token
+// (config.HTTPAuthRequired, requireToken).
+func (n *Node) startHTTP() error {
+	probes := http.NewServeMux()
+	probes.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("ok\n"))
+	})
+	probes.HandleFunc("GET /readyz", n.readyz)
+	probes.Handle("GET /metrics", n.metricsHandler())
+	if n.cfg.ProbeListen != "" {
+		if err := n.serveHTTP(&n.probe, n.cfg.ProbeListen, "probe", probes); err != nil {
+			return err
+		}
+	}
+	if n.cfg.HTTPListen == "" {
+		return nil
+	}
+	mux := http.NewServeMux()
+	if n.cfg.ProbeListen == "" {
+		mux.Handle("GET /healthz", probes)
+		mux.Handle("GET /readyz", probes)
+		mux.Handle("GET /metrics", probes)
+	}
+	if n.has(event.RoleUI) && n.runs != nil {
+		ui.New(n.runReads()).Register(mux)
+	}
+	var h http.Handler = mux
+	if n.cfg.HTTPAuthRequired() {
+		h = requireToken(n.root, mux)
+	}
+	return n.serveHTTP(&n.http, n.cfg.HTTPListen, "http", h)
+}
+
+// serveHTTP listens on addr and serves h there until stopHTTP.
+func (n *Node) serveHTTP(into *httpServer, addr, what string, h http.Handler) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		flag := "--http-listen"
+		if what == "probe" {
+			flag = "--probe-listen"
+		}
+		return fmt.Errorf("node: %s listen %s (choose another with %s): %w", what, addr, flag, err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	into.srv, into.ln = srv, ln
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			n.log.Error(what+" server", "err", err)
+		}
+	}()
+	return nil
+}
+
+// stopHTTP shuts the HTTP servers down (a listener opened by a failed
+// start too).
+func (n *Node) stopHTTP(ctx context.Context) {
+	for _, h := range []*httpServer{&n.http, &n.probe} {
+		if h.srv != nil {
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+			_ = h.srv.Shutdown(sctx)
+			cancel()
+		} else if h.ln != nil {
+			h.ln.Close()
+		}
+		h.srv = nil
+	}
+}
+
+// requireToken lets through the requests that carry "Authorization:
+// Bearer TOKEN" with an API token (trust.APIToken, agentctl keys api-token)
+// of an operator the cluster root signed; the others get 401 and why.
+func requireToken(root *trust.Root, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || strings.TrimSpace(tok) == "" {
+			unauthorized(w, "this endpoint needs an operator token: Authorization: Bearer $(agentctl keys api-token)")
+			return
+		}
+		if _, err := trust.VerifyAPIToken(root, strings.TrimSpace(tok), time.Now()); err != nil {
+			unauthorized(w, err.Error())
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func unauthorized(w http.ResponseWriter, why string) {
+	w.Header().Set("WWW-Authenticate", `Bearer realm="agentic"`)
+	http.Error(w, why, http.StatusUnauthorized)
+}

@@ -1,0 +1,71 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/node/api"
+)
+
+// maxOutcomeRecords caps the records of one ledger.outcome answer (a
+// message's events; a batch holds far fewer).
+const maxOutcomeRecords = 1000
+
+// outcome answers ledger.outcome: the records the message at a stream
+// sequence made. Every record carries the stream sequence of its message
+// and the ledger folds messages in stream order, so the records' stream
+// sequences never decrease with their position: a binary search finds the
+// first one.
+func (n *Node) outcome(_ context.Context, req api.OutcomeRequest) (api.Outcome, error) {
+	if req.StreamSeq == 0 {
+		return api.Outcome{}, fmt.Errorf("%w: stream_seq must be at least 1", api.ErrBadRequest)
+	}
+	out := api.Outcome{Node: n.cfg.Name, StreamSeq: req.StreamSeq, Applied: n.store.AppliedStreamSeq(), Records: []api.OutcomeRecord{}}
+	if !out.Judged() {
+		return out, nil
+	}
+	head, _ := n.store.Head()
+	lo, hi := uint64(1), head+1
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		r, err := n.store.Get(mid)
+		if err != nil {
+			return api.Outcome{}, fmt.Errorf("node: ledger.outcome: %w", err)
+		}
+		if r.Event.StreamSeq < req.StreamSeq {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	for seq := lo; seq <= head && len(out.Records) < maxOutcomeRecords; seq++ {
+		r, err := n.store.Get(seq)
+		if err != nil {
+			return api.Outcome{}, fmt.Errorf("node: ledger.outcome: %w", err)
+		}
+		ev := r.Event
+		if ev.StreamSeq != req.StreamSeq {
+			break
+		}
+		if ev.Type == event.Gap || ev.Type == event.RejectedSummary {
+			// A summary counts refused messages (this one among them
+			// when it is the run's last) that have no record of their
+			// own: nothing recorded, so refused.
+			continue
+		}
+		rec := api.OutcomeRecord{Seq: ev.Seq, Type: string(ev.Type), ID: ev.ID}
+		if ev.Type == event.Rejected {
+			var d event.RejectedData
+			if err := json.Unmarshal(ev.Data, &d); err == nil {
+				rec.Code, rec.Reason = string(d.Code), d.Reason
+				if d.ClaimedID != "" {
+					rec.ID = d.ClaimedID
+				}
+			}
+		}
+		out.Records = append(out.Records, rec)
+	}
+	return out, nil
+}

@@ -1,0 +1,88 @@
+package node_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus"
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/bus/trust"
+	"github.com/agentic-dev/agentic/node/api"
+	"github.com/agentic-dev/agentic/node/nodetest"
+)
+
+// TestNodeInfoRootAndLedgerOutcome: node.info names the root the node
+// trusts, and ledger.outcome says what the ledger made of each message —
+// accepted events, or a rejection with its code and the claimed event id —
+// for messages before, between and after one another.
+func TestNodeInfoRootAndLedgerOutcome(t *testing.T) {
+	n := nodetest.Start(t, nodetest.Config(t.TempDir()))
+	ctx := context.Background()
+	info, err := n.API.NodeInfo(ctx)
+	if err != nil || info.Root != n.Root.KeyID() || info.Root == "" {
+		t.Fatalf("node.info root = %q (%v), want %q", info.Root, err, n.Root.KeyID())
+	}
+
+	other, err := trust.NewRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mallory, err := trust.NewIdentity(other, "mallory", trust.KindOperator, []string{event.RoleOperator}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	put := func(id *trust.Identity, key string) (uint64, string) {
+		t.Helper()
+		d := event.MustDraft(event.MemoryPut, "", event.MemoryPutData{Scope: "shared", Key: key, Value: "v"})
+		acks, err := bus.PublishSignedAcks(ctx, n.JS, id, d)
+		if err != nil || len(acks) != 1 {
+			t.Fatalf("publish: %v (%d acks)", err, len(acks))
+		}
+		return acks[0].Sequence, d.ID
+	}
+	seq1, id1 := put(n.Operator, "a")
+	seq2, id2 := put(mallory, "b")
+	seq3, id3 := put(n.Operator, "c")
+
+	judged := func(seq uint64) *api.Outcome {
+		t.Helper()
+		var o *api.Outcome
+		if err := poll.Wait(20*time.Second, func() bool {
+			o, err = n.API.LedgerOutcome(ctx, seq)
+			return err == nil && o.Judged()
+		}); err != nil {
+			t.Fatalf("stream seq %d not judged: %+v, %v", seq, o, err)
+		}
+		return o
+	}
+	for _, c := range []struct {
+		seq     uint64
+		id, typ string
+		code    string
+	}{
+		{seq1, id1, string(event.MemoryPut), ""},
+		{seq2, id2, string(event.Rejected), string(event.RejectUnknownSigner)},
+		{seq3, id3, string(event.MemoryPut), ""},
+	} {
+		o := judged(c.seq)
+		if o.Node != info.ID || o.StreamSeq != c.seq || len(o.Records) != 1 {
+			t.Fatalf("outcome of %d = %+v", c.seq, o)
+		}
+		r := o.Records[0]
+		if r.Type != c.typ || r.ID != c.id || r.Code != c.code || r.Seq == 0 || (c.code != "" && r.Reason == "") {
+			t.Errorf("outcome of %d = %+v, want %s %s %q", c.seq, r, c.typ, c.id, c.code)
+		}
+	}
+
+	// A sequence not folded yet is not judged; 0 is a bad request.
+	o, err := n.API.LedgerOutcome(ctx, seq3+1000)
+	if err != nil || o.Judged() || len(o.Records) != 0 {
+		t.Errorf("outcome of a future seq = %+v, %v", o, err)
+	}
+	if _, err := n.API.LedgerOutcome(ctx, 0); !errors.Is(err, api.ErrBadRequest) {
+		t.Errorf("outcome of seq 0 = %v, want ErrBadRequest", err)
+	}
+}
