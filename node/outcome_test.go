@@ -3,6 +3,7 @@ package node_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/trust"
+	"github.com/agentic-dev/agentic/ledger"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/node/nodetest"
 )
@@ -84,5 +86,52 @@ func TestNodeInfoRootAndLedgerOutcome(t *testing.T) {
 	}
 	if _, err := n.API.LedgerOutcome(ctx, 0); !errors.Is(err, api.ErrBadRequest) {
 		t.Errorf("outcome of seq 0 = %v, want ErrBadRequest", err)
+	}
+}
+
+// TestLedgerOutcomeOfACountedRefusal: past the rejection rate a refused
+// message has no record of its own — counted in an event.rejected_summary,
+// the run's last one included — and ledger.outcome answers with no
+// records (refused), never with the summary.
+func TestLedgerOutcomeOfACountedRefusal(t *testing.T) {
+	n := nodetest.Start(t, nodetest.Config(t.TempDir()))
+	ctx := context.Background()
+	other, err := trust.NewRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mallory, err := trust.NewIdentity(other, "mallory", trust.KindOperator, []string{event.RoleOperator}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seqs []uint64
+	for i := range ledger.RejectFullPerSigner + 3 {
+		d := event.MustDraft(event.MemoryPut, "", event.MemoryPutData{Scope: "shared", Key: fmt.Sprint(i), Value: "v"})
+		acks, err := bus.PublishSignedAcks(ctx, n.JS, mallory, d)
+		if err != nil || len(acks) != 1 {
+			t.Fatalf("publish: %v", err)
+		}
+		seqs = append(seqs, acks[0].Sequence)
+	}
+	// A valid message ends the run: its summary is written before it.
+	d := event.MustDraft(event.MemoryPut, "", event.MemoryPutData{Scope: "shared", Key: "ok", Value: "v"})
+	acks, err := bus.PublishSignedAcks(ctx, n.JS, n.Operator, d)
+	if err != nil || len(acks) != 1 {
+		t.Fatalf("publish: %v", err)
+	}
+	poll.Eventually(t, 20*time.Second, "the valid message judged", func() bool {
+		o, err := n.API.LedgerOutcome(ctx, acks[0].Sequence)
+		return err == nil && o.Judged() && len(o.Records) == 1
+	})
+	last := seqs[len(seqs)-1] // the summary's own stream seq
+	for _, seq := range []uint64{seqs[len(seqs)-2], last} {
+		o, err := n.API.LedgerOutcome(ctx, seq)
+		if err != nil || !o.Judged() || len(o.Records) != 0 {
+			t.Errorf("outcome of counted refusal %d = %+v, %v: want judged, no records", seq, o, err)
+		}
+	}
+	o, err := n.API.LedgerOutcome(ctx, seqs[0])
+	if err != nil || len(o.Records) != 1 || o.Records[0].Code != string(event.RejectUnknownSigner) {
+		t.Errorf("outcome of the first refusal = %+v, %v: want it recorded", o, err)
 	}
 }
