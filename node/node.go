@@ -68,6 +68,8 @@ type Node struct {
 	// http serves the API (and the probes unless probe serves them).
 	http  httpServer
 	probe httpServer
+	// debug serves the Go profiles when debug_listen is set.
+	debug httpServer
 
 	// settings keeps the cluster settings (nil on a node without a ledger).
 	settings *settings.Cluster
