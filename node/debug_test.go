@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/config"
 	"github.com/agentic-dev/agentic/node"
 	"github.com/agentic-dev/agentic/node/nodetest"
-	"github.com/agentic-dev/agentic/bus/bustest/poll"
 )
 
 // TestDebugListenServesProfiles: debug_listen serves the Go profiles on a
