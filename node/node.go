@@ -314,10 +314,13 @@ func (n *Node) Start(ctx context.Context) (err error) {
 // releaseAfterCatchUp returns the memory of the restore and catch-up to the
 // OS once the ledger is live: folding a long tail allocates far more than
 // the live state keeps, and the Go runtime would hand it back only slowly.
+// The ledger's block cache is emptied first: the fold filled it with
+// blocks of history that live work does not read again.
 func (n *Node) releaseAfterCatchUp(ctx context.Context) {
 	if n.follower.WaitLive(ctx) != nil {
 		return
 	}
+	n.store.DropCache()
 	debug.FreeOSMemory()
 	// Once more when the work that follows a long catch-up is done (the
 	// roles' and indexes' snapshots of it are written in the background):
@@ -327,6 +330,7 @@ func (n *Node) releaseAfterCatchUp(ctx context.Context) {
 	select {
 	case <-ctx.Done():
 	case <-t.C:
+		n.store.DropCache()
 		debug.FreeOSMemory()
 	}
 }
