@@ -23,4 +23,3 @@ func (s *Store) DropCache() {
 
 // CacheBytes is the memory the block cache holds now.
 func (s *Store) CacheBytes() int64 { return s.cache.Size() }
-
