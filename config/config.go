@@ -57,6 +57,10 @@ type Config struct {
 	// authentication (for probes and Prometheus); they are then not on
 	// HTTPListen.
 	ProbeListen string `yaml:"probe_listen"`
+	// DebugListen, if set, serves the Go runtime's profiles
+	// (net/http/pprof, /debug/pprof/) on a listener of its own, without
+	// authentication: loopback only unless Insecure. Empty: off.
+	DebugListen string `yaml:"debug_listen"`
 	// Insecure allows the embedded NATS server (client or cluster
 	// address) and gossip to listen on an address that is not loopback
 	// without TLS or the gossip key, and serves the HTTP API there

@@ -31,6 +31,7 @@
 //	nats_tls_key: ""              # AGENTIC_NATS_TLS_KEY    --nats-tls-key
 //	http_listen: 127.0.0.1:8080   # AGENTIC_HTTP_LISTEN     --http-listen
 //	probe_listen: ""              # AGENTIC_PROBE_LISTEN    --probe-listen
+//	debug_listen: ""              # AGENTIC_DEBUG_LISTEN    --debug-listen (Go profiles; empty: off)
 //	insecure: false               # AGENTIC_INSECURE        --insecure
 //	gossip_listen: ""             # AGENTIC_GOSSIP_LISTEN   --gossip-listen (empty: no gossip)
 //	gossip_advertise: ""          # AGENTIC_GOSSIP_ADVERTISE --gossip-advertise (needed when binding 0.0.0.0)

@@ -85,3 +85,29 @@ func TestExposureNeedsTLSOrInsecure(t *testing.T) {
 		t.Errorf("loopback with --insecure: auth %v, exposure %q", d.HTTPAuthRequired(), d.InsecureExposure())
 	}
 }
+
+// TestDebugListenLoopbackUnlessInsecure: the profiles' listener is refused
+// off loopback unless Insecure, which the banner then names.
+func TestDebugListenLoopbackUnlessInsecure(t *testing.T) {
+	c := Default()
+	c.DebugListen = "127.0.0.1:6060"
+	if err := c.Validate(); err != nil {
+		t.Fatalf("debug_listen on loopback: Validate = %v", err)
+	}
+	c.DebugListen = ":6060"
+	err := c.Validate()
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), `debug_listen: ":6060" is not a loopback address`) || !strings.Contains(err.Error(), "--insecure") {
+		t.Fatalf("debug_listen :6060: Validate = %v, want not loopback, naming --insecure", err)
+	}
+	c.DebugListen = "nonsense"
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "debug_listen") {
+		t.Errorf("debug_listen nonsense: Validate = %v, want a debug_listen error", err)
+	}
+	c.DebugListen, c.Insecure = ":6060", true
+	if err := c.Validate(); err != nil {
+		t.Fatalf("with --insecure: Validate = %v", err)
+	}
+	if got := c.InsecureExposure(); !slices.Contains(got, "Go profiles on :6060") {
+		t.Errorf("InsecureExposure = %q, want it to name the profiles", got)
+	}
+}

@@ -8,7 +8,8 @@ import (
 )
 
 // BindFlags registers the command-line flags (--data, --name, --roles,
-// --nats, --nats-listen, --http-listen, --probe-listen, --insecure,
+// --nats, --nats-listen, --http-listen, --probe-listen, --debug-listen,
+// --insecure,
 // --gossip-listen, --join,
 // --log-level, --log-format, --executor-slots, --executor-timeout,
 // --executor-workdir, --lease-ttl, --policy) on fs, writing into c when

@@ -35,6 +35,7 @@ var settings = []setting{
 	str("nats_tls_key", "nats-tls-key", "AGENTIC_NATS_TLS_KEY", "key (PEM) of --nats-tls-cert", func(c *Config) *string { return &c.NATSTLSKey }),
 	str("http_listen", "http-listen", "AGENTIC_HTTP_LISTEN", "HTTP address for the JSON API (and the probes unless --probe-listen); not loopback: an operator token is required", func(c *Config) *string { return &c.HTTPListen }),
 	str("probe_listen", "probe-listen", "AGENTIC_PROBE_LISTEN", "HTTP address for /healthz, /readyz and /metrics without authentication; empty: on --http-listen", func(c *Config) *string { return &c.ProbeListen }),
+	str("debug_listen", "debug-listen", "AGENTIC_DEBUG_LISTEN", "HTTP address for Go profiles (/debug/pprof/) without authentication; loopback unless --insecure; empty: off", func(c *Config) *string { return &c.DebugListen }),
 	boolean("insecure", "insecure", "AGENTIC_INSECURE", "allow the embedded NATS server and gossip on non-loopback addresses without TLS or gossip key, and the HTTP API without a token", func(c *Config) *bool { return &c.Insecure }),
 	str("gossip_listen", "gossip-listen", "AGENTIC_GOSSIP_LISTEN", "gossip (memberlist) bind address host:port; empty: no gossip", func(c *Config) *string { return &c.GossipListen }),
 	str("gossip_advertise", "gossip-advertise", "AGENTIC_GOSSIP_ADVERTISE", "gossip address other nodes reach this one at (default: the bind address)", func(c *Config) *string { return &c.GossipAdvertise }),

@@ -61,7 +61,7 @@ func (c *Config) Validate() error {
 			bad(key, "%q: %v", addr, err)
 		}
 	}
-	for key, addr := range map[string]string{"gossip_listen": c.GossipListen, "gossip_advertise": c.GossipAdvertise, "nats_cluster_listen": c.NATSClusterListen, "probe_listen": c.ProbeListen} {
+	for key, addr := range map[string]string{"gossip_listen": c.GossipListen, "gossip_advertise": c.GossipAdvertise, "nats_cluster_listen": c.NATSClusterListen, "probe_listen": c.ProbeListen, "debug_listen": c.DebugListen} {
 		if addr == "" {
 			continue
 		}
@@ -176,6 +176,9 @@ func (c *Config) validateExposure(bad func(key, format string, args ...any)) {
 	if c.GossipKeyFile == "" && exposed(c.GossipListen) {
 		bad("gossip_listen", why, c.GossipListen, "gossip in clear", "Encrypt it with --gossip-key-file")
 	}
+	if exposed(c.DebugListen) {
+		bad("debug_listen", why, c.DebugListen, "the profiles (they show memory contents and can hold the process busy)", "Listen on 127.0.0.1 and reach it over SSH")
+	}
 }
 
 // Loopback reports whether the listen address addr (host:port) binds only
@@ -226,6 +229,9 @@ func (c *Config) InsecureExposure() []string {
 	}
 	if exposed(c.HTTPListen) {
 		out = append(out, "HTTP API on "+c.HTTPListen+" without a token")
+	}
+	if exposed(c.DebugListen) {
+		out = append(out, "Go profiles on "+c.DebugListen)
 	}
 	return out
 }

@@ -23,9 +23,11 @@ const formatVersion = 2
 // serialized anyway); Get, Scan*, Verify, snapshots and Export may run
 // concurrently with it from others.
 type Store struct {
-	db  *pebble.DB
-	dir string
-	log *slog.Logger
+	db *pebble.DB
+	// cache is the DB's block cache (the DB holds the reference).
+	cache *pebble.Cache
+	dir   string
+	log   *slog.Logger
 	// corrupt holds the first damage Pebble reported in the files.
 	corrupt *corruption
 	// cpMu serializes moves of the verified checkpoint.
@@ -92,7 +94,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, markCorrupt(fmt.Errorf("ledger: open %s: %w", dir, err), corrupt.get())
 	}
-	s := &Store{db: db, dir: dir, log: log, corrupt: corrupt}
+	s := &Store{db: db, cache: po.Cache, dir: dir, log: log, corrupt: corrupt}
 	s.mu.idle = sync.NewCond(&s.mu.Mutex)
 	if err := s.load(); err != nil {
 		return nil, errors.Join(s.wrapRead(err), db.Close())

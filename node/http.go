@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"strings"
 	"time"
 
@@ -31,6 +32,10 @@ func (h *httpServer) addr() string {
 // without authentication ("" when they are on the HTTP API's listener).
 func (n *Node) ProbeAddr() string { return n.probe.addr() }
 
+// DebugAddr is the address the Go profiles (/debug/pprof/) are served on
+// ("" without debug_listen).
+func (n *Node) DebugAddr() string { return n.debug.addr() }
+
 // HTTPAuth reports whether the HTTP API asks for an operator token
 // (http_listen is not loopback and --insecure is not given).
 func (n *Node) HTTPAuth() bool { return n.cfg.HTTPAuthRequired() }
@@ -49,6 +54,11 @@ func (n *Node) startHTTP() error {
 	probes.Handle("GET /metrics", n.metricsHandler())
 	if n.cfg.ProbeListen != "" {
 		if err := n.serveHTTP(&n.probe, n.cfg.ProbeListen, "probe", probes); err != nil {
+			return err
+		}
+	}
+	if n.cfg.DebugListen != "" {
+		if err := n.serveHTTP(&n.debug, n.cfg.DebugListen, "debug", debugMux()); err != nil {
 			return err
 		}
 	}
@@ -75,10 +85,7 @@ func (n *Node) startHTTP() error {
 func (n *Node) serveHTTP(into *httpServer, addr, what string, h http.Handler) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		flag := "--http-listen"
-		if what == "probe" {
-			flag = "--probe-listen"
-		}
+		flag := "--" + what + "-listen"
 		return fmt.Errorf("node: %s listen %s (choose another with %s): %w", what, addr, flag, err)
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
@@ -96,7 +103,7 @@ func (n *Node) serveHTTP(into *httpServer, addr, what string, h http.Handler) er
 // stopHTTP shuts the HTTP servers down (a listener opened by a failed
 // start too).
 func (n *Node) stopHTTP(ctx context.Context) {
-	for _, h := range []*httpServer{&n.http, &n.probe} {
+	for _, h := range []*httpServer{&n.http, &n.probe, &n.debug} {
 		if h.srv != nil {
 			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 			_ = h.srv.Shutdown(sctx)
@@ -106,6 +113,19 @@ func (n *Node) stopHTTP(ctx context.Context) {
 		}
 		h.srv = nil
 	}
+}
+
+// debugMux serves net/http/pprof's handlers under /debug/pprof/ (the
+// package's init registers them on http.DefaultServeMux, which the node
+// never serves).
+func debugMux() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return mux
 }
 
 // requireToken lets through the requests that carry "Authorization:

@@ -153,6 +153,9 @@ func (n *Node) watchIntegrity(ctx context.Context, st *ledger.Store) {
 		default:
 			n.log.Debug("ledger check", "check", what, "relinked", rep.Linked, "checked", rep.Checked, "took", time.Since(start).Round(time.Millisecond))
 		}
+		// The check read the history once: its blocks would fill the
+		// block cache with records live work does not read again.
+		st.DropCache()
 		return true
 	}
 	if !check("relink", st.Relink) {

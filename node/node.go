@@ -68,6 +68,8 @@ type Node struct {
 	// http serves the API (and the probes unless probe serves them).
 	http  httpServer
 	probe httpServer
+	// debug serves the Go profiles when debug_listen is set.
+	debug httpServer
 
 	// settings keeps the cluster settings (nil on a node without a ledger).
 	settings *settings.Cluster
@@ -315,10 +317,13 @@ func (n *Node) Start(ctx context.Context) (err error) {
 // releaseAfterCatchUp returns the memory of the restore and catch-up to the
 // OS once the ledger is live: folding a long tail allocates far more than
 // the live state keeps, and the Go runtime would hand it back only slowly.
+// The ledger's block cache is emptied first: the fold filled it with
+// blocks of history that live work does not read again.
 func (n *Node) releaseAfterCatchUp(ctx context.Context) {
 	if n.follower.WaitLive(ctx) != nil {
 		return
 	}
+	n.store.DropCache()
 	debug.FreeOSMemory()
 	// Once more when the work that follows a long catch-up is done (the
 	// roles' and indexes' snapshots of it are written in the background):
@@ -328,6 +333,7 @@ func (n *Node) releaseAfterCatchUp(ctx context.Context) {
 	select {
 	case <-ctx.Done():
 	case <-t.C:
+		n.store.DropCache()
 		debug.FreeOSMemory()
 	}
 }

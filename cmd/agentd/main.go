@@ -58,7 +58,9 @@ Beyond loopback: the embedded NATS server (--nats-listen,
 --gossip-key-file, and the HTTP API asks an operator token ('agentctl keys
 api-token'), unless --insecure says otherwise (the banner then says
 INSECURE). --probe-listen serves /healthz, /readyz and /metrics without
-auth for probes and Prometheus.
+auth for probes and Prometheus. --debug-listen serves the Go profiles
+(/debug/pprof/, for go tool pprof) without auth, on loopback unless
+--insecure.
 
 Signals: SIGTERM or SIGINT drains (running steps may finish for
 --drain-timeout, then are killed and reported as interrupted) and stops;
@@ -244,6 +246,9 @@ func banner(w io.Writer, n *node.Node) {
 	}
 	if a := n.ProbeAddr(); a != "" {
 		fmt.Fprintf(w, "  probes    http://%s  (/healthz /readyz /metrics, no auth)\n", a)
+	}
+	if a := n.DebugAddr(); a != "" {
+		fmt.Fprintf(w, "  debug     http://%s/debug/pprof/  (Go profiles, no auth)\n", a)
 	}
 	fmt.Fprintf(w, "  data      %s\n", cfg.Data)
 	if creds := filepath.Join(cfg.Data, "operator.creds"); fileExists(creds) {

@@ -529,6 +529,10 @@ func (f *Follower) run(ctx context.Context, it jetstream.MessagesContext, target
 			f.setLive()
 		}
 		f.settle(f.Live())
+		// Let the folded messages go: the batch's array would otherwise
+		// keep the last commit's payloads and events (up to maxBatchBytes
+		// and more) for as long as the node idles.
+		clear(batch)
 		f.mu.Lock()
 		close(f.mu.changed)
 		f.mu.changed = make(chan struct{})
