@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/agentic-dev/agentic/roles/planner/plan"
 )
 
@@ -78,20 +80,32 @@ func readFileCtx(ctx context.Context, path string) ([]byte, error) {
 }
 
 // waitReadable blocks until f is readable, through the runtime poller (so
-// that f's read deadline ends the wait).
+// that f's read deadline ends the wait). Readiness is asked of the kernel
+// each time (poll(2), no wait) rather than assumed: the poller forgets an
+// edge that came before the wait began, so a writer that wrote and closed
+// before it would never wake it.
 func waitReadable(f *os.File) error {
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return err
 	}
-	first := true
-	return rc.Read(func(uintptr) bool {
-		if first {
-			first = false
-			return false // wait for readiness once
+	var perr error
+	err = rc.Read(func(fd uintptr) bool {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(fds, 0)
+		for errors.Is(err, unix.EINTR) {
+			n, err = unix.Poll(fds, 0)
 		}
-		return true
+		if err != nil {
+			perr = err
+			return true
+		}
+		return n > 0 && fds[0].Revents&(unix.POLLIN|unix.POLLHUP|unix.POLLERR) != 0
 	})
+	if err != nil {
+		return err
+	}
+	return perr
 }
 
 // ctxErr turns the deadline that cancellation set into ctx's error.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -205,5 +206,45 @@ func TestGoalSubmitEncodingAndSecretErrors(t *testing.T) {
 	}
 	if n := len(h.events()); n != 0 {
 		t.Errorf("%d events published", n)
+	}
+}
+
+// A writer that wrote everything and closed before the reader began to
+// wait: the wait sees the data (the runtime poller's edge came before it
+// and is not waited for again).
+func TestWaitReadableAfterTheWriterLeft(t *testing.T) {
+	fifo := mkfifo(t)
+	for i := range 50 {
+		r, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.WriteString(w, goodPlan); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		runtime.Gosched() // let the poller see the edge first
+		done := make(chan error, 1)
+		go func() { done <- waitReadable(r) }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("round %d: %v", i, err)
+			}
+		case <-time.After(10 * time.Second):
+			r.Close()
+			t.Fatalf("round %d: waitReadable missed data written before it began", i)
+		}
+		b, err := io.ReadAll(r)
+		if err != nil || string(b) != goodPlan {
+			t.Fatalf("round %d: read %q, %v", i, b, err)
+		}
+		r.Close()
 	}
 }
