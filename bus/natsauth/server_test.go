@@ -32,7 +32,9 @@ type cluster struct {
 	url  string
 }
 
-func newCluster(t *testing.T) *cluster {
+// newAuthority returns a fresh root, its NATS authority and the bundle
+// of a cluster that revoked nobody.
+func newAuthority(t *testing.T) (*trust.Root, *natsauth.Authority, natsauth.Bundle) {
 	t.Helper()
 	root, err := trust.NewRoot()
 	if err != nil {
@@ -46,6 +48,12 @@ func newCluster(t *testing.T) *cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return root, auth, b
+}
+
+func newCluster(t *testing.T) *cluster {
+	t.Helper()
+	root, auth, b := newAuthority(t)
 	opts := &server.Options{
 		Host: "127.0.0.1", Port: server.RANDOM_PORT,
 		JetStream: true, StoreDir: t.TempDir(), SyncAlways: true,
@@ -557,18 +565,7 @@ func TestLedgerNode(t *testing.T) {
 // same bundle, a revocation pushed to one closes the user's connection on
 // the other (the system account spans the cluster).
 func TestRevocationReachesEveryServer(t *testing.T) {
-	root, err := trust.NewRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	auth, err := natsauth.NewAuthority(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := auth.Bundle(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	root, auth, b := newAuthority(t)
 	start := func(name string, routes []string) *server.Server {
 		opts := &server.Options{
 			ServerName: name, Host: "127.0.0.1", Port: server.RANDOM_PORT, NoSigs: true, NoLog: true,
@@ -660,18 +657,7 @@ func TestRevocationReachesEveryServer(t *testing.T) {
 // first given (older than the pushed revocation) still refuses the revoked
 // user: its resolver directory kept the newer account JWT.
 func TestRevocationOutlivesRestart(t *testing.T) {
-	root, err := trust.NewRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	auth, err := natsauth.NewAuthority(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := auth.Bundle(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	root, auth, b := newAuthority(t)
 	dir := filepath.Join(t.TempDir(), "jwt")
 	start := func() *server.Server {
 		opts := &server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, NoSigs: true, NoLog: true}
