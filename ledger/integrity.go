@@ -280,8 +280,10 @@ func (s *Store) VerifiedCheckpoint() (Checkpoint, error) {
 }
 
 // advanceCheckpoint moves the verified checkpoint to cp unless it is
-// already there or beyond. It is written without Sync: a checkpoint lost in
-// a crash only makes the next start check more records in full.
+// already there or beyond. It is written like every other write of the
+// store (syncSet: a failed commit, a full disk included, is an error that
+// marks the store failed, never a crash); it moves rarely (a check every
+// few minutes, a clean stop), so the fsync costs nothing that matters.
 func (s *Store) advanceCheckpoint(cp Checkpoint) error {
 	s.cpMu.Lock()
 	defer s.cpMu.Unlock()
@@ -292,7 +294,7 @@ func (s *Store) advanceCheckpoint(cp Checkpoint) error {
 	if cp.Seq <= cur.Seq {
 		return nil
 	}
-	if err := s.db.Set([]byte(keyVerified), cp.encode(), pebble.NoSync); err != nil {
+	if err := s.syncSet([]byte(keyVerified), cp.encode()); err != nil {
 		return fmt.Errorf("ledger: write the verified checkpoint: %w", err)
 	}
 	return nil
