@@ -58,7 +58,7 @@ func mkfifo(t *testing.T) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "plan.yaml")
 	if err := syscall.Mkfifo(path, 0o600); err != nil {
-		t.Skipf("mkfifo: %v", err)
+		t.Fatalf("mkfifo: %v", err)
 	}
 	return path
 }
@@ -69,7 +69,7 @@ func openedBy(t *testing.T, pid, path string) {
 	t.Helper()
 	dir := filepath.Join("/proc", pid, "fd")
 	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("no %s to see the command waiting: %v", dir, err)
+		t.Fatalf("no %s to see the command waiting: %v", dir, err)
 	}
 	poll.Eventually(t, 10*time.Second, "a descriptor open on "+path, func() bool {
 		fds, _ := os.ReadDir(dir)
