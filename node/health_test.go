@@ -29,12 +29,19 @@ import (
 // get answers a GET of url with accept as Accept header: status and body.
 func get(t *testing.T, url, accept string) (int, string) {
 	t.Helper()
+	return getWith(t, url, "Accept", accept)
+}
+
+// getWith answers a GET of url with header set to value (unless value is
+// empty): status and body (0 and the error when the request failed).
+func getWith(t *testing.T, url, header, value string) (int, string) {
+	t.Helper()
 	req, err := http.NewRequest(http.MethodGet, url, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if accept != "" {
-		req.Header.Set("Accept", accept)
+	if value != "" {
+		req.Header.Set(header, value)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

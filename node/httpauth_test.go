@@ -2,10 +2,8 @@ package node_test
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -24,20 +22,10 @@ import (
 // and body (0 when the request failed).
 func getAuth(t *testing.T, url, token string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
+		token = "Bearer " + token
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, err.Error()
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return getWith(t, url, "Authorization", token)
 }
 
 // loopbackURL is http://127.0.0.1:PORT for a listener on addr (which may
