@@ -51,6 +51,30 @@ func newAuthority(t *testing.T) (*trust.Root, *natsauth.Authority, natsauth.Bund
 	return root, auth, b
 }
 
+// startServer starts a nats-server with opts put in operator mode for
+// bundle b (resolver directory dir), waits until it takes connections,
+// and shuts it down when the test ends (earlier Shutdowns are harmless).
+func startServer(t *testing.T, opts *server.Options, b natsauth.Bundle, dir string) *server.Server {
+	t.Helper()
+	if err := natsauth.ServerOptions(opts, b, dir); err != nil {
+		t.Fatal(err)
+	}
+	s, err := server.NewServer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		s.Shutdown()
+		t.Fatalf("server %s not ready", opts.ServerName)
+	}
+	t.Cleanup(func() {
+		s.Shutdown()
+		s.WaitForShutdown()
+	})
+	return s
+}
+
 func newCluster(t *testing.T) *cluster {
 	t.Helper()
 	root, auth, b := newAuthority(t)
@@ -59,22 +83,7 @@ func newCluster(t *testing.T) *cluster {
 		JetStream: true, StoreDir: t.TempDir(), SyncAlways: true,
 		NoSigs: true, NoLog: true,
 	}
-	if err := natsauth.ServerOptions(opts, b, filepath.Join(t.TempDir(), "jwt")); err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.NewServer(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Start()
-	if !srv.ReadyForConnections(10 * time.Second) {
-		srv.Shutdown()
-		t.Fatal("server not ready")
-	}
-	t.Cleanup(func() {
-		srv.Shutdown()
-		srv.WaitForShutdown()
-	})
+	srv := startServer(t, opts, b, filepath.Join(t.TempDir(), "jwt"))
 	return &cluster{t: t, root: root, auth: auth, srv: srv, url: srv.ClientURL()}
 }
 
@@ -574,23 +583,7 @@ func TestRevocationReachesEveryServer(t *testing.T) {
 		for _, r := range routes {
 			opts.Routes = append(opts.Routes, server.RoutesFromStr(r)...)
 		}
-		if err := natsauth.ServerOptions(opts, b, filepath.Join(t.TempDir(), "jwt")); err != nil {
-			t.Fatal(err)
-		}
-		s, err := server.NewServer(opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		go s.Start()
-		if !s.ReadyForConnections(10 * time.Second) {
-			s.Shutdown()
-			t.Fatalf("server %s not ready", name)
-		}
-		t.Cleanup(func() {
-			s.Shutdown()
-			s.WaitForShutdown()
-		})
-		return s
+		return startServer(t, opts, b, filepath.Join(t.TempDir(), "jwt"))
 	}
 	a := start("a", nil)
 	bsrv := start("b", []string{"nats://" + a.ClusterAddr().String()})
@@ -660,20 +653,7 @@ func TestRevocationOutlivesRestart(t *testing.T) {
 	root, auth, b := newAuthority(t)
 	dir := filepath.Join(t.TempDir(), "jwt")
 	start := func() *server.Server {
-		opts := &server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, NoSigs: true, NoLog: true}
-		if err := natsauth.ServerOptions(opts, b, dir); err != nil {
-			t.Fatal(err)
-		}
-		s, err := server.NewServer(opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		go s.Start()
-		if !s.ReadyForConnections(10 * time.Second) {
-			s.Shutdown()
-			t.Fatal("server not ready")
-		}
-		return s
+		return startServer(t, &server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, NoSigs: true, NoLog: true}, b, dir)
 	}
 	user := func(id string) ([]nats.Option, string) {
 		ident, err := trust.NewIdentity(root, id, trust.KindNode, []string{event.RoleExecutor}, time.Hour)
