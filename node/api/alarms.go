@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/agentic-dev/agentic/node/nodes"
 )
@@ -22,23 +21,10 @@ const (
 	MaxAlarmsPage     = 1000
 )
 
-// AlarmsListRequest asks for a page of alarms, by node then code.
-type AlarmsListRequest struct {
-	// Cursor is the Next of the previous page: the page starts after it.
-	Cursor string `json:"cursor,omitempty"`
-	// Limit caps the page (DefaultAlarmsPage when 0, at most
-	// MaxAlarmsPage); pages are cut by size too.
-	Limit int `json:"limit,omitempty"`
-}
-
-// Validate reports what the node cannot answer: an ErrBadRequest with a
-// hint.
-func (r AlarmsListRequest) Validate() error {
-	if r.Limit < 0 {
-		return WithHint(fmt.Errorf("%w: limit %d is negative", ErrBadRequest, r.Limit), "ask with a limit of 0 (the default) or more")
-	}
-	return nil
-}
+// AlarmsListRequest asks for a page of alarms, by node then code (the
+// cursor is the Next of the previous page; Limit defaults to and is capped
+// at MaxAlarmsPage).
+type AlarmsListRequest = CursorRequest
 
 // AlarmsList reads one page of alarms.
 func (c *Client) AlarmsList(ctx context.Context, req AlarmsListRequest) (*Page[Alarm], error) {

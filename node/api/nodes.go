@@ -20,19 +20,22 @@ const (
 	MaxNodesPage     = 1000
 )
 
-// NodesListRequest asks for a page of nodes in name order.
-type NodesListRequest struct {
-	// Cursor is the Next of the previous page (a node name): the page
-	// starts after it.
+// NodesListRequest asks for a page of nodes in name order (the cursor is
+// a node name; Limit defaults to and is capped at MaxNodesPage).
+type NodesListRequest = CursorRequest
+
+// CursorRequest asks for one page of a listing that pages by cursor alone.
+type CursorRequest struct {
+	// Cursor is the Next of the previous page: the page starts after it.
 	Cursor string `json:"cursor,omitempty"`
-	// Limit caps the page (DefaultNodesPage when 0, at most
-	// MaxNodesPage); pages are cut by size too.
+	// Limit caps the page (the listing's default when 0, at most its
+	// maximum); pages are cut by size too.
 	Limit int `json:"limit,omitempty"`
 }
 
 // Validate reports what the node cannot answer: an ErrBadRequest with a
 // hint.
-func (r NodesListRequest) Validate() error {
+func (r CursorRequest) Validate() error {
 	if r.Limit < 0 {
 		return WithHint(fmt.Errorf("%w: limit %d is negative", ErrBadRequest, r.Limit), "ask with a limit of 0 (the default) or more")
 	}
