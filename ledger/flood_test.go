@@ -20,6 +20,15 @@ import (
 // signer, and messages signed under another root by a few claimed signers)
 // at a stream time step apart from t0, with a valid message every
 // validEvery (0: none). It returns the messages and how many are refused.
+// windowStart is a stream time one second into the next rejection
+// window: a flood of a few seconds from it stays in one window, and
+// t0 + RejectWindow is in the window after, whatever the clock says when
+// the test runs. It lies at most a minute ahead, well inside the
+// messages' validity (iat before stream time; exp five minutes after).
+func windowStart() time.Time {
+	return time.Now().Truncate(ledger.RejectWindow).Add(ledger.RejectWindow + time.Second)
+}
+
 func floodStream(t *testing.T, k *ledgertest.Kit, t0 time.Time, step time.Duration, n, validEvery int) ([]ledger.Message, int) {
 	t.Helper()
 	other := ledgertest.NewKit(t)
@@ -105,7 +114,7 @@ func tally(t *testing.T, st *ledger.Store) (full, counted, summaries int) {
 // the same head.
 func TestRejectFloodIsCountedNotKept(t *testing.T) {
 	k := ledgertest.NewKit(t)
-	t0 := time.Now().Add(-10 * time.Second)
+	t0 := windowStart()
 	const n, validEvery = 10_000, 2_500
 	msgs, refused := floodStream(t, k, t0, 12*time.Millisecond, n, validEvery)
 
@@ -189,7 +198,7 @@ func TestRejectFloodIsCountedNotKept(t *testing.T) {
 // at that summary.
 func TestRejectSummaryThatHidesMessagesFailsVerify(t *testing.T) {
 	k := ledgertest.NewKit(t)
-	msgs, _ := floodStream(t, k, time.Now(), time.Millisecond, 200, 0)
+	msgs, _ := floodStream(t, k, windowStart(), time.Millisecond, 200, 0)
 	st := ledgertest.Open(t)
 	mustAppend(t, st, msgs...)
 	mustAppend(t, st, k.Message(201, k.Node, started("run-after", 1)...))
@@ -249,7 +258,7 @@ func TestRejectSummaryThatHidesMessagesFailsVerify(t *testing.T) {
 // the next message comes, as a ledger that never stopped does.
 func TestRejectRunOpenAtHead(t *testing.T) {
 	k := ledgertest.NewKit(t)
-	t0 := time.Now().Add(-10 * time.Second)
+	t0 := windowStart()
 	msgs, refused := floodStream(t, k, t0, time.Millisecond, 1_000, 0)
 	dir := t.TempDir()
 	st := ledgertest.OpenDir(t, dir)
@@ -285,7 +294,7 @@ func TestRejectRunOpenAtHead(t *testing.T) {
 // previous window is summarized first.
 func TestRejectRecordsAgainNextWindow(t *testing.T) {
 	k := ledgertest.NewKit(t)
-	t0 := time.Now().Add(-10 * time.Second)
+	t0 := windowStart()
 	msgs, _ := floodStream(t, k, t0, time.Millisecond, 1_000, 0)
 	st := ledgertest.Open(t)
 	mustAppend(t, st, msgs...)
