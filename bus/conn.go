@@ -30,8 +30,12 @@ type ConnConfig struct {
 	// errors (nil: discarded).
 	Logger *slog.Logger
 	// Creds is a NATS user credentials file (JWT and nkey seed) for
-	// external servers; "" connects without.
+	// external servers, used instead of Identity.
 	Creds string
+	// Identity are the options that present the client's NATS user
+	// (natsauth.ConnectOptions: user JWT, nonce signing, inbox prefix),
+	// to the embedded server and to external ones alike.
+	Identity []nats.Option
 	// TLS configures TLS to external servers.
 	TLS TLSConfig
 }
@@ -132,6 +136,9 @@ func Connect(ctx context.Context, cfg ConnConfig) (*Conn, error) {
 		}),
 	}
 	url := strings.Join(cfg.URLs, ",")
+	if cfg.Creds == "" {
+		opts = append(opts, cfg.Identity...)
+	}
 	if cfg.Server != nil {
 		opts = append(opts, nats.InProcessServer(cfg.Server.srv))
 		url = ""

@@ -59,6 +59,10 @@ type EmbeddedConfig struct {
 	// HealEvery is how often a JetStream stopped by a full disk is
 	// checked for a restart (DefaultHealEvery if 0).
 	HealEvery time.Duration
+	// Auth, when set, configures who may connect (agentd: the cluster's
+	// NATS operator, natsauth.ServerOptions); nil leaves the server open
+	// to anonymous clients, which only tests of the bus itself do.
+	Auth func(*server.Options) error
 }
 
 // EmbeddedTLS names the PEM files of the embedded server's TLS: the
@@ -185,6 +189,11 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 	}
 	if err := tlsOptions(opts, cfg.TLS); err != nil {
 		return nil, err
+	}
+	if cfg.Auth != nil {
+		if err := cfg.Auth(opts); err != nil {
+			return nil, fmt.Errorf("bus: embedded nats-server: %w", err)
+		}
 	}
 	srv, err := server.NewServer(opts)
 	if err != nil {
@@ -388,6 +397,10 @@ func clusterOptions(opts *server.Options, cfg EmbeddedConfig) error {
 	}
 	return nil
 }
+
+// MaxStore is the JetStream store's byte limit (EmbeddedConfig.MaxStore,
+// or as sized from the file system).
+func (e *Embedded) MaxStore() int64 { return e.opts.JetStreamMaxStore }
 
 // Server returns the nats-server, for in-process connections.
 func (e *Embedded) Server() *server.Server { return e.srv }

@@ -109,6 +109,10 @@ type StreamConfig struct {
 	// Logger hears about streams created smaller than asked (nil:
 	// discarded).
 	Logger *slog.Logger
+	// StoreLimit is the JetStream store limit of the server when known
+	// (the embedded server's, Embedded.MaxStore; 0: unknown): a stream
+	// created absent reserves at most a quarter of it (see EnsureStreams).
+	StoreLimit int64
 }
 
 // DefaultPlacementWait is how long EnsureStreams waits for a cluster to
@@ -229,13 +233,16 @@ const minFallbackBytes = 1 << 20
 //
 // JetStream reserves a file stream's MaxBytes against the server's store
 // limit (the embedded server's is sized from the data directory's file
-// system, see StoreShare; an external server's is its max_store). When the
-// reservation is refused, the stream's byte limit is halved until it fits,
-// and then halved once more, so that a stream takes at most half of what
-// was left and the next stream and the leader bucket still find room: on
-// a 64 MB data dir (a 32 MiB store) each stream gets 8 MiB. Below 1 MiB the stream is created without a byte
-// limit (age only), the last resort. A node on a small disk starts, and
-// the ledger nodes report the difference from the settings as drift.
+// system, see StoreShare; an external server's is its max_store). Where
+// that limit is known (cfg.StoreLimit) a stream is created with at most a
+// quarter of it, so that both streams and the leader bucket find room: on
+// a 64 MB data dir (a 32 MiB store) each stream gets 8 MiB. When the
+// reservation is still refused, the byte limit is halved until it fits;
+// below 1 MiB the stream is created without a byte limit (age only), the
+// last resort. A stream is sized before it is created, never updated
+// after: only an administrator may update a stream (bus/natsauth). A
+// node on a small disk starts; a stream made smaller records it
+// (SizedToStoreKey) and is not drift.
 func EnsureStreams(ctx context.Context, js jetstream.JetStream, cfg StreamConfig) error {
 	cfg.defaults(js.Conn())
 	e := &ensurer{js: js, cfg: cfg, log: cfg.Logger}
@@ -303,20 +310,12 @@ func (e *ensurer) createAbsent(ctx context.Context, sc jetstream.StreamConfig) e
 		}
 		sc.Metadata[SizedToStoreKey] = strconv.FormatInt(asked, 10) + ":" + strconv.FormatInt(sc.MaxBytes, 10)
 	}
+	if quarter := e.cfg.StoreLimit / 4; quarter > 0 && sc.MaxBytes > quarter {
+		sc.MaxBytes = max(quarter, minFallbackBytes)
+	}
 	for {
-		var st jetstream.Stream
 		sized()
-		st, err = e.js.CreateStream(ctx, sc)
-		if err == nil && sc.MaxBytes != asked && sc.MaxBytes > 0 {
-			// It fits now: take half of it, leaving the rest to the
-			// streams and the bucket made after this one.
-			sc.MaxBytes = max(sc.MaxBytes/2, minFallbackBytes)
-			sized()
-			if _, uerr := e.js.UpdateStream(ctx, sc); uerr != nil {
-				e.log.Warn("could not halve the byte limit of a stream made on a small store", "stream", sc.Name, "err", uerr)
-				sc.MaxBytes = st.CachedInfo().Config.MaxBytes
-			}
-		}
+		_, err = e.js.CreateStream(ctx, sc)
 		if isPlacement(err) && sc.Replicas > 1 {
 			if werr := e.placementRefused(sc.Name, sc.Replicas, err); werr != nil {
 				return werr

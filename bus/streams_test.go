@@ -103,10 +103,44 @@ func TestEnsureStreamsNeverChangesAStream(t *testing.T) {
 // TestEnsureStreamsOnASmallStore: JetStream reserves MaxBytes against the
 // server's store limit; a store too small for the default limits still
 // gets both streams, with smaller byte limits that leave room for each
-// other (and says so).
+// other (and says so) — sized before they are created, never updated:
+// from the store limit when it is known, by halving until the
+// reservation fits when it is not.
 func TestEnsureStreamsOnASmallStore(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		limit        int64 // StreamConfig.StoreLimit
+		events, logs int64
+	}{
+		// 4 GiB halves down to 256 MiB, which fits in 300 MiB. 1 GiB
+		// halves down to 32 MiB, which fits in the 44 MiB left.
+		{"limit unknown", 0, 256 << 20, 32 << 20},
+		// A quarter of the store each.
+		{"limit known", 300 << 20, 75 << 20, 75 << 20},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			js := smallStore(t, 300<<20)
+			rec := &logrec.Recorder{}
+			ensure(t, js, bus.StreamConfig{Replicas: 1, Logger: slog.New(rec), StoreLimit: tc.limit})
+			if got := streamConfig(t, js, bus.EventsStream).MaxBytes; got != tc.events {
+				t.Errorf("events max bytes %d, want %d", got, tc.events)
+			}
+			if got := streamConfig(t, js, bus.LogsStream); got.MaxBytes != tc.logs || got.MaxAge != 7*24*time.Hour {
+				t.Errorf("logs stream max bytes %d, age %s, want %d and the 7 day age limit", got.MaxBytes, got.MaxAge, tc.logs)
+			}
+			if msgs := rec.Messages(slog.LevelError); len(msgs) != 2 || !strings.Contains(msgs[0], "smaller byte limit") {
+				t.Errorf("logged %q, want two errors about smaller byte limits", msgs)
+			}
+		})
+	}
+}
+
+// smallStore starts a JetStream server whose store is limited to max
+// bytes and connects to it.
+func smallStore(t *testing.T, max int64) jetstream.JetStream {
+	t.Helper()
 	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true,
-		JetStream: true, StoreDir: t.TempDir(), JetStreamMaxStore: 300 << 20})
+		JetStream: true, StoreDir: t.TempDir(), JetStreamMaxStore: max})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,18 +158,5 @@ func TestEnsureStreamsOnASmallStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := &logrec.Recorder{}
-	ensure(t, js, bus.StreamConfig{Replicas: 1, Logger: slog.New(rec)})
-	// 4 GiB halves down to 256 MiB, which fits in 300 MiB, and takes half
-	// of that: 128 MiB. 1 GiB halves down to 128 MiB, which fits in the
-	// 172 MiB left: the logs stream takes 64 MiB, and keeps its age limit.
-	if got := streamConfig(t, js, bus.EventsStream).MaxBytes; got != 128<<20 {
-		t.Errorf("events max bytes %d, want %d", got, 128<<20)
-	}
-	if got := streamConfig(t, js, bus.LogsStream); got.MaxBytes != 64<<20 || got.MaxAge != 7*24*time.Hour {
-		t.Errorf("logs stream %+v, want 64 MiB and the 7 day age limit", got)
-	}
-	if msgs := rec.Messages(slog.LevelError); len(msgs) != 2 || !strings.Contains(msgs[0], "smaller byte limit") {
-		t.Errorf("logged %q, want two errors about smaller byte limits", msgs)
-	}
+	return js
 }

@@ -204,9 +204,10 @@ type cluster struct {
 
 func newCluster(t *testing.T) *cluster {
 	t.Helper()
-	srv := bustest.Server(t)
-	conn := bustest.Connect(t, srv)
-	c := &cluster{srv: srv, js: conn.JS, root: bustest.NewIdentities(t).Root}
+	root := bustest.NewIdentities(t).Root
+	srv := bustest.SecureServer(t, root)
+	conn := bustest.ConnectHarness(t, srv, root)
+	c := &cluster{srv: srv, js: conn.JS, root: root}
 	c.history(t)
 	return c
 }

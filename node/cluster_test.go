@@ -15,6 +15,7 @@ import (
 	"github.com/agentic-dev/agentic/bus/bustest"
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/bus/natsauth"
 	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/config"
 	"github.com/agentic-dev/agentic/node"
@@ -188,7 +189,7 @@ func TestEmbeddedServersFormACluster(t *testing.T) {
 		cfgs[i].NATSClusterListen = freeAddr(t)
 		routes[i] = "nats://" + cfgs[i].NATSClusterListen
 	}
-	root, err := trust.InitRoot(dirs[0])
+	root, err := natsauth.InitRoot(dirs[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +198,7 @@ func TestEmbeddedServersFormACluster(t *testing.T) {
 		cfgs[i].NATSRoutes = routes
 		if i > 0 {
 			cfgs[i].Roles = []string{event.RoleExecutor}
-			if _, err := trust.Enroll(dirs[i], root, cfgs[i].Name, cfgs[i].Roles, time.Hour, false); err != nil {
+			if _, err := natsauth.Enroll(dirs[i], root, cfgs[i].Name, cfgs[i].Roles, time.Hour, false); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -27,6 +27,7 @@ import (
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/envelope"
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/bus/natsauth"
 	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/config"
 	"github.com/agentic-dev/agentic/ledger"
@@ -659,14 +660,14 @@ func reissueCredentials(t *testing.T, dir string, rec goldenRecord) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := trust.Enroll(dir, root, rec.Node.Name, rec.Node.Roles, trust.NodeCredentialTTL, true); err != nil {
+	if _, err := natsauth.Enroll(dir, root, rec.Node.Name, rec.Node.Roles, trust.NodeCredentialTTL, true); err != nil {
 		t.Fatal(err)
 	}
 	op, err := trust.NewIdentity(root, trust.DefaultOperator, trust.KindOperator, []string{trust.OperatorRole}, trust.OperatorCredentialTTL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := trust.WriteCreds(filepath.Join(dir, trust.OperatorCredsFile), op, root); err != nil {
+	if err := natsauth.WriteOperatorCreds(filepath.Join(dir, trust.OperatorCredsFile), root, op); err != nil {
 		t.Fatal(err)
 	}
 }

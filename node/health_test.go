@@ -17,7 +17,6 @@ import (
 	"github.com/agentic-dev/agentic/bus/bustest"
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/event"
-	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/ledger/follow"
 	"github.com/agentic-dev/agentic/node"
 	"github.com/agentic-dev/agentic/node/api"
@@ -196,16 +195,14 @@ func TestAlarmInTheLedger(t *testing.T) {
 // leader has stopped (its lease released), it reports no leader and why,
 // although its ledger still records the last election.
 func TestNodeInfoReportsNoStaleLeader(t *testing.T) {
-	srv := bustest.Server(t)
-	cfgA := nodetest.Config(t.TempDir())
+	dirA := t.TempDir()
+	root := nodetest.NewRoot(t, dirA)
+	srv := bustest.SecureServer(t, root)
+	cfgA := nodetest.Config(dirA)
 	cfgA.Name, cfgA.Roles, cfgA.NATS = "lead-a", []string{event.RoleOrchestrator}, []string{srv.ClientURL()}
 	a := nodetest.Start(t, cfgA)
 	poll.Eventually(t, 20*time.Second, "lead-a leading", func() bool { return a.Info().Leader == "lead-a" })
 
-	root, err := trust.LoadIssuer(filepath.Join(a.Dir, trust.RootKeyFile))
-	if err != nil {
-		t.Fatal(err)
-	}
 	cfgB := nodetest.PeerConfig(t, srv.ClientURL(), root, "plan-b", event.RolePlanner)
 	b := nodetest.Start(t, cfgB)
 	poll.Eventually(t, 20*time.Second, "plan-b seeing lead-a lead", func() bool {

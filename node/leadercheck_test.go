@@ -28,8 +28,9 @@ import (
 // over by a standby after the same TTL, by the same clock, so whether a
 // window of unreadiness shows between the two is a race.
 func TestLeaderCheckBlocksAnOrchestratorNode(t *testing.T) {
-	srv := bustest.Server(t)
-	cfg := nodetest.Config(t.TempDir())
+	dir := t.TempDir()
+	srv := bustest.SecureServer(t, nodetest.NewRoot(t, dir))
+	cfg := nodetest.Config(dir)
 	cfg.Name, cfg.Roles, cfg.NATS = "lead-a", []string{event.RoleOrchestrator}, []string{srv.ClientURL()}
 	a := nodetest.Start(t, cfg)
 	poll.Eventually(t, 20*time.Second, "lead-a leading and ready", func() bool {

@@ -3,14 +3,12 @@ package node_test
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/bustest"
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/event"
-	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/node/nodetest"
 )
@@ -29,18 +27,16 @@ steps:
 // other node takes the lease over with the next epoch and the run
 // finishes under it.
 func TestLeaderStopsAndTheStandbyFinishesTheRun(t *testing.T) {
-	srv := bustest.Server(t)
-	cfgA := nodetest.Config(t.TempDir())
+	dirA := t.TempDir()
+	root := nodetest.NewRoot(t, dirA)
+	srv := bustest.SecureServer(t, root)
+	cfgA := nodetest.Config(dirA)
 	cfgA.Name, cfgA.Roles, cfgA.NATS = "lead-a", []string{event.RoleOrchestrator}, []string{srv.ClientURL()}
 	a := nodetest.Start(t, cfgA)
 	poll.Eventually(t, 20*time.Second, "lead-a leading", func() bool { return a.Info().Leader == "lead-a" })
 
 	// b is enrolled from a's root; the operator's credentials come along
 	// for the test's client.
-	root, err := trust.LoadIssuer(filepath.Join(a.Dir, trust.RootKeyFile))
-	if err != nil {
-		t.Fatal(err)
-	}
 	cfgB := nodetest.PeerConfig(t, srv.ClientURL(), root, "lead-b", event.RoleOrchestrator, event.RolePlanner, event.RoleExecutor)
 	b := nodetest.Start(t, cfgB)
 

@@ -16,6 +16,7 @@ import (
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/envelope"
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/bus/natsauth"
 	"github.com/agentic-dev/agentic/bus/outbox"
 	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/config"
@@ -34,6 +35,7 @@ import (
 	"github.com/agentic-dev/agentic/roles/orchestrator"
 	"github.com/agentic-dev/agentic/roles/orchestrator/runindex"
 	"github.com/agentic-dev/agentic/roles/planner"
+	"github.com/nats-io/nats.go"
 )
 
 // Version is the agentic version, set at build time with
@@ -347,8 +349,22 @@ func (n *Node) startBus(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("node: %w", err)
 	}
+	if err := natsauth.PrepareDataDir(n.cfg.Data, n.root, n.id); err != nil {
+		return fmt.Errorf("node: NATS identity: %w", err)
+	}
+	var identity []nats.Option
+	if n.cfg.NATSCreds == "" {
+		if identity, err = n.natsIdentity(); err != nil {
+			return err
+		}
+	}
 	if len(n.cfg.NATS) == 0 {
+		auth, err := n.natsServerAuth()
+		if err != nil {
+			return err
+		}
 		n.embedded, err = bus.StartEmbedded(ctx, bus.EmbeddedConfig{
+			Auth:          auth,
 			StoreDir:      filepath.Join(n.cfg.Data, "nats"),
 			Listen:        n.cfg.NATSListen,
 			ServerName:    n.cfg.Name,
@@ -367,7 +383,7 @@ func (n *Node) startBus(ctx context.Context) error {
 	cc := bus.ConnConfig{
 		Server: n.embedded, URLs: n.cfg.NATS, Name: "agentd " + n.cfg.Name,
 		Logger: n.log.With("component", "bus"),
-		Creds:  n.cfg.NATSCreds,
+		Creds:  n.cfg.NATSCreds, Identity: identity,
 	}
 	if n.embedded == nil { // with the embedded server the TLS files are its own
 		cc.TLS = bus.TLSConfig{CA: n.cfg.NATSTLSCA, Cert: n.cfg.NATSTLSCert, Key: n.cfg.NATSTLSKey}
@@ -384,7 +400,11 @@ func (n *Node) startBus(ctx context.Context) error {
 	// a NATS cluster, 1 on a lone server); existing ones are left alone.
 	// Ledger nodes apply the recorded cluster settings once live
 	// (node/settings).
-	if err := bus.EnsureStreams(sctx, n.conn.JS, bus.StreamConfig{Logger: n.log.With("component", "bus")}); err != nil {
+	sc := bus.StreamConfig{Logger: n.log.With("component", "bus")}
+	if n.embedded != nil {
+		sc.StoreLimit = n.embedded.MaxStore()
+	}
+	if err := bus.EnsureStreams(sctx, n.conn.JS, sc); err != nil {
 		return fmt.Errorf("node: %w", err)
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/bus/natsauth"
 	"github.com/agentic-dev/agentic/ledger"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/roles/memory"
@@ -69,6 +70,11 @@ func (n *Node) startAPI() error {
 			}
 			return out, nil
 		}))
+	}
+	for _, m := range s.Methods() {
+		if !natsauth.Classified(m) {
+			return fmt.Errorf("node: query method %q is neither a read nor an admin method (bus/natsauth): NATS would refuse it to everyone", m)
+		}
 	}
 	if err := s.Start(); err != nil {
 		return fmt.Errorf("node: %w", err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
+	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/nats-io/nats-server/v2/server"
 )
 
@@ -25,6 +26,7 @@ const ClusterName = "agentic-test"
 // replicated stream. Keep cluster tests few and short.
 type NATSCluster struct {
 	t       testing.TB
+	root    *trust.Root // operator mode for this root (SecureCluster); nil: open
 	cfgs    []bus.EmbeddedConfig
 	servers []*bus.Embedded
 }
@@ -34,17 +36,26 @@ type NATSCluster struct {
 // until JetStream is healthy on each.
 func Cluster(t testing.TB, n int) *NATSCluster {
 	t.Helper()
-	c := &NATSCluster{t: t, cfgs: make([]bus.EmbeddedConfig, n), servers: make([]*bus.Embedded, n)}
+	return newCluster(t, n, nil)
+}
+
+func newCluster(t testing.TB, n int, root *trust.Root) *NATSCluster {
+	t.Helper()
+	c := &NATSCluster{t: t, root: root, cfgs: make([]bus.EmbeddedConfig, n), servers: make([]*bus.Embedded, n)}
 	routes := make([]string, n)
 	for i := range n {
 		route := freeAddr(t)
 		routes[i] = "nats://" + route
+		dir := t.TempDir()
 		c.cfgs[i] = bus.EmbeddedConfig{
-			StoreDir:      filepath.Join(t.TempDir(), "nats"),
+			StoreDir:      filepath.Join(dir, "nats"),
 			Listen:        freeAddr(t),
 			ServerName:    fmt.Sprintf("s%d", i+1),
 			ClusterListen: route,
 			ClusterName:   ClusterName,
+		}
+		if root != nil {
+			c.cfgs[i].Auth = Auth(t, root, dir)
 		}
 	}
 	for i := range c.cfgs {
@@ -167,18 +178,24 @@ func (c *NATSCluster) WaitHealthy() {
 }
 
 // Connect opens a TCP connection to every server (it fails over to another
-// when the one it is on stops), creates the protocol's streams and the
+// when the one it is on stops; as the test harness on a SecureCluster), creates the protocol's streams and the
 // leader bucket with the default settings and three replicas (fewer on a
 // smaller cluster), and closes the connection at cleanup.
 func (c *NATSCluster) Connect(t testing.TB) *bus.Conn {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	conn, err := bus.Connect(ctx, bus.ConnConfig{URLs: c.URLs(), Name: t.Name()})
-	if err != nil {
-		t.Fatalf("bustest: connect: %v", err)
+	var conn *bus.Conn
+	if c.root != nil {
+		conn = Harness(t, bus.ConnConfig{URLs: c.URLs(), Name: t.Name()}, c.root)
+	} else {
+		var err error
+		conn, err = bus.Connect(ctx, bus.ConnConfig{URLs: c.URLs(), Name: t.Name()})
+		if err != nil {
+			t.Fatalf("bustest: connect: %v", err)
+		}
+		t.Cleanup(conn.Close)
 	}
-	t.Cleanup(conn.Close)
 	replicas := min(bus.ClusterReplicas, c.Len())
 	if err := bus.EnsureStreams(ctx, conn.JS, bus.StreamConfig{Replicas: replicas}); err != nil {
 		t.Fatalf("bustest: streams: %v", err)

@@ -174,6 +174,26 @@ func (a *Authority) UserJWT(id Identity, expires time.Time) (string, error) {
 	return s, nil
 }
 
+// CustomUserJWT issues a user JWT in the AGENTIC account with the
+// permissions perms, not a role's: for tools and test harnesses that need
+// what no agentic identity is given (a test that writes a history signed
+// by many identities). Nodes and operators get Permissions, through
+// UserJWT.
+func (a *Authority) CustomUserJWT(name, userKey string, perms jwt.Permissions, expires time.Time) (string, error) {
+	if !nkeys.IsValidPublicUserKey(userKey) {
+		return "", fmt.Errorf("natsauth: user %s: %q is not a NATS user public key", name, userKey)
+	}
+	uc := jwt.NewUserClaims(userKey)
+	uc.Name = name
+	uc.Expires = expires.Unix()
+	uc.Permissions = perms
+	s, err := uc.Encode(a.account)
+	if err != nil {
+		return "", fmt.Errorf("natsauth: user JWT for %s: %w", name, err)
+	}
+	return s, nil
+}
+
 // SystemUserCreds issues a short-lived user of the system account, with
 // the right to publish account updates only: what the root holder uses to
 // push a new AGENTIC account JWT (a revocation) to the servers

@@ -16,8 +16,8 @@ import (
 // nothing; an admin is an operator who may also use the JetStream stream
 // API (delete, purge, update, restore) and ask a node for a backup.
 const (
-	RoleViewer = "viewer"
-	RoleAdmin  = "admin"
+	RoleViewer = trust.ViewerRole
+	RoleAdmin  = trust.AdminRole
 )
 
 // OperatorRoles are the roles an operator credential may carry.
@@ -29,13 +29,20 @@ var OperatorRoles = []string{RoleViewer, trust.OperatorRole, RoleAdmin}
 // method must be classified here (a test lists node/api's methods).
 var ReadMethods = []string{
 	"runs.list", "runs.get", "runs.steps", "audit",
-	"ledger.verify", "ledger.export", "ledger.message", "ledger.head",
+	"ledger.verify", "ledger.export", "ledger.message", "ledger.head", "ledger.outcome",
 	"memory.get", "memory.list", "node.info", "nodes.list", "alarms.list",
 	"cluster.settings",
 }
 
 // AdminMethods are the query API methods that act on a node: admin only.
 var AdminMethods = []string{"node.backup"}
+
+// Classified reports whether method is a read or an admin method: a
+// method that is neither is refused to everyone by NATS, so a node refuses
+// to serve it (node.startAPI).
+func Classified(method string) bool {
+	return slices.Contains(ReadMethods, method) || slices.Contains(AdminMethods, method)
+}
 
 // Subject spaces of the JetStream API.
 const (

@@ -15,9 +15,21 @@ import (
 // functions that create them never overwrite one unless told to.
 var ErrExists = errors.New("trust: file exists")
 
-// OperatorRole is the one role of an operator credential (it equals
-// event.RoleOperator; this package does not import the event types).
-const OperatorRole = "operator"
+// Roles of operator credentials. OperatorRole equals event.RoleOperator
+// (this package does not import the event types): it signs operator
+// events. AdminRole adds the NATS rights of an administrator (the
+// JetStream stream API, node backups; bus/natsauth); ViewerRole reads and
+// signs nothing the ledger accepts.
+const (
+	OperatorRole = "operator"
+	AdminRole    = "admin"
+	ViewerRole   = "viewer"
+)
+
+// DefaultOperatorRoles are the roles of the operator credential InitRoot
+// and Bootstrap write next to root.key: whoever can read that directory
+// holds the root anyway, so its operator is the cluster's administrator.
+var DefaultOperatorRoles = []string{OperatorRole, AdminRole}
 
 // DefaultOperator is the id of the operator credential that InitRoot and
 // Bootstrap write.
@@ -39,7 +51,8 @@ func CheckID(id string) error {
 }
 
 // InitRoot creates a new cluster root in dir (created 0700 if missing):
-// root.key, root.pub and operator.creds for the operator DefaultOperator.
+// root.key, root.pub and operator.creds for the operator DefaultOperator
+// (DefaultOperatorRoles).
 // It returns ErrExists, and writes nothing, when dir already holds any of
 // the three files.
 func InitRoot(dir string) (*Root, error) {
@@ -58,7 +71,7 @@ func InitRoot(dir string) (*Root, error) {
 	if err := SaveRoot(dir, root); err != nil {
 		return nil, err
 	}
-	op, err := NewIdentity(root, DefaultOperator, KindOperator, []string{OperatorRole}, OperatorCredentialTTL)
+	op, err := NewIdentity(root, DefaultOperator, KindOperator, DefaultOperatorRoles, OperatorCredentialTTL)
 	if err != nil {
 		return nil, err
 	}

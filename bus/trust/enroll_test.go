@@ -44,7 +44,7 @@ func TestInitRootWritesSecretFilesOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if op.ID != trust.DefaultOperator || !slices.Equal(op.Roles, []string{trust.OperatorRole}) || !oroot.Public.Equal(root.Public) {
+	if op.ID != trust.DefaultOperator || !slices.Equal(op.Roles, trust.DefaultOperatorRoles) || !oroot.Public.Equal(root.Public) {
 		t.Fatalf("operator creds: id %s roles %v", op.ID, op.Roles)
 	}
 

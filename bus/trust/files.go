@@ -36,7 +36,7 @@ func SaveRoot(dir string, r *Root) error {
 		if err != nil {
 			return err
 		}
-		if err := writeFile(filepath.Join(dir, RootKeyFile), b); err != nil {
+		if err := WriteFile(filepath.Join(dir, RootKeyFile), b); err != nil {
 			return err
 		}
 	}
@@ -44,7 +44,7 @@ func SaveRoot(dir string, r *Root) error {
 	if err != nil {
 		return err
 	}
-	return writeFile(filepath.Join(dir, RootPubFile), b)
+	return WriteFile(filepath.Join(dir, RootPubFile), b)
 }
 
 // LoadRoot reads the root from dir: root.key if present (issuing root),
@@ -89,10 +89,10 @@ func SaveIdentity(dir string, id *Identity) error {
 	if err != nil {
 		return err
 	}
-	if err := writeFile(filepath.Join(dir, NodeKeyFile), b); err != nil {
+	if err := WriteFile(filepath.Join(dir, NodeKeyFile), b); err != nil {
 		return err
 	}
-	return writeFile(filepath.Join(dir, NodeCredFile), []byte(id.Credential+"\n"))
+	return WriteFile(filepath.Join(dir, NodeCredFile), []byte(id.Credential+"\n"))
 }
 
 // LoadIdentity reads node.key and node.cred and checks the credential against
@@ -144,7 +144,7 @@ func WriteCreds(path string, id *Identity, root *Root) error {
 	b.Write(pem.EncodeToMemory(&pem.Block{Type: credBlock, Bytes: []byte(id.Credential)}))
 	b.Write(kb)
 	b.Write(pb)
-	return writeFile(path, []byte(b.String()))
+	return WriteFile(path, []byte(b.String()))
 }
 
 // ReadCreds reads a creds file written by WriteCreds and verifies it.
@@ -221,7 +221,7 @@ func Bootstrap(dir, nodeID string, roles []string) (*Root, *Identity, error) {
 		if err := SaveRoot(dir, root); err != nil {
 			return nil, nil, err
 		}
-		op, err := NewIdentity(root, "operator", KindOperator, []string{"operator"}, OperatorCredentialTTL)
+		op, err := NewIdentity(root, DefaultOperator, KindOperator, DefaultOperatorRoles, OperatorCredentialTTL)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -279,7 +279,7 @@ func contains(s []string, v string) bool {
 
 // writeFile writes b to path with mode 0600, durably (temp file, fsync,
 // rename).
-func writeFile(path string, b []byte) error {
+func WriteFile(path string, b []byte) error {
 	tmp := path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {

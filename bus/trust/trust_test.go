@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -37,7 +38,7 @@ func TestBootstrapCreatesAndReloads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if op.ID != "operator" || !oroot.Public.Equal(root.Public) || len(op.Roles) != 1 || op.Roles[0] != "operator" {
+	if op.ID != "operator" || !oroot.Public.Equal(root.Public) || !slices.Equal(op.Roles, trust.DefaultOperatorRoles) {
 		t.Fatalf("operator creds: %+v", op)
 	}
 	// Renaming the node reissues its credential under the same root.

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/natsauth"
 	"github.com/agentic-dev/agentic/bus/trust"
 )
 
@@ -26,7 +27,7 @@ func TestForeignCredsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	foreign := filepath.Join(t.TempDir(), "other.creds")
-	if err := trust.WriteCreds(foreign, op, root); err != nil {
+	if err := natsauth.WriteOperatorCreds(foreign, root, op); err != nil {
 		t.Fatal(err)
 	}
 	ownRoot, err := trust.ReadCredsRoot(a.creds())

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -101,6 +103,13 @@ func (s *Server) Handle(method string, h Handler) {
 	}
 	s.handlers[method] = h
 	delete(s.longPoll, method)
+}
+
+// Methods are the methods registered so far, sorted.
+func (s *Server) Methods() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Sorted(maps.Keys(s.handlers))
 }
 
 // Broadcast makes every node serving method answer it on AllSubject too,

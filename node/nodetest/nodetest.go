@@ -13,6 +13,7 @@ import (
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/bus/natsauth"
 	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/config"
 	"github.com/agentic-dev/agentic/node"
@@ -55,7 +56,11 @@ func Start(t testing.TB, cfg config.Config) *Node {
 
 func (tn *Node) connect(t testing.TB) {
 	t.Helper()
-	nc, err := nats.Connect(tn.NATSURL())
+	opts, _, err := natsauth.CredsOptions(filepath.Join(tn.Dir, trust.OperatorCredsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := nats.Connect(tn.NATSURL(), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/bus/natsauth"
 	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/config"
 	"github.com/agentic-dev/agentic/node"
@@ -26,14 +27,14 @@ func PeerConfig(t testing.TB, url string, root *trust.Root, name string, roles .
 	if len(roles) == 0 {
 		cfg.Roles = []string{event.RoleMemory}
 	}
-	if _, err := trust.Enroll(cfg.Data, root, name, cfg.Roles, time.Hour, false); err != nil {
+	if _, err := natsauth.Enroll(cfg.Data, root, name, cfg.Roles, time.Hour, false); err != nil {
 		t.Fatalf("nodetest: enroll %s: %v", name, err)
 	}
 	op, err := trust.NewIdentity(root, "operator", trust.KindOperator, []string{event.RoleOperator}, time.Hour)
 	if err != nil {
 		t.Fatalf("nodetest: operator identity: %v", err)
 	}
-	if err := trust.WriteCreds(filepath.Join(cfg.Data, trust.OperatorCredsFile), op, root); err != nil {
+	if err := natsauth.WriteOperatorCreds(filepath.Join(cfg.Data, trust.OperatorCredsFile), root, op); err != nil {
 		t.Fatalf("nodetest: operator creds: %v", err)
 	}
 	return cfg
@@ -55,4 +56,17 @@ func StartLogged(t testing.TB, cfg config.Config, logger *slog.Logger) *Node {
 	t.Cleanup(func() { tn.Stop(t) })
 	tn.connect(t)
 	return tn
+}
+
+// NewRoot creates a cluster root in the data directory dir (natsauth.InitRoot:
+// root.key, root.pub, operator.creds, the NATS bundle) before a node
+// starts there, so that a test can start a NATS server that trusts the
+// root first (bustest.SecureServer) and enroll peers from it.
+func NewRoot(t testing.TB, dir string) *trust.Root {
+	t.Helper()
+	root, err := natsauth.InitRoot(dir)
+	if err != nil {
+		t.Fatalf("nodetest: root in %s: %v", dir, err)
+	}
+	return root
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -113,7 +114,6 @@ type Cluster struct {
 		logged     map[Drift]bool     // drift already logged
 		warned     map[string]bool    // one-time warnings already given
 		lastSeq    map[string]uint64  // each stream's last sequence when last seen
-		stuck      map[string]string  // drift a restore did not mend, by stream
 	}
 	// checking serializes Check: the loop and a caller may both run it.
 	checking sync.Mutex
@@ -151,7 +151,6 @@ func New(cfg Config) *Cluster {
 	c.mu.logged = map[Drift]bool{}
 	c.mu.warned = map[string]bool{}
 	c.mu.lastSeq = map[string]uint64{}
-	c.mu.stuck = map[string]string{}
 	return c
 }
 
@@ -469,32 +468,12 @@ func (c *Cluster) reconcile(ctx context.Context, s Settings, want jetstream.Stre
 			"stream", want.Name, "stream_revision", hrev, "in_force", rev)
 		return nil, nil
 	case hrev < rev:
-		upd := want
-		upd.FirstSeq = have.FirstSeq
-		upd.Metadata = maps.Clone(have.Metadata)
-		if upd.Metadata == nil {
-			upd.Metadata = map[string]string{}
-		}
-		maps.Copy(upd.Metadata, want.Metadata)
-		_, recorded := have.Metadata[bus.SettingsRevisionKey]
-		if hand := compareFixed(want, have); !recorded && rev > 0 && len(hand) > 0 && !s.Restores() {
-			keep := have
-			keep.MaxAge, keep.MaxBytes, keep.Replicas, keep.Metadata = want.MaxAge, want.MaxBytes, want.Replicas, upd.Metadata
-			upd = keep
-			c.warnOnce(fmt.Sprintf("unrecorded/%s/%d", want.Name, rev), "stream lost its cluster settings revision and was changed by hand: applying the settings' limits only, the hand changes stay (streams repair rule alarm)",
-				"stream", want.Name, "revision", rev, "drift", driftKey(hand))
-		}
-		info, err := c.cfg.JS.UpdateStream(ctx, upd)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, err
-			}
-			c.warnOnce(fmt.Sprintf("apply/%s/%d", want.Name, rev), "cannot apply the cluster settings to the stream",
-				"stream", want.Name, "revision", rev, "err", err, "hint", applyHint(err))
-			return compare(want, have), nil
-		}
-		c.log.Info("cluster settings applied to the stream", "stream", want.Name, "revision", rev, "from_revision", hrev)
-		have = info.CachedInfo().Config
+		// Only an administrator may update a stream (bus/natsauth):
+		// agentctl cluster settings set applies a change (Apply). Until
+		// then the stream is behind the settings, and says so.
+		c.warnOnce(fmt.Sprintf("behind/%s/%d/%d", want.Name, hrev, rev), "stream is behind the cluster settings in force: an administrator applies them",
+			"stream", want.Name, "stream_revision", hrev, "in_force", rev, "hint", applyHint(nil))
+		return append(compare(want, have), Drift{Stream: want.Name, Field: FieldRevision, Expected: strconv.FormatUint(rev, 10), Actual: strconv.FormatUint(hrev, 10)}), nil
 	}
 	return compare(want, have), nil
 }
@@ -502,12 +481,17 @@ func (c *Cluster) reconcile(ctx context.Context, s Settings, want jetstream.Stre
 // fieldExists is the drift field of a stream that is absent.
 const fieldExists = "exists"
 
+// FieldRevision is the drift field of a stream (or the leader bucket)
+// that carries an older settings revision than the one in force: the
+// settings are recorded but not applied to it yet.
+const FieldRevision = "revision"
+
 func applyHint(err error) string {
 	var apiErr *jetstream.APIError
 	if errors.As(err, &apiErr) && apiErr.ErrorCode == 10047 {
 		return "the JetStream store cannot reserve that many bytes: free disk space, or lower the limit with agentctl cluster settings set"
 	}
-	return "see agentctl cluster settings show; change the settings with agentctl cluster settings set"
+	return "an administrator applies the settings in force with agentctl cluster settings set --reapply (admin credentials); see agentctl cluster settings show"
 }
 
 // warnOnce logs msg at error level the first time key is seen.

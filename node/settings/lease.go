@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/agentic-dev/agentic/bus"
@@ -18,11 +19,11 @@ func (c *Cluster) LeaseTTL() time.Duration {
 	return c.mu.rec.settings.LeaseTTL
 }
 
-// reconcileLeader brings the leader bucket to the lease TTL at rev, as
-// reconcile does a stream, and returns how its TTL differs from ttl. A
-// bucket without a settings revision was made by a version that took the
-// TTL from the node's configuration: it is brought to the settings too
-// (the bucket holds only the lease, which a TTL change cannot lose).
+// reconcileLeader compares the leader bucket with the lease TTL at rev, as
+// reconcile does a stream, and returns how it differs: its TTL, and its
+// revision when it is behind (a bucket without a settings revision was
+// made by a version that took the TTL from the node's configuration; it
+// is behind too). Apply brings it to the settings.
 func (c *Cluster) reconcileLeader(ctx context.Context, rev uint64, ttl time.Duration) ([]Drift, error) {
 	st, err := c.cfg.JS.Stream(ctx, bus.LeaderBucketStream)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
@@ -39,17 +40,14 @@ func (c *Cluster) reconcileLeader(ctx context.Context, rev uint64, ttl time.Dura
 			"stream", bus.LeaderBucketStream, "stream_revision", hrev, "in_force", rev)
 		return nil, nil
 	case hrev < rev || !recorded:
-		info, err := c.cfg.JS.UpdateStream(ctx, bus.WithLeaseTTL(have, ttl, rev))
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, err
-			}
-			c.warnOnce(fmt.Sprintf("apply/%s/%d", bus.LeaderBucketStream, rev), "cannot apply the cluster settings to the leader bucket",
-				"stream", bus.LeaderBucketStream, "revision", rev, "err", err, "hint", applyHint(err))
-			break
+		// Applied by an administrator (Apply), as the streams are.
+		c.warnOnce(fmt.Sprintf("behind/%s/%d/%d", bus.LeaderBucketStream, hrev, rev), "leader bucket is behind the cluster settings in force: an administrator applies them",
+			"stream", bus.LeaderBucketStream, "stream_revision", hrev, "in_force", rev, "hint", applyHint(nil))
+		d := []Drift{{Stream: bus.LeaderBucketStream, Field: FieldRevision, Expected: strconv.FormatUint(rev, 10), Actual: strconv.FormatUint(hrev, 10)}}
+		if have.MaxAge != ttl {
+			d = append(d, Drift{Stream: bus.LeaderBucketStream, Field: "max_age", Expected: age(ttl), Actual: age(have.MaxAge)})
 		}
-		c.log.Info("cluster settings applied to the leader bucket", "stream", bus.LeaderBucketStream, "revision", rev, "from_revision", hrev, "lease_ttl", ttl)
-		have = info.CachedInfo().Config
+		return d, nil
 	}
 	if have.MaxAge != ttl {
 		return []Drift{{Stream: bus.LeaderBucketStream, Field: "max_age", Expected: age(ttl), Actual: age(have.MaxAge)}}, nil

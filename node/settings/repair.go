@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -70,8 +69,9 @@ func (c *Cluster) firstSeq(stream string) uint64 {
 }
 
 // repair brings one stream back to the settings under the restore rule:
-// a deleted stream is recreated with its sequence continuing (firstSeq),
-// a drifted one is updated to want. It returns the drift left.
+// a deleted stream is recreated with its sequence continuing (firstSeq).
+// A drifted one is left for an administrator (Apply). It returns the
+// drift left.
 func (c *Cluster) repair(ctx context.Context, s Settings, want jetstream.StreamConfig, drift []Drift) ([]Drift, error) {
 	if missing(drift) {
 		first := c.firstSeq(want.Name)
@@ -83,31 +83,11 @@ func (c *Cluster) repair(ctx context.Context, s Settings, want jetstream.StreamC
 			"lost", "messages the stream had acknowledged but no ledger had folded yet")
 		return c.reconcile(ctx, s, want)
 	}
-	key := driftKey(drift)
-	if c.stuckOn(want.Name, key) {
-		return drift, nil
-	}
-	st, err := c.cfg.JS.Stream(ctx, want.Name)
-	if err != nil {
-		return nil, err
-	}
-	have := st.CachedInfo().Config
-	upd := want
-	upd.FirstSeq = have.FirstSeq
-	upd.Metadata = maps.Clone(have.Metadata)
-	if upd.Metadata == nil {
-		upd.Metadata = map[string]string{}
-	}
-	maps.Copy(upd.Metadata, want.Metadata)
-	if _, err := c.cfg.JS.UpdateStream(ctx, upd); err != nil {
-		return c.unmended(ctx, want.Name, drift, err)
-	}
-	left, err := c.reconcile(ctx, s, want)
-	if err != nil {
-		return nil, err
-	}
-	c.restored(want.Name, s, drift, left)
-	return left, nil
+	// A drifted stream is put back by an administrator (Apply): nodes may
+	// create the streams, never update them (bus/natsauth).
+	c.warnOnce("restore/"+want.Name+"/"+driftKey(drift), "stream drifts from the cluster settings; under the restore rule a ledger node recreates a deleted stream, an administrator puts a changed one back",
+		"stream", want.Name, "hint", applyHint(nil))
+	return drift, nil
 }
 
 // repairLeader is repair for the leader bucket, which is compared on its
@@ -122,43 +102,9 @@ func (c *Cluster) repairLeader(ctx context.Context, s Settings, drift []Drift) (
 			"stream", name, "lease_ttl", s.LeaseTTL, "revision", s.Revision, "reason", reasonRestored)
 		return c.reconcileLeader(ctx, s.Revision, s.LeaseTTL)
 	}
-	key := driftKey(drift)
-	if c.stuckOn(name, key) {
-		return drift, nil
-	}
-	st, err := c.cfg.JS.Stream(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := c.cfg.JS.UpdateStream(ctx, bus.WithLeaseTTL(st.CachedInfo().Config, s.LeaseTTL, s.Revision)); err != nil {
-		return c.unmended(ctx, name, drift, err)
-	}
-	left, err := c.reconcileLeader(ctx, s.Revision, s.LeaseTTL)
-	if err != nil {
-		return nil, err
-	}
-	c.restored(name, s, drift, left)
-	return left, nil
-}
-
-// restored logs a drift a restore mended, or remembers one it did not (a
-// change JetStream takes but does not keep), so that it is not tried on
-// every advisory its own update causes.
-func (c *Cluster) restored(stream string, s Settings, before, left []Drift) {
-	if len(left) == 0 {
-		fields := make([]string, len(before))
-		for i, d := range before {
-			fields[i] = fmt.Sprintf("%s %s (was %s)", d.Field, d.Expected, d.Actual)
-		}
-		c.log.Warn("stream restored to the cluster settings (streams repair rule: restore)",
-			"stream", stream, "revision", s.Revision, "fields", strings.Join(fields, ", "), "reason", reasonRestored)
-		return
-	}
-	c.mu.Lock()
-	c.mu.stuck[stream] = driftKey(left)
-	c.mu.Unlock()
-	c.warnOnce("stuck/"+stream+"/"+driftKey(left), "stream could not be restored to the cluster settings: the update was taken but the stream still differs",
-		"stream", stream, "drift", driftKey(left))
+	c.warnOnce("restore/"+name+"/"+driftKey(drift), "leader bucket drifts from the cluster settings; an administrator puts it back",
+		"stream", name, "hint", applyHint(nil))
+	return drift, nil
 }
 
 // unmended logs (once per drift) that a restore failed and returns the
@@ -170,18 +116,6 @@ func (c *Cluster) unmended(ctx context.Context, stream string, drift []Drift, er
 	c.warnOnce("restore/"+stream+"/"+driftKey(drift), "cannot restore the stream to the cluster settings",
 		"stream", stream, "drift", driftKey(drift), "err", err, "hint", applyHint(err))
 	return drift, nil
-}
-
-// stuckOn reports whether key is the drift a restore of stream already
-// failed to mend; a different drift is tried again.
-func (c *Cluster) stuckOn(stream, key string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if k, ok := c.mu.stuck[stream]; ok && k == key {
-		return true
-	}
-	delete(c.mu.stuck, stream)
-	return false
 }
 
 // remedy logs, once per deletion, how an operator recreates a deleted

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/bus/natsauth"
 	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/nats-io/nats.go"
@@ -108,12 +109,37 @@ func (a *app) conn() (*nats.Conn, error) {
 	if a.nc != nil {
 		return a.nc, nil
 	}
-	nc, err := nats.Connect(a.server, nats.Name("agentctl"), nats.Timeout(a.timeout), nats.MaxReconnects(0))
+	path := a.credsPath()
+	auth, err := a.natsAuth(path)
+	if err != nil {
+		return nil, err
+	}
+	opts := append([]nats.Option{nats.Name("agentctl"), nats.Timeout(a.timeout), nats.MaxReconnects(0)}, auth...)
+	nc, err := nats.Connect(a.server, opts...)
+	if errors.Is(err, nats.ErrAuthorization) || errors.Is(err, nats.ErrAuthExpired) || errors.Is(err, nats.ErrAuthRevoked) {
+		return nil, api.WithHint(fmt.Errorf("the NATS server at %s refused the credentials %s: %w", a.server, path, err),
+			"they may belong to another cluster, have expired or been revoked; agentctl version shows which root issued them")
+	}
 	if err != nil {
 		return nil, api.WithHint(fmt.Errorf("cannot reach NATS at %s: %w", a.server, err), startHint)
 	}
 	a.nc = nc
 	return nc, nil
+}
+
+// natsAuth are the options that present the NATS user of the creds file
+// at path.
+func (a *app) natsAuth(path string) ([]nats.Option, error) {
+	auth, _, err := natsauth.CredsOptions(path)
+	switch {
+	case errors.Is(err, natsauth.ErrNoUser):
+		return nil, api.WithHint(fmt.Errorf("credentials %s hold no NATS user: the cluster's NATS requires one", path),
+			"issue the file again where root.key is: agentctl keys operator NAME --root DIR --out FILE (agentd adds it to DATA/operator.creds at start)")
+	case err != nil:
+		return nil, api.WithHint(fmt.Errorf("credentials: %w", err),
+			"agentd writes operator.creds into its data directory on first start; pass --creds DATA/operator.creds or set AGENTIC_CREDS")
+	}
+	return auth, nil
 }
 
 func (a *app) close() {

@@ -12,6 +12,7 @@ import (
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/node/settings"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 )
 
@@ -86,7 +87,11 @@ func (a *app) clusterSettingsSetCmd() *cobra.Command {
 settings as a cluster.settings event (revision + 1), signed with your
 operator credentials. Every value is checked before anything is published.
 Then wait (up to --timeout) until a ledger node has the new revision in
-force and has applied it to the streams, and print the result.
+force, bring the streams and the leader bucket to it (only admin
+credentials may update a stream: with operator credentials the settings
+are recorded and the streams stay behind, shown as drift, until an
+administrator runs --reapply), and print the result as a ledger node
+compares it.
 
 Ages are Go durations (720h, 90m; 0s: no limit; at least 1h otherwise).
 Sizes take binary units (512MiB, 4GiB; also K, M, G, T) or decimal ones
@@ -97,10 +102,10 @@ two thirds of it loses the lease.
 --streams-repair is the rule for a stream (or the leader bucket) found
 deleted or changed behind the settings: alarm (the default) raises the
 STREAM_MISSING or STREAM_DRIFT alarm and leaves the stream for an operator;
-restore has the ledger node that notices recreate the stream (its sequence
-continuing) or put it back to the settings, log it, and clear the alarm.
---reapply publishes the settings in force again unchanged, which applies
-them to the streams again (the way to repair drift by hand).`,
+restore has the ledger node that notices recreate a deleted stream (its
+sequence continuing), log it, and clear the alarm; a changed stream is put
+back by an administrator. --reapply publishes the settings in force again
+unchanged and applies them to the streams (the way to repair drift).`,
 		Example: `  agentctl cluster settings set --events-max-age 720h --logs-max-bytes 2GiB
   agentctl cluster settings set --events-max-bytes 0     # no byte limit
   agentctl cluster settings set --lease-ttl 3s
@@ -236,6 +241,11 @@ func (a *app) clusterSettingsSet(cmd *cobra.Command, f settingsFlags) error {
 	if err != nil {
 		return err
 	}
+	if in.Revision == s.Revision {
+		if in, err = a.applySettings(ctx, s, in); err != nil {
+			return err
+		}
+	}
 	if a.output != formatText {
 		if err := a.writeJSON(in); err != nil {
 			return err
@@ -248,6 +258,65 @@ func (a *app) clusterSettingsSet(cmd *cobra.Command, f settingsFlags) error {
 			"the node's log says why it could not apply them; a replica count above 1 needs a NATS cluster")
 	}
 	return nil
+}
+
+// applySettings brings the streams to s, recorded and in force (in), as
+// an administrator may (settings.Apply: only admin credentials may update
+// a stream), and waits until a ledger node has compared them again after
+// its changes. It returns the settings in force as that node then reports
+// them.
+func (a *app) applySettings(ctx context.Context, s settings.Settings, in *settings.InForce) (*settings.InForce, error) {
+	nc, err := a.conn()
+	if err != nil {
+		return nil, err
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("jetstream: %w", err)
+	}
+	actx, cancel := context.WithTimeout(ctx, a.timeout)
+	applied, err := settings.Apply(actx, js, s)
+	cancel()
+	if err != nil {
+		hint := "only an administrator may change the streams: run the command again with admin credentials (agentctl keys operator NAME --role admin), with --reapply once the settings are recorded"
+		if !errors.Is(err, jetstream.ErrJetStreamNotEnabled) && !strings.Contains(err.Error(), "timeout") && !strings.Contains(err.Error(), "permission") {
+			hint = "agentctl cluster settings show lists the drift; a replica count above 1 needs a NATS cluster"
+		}
+		return nil, api.WithHint(fmt.Errorf("cluster settings revision %d is recorded, but the streams could not be brought to it: %w", s.Revision, err), hint)
+	}
+	updated := false
+	for _, ap := range applied {
+		updated = updated || ap.Updated
+	}
+	if !updated {
+		return in, nil
+	}
+	// The ledger nodes compare again on the streams' advisories: wait for
+	// a comparison made after the update.
+	after := time.Now()
+	deadline := after.Add(a.timeout)
+	tick := time.NewTicker(a.poll)
+	defer tick.Stop()
+	for {
+		cur, err := a.clusterSettings(ctx)
+		if err == nil && cur.Revision == s.Revision && cur.Checked.After(after) && len(cur.Drift) == 0 {
+			return cur, nil
+		}
+		if err == nil && cur.Revision != s.Revision {
+			return cur, nil
+		}
+		if time.Now().After(deadline) {
+			if err == nil {
+				return cur, nil // printed with its drift
+			}
+			return in, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-tick.C:
+		}
+	}
 }
 
 func anyChanged(cmd *cobra.Command, names ...string) bool {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/bus/natsauth"
 	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/spf13/cobra"
@@ -45,8 +46,10 @@ func (a *app) nodeEnrollCmd() *cobra.Command {
 		Long: `Issue a credential for node NAME with ROLES (comma-separated, from
 orchestrator, planner, executor, memory, ui), signed by the cluster root (a
 directory holding root.key, or the root.key file), and write into DATA_DIR
-(created 0700 if missing) what agentd loads at start: root.pub, node.key
-and node.cred (0600). The root's private key is not copied.
+(created 0700 if missing) what agentd loads at start: root.pub, node.key,
+node.cred, node.nats.jwt (the node's NATS user, its key derived from
+node.key) and nats-bundle.json (the NATS operator and accounts an embedded
+nats-server trusts), all 0600. The root's private key is not copied.
 
 Start the node with the same name and roles:
   agentd --data DATA_DIR --name NAME --roles ROLES --nats URL
@@ -110,7 +113,7 @@ func (a *app) nodeEnroll(name string, roles []string, rootPath, out string, ttl 
 	if err != nil {
 		return fmt.Errorf("node enroll %s: %w", name, err)
 	}
-	id, err := trust.Enroll(out, root, name, roles, ttl, force)
+	id, err := natsauth.Enroll(out, root, name, roles, ttl, force)
 	if errors.Is(err, trust.ErrExists) {
 		return api.WithHint(fmt.Errorf("node enroll %s: %w", name, err),
 			"this data directory already has a node identity; pass --force to replace it")
@@ -122,6 +125,8 @@ func (a *app) nodeEnroll(name string, roles []string, rootPath, out string, ttl 
 		filepath.Join(out, trust.RootPubFile),
 		filepath.Join(out, trust.NodeKeyFile),
 		filepath.Join(out, trust.NodeCredFile),
+		filepath.Join(out, natsauth.UserJWTFile),
+		filepath.Join(out, natsauth.BundleFile),
 	}
 	res := enrollResult{Node: name, Roles: roles, Root: root.KeyID(), Expires: expiry(root, id), Dir: out, Files: files}
 	if a.output != formatText {

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/natsauth"
 	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/spf13/cobra"
@@ -37,9 +39,11 @@ func (a *app) keysInitCmd() *cobra.Command {
 		Short: "Create a cluster root key and an operator credential",
 		Long: `Create a new cluster root in DIR (created 0700 if missing): root.key (the
 root private key, which issues every credential: keep it offline),
-root.pub (the public key every node verifies with) and operator.creds (an
-operator credential for agentctl), all 0600. Refuses to touch a DIR that
-already holds any of them.
+root.pub (the public key every node verifies with), operator.creds (an
+operator credential for agentctl with roles operator and admin, and its
+NATS user) and nats-bundle.json (the NATS operator and accounts derived
+from the root, which NATS servers trust), all 0600. Refuses to touch a DIR
+that already holds any of them.
 
 'agentd --data DIR' started on that directory uses the root as its own; for
 other nodes, issue credentials with 'agentctl node enroll --root DIR'.`,
@@ -58,7 +62,7 @@ other nodes, issue credentials with 'agentctl node enroll --root DIR'.`,
 }
 
 func (a *app) keysInit(dir string) error {
-	root, err := trust.InitRoot(dir)
+	root, err := natsauth.InitRoot(dir)
 	if errors.Is(err, trust.ErrExists) {
 		return api.WithHint(fmt.Errorf("keys init: %w", err),
 			"this directory already holds a cluster root; issue node credentials from it with: agentctl node enroll NAME --roles ROLES --root "+dir+" --out DATA")
@@ -70,6 +74,7 @@ func (a *app) keysInit(dir string) error {
 		filepath.Join(dir, trust.RootKeyFile),
 		filepath.Join(dir, trust.RootPubFile),
 		filepath.Join(dir, trust.OperatorCredsFile),
+		filepath.Join(dir, natsauth.BundleFile),
 	}
 	if a.output != formatText {
 		return a.writeJSON(keysInitResult{Dir: dir, Root: root.KeyID(), Files: files})
@@ -78,7 +83,8 @@ func (a *app) keysInit(dir string) error {
 	fmt.Fprintf(w, "created cluster root %s in %s\n", root.KeyID(), dir)
 	fmt.Fprintf(w, "  %-28s root private key: issues every credential, keep it offline\n", files[0])
 	fmt.Fprintf(w, "  %-28s root public key: every node verifies with it\n", files[1])
-	fmt.Fprintf(w, "  %-28s operator credentials for agentctl (--creds): keep it secret\n", files[2])
+	fmt.Fprintf(w, "  %-28s operator credentials for agentctl (--creds), roles operator and admin: keep it secret\n", files[2])
+	fmt.Fprintf(w, "  %-28s the NATS operator and accounts servers trust (public)\n", files[3])
 	fmt.Fprintf(w, "next:\n")
 	fmt.Fprintf(w, "  agentctl node enroll NAME --roles ROLES --root %s --out DATA\n", dir)
 	fmt.Fprintf(w, "  agentd --data DATA --name NAME --roles ROLES [--nats URL]\n")
@@ -89,24 +95,36 @@ func (a *app) keysInit(dir string) error {
 // keysOperatorResult is what keys operator prints with -o json.
 type keysOperatorResult struct {
 	Operator string    `json:"operator"`
+	Roles    []string  `json:"roles"`
 	Root     string    `json:"root"`
 	Expires  time.Time `json:"expires"`
 	File     string    `json:"file"`
 }
 
 func (a *app) keysOperatorCmd() *cobra.Command {
-	var rootPath, out string
+	var rootPath, out, role string
 	var ttl time.Duration
 	var force bool
 	cmd := &cobra.Command{
-		Use:   "operator NAME --root DIR_OR_ROOT_KEY --out FILE",
+		Use:   "operator NAME --root DIR_OR_ROOT_KEY --out FILE [--role viewer|operator|admin]",
 		Short: "Issue another operator credential",
 		Long: `Issue an operator credential for NAME, signed by the cluster root (a
 directory holding root.key, or the root.key file), and write it as a creds
-file (credential, private key, root public key; 0600) to FILE for
-'agentctl --creds FILE'. Events an operator signs carry NAME as their
-signer. Refuses to overwrite FILE unless --force.`,
+file to FILE (0600) for 'agentctl --creds FILE': its NATS user (JWT and
+key, what nats-server checks and the nats CLI's --creds reads), then the
+agentic credential, its private key and the root public key. Events an
+operator signs carry NAME as their signer. Refuses to overwrite FILE
+unless --force.
+
+--role says what NAME may do (docs/security.md has the whole table):
+  viewer    read: queries, the audit, step output, the events stream with
+            any JetStream consumer; signs nothing the ledger accepts
+  operator  what a viewer does, and sign goals, cancels, memory facts,
+            drains, step decisions and cluster settings (the default)
+  admin     what an operator does, and the JetStream stream API (delete,
+            purge, update, restore streams) and node backups`,
 		Example: `  agentctl keys operator alice --root ./data --out ~/.agentic/operator.creds
+  agentctl keys operator auditor --role viewer --root ./data --out auditor.creds
   agentctl keys operator ci --root ./cluster-root --out ci.creds --ttl 720h`,
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(_ *cobra.Command, argv []string) error {
@@ -119,7 +137,11 @@ signer. Refuses to overwrite FILE unless --force.`,
 			if ttl <= 0 {
 				return usagef("keys operator: --ttl must be positive, got %s", ttl)
 			}
-			return a.keysOperator(argv[0], rootPath, out, ttl, force)
+			roles, ok := operatorRoles[role]
+			if !ok {
+				return usagef("keys operator: --role %q: want viewer, operator or admin", role)
+			}
+			return a.keysOperator(argv[0], roles, rootPath, out, ttl, force)
 		},
 	}
 	f := cmd.Flags()
@@ -127,10 +149,19 @@ signer. Refuses to overwrite FILE unless --force.`,
 	f.StringVar(&out, "out", "", "creds file to write")
 	f.DurationVar(&ttl, "ttl", trust.OperatorCredentialTTL, "how long the credential is valid")
 	f.BoolVar(&force, "force", false, "overwrite an existing FILE")
+	f.StringVar(&role, "role", trust.OperatorRole, "what the credential may do: viewer, operator or admin")
 	return cmd
 }
 
-func (a *app) keysOperator(name, rootPath, out string, ttl time.Duration, force bool) error {
+// operatorRoles are the credential roles of each --role of keys operator:
+// an admin is an operator too (it signs operator events).
+var operatorRoles = map[string][]string{
+	trust.ViewerRole:   {trust.ViewerRole},
+	trust.OperatorRole: {trust.OperatorRole},
+	trust.AdminRole:    {trust.OperatorRole, trust.AdminRole},
+}
+
+func (a *app) keysOperator(name string, roles []string, rootPath, out string, ttl time.Duration, force bool) error {
 	if _, err := os.Lstat(out); err == nil && !force {
 		return api.WithHint(fmt.Errorf("keys operator: %w: %s", trust.ErrExists, out), "pass --force to replace it")
 	}
@@ -138,7 +169,7 @@ func (a *app) keysOperator(name, rootPath, out string, ttl time.Duration, force 
 	if err != nil {
 		return fmt.Errorf("keys operator %s: %w", name, err)
 	}
-	id, err := trust.NewIdentity(root, name, trust.KindOperator, []string{trust.OperatorRole}, ttl)
+	id, err := trust.NewIdentity(root, name, trust.KindOperator, roles, ttl)
 	if err != nil {
 		return fmt.Errorf("keys operator %s: %w", name, err)
 	}
@@ -147,14 +178,14 @@ func (a *app) keysOperator(name, rootPath, out string, ttl time.Duration, force 
 			return fmt.Errorf("keys operator %s: %w", name, err)
 		}
 	}
-	if err := trust.WriteCreds(out, id, root); err != nil {
+	if err := natsauth.WriteOperatorCreds(out, root, id); err != nil {
 		return fmt.Errorf("keys operator %s: %w", name, err)
 	}
 	expires := expiry(root, id)
 	if a.output != formatText {
-		return a.writeJSON(keysOperatorResult{Operator: name, Root: root.KeyID(), Expires: expires, File: out})
+		return a.writeJSON(keysOperatorResult{Operator: name, Roles: roles, Root: root.KeyID(), Expires: expires, File: out})
 	}
-	fmt.Fprintf(a.env.Stdout, "issued operator %s under root %s, valid until %s\n", name, root.KeyID(), expires.Format(time.RFC3339))
+	fmt.Fprintf(a.env.Stdout, "issued operator %s (roles %s) under root %s, valid until %s\n", name, strings.Join(roles, ","), root.KeyID(), expires.Format(time.RFC3339))
 	fmt.Fprintf(a.env.Stdout, "  %s  keep it secret; use it with: agentctl --creds %s ...\n", out, out)
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/bus/natsauth"
 	"github.com/agentic-dev/agentic/bus/trust"
 )
 
@@ -150,7 +151,7 @@ func TestNodeEnroll(t *testing.T) {
 
 func TestNodeEnrollUsage(t *testing.T) {
 	rootDir := t.TempDir()
-	if _, err := trust.InitRoot(rootDir); err != nil {
+	if _, err := natsauth.InitRoot(rootDir); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "out")
@@ -188,7 +189,7 @@ func TestNodeEnrollUsage(t *testing.T) {
 
 func TestKeysOperator(t *testing.T) {
 	rootDir := t.TempDir()
-	root, err := trust.InitRoot(rootDir)
+	root, err := natsauth.InitRoot(rootDir)
 	if err != nil {
 		t.Fatal(err)
 	}

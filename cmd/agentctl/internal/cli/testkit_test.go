@@ -16,6 +16,7 @@ import (
 	"github.com/agentic-dev/agentic/bus/bustest"
 	"github.com/agentic-dev/agentic/bus/envelope"
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/bus/natsauth"
 	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/nats-io/nats.go/jetstream"
@@ -47,7 +48,7 @@ func newHarness(t *testing.T) *harness {
 	ids := bustest.NewIdentities(t)
 	op := ids.Node(t, "alice", event.RoleOperator)
 	creds := filepath.Join(t.TempDir(), "operator.creds")
-	if err := trust.WriteCreds(creds, op, ids.Root); err != nil {
+	if err := natsauth.WriteOperatorCreds(creds, ids.Root, op); err != nil {
 		t.Fatal(err)
 	}
 	return &harness{t: t, url: srv.ClientURL(), conn: bustest.Connect(t, srv), root: ids.Root, creds: creds}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/bus/natsauth"
 	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/node/nodetest"
@@ -28,7 +29,7 @@ func foreignCreds(t *testing.T, id string, ttl time.Duration) (string, *trust.Ro
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "other.creds")
-	if err := trust.WriteCreds(path, op, root); err != nil {
+	if err := natsauth.WriteOperatorCreds(path, root, op); err != nil {
 		t.Fatal(err)
 	}
 	return path, root
@@ -160,7 +161,7 @@ func TestExpiredCredsFail(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.creds = filepath.Join(t.TempDir(), "old.creds")
-	if err := trust.WriteCreds(h.creds, op, root); err != nil {
+	if err := natsauth.WriteOperatorCreds(h.creds, root, op); err != nil {
 		t.Fatal(err)
 	}
 	r := h.run("memory", "put", "shared", "k", "v")

@@ -109,7 +109,11 @@ func (a *app) credsInfo() *credsInfo {
 
 func (a *app) probeNode(ctx context.Context) (*api.NodeInfo, error) {
 	t := min(a.timeout, nodeProbeTimeout)
-	nc, err := nats.Connect(a.server, nats.Name("agentctl"), nats.Timeout(t), nats.MaxReconnects(0))
+	auth, err := a.natsAuth(a.credsPath())
+	if err != nil {
+		return nil, err
+	}
+	nc, err := nats.Connect(a.server, append([]nats.Option{nats.Name("agentctl"), nats.Timeout(t), nats.MaxReconnects(0)}, auth...)...)
 	if err != nil {
 		return nil, fmt.Errorf("cannot reach NATS at %s: %w", a.server, err)
 	}

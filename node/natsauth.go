@@ -1,0 +1,75 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/agentic-dev/agentic/bus/natsauth"
+	"github.com/agentic-dev/agentic/bus/trust"
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+)
+
+// enrollHint is how a node without a (valid) NATS user gets one.
+const enrollHint = "issue its files again where root.key is: agentctl node enroll NAME --roles ROLES --root ROOT_DIR --out DATA --force"
+
+// natsIdentity is how the node presents itself to NATS: its user JWT
+// (DATA/node.nats.jwt) with the key derived from node.key, and its inbox
+// prefix.
+func (n *Node) natsIdentity() ([]nats.Option, error) {
+	u, err := natsauth.LoadNodeUser(n.cfg.Data, n.id)
+	if err != nil {
+		return nil, fmt.Errorf("node: NATS identity: %w (%s)", err, enrollHint)
+	}
+	opts, err := natsauth.ConnectOptions(trust.KindNode, n.id.ID, u.JWT, u.Key)
+	if err != nil {
+		return nil, fmt.Errorf("node: NATS identity: %w", err)
+	}
+	return opts, nil
+}
+
+// natsServerAuth puts the embedded server in operator mode: it trusts the
+// bundle in the data dir (DATA/nats-bundle.json: the cluster's NATS
+// operator and accounts, derived from its root) and keeps account JWTs —
+// revocations pushed since included — in DATA/nats/jwt. Anonymous clients
+// are refused, on loopback too. A JetStream store of a version that ran
+// without accounts is moved to the cluster's account first.
+func (n *Node) natsServerAuth() (func(*server.Options) error, error) {
+	b, err := natsauth.LoadBundle(n.cfg.Data)
+	if err != nil {
+		return nil, fmt.Errorf("node: embedded NATS: %w (%s)", err, enrollHint)
+	}
+	v, err := b.Verify("")
+	if err != nil {
+		return nil, fmt.Errorf("node: embedded NATS: %w", err)
+	}
+	store := filepath.Join(n.cfg.Data, "nats")
+	if err := adoptGlobalStore(store, v.Account.Subject); err != nil {
+		return nil, err
+	}
+	return func(o *server.Options) error {
+		return natsauth.ServerOptions(o, b, filepath.Join(store, "jwt"))
+	}, nil
+}
+
+// adoptGlobalStore moves the streams a server without accounts kept (in
+// its global account, $G) to account: the streams of a data dir written
+// before NATS required credentials, kept with their sequences.
+func adoptGlobalStore(store, account string) error {
+	js := filepath.Join(store, "jetstream")
+	global, mine := filepath.Join(js, server.DEFAULT_GLOBAL_ACCOUNT), filepath.Join(js, account)
+	if _, err := os.Stat(global); err != nil {
+		return nil
+	}
+	if _, err := os.Stat(mine); err == nil {
+		return fmt.Errorf("node: embedded NATS: %s holds streams of no account and of account %s: move one of them aside", js, account)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("node: embedded NATS: %w", err)
+	}
+	if err := os.Rename(global, mine); err != nil {
+		return fmt.Errorf("node: embedded NATS: move the streams of %s to account %s: %w", global, account, err)
+	}
+	return nil
+}
