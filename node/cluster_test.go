@@ -80,8 +80,9 @@ func taskCounts(t *testing.T, n *nodetest.Node, run string) (started, finished m
 // succeeds on its first attempt, started and finished once, the ledger
 // records no gap and verifies.
 func TestNodeSurvivesANATSServerRestart(t *testing.T) {
-	c := bustest.Cluster(t, 3)
-	cfg := nodetest.Config(t.TempDir())
+	dir := t.TempDir()
+	c := bustest.SecureCluster(t, 3, nodetest.NewRoot(t, dir))
+	cfg := nodetest.Config(dir)
 	cfg.NATS = c.URLs()
 	n := nodetest.Start(t, cfg)
 
@@ -290,7 +291,11 @@ func freeAddr(t *testing.T) string {
 // operator of the node's data directory.
 func clientOf(t *testing.T, n *node.Node, dir string) *nodetest.Node {
 	t.Helper()
-	nc, err := nats.Connect(n.NATSURL())
+	opts, _, err := natsauth.CredsOptions(filepath.Join(dir, trust.OperatorCredsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := nats.Connect(n.NATSURL(), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

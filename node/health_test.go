@@ -17,6 +17,7 @@ import (
 	"github.com/agentic-dev/agentic/bus/bustest"
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/ledger/follow"
 	"github.com/agentic-dev/agentic/node"
 	"github.com/agentic-dev/agentic/node/api"
@@ -52,11 +53,11 @@ func getWith(t *testing.T, url, header, value string) (int, string) {
 }
 
 // startNATS starts a JetStream server on addr storing in dir.
-func startNATS(t *testing.T, dir, addr string) *bus.Embedded {
+func startNATS(t *testing.T, dir, addr string, root *trust.Root) *bus.Embedded {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	srv, err := bus.StartEmbedded(ctx, bus.EmbeddedConfig{StoreDir: dir, Listen: addr})
+	srv, err := bus.StartEmbedded(ctx, bus.EmbeddedConfig{StoreDir: dir, Listen: addr, Auth: bustest.Auth(t, root, dir)})
 	if err != nil {
 		t.Fatalf("start nats-server: %v", err)
 	}
@@ -76,10 +77,12 @@ func TestReadinessFollowsJetStream(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	store := filepath.Join(t.TempDir(), "nats")
-	srv := startNATS(t, store, addr)
+	dir := t.TempDir()
+	root := nodetest.NewRoot(t, dir)
+	srv := startNATS(t, store, addr, root)
 	defer func() { srv.Shutdown() }()
 
-	cfg := nodetest.Config(t.TempDir())
+	cfg := nodetest.Config(dir)
 	cfg.NATS = []string{"nats://" + addr}
 	n := nodetest.Start(t, cfg)
 	readyz := "http://" + n.HTTPAddr() + "/readyz"
@@ -126,7 +129,7 @@ func TestReadinessFollowsJetStream(t *testing.T) {
 		t.Errorf("node.info without JetStream: ready %v %q, leader %q (%q)", i.Ready, i.NotReady, i.Leader, i.LeaderReason)
 	}
 
-	srv = startNATS(t, store, addr)
+	srv = startNATS(t, store, addr, root)
 	poll.Eventually(t, 30*time.Second, "ready again without a restart", func() bool { return n.Ready() == nil })
 	if code, _ := get(t, readyz, ""); code != http.StatusOK {
 		t.Errorf("/readyz after JetStream came back: %d", code)

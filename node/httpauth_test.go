@@ -13,6 +13,7 @@ import (
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/bustest"
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
+	"github.com/agentic-dev/agentic/bus/natsauth"
 	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/node"
 	"github.com/agentic-dev/agentic/node/nodetest"
@@ -87,12 +88,16 @@ func TestExposedNodeNeedsTokenAndTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	nats := "127.0.0.1:" + u.Port()
-	c, err := bus.Connect(ctx, bus.ConnConfig{URLs: []string{"tls://" + nats}, TLS: bus.TLSConfig{CA: pki.CA}})
+	auth, _, err := natsauth.CredsOptions(filepath.Join(dir, trust.OperatorCredsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := bus.Connect(ctx, bus.ConnConfig{URLs: []string{"tls://" + nats}, TLS: bus.TLSConfig{CA: pki.CA}, Identity: auth})
 	if err != nil {
 		t.Fatalf("NATS over TLS: %v", err)
 	}
 	c.Close()
-	if _, err := bus.Connect(ctx, bus.ConnConfig{URLs: []string{"nats://" + nats}}); err == nil {
+	if _, err := bus.Connect(ctx, bus.ConnConfig{URLs: []string{"nats://" + nats}, Identity: auth}); err == nil {
 		t.Error("a client that does not trust the server's certificate connected")
 	}
 

@@ -29,7 +29,8 @@ import (
 // window of unreadiness shows between the two is a race.
 func TestLeaderCheckBlocksAnOrchestratorNode(t *testing.T) {
 	dir := t.TempDir()
-	srv := bustest.SecureServer(t, nodetest.NewRoot(t, dir))
+	root := nodetest.NewRoot(t, dir)
+	srv := bustest.SecureServer(t, root)
 	cfg := nodetest.Config(dir)
 	cfg.Name, cfg.Roles, cfg.NATS = "lead-a", []string{event.RoleOrchestrator}, []string{srv.ClientURL()}
 	a := nodetest.Start(t, cfg)
@@ -47,13 +48,21 @@ func TestLeaderCheckBlocksAnOrchestratorNode(t *testing.T) {
 	if err := bus.PublishSigned(ctx, a.JS, a.Operator, event.MustDraft(event.ClusterSettings, "", s.Data())); err != nil {
 		t.Fatal(err)
 	}
-	poll.Eventually(t, 20*time.Second, "the lease TTL in force and applied", func() bool {
+	poll.Eventually(t, 20*time.Second, "the lease TTL in force", func() bool {
 		var in settings.InForce
 		return a.API.Call(ctx, settings.Method, struct{}{}, &in) == nil && in.Revision == 1 && in.CheckedRevision == 1
 	})
+	// Applied to the leader bucket by the administrator (the test's
+	// operator.creds, as agentctl cluster settings set does).
+	if _, err := settings.Apply(ctx, a.JS, s); err != nil {
+		t.Fatal(err)
+	}
 	epoch := a.Info().Epoch
 
-	kv, err := a.JS.KeyValue(ctx, bus.LeaderBucket)
+	// The foreign write: no identity but an orchestrator may write the
+	// bucket, so the test harness makes it.
+	harness := bustest.Harness(t, bus.ConnConfig{URLs: []string{srv.ClientURL()}}, root)
+	kv, err := harness.JS.KeyValue(ctx, bus.LeaderBucket)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -104,34 +105,63 @@ func (a *app) checkGlobals() error {
 	return nil
 }
 
-// conn connects to NATS once per invocation.
+// conn connects to NATS once per invocation, as the NATS user of the
+// credentials file.
 func (a *app) conn() (*nats.Conn, error) {
 	if a.nc != nil {
 		return a.nc, nil
 	}
-	path := a.credsPath()
-	auth, err := a.natsAuth(path)
+	nc, err := a.dial(a.timeout)
 	if err != nil {
 		return nil, err
-	}
-	opts := append([]nats.Option{nats.Name("agentctl"), nats.Timeout(a.timeout), nats.MaxReconnects(0)}, auth...)
-	nc, err := nats.Connect(a.server, opts...)
-	if errors.Is(err, nats.ErrAuthorization) || errors.Is(err, nats.ErrAuthExpired) || errors.Is(err, nats.ErrAuthRevoked) {
-		return nil, api.WithHint(fmt.Errorf("the NATS server at %s refused the credentials %s: %w", a.server, path, err),
-			"they may belong to another cluster, have expired or been revoked; agentctl version shows which root issued them")
-	}
-	if err != nil {
-		return nil, api.WithHint(fmt.Errorf("cannot reach NATS at %s: %w", a.server, err), startHint)
 	}
 	a.nc = nc
 	return nc, nil
 }
 
+// dial connects to the cluster's NATS with the NATS user of the
+// credentials file, waiting up to timeout. Without a credentials file it
+// tries without one (an unreachable server is then reported as such, and
+// a server that wants credentials as that).
+func (a *app) dial(timeout time.Duration) (*nats.Conn, error) {
+	path := a.credsPath()
+	auth, err := a.natsAuth(path)
+	missing := errors.Is(err, fs.ErrNotExist)
+	if err != nil && !missing {
+		return nil, err
+	}
+	opts := append([]nats.Option{nats.Name("agentctl"), nats.Timeout(timeout), nats.MaxReconnects(0)}, auth...)
+	nc, err := nats.Connect(a.server, opts...)
+	refused := errors.Is(err, nats.ErrAuthorization) || errors.Is(err, nats.ErrAuthExpired) || errors.Is(err, nats.ErrAuthRevoked)
+	switch {
+	case refused && missing:
+		return nil, api.WithHint(fmt.Errorf("the NATS server at %s requires credentials, and there is no credentials file at %s: %w", a.server, path, err),
+			"agentd writes operator.creds into its data directory on first start; pass --creds DATA/operator.creds or set AGENTIC_CREDS")
+	case refused:
+		return nil, api.WithHint(a.refusedError(path, err),
+			"the credentials may belong to another cluster, have expired or been revoked: use the cluster's operator.creds (agentctl keys operator NAME --root DIR --out FILE, where DIR holds its root.key)")
+	case err != nil:
+		return nil, api.WithHint(fmt.Errorf("cannot reach NATS at %s: %w", a.server, err), startHint)
+	}
+	return nc, nil
+}
+
+// refusedError says that the server refused the credentials file at path,
+// and which root issued it.
+func (a *app) refusedError(path string, err error) error {
+	if root, rerr := trust.ReadCredsRoot(path); rerr == nil {
+		return fmt.Errorf("the NATS server at %s refused the credentials %s (issued by root %s): %w", a.server, path, root.KeyID(), err)
+	}
+	return fmt.Errorf("the NATS server at %s refused the credentials %s: %w", a.server, path, err)
+}
+
 // natsAuth are the options that present the NATS user of the creds file
-// at path.
+// at path. An absent file gives an error wrapping fs.ErrNotExist.
 func (a *app) natsAuth(path string) ([]nats.Option, error) {
 	auth, _, err := natsauth.CredsOptions(path)
 	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, err
 	case errors.Is(err, natsauth.ErrNoUser):
 		return nil, api.WithHint(fmt.Errorf("credentials %s hold no NATS user: the cluster's NATS requires one", path),
 			"issue the file again where root.key is: agentctl keys operator NAME --root DIR --out FILE (agentd adds it to DATA/operator.creds at start)")

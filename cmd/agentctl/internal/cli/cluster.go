@@ -241,9 +241,13 @@ func (a *app) clusterSettingsSet(cmd *cobra.Command, f settingsFlags) error {
 	if err != nil {
 		return err
 	}
+	var applyErr error
 	if in.Revision == s.Revision {
-		if in, err = a.applySettings(ctx, s, in); err != nil {
-			return err
+		applied, err := a.applySettings(ctx, s, in)
+		if err != nil {
+			applyErr = err // reported after the settings and their drift
+		} else {
+			in = applied
 		}
 	}
 	if a.output != formatText {
@@ -252,6 +256,9 @@ func (a *app) clusterSettingsSet(cmd *cobra.Command, f settingsFlags) error {
 		}
 	} else if err := a.printSettings(in); err != nil {
 		return err
+	}
+	if applyErr != nil {
+		return applyErr
 	}
 	if len(in.Drift) > 0 {
 		return api.WithHint(fmt.Errorf("cluster settings revision %d is recorded, but the streams do not match it (see the drift above)", s.Revision),
@@ -410,9 +417,9 @@ func printDrift(w io.Writer, in *settings.InForce) {
 			fmt.Fprintf(w, "  %s %s: expected %s, actual %s\n", d.Stream, d.Field, d.Expected, d.Actual)
 		}
 		if in.Streams.Repair == event.StreamsRepairRestore {
-			fmt.Fprintln(w, "  (streams repair rule restore: the node could not put it back; its log says why)")
+			fmt.Fprintln(w, "  (streams repair rule restore: nodes recreate a deleted stream; an administrator puts a changed one back with agentctl cluster settings set --reapply)")
 		} else {
-			fmt.Fprintln(w, "  (streams repair rule alarm: nodes do not correct drift; apply the settings again with agentctl cluster settings set --reapply, or set --streams-repair restore)")
+			fmt.Fprintln(w, "  (streams repair rule alarm: nodes do not correct drift; an administrator applies the settings again with agentctl cluster settings set --reapply)")
 		}
 	}
 }

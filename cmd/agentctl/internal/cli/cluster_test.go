@@ -181,7 +181,8 @@ func TestClusterSettingsSetWithoutNode(t *testing.T) {
 func TestClusterSettingsSetThatCannotApply(t *testing.T) {
 	h, n := nodeHarness(t)
 	r := h.run("cluster", "settings", "set", "--events-replicas", "3", "--timeout", "20s")
-	if r.code != ExitError || !strings.Contains(r.stderr, "cluster settings revision 1 is recorded, but the streams do not match it") ||
+	if r.code != ExitError || !strings.Contains(r.stderr, "cluster settings revision 1 is recorded, but the streams could not be brought to it") ||
+		!strings.Contains(r.stderr, "replicas > 1 not supported") || !strings.Contains(r.stderr, "a replica count above 1 needs a NATS cluster") ||
 		!strings.Contains(r.stdout, "DRIFT: node test-node found") || !strings.Contains(r.stdout, "AGENTIC_EVENTS replicas: expected 3, actual 1") {
 		t.Fatalf("set = %+v", r)
 	}
@@ -194,8 +195,10 @@ func TestClusterSettingsSetThatCannotApply(t *testing.T) {
 }
 
 // TestClusterSettingsStreamsRepair: the repair rule is a recorded setting;
-// under restore the node puts a drifted stream back by itself, and the
-// rule set back to alarm is written as the default (absent).
+// under restore the node recreates a deleted stream by itself, while a
+// changed stream is drift until an administrator applies the settings
+// again (set --reapply); the rule set back to alarm is written as the
+// default (absent).
 func TestClusterSettingsStreamsRepair(t *testing.T) {
 	h, n := nodeHarness(t)
 	r := h.run("cluster", "settings", "show")
@@ -206,20 +209,35 @@ func TestClusterSettingsStreamsRepair(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "streams repair: restore") {
 		t.Fatalf("set = %+v", r)
 	}
-	c := streamCfg(t, n, bus.EventsStream)
+	c := streamCfg(t, n, bus.LogsStream)
 	c.MaxMsgs = 100
 	if _, err := n.JS.UpdateStream(context.Background(), c); err != nil {
 		t.Fatal(err)
 	}
-	poll.Eventually(t, 20*time.Second, "the node to restore the stream", func() bool {
-		return streamCfg(t, n, bus.EventsStream).MaxMsgs == -1
+	poll.Eventually(t, 20*time.Second, "the change reported as drift", func() bool {
+		r := h.run("cluster", "settings", "show")
+		return strings.Contains(r.stdout, "AGENTIC_LOGS max_msgs")
+	})
+	if got := streamCfg(t, n, bus.LogsStream).MaxMsgs; got != 100 {
+		t.Fatalf("a node changed the stream back (max msgs %d): only an administrator may", got)
+	}
+	r = h.run("cluster", "settings", "set", "--reapply", "--timeout", "20s")
+	if r.code != 0 || streamCfg(t, n, bus.LogsStream).MaxMsgs != -1 {
+		t.Fatalf("set --reapply = %+v, max msgs %d", r, streamCfg(t, n, bus.LogsStream).MaxMsgs)
+	}
+	if err := n.JS.DeleteStream(context.Background(), bus.LogsStream); err != nil {
+		t.Fatal(err)
+	}
+	poll.Eventually(t, 20*time.Second, "the node to recreate the deleted stream", func() bool {
+		_, err := n.JS.Stream(context.Background(), bus.LogsStream)
+		return err == nil
 	})
 	r = h.run("cluster", "settings", "set", "--streams-repair", "alarm", "-o", "json", "--timeout", "20s")
-	if in := decodeJSON[settings.InForce](t, r.stdout); r.code != 0 || in.Revision != 2 || in.Streams.Repair != "" {
+	if in := decodeJSON[settings.InForce](t, r.stdout); r.code != 0 || in.Revision != 3 || in.Streams.Repair != "" {
 		t.Fatalf("set alarm = %+v", r)
 	}
 	recorded := settingsEvents(t, n)
-	if len(recorded) != 2 || !strings.Contains(string(recorded[0].Data), `"repair":"restore"`) || strings.Contains(string(recorded[1].Data), "repair") {
+	if len(recorded) != 3 || !strings.Contains(string(recorded[0].Data), `"repair":"restore"`) || strings.Contains(string(recorded[2].Data), "repair") {
 		t.Fatalf("recorded %+v", recorded)
 	}
 }

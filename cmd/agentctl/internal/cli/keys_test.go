@@ -66,7 +66,7 @@ func TestKeysInit(t *testing.T) {
 
 	js := offline(t, "keys", "init", "--dir", filepath.Join(t.TempDir(), "r2"), "-o", "json")
 	got := decodeJSON[keysInitResult](t, js.stdout)
-	if js.code != 0 || len(got.Root) != 16 || len(got.Files) != 3 {
+	if js.code != 0 || len(got.Root) != 16 || len(got.Files) != 4 {
 		t.Fatalf("keys init -o json = %+v", js)
 	}
 }

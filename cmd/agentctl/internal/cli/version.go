@@ -44,19 +44,24 @@ func (a *app) versionCmd() *cobra.Command {
 node.info if one is reachable (an unreachable cluster is not an error
 here), with the fingerprint of the root the cluster trusts and of the root
 that issued your credentials file. A credential from another cluster's
-root is an error (exit 1), after the report.`,
+root, or one the cluster's NATS refuses, is an error (exit 1), after the
+report.`,
 		Example: `  agentctl version
   agentctl version -o json`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			v := versionInfo{Agentctl: a.version(), Go: runtime.Version()}
+			var refused error
 			if info, err := a.probeNode(cmd.Context()); err != nil {
 				v.NodeError = err.Error()
+				if errors.Is(err, nats.ErrAuthorization) || errors.Is(err, nats.ErrAuthExpired) || errors.Is(err, nats.ErrAuthRevoked) {
+					refused = err // reported after the version, as a mismatch is
+				}
 			} else {
 				v.Node = info
 			}
 			v.Creds = a.credsInfo()
-			var mismatch error
+			mismatch := refused
 			if c := v.Creds; c != nil && c.Root != "" && v.Node != nil && v.Node.Root != "" && v.Node.Root != c.Root {
 				mismatch = api.WithHint(&foreignRootError{path: c.Path, server: a.server, creds: c.Root, cluster: v.Node.Root},
 					"--creds or AGENTIC_CREDS picks the file")
@@ -109,13 +114,9 @@ func (a *app) credsInfo() *credsInfo {
 
 func (a *app) probeNode(ctx context.Context) (*api.NodeInfo, error) {
 	t := min(a.timeout, nodeProbeTimeout)
-	auth, err := a.natsAuth(a.credsPath())
+	nc, err := a.dial(t)
 	if err != nil {
 		return nil, err
-	}
-	nc, err := nats.Connect(a.server, append([]nats.Option{nats.Name("agentctl"), nats.Timeout(t), nats.MaxReconnects(0)}, auth...)...)
-	if err != nil {
-		return nil, fmt.Errorf("cannot reach NATS at %s: %w", a.server, err)
 	}
 	defer nc.Close()
 	return api.NewClient(nc, t).NodeInfo(ctx)
