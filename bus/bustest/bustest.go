@@ -46,7 +46,7 @@ func Connect(t testing.TB, srv *bus.Embedded) *bus.Conn {
 		t.Fatalf("bustest: connect: %v", err)
 	}
 	t.Cleanup(c.Close)
-	if err := bus.EnsureStreams(ctx, c.JS, bus.StreamConfig{Replicas: 1}); err != nil {
+	if err := bus.EnsureStreams(ctx, c.JS, bus.StreamConfig{Replicas: 1, StoreLimit: srv.MaxStore()}); err != nil {
 		t.Fatalf("bustest: streams: %v", err)
 	}
 	return c

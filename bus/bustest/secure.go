@@ -139,7 +139,7 @@ func ConnectHarness(t testing.TB, srv *bus.Embedded, root *trust.Root) *bus.Conn
 	c := Harness(t, bus.ConnConfig{Server: srv, Name: t.Name()}, root)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if err := bus.EnsureStreams(ctx, c.JS, bus.StreamConfig{Replicas: 1}); err != nil {
+	if err := bus.EnsureStreams(ctx, c.JS, bus.StreamConfig{Replicas: 1, StoreLimit: srv.MaxStore()}); err != nil {
 		t.Fatalf("bustest: streams: %v", err)
 	}
 	return c

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/nats-io/jwt/v2"
@@ -202,4 +203,31 @@ func ConnectOptions(kind, id, userJWT string, user nkeys.KeyPair) ([]nats.Option
 		nats.UserJWTAndSeed(userJWT, string(seed)),
 		nats.CustomInboxPrefix(InboxPrefix(kind, id)),
 	}, nil
+}
+
+// ServerConfig is the part of a nats-server configuration file that puts
+// an external server in operator mode for bundle b, as ServerOptions does
+// the embedded one: the operator JWT, the system account, a full account
+// resolver storing account JWTs in resolverDir, the bundle's accounts
+// preloaded, and the control line agentic's users need. Include it in
+// every server's configuration (`include agentic-auth.conf`); the same
+// text serves every server of a cluster but for resolverDir.
+func ServerConfig(b Bundle, resolverDir string) (string, error) {
+	v, err := b.Verify("")
+	if err != nil {
+		return "", err
+	}
+	if resolverDir == "" {
+		return "", errors.New("natsauth: the account resolver needs a directory")
+	}
+	var s strings.Builder
+	fmt.Fprintf(&s, "# agentic: NATS operator mode for the cluster whose root derives operator %s.\n", v.Operator.Subject)
+	s.WriteString("# Only users the cluster's root issued connect (agentd nodes, agentctl\n")
+	s.WriteString("# operators), each with its role's permissions (docs/security.md).\n")
+	fmt.Fprintf(&s, "operator: %s\n", b.Operator)
+	fmt.Fprintf(&s, "system_account: %s\n", v.SystemAccount.Subject)
+	fmt.Fprintf(&s, "max_control_line: %d\n", MaxControlLine)
+	fmt.Fprintf(&s, "resolver: {\n  type: full\n  dir: %q\n  allow_delete: false\n}\n", resolverDir)
+	fmt.Fprintf(&s, "resolver_preload: {\n  %s: %s\n  %s: %s\n}\n", v.SystemAccount.Subject, b.SystemAccount, v.Account.Subject, b.Account)
+	return s.String(), nil
 }

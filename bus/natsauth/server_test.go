@@ -713,3 +713,55 @@ func TestRevocationOutlivesRestart(t *testing.T) {
 	}
 	nc.Close()
 }
+
+// TestServerConfigFile: the configuration ServerConfig writes puts a
+// nats-server (as its configuration file loads it) in operator mode: an
+// anonymous client is refused, a node of the cluster connects.
+func TestServerConfigFile(t *testing.T) {
+	root, auth, b := newAuthority(t)
+	dir := t.TempDir()
+	conf, err := natsauth.ServerConfig(b, filepath.Join(dir, "jwt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "nats.conf")
+	full := "listen: 127.0.0.1:-1\njetstream { store_dir: " + fmt.Sprintf("%q", filepath.Join(dir, "js")) + " }\n" + conf
+	if err := os.WriteFile(path, []byte(full), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	opts, err := server.ProcessConfigFile(path)
+	if err != nil {
+		t.Fatalf("nats-server does not load the configuration: %v\n%s", err, full)
+	}
+	opts.NoLog, opts.NoSigs = true, true
+	s, err := server.NewServer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("server not ready")
+	}
+	defer func() { s.Shutdown(); s.WaitForShutdown() }()
+	if nc, err := nats.Connect(s.ClientURL(), nats.MaxReconnects(0)); err == nil {
+		nc.Close()
+		t.Fatal("an anonymous client connected")
+	}
+	id, err := trust.NewIdentity(root, "exec-b", trust.KindNode, []string{event.RoleExecutor}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, kp, err := auth.IssueUser(root, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	co, err := natsauth.ConnectOptions(trust.KindNode, id.ID, j, kp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := nats.Connect(s.ClientURL(), append(co, nats.MaxReconnects(0))...)
+	if err != nil {
+		t.Fatalf("a node of the cluster cannot connect: %v", err)
+	}
+	nc.Close()
+}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/agentic-dev/agentic/bus/natsauth"
+	"github.com/nats-io/nats.go"
 	"net"
 	"net/http"
 	"os"
@@ -232,6 +234,16 @@ func (a *agentd) kill() {
 
 // creds is the operator credentials file agentd writes.
 func (a *agentd) creds() string { return filepath.Join(a.data, "operator.creds") }
+
+// natsConn connects to the node's NATS as its operator (the NATS user of
+// operator.creds), as agentctl does.
+func (a *agentd) natsConn() (*nats.Conn, error) {
+	opts, _, err := natsauth.CredsOptions(a.creds())
+	if err != nil {
+		return nil, err
+	}
+	return nats.Connect(a.natsURL(), opts...)
+}
 
 // natsURL is the embedded server's client URL, or the external servers'
 // (comma-separated) when the node uses those.

@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"fmt"
+	"github.com/agentic-dev/agentic/bus/natsauth"
 	"net/http"
 	"os"
 	"os/exec"
@@ -36,13 +37,13 @@ type natsServer struct {
 // reports healthy JetStream. Ports are picked free a moment before the
 // servers bind them, so another process may take one in between: a
 // cluster whose server exits at start is started again on fresh ports.
-func natsCluster(t *testing.T, n int) []*natsServer {
+func natsCluster(t *testing.T, n int, bundle natsauth.Bundle) []*natsServer {
 	t.Helper()
 	if bin.natsServer == "" {
 		t.Fatal("no nats-server binary was built (TestMain builds it unless -short; call requireE2E first)")
 	}
 	for attempt := 1; ; attempt++ {
-		servers := startNATSCluster(t, n)
+		servers := startNATSCluster(t, n, bundle)
 		var exited *natsServer
 		for _, s := range servers {
 			if !s.waitHealthy() {
@@ -65,7 +66,7 @@ func natsCluster(t *testing.T, n int) []*natsServer {
 
 // startNATSCluster writes the servers' configurations on fresh ports and
 // starts them.
-func startNATSCluster(t *testing.T, n int) []*natsServer {
+func startNATSCluster(t *testing.T, n int, bundle natsauth.Bundle) []*natsServer {
 	t.Helper()
 	servers := make([]*natsServer, n)
 	routes := make([]string, n)
@@ -94,6 +95,13 @@ cluster {
   routes: [%s]
 }
 `, s.name, s.port, s.monPort, filepath.Join(dir, "js"), clusterPorts[i], strings.Join(routes, ", "))
+		// Operator mode for the cluster's root, as agentctl keys
+		// nats-config writes it (docs/deploy.md).
+		auth, err := natsauth.ServerConfig(bundle, filepath.Join(dir, "jwt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		conf += auth
 		if err := os.WriteFile(s.conf, []byte(conf), 0o644); err != nil {
 			t.Fatal(err)
 		}

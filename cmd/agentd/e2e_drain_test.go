@@ -10,7 +10,6 @@ import (
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/trust"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -33,7 +32,7 @@ func TestNodeDrainExits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nc, err := nats.Connect(a.natsURL())
+	nc, err := a.natsConn()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"github.com/agentic-dev/agentic/bus/natsauth"
 	"os"
 	"path/filepath"
 	"slices"
@@ -25,9 +26,8 @@ type triad struct {
 
 // member starts one agentd of the triad. a is started first and makes the
 // root; the others are enrolled from it.
-func (tr *triad) member(t *testing.T, name, roles string, join *agentd, extra ...string) *agentd {
+func (tr *triad) member(t *testing.T, n *agentd, name, roles string, join *agentd, extra ...string) *agentd {
 	t.Helper()
-	n := newAgentd(t)
 	n.name = name
 	n.natsURLs = natsURLs(tr.nats)
 	gossip := "127.0.0.1:" + strconv.Itoa(freePort(t))
@@ -50,10 +50,20 @@ func (tr *triad) member(t *testing.T, name, roles string, join *agentd, extra ..
 // both executors online.
 func startTriad(t *testing.T) *triad {
 	t.Helper()
-	tr := &triad{nats: natsCluster(t, 3)}
-	tr.a = tr.member(t, "a", "orchestrator,planner,memory,ui", nil)
-	tr.b = tr.member(t, "b", "executor,orchestrator", tr.a, "--executor-slots", "2")
-	tr.c = tr.member(t, "c", "executor", tr.a, "--executor-slots", "2")
+	// a's data dir holds the cluster's root before anything starts: the
+	// NATS servers trust it.
+	a := newAgentd(t)
+	if _, err := natsauth.InitRoot(a.data); err != nil {
+		t.Fatal(err)
+	}
+	bundle, err := natsauth.LoadBundle(a.data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &triad{nats: natsCluster(t, 3, bundle)}
+	tr.a = tr.member(t, a, "a", "orchestrator,planner,memory,ui", nil)
+	tr.b = tr.member(t, newAgentd(t), "b", "executor,orchestrator", tr.a, "--executor-slots", "2")
+	tr.c = tr.member(t, newAgentd(t), "c", "executor", tr.a, "--executor-slots", "2")
 	poll.Eventually(t, 30*time.Second, "executor.online from b and c, and a leading", func() bool {
 		seen := map[string]bool{}
 		for _, l := range tr.a.audit() {

@@ -12,7 +12,6 @@ import (
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/node/nodetest"
-	"github.com/nats-io/nats.go"
 )
 
 // waitPlan's second step waits for a marker file, so the run is still
@@ -47,7 +46,7 @@ func TestRestartWithLongHistory(t *testing.T) {
 		s, ok := v.lookup("wait")
 		return err == nil && ok && s.Status == "running"
 	})
-	epoch := nodeEpoch(t, a.natsURL())
+	epoch := nodeEpoch(t, a)
 	a.kill9()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -78,9 +77,9 @@ func TestRestartWithLongHistory(t *testing.T) {
 }
 
 // nodeEpoch asks a node for the leader epoch in force.
-func nodeEpoch(t *testing.T, url string) uint64 {
+func nodeEpoch(t *testing.T, a *agentd) uint64 {
 	t.Helper()
-	nc, err := nats.Connect(url)
+	nc, err := a.natsConn()
 	if err != nil {
 		t.Fatal(err)
 	}

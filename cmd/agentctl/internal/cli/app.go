@@ -46,11 +46,14 @@ type app struct {
 	readChecked bool
 	// noWaitAccept skips waiting for a ledger node to judge a write.
 	noWaitAccept bool
+	// denied receives the permission violations NATS reports on the
+	// connection (a publish the credentials may not make).
+	denied chan error
 }
 
 func newApp(env Env) *app {
 	env.fill()
-	return &app{env: env, poll: pollInterval}
+	return &app{env: env, poll: pollInterval, denied: make(chan error, 1)}
 }
 
 func (a *app) rootCmd() *cobra.Command {
@@ -130,7 +133,15 @@ func (a *app) dial(timeout time.Duration) (*nats.Conn, error) {
 	if err != nil && !missing {
 		return nil, err
 	}
-	opts := append([]nats.Option{nats.Name("agentctl"), nats.Timeout(timeout), nats.MaxReconnects(0)}, auth...)
+	opts := append([]nats.Option{nats.Name("agentctl"), nats.Timeout(timeout), nats.MaxReconnects(0),
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+			if errors.Is(err, nats.ErrPermissionViolation) {
+				select {
+				case a.denied <- err:
+				default:
+				}
+			}
+		})}, auth...)
 	nc, err := nats.Connect(a.server, opts...)
 	refused := errors.Is(err, nats.ErrAuthorization) || errors.Is(err, nats.ErrAuthExpired) || errors.Is(err, nats.ErrAuthRevoked)
 	switch {
@@ -249,7 +260,28 @@ func (a *app) publish(ctx context.Context, drafts ...event.Draft) error {
 	}
 	pctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
+	// NATS refuses a subject the credentials may not publish with an
+	// asynchronous error, not an answer: stop waiting for one then.
+	deniedc := make(chan error, 1)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		select {
+		case e := <-a.denied:
+			deniedc <- e
+			cancel()
+		case <-stop:
+		}
+	}()
 	acks, err := bus.PublishSignedAcks(pctx, js, id, drafts...)
+	if err != nil && ctx.Err() == nil {
+		select {
+		case denied := <-deniedc:
+			return api.WithHint(fmt.Errorf("the NATS server says credentials %s (%s, roles %v) may not publish %s (nothing was published): %w", a.credsPath(), id.ID, id.Roles, drafts[0].Subject(), denied),
+				"docs/security.md lists what each role may publish; a viewer publishes nothing, and only an administrator changes streams")
+		default:
+		}
+	}
 	if err != nil {
 		if errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrStreamNotFound) {
 			return a.noStream(ctx, js, drafts[0].Subject(), err)

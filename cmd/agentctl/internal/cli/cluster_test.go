@@ -195,10 +195,10 @@ func TestClusterSettingsSetThatCannotApply(t *testing.T) {
 }
 
 // TestClusterSettingsStreamsRepair: the repair rule is a recorded setting;
-// under restore the node recreates a deleted stream by itself, while a
-// changed stream is drift until an administrator applies the settings
-// again (set --reapply); the rule set back to alarm is written as the
-// default (absent).
+// under restore a changed stream is still drift until an administrator
+// applies the settings again (set --reapply: nodes recreate deleted
+// streams, node/settings tests that); the rule set back to alarm is
+// written as the default (absent).
 func TestClusterSettingsStreamsRepair(t *testing.T) {
 	h, n := nodeHarness(t)
 	r := h.run("cluster", "settings", "show")
@@ -225,13 +225,6 @@ func TestClusterSettingsStreamsRepair(t *testing.T) {
 	if r.code != 0 || streamCfg(t, n, bus.LogsStream).MaxMsgs != -1 {
 		t.Fatalf("set --reapply = %+v, max msgs %d", r, streamCfg(t, n, bus.LogsStream).MaxMsgs)
 	}
-	if err := n.JS.DeleteStream(context.Background(), bus.LogsStream); err != nil {
-		t.Fatal(err)
-	}
-	poll.Eventually(t, 20*time.Second, "the node to recreate the deleted stream", func() bool {
-		_, err := n.JS.Stream(context.Background(), bus.LogsStream)
-		return err == nil
-	})
 	r = h.run("cluster", "settings", "set", "--streams-repair", "alarm", "-o", "json", "--timeout", "20s")
 	if in := decodeJSON[settings.InForce](t, r.stdout); r.code != 0 || in.Revision != 3 || in.Streams.Repair != "" {
 		t.Fatalf("set alarm = %+v", r)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus"
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/natsauth"
 	"github.com/agentic-dev/agentic/bus/trust"
@@ -118,27 +119,41 @@ func TestForeignCredsFailEveryCommand(t *testing.T) {
 	}
 }
 
-// TestLedgerRefusalIsAnError: a write the ledger refuses for a reason the
-// CLI cannot see beforehand (here a type the operator role may not emit)
-// fails with the ledger's code, and exit 1.
+// TestLedgerRefusalIsAnError: a write NATS refuses (a subject the
+// operator may not publish) fails at once and says so; a write the ledger
+// refuses for a reason the CLI cannot see beforehand (a second goal for a
+// run) fails with the ledger's code, and exit 1.
 func TestLedgerRefusalIsAnError(t *testing.T) {
 	h, n := nodeHarness(t)
 	a := newApp(Env{Getenv: func(string) string { return "" }})
 	defer a.close()
 	a.server, a.creds, a.timeout = h.url, h.creds, 20*time.Second
+	// NATS refuses the subject first: an operator may not publish an
+	// executor's event at all, and says so at once.
 	d, err := event.NewDraft(event.TaskFinished, "run-x", event.TaskFinishedData{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.publish(context.Background(), d); err == nil || !strings.Contains(err.Error(), "may not publish") || !strings.Contains(err.Error(), "agentic.ev.task.finished") {
+		t.Fatalf("publish of a subject NATS refuses = %v", err)
+	}
+	a.close()
+	// The ledger refuses what NATS lets through: a goal for a run that
+	// already has one.
+	run := n.Submit(t, "one.yaml", onePlan)
+	d, err = event.NewDraft(event.GoalSubmitted, run, event.GoalSubmittedData{Goal: "again", PlanFile: onePlan, PlanName: "one.yaml"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	err = a.publish(context.Background(), d)
 	var re *refusedError
-	if !errors.As(err, &re) || re.code != string(event.RejectRoleNotAllowed) ||
-		!strings.Contains(err.Error(), "refused by the ledger: role_not_allowed") || api.HintOf(err) == "" {
-		t.Fatalf("publish of a type the role may not emit = %v", err)
+	if !errors.As(err, &re) || re.code == "" ||
+		!strings.Contains(err.Error(), "refused by the ledger: duplicate_run") {
+		t.Fatalf("publish of a payload the ledger refuses = %v", err)
 	}
 	var out, errb syncBuffer
 	a.env.Stdout, a.env.Stderr = &out, &errb
-	if code := a.report(context.Background(), a.rootCmd(), err); code != ExitError || !strings.Contains(errb.String(), "error: refused by the ledger: role_not_allowed") {
+	if code := a.report(context.Background(), a.rootCmd(), err); code != ExitError || !strings.Contains(errb.String(), "error: refused by the ledger: "+re.code) {
 		t.Errorf("report = %d %q", code, errb.String())
 	}
 	// The ledger holds the rejection, which is what the CLI read.
@@ -147,10 +162,10 @@ func TestLedgerRefusalIsAnError(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		found = found || (l.Type == string(event.Rejected) && strings.Contains(string(l.Data), `"code":"role_not_allowed"`))
+		found = found || (l.Type == string(event.Rejected) && strings.Contains(string(l.Data), `"code":"`+re.code+`"`))
 	}
 	if !found {
-		t.Error("the ledger holds no role_not_allowed rejection")
+		t.Errorf("the ledger holds no %s rejection", re.code)
 	}
 }
 
@@ -159,7 +174,7 @@ func TestLedgerRefusalIsAnError(t *testing.T) {
 func TestExpiredCredsFail(t *testing.T) {
 	h := newHarness(t).withNode()
 	root := h.root
-	op, err := trust.NewIdentity(root, "old", trust.KindOperator, []string{event.RoleOperator}, -time.Hour)
+	op, err := trust.NewIdentity(root, "old", trust.KindOperator, []string{event.RoleOperator}, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,6 +182,9 @@ func TestExpiredCredsFail(t *testing.T) {
 	if err := natsauth.WriteOperatorCreds(h.creds, root, op); err != nil {
 		t.Fatal(err)
 	}
+	// JWT times are whole seconds: past the expiry, by the clock.
+	expired := time.Now().Add(2 * time.Second)
+	poll.Eventually(t, 5*time.Second, "the credential expired", func() bool { return time.Now().After(expired) })
 	r := h.run("memory", "put", "shared", "k", "v")
 	if r.code != ExitError || !strings.Contains(r.stderr, "expired") {
 		t.Errorf("put with an expired credential = %+v", r)
