@@ -29,7 +29,10 @@ wait_port() {
   echo "nothing listens on 127.0.0.1:$1; logs in $dir"; tail -n 20 "$dir"/*.log; exit 1
 }
 
-say "starting three nats-server processes (JetStream, sync_interval: always, clustered) in $dir"
+say "creating the cluster's root in $dir/a (a's data dir); the NATS servers trust it"
+"$BIN/agentctl" keys init --dir "$dir/a" >/dev/null
+
+say "starting three nats-server processes (JetStream, sync_interval: always, clustered, operator mode) in $dir"
 routes="nats-route://127.0.0.1:$((BASE + 11)), nats-route://127.0.0.1:$((BASE + 12)), nats-route://127.0.0.1:$((BASE + 13))"
 urls=""
 for i in 1 2 3; do
@@ -38,7 +41,9 @@ server_name: n$i
 listen: 127.0.0.1:$((BASE + i))
 jetstream { store_dir: "$dir/nats$i", sync_interval: always }
 cluster { name: agentic-demo, listen: 127.0.0.1:$((BASE + 10 + i)), routes: [$routes] }
+include nats$i-auth.conf
 CONF
+  "$BIN/agentctl" keys nats-config --from "$dir/a" --resolver-dir "$dir/nats$i/jwt" --out "$dir/nats$i-auth.conf" >/dev/null
   "$BIN/nats-server" -c "$dir/nats$i.conf" >"$dir/nats$i.log" 2>&1 &
   pids+=($!)
   urls="${urls:+$urls,}nats://127.0.0.1:$((BASE + i))"
