@@ -83,7 +83,7 @@ func (f *frame) add(c *Command, rc run) {
 // run judges the words of one simple command.
 func (f *frame) run(words []Word, rc run) {
 	prog := words[0]
-	cmd := Command{Text: rc.text, Span: rc.span, Via: f.viaCopy(), Writes: rc.writes, Env: rc.env}
+	cmd := Command{Text: rc.text, Span: rc.span, Via: f.viaCopy(), Writes: rc.writes, Env: rc.env, ProgramSpan: prog.Span}
 	if rc.envWhy != "" {
 		cmd.Opaque, cmd.OpaqueSpan = rc.envWhy, rc.envSpan
 	}
@@ -225,6 +225,9 @@ func (f *frame) code(owner int, ws []Word, via string, shareCwd bool) {
 			c := &f.w.cmds[owner]
 			if c.Opaque == "" {
 				c.Opaque = fmt.Sprintf("%s runs shell code known only at run time (%s)", via, w.Text)
+				if w.Dynamic != "" && w.Dynamic != w.Text {
+					c.Opaque = fmt.Sprintf("%s runs shell code known only at run time (%s: %s)", via, w.Text, w.Dynamic)
+				}
 				c.OpaqueSpan = w.Span
 			}
 			return
@@ -355,8 +358,11 @@ func (f *frame) wrapper(cmd *Command, args []Word, rc run, wr *wrap) {
 			rest = markDynamic(rest, r.Value, cmd.Program+" replaces "+r.Value)
 		}
 	}
-	cmd2 := rest
-	f.run(cmd2, inner)
+	if f.base >= 0 && rest[0].Span.Start >= f.base && rest[0].Span.Start <= rc.span.End && rc.span.End-f.base <= len(f.src) {
+		inner.span = Span{rest[0].Span.Start, rc.span.End}
+		inner.text = f.src[inner.span.Start-f.base : inner.span.End-f.base]
+	}
+	f.run(rest, inner)
 	f.via = saved
 }
 
@@ -643,17 +649,17 @@ func (f *frame) find(cmd *Command, args []Word, rc run) {
 		if len(e.words) == 0 {
 			continue
 		}
-		ws := e.words
+		// {} is each file found: under the start path when there is one
+		// static start; inside any other word it is known only at run time.
+		ws := markDynamic(e.words, "{}", "find replaces {} with each file found")
 		if len(starts) == 1 && starts[0].Resolved() {
-			ws = make([]Word, len(e.words))
-			for k, w := range e.words {
-				if w.Static && w.Value == "{}" {
-					w.Value = strings.TrimSuffix(starts[0].Value, "/") + "/{}"
+			for k, w := range ws {
+				if w.Text == "{}" {
+					w.Value, w.Static, w.Dynamic = strings.TrimSuffix(starts[0].Value, "/")+"/{}", true, ""
+					ws[k] = w
 				}
-				ws[k] = w
 			}
 		}
-		ws = markDynamic(ws, "{}", "find replaces {} with each file found")
 		saved := f.via
 		f.via = append(f.viaCopy(), "find "+e.flag)
 		f.run(ws, run{text: rc.text, span: rc.span, cond: true})

@@ -56,6 +56,8 @@ type Command struct {
 	// \rm and 'r''m'); empty for a statement that runs no program (a
 	// redirection or assignment alone) and when the name is not static.
 	Program string `json:"program"`
+	// ProgramSpan locates the program's name in the judged command.
+	ProgramSpan Span `json:"program_span"`
 	// Subcommand is the first operand of programs that have subcommands
 	// (git push, apt-get remove).
 	Subcommand string `json:"subcommand,omitempty"`
@@ -474,7 +476,8 @@ func (f *frame) call(s *syntax.Stmt, ce *syntax.CallExpr, c ctx) {
 	for _, a := range ce.Args {
 		f.node(a, c)
 	}
-	rc := run{text: f.text(s), span: f.span(s), writes: f.redirWrites(s.Redirs), cond: c.cond}
+	rc := run{writes: f.redirWrites(s.Redirs), cond: c.cond}
+	rc.text, rc.span = f.stmtText(s, ce)
 	for _, i := range c.feed {
 		rc.feed = append(rc.feed, i)
 	}
@@ -523,6 +526,29 @@ func (f *frame) call(s *syntax.Stmt, ce *syntax.CallExpr, c ctx) {
 		return
 	}
 	f.run(words, rc)
+}
+
+// stmtText is a simple command's text: its words and redirections,
+// without a trailing ; or &.
+func (f *frame) stmtText(s *syntax.Stmt, ce *syntax.CallExpr) (string, Span) {
+	start, end := f.offsets(s)
+	_, e := f.offsets(ce)
+	if len(ce.Args) == 0 && len(ce.Assigns) == 0 {
+		e = start
+	}
+	for _, r := range s.Redirs {
+		if _, re := f.offsets(r); re > e {
+			e = re
+		}
+	}
+	if e < end {
+		end = e
+	}
+	sp := f.outer
+	if f.base >= 0 {
+		sp = Span{f.base + start, f.base + end}
+	}
+	return f.src[start:end], sp
 }
 
 // heredoc is a here-document's body when it is static.

@@ -15,13 +15,13 @@ func (f *frame) writeTargets(cmd *Command) []Write {
 		return out
 	}
 	switch cmd.Program {
-	case "rm", "rmdir", "unlink", "shred", "touch", "mkdir", "truncate", "tee", "mkfifo", "wipefs", "mkswap", "blkdiscard":
+	case "rm", "rmdir", "unlink", "shred", "touch", "mkdir", "truncate", "tee", "mkfifo", "wipefs", "mkswap", "blkdiscard", "mv":
 		return all(ops)
 	case "mknod":
 		if len(ops) > 0 {
 			return all(ops[:1])
 		}
-	case "cp", "mv", "install", "ln", "rsync":
+	case "cp", "install", "ln", "rsync":
 		if t, ok := cmd.value("-t"); ok {
 			return all([]Word{t})
 		}
