@@ -48,7 +48,7 @@ func (p *Policy) Canonical() []byte {
 	}
 	for _, r := range p.Rules {
 		r.Match = canonicalMatch(r.Match)
-		r.AllowedFlags = sortedSet(r.AllowedFlags)
+		r.AllowedFlags = canonicalAllowed(r)
 		c.Rules = append(c.Rules, r)
 	}
 	b, err := json.Marshal(c)
@@ -78,6 +78,24 @@ func canonicalMatch(m Match) Match {
 		Flags: norm(m.Flags), AnyFlags: norm(m.AnyFlags),
 		Args: sortedSet(m.Args), AnyArgs: sortedSet(m.AnyArgs), Writes: sortedSet(m.Writes),
 	}
+}
+
+// canonicalAllowed normalizes allowed_flags' flags (--yes is -y) and
+// keeps its subcommands.
+func canonicalAllowed(r Rule) []string {
+	prog := ""
+	if len(r.Match.Command) > 0 {
+		prog = r.Match.Command[0]
+	}
+	var out []string
+	for _, a := range r.AllowedFlags {
+		if strings.HasPrefix(a, "-") {
+			out = append(out, shell.NormalizeFlags(prog, "", a)...)
+		} else {
+			out = append(out, a)
+		}
+	}
+	return sortedSet(out)
 }
 
 func sortedSet(s []string) []string {

@@ -262,32 +262,49 @@ type hit struct {
 	nf    normFlags
 }
 
-// rules finds the rule that decides on c: a matching deny rule if any,
-// else the most specific matching rule (ties: the stricter one, then the
-// first). A rule that only may match (a run-time argument could supply
-// what it names) counts unless it allows.
+// rules finds the rule that decides on c. A deny rule that matches
+// decides; an allow rule decides only when it is more specific than
+// every other matching rule (a narrow exception such as rm -rf ./build);
+// otherwise the strictest matching rule decides. A rule that only may
+// match (an argument known at run time could supply what it names)
+// counts unless it allows, and a deny it may match asks for confirmation
+// as anything unresolved does.
 func (j *judging) rules(c *shell.Command) (outcome, bool) {
 	p := j.p
-	var best *hit
+	var hits []hit
 	for i := range p.Rules {
 		r := &p.Rules[i]
 		h, ok := j.match(r, c)
-		if !ok {
+		if !ok || (len(h.maybe) > 0 && r.action(p) == Allow) {
 			continue
 		}
-		if len(h.maybe) > 0 && r.action(p) == Allow {
+		hits = append(hits, h)
+	}
+	if len(hits) == 0 {
+		return outcome{}, false
+	}
+	var allow, strict *hit
+	for i := range hits {
+		h := &hits[i]
+		if h.r.action(p) == Allow {
+			if allow == nil || h.r.Match.specificity() > allow.r.Match.specificity() {
+				allow = h
+			}
 			continue
 		}
-		if best == nil || better(p, &h, best) {
-			hh := h
-			best = &hh
+		if strict == nil || stricter(p, h, strict) {
+			strict = h
 		}
 	}
-	if best == nil {
-		return outcome{}, false
+	best := strict
+	if strict == nil || (allow != nil && allow.r.Match.specificity() > maxSpecificity(p, hits)) {
+		best = allow
 	}
 	r := best.r
 	o := outcome{action: r.action(p), level: r.Level, rule: r.Name, irreversible: r.Irreversible}
+	if len(best.maybe) > 0 && o.action == Deny {
+		o.action = p.Unresolved
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: rule %q", display(c), r.Name)
 	if r.Reason != "" {
@@ -297,9 +314,6 @@ func (j *judging) rules(c *shell.Command) (outcome, bool) {
 		fmt.Fprintf(&b, " matches %s", strings.Join(best.parts, ", "))
 	} else {
 		fmt.Fprintf(&b, " matches %s", c.Program)
-		if c.Program != "" {
-			best.hl = append(best.hl, Highlight{Text: j.at(c.ProgramSpan, c.Program), Span: c.ProgramSpan, Rule: r.Name, Why: "matches rule " + quote(r.Name)})
-		}
 	}
 	if len(best.maybe) > 0 {
 		fmt.Fprintf(&b, " (may match: %s)", strings.Join(best.maybe, "; "))
@@ -314,25 +328,54 @@ func (j *judging) rules(c *shell.Command) (outcome, bool) {
 	if r.Irreversible {
 		b.WriteString("; not reversible")
 	}
-	o.why = b.String()
-	if o.action != Allow || len(best.hl) > 0 {
-		for _, h := range best.hl {
-			j.highlights = append(j.highlights, h)
+	var others []string
+	for i := range hits {
+		h := &hits[i]
+		if h.r == r {
+			continue
+		}
+		if best.r.action(p) != Allow && h.r.action(p) != Allow {
+			others = append(others, quote(h.r.Name))
+			o.irreversible = o.irreversible || h.r.Irreversible
+			j.ruleHighlights(c, h)
 		}
 	}
+	if len(others) > 0 {
+		fmt.Fprintf(&b, "; also matches rule %s", strings.Join(others, ", "))
+	}
+	o.why = b.String()
+	j.ruleHighlights(c, best)
 	return o, true
 }
 
-func better(p *Policy, a, b *hit) bool {
-	ad, bd := a.r.action(p) == Deny, b.r.action(p) == Deny
-	if ad != bd {
-		return ad
+// ruleHighlights records what made a rule match.
+func (j *judging) ruleHighlights(c *shell.Command, h *hit) {
+	if len(h.hl) == 0 && c.Program != "" {
+		j.highlights = append(j.highlights, Highlight{Text: j.at(c.ProgramSpan, c.Program), Span: c.ProgramSpan, Rule: h.r.Name, Why: "matches rule " + quote(h.r.Name)})
 	}
-	as, bs := a.r.Match.specificity(), b.r.Match.specificity()
-	if as != bs {
-		return as > bs
+	j.highlights = append(j.highlights, h.hl...)
+}
+
+func maxSpecificity(p *Policy, hits []hit) int {
+	m := -1
+	for i := range hits {
+		if hits[i].r.action(p) != Allow {
+			m = max(m, hits[i].r.Match.specificity())
+		}
 	}
-	return worse(a.r.action(p), a.r.Level, b.r.action(p), b.r.Level)
+	return m
+}
+
+// stricter orders non-allow rules: deny, then the higher level, then the
+// more specific, then the first.
+func stricter(p *Policy, a, b *hit) bool {
+	if aa, ba := a.r.action(p), b.r.action(p); aa != ba {
+		return aa > ba
+	}
+	if a.r.Level != b.r.Level {
+		return a.r.Level > b.r.Level
+	}
+	return a.r.Match.specificity() > b.r.Match.specificity()
 }
 
 // match tests one rule against one simple command.
@@ -389,6 +432,9 @@ func (j *judging) match(r *Rule, c *shell.Command) (hit, bool) {
 	if len(m.AnyArgs) > 0 && !j.argsMatch(&h, c, m.AnyArgs) {
 		return h, false
 	}
+	if r.action(j.p) == Allow && !j.exactly(r, c, &h) {
+		return h, false
+	}
 	if len(m.Writes) > 0 {
 		found, unknown := false, ""
 		for _, w := range c.Writes {
@@ -412,6 +458,39 @@ func (j *judging) match(r *Rule, c *shell.Command) (hit, bool) {
 		}
 	}
 	return h, true
+}
+
+// exactly holds when an allow rule that names flags or arguments names
+// all of them: an allow rule allows exactly what it says, never a command
+// with more flags, more operands or parts known only at run time.
+func (j *judging) exactly(r *Rule, c *shell.Command, h *hit) bool {
+	m := &r.Match
+	if len(m.Flags)+len(m.AnyFlags)+len(m.Args)+len(m.AnyArgs) == 0 {
+		return true
+	}
+	if c.Dynamic {
+		return false
+	}
+	for _, o := range c.Operands {
+		if !o.Static {
+			return false
+		}
+	}
+	if len(m.Flags) > 0 {
+		for _, f := range c.Flags {
+			if !slices.Contains(h.nf.flags, f.Name) && !slices.Contains(h.nf.allowed, f.Name) {
+				return false
+			}
+		}
+	}
+	if len(m.Args) > 0 {
+		for _, o := range c.Operands {
+			if !slices.ContainsFunc(m.Args, func(g string) bool { return argGlob(g, o.Value) }) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // argsMatch: one of globs matches an operand (or may, when an operand is
