@@ -373,6 +373,8 @@ func (f *frame) stmt(s *syntax.Stmt, c ctx) {
 		}
 		f.w.add(cmd)
 		return
+	case nil:
+		// Redirections alone (> f): written below.
 	default:
 		// Loops, branches, case, functions, tests, arithmetic: every
 		// statement inside may or may not run.

@@ -160,14 +160,19 @@ func (f *frame) evalWord(sw *syntax.Word) Word {
 	return w
 }
 
-// unquotedGlob reports an unescaped *, ? or [ in an unquoted literal.
+// unquotedGlob reports an unescaped *, ? or a [ closed by a later ] in
+// an unquoted literal (a lone [, the test command, is no pattern).
 func unquotedGlob(v string) bool {
 	for i := 0; i < len(v); i++ {
 		switch v[i] {
 		case '\\':
 			i++
-		case '*', '?', '[':
+		case '*', '?':
 			return true
+		case '[':
+			if strings.IndexByte(v[i+1:], ']') >= 0 {
+				return true
+			}
 		}
 	}
 	return false
