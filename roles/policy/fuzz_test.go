@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -48,13 +49,35 @@ func FuzzJudge(f *testing.F) {
 				if !ok || len(ce.Args) == 0 {
 					return true
 				}
-				if dynamicWord(ce.Args[0]) {
+				if dynamicWord(firstField(ce.Args[0])) {
 					t.Fatalf("%q: allowed although the program name %q is known only at run time: %s", cmd, wordText(cmd, ce.Args[0]), v.Why)
 				}
 				return true
 			})
 		}
 	})
+}
+
+// firstField is the word the shell runs as the program: the first field
+// of the word's brace expansion ({,*0}x runs x).
+func firstField(w *syntax.Word) *syntax.Word {
+	c := &syntax.Word{Parts: append([]syntax.WordPart(nil), w.Parts...)}
+	for i, p := range c.Parts {
+		if l, ok := p.(*syntax.Lit); ok {
+			cp := *l
+			c.Parts[i] = &cp
+		}
+	}
+	if !syntax.SplitBraces(c) {
+		return w
+	}
+	for f, err := range expand.BracesSeq(nil, c) {
+		if err != nil {
+			return w
+		}
+		return f
+	}
+	return w
 }
 
 // dynamicWord: a part of the word exists only at run time, or an

@@ -255,6 +255,7 @@ func display(c *shell.Command) string {
 
 // hit is a rule that matches a simple command.
 type hit struct {
+	flags []shell.Flag
 	r     *Rule
 	maybe []string
 	parts []string
@@ -400,7 +401,7 @@ func (j *judging) match(r *Rule, c *shell.Command) (hit, bool) {
 	h.nf = r.flagsFor(c.Program, c.Subcommand)
 	for _, want := range h.nf.flags {
 		if fl, ok := findFlag(c, want); ok {
-			h.parts = append(h.parts, flagDesc(fl))
+			h.flags = append(h.flags, fl)
 			h.hl = append(h.hl, j.flagHighlight(fl, r.Name, "matches rule "+quote(r.Name)))
 		} else if c.Dynamic {
 			h.maybe = append(h.maybe, want+" may come from an argument known only at run time")
@@ -413,7 +414,7 @@ func (j *judging) match(r *Rule, c *shell.Command) (hit, bool) {
 		for _, want := range h.nf.any {
 			if fl, ok := findFlag(c, want); ok {
 				found = true
-				h.parts = append(h.parts, flagDesc(fl))
+				h.flags = append(h.flags, fl)
 				h.hl = append(h.hl, j.flagHighlight(fl, r.Name, "matches rule "+quote(r.Name)))
 			}
 		}
@@ -424,6 +425,7 @@ func (j *judging) match(r *Rule, c *shell.Command) (hit, bool) {
 			h.maybe = append(h.maybe, "one of "+strings.Join(h.nf.any, ", ")+" may come from an argument known only at run time")
 		}
 	}
+	h.parts = append(h.parts, describeFlags(h.flags)...)
 	for _, g := range m.Args {
 		if !j.argsMatch(&h, c, []string{g}) {
 			return h, false
@@ -573,11 +575,27 @@ func findFlag(c *shell.Command, name string) (shell.Flag, bool) {
 	return shell.Flag{}, false
 }
 
-func flagDesc(f shell.Flag) string {
-	if f.Text == f.Name {
-		return f.Name
+// describeFlags names matched flags by the word they were written in:
+// "-rf (-r -f)", "--recursive (-r)", "--force".
+func describeFlags(fls []shell.Flag) []string {
+	var out []string
+	var texts []string
+	names := map[string][]string{}
+	for _, f := range fls {
+		if _, ok := names[f.Text]; !ok {
+			texts = append(texts, f.Text)
+		}
+		names[f.Text] = append(names[f.Text], f.Name)
 	}
-	return f.Name + " (written " + f.Text + ")"
+	for _, t := range texts {
+		ns := names[t]
+		if len(ns) == 1 && ns[0] == t {
+			out = append(out, t)
+			continue
+		}
+		out = append(out, t+" ("+strings.Join(ns, " ")+")")
+	}
+	return out
 }
 
 func quote(s string) string { return fmt.Sprintf("%q", s) }
