@@ -94,8 +94,13 @@ func dynamicWord(w *syntax.Word) bool {
 				}
 			}
 		case *syntax.Lit:
-			if strings.ContainsAny(x.Value, "*?") {
-				return true
+			for i := 0; i < len(x.Value); i++ {
+				switch x.Value[i] {
+				case '\\':
+					i++ // an escaped character is literal
+				case '*', '?':
+					return true
+				}
 			}
 		}
 	}

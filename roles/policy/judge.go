@@ -345,7 +345,9 @@ func (j *judging) rules(c *shell.Command) (outcome, bool) {
 		fmt.Fprintf(&b, "; also matches rule %s", strings.Join(others, ", "))
 	}
 	o.why = b.String()
-	j.ruleHighlights(c, best)
+	if o.action != Allow {
+		j.ruleHighlights(c, best)
+	}
 	return o, true
 }
 
@@ -796,48 +798,57 @@ func (j *judging) at(sp shell.Span, fallback string) string {
 	return fallback
 }
 
-// mergeHighlights joins highlights of the same text and rule (-r and -f
-// of one -rf) and drops a rule-less one where a rule covers the span.
+// mergeHighlights joins highlights of the same span and rule (-r and -f
+// of one -rf) and folds a rule-less one into a ruled one of the same
+// span.
 func mergeHighlights(hs []Highlight) []Highlight {
+	type key struct {
+		sp   shell.Span
+		rule string
+	}
+	ruled := map[shell.Span]int{}
+	at := map[key]int{}
 	out := make([]Highlight, 0, len(hs))
-	ruled := map[shell.Span]bool{}
-	for _, h := range hs {
-		if h.Rule != "" {
-			ruled[h.Span] = true
+	add := func(i int, h Highlight) {
+		for _, f := range h.Flags {
+			if !slices.Contains(out[i].Flags, f) {
+				out[i].Flags = append(out[i].Flags, f)
+			}
+		}
+		if h.Rule == out[i].Rule && !strings.Contains(out[i].Why, h.Why) {
+			out[i].Why += "; " + h.Why
 		}
 	}
 	for _, h := range hs {
-		if h.Rule == "" && ruled[h.Span] {
-			// Keep the flag list complete on the ruled highlight instead.
-			for i := range out {
-				if out[i].Span == h.Span && out[i].Rule != "" {
-					for _, f := range h.Flags {
-						if !slices.Contains(out[i].Flags, f) {
-							out[i].Flags = append(out[i].Flags, f)
-						}
-					}
-				}
-			}
+		if h.Rule == "" {
 			continue
 		}
-		merged := false
-		for i := range out {
-			if out[i].Span == h.Span && out[i].Rule == h.Rule {
-				for _, f := range h.Flags {
-					if !slices.Contains(out[i].Flags, f) {
-						out[i].Flags = append(out[i].Flags, f)
-					}
-				}
-				if !strings.Contains(out[i].Why, h.Why) {
-					out[i].Why += "; " + h.Why
-				}
-				merged = true
-				break
-			}
+		k := key{h.Span, h.Rule}
+		if i, ok := at[k]; ok {
+			add(i, h)
+			continue
 		}
-		if !merged {
-			out = append(out, h)
+		at[k] = len(out)
+		if _, ok := ruled[h.Span]; !ok {
+			ruled[h.Span] = len(out)
 		}
+		out = append(out, h)
+	}
+	for _, h := range hs {
+		if h.Rule != "" {
+			continue
+		}
+		if i, ok := ruled[h.Span]; ok {
+			add(i, h)
+			continue
+		}
+		k := key{h.Span, ""}
+		if i, ok := at[k]; ok {
+			add(i, h)
+			continue
+		}
+		at[k] = len(out)
+		out = append(out, h)
 	}
 	slices.SortStableFunc(out, func(a, b Highlight) int { return a.Span.Start - b.Span.Start })
 	return out

@@ -19,6 +19,8 @@ const (
 	maxDepth = 12
 	// maxCommands bounds the simple commands of one judged command.
 	maxCommands = 4096
+	// maxFeed bounds the commands named as feeding a pipe.
+	maxFeed = 8
 )
 
 // Span is a byte range [Start, End) in the judged command; Start is -1
@@ -327,8 +329,10 @@ func (f *frame) stmt(s *syntax.Stmt, c ctx) {
 			cwd := f.cwd
 			start := len(f.w.cmds)
 			f.stmt(x.X, ctx{cond: c.cond, feed: c.feed})
-			feed := make([]int, 0, len(f.w.cmds)-start)
-			for i := start; i < len(f.w.cmds); i++ {
+			// The commands that write into the pipe: the left side's, the
+			// last few of a long pipeline.
+			feed := make([]int, 0, min(len(f.w.cmds)-start, maxFeed))
+			for i := max(start, len(f.w.cmds)-maxFeed); i < len(f.w.cmds); i++ {
 				feed = append(feed, i)
 			}
 			f.cwd = cwd
