@@ -216,19 +216,27 @@ func (j *judging) command(c *shell.Command) (Finding, bool) {
 	p := j.p
 	f := Finding{Command: c.Text, Program: c.Program, Via: c.Via, Span: c.Span, runs: c.Runs}
 	var outs []outcome
+	notable := false
 	if o, ok := j.rules(c); ok {
 		outs = append(outs, o)
+		notable = true
+	} else if c.Program != "" && c.Opaque == "" {
+		outs = append(outs, outcome{action: p.Default, level: Low, rule: RuleDefault})
+		notable = p.Default != Allow
 	}
 	if c.Opaque != "" {
-		outs = append(outs, outcome{action: p.Unresolved, level: High, rule: RuleUnresolved, unresolved: true,
+		notable = true
+		// Never less strict than a command no rule names.
+		outs = append(outs, outcome{action: max(p.Unresolved, p.Default), level: High, rule: RuleUnresolved, unresolved: true,
 			why: fmt.Sprintf("%s: %s, so it is never allowed without a rule for it", display(c), c.Opaque)})
 		j.highlight(c.OpaqueSpan, nil, RuleUnresolved, c.Opaque)
 	}
 	if o, ok := j.scope(c); ok {
 		outs = append(outs, o)
+		notable = true
 	}
 	j.riskyFlags(c)
-	if len(outs) == 0 {
+	if !notable {
 		return f, false
 	}
 	best := outs[0]
@@ -240,6 +248,9 @@ func (j *judging) command(c *shell.Command) (Finding, bool) {
 	for _, o := range outs {
 		f.Irreversible = f.Irreversible || o.irreversible
 		f.Unresolved = f.Unresolved || o.unresolved
+	}
+	if best.rule == RuleDefault && best.why == "" {
+		best.why = fmt.Sprintf("%s: no rule names %s: the default action applies", display(c), c.Program)
 	}
 	f.Action, f.Level, f.Rule, f.Why = best.action, best.level, best.rule, best.why
 	return f, true

@@ -367,9 +367,9 @@ func (l *loader) rules(n *yaml.Node, p *Policy) {
 }
 
 func (l *loader) rule(n *yaml.Node, at string) (Rule, bool) {
-	r := Rule{line: n.Line}
+	var r Rule
 	before := len(l.problems)
-	var confirm, confirmSet, reversibleSet bool
+	var confirm, confirmSet bool
 	var patternNode, matchNode, actionNode *yaml.Node
 	l.fields(n, at, ruleKeys, func(key string, _, v *yaml.Node) {
 		k := at + "." + key
@@ -410,9 +410,8 @@ func (l *loader) rule(n *yaml.Node, at string) (Rule, bool) {
 		case "allowed_flags":
 			r.AllowedFlags = l.strs(v, k)
 		case "reversible":
-			var rev bool
-			rev, reversibleSet = l.boolean(v, k)
-			r.Irreversible = reversibleSet && !rev
+			rev, ok := l.boolean(v, k)
+			r.Irreversible = ok && !rev
 		case "reason":
 			r.Reason, _ = l.str(v, k)
 		}
@@ -454,7 +453,6 @@ func (l *loader) rule(n *yaml.Node, at string) (Rule, bool) {
 			l.bad(n, at, "a rule needs a level (low, medium, high, critical) or an action")
 		}
 	}
-	_ = reversibleSet
 	return r, len(l.problems) == before
 }
 

@@ -88,8 +88,7 @@ type Rule struct {
 
 	// Pattern is the compact pattern the rule was written with, if any.
 	Pattern string `json:"-"`
-	line    int
-	// flags caches the normalized flags for the rule's single program.
+	// norm caches the normalized flags for the rule's single program.
 	norm map[string]normFlags
 }
 

@@ -222,6 +222,9 @@ rules:
 	if v := p.Judge("whoami"); v.Action != Confirm || v.Rule != RuleDefault {
 		t.Errorf("default confirm: %s %s", v.Action, v.Rule)
 	}
+	if v := p.Judge("ls; whoami"); v.Action != Confirm || v.Rule != RuleDefault || !strings.Contains(v.Why, "no rule names whoami") {
+		t.Errorf("a part no rule names under default confirm: %s %s %s", v.Action, v.Rule, v.Why)
+	}
 	if v := p.Judge("rsync -a build/ /srv/app/current"); v.Action != Confirm || v.Level != Medium || v.Rule != "deploy" {
 		t.Errorf("levels medium→confirm: %s %s %s", v.Action, v.Level, v.Rule)
 	}
