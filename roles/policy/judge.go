@@ -131,7 +131,7 @@ func (p *Policy) JudgeIn(command, dir string) Verdict {
 	}
 	switch {
 	case len(cmds) == 0:
-		v.Why = "nothing to run"
+		v.Action, v.Why = Allow, "nothing to run"
 	case worst < 0:
 		v.Why = fmt.Sprintf("no rule names %s: the default action applies", programs(cmds))
 	default:
