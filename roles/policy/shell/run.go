@@ -288,6 +288,11 @@ func (f *frame) wrapper(cmd *Command, args []Word, rc run, wr *wrap) {
 	if opts.has(wr.none...) && len(wr.none) > 0 {
 		cmd.Runs = false
 		cmd.Operands = append(cmd.Operands, rest...)
+		if cmd.Program == "sudo" && opts.has("-e") {
+			for _, w := range rest {
+				cmd.Writes = append(cmd.Writes, f.write(w, "sudo -e"))
+			}
+		}
 		f.add(cmd, rc)
 		return
 	}

@@ -125,6 +125,7 @@ func TestWritesAndDirectories(t *testing.T) {
 		"find /srv -delete":                   {"/srv"},
 		"find /srv -exec rm {} +":             {"/srv/{}"},
 		"curl -o out http://x; wget -O o2 u":  {"out", "o2"},
+		"sudo -e /etc/hosts; sudoedit /etc/x": {"/etc/hosts", "/etc/x"},
 	}
 	for src, want := range cases {
 		if got := writes(src); !slices.Equal(got, want) {

@@ -15,7 +15,7 @@ func (f *frame) writeTargets(cmd *Command) []Write {
 		return out
 	}
 	switch cmd.Program {
-	case "rm", "rmdir", "unlink", "shred", "touch", "mkdir", "truncate", "tee", "mkfifo", "wipefs", "mkswap", "blkdiscard", "mv":
+	case "rm", "rmdir", "unlink", "shred", "touch", "mkdir", "truncate", "tee", "mkfifo", "wipefs", "mkswap", "blkdiscard", "mv", "sudoedit":
 		return all(ops)
 	case "mknod":
 		if len(ops) > 0 {
