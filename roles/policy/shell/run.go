@@ -110,6 +110,10 @@ func (f *frame) run(words []Word, rc run) {
 	}
 	cmd.Program = name
 	args := words[1:]
+	if f.w.wrote(f, prog.Value) && cmd.Opaque == "" {
+		cmd.Opaque = fmt.Sprintf("runs %s, which an earlier part of this command wrote: a copied, linked or downloaded program cannot be judged by its name", prog.Text)
+		cmd.OpaqueSpan = prog.Span
+	}
 	if wr, ok := wrappers[name]; ok {
 		f.wrapper(&cmd, args, rc, wr)
 		return
@@ -130,9 +134,9 @@ func (f *frame) run(words []Word, rc run) {
 		return
 	case "source", ".":
 		f.generic(&cmd, args)
-		if len(cmd.Operands) > 0 && !cmd.Operands[0].Resolved() {
+		if len(cmd.Operands) > 0 && (!cmd.Operands[0].Resolved() || f.w.wrote(f, cmd.Operands[0].Value)) {
 			o := cmd.Operands[0]
-			cmd.Opaque, cmd.OpaqueSpan = fmt.Sprintf("%s runs a script whose path or content is known only at run time (%s)", name, o.Text), o.Span
+			cmd.Opaque, cmd.OpaqueSpan = fmt.Sprintf("%s runs a script whose content is known only at run time (%s)", name, o.Text), o.Span
 		}
 		f.add(&cmd, rc)
 		return
@@ -435,8 +439,11 @@ func (f *frame) shell(cmd *Command, args []Word, rc run) {
 		f.code(len(f.w.cmds)-1, rest[:1], name+" -c", false)
 	case !sflag && len(rest) > 0 && !isStdinPath(rest[0]):
 		s := rest[0]
-		if !s.Resolved() {
+		switch {
+		case !s.Resolved():
 			cmd.Opaque, cmd.OpaqueSpan = fmt.Sprintf("%s runs a script known only at run time (%s)", name, s.Text), s.Span
+		case f.w.wrote(f, s.Value):
+			cmd.Opaque, cmd.OpaqueSpan = fmt.Sprintf("%s runs %s, which an earlier part of this command wrote: its content cannot be judged", name, s.Text), s.Span
 		}
 		f.add(cmd, rc)
 	default:

@@ -151,6 +151,9 @@ var parsers = sync.Pool{New: func() any { return syntax.NewParser(syntax.Variant
 type walker struct {
 	cmds []Command
 	full bool
+	// written holds the paths (and, under a NUL prefix, the base names)
+	// earlier commands wrote.
+	written map[string]bool
 }
 
 func (w *walker) add(c Command) {
@@ -161,7 +164,38 @@ func (w *walker) add(c Command) {
 		w.full = true
 		c = Command{Text: c.Text, Span: c.Span, Opaque: fmt.Sprintf("more than %d commands: the rest is not judged", maxCommands)}
 	}
+	for _, wr := range c.Writes {
+		if wr.Known {
+			if w.written == nil {
+				w.written = map[string]bool{}
+			}
+			w.written[wr.Path] = true
+			w.written["\x00"+path.Base(wr.Path)] = true
+		}
+	}
 	w.cmds = append(w.cmds, c)
+}
+
+// wrote reports whether an earlier part of the command wrote the program
+// about to run: by its path, or by its base name when it is run by name
+// (PATH, an alias or a link could find it).
+func (w *walker) wrote(f *frame, prog string) bool {
+	if len(w.written) == 0 {
+		return false
+	}
+	if !strings.Contains(prog, "/") {
+		return w.written["\x00"+prog]
+	}
+	p := prog
+	switch {
+	case strings.HasPrefix(p, "/"), strings.HasPrefix(p, "~"):
+		p = path.Clean(p)
+	case f.cwd == "":
+		return w.written["\x00"+path.Base(p)]
+	default:
+		p = path.Join(f.cwd, p)
+	}
+	return w.written[p]
 }
 
 func (w *walker) opaque(f *frame, why string, sp Span) {
