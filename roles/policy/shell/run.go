@@ -482,6 +482,22 @@ func (f *frame) stdinScript(cmd *Command, rc run, name string) {
 	f.add(cmd, rc)
 }
 
+// stdinCode judges an interpreter reading its program from standard
+// input: whatever feeds it, the code is not shell and cannot be judged.
+func (f *frame) stdinCode(cmd *Command, rc run, name string) {
+	why := name + " reads " + name + " code from standard input"
+	switch {
+	case rc.stdinFile != "":
+		why += " (the file " + rc.stdinFile + ")"
+	case rc.stdinSet:
+		why += " (a here-document)"
+	case len(rc.feed) > 0:
+		why += ", fed by " + f.describeFeed(rc.feed)
+	}
+	cmd.Opaque, cmd.OpaqueSpan = why+": the code cannot be judged", cmd.Span
+	f.add(cmd, rc)
+}
+
 func (f *frame) describeFeed(feed []int) string {
 	var parts []string
 	for _, i := range feed {
@@ -528,7 +544,7 @@ func (f *frame) interpreter(cmd *Command, args []Word, rc run, it interpreter) {
 		if v == "-" || len(v) < 2 || v[0] != '-' {
 			cmd.Operands = args[i:]
 			if v == "-" || isStdinPath(w) {
-				f.stdinScript(cmd, rc, name)
+				f.stdinCode(cmd, rc, name)
 				return
 			}
 			f.add(cmd, rc)
@@ -565,7 +581,7 @@ func (f *frame) interpreter(cmd *Command, args []Word, rc run, it interpreter) {
 		f.add(cmd, rc)
 		return
 	}
-	f.stdinScript(cmd, rc, name)
+	f.stdinCode(cmd, rc, name)
 }
 
 func (f *frame) inline(cmd *Command, rc run, flag Word, rest []Word) {
