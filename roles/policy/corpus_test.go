@@ -144,6 +144,11 @@ var bypassBoth = []bypass{
 	{"tar -xf a.tar --to-command='sh -c \"rm -rf /\"'", "--to-command"},
 	{`git -c core.sshCommand='rm -rf /' fetch`, "core.sshCommand"},
 	{"rm -rf / # harmless comment", "-rf"},
+	// Code kept in quoted text, run later by arithmetic, ${x@P} or eval.
+	{"x='a[$(rm -rf /)]'; echo $((x))", "text"},
+	{"x='$(rm -rf /)'; echo ${x@P}", "rm -rf /"},
+	{"declare -i n; n='a[`rm -rf /`]'", "rm -rf /"},
+	{"echo \\$(rm -rf /) | bash", "bash"},
 	// A program renamed, linked or downloaded by the command itself.
 	{"cp /bin/rm /tmp/x && /tmp/x -rf /", "/tmp/x"},
 	{"ln -s /bin/rm ./del; ./del -rf /", "./del"},

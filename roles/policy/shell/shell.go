@@ -387,6 +387,11 @@ func (f *frame) stmt(s *syntax.Stmt, c ctx) {
 		f.stmts(x.Stmts, c)
 	case *syntax.DeclClause:
 		f.node(x, c)
+		for _, a := range x.Args {
+			if a.Value != nil {
+				f.textCode(a.Value)
+			}
+		}
 		var env []string
 		why := ""
 		for _, a := range x.Args {
@@ -550,6 +555,14 @@ func (f *frame) call(s *syntax.Stmt, ce *syntax.CallExpr, c ctx) {
 			rc.stdinSet, rc.stdinOK, rc.stdinFile = true, false, f.text(r.Word)
 		}
 	}
+	for _, a := range ce.Assigns {
+		if a.Value != nil {
+			f.textCode(a.Value)
+		}
+	}
+	for _, a := range ce.Args {
+		f.textCode(a)
+	}
 	words, why := f.words(ce.Args)
 	if why != "" {
 		f.w.add(Command{Text: rc.text, Span: rc.span, Via: f.viaCopy(), Opaque: why, OpaqueSpan: rc.span, Writes: rc.writes})
@@ -589,6 +602,45 @@ func (f *frame) stmtText(s *syntax.Stmt, ce *syntax.CallExpr) (string, Span) {
 		sp = Span{f.base + start, f.base + end}
 	}
 	return f.src[start:end], sp
+}
+
+// textCode judges the command substitutions inside quoted text
+// ('$(rm -rf /)' stored in a variable): bash runs them when such a value
+// reaches an arithmetic context, a ${x@P} or an eval, so they are judged
+// as if they ran.
+func (f *frame) textCode(sw *syntax.Word) {
+	quoted := false
+	for _, p := range sw.Parts {
+		switch x := p.(type) {
+		case *syntax.SglQuoted:
+			quoted = quoted || strings.Contains(x.Value, "$(") || strings.Contains(x.Value, "`")
+		case *syntax.Lit:
+			quoted = quoted || strings.Contains(x.Value, "\\$(") || strings.Contains(x.Value, "\\`")
+		case *syntax.DblQuoted:
+			for _, q := range x.Parts {
+				if l, ok := q.(*syntax.Lit); ok && (strings.Contains(l.Value, "\\$") || strings.Contains(l.Value, "\\`")) {
+					quoted = true
+				}
+			}
+		}
+	}
+	if !quoted || f.depth >= maxDepth {
+		return
+	}
+	v := f.evalWord(sw)
+	const delim = "AGENTIC_POLICY_TEXT"
+	if strings.Contains(v.Value, delim) {
+		return
+	}
+	p := parsers.Get().(*syntax.Parser)
+	file, err := p.Parse(strings.NewReader(": <<"+delim+"\n"+v.Value+"\n"+delim+"\n"), "")
+	parsers.Put(p)
+	if err != nil || len(file.Stmts) != 1 || len(file.Stmts[0].Redirs) != 1 || file.Stmts[0].Redirs[0].Hdoc == nil {
+		return // no complete substitution: nothing a shell could run
+	}
+	n := &frame{w: f.w, src: ": <<" + delim + "\n" + v.Value + "\n" + delim + "\n", base: -1, outer: f.span(sw),
+		via: append(f.viaCopy(), "text "+f.text(sw)), cwd: f.cwd, depth: f.depth + 1}
+	n.node(file.Stmts[0].Redirs[0].Hdoc, ctx{cond: true})
 }
 
 // heredoc is a here-document's body when it is static.
