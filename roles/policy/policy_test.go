@@ -436,3 +436,22 @@ func TestRuleMatchingWritesAndArgs(t *testing.T) {
 		}
 	}
 }
+
+// TestOriginsPolicyAsWritten: the policy of the original design notes,
+// byte for byte, loads and means the compact policy.
+func TestOriginsPolicyAsWritten(t *testing.T) {
+	p := mustParse(t, `rules:
+  - pattern: "rm -rf"
+    level: "high"
+    require_confirmation: true
+  - pattern: "apt-get"
+    level: "medium"
+    allowed_flags: ["-y"]
+`)
+	if p.Hash() != mustParse(t, compactPolicy).Hash() {
+		t.Errorf("the notes' policy and the flow-style compact policy differ")
+	}
+	if len(p.Rules) != 2 || p.Rules[0].Action != Confirm || p.Rules[1].Action != 0 || p.Rules[1].Level != Medium {
+		t.Errorf("rules: %+v", p.Rules)
+	}
+}
