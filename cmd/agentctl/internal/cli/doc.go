@@ -9,7 +9,9 @@
 //     anything else. The one read outside the API is step output (run
 //     logs), read from the AGENTIC_LOGS stream with an ordered consumer.
 //     Key management (keys init, keys operator, node enroll) only reads
-//     and writes key files and never connects to NATS.
+//     and writes key files and never connects to NATS; policy check judges
+//     a command with a local policy (roles/policy) and never connects
+//     either.
 //  2. A plan file is parsed and checked locally before anything is
 //     published: a malformed plan exits 1 with every located problem and
 //     publishes nothing.
