@@ -38,6 +38,7 @@ demo-cluster: build build-nats
 ## bench: throughput and latency figures (see README, Performance)
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./node/bench/
+	$(GO) test -run '^$$' -bench BenchmarkJudge -cpu 1 ./roles/policy
 
 ## lint: formatting and vet
 lint:
