@@ -159,13 +159,9 @@ const reasonRestored = "restored"
 type healthNote int
 
 const (
-	// compared: the comparison's result; a drift left under the restore
-	// rule is one the restore failed to mend.
+	// compared: the comparison's result.
 	compared healthNote = iota
-	// restoring: the drift found under the restore rule, before the
-	// restore is tried.
-	restoring
-	// restored: a restore put a stream back during this comparison; the
+	// restored: a restore recreated a stream during this comparison; the
 	// checks that pass again clear with reasonRestored.
 	restored
 )
@@ -200,26 +196,27 @@ func (c *Cluster) setHealth(s Settings, note healthNote) {
 		}
 		return
 	}
-	rule := "streams repair rule alarm: fix the stream, or record its values with agentctl cluster settings set"
-	switch {
-	case s.Restores() && note == restoring:
-		rule = "streams repair rule restore: the node restores it"
-	case s.Restores():
-		rule = "streams repair rule restore: the restore failed, see the node's log"
+	rule := "streams repair rule alarm: " + adminFix
+	if s.Restores() {
+		rule = "streams repair rule restore: nodes recreate a deleted stream only; " + adminFix
 	}
 	c.drifted.Set(fmt.Errorf("%s (%s)", strings.Join(drifted, "; "), rule))
 }
+
+// adminFix is how a changed or behind stream is brought to the settings:
+// only an administrator may update a stream (bus/natsauth).
+const adminFix = "an administrator applies the settings in force with agentctl cluster settings set --reapply (admin credentials), or records the stream's values with agentctl cluster settings set"
 
 // driftHint is what the log says to do about a drift under the rule in
 // force.
 func driftHint(d Drift, s Settings) string {
 	switch {
-	case s.Restores() && d.Field == fieldExists:
+	case d.Field == fieldExists && s.Restores():
 		return "the stream was deleted outside agentic; under the restore rule this node recreates it, its sequence continuing"
-	case s.Restores():
-		return "the stream was changed outside agentic; under the restore rule this node puts it back to the settings"
 	case d.Field == fieldExists:
-		return "the stream was deleted outside agentic; nodes do not recreate it while running (streams repair rule alarm): see docs/architecture.md, \"Streams\", for the remedy"
+		return "the stream was deleted outside agentic; nodes do not recreate it while running (streams repair rule alarm): see docs/architecture.md, \"Streams\", for the remedy, or set --streams-repair restore"
+	case d.Field == FieldRevision:
+		return "the stream is behind the cluster settings in force: nodes do not update streams; " + adminFix
 	}
-	return "the stream was changed outside agentic; nodes do not correct it (streams repair rule alarm): apply the settings again with agentctl cluster settings set --reapply, record the stream's values with agentctl cluster settings set, or set --streams-repair restore"
+	return "the stream was changed outside agentic; nodes do not correct it (under either streams repair rule): " + adminFix
 }
