@@ -84,9 +84,12 @@ func (c *Cluster) repair(ctx context.Context, s Settings, want jetstream.StreamC
 		return c.reconcile(ctx, s, want)
 	}
 	// A drifted stream is put back by an administrator (Apply): nodes may
-	// create the streams, never update them (bus/natsauth).
-	c.warnOnce("restore/"+want.Name+"/"+driftKey(drift), "stream drifts from the cluster settings; under the restore rule a ledger node recreates a deleted stream, an administrator puts a changed one back",
-		"stream", want.Name, "hint", applyHint(nil))
+	// create the streams, never update them (bus/natsauth). One behind
+	// the settings was logged so (reconcile).
+	if !behindIn(drift) {
+		c.warnOnce("restore/"+want.Name+"/"+driftKey(drift), "stream drifts from the cluster settings; under the restore rule a ledger node recreates a deleted stream, an administrator puts a changed one back",
+			"stream", want.Name, "drift", driftKey(drift), "hint", applyHint(nil))
+	}
 	return drift, nil
 }
 
@@ -102,8 +105,10 @@ func (c *Cluster) repairLeader(ctx context.Context, s Settings, drift []Drift) (
 			"stream", name, "lease_ttl", s.LeaseTTL, "revision", s.Revision, "reason", reasonRestored)
 		return c.reconcileLeader(ctx, s.Revision, s.LeaseTTL)
 	}
-	c.warnOnce("restore/"+name+"/"+driftKey(drift), "leader bucket drifts from the cluster settings; an administrator puts it back",
-		"stream", name, "hint", applyHint(nil))
+	if !behindIn(drift) {
+		c.warnOnce("restore/"+name+"/"+driftKey(drift), "leader bucket drifts from the cluster settings; an administrator puts it back",
+			"stream", name, "drift", driftKey(drift), "hint", applyHint(nil))
+	}
 	return drift, nil
 }
 
@@ -141,6 +146,12 @@ func (c *Cluster) remedy(want jetstream.StreamConfig) {
 
 func missing(drift []Drift) bool {
 	return slices.ContainsFunc(drift, func(d Drift) bool { return d.Field == fieldExists })
+}
+
+// behindIn reports whether drift says the stream is behind the settings
+// (FieldRevision).
+func behindIn(drift []Drift) bool {
+	return slices.ContainsFunc(drift, func(d Drift) bool { return d.Field == FieldRevision })
 }
 
 func driftKey(drift []Drift) string {

@@ -123,7 +123,7 @@ func TestRestoreRuleLeavesAChangedStream(t *testing.T) {
 		c.MaxMsgsPerSubject = 5
 		c.Discard = jetstream.DiscardNew
 	})
-	reason := k.failing(t, settings.CheckStreamDrift, "stream AGENTIC_EVENTS discard is new, the cluster settings say old")
+	reason := k.failing(t, settings.CheckStreamDrift, "stream AGENTIC_EVENTS discard is DiscardNew, the cluster settings say DiscardOld")
 	if !strings.Contains(reason, "max_msgs is 100") || !strings.Contains(reason, "streams repair rule restore: nodes recreate a deleted stream only") ||
 		!strings.Contains(reason, "agentctl cluster settings set --reapply") {
 		t.Errorf("reason %q", reason)
@@ -299,8 +299,8 @@ func TestLeaderBucketDriftAndDeletion(t *testing.T) {
 	if got := bucket(t, k).MaxAge; got != 7*time.Second {
 		t.Fatalf("the node changed the bucket: %s", got)
 	}
-	if got := k.log.Find("leader bucket drifts from the cluster settings; an administrator puts it back"); len(got) != 1 {
-		t.Fatalf("logged %+v, want once", got)
+	if got := k.log.Find("leader bucket drifts from the cluster settings; an administrator puts it back"); len(got) != 1 || got[0].Attrs["drift"] != "max_age=7s" {
+		t.Fatalf("logged %+v, want once, for the TTL changed by hand", got)
 	}
 	k.apply(t)
 	if got := bucket(t, k).MaxAge; got != event.DefaultLeaseTTL {
@@ -346,7 +346,7 @@ func TestHandEditThatDropsTheRevisionIsNotUndone(t *testing.T) {
 	if in := k.c.InForce(); !slices.Equal(in.Drift, want) {
 		t.Fatalf("drift %+v, want %+v", in.Drift, want)
 	}
-	if c := k.stream(t, bus.EventsStream); c.MaxMsgs != 100 || len(c.Metadata) != 0 {
+	if c := k.stream(t, bus.EventsStream); c.MaxMsgs != 100 || c.Metadata[bus.SettingsRevisionKey] != "" {
 		t.Fatalf("stream after the check: max msgs %d, metadata %v, want the edit left as it is", c.MaxMsgs, c.Metadata)
 	}
 	applied := k.apply(t)
@@ -405,14 +405,24 @@ func (k *kit) monitor(t *testing.T, a *alarmLog) {
 // puts back by hand clears as "cause gone" too.
 func TestRestoredDriftClearsAsRestored(t *testing.T) {
 	k := newKit(t)
-	k.restore(t, 1)
 	alarms := &alarmLog{}
 	k.monitor(t, alarms)
+	// The streams are behind the restore rule's revision until applied:
+	// raised, then cleared once applied.
+	k.restore(t, 1)
+	poll.Eventually(t, 10*time.Second, "STREAM_DRIFT of revision 1 cleared", func() bool {
+		got := alarms.events()
+		return len(got) >= 2 && strings.HasPrefix(got[len(got)-1], "cleared STREAM_DRIFT: cause gone")
+	})
+	if got := alarms.events(); len(got) != 2 || !strings.HasPrefix(got[0], "raised STREAM_DRIFT: stream AGENTIC_EVENTS revision is 0, the cluster settings say 1") {
+		t.Fatalf("alarms %q, want STREAM_DRIFT raised for the revision, then cleared", got)
+	}
+	n := len(alarms.events())
 	if err := k.js.DeleteStream(context.Background(), bus.LogsStream); err != nil {
 		t.Fatal(err)
 	}
-	poll.Eventually(t, 10*time.Second, "STREAM_MISSING raised and cleared", func() bool { return len(alarms.events()) >= 2 })
-	got := alarms.events()
+	poll.Eventually(t, 10*time.Second, "STREAM_MISSING raised and cleared", func() bool { return len(alarms.events()) >= n+2 })
+	got := alarms.events()[n:]
 	if len(got) != 2 || got[0] != "raised STREAM_MISSING: stream AGENTIC_LOGS is missing (deleted?)" ||
 		got[1] != "cleared STREAM_MISSING: restored: stream AGENTIC_LOGS is missing (deleted?)" {
 		t.Fatalf("alarms %q, want STREAM_MISSING raised then cleared as restored", got)
@@ -422,11 +432,11 @@ func TestRestoredDriftClearsAsRestored(t *testing.T) {
 	}
 
 	k.update(t, bus.EventsStream, func(c *jetstream.StreamConfig) { c.MaxMsgs = 100 })
-	poll.Eventually(t, 10*time.Second, "STREAM_DRIFT raised", func() bool { return len(alarms.events()) >= 3 })
+	poll.Eventually(t, 10*time.Second, "STREAM_DRIFT raised", func() bool { return len(alarms.events()) >= n+3 })
 	k.c.Check(context.Background())
 	k.apply(t)
-	poll.Eventually(t, 10*time.Second, "STREAM_DRIFT cleared", func() bool { return len(alarms.events()) >= 4 })
-	got = alarms.events()
+	poll.Eventually(t, 10*time.Second, "STREAM_DRIFT cleared", func() bool { return len(alarms.events()) >= n+4 })
+	got = alarms.events()[n:]
 	if len(got) != 4 ||
 		!strings.HasPrefix(got[2], "raised STREAM_DRIFT: stream AGENTIC_EVENTS max_msgs is 100") || !strings.Contains(got[2], "an administrator applies the settings in force") ||
 		!strings.HasPrefix(got[3], "cleared STREAM_DRIFT: cause gone: stream AGENTIC_EVENTS max_msgs is 100") {
@@ -444,14 +454,14 @@ func TestRestoredDriftClearsAsRestored(t *testing.T) {
 	// cleared too.
 	poll.Eventually(t, 10*time.Second, "STREAM_DRIFT of revision 2 cleared", func() bool {
 		got := alarms.events()
-		return len(got) > 4 && strings.HasPrefix(got[len(got)-1], "cleared STREAM_DRIFT: cause gone")
+		return len(got) > n+4 && strings.HasPrefix(got[len(got)-1], "cleared STREAM_DRIFT: cause gone")
 	})
-	n := len(alarms.events())
+	n = len(alarms.events())
 	k.update(t, bus.EventsStream, func(c *jetstream.StreamConfig) { c.MaxMsgs = 50 })
 	poll.Eventually(t, 10*time.Second, "STREAM_DRIFT raised again", func() bool { return len(alarms.events()) >= n+1 })
 	k.update(t, bus.EventsStream, func(c *jetstream.StreamConfig) { c.MaxMsgs = -1 })
 	poll.Eventually(t, 10*time.Second, "STREAM_DRIFT cleared again", func() bool { return len(alarms.events()) >= n+2 })
-	if got := alarms.events(); len(got) != n+2 || !strings.HasPrefix(got[n], "raised STREAM_DRIFT: stream AGENTIC_EVENTS max_msgs is 50 (streams repair rule alarm") ||
+	if got := alarms.events(); len(got) != n+2 || !strings.HasPrefix(got[n], "raised STREAM_DRIFT: stream AGENTIC_EVENTS max_msgs is 50, the cluster settings say unlimited (streams repair rule alarm") ||
 		!strings.HasPrefix(got[n+1], "cleared STREAM_DRIFT: cause gone: stream AGENTIC_EVENTS max_msgs is 50") {
 		t.Fatalf("alarms %q, want the hand change raised and its fix cleared as cause gone", got)
 	}
