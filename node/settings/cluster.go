@@ -91,8 +91,9 @@ type record struct {
 // Cluster keeps the cluster settings of one ledger node. It folds
 // cluster.settings events into the settings in force (roles.Folder,
 // restored from snapshots: roles.Snapshotter); once the node is live it
-// applies new settings to the streams and compares the streams with them
-// (see the package doc); and it answers Method on the query API. It is a
+// compares the streams with them and reports the drift (see the package
+// doc; an administrator applies settings: Apply); and it answers Method
+// on the query API. It is a
 // roles.Role for its lifecycle: New starts nothing; Start and Stop are
 // idempotent.
 type Cluster struct {
@@ -243,8 +244,8 @@ func (c *Cluster) Drift() map[string][]Drift {
 	return out
 }
 
-// Start serves the query API and begins the loop that applies and
-// compares. ctx is used for its values only.
+// Start serves the query API and begins the loop that compares the
+// streams with the settings. ctx is used for its values only.
 func (c *Cluster) Start(ctx context.Context) error {
 	c.life.Lock()
 	defer c.life.Unlock()
@@ -355,17 +356,17 @@ func (c *Cluster) unsettled() bool {
 	return false
 }
 
-// Check brings the streams and the leader bucket (its TTL, the lease TTL)
-// to the settings in force and compares them. A stream whose recorded
-// settings revision is older than the one in force is updated (applying a
-// change is idempotent: every ledger node may do it). A stream at the
-// revision in force is compared field by field; a difference is drift:
-// logged at error level once, kept for the metric and the query API, and
-// raised as the STREAM_DRIFT alarm (Checks); a stream that is absent
-// raises STREAM_MISSING. Under the alarm repair rule (the default) nothing
-// is corrected here; under the restore rule a drifted stream is updated
-// back to the settings and a deleted one recreated (see repair). A stream
-// at a newer revision than this ledger has folded is left alone. The node
+// Check compares the streams and the leader bucket (its TTL, the lease
+// TTL) with the settings in force. A difference is drift: logged at
+// error level once, kept for the metric and the query API, and raised as
+// the STREAM_DRIFT alarm (Checks); a stream whose recorded settings
+// revision is older than the one in force is drift on FieldRevision too
+// (the settings are not applied to it yet: an administrator applies them,
+// Apply, as only an administrator may update a stream); a stream that is
+// absent raises STREAM_MISSING. Nothing is updated here. Under the alarm
+// repair rule (the default) nothing is corrected either; under the
+// restore rule a deleted stream is recreated (see repair). A stream at a
+// newer revision than this ledger has folded is left alone. The node
 // calls Check once live, after each new settings event, on each JetStream
 // advisory about the streams, and every CheckEvery.
 func (c *Cluster) Check(ctx context.Context) {
@@ -395,16 +396,14 @@ func (c *Cluster) Check(ctx context.Context) {
 			// Raise the alarm before a restore mends the stream: the
 			// checks report it once, then its clearing.
 			c.report(want.Name, drift)
-			if s.Restores() {
-				c.setHealth(s, restoring)
+			c.setHealth(s, compared)
+			switch {
+			case s.Restores():
 				if drift, err = c.repair(cctx, s, want, drift); err == nil && len(drift) == 0 {
 					note = restored
 				}
-			} else {
-				c.setHealth(s, compared)
-				if missing(drift) {
-					c.remedy(want)
-				}
+			case missing(drift):
+				c.remedy(want)
 			}
 		}
 		cancel()
@@ -418,13 +417,11 @@ func (c *Cluster) Check(ctx context.Context) {
 	drift, err := c.reconcileLeader(cctx, s.Revision, s.LeaseTTL)
 	if err == nil && len(drift) > 0 {
 		c.report(bus.LeaderBucketStream, drift)
+		c.setHealth(s, compared)
 		if s.Restores() {
-			c.setHealth(s, restoring)
 			if drift, err = c.repairLeader(cctx, s, drift); err == nil && len(drift) == 0 {
 				note = restored
 			}
-		} else {
-			c.setHealth(s, compared)
 		}
 	}
 	cancel()
@@ -441,16 +438,12 @@ func (c *Cluster) Check(ctx context.Context) {
 	}
 }
 
-// reconcile applies the settings at rev to one stream if it carries an
-// older revision, and returns how it differs from want.
-//
-// A stream without any revision in its metadata while the settings in
-// force are recorded (revision 1 or more) that also differs in a field no
-// setting changes (max_msgs, discard, subjects…) was edited by hand with a
-// tool that dropped the metadata, not made by an older version: under the
-// alarm rule only the settings' own fields and the revision are applied,
-// and the hand changes stay, reported as drift (the restore rule puts
-// them back).
+// reconcile compares one stream with want, the settings s give it, and
+// returns how it differs: field by field, and on FieldRevision when it
+// carries an older settings revision than s (a stream without any, made
+// by an older version or edited by hand with a tool that dropped the
+// metadata, carries revision 0). It changes nothing: the settings are
+// applied by an administrator (Apply).
 func (c *Cluster) reconcile(ctx context.Context, s Settings, want jetstream.StreamConfig) ([]Drift, error) {
 	rev := s.Revision
 	st, err := c.cfg.JS.Stream(ctx, want.Name)
@@ -473,7 +466,7 @@ func (c *Cluster) reconcile(ctx context.Context, s Settings, want jetstream.Stre
 		// then the stream is behind the settings, and says so.
 		c.warnOnce(fmt.Sprintf("behind/%s/%d/%d", want.Name, hrev, rev), "stream is behind the cluster settings in force: an administrator applies them",
 			"stream", want.Name, "stream_revision", hrev, "in_force", rev, "hint", applyHint(nil))
-		return append(compare(want, have), Drift{Stream: want.Name, Field: FieldRevision, Expected: strconv.FormatUint(rev, 10), Actual: strconv.FormatUint(hrev, 10)}), nil
+		return append(compare(want, have), revisionDrift(want.Name, rev, have)), nil
 	}
 	return compare(want, have), nil
 }
@@ -483,8 +476,19 @@ const fieldExists = "exists"
 
 // FieldRevision is the drift field of a stream (or the leader bucket)
 // that carries an older settings revision than the one in force: the
-// settings are recorded but not applied to it yet.
+// settings are recorded but not applied to it yet. Its actual value is
+// the stream's revision, or "none" when its metadata records none.
 const FieldRevision = "revision"
+
+// revisionDrift is the FieldRevision drift of stream, whose configuration
+// is have, behind the revision rev in force.
+func revisionDrift(stream string, rev uint64, have jetstream.StreamConfig) Drift {
+	actual := "none"
+	if _, ok := have.Metadata[bus.SettingsRevisionKey]; ok {
+		actual = strconv.FormatUint(bus.SettingsRevision(have), 10)
+	}
+	return Drift{Stream: stream, Field: FieldRevision, Expected: strconv.FormatUint(rev, 10), Actual: actual}
+}
 
 func applyHint(err error) string {
 	var apiErr *jetstream.APIError

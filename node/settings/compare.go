@@ -99,19 +99,3 @@ func compare(want, have jetstream.StreamConfig) []Drift {
 	}
 	return out
 }
-
-// settingsFields are the compared fields a cluster settings revision
-// sets; every other field is the same at every revision.
-var settingsFields = map[string]bool{"max_age": true, "max_bytes": true, "replicas": true}
-
-// compareFixed returns how have differs from want in the fields no
-// cluster setting changes.
-func compareFixed(want, have jetstream.StreamConfig) []Drift {
-	var out []Drift
-	for _, d := range compare(want, have) {
-		if !settingsFields[d.Field] {
-			out = append(out, d)
-		}
-	}
-	return out
-}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/agentic-dev/agentic/bus"
@@ -43,7 +42,7 @@ func (c *Cluster) reconcileLeader(ctx context.Context, rev uint64, ttl time.Dura
 		// Applied by an administrator (Apply), as the streams are.
 		c.warnOnce(fmt.Sprintf("behind/%s/%d/%d", bus.LeaderBucketStream, hrev, rev), "leader bucket is behind the cluster settings in force: an administrator applies them",
 			"stream", bus.LeaderBucketStream, "stream_revision", hrev, "in_force", rev, "hint", applyHint(nil))
-		d := []Drift{{Stream: bus.LeaderBucketStream, Field: FieldRevision, Expected: strconv.FormatUint(rev, 10), Actual: strconv.FormatUint(hrev, 10)}}
+		d := []Drift{revisionDrift(bus.LeaderBucketStream, rev, have)}
 		if have.MaxAge != ttl {
 			d = append(d, Drift{Stream: bus.LeaderBucketStream, Field: "max_age", Expected: age(ttl), Actual: age(have.MaxAge)})
 		}

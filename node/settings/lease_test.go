@@ -56,7 +56,8 @@ func TestLeaseTTLFolds(t *testing.T) {
 func bucket(t *testing.T, k *kit) jetstream.StreamConfig { return k.stream(t, bus.LeaderBucketStream) }
 
 // TestLeaseTTLIsAppliedToTheLeaderBucket: the leader bucket's TTL follows
-// the setting in force, like a stream; changed by hand it is drift.
+// the setting in force, like a stream: behind it until an administrator
+// applies it; changed by hand it is drift.
 func TestLeaseTTLIsAppliedToTheLeaderBucket(t *testing.T) {
 	k := newKit(t)
 	if b := bucket(t, k); b.MaxAge != event.DefaultLeaseTTL || bus.SettingsRevision(b) != 0 {
@@ -64,15 +65,21 @@ func TestLeaseTTLIsAppliedToTheLeaderBucket(t *testing.T) {
 	}
 	k.c.Fold(k.l.event(event.ClusterSettings, withLease(1, 4*time.Second)))
 	k.c.Settled(true)
-	if in := k.checked(t, 1); len(in.Drift) != 0 {
-		t.Fatalf("drift after applying: %+v", in.Drift)
+	in := k.checked(t, 1)
+	want := []settings.Drift{behind(bus.LeaderBucketStream, 1, "0"), {Stream: bus.LeaderBucketStream, Field: "max_age", Expected: "4s", Actual: "1.5s"}}
+	if got := k.c.Drift()[bus.LeaderBucketStream]; !slices.Equal(got, want) || len(in.Drift) != 4 {
+		t.Fatalf("bucket drift %+v, want %+v (all: %+v)", got, want, in.Drift)
 	}
+	if got := k.c.LeaseTTL(); got != 4*time.Second {
+		t.Fatalf("lease TTL in force %s, want 4s whatever the bucket says", got)
+	}
+	if b := bucket(t, k); b.MaxAge != event.DefaultLeaseTTL {
+		t.Fatalf("the node updated the bucket: TTL %s", b.MaxAge)
+	}
+	k.apply(t)
 	b := bucket(t, k)
 	if b.MaxAge != 4*time.Second || b.Duplicates != 4*time.Second || bus.SettingsRevision(b) != 1 || b.MaxMsgsPerSubject != 1 {
 		t.Fatalf("bucket %+v, want TTL and duplicate window 4s at revision 1, history kept", b)
-	}
-	if len(k.log.Find("cluster settings applied to the leader bucket")) != 1 {
-		t.Fatal("applying not logged")
 	}
 	kv, err := k.js.KeyValue(context.Background(), bus.LeaderBucket)
 	if err != nil {
@@ -88,24 +95,30 @@ func TestLeaseTTLIsAppliedToTheLeaderBucket(t *testing.T) {
 		t.Fatal(err)
 	}
 	k.c.Check(context.Background())
-	want := settings.Drift{Stream: bus.LeaderBucketStream, Field: "max_age", Expected: "4s", Actual: "9s"}
-	if in := k.c.InForce(); !slices.Equal(in.Drift, []settings.Drift{want}) {
-		t.Fatalf("drift %+v, want %+v", in.Drift, want)
+	drift := settings.Drift{Stream: bus.LeaderBucketStream, Field: "max_age", Expected: "4s", Actual: "9s"}
+	if in := k.c.InForce(); !slices.Equal(in.Drift, []settings.Drift{drift}) {
+		t.Fatalf("drift %+v, want %+v", in.Drift, drift)
 	}
 	if got := bucket(t, k).MaxAge; got != 9*time.Second {
 		t.Fatalf("drift corrected: %s", got)
 	}
-	// A newer revision applies again.
+	// A newer revision is behind again until applied.
 	k.c.Fold(k.l.event(event.ClusterSettings, withLease(2, 2*time.Second)))
 	k.c.Settled(true)
-	if in := k.checked(t, 2); len(in.Drift) != 0 || bucket(t, k).MaxAge != 2*time.Second {
-		t.Fatalf("after revision 2: drift %+v, bucket TTL %s", in.Drift, bucket(t, k).MaxAge)
+	k.checked(t, 2)
+	want = []settings.Drift{behind(bus.LeaderBucketStream, 2, "1"), {Stream: bus.LeaderBucketStream, Field: "max_age", Expected: "2s", Actual: "9s"}}
+	if got := k.c.Drift()[bus.LeaderBucketStream]; !slices.Equal(got, want) {
+		t.Fatalf("bucket drift at revision 2 %+v, want %+v", got, want)
+	}
+	k.apply(t)
+	if b := bucket(t, k); b.MaxAge != 2*time.Second || bus.SettingsRevision(b) != 2 {
+		t.Fatalf("after revision 2 applied: bucket TTL %s at revision %d", b.MaxAge, bus.SettingsRevision(b))
 	}
 }
 
 // TestBucketOfAnOlderVersionTakesTheSetting: a bucket an older version
-// made (TTL from a node's configuration, no settings revision) is brought
-// to the setting in force, even the defaults.
+// made (TTL from a node's configuration, no settings revision) is behind
+// the settings in force, even the defaults, and Apply brings it to them.
 func TestBucketOfAnOlderVersionTakesTheSetting(t *testing.T) {
 	k := newKit(t)
 	ctx := context.Background()
@@ -116,8 +129,16 @@ func TestBucketOfAnOlderVersionTakesTheSetting(t *testing.T) {
 		t.Fatal(err)
 	}
 	k.c.Settled(true)
-	if in := k.checked(t, 0); len(in.Drift) != 0 {
-		t.Fatalf("drift: %+v", in.Drift)
+	want := []settings.Drift{behind(bus.LeaderBucketStream, 0, "none"), {Stream: bus.LeaderBucketStream, Field: "max_age", Expected: "1.5s", Actual: "5s"}}
+	if in := k.checked(t, 0); !slices.Equal(in.Drift, want) {
+		t.Fatalf("drift %+v, want %+v", in.Drift, want)
+	}
+	if b := bucket(t, k); b.MaxAge != 5*time.Second {
+		t.Fatalf("the node updated the bucket: TTL %s", b.MaxAge)
+	}
+	applied := k.apply(t)
+	if a := applied[2]; a.Stream != bus.LeaderBucketStream || !a.Updated || applied[0].Updated || applied[1].Updated {
+		t.Fatalf("applied %+v, want the bucket alone updated", applied)
 	}
 	if b := bucket(t, k); b.MaxAge != event.DefaultLeaseTTL || bus.SettingsRevision(b) != 0 || b.Metadata[bus.SettingsRevisionKey] != "0" {
 		t.Fatalf("bucket %+v, want the default TTL at revision 0", b)

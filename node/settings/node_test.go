@@ -14,17 +14,18 @@ import (
 	"github.com/agentic-dev/agentic/bus/bustest/logrec"
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/config"
-	"github.com/agentic-dev/agentic/node"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/node/nodetest"
 	"github.com/agentic-dev/agentic/node/settings"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// started is a real node with a recorded log and a client connection.
+// started is a real node (its embedded NATS server in operator mode for
+// the root the node makes in its data directory) with a recorded log and
+// a client connection with the operator credentials the node writes there
+// (an administrator's: hand edits of a stream need one).
 type started struct {
-	n   *node.Node
+	n   *nodetest.Node
 	log *logrec.Recorder
 	js  jetstream.JetStream
 	api *api.Client
@@ -33,42 +34,13 @@ type started struct {
 func startNode(t *testing.T, cfg config.Config) *started {
 	t.Helper()
 	rec := &logrec.Recorder{}
-	n, err := node.New(cfg, slog.New(rec))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	if err := n.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	nc, err := nats.Connect(n.NATSURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &started{n: n, log: rec, api: api.NewClient(nc, 10*time.Second)}
-	stop := func() {
-		nc.Close()
-		sctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		if err := n.Stop(sctx); err != nil {
-			t.Errorf("stop: %v", err)
-		}
-	}
-	t.Cleanup(stop)
-	if s.js, err = jetstream.New(nc); err != nil {
-		t.Fatal(err)
-	}
-	return s
+	n := nodetest.StartLogged(t, cfg, slog.New(rec))
+	return &started{n: n, log: rec, js: n.JS, api: n.API}
 }
 
 func (s *started) stop(t *testing.T) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := s.n.Stop(ctx); err != nil {
-		t.Fatal(err)
-	}
+	s.n.Stop(t)
 }
 
 func (s *started) stream(t *testing.T, name string) jetstream.StreamConfig {

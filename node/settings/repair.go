@@ -84,9 +84,12 @@ func (c *Cluster) repair(ctx context.Context, s Settings, want jetstream.StreamC
 		return c.reconcile(ctx, s, want)
 	}
 	// A drifted stream is put back by an administrator (Apply): nodes may
-	// create the streams, never update them (bus/natsauth).
-	c.warnOnce("restore/"+want.Name+"/"+driftKey(drift), "stream drifts from the cluster settings; under the restore rule a ledger node recreates a deleted stream, an administrator puts a changed one back",
-		"stream", want.Name, "hint", applyHint(nil))
+	// create the streams, never update them (bus/natsauth). One behind
+	// the settings was logged so (reconcile).
+	if !behindIn(drift) {
+		c.warnOnce("restore/"+want.Name+"/"+driftKey(drift), "stream drifts from the cluster settings; under the restore rule a ledger node recreates a deleted stream, an administrator puts a changed one back",
+			"stream", want.Name, "drift", driftKey(drift), "hint", applyHint(nil))
+	}
 	return drift, nil
 }
 
@@ -102,8 +105,10 @@ func (c *Cluster) repairLeader(ctx context.Context, s Settings, drift []Drift) (
 			"stream", name, "lease_ttl", s.LeaseTTL, "revision", s.Revision, "reason", reasonRestored)
 		return c.reconcileLeader(ctx, s.Revision, s.LeaseTTL)
 	}
-	c.warnOnce("restore/"+name+"/"+driftKey(drift), "leader bucket drifts from the cluster settings; an administrator puts it back",
-		"stream", name, "hint", applyHint(nil))
+	if !behindIn(drift) {
+		c.warnOnce("restore/"+name+"/"+driftKey(drift), "leader bucket drifts from the cluster settings; an administrator puts it back",
+			"stream", name, "drift", driftKey(drift), "hint", applyHint(nil))
+	}
 	return drift, nil
 }
 
@@ -143,6 +148,12 @@ func missing(drift []Drift) bool {
 	return slices.ContainsFunc(drift, func(d Drift) bool { return d.Field == fieldExists })
 }
 
+// behindIn reports whether drift says the stream is behind the settings
+// (FieldRevision).
+func behindIn(drift []Drift) bool {
+	return slices.ContainsFunc(drift, func(d Drift) bool { return d.Field == FieldRevision })
+}
+
 func driftKey(drift []Drift) string {
 	parts := make([]string, len(drift))
 	for i, d := range drift {
@@ -159,13 +170,9 @@ const reasonRestored = "restored"
 type healthNote int
 
 const (
-	// compared: the comparison's result; a drift left under the restore
-	// rule is one the restore failed to mend.
+	// compared: the comparison's result.
 	compared healthNote = iota
-	// restoring: the drift found under the restore rule, before the
-	// restore is tried.
-	restoring
-	// restored: a restore put a stream back during this comparison; the
+	// restored: a restore recreated a stream during this comparison; the
 	// checks that pass again clear with reasonRestored.
 	restored
 )
@@ -200,26 +207,27 @@ func (c *Cluster) setHealth(s Settings, note healthNote) {
 		}
 		return
 	}
-	rule := "streams repair rule alarm: fix the stream, or record its values with agentctl cluster settings set"
-	switch {
-	case s.Restores() && note == restoring:
-		rule = "streams repair rule restore: the node restores it"
-	case s.Restores():
-		rule = "streams repair rule restore: the restore failed, see the node's log"
+	rule := "streams repair rule alarm: " + adminFix
+	if s.Restores() {
+		rule = "streams repair rule restore: nodes recreate a deleted stream only; " + adminFix
 	}
 	c.drifted.Set(fmt.Errorf("%s (%s)", strings.Join(drifted, "; "), rule))
 }
+
+// adminFix is how a changed or behind stream is brought to the settings:
+// only an administrator may update a stream (bus/natsauth).
+const adminFix = "an administrator applies the settings in force with agentctl cluster settings set --reapply (admin credentials), or records the stream's values with agentctl cluster settings set"
 
 // driftHint is what the log says to do about a drift under the rule in
 // force.
 func driftHint(d Drift, s Settings) string {
 	switch {
-	case s.Restores() && d.Field == fieldExists:
+	case d.Field == fieldExists && s.Restores():
 		return "the stream was deleted outside agentic; under the restore rule this node recreates it, its sequence continuing"
-	case s.Restores():
-		return "the stream was changed outside agentic; under the restore rule this node puts it back to the settings"
 	case d.Field == fieldExists:
-		return "the stream was deleted outside agentic; nodes do not recreate it while running (streams repair rule alarm): see docs/architecture.md, \"Streams\", for the remedy"
+		return "the stream was deleted outside agentic; nodes do not recreate it while running (streams repair rule alarm): see docs/architecture.md, \"Streams\", for the remedy, or set --streams-repair restore"
+	case d.Field == FieldRevision:
+		return "the stream is behind the cluster settings in force: nodes do not update streams; " + adminFix
 	}
-	return "the stream was changed outside agentic; nodes do not correct it (streams repair rule alarm): apply the settings again with agentctl cluster settings set --reapply, record the stream's values with agentctl cluster settings set, or set --streams-repair restore"
+	return "the stream was changed outside agentic; nodes do not correct it (under either streams repair rule): " + adminFix
 }
