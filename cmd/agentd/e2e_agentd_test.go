@@ -45,6 +45,10 @@ type agentd struct {
 	// enrolled: the data dir was enrolled (agentctl node enroll), so the
 	// node writes no operator.creds of its own.
 	enrolled bool
+	// operatorCreds is the operator credentials file agentctl uses
+	// against this agentd ("": DATA/operator.creds): an enrolled node's
+	// data dir has none, the root's does.
+	operatorCreds string
 
 	cmd     *exec.Cmd
 	done    chan struct{} // closed once the process exited and was reaped
@@ -233,7 +237,12 @@ func (a *agentd) kill() {
 }
 
 // creds is the operator credentials file agentd writes.
-func (a *agentd) creds() string { return filepath.Join(a.data, "operator.creds") }
+func (a *agentd) creds() string {
+	if a.operatorCreds != "" {
+		return a.operatorCreds
+	}
+	return filepath.Join(a.data, "operator.creds")
+}
 
 // natsConn connects to the node's NATS as its operator (the NATS user of
 // operator.creds), as agentctl does.

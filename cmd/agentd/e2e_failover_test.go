@@ -35,7 +35,7 @@ func (tr *triad) member(t *testing.T, n *agentd, name, roles string, join *agent
 	n.extra = append([]string{"--roles", roles, "--nats", strings.Join(n.natsURLs, ","), "--gossip-listen", gossip}, extra...)
 	if join != nil {
 		n.extra = append(n.extra, "--join", join.gossip)
-		n.enrolled = true
+		n.enrolled, n.operatorCreds = true, join.creds()
 		out := join.mustCtl("node", "enroll", name, "--roles", roles, "--root", join.data, "--out", n.data)
 		if !strings.Contains(out, "enrolled node "+name) {
 			t.Fatalf("node enroll printed:\n%s", out)

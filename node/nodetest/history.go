@@ -3,6 +3,9 @@ package nodetest
 import (
 	"context"
 	"fmt"
+	"github.com/agentic-dev/agentic/bus/bustest"
+	"github.com/agentic-dev/agentic/bus/natsauth"
+	"github.com/nats-io/nats-server/v2/server"
 	"path/filepath"
 	"testing"
 	"time"
@@ -183,21 +186,29 @@ func (p *publisher) wait(ctx context.Context) error {
 	return nil
 }
 
-// StoppedNodeBus starts a bare nats-server on the JetStream store of a
-// stopped node's data directory (the node named name) and connects to it,
-// so a test can read or change that node's streams while it is down. close
+// StoppedNodeBus starts a nats-server on the JetStream store of a stopped
+// node's data directory (the node named name), in operator mode for the
+// node's bundle as the node's own would be, and connects to it as the
+// test harness (bustest.Harness; the data dir must hold root.key), so a
+// test can read or change that node's streams while it is down. close
 // shuts both down; call it before the node starts again.
 func StoppedNodeBus(tb testing.TB, ctx context.Context, dataDir, name string) (conn *bus.Conn, close func()) {
 	tb.Helper()
-	srv, err := bus.StartEmbedded(ctx, bus.EmbeddedConfig{StoreDir: filepath.Join(dataDir, "nats"), ServerName: name})
+	b, err := natsauth.LoadBundle(dataDir)
+	if err != nil {
+		tb.Fatalf("nodetest: %v", err)
+	}
+	root, err := trust.LoadRoot(dataDir)
+	if err != nil {
+		tb.Fatalf("nodetest: %v", err)
+	}
+	store := filepath.Join(dataDir, "nats")
+	srv, err := bus.StartEmbedded(ctx, bus.EmbeddedConfig{StoreDir: store, ServerName: name,
+		Auth: func(o *server.Options) error { return natsauth.ServerOptions(o, b, filepath.Join(store, "jwt")) }})
 	if err != nil {
 		tb.Fatalf("nodetest: nats-server on %s: %v", dataDir, err)
 	}
-	conn, err = bus.Connect(ctx, bus.ConnConfig{Server: srv, Name: "nodetest"})
-	if err != nil {
-		srv.Shutdown()
-		tb.Fatalf("nodetest: connect to the store of %s: %v", dataDir, err)
-	}
+	conn = bustest.Harness(tb, bus.ConnConfig{Server: srv, Name: "nodetest"}, root)
 	return conn, func() { conn.Close(); srv.Shutdown() }
 }
 
