@@ -194,8 +194,12 @@ func entropy(s string) float64 {
 // base64Text reports whether v is base64 of printable text (an example's
 // "aGVsbG8gd29ybGQ="), which is not a secret unless the text holds a key.
 func base64Text(v string) bool {
+	v = strings.TrimRight(v, "=")
+	if len(v)%4 == 1 {
+		v = v[:len(v)-1] // cut in the middle of a quantum: judge the rest
+	}
 	for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
-		b, err := enc.DecodeString(strings.TrimRight(v, "="))
+		b, err := enc.DecodeString(v)
 		if err != nil || len(b) < 8 {
 			continue
 		}
