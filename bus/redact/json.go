@@ -42,6 +42,9 @@ type Finding struct {
 // signer refuses an event for which it finds one.
 func Scan(data []byte) (Finding, bool) { return Latest.scan(data, true) }
 
+// Scan is Scan by the patterns of set alone.
+func (set Set) Scan(data []byte) (Finding, bool) { return set.scan(data, false) }
+
 func (set Set) scan(data []byte, withKnown bool) (Finding, bool) {
 	// Cheap pre-check on the raw bytes: most payloads hold nothing that
 	// looks like a secret and are never decoded. A secret may hide behind
