@@ -157,7 +157,7 @@ func RedactJSON(data []byte) ([]byte, bool, error) {
 			case isKey:
 				red = Redact(s)
 			case key != "":
-				red = redactMember(key, s)
+				red = RedactMember(key, s)
 			default:
 				red = Redact(s)
 			}
@@ -182,8 +182,9 @@ func RedactJSON(data []byte) ([]byte, bool, error) {
 	return append(out, data[last:]...), true, nil
 }
 
-// redactMember redacts value judged as key=value; only the value changes.
-func redactMember(key, value string) string {
+// RedactMember redacts value judged as key=value (a JSON member, an
+// environment variable, a memory fact): only the value changes.
+func RedactMember(key, value string) string {
 	text := key + "=" + value
 	off := len(key) + 1
 	var sp []span
