@@ -81,7 +81,11 @@ func secretError(d event.Draft, f redact.Finding) error {
 	if f.Path != "" {
 		where = "field " + f.Path
 	}
-	return fmt.Errorf("%w: %s event %s: %s still matches secret rule %s (%s); pass secrets by reference, e.g. $NAME from the executor's environment", ErrSecret, d.Type, d.ID, where, f.Rule, f.Kind)
+	rule := f.Rule
+	if f.Kind != f.Rule {
+		rule += " (" + f.Kind + ")"
+	}
+	return fmt.Errorf("%w: %s event %s: %s still matches secret rule %s; pass secrets by reference, e.g. $NAME from the executor's environment", ErrSecret, d.Type, d.ID, where, rule)
 }
 
 func checkDraft(r Rules, d event.Draft) error {

@@ -154,9 +154,9 @@ func (s *Stream) release(m mode, now time.Time) string {
 	case m == modeIdle:
 		start := tokenStart(s.ctx, line)
 		head, tok := line[:start], line[start:]
-		if id, ok := suspicious(s.ctx+string(s.pending[:held])+head, tok); ok {
+		if id, at, ok := suspicious(s.ctx+string(s.pending[:held])+head, tok); ok {
 			out.WriteString(s.emit(held + start))
-			out.WriteString(Label(id))
+			out.WriteString(tok[:at] + Label(id))
 			// The context keeps the token itself, never released, so the
 			// rest of the line is judged as if it had not been cut.
 			s.ctx += tok
@@ -332,22 +332,24 @@ func endsToken(tok string) bool {
 }
 
 // suspicious reports whether tok, the last token of a line after prefix,
-// is or could be the start of a secret, and by which rule.
-func suspicious(prefix, tok string) (string, bool) {
+// is or could be the start of a secret, by which rule, and where in tok
+// the secret starts (what comes before it, a key name or a flag, is not
+// secret).
+func suspicious(prefix, tok string) (id string, at int, ok bool) {
 	if tok == "" {
-		return "", false
+		return "", 0, false
 	}
 	lo, hi := len(prefix), len(prefix)+len(tok)
-	overlaps := func(sp []span) (string, bool) {
+	overlaps := func(sp []span) (string, int, bool) {
 		for _, x := range sp {
 			if x.lo < hi && x.hi > lo {
-				return x.id, true
+				return x.id, max(x.lo, lo) - lo, true
 			}
 		}
-		return "", false
+		return "", 0, false
 	}
-	if id, ok := overlaps(find(prefix+tok, Latest, true, false)); ok {
-		return id, true
+	if id, at, ok := overlaps(find(prefix+tok, Latest, true, false)); ok {
+		return id, at, true
 	}
 	for _, p := range probes {
 		switch {
@@ -362,17 +364,17 @@ func suspicious(prefix, tok string) (string, bool) {
 				sp = append(sp, x)
 			}
 		}
-		if id, ok := overlaps(sp); ok {
-			return id, true
+		if id, at, ok := overlaps(sp); ok {
+			return id, at, true
 		}
 	}
 	if id, ok := knownPrefix(prefix + tok); ok {
-		return id, true
+		return id, 0, true
 	}
 	if len(tok) >= 12 && looksLikeKeyStart(tok) {
-		return "partial-secret", true
+		return "partial-secret", 0, true
 	}
-	return "", false
+	return "", 0, false
 }
 
 // looksLikeKeyStart reports whether tok could begin a random secret: only
