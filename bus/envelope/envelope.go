@@ -81,11 +81,7 @@ func secretError(d event.Draft, f redact.Finding) error {
 	if f.Path != "" {
 		where = "field " + f.Path
 	}
-	rule := f.Rule
-	if f.Kind != f.Rule {
-		rule += " (" + f.Kind + ")"
-	}
-	return fmt.Errorf("%w: %s event %s: %s still matches secret rule %s; pass secrets by reference, e.g. $NAME from the executor's environment", ErrSecret, d.Type, d.ID, where, rule)
+	return fmt.Errorf("%w: %s event %s: %s holds what looks like a secret (%s), secret rule %s; pass secrets by reference, e.g. $NAME from the executor's environment", ErrSecret, d.Type, d.ID, where, f.Kind, f.Rule)
 }
 
 func checkDraft(r Rules, d event.Draft) error {
