@@ -46,17 +46,13 @@ func Scan(data []byte) (Finding, bool) { return Latest.scan(data, true) }
 func (set Set) Scan(data []byte) (Finding, bool) { return set.scan(data, false) }
 
 func (set Set) scan(data []byte, withKnown bool) (Finding, bool) {
-	// Cheap pre-check on the raw bytes: most payloads hold nothing that
-	// looks like a secret and are never decoded. A secret may hide behind
-	// escapes (\u0041KIA…), so only data without backslashes is cleared by
-	// it.
-	raw := string(data)
-	if len(find(raw, set, withKnown, true)) == 0 && !bytes.ContainsRune(data, '\\') {
-		return Finding{}, false
-	}
+	// The decoded strings are judged, not the raw bytes: escapes (\n,
+	// \u0041) would hide a secret from the patterns, and the lines of a
+	// decoded string let each pattern look only at the lines that hold its
+	// hints.
 	var v any
 	if err := json.Unmarshal(data, &v); err != nil {
-		sp := find(raw, set, withKnown, true)
+		sp := find(string(data), set, withKnown, true)
 		if len(sp) == 0 {
 			return Finding{}, false
 		}
@@ -104,14 +100,14 @@ func (set Set) findValue(v any, path string, withKnown bool) (Finding, bool) {
 		sort.Strings(keys)
 		for _, k := range keys {
 			p := joinPath(path, k)
-			if sp := find(k, set, withKnown, true); len(sp) > 0 {
-				return Finding{Kind: sp[0].kind(), Rule: sp[0].id, Path: path}, true
-			}
 			if s, isStr := x[k].(string); isStr {
 				if sp := find(k+"="+s, set, withKnown, true); len(sp) > 0 {
 					return Finding{Kind: sp[0].kind(), Rule: sp[0].id, Path: p}, true
 				}
 				continue
+			}
+			if sp := find(k, set, withKnown, true); len(sp) > 0 {
+				return Finding{Kind: sp[0].kind(), Rule: sp[0].id, Path: path}, true
 			}
 			if f, ok := set.findValue(x[k], p, withKnown); ok {
 				return f, true
@@ -134,9 +130,6 @@ func joinPath(path, key string) string {
 // the bytes as they were) and whether anything was. Data that is not JSON
 // is returned unchanged with an error.
 func RedactJSON(data []byte) ([]byte, bool, error) {
-	if len(find(string(data), Latest, true, true)) == 0 && !bytes.ContainsRune(data, '\\') {
-		return data, false, nil
-	}
 	if !json.Valid(data) {
 		return data, false, fmt.Errorf("redact: payload is not JSON")
 	}
@@ -147,13 +140,17 @@ func RedactJSON(data []byte) ([]byte, bool, error) {
 		switch data[i] {
 		case '"':
 			end := stringEnd(data, i)
-			var s string
-			if err := json.Unmarshal(data[i:end], &s); err != nil {
-				return data, false, fmt.Errorf("redact: string at %d: %w", i, err)
+			s := string(data[i+1 : end-1])
+			if bytes.IndexByte(data[i:end], '\\') >= 0 {
+				if err := json.Unmarshal(data[i:end], &s); err != nil {
+					return data, false, fmt.Errorf("redact: string at %d: %w", i, err)
+				}
 			}
 			isKey := nextIs(data, end, ':')
 			var red string
 			switch {
+			case isKey && nextIs(data, afterColon(data, end), '"'):
+				red = s // judged with its value, as key=value
 			case isKey:
 				red = Redact(s)
 			case key != "":
@@ -209,6 +206,16 @@ func stringEnd(data []byte, i int) int {
 		}
 	}
 	return len(data)
+}
+
+// afterColon returns the index after the ':' that follows index i.
+func afterColon(data []byte, i int) int {
+	for ; i < len(data); i++ {
+		if data[i] == ':' {
+			return i + 1
+		}
+	}
+	return i
 }
 
 // nextIs reports whether the first non-blank byte at or after i is c.

@@ -118,17 +118,14 @@ func find(s string, set Set, withKnown, first bool) []span {
 		return nil
 	}
 	var out []span
-	lower := ""
 	rules := set.rules()
+	where := set.index().rulesFor(s, rules)
 	for i := range rules {
 		r := &rules[i]
-		if len(r.hints) > 0 && lower == "" {
-			lower = strings.ToLower(s)
-		}
-		if !r.hinted(s, lower) {
+		if where[i] == nil {
 			continue
 		}
-		for _, m := range r.matches(s) {
+		for _, m := range r.matchesIn(s, where[i]) {
 			lo, hi := r.secret(m)
 			if lo < 0 || hi <= lo || harmless(s[lo:hi]) {
 				continue
@@ -187,21 +184,24 @@ func apply(s string, sp []span) string {
 	return b.String()
 }
 
-func (r *rule) hinted(s, lower string) bool {
-	if len(r.hints) == 0 && len(r.exact) == 0 {
-		return true
+// matchesIn returns the rule's submatch indexes in the ranges of s (whole:
+// all of it), as indexes of s.
+func (r *rule) matchesIn(s string, ranges [][2]int) [][]int {
+	if len(ranges) == 1 && ranges[0][1] < 0 {
+		return r.matches(s)
 	}
-	for _, h := range r.exact {
-		if strings.Contains(s, h) {
-			return true
+	var out [][]int
+	for _, rg := range ranges {
+		for _, m := range r.matches(s[rg[0]:rg[1]]) {
+			for j := range m {
+				if m[j] >= 0 {
+					m[j] += rg[0]
+				}
+			}
+			out = append(out, m)
 		}
 	}
-	for _, h := range r.hints {
-		if strings.Contains(lower, h) {
-			return true
-		}
-	}
-	return false
+	return out
 }
 
 // matches returns the rule's submatch indexes in s.

@@ -24,6 +24,9 @@ type rule struct {
 	valid  func(v string) bool
 	// check, when set, must accept the whole match.
 	check func(m string) bool
+	// multiline marks a rule whose matches span lines (private keys): it
+	// looks at the whole text, not only the lines that hold its hints.
+	multiline bool
 	// noProbe keeps the rule out of the stream redactor's prefix probe
 	// (rules judged by entropy would take the probe for a secret).
 	noProbe bool
@@ -38,10 +41,11 @@ const secretKeys = `password|passwd|secret|token|api[_-]?key|apikey|access[_-]?k
 // name or a pattern (a later set adds rules instead).
 var set1 = []rule{
 	{
-		name:  "private key block",
-		id:    "private-key",
-		re:    regexp.MustCompile(`(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)`),
-		exact: []string{"PRIVATE KEY-----"},
+		name:      "private key block",
+		id:        "private-key",
+		re:        regexp.MustCompile(`(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)`),
+		exact:     []string{"PRIVATE KEY-----"},
+		multiline: true,
 	},
 	{
 		name:   "authorization header",
@@ -118,16 +122,18 @@ const flagValue = `(?:"([^"\n]*)"|'([^'\n]*)'|([^\s"']+))`
 // tools, and high-entropy values (bare AWS secret keys, assignments).
 var set2 = []rule{
 	{
-		name:  "private key body",
-		id:    "private-key",
-		re:    regexp.MustCompile(`(?m)^[ \t]*(?:MII[A-Za-z0-9+/]{3}(?:IBAAK|IBADAN)|MIG[A-Za-z0-9+/]AgEAMBMG|MHcCAQEE|MIGkAgEBBD|MC4CAQAwBQYDK2Vw|b3BlbnNzaC1rZXktdjE)[A-Za-z0-9+/=]*(?:\r?\n[ \t]*[A-Za-z0-9+/=]{8,})*(?:\r?\n[ \t]*-----END [A-Z0-9 ]*PRIVATE KEY-----)?`),
-		exact: []string{"MII", "MIG", "MHcCAQEE", "MC4CAQAw", "b3BlbnNzaC1rZXktdjE"},
+		name:      "private key body",
+		id:        "private-key",
+		re:        regexp.MustCompile(`(?m)^[ \t]*(?:MII[A-Za-z0-9+/]{3}(?:IBAAK|IBADAN)|MIG[A-Za-z0-9+/]AgEAMBMG|MHcCAQEE|MIGkAgEBBD|MC4CAQAwBQYDK2Vw|b3BlbnNzaC1rZXktdjE)[A-Za-z0-9+/=]*(?:\r?\n[ \t]*[A-Za-z0-9+/=]{8,})*(?:\r?\n[ \t]*-----END [A-Z0-9 ]*PRIVATE KEY-----)?`),
+		exact:     []string{"MII", "MIG", "MHcCAQEE", "MC4CAQAw", "b3BlbnNzaC1rZXktdjE"},
+		multiline: true,
 	},
 	{
-		name:  "private key end",
-		id:    "private-key",
-		re:    regexp.MustCompile(`(?m)(?:^[ \t]*[A-Za-z0-9+/=]{16,}\r?\n)+[ \t]*-----END [A-Z0-9 ]*PRIVATE KEY-----`),
-		exact: []string{"PRIVATE KEY-----"},
+		name:      "private key end",
+		id:        "private-key",
+		re:        regexp.MustCompile(`(?m)(?:^[ \t]*[A-Za-z0-9+/=]{16,}\r?\n)+[ \t]*-----END [A-Z0-9 ]*PRIVATE KEY-----`),
+		exact:     []string{"PRIVATE KEY-----"},
+		multiline: true,
 	},
 	{
 		name:  "stripe-access-token",

@@ -71,9 +71,14 @@ func passwordLike(v string) bool {
 
 // secretByte reports whether c may be part of a random-looking secret
 // (base64, base64url).
-func secretByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '_' || c == '-'
-}
+func secretByte(c byte) bool { return secretBytes[c] }
+
+var secretBytes = func() (t [256]bool) {
+	for c := 0; c < 256; c++ {
+		t[c] = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '_' || c == '-'
+	}
+	return t
+}()
 
 // scanRuns returns a finder of runs of secretByte (with "=" padding) of
 // min to max characters. With assign, a run counts only as the value of an
