@@ -174,6 +174,10 @@ func TestNoFalsePositives(t *testing.T) {
 		"npm notice created a lockfile as package-lock.json",
 		"key=value",
 		"[INFO] compiled 120 files in 3.2s",
+		"github.com/nats-io/nats.go v1.37.0 h1:Ab3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5zA7bC9d=",
+		`"Sum": "h1:Ab3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5zA7bC9d="`,
+		`"integrity": "sha512-Ab3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5zA7bC9dAb3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5zA7bC9d=="`,
+		`ETag: "Ab3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5"`,
 	} {
 		if kind, ok := Find(s); ok {
 			t.Errorf("Find(%q) = %s, want no secret", s, kind)

@@ -136,11 +136,29 @@ func assignedAt(s string, i int) bool {
 	for k >= 0 && (s[k] == ' ' || s[k] == '\t') && s[k+1] == ':' {
 		k--
 	}
-	if k < 0 {
+	if k < 0 || !nameByte(s[k]) {
 		return false
 	}
-	c := s[k]
+	end := k + 1
+	for k >= 0 && nameByte(s[k]) {
+		k--
+	}
+	return !digestName(strings.ToLower(s[k+1 : end]))
+}
+
+func nameByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.'
+}
+
+// digestName reports whether an assignment's name says its value is a
+// digest (go.sum's h1:, npm's integrity, an ETag), not a secret.
+func digestName(name string) bool {
+	for _, d := range []string{"h1", "sum", "hash", "digest", "checksum", "integrity", "etag", "sha1", "sha256", "sha384", "sha512", "md5", "fingerprint", "commit", "revision"} {
+		if name == d || strings.HasSuffix(name, "_"+d) || strings.HasSuffix(name, "-"+d) || strings.HasSuffix(name, "."+d) {
+			return true
+		}
+	}
+	return false
 }
 
 // looksRandom reports whether v looks like a random secret rather than a
@@ -152,6 +170,11 @@ func looksRandom(v string) bool {
 	n := len(v)
 	if n < 20 || strings.HasPrefix(v, "/") || strings.Contains(v, "//") {
 		return false
+	}
+	for _, p := range []string{"sha1-", "sha256-", "sha384-", "sha512-"} {
+		if strings.HasPrefix(v, p) {
+			return false // a subresource integrity digest
+		}
 	}
 	var upper, lower, digit, changes int
 	prev := -1
