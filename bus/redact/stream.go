@@ -250,7 +250,10 @@ func (s *Stream) dropKey(all bool) bool {
 			line = line[:i]
 		}
 		if loc := keyEnd.FindStringIndex(line); loc != nil {
-			s.pending = append(s.pending[:0], s.pending[loc[1]:]...)
+			// The label already ended with the BEGIN line's break: the END
+			// line's break goes with the key.
+			rest := strings.TrimPrefix(strings.TrimPrefix(string(s.pending[loc[1]:]), "\r"), "\n")
+			s.pending = append(s.pending[:0], rest...)
 			s.inKey = false
 			return true
 		}
@@ -259,7 +262,7 @@ func (s *Stream) dropKey(all bool) bool {
 			return true
 		}
 		if i < 0 {
-			if all {
+			if all || len(s.pending) > MaxHold {
 				s.pending = s.pending[:0]
 			}
 			return false
