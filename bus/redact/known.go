@@ -39,8 +39,9 @@ func SecretName(name string) bool {
 
 // Remember adds value, the secret called name (an environment variable, a
 // setting), to the values Redact replaces wherever they occur, as
-// [REDACTED:known:<name>]. Values shorter than MinKnownLen, numbers,
-// booleans, paths and variable references are ignored. Safe for concurrent use.
+// [REDACTED:known:<name>]. Values shorter than MinKnownLen, shorter than
+// 12 bytes with a single kind of character (a word: "postgres"), numbers,
+// paths and variable references are ignored. Safe for concurrent use.
 func Remember(name, value string) {
 	initKnown()
 	remember(name, value)
@@ -51,8 +52,9 @@ func remember(name, value string) {
 	if len(value) < MinKnownLen || harmless(value) || strings.ContainsAny(value, "\n") || strings.HasPrefix(value, "/") {
 		return
 	}
-	switch strings.ToLower(value) {
-	case "true", "false", "enabled", "disabled":
+	if len(value) < 12 && classes(value) < 2 {
+		// "postgres", "changeme": a weak password that is also a word would
+		// redact every mention of the word and refuse every plan naming it.
 		return
 	}
 	id := "known:" + sanitizeName(name)
@@ -65,6 +67,32 @@ func remember(name, value string) {
 	}
 	known.vals = append(known.vals, knownValue{value: value, id: id})
 	sort.SliceStable(known.vals, func(i, j int) bool { return len(known.vals[i].value) > len(known.vals[j].value) })
+}
+
+// classes counts the kinds of character in v: lower case, upper case,
+// digits, others.
+func classes(v string) int {
+	var k [4]bool
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case c >= 'a' && c <= 'z':
+			k[0] = true
+		case c >= 'A' && c <= 'Z':
+			k[1] = true
+		case c >= '0' && c <= '9':
+			k[2] = true
+		default:
+			k[3] = true
+		}
+	}
+	n := 0
+	for _, b := range k {
+		if b {
+			n++
+		}
+	}
+	return n
 }
 
 // RememberEnv remembers the values of the variables of environ (KEY=value

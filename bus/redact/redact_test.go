@@ -221,12 +221,12 @@ func TestKnownValues(t *testing.T) {
 	if _, ok := Find("connect " + v); ok {
 		t.Fatal("found before it was remembered")
 	}
-	RememberEnv([]string{"DEPLOY_TOKEN=" + v, "HOME=/home/bob", "PWD=/srv/app", "SHORT_SECRET=abc", "DEBUG_PASSWORD=true"})
+	RememberEnv([]string{"DEPLOY_TOKEN=" + v, "HOME=/home/bob", "PWD=/srv/app", "SHORT_SECRET=abc", "DEBUG_PASSWORD=true", "PG_PASSWORD=postgres"})
 	got := Redact("connect " + v + " and " + v)
 	if want := "connect [REDACTED:known:DEPLOY_TOKEN] and [REDACTED:known:DEPLOY_TOKEN]"; got != want {
 		t.Fatalf("Redact = %q, want %q", got, want)
 	}
-	for _, s := range []string{"cd /srv/app", "home is /home/bob", "abc", "true"} {
+	for _, s := range []string{"cd /srv/app", "home is /home/bob", "abc", "true", "connect to postgres"} {
 		if Redact(s) != s {
 			t.Errorf("Redact(%q) = %q: a value that is not secret was remembered", s, Redact(s))
 		}

@@ -37,7 +37,9 @@ var (
 var probes = []string{
 	"A1b2C3d4E5f6G7h8J9k0L1m2N3p4Q5r6S7t8U9v0W1x2Y3z4A5b6C7d8E9f0G1h2J3k4L5m6N7p8Q9r0",
 	"A1B2C3D4E5F6G7H8J9K0L1M2N3P4Q5R6S7T8U9V0",
-	"A1b2C3d4E5f6@x", // URL userinfo
+	"A1b2C3d4E5f6@x",                            // URL userinfo
+	".A1b2C3d4E5f6G7h8J9k0",                     // a JWT's signature
+	".eyJA1b2C3d4E5f6G7h8J9k0.A1b2C3d4E5f6G7h8", // a JWT's payload and signature
 }
 
 // Stream redacts one output stream (a step's stdout or stderr) as it
@@ -53,6 +55,7 @@ type Stream struct {
 	ctx     string // raw text of the current line already released
 	pending []byte // raw text not yet released
 	swallow bool   // a secret was redacted before its end: drop the rest of its token
+	quote   byte   // while swallowing a quoted value: its quote, which ends it
 	inKey   bool   // inside a private key: drop its lines up to the END line
 	heldAt  time.Time
 }
@@ -86,7 +89,7 @@ func (s *Stream) Idle(now time.Time) string {
 // Flush releases everything held, at the end of the stream.
 func (s *Stream) Flush() string {
 	out := s.release(modeFlush, time.Time{})
-	s.ctx, s.swallow, s.inKey = "", false, false
+	s.ctx, s.swallow, s.inKey, s.quote = "", false, false, 0
 	return out
 }
 
@@ -118,7 +121,12 @@ func (s *Stream) release(m mode, now time.Time) string {
 		// A run of base64 lines held for TokenHold: released, unless its
 		// lines have the width and randomness of a key's body, which is
 		// redacted (and the rest of the key dropped as it comes).
-		if start := s.holdBase64Run(cut); start < cut && keyBody(string(s.pending[start:cut])) {
+		start := s.holdBase64Run(cut)
+		run := string(s.pending[start:cut])
+		if start == 0 {
+			run = s.ctx + run // the start of its first line went out before
+		}
+		if start < cut && keyBody(run) {
 			out.WriteString(s.emit(start))
 			out.WriteString(Label("private-key") + "\n")
 			s.ctx, s.inKey = "", true
@@ -162,6 +170,13 @@ func (s *Stream) release(m mode, now time.Time) string {
 			s.ctx += tok
 			s.pending = s.pending[:0]
 			s.swallow = !endsToken(tok)
+			if q := tok[0]; (q == '"' || q == '\'') && strings.Count(tok, string(q)) == 1 {
+				s.quote = q // a quoted value goes on to its closing quote
+				s.swallow = true
+			}
+			if id == "private-key" {
+				s.inKey = true
+			}
 			break
 		}
 		if expired {
@@ -223,7 +238,14 @@ func (s *Stream) dropToken() bool {
 	// The dropped bytes stay in the context (never released), so the rest
 	// of the line is judged as if it had not been cut.
 	for i, c := range s.pending {
-		if c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '"' || c == '\'' {
+		end := c == '\n' || c == '\r'
+		if s.quote != 0 {
+			end = end || c == s.quote
+		} else {
+			end = end || c == ' ' || c == '\t' || c == '"' || c == '\''
+		}
+		if end {
+			s.quote = 0
 			s.ctx += string(s.pending[:i])
 			s.pending = append(s.pending[:0], s.pending[i:]...)
 			s.swallow = false
@@ -321,9 +343,8 @@ func tokenStart(ctx, line string) int {
 	full := ctx + line[:start]
 	for _, q := range []string{`"`, `'`} {
 		if strings.Count(full, q)%2 == 1 {
-			if i := strings.LastIndex(line[:start], q); i >= 0 && i < start {
-				start = i
-			}
+			// The quote may be in the part of the line released before.
+			start = max(strings.LastIndex(line[:start], q), 0)
 		}
 	}
 	return start
@@ -355,10 +376,10 @@ func suspicious(prefix, tok string) (id string, at int, ok bool) {
 		return id, at, true
 	}
 	for _, p := range probes {
-		switch {
-		case strings.Contains(tok, `"`):
+		switch line := prefix[strings.LastIndexAny(prefix, "\n\r")+1:] + tok; {
+		case strings.Count(line, `"`)%2 == 1:
 			p += `"` // close a quoted value
-		case strings.Contains(tok, "'"):
+		case strings.Count(line, "'")%2 == 1:
 			p += "'"
 		}
 		var sp []span

@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -216,5 +217,41 @@ func TestStreamKeyBounded(t *testing.T) {
 	}
 	if got := s.Write([]byte("\n-----END RSA PRIVATE KEY-----\nafter\n")) + s.Flush(); got != "after\n" {
 		t.Fatalf("after the key: %q", got)
+	}
+}
+
+// Random chunks and random pauses over every planted input: no secret is
+// ever released whole, and with pauses shorter than TokenHold none of it.
+func TestStreamRandomChunksAndPauses(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	ins := streamInputs()
+	for round := range 300 {
+		in := ins[rng.IntN(len(ins))]
+		long := round%3 == 0
+		s := NewStream()
+		var b strings.Builder
+		at := time.Unix(1_800_000_000, 0)
+		for i := 0; i < len(in.text); {
+			n := 1 + rng.IntN(24)
+			b.WriteString(s.Write([]byte(in.text[i:min(i+n, len(in.text))])))
+			i += n
+			if rng.IntN(3) == 0 {
+				pause := time.Duration(rng.IntN(4000)) * time.Millisecond
+				if long {
+					pause *= 3
+				}
+				for t0 := at; at.Sub(t0) <= pause && s.Pending() > 0; at = at.Add(250 * time.Millisecond) {
+					b.WriteString(s.Idle(at))
+				}
+			}
+		}
+		b.WriteString(s.Flush())
+		p := leaked(b.String(), Redact(in.text), in.secret)
+		if long && p != in.secret {
+			p = ""
+		}
+		if p != "" {
+			t.Fatalf("round %d, %s: %q leaked in %q", round, in.name, p, b.String())
+		}
 	}
 }
