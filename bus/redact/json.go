@@ -127,9 +127,13 @@ func joinPath(path, key string) string {
 // RedactJSON redacts every string of the JSON document data (an event
 // payload) as Redact does, a member "KEY": "value" judged as KEY=value,
 // and returns the document with only those strings changed (the rest of
-// the bytes as they were) and whether anything was. Data that is not JSON
-// is returned unchanged with an error.
+// the bytes as they were) and whether anything was. Empty data is no
+// payload; other data that is not JSON is returned unchanged with an
+// error.
 func RedactJSON(data []byte) ([]byte, bool, error) {
+	if len(data) == 0 {
+		return data, false, nil // no payload
+	}
 	if !json.Valid(data) {
 		return data, false, fmt.Errorf("redact: payload is not JSON")
 	}

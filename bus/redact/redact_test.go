@@ -292,6 +292,9 @@ func TestRedactJSON(t *testing.T) {
 	if out, changed, err := RedactJSON(clean); err != nil || changed || string(out) != string(clean) {
 		t.Errorf("clean payload: %s %v %v", out, changed, err)
 	}
+	if out, changed, err := RedactJSON(nil); err != nil || changed || out != nil {
+		t.Errorf("no payload: %s %v %v", out, changed, err)
+	}
 	if _, _, err := RedactJSON([]byte(`{"password": "x"`)); err == nil {
 		t.Error("no error for a payload that is not JSON")
 	}

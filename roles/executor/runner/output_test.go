@@ -240,3 +240,29 @@ func TestTrimRuneStart(t *testing.T) {
 		t.Errorf("trimRuneStart(%q) = %q", s, got)
 	}
 }
+
+// The hostile case as it was found: a secret printed in two chunks 2.5 s
+// apart (well past the idle flush), split where the first chunk looks like
+// a secret's start and where it does not.
+func TestSecretPrintedInTwoChunksSecondsApart(t *testing.T) {
+	spec := shellSpec(`printf 'key ghp_abcdefghij'; printf 'maps AIz' >&2; sleep 2.5
+printf 'klmnopqrstuvwxyz0123456789 ok\n'; printf 'aSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY ok\n' >&2`)
+	spec.Timeout = 20 * time.Second
+	var out output
+	res := Run(context.Background(), spec, Options{DefaultCwd: t.TempDir()}, nil, out.on)
+	if res.Status != event.TaskSucceeded {
+		t.Fatalf("Run = %+v", res)
+	}
+	stdout, stderr := out.text(StreamStdout), out.text(StreamStderr)
+	if stdout != "key [REDACTED:github-token] ok\n" {
+		t.Errorf("stdout = %q", stdout)
+	}
+	if stderr != "maps [REDACTED:gcp-api-key] ok\n" {
+		t.Errorf("stderr = %q", stderr)
+	}
+	for _, piece := range []string{"abcdefghij", "klmnop", "AIz", "aSyD"} {
+		if strings.Contains(res.OutputTail, piece) {
+			t.Errorf("%q in tail %q", piece, res.OutputTail)
+		}
+	}
+}
