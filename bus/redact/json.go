@@ -184,12 +184,19 @@ func RedactJSON(data []byte) ([]byte, bool, error) {
 }
 
 // RedactMember redacts value judged as key=value (a JSON member, an
-// environment variable, a memory fact): only the value changes.
-func RedactMember(key, value string) string {
+// environment variable, a memory fact) by the Latest set and the values
+// this process knows: only the value changes.
+func RedactMember(key, value string) string { return redactMember(key, value, Latest, true) }
+
+// RedactMember redacts value judged as key=value by the patterns of set
+// alone: the same on every node of a build (a fold's redaction).
+func (set Set) RedactMember(key, value string) string { return redactMember(key, value, set, false) }
+
+func redactMember(key, value string, set Set, withKnown bool) string {
 	text := key + "=" + value
 	off := len(key) + 1
 	var sp []span
-	for _, x := range find(text, Latest, true, false) {
+	for _, x := range find(text, set, withKnown, false) {
 		if x.hi <= off {
 			continue
 		}

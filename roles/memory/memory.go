@@ -7,7 +7,9 @@
 // folded). Facts are judged like events: a value that holds a secret
 // (redact.FindMember, key and value together) is refused by CheckFact
 // before it is published, and one that reaches the fold anyway (from a
-// build with fewer secret patterns) is stored redacted. A fact with a TTL expires at the event's time plus the TTL,
+// build with fewer secret patterns) is stored redacted by this build's
+// patterns (not by the secret values a node knows, which differ between
+// nodes). A fact with a TTL expires at the event's time plus the TTL,
 // judged against the reader's clock. Statistics count, per command
 // hash, the successes and failures reported in task.finished events.
 //
@@ -137,7 +139,7 @@ func (m *Memory) Fold(ev event.Event) {
 		if ev.Decode(&d) != nil || d.Key == "" || ValidScope(d.Scope) != nil {
 			return
 		}
-		f := Fact{Scope: scopeOf(d.Scope), Key: d.Key, Value: redact.RedactMember(d.Key, d.Value), UpdatedAt: ev.Time}
+		f := Fact{Scope: scopeOf(d.Scope), Key: d.Key, Value: redact.Latest.RedactMember(d.Key, d.Value), UpdatedAt: ev.Time}
 		if d.TTL > 0 {
 			f.ExpiresAt = ev.Time.Add(d.TTL.Std())
 		}
@@ -147,7 +149,7 @@ func (m *Memory) Fold(ev event.Event) {
 		if ev.Decode(&d) != nil || d.Key == "" || ValidScope(d.Scope) != nil {
 			return
 		}
-		m.put(Fact{Scope: scopeOf(d.Scope), Key: d.Key, Value: redact.RedactMember(d.Key, d.Value), UpdatedAt: ev.Time, ExpiresAt: d.Expires})
+		m.put(Fact{Scope: scopeOf(d.Scope), Key: d.Key, Value: redact.Latest.RedactMember(d.Key, d.Value), UpdatedAt: ev.Time, ExpiresAt: d.Expires})
 	case event.TaskFinished:
 		var d event.TaskFinishedData
 		if ev.Decode(&d) != nil || d.CommandHash == "" {

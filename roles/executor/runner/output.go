@@ -37,8 +37,8 @@ type chunk struct {
 // goroutine per pipe reads continuously, so the child never blocks on a
 // full pipe; each reader redacts its stream as a stream (redact.Stream: a
 // window carried across reads, so a secret written in pieces is redacted
-// whole), appends it to the
-// shared tail and offers it to one collector goroutine that calls onOutput.
+// whole), appends it to the shared tail and offers it to one collector
+// goroutine that calls onOutput.
 // When onOutput falls behind, chunks are dropped from the stream (never from
 // the tail) and a notice says how many bytes were lost. Memory is bounded by
 // the tail, the readers' buffers and the queue, whatever the child writes.
