@@ -43,20 +43,53 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/bus/redact"
 	"github.com/agentic-dev/agentic/bus/trust"
 )
 
 // CheckDraft reports whether d may be signed under the current rules: size
 // and secrets. Emitters call it before they accept a draft, so a refusal
-// reaches the caller.
-func CheckDraft(d event.Draft) error { return checkDraft(versions[Version], d) }
+// reaches the caller. Secrets are judged by the newest secret-pattern set
+// and the secret values this process knows (redact.Scan), stricter than
+// any receiver; the error names the rule and the field, never the secret.
+func CheckDraft(d event.Draft) error {
+	if err := checkDraft(versions[Version], d); err != nil {
+		return err
+	}
+	if f, ok := redact.Scan(d.Data); ok {
+		return secretError(d, f)
+	}
+	return nil
+}
+
+// RedactDraft returns d with every secret in its payload replaced by
+// [REDACTED:<rule>] (redact.RedactJSON): how events are redacted when they
+// are created, before CheckDraft and signing.
+func RedactDraft(d event.Draft) (event.Draft, error) {
+	data, changed, err := redact.RedactJSON(d.Data)
+	if err != nil {
+		return d, fmt.Errorf("envelope: redact %s event %s: %w", d.Type, d.ID, err)
+	}
+	if changed {
+		d.Data = data
+	}
+	return d, nil
+}
+
+func secretError(d event.Draft, f redact.Finding) error {
+	where := "payload"
+	if f.Path != "" {
+		where = "field " + f.Path
+	}
+	return fmt.Errorf("%w: %s event %s: %s holds what looks like a secret (%s), secret rule %s; pass secrets by reference, e.g. $NAME from the executor's environment", ErrSecret, d.Type, d.ID, where, f.Kind, f.Rule)
+}
 
 func checkDraft(r Rules, d event.Draft) error {
 	if len(d.Data) > r.MaxEventBytes {
 		return fmt.Errorf("%w: event %s (%s) payload is %d bytes, limit %d", ErrTooLarge, d.ID, d.Type, len(d.Data), r.MaxEventBytes)
 	}
-	if kind, ok := r.Secrets.FindJSON(d.Data); ok {
-		return fmt.Errorf("%w: %s event %s holds what looks like a secret (%s); pass secrets by reference, e.g. $NAME from the executor's environment", ErrSecret, d.Type, d.ID, kind)
+	if f, ok := r.Secrets.Scan(d.Data); ok {
+		return secretError(d, f)
 	}
 	return nil
 }
@@ -64,7 +97,13 @@ func checkDraft(r Rules, d event.Draft) error {
 // Sign builds one signed message carrying drafts, which must all have the
 // same subject, under the current protocol version. It returns the message
 // and its jti (the event id for a single event, a fresh id for a batch).
+// It refuses a draft that CheckDraft refuses.
 func Sign(id *trust.Identity, drafts []event.Draft) ([]byte, string, error) {
+	for _, d := range drafts {
+		if err := CheckDraft(d); err != nil {
+			return nil, "", err
+		}
+	}
 	return SignAt(id, drafts, time.Now(), Version)
 }
 

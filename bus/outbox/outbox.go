@@ -176,7 +176,15 @@ func (o *Outbox) Emit(ctx context.Context, drafts ...event.Draft) error {
 	if len(drafts) == 0 {
 		return nil
 	}
-	for _, d := range drafts {
+	drafts = append([]event.Draft(nil), drafts...) // the caller's stay as they were
+	for i, d := range drafts {
+		// Secrets are redacted when an event is created; what redaction
+		// leaves is refused.
+		d, err := envelope.RedactDraft(d)
+		if err != nil {
+			return err
+		}
+		drafts[i] = d
 		if err := envelope.CheckDraft(d); err != nil {
 			return err
 		}

@@ -4,7 +4,12 @@
 // Facts come from memory.put events (an operator's agentctl memory put) and
 // memory.written events (facts a memory node derives). A fact's scope is
 // "shared" or a run id (ValidScope; an event with any other scope is not
-// folded); a fact with a TTL expires at the event's time plus the TTL,
+// folded). Facts are judged like events: a value that holds a secret
+// (redact.FindMember, key and value together) is refused by CheckFact
+// before it is published, and one that reaches the fold anyway (from a
+// build with fewer secret patterns) is stored redacted by this build's
+// patterns (not by the secret values a node knows, which differ between
+// nodes). A fact with a TTL expires at the event's time plus the TTL,
 // judged against the reader's clock. Statistics count, per command
 // hash, the successes and failures reported in task.finished events.
 //
@@ -28,6 +33,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/bus/redact"
 	"github.com/agentic-dev/agentic/roles"
 )
 
@@ -51,6 +57,20 @@ func ValidScope(scope string) error {
 	}
 	if err := event.ValidRunID(scope); err != nil {
 		return fmt.Errorf("%w: %q is neither %q nor a run id (%v)", ErrBadScope, scope, ScopeShared, err)
+	}
+	return nil
+}
+
+// ErrSecret is returned by CheckFact for a fact that holds a secret.
+var ErrSecret = errors.New("memory: fact holds a secret")
+
+// CheckFact refuses a fact whose key or value holds a secret, judged as
+// events are (the value as key=value, by the newest secret patterns and
+// the secret values this process knows). The error names the rule, never
+// the secret.
+func CheckFact(key, value string) error {
+	if kind, ok := redact.FindMember(key, value); ok {
+		return fmt.Errorf("%w: the value of %q matches secret rule %s; store a reference ($NAME) instead of the secret", ErrSecret, key, kind)
 	}
 	return nil
 }
@@ -119,7 +139,7 @@ func (m *Memory) Fold(ev event.Event) {
 		if ev.Decode(&d) != nil || d.Key == "" || ValidScope(d.Scope) != nil {
 			return
 		}
-		f := Fact{Scope: scopeOf(d.Scope), Key: d.Key, Value: d.Value, UpdatedAt: ev.Time}
+		f := Fact{Scope: scopeOf(d.Scope), Key: d.Key, Value: redact.Latest.RedactMember(d.Key, d.Value), UpdatedAt: ev.Time}
 		if d.TTL > 0 {
 			f.ExpiresAt = ev.Time.Add(d.TTL.Std())
 		}
@@ -129,7 +149,7 @@ func (m *Memory) Fold(ev event.Event) {
 		if ev.Decode(&d) != nil || d.Key == "" || ValidScope(d.Scope) != nil {
 			return
 		}
-		m.put(Fact{Scope: scopeOf(d.Scope), Key: d.Key, Value: d.Value, UpdatedAt: ev.Time, ExpiresAt: d.Expires})
+		m.put(Fact{Scope: scopeOf(d.Scope), Key: d.Key, Value: redact.Latest.RedactMember(d.Key, d.Value), UpdatedAt: ev.Time, ExpiresAt: d.Expires})
 	case event.TaskFinished:
 		var d event.TaskFinishedData
 		if ev.Decode(&d) != nil || d.CommandHash == "" {

@@ -14,14 +14,16 @@ const (
 	// readSize is the size of one read from a pipe.
 	readSize = 32 << 10
 	// queueLen bounds the chunks waiting for onOutput: at most about
-	// queueLen × (readSize + maxHold) bytes.
+	// queueLen × (readSize + redact.MaxHold + redact.MaxKeyHold) bytes.
 	queueLen = 32
 	// drainTimeout bounds the wait for EOF on the pipes once the process
 	// group is gone: only a process that left the group (setsid) can hold
 	// them open longer, and then the runner stops reading.
 	drainTimeout = time.Second
-	// idleFlush is how long an unterminated line is held back when the step
-	// writes nothing more (a progress line, a prompt) before it is released.
+	// idleFlush is how long the step writes nothing more (a progress line,
+	// a prompt) before the stream redactor is asked to release what it
+	// holds (redact.Stream.Idle: the line up to its last token at once, the
+	// token within redact.TokenHold).
 	idleFlush = 250 * time.Millisecond
 )
 
@@ -33,8 +35,10 @@ type chunk struct {
 
 // capture collects a step's stdout and stderr through two pipes. One reader
 // goroutine per pipe reads continuously, so the child never blocks on a
-// full pipe; each reader redacts its stream line by line, appends it to the
-// shared tail and offers it to one collector goroutine that calls onOutput.
+// full pipe; each reader redacts its stream as a stream (redact.Stream: a
+// window carried across reads, so a secret written in pieces is redacted
+// whole), appends it to the shared tail and offers it to one collector
+// goroutine that calls onOutput.
 // When onOutput falls behind, chunks are dropped from the stream (never from
 // the tail) and a notice says how many bytes were lost. Memory is bounded by
 // the tail, the readers' buffers and the queue, whatever the child writes.
@@ -124,12 +128,12 @@ func (c *capture) collect() {
 
 func (c *capture) read(stream string, f *os.File) {
 	defer c.readers.Done()
-	var lr lineRedactor
+	lr := redact.NewStream()
 	var dropped int
 	buf := make([]byte, readSize)
 	deadline := false
 	for {
-		if hold := len(lr.pending) > 0; hold || deadline {
+		if hold := lr.Pending() > 0; hold || deadline {
 			// A failing SetReadDeadline only costs the idle flush.
 			if hold {
 				_ = f.SetReadDeadline(time.Now().Add(idleFlush))
@@ -140,17 +144,17 @@ func (c *capture) read(stream string, f *os.File) {
 		}
 		n, err := f.Read(buf)
 		if n > 0 {
-			c.emit(stream, lr.write(buf[:n]), &dropped, false)
+			c.emit(stream, lr.Write(buf[:n]), &dropped, false)
 		}
 		if errors.Is(err, os.ErrDeadlineExceeded) {
-			c.emit(stream, lr.flush(), &dropped, false)
+			c.emit(stream, lr.Idle(time.Now()), &dropped, false)
 			continue
 		}
 		if err != nil {
 			break
 		}
 	}
-	c.emit(stream, lr.flush(), &dropped, true)
+	c.emit(stream, lr.Flush(), &dropped, true)
 }
 
 // emit hands redacted text to the tail and the stream. Only the final emit

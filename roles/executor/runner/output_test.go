@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/redact"
 	"os"
@@ -133,7 +134,7 @@ echo done`)
 			t.Errorf("%q in tail: %q", secret, res.OutputTail)
 		}
 	}
-	for _, keep := range []string{"password=[REDACTED]\n", "token=[REDACTED]\n", "done\n"} {
+	for _, keep := range []string{"password=[REDACTED:secret-assignment]\n", "token=[REDACTED:secret-assignment]\n", "done\n"} {
 		if !strings.Contains(out.text(StreamStdout), keep) {
 			t.Errorf("stdout lacks %q: %q", keep, out.text(StreamStdout))
 		}
@@ -179,5 +180,89 @@ func TestPartialLineStreamedWhenIdle(t *testing.T) {
 	}
 	if got := out.text(StreamStdout); got != "working...ok\n" {
 		t.Fatalf("stdout = %q", got)
+	}
+}
+
+// Planted secrets of every shape, on stdout and stderr, each printed in two
+// pieces with a pause longer than the idle flush between them: none is
+// streamed or kept in the tail, in whole or in part.
+func TestPlantedSecretsSplitWithPause(t *testing.T) {
+	secrets := []struct{ first, rest, secret string }{
+		{"STRIPE=sk_live_51H8xQ2", "LkdIwHu7ixyzAbCdEf0123", "LkdIwHu7ixyzAbCdEf0123"},
+		{"key AIzaSyD-9tSrke7", "2PouQMnMX-a7eZSW0jkFMBWY", "2PouQMnMX-a7eZSW0jkFMBWY"},
+		{"glpat-xR4nD0m", "T0k3nV4lu3zzZ9", "T0k3nV4lu3zzZ9"},
+		{"npm_aB3dE5fG7hI9jK1", "lM3nO5pQ7rS9tU1vW3xY5", "lM3nO5pQ7rS9tU1vW3xY5"},
+		{"eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0", "NTY3ODkwIn0.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c", "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"},
+		{"secret: wJalrXUtnFEMI/K7M", "DENG/bPxRfiCYEXAMPLEKEY", "DENG/bPxRfiCYEXAMPLEKEY"},
+		{"mysql -u root -pS3cr", "etPW -h db", "etPW"},
+		{"sshpass -p Pa55w", "ord9 ssh host", "ord9"},
+		{"docker login -u bob -p dckrP", "W123 reg.example.com", "W123"},
+		{"curl -u bob:curlP", "W99 https://x", "W99"},
+		{"MYSQL_PWD=myPWv", "alue1 mysql", "alue1"},
+		{"password hunt", "er2xyz", "er2xyz"},
+	}
+	var script strings.Builder
+	for i, s := range secrets {
+		fd := ""
+		if i%2 == 1 {
+			fd = " >&2"
+		}
+		fmt.Fprintf(&script, "printf '%%s' '%s'%s; sleep 0.4; printf '%%s\\n' '%s'%s\n", s.first, fd, s.rest, fd)
+	}
+	script.WriteString("echo done\n")
+	spec := shellSpec(script.String())
+	spec.Timeout = 30 * time.Second
+	var out output
+	res := Run(context.Background(), spec, Options{DefaultCwd: t.TempDir()}, nil, out.on)
+	if res.Status != event.TaskSucceeded {
+		t.Fatalf("Run = %+v", res)
+	}
+	streamed := out.text(StreamStdout) + "\n" + out.text(StreamStderr)
+	for _, s := range secrets {
+		if strings.Contains(streamed, s.secret) || strings.Contains(streamed, s.first+s.rest) {
+			t.Errorf("%q streamed: %q", s.first+s.rest, streamed)
+		}
+		if strings.Contains(res.OutputTail, s.secret) {
+			t.Errorf("%q in tail: %q", s.secret, res.OutputTail)
+		}
+	}
+	if !strings.Contains(out.text(StreamStdout), "done\n") || strings.Count(streamed, "[REDACTED:") < len(secrets) {
+		t.Errorf("streamed: %q", streamed)
+	}
+}
+
+func TestTrimRuneStart(t *testing.T) {
+	s := "héllo"
+	if got := trimRuneStart(s[2:]); got != "llo" {
+		t.Errorf("trimRuneStart(%q) = %q", s[2:], got)
+	}
+	if got := trimRuneStart(s); got != s {
+		t.Errorf("trimRuneStart(%q) = %q", s, got)
+	}
+}
+
+// The hostile case as it was found: a secret printed in two chunks 2.5 s
+// apart (well past the idle flush), split where the first chunk looks like
+// a secret's start and where it does not.
+func TestSecretPrintedInTwoChunksSecondsApart(t *testing.T) {
+	spec := shellSpec(`printf 'key ghp_abcdefghij'; printf 'maps AIz' >&2; sleep 2.5
+printf 'klmnopqrstuvwxyz0123456789 ok\n'; printf 'aSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY ok\n' >&2`)
+	spec.Timeout = 20 * time.Second
+	var out output
+	res := Run(context.Background(), spec, Options{DefaultCwd: t.TempDir()}, nil, out.on)
+	if res.Status != event.TaskSucceeded {
+		t.Fatalf("Run = %+v", res)
+	}
+	stdout, stderr := out.text(StreamStdout), out.text(StreamStderr)
+	if stdout != "key [REDACTED:github-token] ok\n" {
+		t.Errorf("stdout = %q", stdout)
+	}
+	if stderr != "maps [REDACTED:gcp-api-key] ok\n" {
+		t.Errorf("stderr = %q", stderr)
+	}
+	for _, piece := range []string{"abcdefghij", "klmnop", "AIz", "aSyD"} {
+		if strings.Contains(res.OutputTail, piece) {
+			t.Errorf("%q in tail %q", piece, res.OutputTail)
+		}
 	}
 }

@@ -58,6 +58,9 @@ func (a *app) memoryPut(ctx context.Context, data event.MemoryPutData) error {
 	if err := checkScope(data.Scope); err != nil {
 		return err
 	}
+	if err := memory.CheckFact(data.Key, data.Value); err != nil {
+		return usagef("memory put %s/%s: %v", data.Scope, data.Key, err)
+	}
 	run := ""
 	if data.Scope != memory.ScopeShared {
 		if err := a.checkRunScope(ctx, data.Scope); err != nil {

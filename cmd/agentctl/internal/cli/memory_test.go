@@ -93,3 +93,18 @@ func TestMemoryScopeIsSharedOrARun(t *testing.T) {
 		t.Errorf("%d events published for bad scopes", n)
 	}
 }
+
+// A fact that holds a secret is refused before anything is published, and
+// the error names the rule, never the secret.
+func TestMemoryPutRefusesSecrets(t *testing.T) {
+	h := newHarness(t).withNode()
+	for _, kv := range [][2]string{{"note", "password hunter2xyz"}, {"DB_PASSWORD", "hunter2xyz"}, {"db", "mysql -u root -phunter2xyz"}} {
+		r := h.run("memory", "put", "shared", kv[0], kv[1])
+		if r.code == 0 || !strings.Contains(r.stderr, "secret rule") || strings.Contains(r.stderr+r.stdout, "hunter2xyz") {
+			t.Errorf("memory put %s %q = %+v", kv[0], kv[1], r)
+		}
+	}
+	if evs := h.events(); len(evs) != 0 {
+		t.Fatalf("published %+v", evs)
+	}
+}

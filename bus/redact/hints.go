@@ -1,0 +1,168 @@
+package redact
+
+import (
+	"sort"
+	"strings"
+)
+
+// hintIndex finds, in one pass over a text, which rules' hints occur in
+// it: a bitset of the (ASCII-lowercased) first two bytes of every hint,
+// and the hints that start with each pair. It replaces one strings.Contains
+// per hint, which scanning large outputs for dozens of hints made the
+// main cost of redaction.
+type hintIndex struct {
+	bits     [1 << 16 / 64]uint64
+	byPrefix map[uint16][]hintRef
+	n        int
+	// always marks rules without hints; ruleHints lists each rule's hint ids.
+	always    []bool
+	ruleHints [][]int
+}
+
+type hintRef struct {
+	id    int
+	text  string
+	exact bool
+}
+
+var lowerASCII = func() (t [256]byte) {
+	for i := range t {
+		c := byte(i)
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		t[i] = c
+	}
+	return t
+}()
+
+func pairKey(a, b byte) uint16 { return uint16(lowerASCII[a])<<8 | uint16(lowerASCII[b]) }
+
+func newHintIndex(rules []rule) *hintIndex {
+	ix := &hintIndex{byPrefix: map[uint16][]hintRef{}, always: make([]bool, len(rules)), ruleHints: make([][]int, len(rules))}
+	add := func(r int, h string, exact bool) {
+		if len(h) < 2 {
+			panic("redact: hint shorter than two bytes: " + h)
+		}
+		k := pairKey(h[0], h[1])
+		ix.bits[k>>6] |= 1 << (k & 63)
+		ix.byPrefix[k] = append(ix.byPrefix[k], hintRef{id: ix.n, text: h, exact: exact})
+		ix.ruleHints[r] = append(ix.ruleHints[r], ix.n)
+		ix.n++
+	}
+	for i, r := range rules {
+		if len(r.hints) == 0 && len(r.exact) == 0 {
+			ix.always[i] = true
+		}
+		for _, h := range r.exact {
+			add(i, h, true)
+		}
+		for _, h := range r.hints {
+			add(i, h, false)
+		}
+	}
+	return ix
+}
+
+// whole is the range list of a rule that must look at the whole text.
+var whole = [][2]int{{0, -1}}
+
+// rulesFor returns, for each rule, where in s it may match: nil when
+// nowhere (none of its hints occurs), whole for the whole text (a rule
+// without hints, or one whose matches span lines), otherwise the lines
+// that hold one of its hints, in order and merged.
+func (ix *hintIndex) rulesFor(s string, rules []rule) [][][2]int {
+	var hits [][]int // by hint id: positions
+	for i := 0; i+1 < len(s); i++ {
+		k := pairKey(s[i], s[i+1])
+		if ix.bits[k>>6]&(1<<(k&63)) == 0 {
+			continue
+		}
+		for _, h := range ix.byPrefix[k] {
+			if hintAt(s, i, h) {
+				if hits == nil {
+					hits = make([][]int, ix.n)
+				}
+				hits[h.id] = append(hits[h.id], i)
+			}
+		}
+	}
+	out := make([][][2]int, len(ix.always))
+	for r := range out {
+		if ix.always[r] {
+			out[r] = whole
+			continue
+		}
+		if hits == nil {
+			continue
+		}
+		var pos []int
+		for _, id := range ix.ruleHints[r] {
+			pos = append(pos, hits[id]...)
+		}
+		if len(pos) == 0 {
+			continue
+		}
+		if rules[r].multiline {
+			out[r] = whole
+			continue
+		}
+		out[r] = lineRanges(s, pos)
+	}
+	return out
+}
+
+// lineRanges returns the lines of s that hold the positions pos, merged.
+func lineRanges(s string, pos []int) [][2]int {
+	sort.Ints(pos)
+	var out [][2]int
+	for _, p := range pos {
+		if n := len(out); n > 0 && p < out[n-1][1] {
+			continue
+		}
+		lo := strings.LastIndexByte(s[:p], '\n') + 1
+		hi := strings.IndexByte(s[p:], '\n')
+		if hi < 0 {
+			hi = len(s)
+		} else {
+			hi += p
+		}
+		if n := len(out); n > 0 && lo <= out[n-1][1] {
+			out[n-1][1] = hi
+			continue
+		}
+		out = append(out, [2]int{lo, hi})
+	}
+	return out
+}
+
+func hintAt(s string, i int, h hintRef) bool {
+	if len(s)-i < len(h.text) {
+		return false
+	}
+	if h.exact {
+		return s[i:i+len(h.text)] == h.text
+	}
+	for j := 0; j < len(h.text); j++ {
+		if lowerASCII[s[i+j]] != h.text[j] {
+			return false
+		}
+	}
+	return true
+}
+
+// indexes[n] is the hint index of set n.
+var indexes = func() []*hintIndex {
+	out := make([]*hintIndex, len(sets))
+	for n := 1; n < len(sets); n++ {
+		out[n] = newHintIndex(sets[n])
+	}
+	return out
+}()
+
+func (s Set) index() *hintIndex {
+	if !s.Known() {
+		return indexes[Latest]
+	}
+	return indexes[s]
+}

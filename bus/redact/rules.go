@@ -1,0 +1,275 @@
+package redact
+
+import "regexp"
+
+// rule is one secret pattern. groups are the submatches that may hold the
+// secret, the first that matched is replaced (none: the whole match). hints
+// (lowercase, matched against the lowercased text) and exact (matched as
+// they are) are substrings of which at least one must occur for the pattern
+// to possibly match: a cheap pre-filter that keeps redaction of large
+// outputs fast. A rule with scan instead of re finds its candidates itself
+// (a byte loop where a regular expression would be slow). valid, when set,
+// must accept the candidate value (entropy, character classes).
+type rule struct {
+	// name is the kind Find reports and rejection reasons quote. Names of
+	// released sets never change.
+	name string
+	// id is the label of the redaction: [REDACTED:id].
+	id     string
+	re     *regexp.Regexp
+	scan   func(s string) [][2]int
+	groups []int
+	hints  []string
+	exact  []string
+	valid  func(v string) bool
+	// check, when set, must accept the whole match.
+	check func(m string) bool
+	// multiline marks a rule whose matches span lines (private keys): it
+	// looks at the whole text, not only the lines that hold its hints.
+	multiline bool
+	// noProbe keeps the rule out of the stream redactor's prefix probe
+	// (rules judged by entropy would take the probe for a secret).
+	noProbe bool
+}
+
+// secretKeys are the key names whose values are secret in key=value and
+// key: value forms; any key containing one of them counts (DB_PASSWORD,
+// client_secret, X-Api-Key, GITHUB_TOKEN…).
+const secretKeys = `password|passwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key`
+
+// set1 are the patterns of secret-pattern set 1. Released: never edit a
+// name or a pattern (a later set adds rules instead).
+var set1 = []rule{
+	{
+		name:      "private key block",
+		id:        "private-key",
+		re:        regexp.MustCompile(`(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)`),
+		exact:     []string{"PRIVATE KEY-----"},
+		multiline: true,
+	},
+	{
+		name:   "authorization header",
+		id:     "authorization-header",
+		re:     regexp.MustCompile(`(?i)(authorization["']?[ \t]*[:=][ \t]*["']?(?:bearer|basic|token|bot)[ \t]+)([^\s"',;]+)`),
+		groups: []int{2},
+		hints:  []string{"authorization"},
+	},
+	{
+		name:   "bearer token",
+		id:     "bearer-token",
+		re:     regexp.MustCompile(`(?i)(\bbearer[ \t]+)([A-Za-z0-9\-._~+/]{8,}=*)`),
+		groups: []int{2},
+		hints:  []string{"bearer"},
+	},
+	{
+		name:   "key=value secret",
+		id:     "secret-assignment",
+		re:     regexp.MustCompile(`(?i)([A-Za-z0-9_.-]*(?:` + secretKeys + `)[A-Za-z0-9_.-]*["']?[ \t]*[:=][ \t]*)(?:"([^"\n]*)"|'([^'\n]*)'|([^\s"'&,;]+))`),
+		groups: []int{2, 3, 4},
+		hints:  []string{"pass", "secret", "token", "key"},
+	},
+	{
+		name:   "secret flag",
+		id:     "secret-flag",
+		re:     regexp.MustCompile(`(?i)(--(?:` + secretKeys + `)[ \t]+)([^\s-][^\s]*)`),
+		groups: []int{2},
+		hints:  []string{"--pass", "--secret", "--token", "--api", "--access", "--private"},
+	},
+	{
+		name:  "AWS access key id",
+		id:    "aws-access-key-id",
+		re:    regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`),
+		exact: []string{"AKIA", "ASIA"},
+	},
+	{
+		name:  "GitHub token",
+		id:    "github-token",
+		re:    regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})`),
+		exact: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"},
+	},
+	{
+		name:  "OpenAI-style key",
+		id:    "sk-api-key",
+		re:    regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{20,}`),
+		exact: []string{"sk-"},
+	},
+	{
+		name:  "Slack token",
+		id:    "slack-token",
+		re:    regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}`),
+		exact: []string{"xox"},
+	},
+	{
+		name:   "URL credentials",
+		id:     "url-userinfo",
+		re:     regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]+:)([^/\s@]+)(@)`),
+		groups: []int{2},
+		hints:  []string{"://"},
+	},
+}
+
+// cmdGap is what may stand between a program and its password flag: the
+// rest of the same simple command (no newline, pipe or list operator).
+const cmdGap = `[^\n|;&]*?`
+
+// flagValue is a flag's value: quoted or up to the next blank.
+const flagValue = `(?:"([^"\n]*)"|'([^'\n]*)'|([^\s"']+))`
+
+// set2 are the patterns set 2 adds, modelled on the gitleaks rule set
+// (github.com/gitleaks/gitleaks, config/gitleaks.toml) where it fits:
+// provider tokens by their fixed prefixes, JWTs, private key bodies
+// without their BEGIN line, the password flags of common command-line
+// tools, and high-entropy values (bare AWS secret keys, assignments).
+var set2 = []rule{
+	{
+		name:      "private key body",
+		id:        "private-key",
+		re:        regexp.MustCompile(`(?m)^[ \t]*(?:MII[A-Za-z0-9+/]{3}(?:IBAAK|IBADAN)|MIG[A-Za-z0-9+/]AgEAMBMG|MHcCAQEE|MIGkAgEBBD|MC4CAQAwBQYDK2Vw|b3BlbnNzaC1rZXktdjE)[A-Za-z0-9+/=]*(?:\r?\n[ \t]*[A-Za-z0-9+/=]{8,})*(?:\r?\n[ \t]*-----END [A-Z0-9 ]*PRIVATE KEY-----)?`),
+		exact:     []string{"MII", "MIG", "MHcCAQEE", "MC4CAQAw", "b3BlbnNzaC1rZXktdjE"},
+		multiline: true,
+	},
+	{
+		name:      "private key end",
+		id:        "private-key",
+		re:        regexp.MustCompile(`(?m)(?:^[ \t]*[A-Za-z0-9+/=]{16,}\r?\n)+[ \t]*-----END [A-Z0-9 ]*PRIVATE KEY-----`),
+		exact:     []string{"PRIVATE KEY-----"},
+		multiline: true,
+	},
+	{
+		name:  "stripe-access-token",
+		id:    "stripe-access-token",
+		re:    regexp.MustCompile(`\b(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{10,}`),
+		exact: []string{"_live_", "_test_", "_prod_"},
+	},
+	{
+		name:  "gcp-api-key",
+		id:    "gcp-api-key",
+		re:    regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`),
+		exact: []string{"AIza"},
+	},
+	{
+		name:  "gitlab-token",
+		id:    "gitlab-token",
+		re:    regexp.MustCompile(`\bgl(?:pat|dt|ptt|rt|cbt|oas|soat|imt|ft|agent)-[0-9A-Za-z_-]{20,}`),
+		exact: []string{"glpat-", "gldt-", "glptt-", "glrt-", "glcbt-", "gloas-", "glsoat-", "glimt-", "glft-", "glagent-"},
+	},
+	{
+		name:  "npm-access-token",
+		id:    "npm-access-token",
+		re:    regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}`),
+		exact: []string{"npm_"},
+	},
+	{
+		name:  "pypi-upload-token",
+		id:    "pypi-upload-token",
+		re:    regexp.MustCompile(`\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}`),
+		exact: []string{"pypi-AgEI"},
+	},
+	{
+		name:  "provider-token",
+		id:    "provider-token",
+		re:    regexp.MustCompile(`\b(?:dckr_pat_[A-Za-z0-9_-]{27,}|dop_v1_[a-f0-9]{64}|hv[sb]\.[A-Za-z0-9_-]{24,}|hf_[A-Za-z]{34}|lin_api_[A-Za-z0-9]{40}|PMAK-[a-f0-9]{24}-[a-f0-9]{34}|shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}|SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}|whsec_[A-Za-z0-9+/]{24,}|xapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+|AGE-SECRET-KEY-1[0-9A-Z]{58})`),
+		exact: []string{"dckr_pat_", "dop_v1_", "hvs.", "hvb.", "hf_", "lin_api_", "PMAK-", "shpat_", "shpca_", "shppa_", "shpss_", "SG.", "whsec_", "xapp-", "AGE-SECRET-KEY-1"},
+	},
+	{
+		name:  "slack-webhook",
+		id:    "slack-webhook",
+		re:    regexp.MustCompile(`hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/]{40,}|hooks\.slack\.com/services/T[A-Z0-9]+/B[A-Z0-9]+/[A-Za-z0-9]+`),
+		exact: []string{"hooks.slack.com"},
+	},
+	{
+		name:  "jwt",
+		id:    "jwt",
+		re:    regexp.MustCompile(`\bey[A-Za-z0-9_-]{10,}\.ey[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*`),
+		exact: []string{"eyJ"},
+	},
+	{
+		// NAME_PWD=, MYSQL_PWD=, SMTP_PASS=, DB_PW=, passphrase=, credentials=,
+		// AccountKey= (Azure connection strings), *_auth_token, signing keys.
+		name:   "secret-assignment",
+		id:     "secret-assignment",
+		re:     regexp.MustCompile(`(?i)(\b[A-Za-z0-9_.-]*(?:_pwd|_pass|_pw|passphrase|credentials?|accountkey|sharedaccesskey|(?:signing|encryption|master|session|client|secret)[_-]?key|auth[_-]?(?:code|key))["']?[ \t]*[:=][ \t]*)` + flagValue),
+		groups: []int{2, 3, 4},
+		hints:  []string{"_pwd", "_pass", "_pw", "passphrase", "credential", "accountkey", "sharedaccesskey", "key", "auth"},
+	},
+	{
+		// --http-password x, --db-password=x, --client-secret x, --auth-token=x.
+		name:   "secret-flag",
+		id:     "secret-flag",
+		re:     regexp.MustCompile(`(?i)(\s--?[a-z0-9-]*(?:password|passwd|passphrase|secret|token|api-?key)[ \t=]+)` + flagValue),
+		groups: []int{2, 3, 4},
+		hints:  []string{"pass", "secret", "token", "key"},
+		valid:  notFlag,
+		check:  notNegated,
+	},
+	{
+		// mysql -pPW, mysqldump -p'PW' (mysql's -p takes its value attached).
+		name:   "mysql-password-flag",
+		id:     "cli-password",
+		re:     regexp.MustCompile(`(\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mysqlpump|mysqlsh|mariadb|mariadb-dump|mariadb-admin)\b` + cmdGap + `\s-p)` + flagValue),
+		groups: []int{2, 3, 4},
+		hints:  []string{"mysql", "mariadb"},
+		valid:  notFlag,
+	},
+	{
+		// sshpass -p PW, redis-cli -a PW, ldapsearch -w PW, sqlcmd -P PW,
+		// mongosh -p PW, docker/podman/helm… login -p PW.
+		name:   "cli-password-flag",
+		id:     "cli-password",
+		re:     regexp.MustCompile(`(\b(?:sshpass` + cmdGap + `\s-p|redis-cli` + cmdGap + `\s-a|ldap(?:search|add|modify|delete|passwd|whoami|compare|modrdn)` + cmdGap + `\s-w|sqlcmd` + cmdGap + `\s-P|(?:mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport)` + cmdGap + `\s-p|(?:docker|podman|buildah|skopeo|nerdctl|helm|oras|crane|regctl)` + cmdGap + `\blogin\b` + cmdGap + `\s-p)[ \t]*)` + flagValue),
+		groups: []int{2, 3, 4},
+		hints:  []string{"sshpass", "redis-cli", "ldap", "sqlcmd", "mongo", "login"},
+		valid:  notFlag,
+	},
+	{
+		// curl -u user:pw, curl --user user:pw, --proxy-user, smbclient -U user%pw.
+		name:   "cli-userinfo",
+		id:     "cli-password",
+		re:     regexp.MustCompile(`\b(?:curl` + cmdGap + `\s(?:-u|-U|--user|--proxy-user)|smbclient` + cmdGap + `\s(?:-U|--user))[ \t=]*(?:"[^\s:%"]*[:%]([^"\n]+)"|'[^\s:%']*[:%]([^'\n]+)'|[^\s:%"']*[:%]([^\s"']+))`),
+		groups: []int{1, 2, 3},
+		hints:  []string{"curl", "smbclient"},
+	},
+	{
+		// openssl … -passin pass:PW, -passout pass:PW, -pass pass:PW, -k PW.
+		name:   "openssl-pass",
+		id:     "cli-password",
+		re:     regexp.MustCompile(`(\s-pass(?:in|out)?\s+pass:)([^\s"']+)`),
+		groups: []int{2},
+		hints:  []string{"pass:"},
+	},
+	{
+		// scheme://:password@host (redis and others: a password without a user).
+		name:   "url-password",
+		id:     "url-userinfo",
+		re:     regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://:)([^/\s@]+)(@)`),
+		groups: []int{2},
+		hints:  []string{"://:"},
+	},
+	{
+		// "password hunter2", "the password is hunter2": prose, judged by the
+		// value's shape so that "password reset required" is not a secret.
+		name:   "password-phrase",
+		id:     "password",
+		re:     regexp.MustCompile(`(?i)(\b(?:password|passwd|passphrase|passcode|pwd)[ \t]+(?:(?:is|was|now|set to|changed to)[ \t]+)?["']?)([^\s"']{4,})`),
+		groups: []int{2},
+		hints:  []string{"pass", "pwd"},
+		valid:  passwordLike,
+	},
+	{
+		// A bare 40-character AWS secret access key, judged by its shape.
+		name:    "aws-secret-access-key",
+		id:      "aws-secret-access-key",
+		scan:    scanRuns(40, 40, false),
+		valid:   looksRandom,
+		noProbe: true,
+	},
+	{
+		// NAME=value or NAME: value with a random-looking value of 20 or
+		// more characters, whatever the name.
+		name:    "high-entropy-assignment",
+		id:      "high-entropy-secret",
+		scan:    scanRuns(20, 512, true),
+		valid:   looksRandom,
+		noProbe: true,
+	},
+}
