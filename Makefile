@@ -39,6 +39,7 @@ demo-cluster: build build-nats
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./node/bench/
 	$(GO) test -run '^$$' -bench BenchmarkJudge -cpu 1 ./roles/policy
+	$(GO) test -run '^$$' -bench BenchmarkRedactEvent ./bus/redact
 
 ## lint: formatting and vet
 lint:

@@ -2,7 +2,9 @@ package node
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
+	"github.com/agentic-dev/agentic/bus/redact"
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
@@ -26,6 +28,8 @@ func (n *Node) startGossip(ctx context.Context) error {
 		if key, err = config.ReadGossipKey(n.cfg.GossipKeyFile); err != nil {
 			return fmt.Errorf("node: %w", err)
 		}
+		// A secret the node knows: never in an event or step output.
+		redact.Remember("gossip_key", base64.StdEncoding.EncodeToString(key))
 	}
 	g, err := membership.Start(ctx, membership.Config{
 		Meta:      n.gossipMeta(),

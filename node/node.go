@@ -398,8 +398,8 @@ func (n *Node) startBus(ctx context.Context) error {
 	defer cancel()
 	// Absent streams are created with the default settings (replicas: 3 on
 	// a NATS cluster, 1 on a lone server); existing ones are left alone.
-	// Ledger nodes apply the recorded cluster settings once live
-	// (node/settings).
+	// Ledger nodes compare them with the recorded cluster settings once
+	// live; an administrator applies those (node/settings).
 	sc := bus.StreamConfig{Logger: n.log.With("component", "bus")}
 	if n.embedded != nil {
 		sc.StoreLimit = n.embedded.MaxStore()

@@ -348,7 +348,8 @@ type ClusterStreamsData struct {
 	// Repair is the rule for a stream (or the leader bucket) found
 	// deleted or drifted from these settings: StreamsRepairAlarm raises
 	// an alarm and leaves the stream for an operator, StreamsRepairRestore
-	// has the ledger node that notices bring it back to the settings.
+	// has the ledger node that notices recreate a deleted stream (a changed
+	// one is put back by an administrator, who alone may update streams).
 	// Absent in settings written before protocol version 3, and in any
 	// that keep the default: StreamsRepairAlarm.
 	Repair string `json:"repair,omitempty"`
@@ -360,9 +361,11 @@ const (
 	// (STREAM_MISSING, STREAM_DRIFT) that stays until an operator puts the
 	// stream back or records its values as the settings. The default.
 	StreamsRepairAlarm = "alarm"
-	// StreamsRepairRestore: the ledger node that notices a deleted or
-	// drifted stream recreates it (continuing its sequence) or updates it
-	// to the settings, logs that it did, and clears the alarm.
+	// StreamsRepairRestore: the ledger node that notices a deleted stream
+	// recreates it (continuing its sequence), logs that it did, and clears
+	// the alarm; a drifted one stays an alarm until an administrator
+	// applies the settings again (nodes may create streams, never update
+	// them).
 	StreamsRepairRestore = "restore"
 )
 

@@ -12,6 +12,7 @@ import (
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/node/settings"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 )
@@ -286,7 +287,7 @@ func (a *app) applySettings(ctx context.Context, s settings.Settings, in *settin
 	cancel()
 	if err != nil {
 		hint := "only an administrator may change the streams: run the command again with admin credentials (agentctl keys operator NAME --role admin), with --reapply once the settings are recorded"
-		if !errors.Is(err, jetstream.ErrJetStreamNotEnabled) && !strings.Contains(err.Error(), "timeout") && !strings.Contains(err.Error(), "permission") {
+		if !errors.Is(err, nats.ErrPermissionViolation) {
 			hint = "agentctl cluster settings show lists the drift; a replica count above 1 needs a NATS cluster"
 		}
 		return nil, api.WithHint(fmt.Errorf("cluster settings revision %d is recorded, but the streams could not be brought to it: %w", s.Revision, err), hint)
