@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
-	"github.com/agentic-dev/agentic/bus/redact"
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/bus/redact"
 	"github.com/agentic-dev/agentic/config"
 	"github.com/agentic-dev/agentic/node/membership"
 )
