@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/agentic-dev/agentic/bus/natsauth"
-	"github.com/nats-io/nats.go"
 	"net"
 	"net/http"
 	"os"
@@ -18,6 +16,8 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
+	"github.com/agentic-dev/agentic/bus/natsauth"
+	"github.com/nats-io/nats.go"
 )
 
 // readyTimeout bounds how long a starting agentd may take to answer

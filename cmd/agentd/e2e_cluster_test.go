@@ -2,7 +2,6 @@ package main_test
 
 import (
 	"fmt"
-	"github.com/agentic-dev/agentic/bus/natsauth"
 	"net/http"
 	"os"
 	"os/exec"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
+	"github.com/agentic-dev/agentic/bus/natsauth"
 )
 
 // natsServer is one nats-server process of a test cluster, built from the

@@ -1,7 +1,6 @@
 package main_test
 
 import (
-	"github.com/agentic-dev/agentic/bus/natsauth"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
+	"github.com/agentic-dev/agentic/bus/natsauth"
 	"github.com/agentic-dev/agentic/ledger"
 )
 

@@ -3,14 +3,14 @@ package nodetest
 import (
 	"context"
 	"fmt"
-	"github.com/agentic-dev/agentic/bus/bustest"
-	"github.com/agentic-dev/agentic/bus/natsauth"
-	"github.com/nats-io/nats-server/v2/server"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/agentic-dev/agentic/bus"
+	"github.com/agentic-dev/agentic/bus/bustest"
+	"github.com/agentic-dev/agentic/bus/natsauth"
+	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/agentic-dev/agentic/bus/envelope"
 	"github.com/agentic-dev/agentic/bus/event"
