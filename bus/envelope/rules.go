@@ -10,7 +10,7 @@ import (
 
 // Version is the protocol version this build signs with: the newest in
 // its rules table.
-const Version = 3
+const Version = 4
 
 // Limits and times of the current rules.
 const (
@@ -93,6 +93,13 @@ var versions = []Rules{
 	// (protocol.md, "Upgrading to version 3").
 	{Version: 3, Algorithm: Algorithm, MaxMessageBytes: MaxMessageBytes, MaxEventBytes: MaxEventBytes,
 		TTL: TTL, Leeway: Leeway, Secrets: redact.Set1, Types: event.TypesAt(3), KeepUnknown: true},
+	// Version 4: the same limits; credential revocation
+	// (credential.revoked, by role admin), and payloads judged by secret
+	// set 2 (bus/redact: the shapes redaction at creation catches).
+	// Version-3 ledgers refuse both: upgrade every ledger node first
+	// (protocol.md, "Upgrading to version 4").
+	{Version: 4, Algorithm: Algorithm, MaxMessageBytes: MaxMessageBytes, MaxEventBytes: MaxEventBytes,
+		TTL: TTL, Leeway: Leeway, Secrets: redact.Set2, Types: event.TypesAt(4), KeepUnknown: true},
 }
 
 // Versions returns the rules table of this build, by version (a copy).

@@ -109,6 +109,14 @@ const (
 	ClusterSettings Type = "cluster.settings"
 )
 
+// Credential revocation (protocol version 4): an administrator revokes
+// the credentials of one node or operator id issued up to a time; every
+// ledger node refuses the events they sign from the revocation's stream
+// position on, and keeps the earlier ones (CredentialRevokedData).
+const (
+	CredentialRevoked Type = "credential.revoked"
+)
+
 // RoleClusterAdmin is the role allowed to change cluster settings. For now
 // operators hold it; a dedicated admin role can take its place here.
 const RoleClusterAdmin = RoleOperator
@@ -136,6 +144,9 @@ const (
 	RoleUI           = "ui"
 	// RoleOperator is carried by operator credentials (agentctl).
 	RoleOperator = "operator"
+	// RoleAdmin is carried, with RoleOperator, by an administrator's
+	// operator credential: it may revoke credentials.
+	RoleAdmin = "admin"
 )
 
 // NodeRoles are the roles an agentd node can run.
@@ -187,6 +198,7 @@ var table = []Spec{
 	{AlarmRaised, []string{RoleOrchestrator, RolePlanner, RoleExecutor, RoleMemory, RoleUI}, 3},
 	{AlarmCleared, []string{RoleOrchestrator, RolePlanner, RoleExecutor, RoleMemory, RoleUI}, 3},
 	{RejectedSummary, nil, 3},
+	{CredentialRevoked, []string{RoleAdmin}, 4},
 }
 
 // Types returns the event-type table, in order, as of every protocol

@@ -426,3 +426,22 @@ type AlarmData struct {
 	// Since is when the node first saw the fault (its clock).
 	Since time.Time `json:"since,omitzero"`
 }
+
+// CredentialRevokedData revokes the credentials of one identity
+// (credential.revoked, by an administrator): every credential of Kind and
+// ID issued at or before Before. Ledger nodes refuse the events such a
+// credential signs from this event's stream position on (code
+// credential_revoked); earlier ones stay in the ledger. NATSUsers are the
+// NATS user keys of those credentials that the administrator had the
+// servers refuse too (bus/natsauth: the AGENTIC account JWT lists them),
+// so that a later revocation can list them again.
+type CredentialRevokedData struct {
+	// Kind is "node" or "operator" (trust.KindNode, trust.KindOperator).
+	Kind string `json:"kind"`
+	ID   string `json:"id"`
+	// Before: credentials issued at or before this time are revoked; a
+	// credential issued later (the identity enrolled again) is not.
+	Before    time.Time `json:"before"`
+	NATSUsers []string  `json:"nats_users,omitempty"`
+	Reason    string    `json:"reason"`
+}

@@ -62,6 +62,11 @@ const (
 	RejectNoEvents RejectCode = "no_events"
 	// RejectBadPayload: an event payload that is not valid JSON.
 	RejectBadPayload RejectCode = "bad_payload"
+	// RejectRevoked: the signer's credential was revoked (a
+	// credential.revoked event the ledger folded earlier in the stream
+	// names its kind and id, and it was issued at or before the
+	// revocation's Before). Protocol version 4.
+	RejectRevoked RejectCode = "credential_revoked"
 )
 
 // rejectCodes is every code, in the order they were introduced.
@@ -72,6 +77,7 @@ var rejectCodes = []RejectCode{
 	RejectWrongSubject, RejectSecret,
 	RejectReplayed, RejectRepublished, RejectDuplicateEvent,
 	RejectDuplicateRun, RejectNoEvents, RejectBadPayload,
+	RejectRevoked,
 }
 
 // RejectCodes returns every rejection code, in the order they were

@@ -17,7 +17,7 @@ const (
 	PurposeOperator      = "agentic/nats/operator/v1"
 	PurposeSystemAccount = "agentic/nats/account/SYS/v1"
 	PurposeAccount       = "agentic/nats/account/AGENTIC/v1"
-	PurposeUser          = "agentic/nats/user/v1"
+	PurposeUser          = trust.NATSUserPurpose
 )
 
 // Names of the NATS operator and accounts (as the JWTs name them).

@@ -31,7 +31,7 @@ var ReadMethods = []string{
 	"runs.list", "runs.get", "runs.steps", "audit",
 	"ledger.verify", "ledger.export", "ledger.message", "ledger.head", "ledger.outcome",
 	"memory.get", "memory.list", "node.info", "nodes.list", "alarms.list",
-	"cluster.settings",
+	"cluster.settings", "revocations.list", "credentials.list",
 }
 
 // AdminMethods are the query API methods that act on a node: admin only.

@@ -1,10 +1,14 @@
 package trust
 
 import (
+	"crypto/ed25519"
 	"crypto/hkdf"
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"time"
+
+	"github.com/nats-io/nkeys"
 )
 
 // DeriveSeed derives a 32-byte seed for purpose from the root private key
@@ -39,4 +43,35 @@ func deriveSeed(secret []byte, purpose string) ([]byte, error) {
 		return nil, fmt.Errorf("trust: derive a seed for %s: %w", purpose, err)
 	}
 	return k, nil
+}
+
+// NATSUserPurpose is the purpose of the seed of an identity's NATS user
+// key (DeriveSeed): part of the protocol, as bus/natsauth's purposes are.
+const NATSUserPurpose = "agentic/nats/user/v1"
+
+// NATSUserKey is the public NATS user key (U…) of the identity whose
+// private key is priv: the key its NATS user JWT is issued for
+// (bus/natsauth.UserKey derives the same pair), named in its credential.
+func NATSUserKey(priv ed25519.PrivateKey) (string, error) {
+	seed, err := deriveSeed(priv.Seed(), NATSUserPurpose)
+	if err != nil {
+		return "", err
+	}
+	kp, err := nkeys.FromRawSeed(nkeys.PrefixByteUser, seed)
+	if err != nil {
+		return "", fmt.Errorf("trust: NATS user key: %w", err)
+	}
+	pub, err := kp.PublicKey()
+	if err != nil {
+		return "", fmt.Errorf("trust: NATS user key: %w", err)
+	}
+	return pub, nil
+}
+
+// issued is when a credential was issued (zero if it does not say).
+func issued(c CredentialClaims) time.Time {
+	if c.IssuedAt == nil {
+		return time.Time{}
+	}
+	return c.IssuedAt.Time
 }

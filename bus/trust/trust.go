@@ -57,6 +57,11 @@ type CredentialClaims struct {
 	PublicKey string `json:"pub"`
 	// Roles the subject may act as (event.Role*).
 	Roles []string `json:"roles"`
+	// NATSUser is the subject's NATS user public key (NATSUserKey of its
+	// private key), so that whoever sees the credential — a ledger node,
+	// the administrator revoking it — knows the NATS user to revoke with
+	// it. Absent from credentials issued before it existed.
+	NATSUser string `json:"nats,omitempty"`
 }
 
 // Credential is a verified credential.
@@ -66,7 +71,10 @@ type Credential struct {
 	Kind      string
 	Roles     []string
 	PublicKey ed25519.PublicKey
-	Expires   time.Time
+	// NATSUser is the NATS user key the credential names ("" if none).
+	NATSUser string
+	Issued   time.Time
+	Expires  time.Time
 	// Raw is the credential JWT as issued.
 	Raw string
 }
@@ -106,6 +114,10 @@ func Fingerprint(pub ed25519.PublicKey) string {
 // Issue signs a credential for id with the given kind, public key and roles,
 // valid for ttl.
 func (r *Root) Issue(id, kind string, pub ed25519.PublicKey, roles []string, ttl time.Duration) (string, error) {
+	return r.issue(id, kind, pub, "", roles, ttl)
+}
+
+func (r *Root) issue(id, kind string, pub ed25519.PublicKey, natsUser string, roles []string, ttl time.Duration) (string, error) {
 	if !r.CanIssue() {
 		return "", errors.New("trust: root private key not available; issue credentials where root.key is")
 	}
@@ -123,6 +135,7 @@ func (r *Root) Issue(id, kind string, pub ed25519.PublicKey, roles []string, ttl
 		Kind:      kind,
 		PublicKey: base64.RawURLEncoding.EncodeToString(pub),
 		Roles:     roles,
+		NATSUser:  natsUser,
 	}
 	tok := jwt.NewWithClaims(jwt.SigningMethodEdDSA, c)
 	s, err := tok.SignedString(r.private)
@@ -172,6 +185,8 @@ func (r *Root) VerifyWithin(raw string, now time.Time, leeway time.Duration) (*C
 		Kind:      c.Kind,
 		Roles:     c.Roles,
 		PublicKey: ed25519.PublicKey(pub),
+		NATSUser:  c.NATSUser,
+		Issued:    issued(c),
 		Expires:   c.ExpiresAt.Time,
 		Raw:       raw,
 	}, nil
@@ -191,7 +206,11 @@ func NewIdentity(root *Root, id, kind string, roles []string, ttl time.Duration)
 	if err != nil {
 		return nil, fmt.Errorf("trust: generate key for %s: %w", id, err)
 	}
-	cred, err := root.Issue(id, kind, pub, roles, ttl)
+	natsUser, err := NATSUserKey(priv)
+	if err != nil {
+		return nil, err
+	}
+	cred, err := root.issue(id, kind, pub, natsUser, roles, ttl)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/health"
 )
 
@@ -28,7 +29,51 @@ const (
 	// stream seq) and, when asked, its chain hash at an earlier seq. Ledger
 	// nodes also answer it on AllSubject (every node answers: Client.Gather).
 	MethodLedgerHead = "ledger.head"
+	// MethodRevocationsList answers every credential revocation the
+	// ledger holds, in stream order ([]Revocation): what an administrator
+	// builds the NATS account's revocation list from.
+	MethodRevocationsList = "revocations.list"
+	// MethodCredentialsList answers the credentials of one identity the
+	// ledger has seen signing (CredentialsRequest → []CredentialSeen):
+	// how an administrator finds the NATS user keys to revoke.
+	MethodCredentialsList = "credentials.list"
 )
+
+// Revocation is a credential.revoked event the ledger accepted.
+type Revocation struct {
+	event.CredentialRevokedData
+	// Seq is the ledger seq, StreamSeq the stream position from which
+	// the revocation applies, By the administrator who signed it, Event
+	// its event id.
+	Seq       uint64    `json:"seq"`
+	StreamSeq uint64    `json:"stream_seq"`
+	By        string    `json:"by"`
+	Event     string    `json:"event"`
+	Time      time.Time `json:"time"`
+}
+
+// CredentialsRequest asks for the credentials of Kind and ID.
+type CredentialsRequest struct {
+	Kind string `json:"kind"`
+	ID   string `json:"id"`
+}
+
+// CredentialSeen is one credential the ledger saw sign an accepted or a
+// refused event.
+type CredentialSeen struct {
+	Kind string `json:"kind"`
+	ID   string `json:"id"`
+	// Key is the fingerprint of the credential's public key
+	// (trust.Fingerprint).
+	Key string `json:"key"`
+	// NATSUser is the NATS user public key the credential names ("" for
+	// a credential issued before credentials named one).
+	NATSUser string    `json:"nats_user,omitempty"`
+	Issued   time.Time `json:"issued"`
+	Expires  time.Time `json:"expires"`
+	// FirstSeq is the ledger seq of the first event it signed.
+	FirstSeq uint64 `json:"first_seq"`
+}
 
 // NodeSubject is the subject on which node alone answers method (no queue
 // group): what a client asks when the answer must come from one node, such
