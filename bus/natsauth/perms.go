@@ -233,9 +233,9 @@ func operatorPerms(p *perms, roles []string) {
 	orderedConsumer(p, bus.EventsStream, event.SubjectAll)
 	orderedConsumer(p, bus.LogsStream, bus.LogSubjectPrefix+">")
 	p.allowPub(jsAPI+"STREAM.MSG.GET."+bus.EventsStream, jsAPI+"STREAM.MSG.GET."+bus.LogsStream)
-	if slices.Contains(roles, trust.OperatorRole) || slices.Contains(roles, RoleAdmin) {
-		eventPublishes(p, []string{trust.OperatorRole})
-	}
+	// The events of the credential's roles: an operator's, and an
+	// admin's (credential.revoked) for an admin; none for a viewer.
+	eventPublishes(p, roles)
 	if slices.Contains(roles, RoleAdmin) {
 		for _, m := range AdminMethods {
 			p.allowPub(apiPrefix+m, apiPrefix+"at.*."+m, apiPrefix+"all."+m)

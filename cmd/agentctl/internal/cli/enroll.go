@@ -18,12 +18,12 @@ import (
 func (a *app) nodeCmd() *cobra.Command {
 	return group("node", "List, drain, back up and enroll agentd nodes",
 		`List the cluster's nodes (ls), drain one (drain) and back one up
-(backup), over the bus.
+(backup), over the bus; revoke one's credentials (revoke).
 
 Issue node credentials from the cluster root (enroll). A node started on a
 data directory without root.key cannot issue its own credential: enroll it
 here first. Enrolling only reads and writes files; it needs no NATS server.`,
-		a.nodeLsCmd(), a.nodeDrainCmd(), a.nodeEnrollCmd(), a.nodeBackupCmd())
+		a.nodeLsCmd(), a.nodeDrainCmd(), a.nodeEnrollCmd(), a.nodeBackupCmd(), a.nodeRevokeCmd())
 }
 
 // enrollResult is what node enroll prints with -o json.

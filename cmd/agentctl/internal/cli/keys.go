@@ -22,7 +22,7 @@ func (a *app) keysCmd() *cobra.Command {
 		`The cluster's chain of trust: one root key signs every node's and operator's
 credential. These commands only read and write files; they need no NATS
 server.`,
-		a.keysInitCmd(), a.keysOperatorCmd(), a.keysAPITokenCmd(), a.keysNATSConfigCmd())
+		a.keysInitCmd(), a.keysOperatorCmd(), a.keysAPITokenCmd(), a.keysNATSConfigCmd(), a.keysPushCmd())
 }
 
 // keysInitResult is what keys init prints with -o json.

@@ -1,0 +1,149 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus"
+	"github.com/agentic-dev/agentic/bus/bustest"
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/bus/natsauth"
+	"github.com/agentic-dev/agentic/bus/trust"
+	"github.com/agentic-dev/agentic/node/api"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// TestNodeRevokeRefusedByNATSAndLedger: an executor's event is accepted;
+// node revoke --root records the revocation and pushes it to NATS, which
+// closes the executor's connection and refuses the next one; an event it
+// signs after the revocation (published by the test harness, as a thief
+// with another way onto the bus would) is refused by the ledger with
+// credential_revoked, and the earlier one stays.
+func TestNodeRevokeRefusedByNATSAndLedger(t *testing.T) {
+	h, n := nodeHarness(t)
+	root, err := trust.LoadRoot(n.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec, err := trust.NewIdentity(root, "exec-x", trust.KindNode, []string{event.RoleExecutor}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := natsauth.NewAuthority(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, kp, err := a.IssueUser(root, exec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	co, err := natsauth.ConnectOptions(trust.KindNode, exec.ID, j, kp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := make(chan struct{})
+	nc, err := nats.Connect(n.NATSURL(), append(co, nats.MaxReconnects(0), nats.ClosedHandler(func(*nats.Conn) { close(closed) }))...)
+	if err != nil {
+		t.Fatalf("the executor connects before its revocation: %v", err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	online := func(signer *jetstream.JetStream) error {
+		return bus.PublishSigned(ctx, *signer, exec, event.MustDraft(event.ExecutorOnline, "", event.ExecutorOnlineData{Slots: 1, Incarnation: "x"}))
+	}
+	if err := online(&js); err != nil {
+		t.Fatal(err)
+	}
+	poll.Eventually(t, 10*time.Second, "the executor's event accepted", func() bool { return count(t, n.API, "executor.online", "exec-x") == 1 })
+
+	r := h.run("node", "revoke", "exec-x", "--reason", "stolen", "--root", n.Dir, "--timeout", "10s")
+	if r.code != ExitOK || !strings.Contains(r.stdout, "revoked node exec-x") || !strings.Contains(r.stdout, "NATS refuses 1 user(s)") {
+		t.Fatalf("node revoke = %+v", r)
+	}
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("NATS did not close the revoked executor's connection")
+	}
+	if again, err := nats.Connect(n.NATSURL(), append(co, nats.MaxReconnects(0))...); err == nil {
+		again.Close()
+		t.Fatal("the revoked executor connected again")
+	} else if !errors.Is(err, nats.ErrAuthorization) && !errors.Is(err, nats.ErrAuthRevoked) {
+		t.Logf("refused with: %v", err)
+	}
+
+	harness := bustest.Harness(t, bus.ConnConfig{URLs: []string{n.NATSURL()}}, root)
+	if err := online(&harness.JS); err != nil {
+		t.Fatal(err)
+	}
+	poll.Eventually(t, 10*time.Second, "the revoked executor's next event refused", func() bool {
+		return count(t, n.API, string(event.Rejected), string(event.RejectRevoked)) == 1
+	})
+	if got := count(t, n.API, "executor.online", "exec-x"); got != 1 {
+		t.Errorf("%d executor.online events of exec-x in the ledger, want the one before the revocation", got)
+	}
+
+	// The revocation is on record, with the NATS user, and a second push
+	// carries it again.
+	var revs []api.Revocation
+	if err := n.API.Call(ctx, api.MethodRevocationsList, struct{}{}, &revs); err != nil || len(revs) != 1 || revs[0].ID != "exec-x" || len(revs[0].NATSUsers) != 1 {
+		t.Fatalf("revocations.list = %+v %v", revs, err)
+	}
+	if r := h.run("keys", "push-revocations", "--root", n.Dir); r.code != ExitOK || !strings.Contains(r.stdout, "1 revoked NATS users") {
+		t.Errorf("keys push-revocations = %+v", r)
+	}
+}
+
+// TestRevokeNeedsAnAdministrator: an operator without the admin role may
+// not revoke (agentctl says so before NATS would refuse the subject, as
+// TestLedgerRefusalIsAnError shows it does), and nothing is recorded.
+func TestRevokeNeedsAnAdministrator(t *testing.T) {
+	h, n := nodeHarness(t)
+	root, err := trust.LoadRoot(n.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	op, err := trust.NewIdentity(root, "bob", trust.KindOperator, []string{trust.OperatorRole}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.creds = t.TempDir() + "/bob.creds"
+	if err := natsauth.WriteOperatorCreds(h.creds, root, op); err != nil {
+		t.Fatal(err)
+	}
+	r := h.run("node", "revoke", "test-node", "--reason", "no")
+	if r.code != ExitError || !strings.Contains(r.stderr, "revoking needs role admin") {
+		t.Fatalf("revoke by an operator = %+v", r)
+	}
+	if got := count(t, n.API, string(event.CredentialRevoked), ""); got != 0 {
+		t.Errorf("%d revocations recorded", got)
+	}
+	if r := h.run("node", "revoke", "test-node"); r.code != ExitUsage || !strings.Contains(r.stderr, "--reason is required") {
+		t.Errorf("revoke without a reason = %+v", r)
+	}
+}
+
+// count is how many audit lines have type typ and mention what (in their
+// node or data; "" matches all).
+func count(t *testing.T, c *api.Client, typ, what string) int {
+	t.Helper()
+	n := 0
+	for l, err := range c.AuditLines(context.Background(), api.AuditRequest{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.Type == typ && (what == "" || l.Node == what || strings.Contains(string(l.Data), what)) {
+			n++
+		}
+	}
+	return n
+}
