@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 
 	"github.com/agentic-dev/agentic/bus/natsauth"
-	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 )
@@ -16,16 +15,12 @@ import (
 const enrollHint = "issue its files again where root.key is: agentctl node enroll NAME --roles ROLES --root ROOT_DIR --out DATA --force"
 
 // natsIdentity is how the node presents itself to NATS: its user JWT
-// (DATA/node.nats.jwt) with the key derived from node.key, and its inbox
-// prefix.
+// (DATA/node.nats.jwt, read at every connection, so that a renewed one is
+// used) with the key derived from node.key, and its inbox prefix.
 func (n *Node) natsIdentity() ([]nats.Option, error) {
-	u, err := natsauth.LoadNodeUser(n.cfg.Data, n.id)
+	opts, err := natsauth.NodeConnectOptions(n.cfg.Data, n.id)
 	if err != nil {
 		return nil, fmt.Errorf("node: NATS identity: %w (%s)", err, enrollHint)
-	}
-	opts, err := natsauth.ConnectOptions(trust.KindNode, n.id.ID, u.JWT, u.Key)
-	if err != nil {
-		return nil, fmt.Errorf("node: NATS identity: %w", err)
 	}
 	return opts, nil
 }

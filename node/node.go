@@ -289,10 +289,14 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	if err := n.startHTTP(); err != nil {
 		return err
 	}
-	n.wg.Add(1)
+	n.wg.Add(2)
 	go func() {
 		defer n.wg.Done()
 		n.watchOutbox(lctx)
+	}()
+	go func() {
+		defer n.wg.Done()
+		n.watchCredential(lctx)
 	}()
 	if n.follower != nil {
 		n.wg.Add(2)

@@ -28,10 +28,6 @@ const (
 	UserJWTFile = "node.nats.jwt"
 )
 
-// RenewBefore is how long before its expiry a user JWT is issued again
-// where root.key is (PrepareDataDir).
-const RenewBefore = 30 * 24 * time.Hour
-
 // SaveBundle writes b into dir as BundleFile.
 func SaveBundle(dir string, b Bundle) error {
 	data, err := json.MarshalIndent(b, "", "  ")
@@ -245,7 +241,8 @@ func userFrom(j string, kp nkeys.KeyPair) (*User, error) {
 // PrepareDataDir makes sure a data directory whose root holds its private
 // key (a single node, or the root's own directory) has what its node
 // needs to connect: the bundle and a user JWT for id, issued again when
-// absent, for another key or roles, or within RenewBefore of expiry; and
+// absent, for another key or roles, or expiring at another time than id's
+// credential (renewed: trust.RenewNode); and
 // that operator.creds there carries its NATS user (PrepareRoot). Without
 // root.key it does nothing: the node's files come from 'agentctl node
 // enroll'.
@@ -257,7 +254,7 @@ func PrepareDataDir(dir string, root *trust.Root, id *trust.Identity) error {
 	if err != nil {
 		return err
 	}
-	if u, err := LoadNodeUser(dir, id); err != nil || time.Until(u.Expires) < RenewBefore {
+	if u, err := LoadNodeUser(dir, id); err != nil || u.JWT == "" || !sameExpiry(u, root, id) {
 		if err := a.IssueNode(dir, root, id); err != nil {
 			return err
 		}
@@ -351,4 +348,78 @@ func CredsOptions(path string) ([]nats.Option, *User, error) {
 		opts = append(opts, nats.CustomInboxPrefix(u.Inbox()))
 	}
 	return opts, u, nil
+}
+
+// sameExpiry reports whether u expires when id's credential does (a user
+// JWT is issued for its credential's lifetime).
+func sameExpiry(u *User, root *trust.Root, id *trust.Identity) bool {
+	c, err := root.Verify(id.Credential, time.Now())
+	return err == nil && u.Expires.Unix() == c.Expires.Unix()
+}
+
+// NodeConnectOptions are the nats.go options with which the node id of the
+// data directory dir connects: its inbox prefix, and its user JWT read
+// from dir at every connection (a renewed one is presented at the next
+// reconnection: the server closes a connection whose JWT expires), with
+// the nonce signed by the key derived from id's node.key.
+func NodeConnectOptions(dir string, id *trust.Identity) ([]nats.Option, error) {
+	if _, err := LoadNodeUser(dir, id); err != nil {
+		return nil, err
+	}
+	kp, err := UserKey(id)
+	if err != nil {
+		return nil, err
+	}
+	user := func() (string, error) {
+		u, err := LoadNodeUser(dir, id)
+		if err != nil {
+			return "", err
+		}
+		return u.JWT, nil
+	}
+	return []nats.Option{
+		nats.UserJWT(user, func(nonce []byte) ([]byte, error) { return kp.Sign(nonce) }),
+		nats.CustomInboxPrefix(InboxPrefix(trust.KindNode, id.ID)),
+	}, nil
+}
+
+// RenewNode renews the node credential in dir for ttl (trust.RenewNode:
+// same key, roles and NATS user) and issues its NATS user JWT for the new
+// lifetime: what the root holder runs to renew a node without its private
+// key. A credential issued before credentials named their NATS user needs
+// node.key in dir to derive it.
+func RenewNode(dir string, root *trust.Root, ttl time.Duration) (*trust.Credential, error) {
+	a, err := NewAuthority(root)
+	if err != nil {
+		return nil, err
+	}
+	c, err := trust.RenewNode(dir, root, ttl)
+	if err != nil {
+		return nil, err
+	}
+	user := c.NATSUser
+	if user == "" {
+		id, err := trust.LoadIdentity(dir, root)
+		if err != nil {
+			return nil, fmt.Errorf("natsauth: the credential names no NATS user and node.key cannot be read to derive it: %w", err)
+		}
+		kp, err := UserKey(id)
+		if err != nil {
+			return nil, err
+		}
+		if user, err = kp.PublicKey(); err != nil {
+			return nil, fmt.Errorf("natsauth: %w", err)
+		}
+	}
+	j, err := a.UserJWT(Identity{Kind: c.Kind, ID: c.ID, Roles: c.Roles, UserKey: user}, c.Expires)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.ensureBundle(dir); err != nil {
+		return nil, err
+	}
+	if err := trust.WriteFile(filepath.Join(dir, UserJWTFile), []byte(j+"\n")); err != nil {
+		return nil, err
+	}
+	return c, nil
 }

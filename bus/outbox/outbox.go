@@ -33,6 +33,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/envelope"
@@ -86,7 +87,7 @@ type Outbox struct {
 	db   *pebble.DB
 	dir  string
 	fs   vfs.FS
-	id   *trust.Identity
+	id   atomic.Pointer[trust.Identity]
 	log  *slog.Logger
 	wake chan struct{}
 	// now is the clock that signs rounds and ages them (tests move it).
@@ -116,6 +117,12 @@ func Open(dir string, id *trust.Identity, logger *slog.Logger) (*Outbox, error) 
 }
 
 // open is Open on a given file system (tests inject disk failures).
+
+// SetIdentity makes id sign what the outbox publishes from now on: a
+// renewed credential of the same node (node.SetIdentity). Events already
+// signed keep their signature.
+func (o *Outbox) SetIdentity(id *trust.Identity) { o.id.Store(id) }
+
 func open(dir string, fs vfs.FS, id *trust.Identity, logger *slog.Logger) (*Outbox, error) {
 	if logger == nil {
 		logger = slog.Default()
@@ -124,7 +131,8 @@ func open(dir string, fs vfs.FS, id *trust.Identity, logger *slog.Logger) (*Outb
 	if err != nil {
 		return nil, err
 	}
-	o := &Outbox{db: db, dir: dir, fs: fs, id: id, log: logger, wake: make(chan struct{}, 1), now: time.Now}
+	o := &Outbox{db: db, dir: dir, fs: fs, log: logger, wake: make(chan struct{}, 1), now: time.Now}
+	o.id.Store(id)
 	o.mu.drained = make(chan struct{})
 	it, err := db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: []byte("o0")})
 	if err != nil {
@@ -577,7 +585,7 @@ func (o *Outbox) sign(round []entry, now time.Time) ([]message, error) {
 		if len(group) == 0 {
 			return nil
 		}
-		raw, jti, err := envelope.SignAt(o.id, group, now, envelope.Version)
+		raw, jti, err := envelope.SignAt(o.id.Load(), group, now, envelope.Version)
 		if err != nil {
 			return err
 		}

@@ -110,11 +110,20 @@ func LoadIdentity(dir string, root *Root) (*Identity, error) {
 	if err != nil {
 		return nil, err
 	}
+	raw, err := readCred(dir)
+	if err != nil {
+		return nil, err
+	}
+	return identityFrom(root, key, raw)
+}
+
+// readCred reads dir's node.cred.
+func readCred(dir string) (string, error) {
 	cb, err := os.ReadFile(filepath.Join(dir, NodeCredFile))
 	if err != nil {
-		return nil, fmt.Errorf("trust: read node credential: %w", err)
+		return "", fmt.Errorf("trust: read node credential: %w", err)
 	}
-	return identityFrom(root, key, strings.TrimSpace(string(cb)))
+	return strings.TrimSpace(string(cb)), nil
 }
 
 func identityFrom(root *Root, key ed25519.PrivateKey, raw string) (*Identity, error) {

@@ -23,7 +23,7 @@ func (a *app) nodeCmd() *cobra.Command {
 Issue node credentials from the cluster root (enroll). A node started on a
 data directory without root.key cannot issue its own credential: enroll it
 here first. Enrolling only reads and writes files; it needs no NATS server.`,
-		a.nodeLsCmd(), a.nodeDrainCmd(), a.nodeEnrollCmd(), a.nodeBackupCmd(), a.nodeRevokeCmd())
+		a.nodeLsCmd(), a.nodeDrainCmd(), a.nodeEnrollCmd(), a.nodeRenewCmd(), a.nodeBackupCmd(), a.nodeRevokeCmd())
 }
 
 // enrollResult is what node enroll prints with -o json.
@@ -140,4 +140,55 @@ func (a *app) nodeEnroll(name string, roles []string, rootPath, out string, ttl 
 	}
 	fmt.Fprintf(w, "start it with:\n  agentd --data %s --name %s --roles %s --nats nats://HOST:4222\n", out, name, strings.Join(roles, ","))
 	return nil
+}
+
+func (a *app) nodeRenewCmd() *cobra.Command {
+	var rootPath, data string
+	var ttl time.Duration
+	cmd := &cobra.Command{
+		Use:   "renew NAME --root DIR_OR_ROOT_KEY --data DATA_DIR [--ttl 8760h]",
+		Short: "Renew a node's credential in its data directory, without a restart",
+		Long: `Issue node NAME a new credential for the same key, roles and NATS user,
+valid for --ttl from now, and a NATS user JWT for it, into DATA_DIR (the
+node's data directory, or a copy of its node.cred to send back): the
+private key is not needed, so the root holder renews a node from its
+public credential. A running agentd loads the new credential within a
+minute, signs with it from then on and reconnects to NATS with the new
+user: no restart, nothing refused. A node whose data dir holds root.key
+renews itself (a third of its credential's lifetime, or 30 days, before
+expiry).`,
+		Example: `  agentctl node renew exec-b --root ./cluster-root --data /var/lib/agentic`,
+		Args:    args(cobra.ExactArgs(1)),
+		RunE: func(_ *cobra.Command, argv []string) error {
+			if rootPath == "" || data == "" {
+				return usagef("node renew: --root and --data are required")
+			}
+			if ttl <= 0 {
+				return usagef("node renew: --ttl must be positive, got %s", ttl)
+			}
+			root, err := trust.LoadIssuer(rootPath)
+			if err != nil {
+				return fmt.Errorf("node renew %s: %w", argv[0], err)
+			}
+			c, err := natsauth.RenewNode(data, root, ttl)
+			if err != nil {
+				return fmt.Errorf("node renew %s: %w", argv[0], err)
+			}
+			if c.ID != argv[0] {
+				return fmt.Errorf("node renew %s: %s holds the credential of node %s (renewed anyway: check the directory)", argv[0], data, c.ID)
+			}
+			if a.output != formatText {
+				return a.writeJSON(enrollResult{Node: c.ID, Roles: c.Roles, Root: root.KeyID(), Expires: c.Expires.UTC(), Dir: data,
+					Files: []string{filepath.Join(data, trust.NodeCredFile), filepath.Join(data, natsauth.UserJWTFile)}})
+			}
+			fmt.Fprintf(a.env.Stdout, "renewed node %s (roles %s) until %s in %s: a running agentd takes it within a minute\n",
+				c.ID, strings.Join(c.Roles, ","), c.Expires.UTC().Format(time.RFC3339), data)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&rootPath, "root", "", "the cluster root: a directory holding root.key, or the root.key file")
+	f.StringVar(&data, "data", "", "the node's data directory (holding its node.cred)")
+	f.DurationVar(&ttl, "ttl", trust.NodeCredentialTTL, "how long the renewed credential is valid")
+	return cmd
 }

@@ -255,3 +255,52 @@ func TestKeysAPIToken(t *testing.T) {
 		t.Errorf("--ttl 2h = %+v", long)
 	}
 }
+
+// TestNodeRenew: node renew issues a later credential for the same key,
+// roles and NATS user, and a NATS user JWT for its lifetime, from the
+// public credential alone (node.key is not needed).
+func TestNodeRenew(t *testing.T) {
+	rootDir, data := t.TempDir(), t.TempDir()
+	if r := offline(t, "keys", "init", "--dir", rootDir); r.code != 0 {
+		t.Fatalf("keys init = %+v", r)
+	}
+	if r := offline(t, "node", "enroll", "exec-b", "--roles", "executor", "--root", rootDir, "--out", data, "--ttl", "1h"); r.code != 0 {
+		t.Fatalf("node enroll = %+v", r)
+	}
+	root, err := trust.LoadRoot(rootDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := trust.LoadIdentity(data, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The root holder renews from the public credential: node.key is
+	// not there.
+	key := filepath.Join(data, trust.NodeKeyFile)
+	if err := os.Rename(key, key+".away"); err != nil {
+		t.Fatal(err)
+	}
+	r := offline(t, "node", "renew", "exec-b", "--root", rootDir, "--data", data, "--ttl", "48h", "-o", "json")
+	got := decodeJSON[enrollResult](t, r.stdout)
+	if r.code != 0 || got.Node != "exec-b" || time.Until(got.Expires) < 47*time.Hour {
+		t.Fatalf("node renew = %+v", r)
+	}
+	if err := os.Rename(key+".away", key); err != nil {
+		t.Fatal(err)
+	}
+	after, err := trust.LoadIdentity(data, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Credential == before.Credential || !after.Key.Equal(before.Key) || !slices.Equal(after.Roles, before.Roles) {
+		t.Fatal("the renewed credential is not a new one for the same key and roles")
+	}
+	u, err := natsauth.LoadNodeUser(data, after)
+	if err != nil || time.Until(u.Expires) < 47*time.Hour {
+		t.Fatalf("the NATS user after renewal: %+v %v", u, err)
+	}
+	if r := offline(t, "node", "renew", "exec-c", "--root", rootDir, "--data", data); r.code != ExitError || !strings.Contains(r.stderr, "holds the credential of node exec-b") {
+		t.Errorf("renew under another name = %+v", r)
+	}
+}

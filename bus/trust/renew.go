@@ -1,0 +1,66 @@
+package trust
+
+import (
+	"fmt"
+	"path/filepath"
+	"time"
+)
+
+// Reissue issues a new credential with the subject, kind, key, roles and
+// NATS user of raw — a credential root issued, expired or not — valid for
+// ttl from now: a renewal. It needs only the public credential, so the
+// root holder renews a node without its private key.
+func (r *Root) Reissue(raw string, ttl time.Duration) (string, *Credential, error) {
+	if ttl <= 0 {
+		return "", nil, fmt.Errorf("trust: renew: ttl must be positive, got %s", ttl)
+	}
+	// Judged as of its own expiry: an expired credential is renewed, a
+	// forged one is not.
+	old, err := r.VerifyWithin(raw, time.Now(), 100*365*24*time.Hour)
+	if err != nil {
+		return "", nil, fmt.Errorf("trust: renew: %w", err)
+	}
+	s, err := r.issue(old.ID, old.Kind, old.PublicKey, old.NATSUser, old.Roles, ttl)
+	if err != nil {
+		return "", nil, err
+	}
+	c, err := r.Verify(s, time.Now())
+	if err != nil {
+		return "", nil, err
+	}
+	return s, c, nil
+}
+
+// RenewNode renews the node credential in dir (node.cred, which root
+// issued) for ttl, keeping its key, and writes it back. It returns the new
+// credential.
+func RenewNode(dir string, root *Root, ttl time.Duration) (*Credential, error) {
+	raw, err := readCred(dir)
+	if err != nil {
+		return nil, err
+	}
+	s, c, err := root.Reissue(raw, ttl)
+	if err != nil {
+		return nil, err
+	}
+	if c.Kind != KindNode {
+		return nil, fmt.Errorf("trust: renew: %s holds a %s credential, not a node's", filepath.Join(dir, NodeCredFile), c.Kind)
+	}
+	if err := WriteFile(filepath.Join(dir, NodeCredFile), []byte(s+"\n")); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// RenewDue reports whether a credential valid from issued to expires
+// should be renewed at now: within a third of its lifetime of expiry, or
+// within RenewBefore, whichever comes later.
+func RenewDue(issued, expires, now time.Time) bool {
+	left := expires.Sub(now)
+	window := min(expires.Sub(issued)/3, RenewBefore)
+	return left <= window
+}
+
+// RenewBefore is how long before its expiry a credential is renewed at
+// most (RenewDue).
+const RenewBefore = 30 * 24 * time.Hour

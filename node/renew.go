@@ -1,0 +1,61 @@
+package node
+
+import (
+	"context"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus/natsauth"
+	"github.com/agentic-dev/agentic/bus/trust"
+)
+
+// maxRenewCheck is how often, at most, the node looks at its credential.
+const maxRenewCheck = time.Minute
+
+// watchCredential keeps the node's credential and NATS user fresh while
+// it runs, without a restart. Where root.key is, it renews them when
+// trust.RenewDue says (a third of their lifetime, or 30 days, before
+// expiry). Elsewhere the root holder renews them into the data dir
+// (agentctl node renew); either way, a credential of the node's key newer
+// than the one it signs with is loaded and signs from then on, and the
+// NATS user JWT is read again at the next connection (the server closes
+// the connection when the old one expires).
+func (n *Node) watchCredential(ctx context.Context) {
+	cur := n.id
+	for {
+		c, err := n.root.VerifyWithin(cur.Credential, time.Now(), 100*365*24*time.Hour)
+		if err != nil {
+			n.log.Error("the node's own credential does not verify; not renewing it", "err", err)
+			return
+		}
+		every := min(maxRenewCheck, max(c.Expires.Sub(c.Issued)/10, 100*time.Millisecond))
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(every):
+		}
+		if n.root.CanIssue() && trust.RenewDue(c.Issued, c.Expires, time.Now()) {
+			if _, err := trust.RenewNode(n.cfg.Data, n.root, c.Expires.Sub(c.Issued)); err != nil {
+				n.log.Error("cannot renew the node's credential", "err", err, "expires", c.Expires)
+				continue
+			}
+		}
+		next, err := trust.LoadIdentity(n.cfg.Data, n.root)
+		if err != nil || next.Credential == cur.Credential || !next.Key.Equal(cur.Key) || next.ID != cur.ID {
+			continue
+		}
+		if err := natsauth.PrepareDataDir(n.cfg.Data, n.root, next); err != nil {
+			n.log.Error("cannot issue the NATS user of the renewed credential", "err", err)
+		}
+		n.outbox.SetIdentity(next)
+		cur = next
+		// Present the new NATS user now rather than when the server
+		// closes the old one's connection at its expiry.
+		if err := n.conn.NC.ForceReconnect(); err != nil {
+			n.log.Warn("cannot reconnect to NATS with the renewed user; the server will close the old one at its expiry", "err", err)
+		}
+		nc, _ := n.root.Verify(next.Credential, time.Now())
+		if nc != nil {
+			n.log.Info("credential renewed: signing with the new one", "expires", nc.Expires)
+		}
+	}
+}
