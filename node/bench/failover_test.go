@@ -21,6 +21,7 @@ import (
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/envelope"
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/bus/natsauth"
 	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -237,7 +238,11 @@ func (cl *benchCluster) watch(b *testing.B, first *benchProc) *eventWatch {
 		b.Fatal(err)
 	}
 	v := envelope.NewVerifier(root)
-	nc, err := nats.Connect(cl.natsURL)
+	auth, _, err := natsauth.CredsOptions(filepath.Join(cl.dir, "a", "operator.creds"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	nc, err := nats.Connect(cl.natsURL, auth...)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/natsauth"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/node/nodetest"
 	"github.com/nats-io/nats.go"
@@ -308,7 +309,11 @@ func (c *historyClient) close() { c.nc.Close() }
 
 func (a *agentdProc) client(tb testing.TB) *historyClient {
 	tb.Helper()
-	nc, err := nats.Connect(a.natsURL)
+	auth, _, err := natsauth.CredsOptions(filepath.Join(a.data, "operator.creds"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	nc, err := nats.Connect(a.natsURL, auth...)
 	if err != nil {
 		tb.Fatal(err)
 	}
