@@ -14,14 +14,16 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// The keys and node commands work offline: they read and write key files
-// and never call a.conn, so no NATS server is needed.
+// The keys commands but push-revocations, and node enroll and renew, work
+// offline: they read and write key files and never call a.conn, so no
+// NATS server is needed.
 
 func (a *app) keysCmd() *cobra.Command {
-	return group("keys", "Manage the cluster's root key and operator credentials (offline)",
+	return group("keys", "Manage the cluster's root key and operator credentials",
 		`The cluster's chain of trust: one root key signs every node's and operator's
-credential. These commands only read and write files; they need no NATS
-server.`,
+credential, and the NATS operator and accounts are derived from it. These
+commands read and write files and need no NATS server, but
+push-revocations, which gives the servers the revocations the ledger holds.`,
 		a.keysInitCmd(), a.keysOperatorCmd(), a.keysAPITokenCmd(), a.keysNATSConfigCmd(), a.keysPushCmd())
 }
 
