@@ -30,7 +30,7 @@ type ConnConfig struct {
 	// errors (nil: discarded).
 	Logger *slog.Logger
 	// Creds is a NATS user credentials file (JWT and nkey seed) for
-	// external servers, used instead of Identity.
+	// external servers, used there instead of Identity.
 	Creds string
 	// Identity are the options that present the client's NATS user
 	// (natsauth.ConnectOptions: user JWT, nonce signing, inbox prefix),
@@ -136,7 +136,7 @@ func Connect(ctx context.Context, cfg ConnConfig) (*Conn, error) {
 		}),
 	}
 	url := strings.Join(cfg.URLs, ",")
-	if cfg.Creds == "" {
+	if cfg.Creds == "" || cfg.Server != nil {
 		opts = append(opts, cfg.Identity...)
 	}
 	if cfg.Server != nil {

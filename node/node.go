@@ -357,7 +357,7 @@ func (n *Node) startBus(ctx context.Context) error {
 		return fmt.Errorf("node: NATS identity: %w", err)
 	}
 	var identity []nats.Option
-	if n.cfg.NATSCreds == "" {
+	if n.cfg.NATSCreds == "" || len(n.cfg.NATS) == 0 {
 		if identity, err = n.natsIdentity(); err != nil {
 			return err
 		}
