@@ -68,16 +68,8 @@ func connectAs(t testing.TB, cc bus.ConnConfig, root *trust.Root, id *trust.Iden
 	if err != nil {
 		t.Fatalf("bustest: NATS authority: %v", err)
 	}
-	j, kp, err := a.IssueUser(root, id)
-	if err != nil {
+	if cc.Identity, err = a.UserOptions(root, id); err != nil {
 		t.Fatalf("bustest: NATS user of %s: %v", id.ID, err)
-	}
-	c, err := root.Verify(id.Credential, time.Now())
-	if err != nil {
-		t.Fatalf("bustest: credential of %s: %v", id.ID, err)
-	}
-	if cc.Identity, err = natsauth.ConnectOptions(c.Kind, id.ID, j, kp); err != nil {
-		t.Fatalf("bustest: %v", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

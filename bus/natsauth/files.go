@@ -423,3 +423,19 @@ func RenewNode(dir string, root *trust.Root, ttl time.Duration) (*trust.Credenti
 	}
 	return c, nil
 }
+
+// UserOptions issues the NATS user of id (IssueUser) and returns the
+// nats.go options it connects with (ConnectOptions): for a process that
+// holds both the root and the identity, such as a test or a tool run
+// where root.key is.
+func (a *Authority) UserOptions(root *trust.Root, id *trust.Identity) ([]nats.Option, error) {
+	j, kp, err := a.IssueUser(root, id)
+	if err != nil {
+		return nil, err
+	}
+	c, err := root.Verify(id.Credential, time.Now())
+	if err != nil {
+		return nil, fmt.Errorf("natsauth: user of %s: %w", id.ID, err)
+	}
+	return ConnectOptions(c.Kind, id.ID, j, kp)
+}

@@ -751,11 +751,7 @@ func TestServerConfigFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j, kp, err := auth.IssueUser(root, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	co, err := natsauth.ConnectOptions(trust.KindNode, id.ID, j, kp)
+	co, err := auth.UserOptions(root, id)
 	if err != nil {
 		t.Fatal(err)
 	}

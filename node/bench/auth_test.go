@@ -118,11 +118,7 @@ func authRound(tb testing.TB, variant string, root *trust.Root, exec *trust.Iden
 		if err != nil {
 			tb.Fatal(err)
 		}
-		j, kp, err := a.IssueUser(root, exec)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		co, err := natsauth.ConnectOptions(trust.KindNode, exec.ID, j, kp)
+		co, err := a.UserOptions(root, exec)
 		if err != nil {
 			tb.Fatal(err)
 		}

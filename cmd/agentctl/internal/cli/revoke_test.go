@@ -38,11 +38,7 @@ func TestNodeRevokeRefusedByNATSAndLedger(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j, kp, err := a.IssueUser(root, exec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	co, err := natsauth.ConnectOptions(trust.KindNode, exec.ID, j, kp)
+	co, err := a.UserOptions(root, exec)
 	if err != nil {
 		t.Fatal(err)
 	}
