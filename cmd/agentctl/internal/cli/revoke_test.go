@@ -129,7 +129,7 @@ func TestRevokeNeedsAnAdministrator(t *testing.T) {
 }
 
 // count is how many audit lines have type typ and mention what (in their
-// node or data; "" matches all).
+// node or data; "" matches all, for either).
 func count(t *testing.T, c *api.Client, typ, what string) int {
 	t.Helper()
 	n := 0
@@ -137,9 +137,47 @@ func count(t *testing.T, c *api.Client, typ, what string) int {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if l.Type == typ && (what == "" || l.Node == what || strings.Contains(string(l.Data), what)) {
+		if (typ == "" || l.Type == typ) && (what == "" || l.Node == what || strings.Contains(string(l.Data), what)) {
 			n++
 		}
 	}
 	return n
+}
+
+// TestViewerReadsButCannotWrite: a viewer's credentials (keys operator
+// --role viewer) list runs and tail the audit of a real node, and cannot
+// submit a goal or cancel a run: nothing reaches the ledger.
+func TestViewerReadsButCannotWrite(t *testing.T) {
+	h, n := nodeHarness(t)
+	run := n.Submit(t, "one.yaml", onePlan)
+	n.WaitRun(t, run, 30*time.Second)
+	viewer := t.TempDir() + "/auditor.creds"
+	if r := h.run("keys", "operator", "auditor", "--role", "viewer", "--root", n.Dir, "--out", viewer); r.code != ExitOK || !strings.Contains(r.stdout, "roles viewer") {
+		t.Fatalf("keys operator --role viewer = %+v", r)
+	}
+	admin := h.creds
+	h.creds = viewer
+	if r := h.run("run", "list"); r.code != ExitOK || !strings.Contains(r.stdout, run[:8]) {
+		t.Errorf("a viewer's run list = %+v", r)
+	}
+	if r := h.run("audit", "tail", "--run", run); r.code != ExitOK || !strings.Contains(r.stdout, "run.finished") {
+		t.Errorf("a viewer's audit tail = %+v", r)
+	}
+	long := n.Submit(t, "long.yaml", "goal: long\nsteps:\n  - id: wait\n    run: sleep 30\n")
+	poll.Eventually(t, 10*time.Second, "the long run running", func() bool {
+		s, err := n.API.RunSummary(context.Background(), long)
+		return err == nil && s.Status == "running"
+	})
+	for _, args := range [][]string{{"goal", "submit", "do something"}, {"run", "cancel", long}, {"memory", "put", "shared", "k", "v"}} {
+		if r := h.run(args...); r.code != ExitError || !strings.Contains(r.stderr, "not an operator") {
+			t.Errorf("a viewer's %v = %+v", args, r)
+		}
+	}
+	if got := count(t, n.API, "", "auditor") + count(t, n.API, string(event.Rejected), ""); got != 0 {
+		t.Errorf("the ledger holds %d entries by the viewer or refused", got)
+	}
+	h.creds = admin
+	if r := h.run("run", "cancel", long); r.code != ExitOK {
+		t.Errorf("the administrator's run cancel = %+v", r)
+	}
 }
