@@ -311,6 +311,15 @@ type memory struct{ rss, anon float64 }
 // serves its profiles (--debug-listen).
 func (a *agentdProc) idleMemory(tb testing.TB, name string) memory {
 	tb.Helper()
+	a.mu.Lock()
+	debug := a.debug
+	a.mu.Unlock()
+	dir := os.Getenv("AGENTIC_BENCH_PROFILE")
+	if dir != "" && debug != "" {
+		// What the idle node allocates meanwhile: go tool pprof
+		// -sample_index=alloc_space -base name-ready.heap name.heap
+		saveURL(tb, "http://"+debug+"/debug/pprof/heap", filepath.Join(dir, name+"-ready.heap"))
+	}
 	select {
 	case <-time.After(historyIdle):
 	case err := <-a.exited:
@@ -320,11 +329,9 @@ func (a *agentdProc) idleMemory(tb testing.TB, name string) memory {
 	var m memory
 	m.rss, _ = procMemory(tb, a.cmd.Process.Pid)
 	m.anon = procField(tb, a.cmd.Process.Pid, "RssAnon:")
-	a.mu.Lock()
-	debug := a.debug
-	a.mu.Unlock()
-	if dir := os.Getenv("AGENTIC_BENCH_PROFILE"); dir != "" && debug != "" {
+	if dir != "" && debug != "" {
 		saveURL(tb, "http://"+debug+"/debug/pprof/heap", filepath.Join(dir, name+".heap"))
+		saveURL(tb, "http://"+debug+"/debug/pprof/heap?debug=1", filepath.Join(dir, name+".heap.txt"))
 		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", a.cmd.Process.Pid)); err == nil {
 			_ = os.WriteFile(filepath.Join(dir, name+".smaps"), b, 0o644)
 		}
