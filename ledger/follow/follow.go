@@ -525,8 +525,10 @@ func (f *Follower) run(ctx context.Context, it jetstream.MessagesContext, target
 			f.fold(ev)
 		}
 		f.snapshot()
-		if f.cfg.Store.AppliedStreamSeq() >= target {
+		caughtUp := false
+		if f.cfg.Store.AppliedStreamSeq() >= target && !f.Live() {
 			f.setLive()
+			caughtUp = true
 		}
 		f.settle(f.Live())
 		// Let the folded messages go: the batch's array would otherwise
@@ -537,6 +539,22 @@ func (f *Follower) run(ctx context.Context, it jetstream.MessagesContext, target
 		close(f.mu.changed)
 		f.mu.changed = make(chan struct{})
 		f.mu.Unlock()
+		if caughtUp {
+			f.releaseCatchUp()
+		}
+	}
+}
+
+// releaseCatchUp lets the ledger's store drop the memory of the catch-up's
+// commits (large batches, flushed memtables; see ledger.Store.ReleaseMemory)
+// once the follower has caught up: an idle node would keep it otherwise.
+// Skipped while the data dir is below its free-space floor.
+func (f *Follower) releaseCatchUp() {
+	if f.lowSpace() {
+		return
+	}
+	if err := f.cfg.Store.ReleaseMemory(); err != nil {
+		f.log.Warn("ledger: release the catch-up's memory", "err", err)
 	}
 }
 

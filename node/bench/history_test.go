@@ -5,10 +5,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -58,15 +60,13 @@ func BenchmarkHistory1M(b *testing.B) {
 	// An empty node: its idle memory, its epoch.
 	a := startAgentdOn(b, bin, data)
 	a.waitReady(b, 2*time.Minute)
-	emptyRSS := a.idleRSS(b)
+	empty := a.idleMemory(b, "empty")
 	info := a.nodeInfo(b)
 	a.stop(b)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	t0 := time.Now()
-	events := nodetest.PublishHistory(b, ctx, data, "bench-history", nodetest.History{Runs: historyRuns, Steps: historySteps, Epoch: info.Epoch})
-	b.Logf("history: %d events published in %s", events, time.Since(t0).Round(time.Millisecond))
+	events := historyOn(b, ctx, data, info.Epoch)
 
 	b.ResetTimer()
 	a = startAgentdOn(b, bin, data)
@@ -75,7 +75,7 @@ func BenchmarkHistory1M(b *testing.B) {
 	if head < uint64(events) {
 		b.Fatalf("ledger head %d after the first fold, want at least %d events", head, events)
 	}
-	fullRSS := a.idleRSS(b)
+	full := a.idleMemory(b, "first-fold")
 
 	q := a.client(b)
 	runs := listAll(b, q)
@@ -126,6 +126,7 @@ func BenchmarkHistory1M(b *testing.B) {
 	a.stop(b)
 	a = startAgentdOn(b, bin, data)
 	restart := a.waitReady(b, 5*time.Minute)
+	restarted := a.idleMemory(b, "restart")
 	a.kill9(b)
 	a = startAgentdOn(b, bin, data)
 	restartKill := a.waitReady(b, 5*time.Minute)
@@ -136,9 +137,14 @@ func BenchmarkHistory1M(b *testing.B) {
 	b.ReportMetric(firstFold.Seconds(), "first-fold-s")
 	b.ReportMetric(restart.Seconds(), "restart-s")
 	b.ReportMetric(restartKill.Seconds(), "restart-kill9-s")
-	b.ReportMetric(emptyRSS, "rss-empty-MiB")
-	b.ReportMetric(fullRSS, "rss-1M-MiB")
-	b.ReportMetric(fullRSS/emptyRSS, "rss-ratio")
+	b.ReportMetric(empty.rss, "rss-empty-MiB")
+	b.ReportMetric(full.rss, "rss-1M-MiB")
+	b.ReportMetric(full.rss/empty.rss, "rss-ratio")
+	b.ReportMetric(restarted.rss/empty.rss, "rss-restart-ratio")
+	b.ReportMetric(empty.anon, "anon-empty-MiB")
+	b.ReportMetric(full.anon, "anon-1M-MiB")
+	b.ReportMetric(full.anon/empty.anon, "anon-ratio")
+	b.ReportMetric(restarted.anon/empty.anon, "anon-restart-ratio")
 	names := make([]string, 0, len(lat))
 	for name := range lat {
 		names = append(names, name)
@@ -210,6 +216,7 @@ type agentdProc struct {
 	exited  chan error
 	natsURL string
 	readyz  string
+	debug   string // address of the Go profiles, with AGENTIC_BENCH_PROFILE
 	mu      sync.Mutex
 	tail    []string // agentd's last lines of stderr
 }
@@ -233,9 +240,13 @@ func (a *agentdProc) stderr() string {
 // names it "bench-history" so its embedded server's store is found again.
 func startAgentdOn(tb testing.TB, bin, data string) *agentdProc {
 	tb.Helper()
-	cmd := exec.Command(bin, "--data", data, "--name", "bench-history",
+	args := []string{"--data", data, "--name", "bench-history",
 		"--nats-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0",
-		"--log-level", "warn", "--log-format", "text")
+		"--log-level", "warn", "--log-format", "text"}
+	if os.Getenv("AGENTIC_BENCH_PROFILE") != "" {
+		args = append(args, "--debug-listen", "127.0.0.1:0")
+	}
+	cmd := exec.Command(bin, args...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		tb.Fatal(err)
@@ -255,6 +266,11 @@ func startAgentdOn(tb testing.TB, bin, data string) *agentdProc {
 			}
 			if len(f) >= 2 && f[0] == "http" {
 				a.http <- strings.TrimPrefix(f[1], "http://")
+			}
+			if len(f) >= 2 && f[0] == "debug" {
+				a.mu.Lock()
+				a.debug = strings.TrimSuffix(strings.TrimPrefix(f[1], "http://"), "/debug/pprof/")
+				a.mu.Unlock()
 			}
 		}
 		_, _ = io.Copy(io.Discard, stderr)
@@ -286,17 +302,103 @@ func (a *agentdProc) waitReady(tb testing.TB, timeout time.Duration) time.Durati
 	return time.Since(a.started)
 }
 
-// idleRSS idles, then reads the process's resident memory in MiB.
-func (a *agentdProc) idleRSS(tb testing.TB) float64 {
+// memory is a process's resident memory in MiB: all of it (VmRSS) and its
+// anonymous part (RssAnon: heap and stacks, not the binary's mapped text).
+type memory struct{ rss, anon float64 }
+
+// idleMemory idles, then reads the process's resident memory. With
+// AGENTIC_BENCH_PROFILE set to a directory, it also saves the heap profile
+// (name.heap, after a GC) and /proc/PID/smaps_rollup there; agentd then
+// serves its profiles (--debug-listen).
+func (a *agentdProc) idleMemory(tb testing.TB, name string) memory {
 	tb.Helper()
+	a.mu.Lock()
+	debug := a.debug
+	a.mu.Unlock()
+	dir := os.Getenv("AGENTIC_BENCH_PROFILE")
+	if dir != "" && debug != "" {
+		// What the idle node allocates meanwhile: go tool pprof
+		// -sample_index=alloc_space -base name-ready.heap name.heap
+		saveURL(tb, "http://"+debug+"/debug/pprof/heap", filepath.Join(dir, name+"-ready.heap"))
+	}
 	select {
 	case <-time.After(historyIdle):
 	case err := <-a.exited:
 		a.exited <- err
 		tb.Fatalf("agentd exited while idle: %v", err)
 	}
-	rss, _ := procMemory(tb, a.cmd.Process.Pid)
-	return rss
+	var m memory
+	m.rss, _ = procMemory(tb, a.cmd.Process.Pid)
+	m.anon = procField(tb, a.cmd.Process.Pid, "RssAnon:")
+	if dir != "" && debug != "" {
+		saveURL(tb, "http://"+debug+"/debug/pprof/heap", filepath.Join(dir, name+".heap"))
+		saveURL(tb, "http://"+debug+"/debug/pprof/heap?debug=1", filepath.Join(dir, name+".heap.txt"))
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", a.cmd.Process.Pid)); err == nil {
+			_ = os.WriteFile(filepath.Join(dir, name+".smaps"), b, 0o644)
+		}
+	}
+	tb.Logf("%s: VmRSS %.1f MiB, RssAnon %.1f MiB", name, m.rss, m.anon)
+	return m
+}
+
+// saveURL writes the body of a GET of url to path.
+func saveURL(tb testing.TB, url, path string) {
+	tb.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		tb.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		tb.Fatalf("GET %s: %s %v", url, resp.Status, err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// historyOn publishes the history onto the stopped node's stream in data
+// and returns its events. With AGENTIC_BENCH_HISTORY set to a directory,
+// the data directory with the history (before any fold) is kept there and
+// reused by later runs, which saves the publishing: figures then compare
+// code on the very same history.
+func historyOn(tb testing.TB, ctx context.Context, data string, epoch uint64) int {
+	tb.Helper()
+	keep := os.Getenv("AGENTIC_BENCH_HISTORY")
+	if keep != "" {
+		if b, err := os.ReadFile(filepath.Join(keep, "events")); err == nil {
+			events, err := strconv.Atoi(strings.TrimSpace(string(b)))
+			if err != nil {
+				tb.Fatalf("%s/events: %v", keep, err)
+			}
+			copyTree(tb, filepath.Join(keep, "data"), data)
+			tb.Logf("history: %d events from %s", events, keep)
+			return events
+		}
+	}
+	t0 := time.Now()
+	events := nodetest.PublishHistory(tb, ctx, data, "bench-history", nodetest.History{Runs: historyRuns, Steps: historySteps, Epoch: epoch})
+	tb.Logf("history: %d events published in %s", events, time.Since(t0).Round(time.Millisecond))
+	if keep != "" {
+		copyTree(tb, data, filepath.Join(keep, "data"))
+		if err := os.WriteFile(filepath.Join(keep, "events"), []byte(strconv.Itoa(events)), 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return events
+}
+
+// copyTree replaces dst with a copy of src.
+func copyTree(tb testing.TB, src, dst string) {
+	tb.Helper()
+	if err := os.RemoveAll(dst); err != nil {
+		tb.Fatal(err)
+	}
+	// cp -a keeps the files' modes (agentd refuses keys others can read).
+	if out, err := exec.Command("cp", "-a", src, dst).CombinedOutput(); err != nil {
+		tb.Fatalf("copy %s to %s: %v\n%s", src, dst, err, out)
+	}
 }
 
 // historyClient is an API client on its own connection.

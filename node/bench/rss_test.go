@@ -125,30 +125,29 @@ func waitReadyz(tb testing.TB, ctx context.Context, url string) {
 // procMemory reads VmRSS and VmHWM of pid, in MiB.
 func procMemory(tb testing.TB, pid int) (rss, hwm float64) {
 	tb.Helper()
+	return procField(tb, pid, "VmRSS:"), procField(tb, pid, "VmHWM:")
+}
+
+// procField reads one memory field of /proc/PID/status ("VmRSS:"), in MiB.
+func procField(tb testing.TB, pid int, field string) float64 {
+	tb.Helper()
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		tb.Skipf("no /proc status for agentd (not Linux?): %v", err)
 	}
 	for _, line := range strings.Split(string(b), "\n") {
 		f := strings.Fields(line)
-		if len(f) != 3 || f[2] != "kB" {
+		if len(f) != 3 || f[2] != "kB" || f[0] != field {
 			continue
 		}
 		kb, err := strconv.ParseFloat(f[1], 64)
 		if err != nil {
-			continue
+			tb.Fatalf("/proc/%d/status: %s: %v", pid, line, err)
 		}
-		switch f[0] {
-		case "VmRSS:":
-			rss = kb / 1024
-		case "VmHWM:":
-			hwm = kb / 1024
-		}
+		return kb / 1024
 	}
-	if rss == 0 {
-		tb.Fatalf("no VmRSS in /proc/%d/status", pid)
-	}
-	return rss, hwm
+	tb.Fatalf("no %s in /proc/%d/status", field, pid)
+	return 0
 }
 
 // stopAgentd sends SIGTERM and waits for agentd to exit (killing it after

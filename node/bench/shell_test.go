@@ -45,7 +45,7 @@ func BenchmarkShellSteps2000(b *testing.B) {
 	file := shellPlan(shellChains, shellDepth)
 	var took, firstAssign time.Duration
 	var raw, cpu float64
-	var startedMsgs, finishedMsgs int
+	var startedMsgs, finishedMsgs, assignedMsgs int
 	var deliver, execute, decide durations
 	for b.Loop() {
 		b.StopTimer()
@@ -62,6 +62,7 @@ func BenchmarkShellSteps2000(b *testing.B) {
 		cpu += r.cpu
 		startedMsgs += r.startedMsgs
 		finishedMsgs += r.finishedMsgs
+		assignedMsgs += r.assignedMsgs
 		deliver, execute, decide = append(deliver, r.deliver...), append(execute, r.execute...), append(decide, r.decide...)
 		raw += float64(2*steps) / (before + after).Seconds()
 	}
@@ -75,6 +76,7 @@ func BenchmarkShellSteps2000(b *testing.B) {
 	b.ReportMetric(float64(firstAssign.Milliseconds())/n, "submit_to_first_assign_ms")
 	b.ReportMetric(float64(startedMsgs)/n, "started_msgs")
 	b.ReportMetric(float64(finishedMsgs)/n, "finished_msgs")
+	b.ReportMetric(float64(assignedMsgs)/n, "assigned_msgs")
 	b.ReportMetric(mean(deliver), "assigned_to_started_mean_ms")
 	b.ReportMetric(mean(execute), "started_to_finished_mean_ms")
 	b.ReportMetric(mean(decide), "finished_to_slot_assigned_mean_ms")
@@ -106,6 +108,7 @@ type shellResult struct {
 	took, firstAssign         time.Duration
 	cpu                       float64
 	startedMsgs, finishedMsgs int
+	assignedMsgs              int
 	// The legs of a slot's cycle, per step: assigned→started (delivery,
 	// start record, fork), started→finished (the process, its output
 	// drained) and finished→the next assignment to the freed slot (the
@@ -128,6 +131,8 @@ func runShellPlan(tb testing.TB, bn *benchNode, file string, steps, slots int) s
 			r.startedMsgs++
 		case event.TaskFinished:
 			r.finishedMsgs++
+		case event.TaskAssigned:
+			r.assignedMsgs++
 		}
 	}
 	tl := checkProcesses(tb, bn, kept, run, steps)

@@ -61,7 +61,9 @@
 //     is in the outbox (synced) before its attempt is recorded finished.
 //     The reporter emits the task.started / task.finished of concurrent
 //     steps in one Emit (every started first, then every finished; a
-//     task.started waits at most startedLinger for company) and records
+//     task.started waits at most startedLinger for company; a
+//     task.finished waits at most finishedLinger, or until finishedGroup
+//     are queued, and only while attempts wait for a slot) and records
 //     their attempts finished in one commit.
 //  3. After a crash, attempts recorded as started but never finished are
 //     reported as failed, class transient, Interrupted (the Error, for

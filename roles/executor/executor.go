@@ -334,7 +334,7 @@ func (e *Executor) Start(ctx context.Context) error {
 	if err := e.env.Emit.Emit(ctx, online); err != nil {
 		return fail(fmt.Errorf("executor: announce: %w", err))
 	}
-	e.report = newReporter(e.env.Emit, st, e.log, e.fatal)
+	e.report = newReporter(e.env.Emit, st, e.log, e.fatal, func() bool { return e.queued.Load() > 0 })
 	e.mu.Lock()
 	e.mu.cons = cons
 	e.mu.Unlock()

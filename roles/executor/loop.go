@@ -201,7 +201,11 @@ func (e *Executor) step() {
 	}
 	e.startReady()
 	e.checkDrained()
-	e.queued.Store(int64(e.lp.n))
+	if e.queued.Swap(int64(e.lp.n)) > 0 && e.lp.n == 0 {
+		// Results lingering for company go out now: nothing waits for a
+		// slot any more (see reporter.loop).
+		e.report.kick()
+	}
 	e.lp.alive = time.Now()
 }
 

@@ -30,6 +30,12 @@ type reporter struct {
 	log   *slog.Logger
 	// fatal is the executor's reaction to an error of the local state.
 	fatal func(error) bool
+	// busy reports whether the executor holds attempts that wait for a
+	// slot: then a task.finished may wait for company (see loop).
+	busy func() bool
+	// linger is how long a task.finished may wait for company while busy
+	// (finishedLinger; tests lengthen it).
+	linger time.Duration
 
 	mu struct {
 		sync.Mutex
@@ -50,8 +56,8 @@ type report struct {
 	result  chan error // nil for task.started: nobody waits for it
 }
 
-func newReporter(emit roles.Emitter, state *localstate.Store, log *slog.Logger, fatal func(error) bool) *reporter {
-	r := &reporter{emit: emit, state: state, log: log, fatal: fatal,
+func newReporter(emit roles.Emitter, state *localstate.Store, log *slog.Logger, fatal func(error) bool, busy func() bool) *reporter {
+	r := &reporter{emit: emit, state: state, log: log, fatal: fatal, busy: busy, linger: finishedLinger,
 		wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
 	go r.loop()
 	return r
@@ -91,6 +97,15 @@ func (r *reporter) queue(rep report) {
 	}
 }
 
+// kick has the loop look at what is queued again (the executor's queue
+// emptied: results waiting for company may go now).
+func (r *reporter) kick() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
 // stop writes what is queued and ends the loop. Call it once no step runs
 // (nothing is queued after it).
 func (r *reporter) stop() {
@@ -98,23 +113,38 @@ func (r *reporter) stop() {
 	<-r.done
 }
 
+// loop flushes what is queued: at once when a task.finished waits and
+// the executor holds no attempt waiting for a slot (the leader's next
+// decision may be what the next slot waits for); within finishedLinger
+// when attempts wait (their slots stay busy meanwhile, so the result's
+// latency costs no slot, and more results share one Emit, one signed
+// message and one leader decision), or once finishedGroup results are
+// queued; a task.started alone waits up to startedLinger for company.
 func (r *reporter) loop() {
 	defer close(r.done)
 	linger := time.NewTimer(time.Hour)
 	linger.Stop()
 	defer linger.Stop()
-	armed := false
+	var deadline time.Time // when the armed timer fires; zero: not armed
 	for {
 		select {
 		case <-r.wake:
-			if r.urgent() {
+			wait, ok := r.wait()
+			if !ok {
+				continue
+			}
+			if wait <= 0 {
+				linger.Stop()
+				deadline = time.Time{}
 				r.flush()
-			} else if !armed {
-				linger.Reset(startedLinger)
-				armed = true
+				continue
+			}
+			if at := time.Now().Add(wait); deadline.IsZero() || at.Before(deadline) {
+				linger.Reset(wait)
+				deadline = at
 			}
 		case <-linger.C:
-			armed = false
+			deadline = time.Time{}
 			r.flush()
 		case <-r.quit:
 			r.flush()
@@ -123,14 +153,31 @@ func (r *reporter) loop() {
 	}
 }
 
-// startedLinger is how long a task.started may wait for company.
-const startedLinger = 20 * time.Millisecond
+const (
+	// startedLinger is how long a task.started may wait for company.
+	startedLinger = 20 * time.Millisecond
+	// finishedLinger is how long a task.finished may wait for company
+	// while attempts wait for a slot.
+	finishedLinger = 10 * time.Millisecond
+	// finishedGroup is how many queued task.finished are flushed at once.
+	finishedGroup = 32
+)
 
-// urgent reports whether a task.finished is queued.
-func (r *reporter) urgent() bool {
+// wait returns how long what is queued may wait before it is flushed
+// (0: now); false when nothing is queued.
+func (r *reporter) wait() (time.Duration, bool) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.mu.finishes > 0
+	queued, finishes, linger := len(r.mu.pending), r.mu.finishes, r.linger
+	r.mu.Unlock()
+	switch {
+	case queued == 0:
+		return 0, false
+	case finishes == 0:
+		return startedLinger, true
+	case finishes >= finishedGroup || r.busy == nil || !r.busy():
+		return 0, true
+	}
+	return linger, true
 }
 
 // flush emits every queued draft in one Emit, marks the finished attempts
