@@ -18,6 +18,8 @@ const (
 	prefixSnapshot = "s/"
 	prefixGoalRun  = "g/"
 	prefixTime     = "x/"
+	// prefixCredential holds the credentials index (credentials.go).
+	prefixCredential = "c/"
 	keyHead        = "meta/head"
 	keyFormat      = "meta/format"
 	// keyImporting marks an Import that has not finished.

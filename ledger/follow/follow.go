@@ -610,6 +610,7 @@ func (f *Follower) verify(m jetstream.Msg) (ledger.Message, bool) {
 	}
 	lm.EnvelopeID = env.ID
 	lm.Events = env.Events
+	lm.Signer = env.Signer
 	return lm, true
 }
 
