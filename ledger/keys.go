@@ -20,8 +20,8 @@ const (
 	prefixTime     = "x/"
 	// prefixCredential holds the credentials index (credentials.go).
 	prefixCredential = "c/"
-	keyHead        = "meta/head"
-	keyFormat      = "meta/format"
+	keyHead          = "meta/head"
+	keyFormat        = "meta/format"
 	// keyImporting marks an Import that has not finished.
 	keyImporting = "meta/importing"
 	// keyRejects holds the rejection limiter's state, committed with the
