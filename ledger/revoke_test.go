@@ -3,6 +3,7 @@ package ledger_test
 import (
 	"bytes"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -241,5 +242,28 @@ func TestRevocationsAreLedgerState(t *testing.T) {
 	}
 	if v := verdicts(t, whole); v[15] != event.RejectRevoked || v[16] != "" {
 		t.Errorf("after the history: %q and %q, want credential_revoked and accepted", v[15], v[16])
+	}
+}
+
+// Verify finds an event accepted from a revoked credential: what a copy
+// from a peer that ignored a revocation would hold.
+func TestVerifyFindsRevokedCredentialAccepted(t *testing.T) {
+	h := newRevokeHistory(t)
+	st := ledgertest.Open(t)
+	revoked := h.msgs[4] // ex1's message after the revocation
+	lied := *revoked.Signer
+	lied.Issued = h.before.Add(time.Hour) // as if enrolled again
+	revoked.Signer = &lied
+	recs := mustAppend(t, st, append(append([]ledger.Message(nil), h.msgs[:4]...), revoked)...)
+	last := recs[len(recs)-1]
+	if last.Type != event.TaskStarted {
+		t.Fatalf("the message was not accepted: %+v", last)
+	}
+	rep, err := st.Verify(h.kit.Verifier)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.OK || rep.FirstBadSeq != last.Seq || !strings.Contains(rep.Err, "revocation at stream seq 4") {
+		t.Fatalf("verify: %+v; want record %d found accepted from a revoked credential", rep, last.Seq)
 	}
 }
