@@ -15,6 +15,7 @@ import (
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/natsauth"
 	"github.com/agentic-dev/agentic/bus/trust"
+	"github.com/agentic-dev/agentic/node"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/node/nodetest"
 	"github.com/nats-io/nats.go"
@@ -205,6 +206,28 @@ func TestRevokedCredentialRefusedByLedgerNodes(t *testing.T) {
 	waitLine(t, a.API, "test-node", "the enrolled-again executor's event after a restart", startedBy("rv-exec", "s5"))
 	if n := countLines(t, a.API, "test-node", refused(event.RejectRevoked, "rv-exec", event.TaskStarted)); n != 2 {
 		t.Fatalf("%d of rv-exec's messages refused as revoked after a restart, want 2 (s2 and s4)", n)
+	}
+
+	// A ledger folded again from zero (the ledger moved aside, the stream
+	// holds the whole history) refuses the same.
+	head, err := a.API.LedgerHead(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Stop(t)
+	if moved, err := node.RebuildLedger(cfgA.Data, time.Now()); err != nil || moved == "" {
+		t.Fatalf("rebuild ledger: %q, %v", moved, err)
+	}
+	a = nodetest.Start(t, cfgA)
+	poll.Eventually(t, 30*time.Second, "the ledger folded again up to its old head", func() bool {
+		h, err := a.API.LedgerHead(ctx, head.Seq)
+		return err == nil && h.Seq >= head.Seq && h.AtHash == head.Hash
+	})
+	if got, err := a.API.Revocations(ctx); err != nil || !reflect.DeepEqual(got, revs) {
+		t.Fatalf("revocations after a fold from zero: %+v, %v; want %+v", got, err, revs)
+	}
+	if n := countLines(t, a.API, "test-node", refused(event.RejectRevoked, "rv-exec", event.TaskStarted)); n != 2 {
+		t.Fatalf("%d of rv-exec's messages refused as revoked after a fold from zero, want 2", n)
 	}
 
 	// A ledger node that copies its ledger from a peer (the stream lost
