@@ -2,7 +2,9 @@ package ledger_test
 
 import (
 	"bytes"
+	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/ledger"
 	"github.com/agentic-dev/agentic/ledger/ledgertest"
+	"pgregory.net/rapid"
 )
 
 // revokeHistory is a history with a revocation: what each message became
@@ -266,4 +269,137 @@ func TestVerifyFindsRevokedCredentialAccepted(t *testing.T) {
 	if rep.OK || rep.FirstBadSeq != last.Seq || !strings.Contains(rep.Err, "revocation at stream seq 4") {
 		t.Fatalf("verify: %+v; want record %d found accepted from a revoked credential", rep, last.Seq)
 	}
+}
+
+// Any stream of a revocation, messages of the revoked credential, of the
+// identity enrolled again and of others — replays and holes included —
+// gives one ledger however it is delivered (one Append, chunks, restarts,
+// an import of the export): no event of the revoked credential is
+// accepted after the revocation's first appearance, none of the new one
+// is refused as revoked, and the credentials index is the same.
+func TestPropertyRevocationsOneLedger(t *testing.T) {
+	h := newRevokeHistory(t)
+	kit := h.kit
+	var pool []ledger.Message
+	old := map[string]bool{} // envelope ids of the revoked credential's messages
+	add := func(m ledger.Message, revoked bool) {
+		pool = append(pool, m)
+		old[m.EnvelopeID] = revoked
+	}
+	for range 3 {
+		add(kit.Message(0, h.exec, started("r1", 1)...), true)
+	}
+	add(kit.Message(0, h.exec, started("r2", 3)...), true)
+	for range 2 {
+		add(kit.Message(0, h.exec2, started("r3", 1)...), false)
+	}
+	add(kit.Message(0, kit.Node, started("r4", 1)...), false)
+	revoke := kit.Message(0, h.admin, event.MustDraft(event.CredentialRevoked, "", event.CredentialRevokedData{
+		Kind: trust.KindNode, ID: "ex1", Before: h.before, Reason: "property"}))
+	add(revoke, false)
+	base := t.TempDir()
+	rapid.Check(t, func(rt *rapid.T) {
+		// Drawn as positions in the pool, so that a failure prints numbers.
+		var stream []ledger.Message
+		seq := uint64(0)
+		for range rapid.IntRange(1, 30).Draw(rt, "n") {
+			seq += 1 + uint64(rapid.IntRange(0, 9).Draw(rt, "skip")/8) // a hole 1 time in 5
+			stream = append(stream, ledgertest.Redeliver(pool[rapid.IntRange(0, len(pool)-1).Draw(rt, "pick")], seq))
+		}
+		dir, err := os.MkdirTemp(base, "p")
+		if err != nil {
+			rt.Fatal(err)
+		}
+		defer os.RemoveAll(dir)
+		open := func(name string) *ledger.Store {
+			st, err := ledger.Open(dir+"/"+name, quietOptions())
+			if err != nil {
+				rt.Fatal(err)
+			}
+			return st
+		}
+		ref := open("ref")
+		defer ref.Close()
+		if _, err := ref.Append(stream); err != nil {
+			rt.Fatal(err)
+		}
+		st := open("chunked")
+		defer func() { st.Close() }()
+		for pos := 0; pos < len(stream); {
+			end := pos + rapid.IntRange(1, len(stream)-pos).Draw(rt, "chunk")
+			if _, err := st.Append(stream[pos:end]); err != nil {
+				rt.Fatal(err)
+			}
+			pos = end
+			if rapid.IntRange(0, 3).Draw(rt, "restart") == 0 {
+				if err := st.Close(); err != nil {
+					rt.Fatal(err)
+				}
+				st = open("chunked")
+			}
+		}
+		var export bytes.Buffer
+		if err := ref.Export(&export); err != nil {
+			rt.Fatal(err)
+		}
+		imp, err := ledger.Import(dir+"/imported", &export, quietOptions())
+		if err != nil {
+			rt.Fatal(err)
+		}
+		defer imp.Close()
+
+		// The model, on the reference.
+		revokedAt := uint64(0)
+		for _, m := range stream {
+			if m.EnvelopeID == revoke.EnvelopeID {
+				revokedAt = m.StreamSeq
+				break
+			}
+		}
+		oldEvents := map[string]bool{}
+		for _, m := range pool {
+			for _, ev := range m.Events {
+				oldEvents[ev.ID] = old[m.EnvelopeID]
+			}
+		}
+		for _, rec := range collect(t, ref.Scan(1)) {
+			ev := rec.Event
+			switch {
+			case ev.Type == event.Rejected:
+				if d := rejectedData(t, ev); d.Code == event.RejectRevoked && (!old[d.ClaimedID] || revokedAt == 0 || ev.StreamSeq <= revokedAt) {
+					rt.Fatalf("record %d: message %s refused as revoked (revocation at stream seq %d)", ev.Seq, d.ClaimedID, revokedAt)
+				}
+			case oldEvents[ev.ID] && revokedAt != 0 && ev.StreamSeq > revokedAt:
+				rt.Fatalf("record %d: event %s of the revoked credential accepted at stream seq %d, after the revocation at %d", ev.Seq, ev.ID, ev.StreamSeq, revokedAt)
+			}
+		}
+
+		// Every delivery: one index and the same verdict on a next message
+		// of the revoked credential; chunks and restarts give one ledger.
+		// (An import starts the rejection rate afresh: the limiter's state
+		// is not part of an export, so its records after the copy may
+		// differ in a flood of refusals; its verdicts do not.)
+		next := kit.Message(0, h.exec, started("r9", 1)...)
+		next.StreamSeq = ref.AppliedStreamSeq() + 1
+		want, _ := ref.Credentials(trust.KindNode, "ex1")
+		accepted := func(recs []event.Event) bool {
+			return slices.ContainsFunc(recs, func(ev event.Event) bool { return ev.ID == next.Events[0].ID })
+		}
+		wantAccepted := accepted(mustAppend(t, ref, next))
+		if wantAccepted != (revokedAt == 0) {
+			rt.Fatalf("next message of the revoked credential accepted %v, revocation at stream seq %d", wantAccepted, revokedAt)
+		}
+		_, wantHead := ref.Head()
+		for name, other := range map[string]*ledger.Store{"chunked": st, "imported": imp} {
+			if got, err := other.Credentials(trust.KindNode, "ex1"); err != nil || !reflect.DeepEqual(got, want) {
+				rt.Fatalf("%s: credentials %+v, %v; want %+v", name, got, err, want)
+			}
+			if accepted(mustAppend(t, other, next)) != wantAccepted {
+				rt.Fatalf("%s: next message of the revoked credential accepted %v, want %v", name, !wantAccepted, wantAccepted)
+			}
+			if _, head := other.Head(); name == "chunked" && head != wantHead {
+				rt.Fatalf("%s: head %x after the next message, want %x", name, head, wantHead)
+			}
+		}
+	})
 }
