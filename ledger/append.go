@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/cockroachdb/pebble/v2"
 )
 
@@ -32,6 +33,11 @@ type Message struct {
 	// Reject is non-nil when verification failed: Append records one
 	// event.Rejected record carrying it instead of Events.
 	Reject *event.RejectedData
+	// Signer is the credential that signed the message, as the verifier
+	// authenticated it (envelope.Envelope.Signer): Append refuses the
+	// message when it is revoked, and indexes it (Store.Credentials).
+	// When nil, Append reads it from the header of Raw.
+	Signer *trust.Credential
 }
 
 // Append folds msgs, in stream order, into the ledger in one Pebble batch
@@ -43,6 +49,9 @@ type Message struct {
 //     event.Gap record {From, To} comes first, and an Error is logged.
 //   - Reject != nil: one event.Rejected record carrying it; no events: one
 //     with code no_events.
+//   - its signer's credential revoked (revoke.go) by a credential.revoked
+//     of an earlier stream message: one event.Rejected record, code
+//     credential_revoked.
 //   - EnvelopeID seen before: one event.Rejected record, code replayed
 //     ("replayed message id <jti>") or republished.
 //   - such a refused message past the rejection rate (flood.go, judged by
@@ -52,9 +61,13 @@ type Message struct {
 //     recorded refusal keeps at most RejectRawMax bytes of its message.
 //   - otherwise each event is appended, except one whose id was seen before
 //     (duplicate_event, "duplicate event id <id>"), is empty (malformed),
-//     whose payload is not JSON (bad_payload) or that submits a goal for a
+//     whose payload is not JSON (bad_payload; so is a credential.revoked
+//     that does not say what it revokes) or that submits a goal for a
 //     known run (duplicate_run), which becomes an event.Rejected record in
 //     its place.
+//
+// The signer of a message with an accepted event, or refused as revoked,
+// joins the credentials index (credentials.go) if it is new there.
 //
 // The limiter's state is committed with the head, so the records never
 // depend on how messages were split into Appends or on restarts. The
@@ -133,6 +146,8 @@ func (s *Store) append(msgs []Message) ([]event.Event, error) {
 	s.mu.head = a.head
 	s.mu.Unlock()
 	s.rejState = a.rej
+	a.revocationsCommitted()
+	a.credentialsCommitted()
 	s.rejects.add(a.rejCodes, a.dropped, a.lastDropped)
 	return a.out, nil
 }
@@ -166,6 +181,14 @@ type appender struct {
 	rejCodes    map[event.RejectCode]uint64
 	dropped     uint64
 	lastDropped time.Time
+	// revoked are the revocations this Append staged, each with what the
+	// store had for its identity (revoke.go).
+	revoked revocations
+	// credsStaged are the credentials index keys this Append staged;
+	// credStream the stream seq whose signer a rebuild indexed last
+	// (credentials.go).
+	credsStaged map[string]bool
+	credStream  uint64
 }
 
 // commit writes the head and commits with Sync. Pebble reports a failed WAL
@@ -283,7 +306,13 @@ func (a *appender) message(m *Message) error {
 		}
 	}
 	if rej != nil {
-		return a.add(rejection(m, 0, boundRejection(*rej)), m.StreamSeq)
+		if err := a.add(rejection(m, 0, boundRejection(*rej)), m.StreamSeq); err != nil {
+			return err
+		}
+		if rej.Code == event.RejectRevoked {
+			return a.seeCredential(a.signerOf(m), a.head.seq)
+		}
+		return nil
 	}
 	return a.events(m)
 }
@@ -296,7 +325,11 @@ func (a *appender) refuseMessage(m *Message) (*event.RejectedData, error) {
 		return m.Reject, nil
 	case len(m.Events) == 0:
 		return &event.RejectedData{Code: event.RejectNoEvents, Reason: reasonNoEvents, Subject: m.Subject}, nil
-	case m.EnvelopeID == "":
+	}
+	if rej := a.revokedSigner(m); rej != nil {
+		return rej, nil
+	}
+	if m.EnvelopeID == "" {
 		return nil, nil
 	}
 	replayed, err := a.wasSeen(m.EnvelopeID)
@@ -362,6 +395,16 @@ func (a *appender) events(m *Message) error {
 		if err := a.add(ev, m.StreamSeq); err != nil {
 			return err
 		}
+		if ev.Type == event.CredentialRevoked {
+			a.revoke(ev, m.StreamSeq)
+		}
+		if !accepted {
+			if c := a.signerOf(m); c != nil {
+				if err := a.seeCredential(c, a.head.seq); err != nil {
+					return err
+				}
+			}
+		}
 		accepted = true
 	}
 	if accepted && m.EnvelopeID != "" {
@@ -378,6 +421,10 @@ func (a *appender) refuse(ev event.Event) (event.RejectCode, string, error) {
 		return event.RejectMalformed, reasonNoID, nil
 	case len(ev.Data) > 0 && !json.Valid(ev.Data):
 		return event.RejectBadPayload, reasonBadData, nil
+	case ev.Type == event.CredentialRevoked:
+		if _, ok := decodeRevocation(ev.Data); !ok {
+			return event.RejectBadPayload, reasonBadRevocation, nil
+		}
 	}
 	dup, err := a.wasSeen(ev.ID)
 	if dup || err != nil {

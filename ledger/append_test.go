@@ -340,10 +340,10 @@ func TestFormatOnlyMovesForward(t *testing.T) {
 	dir := t.TempDir()
 	st := ledgertest.OpenDir(t, dir)
 	v, err := ledger.RawGet(st, []byte(ledger.FormatKey))
-	if err != nil || len(v) != 8 || v[7] != 2 {
-		t.Fatalf("meta/format = %x, %v; want version 2", v, err)
+	if err != nil || len(v) != 8 || v[7] != ledger.FormatVersion {
+		t.Fatalf("meta/format = %x, %v; want version %d", v, err, ledger.FormatVersion)
 	}
-	if err := ledger.RawSet(st, []byte(ledger.FormatKey), []byte{0, 0, 0, 0, 0, 0, 0, 3}); err != nil {
+	if err := ledger.RawSet(st, []byte(ledger.FormatKey), []byte{0, 0, 0, 0, 0, 0, 0, ledger.FormatVersion + 1}); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.Close(); err != nil {

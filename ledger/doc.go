@@ -41,6 +41,12 @@
 //     refusal survives a restart. It is never pruned (about 50 bytes per
 //     id): a TTL would have to be derived from the stream, never the clock,
 //     to keep ledgers identical.
+//  10. Revocations are ledger state: the accepted credential.revoked
+//     records. From the stream message after one, every message signed by
+//     a credential it revokes becomes an event.Rejected record
+//     (credential_revoked); the records before stay. The store reads them
+//     from the type index at Open and after Import, so a restart, a copy
+//     and a fold from zero refuse the same messages (revoke.go).
 //
 // Keys (seq and stream seq are 8-byte big-endian):
 //
@@ -56,10 +62,13 @@
 //	j/<id>             seen-set of envelope and event ids
 //	g/<run>            runs with a goal.submitted (a run id names one run)
 //	s/<name>           role snapshots (framed: magic, seq, sha256, data)
+//	c/<kind>\0<id>\0<issued ns><key fingerprint>
+//	                   credentials seen signing (CredentialSeen, JSON)
 //	i/<index>/...      entries of an attached Indexer (derived, rebuildable)
 //	meta/head          head seq, head hash, applied stream seq
 //	meta/format        on-disk format version; it only moves forward (Open
-//	                   upgrades an older store: format 2 added x/)
+//	                   upgrades an older store: format 2 added x/,
+//	                   format 3 c/)
 //	meta/index/<index>       indexer layout version and position
 //	meta/index-snap/<index>  indexer in-memory state (framed like s/)
 //

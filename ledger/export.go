@@ -132,7 +132,8 @@ const importCommitRecords = 4096
 
 // Import creates (or opens) the store in dir, which must hold no records,
 // and reads an Export into it, recomputing every chain hash and refusing the
-// file at the first mismatch. Indexes, the seen-set and the head are rebuilt.
+// file at the first mismatch. Indexes, the seen-set, the credentials index,
+// the revocations in force and the head are rebuilt.
 // On error the directory holds a partial import that Open refuses: remove it.
 func Import(dir string, r io.Reader, opts Options) (*Store, error) {
 	s, err := Open(dir, opts)
@@ -187,13 +188,15 @@ func (s *Store) importFrom(r io.Reader) error {
 	s.mu.Lock()
 	s.mu.head = im.head
 	s.mu.Unlock()
-	return nil
+	im.credentialsCommitted()
+	return s.loadRevocations()
 }
 
 // importer stages imported records through an appender's batch.
 type importer struct {
 	appender
 	msgID string // envelope id of the current stream message
+	raw   []byte // and its bytes
 }
 
 func (im *importer) flush() error {
@@ -222,16 +225,19 @@ func (im *importer) line(l *exportRecord) error {
 		return fmt.Errorf("%w: record %d: hash %s, recomputed %s", ErrCorrupt, ev.Seq, l.Hash, want)
 	}
 	if ev.StreamSeq != im.head.applied {
-		im.msgID, im.msgTime, im.msgStored = "", time.Time{}, false
+		im.msgID, im.raw, im.msgTime, im.msgStored = "", nil, time.Time{}, false
 	}
 	if l.JWS != "" || l.MsgID != "" {
-		im.msgID, im.msgTime, im.msgStored = l.MsgID, l.MsgTime, true
+		im.msgID, im.raw, im.msgTime, im.msgStored = l.MsgID, []byte(l.JWS), l.MsgTime, true
 		v := storedMessage{Time: l.MsgTime, ID: l.MsgID, Raw: []byte(l.JWS)}.encode()
 		if err := im.b.Set(messageKey(ev.StreamSeq), v, nil); err != nil {
 			return err
 		}
 	}
 	if err := im.stage(ev, rec, hash); err != nil {
+		return err
+	}
+	if err := im.rebuildCredential(ev, im.raw); err != nil {
 		return err
 	}
 	if !local(ev.Type) {

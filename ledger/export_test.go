@@ -18,6 +18,9 @@ func SeenKey(id string) []byte        { return seenKey(id) }
 
 const HeadKey, FormatKey, VerifiedKey = keyHead, keyFormat, keyVerified
 
+// FormatVersion is the on-disk format this build writes.
+const FormatVersion = formatVersion
+
 func RawGet(s *Store, key []byte) ([]byte, error) { return s.get(key) }
 
 func RawSet(s *Store, key, value []byte) error { return s.db.Set(key, value, pebble.Sync) }
@@ -54,6 +57,15 @@ func DropTimeIndex(s *Store) error {
 		return err
 	}
 	return s.db.Set([]byte(keyFormat), be64(1), pebble.Sync)
+}
+
+// DropCredentialIndex deletes every c/ key and sets meta/format to 2: a
+// store as the format before the credentials index left it.
+func DropCredentialIndex(s *Store) error {
+	if err := s.db.DeleteRange([]byte(prefixCredential), prefixEnd([]byte(prefixCredential)), pebble.Sync); err != nil {
+		return err
+	}
+	return s.db.Set([]byte(keyFormat), be64(2), pebble.Sync)
 }
 
 func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }

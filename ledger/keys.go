@@ -18,8 +18,10 @@ const (
 	prefixSnapshot = "s/"
 	prefixGoalRun  = "g/"
 	prefixTime     = "x/"
-	keyHead        = "meta/head"
-	keyFormat      = "meta/format"
+	// prefixCredential holds the credentials index (credentials.go).
+	prefixCredential = "c/"
+	keyHead          = "meta/head"
+	keyFormat        = "meta/format"
 	// keyImporting marks an Import that has not finished.
 	keyImporting = "meta/importing"
 	// keyRejects holds the rejection limiter's state, committed with the

@@ -188,6 +188,9 @@ func TestLedgerRejectionCodes(t *testing.T) {
 	noID.EnvelopeID, noID.Events[0].ID = "", ""
 	badJSON := kit.Message(9, kit.Node, started("r1", 1)...)
 	badJSON.Events[0].Data = []byte("{not json")
+	admin := kit.Identity("adm", trust.KindOperator, event.RoleOperator, event.RoleAdmin)
+	revoke := kit.Message(10, admin, event.MustDraft(event.CredentialRevoked, "", event.CredentialRevokedData{
+		Kind: trust.KindNode, ID: kit.Node.ID, Before: now.Add(time.Minute), Reason: "test"}))
 	msgs := []ledger.Message{
 		first,
 		ledgertest.Redeliver(first, 2), // same bytes: replayed
@@ -198,8 +201,10 @@ func TestLedgerRejectionCodes(t *testing.T) {
 		{StreamSeq: 7, Subject: subj, Time: now, Raw: []byte("x"), EnvelopeID: "e7"}, // no_events
 		noID,
 		badJSON,
+		revoke,
+		kit.Message(11, kit.Node, started("r1", 1)...), // credential_revoked
 	}
-	want := []event.RejectCode{event.RejectReplayed, event.RejectRepublished, event.RejectDuplicateEvent, event.RejectDuplicateRun, event.RejectNoEvents, event.RejectMalformed, event.RejectBadPayload}
+	want := []event.RejectCode{event.RejectReplayed, event.RejectRepublished, event.RejectDuplicateEvent, event.RejectDuplicateRun, event.RejectNoEvents, event.RejectMalformed, event.RejectBadPayload, event.RejectRevoked}
 	var got []event.RejectCode
 	for _, ev := range mustAppend(t, st, msgs...) {
 		if ev.Type == event.Rejected {
@@ -216,7 +221,7 @@ func TestLedgerRejectionCodes(t *testing.T) {
 	all := event.RejectCodes()
 	for i, c := range all {
 		if c == event.RejectReplayed {
-			if strings.Join(codeStrings(all[i:]), " ") != strings.Join(codeStrings([]event.RejectCode{event.RejectReplayed, event.RejectRepublished, event.RejectDuplicateEvent, event.RejectDuplicateRun, event.RejectNoEvents, event.RejectBadPayload}), " ") {
+			if strings.Join(codeStrings(all[i:]), " ") != strings.Join(codeStrings([]event.RejectCode{event.RejectReplayed, event.RejectRepublished, event.RejectDuplicateEvent, event.RejectDuplicateRun, event.RejectNoEvents, event.RejectBadPayload, event.RejectRevoked}), " ") {
 				t.Fatalf("the ledger's codes are %v; a new one needs a case here", all[i:])
 			}
 		}

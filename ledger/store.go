@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/ledger/pebblelog"
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -17,7 +18,8 @@ import (
 //
 //	1  records, hashes, messages, run and type indexes, seen-set, snapshots
 //	2  + x/ records by stream time
-const formatVersion = 2
+//	3  + c/ credentials seen signing
+const formatVersion = 3
 
 // Store is one node's ledger. Append is called from one goroutine (it is
 // serialized anyway); Get, Scan*, Verify, snapshots and Export may run
@@ -48,6 +50,12 @@ type Store struct {
 	// appendMu); rejects counts rejections since open.
 	rejState rejectState
 	rejects  rejectCounters
+	// revoked are the revocations in force (revoke.go); creds caches
+	// credentials read from messages and credsIndexed the keys the
+	// credentials index holds (credentials.go). All guarded by appendMu.
+	revoked      revocations
+	creds        map[string]*trust.Credential
+	credsIndexed map[string]bool
 
 	mu struct {
 		sync.Mutex
@@ -94,7 +102,8 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, markCorrupt(fmt.Errorf("ledger: open %s: %w", dir, err), corrupt.get())
 	}
-	s := &Store{db: db, cache: po.Cache, dir: dir, log: log, corrupt: corrupt}
+	s := &Store{db: db, cache: po.Cache, dir: dir, log: log, corrupt: corrupt,
+		revoked: revocations{}, creds: map[string]*trust.Credential{}, credsIndexed: map[string]bool{}}
 	s.mu.idle = sync.NewCond(&s.mu.Mutex)
 	if err := s.load(); err != nil {
 		return nil, errors.Join(s.wrapRead(err), db.Close())
@@ -120,6 +129,9 @@ func (s *Store) load() error {
 	}
 	s.mu.head = h
 	if s.rejState, err = loadRejectState(s.db); err != nil {
+		return fmt.Errorf("ledger: open %s: %w", s.dir, err)
+	}
+	if err := s.loadRevocations(); err != nil {
 		return fmt.Errorf("ledger: open %s: %w", s.dir, err)
 	}
 	return nil
@@ -153,6 +165,11 @@ func (s *Store) checkFormat() error {
 	// Sync, so an interrupted upgrade runs again.
 	if version < 2 {
 		if err := s.buildTimeIndex(); err != nil {
+			return err
+		}
+	}
+	if version < 3 {
+		if err := s.buildCredentialIndex(); err != nil {
 			return err
 		}
 	}

@@ -100,7 +100,7 @@ func TestTimeIndexUpgradeAndImport(t *testing.T) {
 	if err != nil || !equalKeys(got, want) {
 		t.Fatalf("upgraded index = %x, %v\nwant %x", got, err, want)
 	}
-	if v, _ := ledger.RawGet(up, []byte(ledger.FormatKey)); len(v) != 8 || v[7] != 2 {
+	if v, _ := ledger.RawGet(up, []byte(ledger.FormatKey)); len(v) != 8 || v[7] != ledger.FormatVersion {
 		t.Errorf("format after upgrade = %x", v)
 	}
 	if !strings.Contains(logs.String(), "ledger format upgraded") || !strings.Contains(logs.String(), "records=8") {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentic-dev/agentic/bus/envelope"
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/cockroachdb/pebble/v2"
 )
 
@@ -41,7 +42,8 @@ type VerifyReport struct {
 // message time) — by the rules of the protocol version the message
 // declares, so history written under older rules keeps verifying — and
 // checks the record equals the event the message carries (id, type, run,
-// node, time, data). Events of types v does not know verify like any other
+// node, time, data) and that its signer's credential was not revoked by an
+// accepted credential.revoked of an earlier message. Events of types v does not know verify like any other
 // when their signer may publish in the category. Without v a changed raw
 // message goes unnoticed. The error is for failures to read (wrapping
 // ErrCorrupt when Pebble found its files damaged); findings go in the
@@ -83,7 +85,9 @@ type checker struct {
 	msgs   msgCache
 	// versions counts re-verified messages by protocol version.
 	versions map[int]uint64
-	env      struct {
+	// revoked are the revocations of the accepted records checked so far.
+	revoked revocations
+	env     struct {
 		stream uint64
 		env    *envelope.Envelope
 		err    error
@@ -245,10 +249,31 @@ func (c *checker) message(ev event.Event) (string, error) {
 			if !sameEvent(ev, want) {
 				return fmt.Sprintf("record %d differs from event %s in its message (stream seq %d)", ev.Seq, ev.ID, ev.StreamSeq), nil
 			}
-			return "", nil
+			return c.revocation(ev, env.Signer), nil
 		}
 	}
 	return fmt.Sprintf("record %d: event %s is not in its message (stream seq %d)", ev.Seq, ev.ID, ev.StreamSeq), nil
+}
+
+// revocation checks that accepted record ev, signed by signer, was not
+// signed by a credential an earlier message revoked, and takes in the
+// revocation ev makes, if it is one.
+func (c *checker) revocation(ev event.Event, signer *trust.Credential) string {
+	if r, ok := c.revoked[credIdentity{signer.Kind, signer.ID}]; ok && r.stream < ev.StreamSeq && !signer.Issued.After(r.before) {
+		return fmt.Sprintf("record %d was accepted from %s %q, whose credential the revocation at stream seq %d revoked", ev.Seq, signer.Kind, signer.ID, r.stream)
+	}
+	if ev.Type != event.CredentialRevoked {
+		return ""
+	}
+	d, ok := decodeRevocation(ev.Data)
+	if !ok {
+		return fmt.Sprintf("record %d: a credential.revoked accepted without a valid payload", ev.Seq)
+	}
+	if c.revoked == nil {
+		c.revoked = revocations{}
+	}
+	c.revoked.apply(d, ev.StreamSeq)
+	return ""
 }
 
 // envelope verifies the message of stream seq ev.StreamSeq once per message.

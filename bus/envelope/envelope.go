@@ -35,6 +35,7 @@
 package envelope
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"encoding/json"
 	"errors"
@@ -408,4 +409,23 @@ func Peek(raw []byte) Claimed {
 		return Claimed{}
 	}
 	return claimed(j)
+}
+
+// PeekCredential returns the credential JWT the header of raw carries
+// ("" if none can be read), verifying nothing. Only the header is read, so
+// the start of a message is enough: what a ledger keeps of a refused one.
+func PeekCredential(raw []byte) string {
+	first := bytes.IndexByte(raw, '.')
+	if first < 0 {
+		return ""
+	}
+	hb, err := b64.AppendDecode(nil, raw[:first])
+	if err != nil {
+		return ""
+	}
+	var h header
+	if json.Unmarshal(hb, &h) != nil {
+		return ""
+	}
+	return h.Cred
 }

@@ -103,6 +103,8 @@ func payloadExamples() map[event.Type]any {
 		event.AlarmCleared: event.AlarmData{Node: "node-b", Alarm: event.AlarmNoSpace, Check: "disk",
 			Reason: "data dir /var/lib/agentic has 3.2 GiB free", Since: at},
 		event.StepDecided: event.StepDecidedData{Step: "ship.deploy", Action: event.StepRetry, Reason: "checked: the deploy never began"},
+		event.CredentialRevoked: event.CredentialRevokedData{Kind: "node", ID: "node-c", Before: at,
+			NATSUsers: []string{"UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4"}, Reason: "the host was lost"},
 	}
 }
 

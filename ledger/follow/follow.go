@@ -6,7 +6,10 @@
 // ledger's applied stream sequence with an ordered consumer, verifies each
 // message once (envelope.Verifier, as of the message's stream timestamp, so
 // every ledger reaches the same verdict), appends batches to the ledger in
-// one synced commit, and folds the committed records into the roles. Roles
+// one synced commit — each message with the credential the verifier
+// authenticated, which the ledger judges against the revocations it holds
+// (ledger.Message.Signer) —, and folds the committed records into the
+// roles. Roles
 // are told they are live once the ledger has caught up with the stream head
 // seen at start.
 //
@@ -628,6 +631,7 @@ func (f *Follower) verify(m jetstream.Msg) (ledger.Message, bool) {
 	}
 	lm.EnvelopeID = env.ID
 	lm.Events = env.Events
+	lm.Signer = env.Signer
 	return lm, true
 }
 

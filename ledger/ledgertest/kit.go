@@ -85,7 +85,7 @@ func (k *Kit) Receive(seq uint64, subject string, raw []byte, at time.Time) ledg
 		m.EnvelopeID, m.Reject = rej.Claimed.ID, &rec
 		return m
 	}
-	m.EnvelopeID, m.Events = env.ID, env.Events
+	m.EnvelopeID, m.Events, m.Signer = env.ID, env.Events, env.Signer
 	return m
 }
 
