@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -476,3 +477,25 @@ func (n *natsLogger) Errorf(f string, v ...any) {
 }
 func (n *natsLogger) Debugf(f string, v ...any) { n.l.Debug("nats", "msg", fmt.Sprintf(f, v...)) }
 func (n *natsLogger) Tracef(f string, v ...any) { n.l.Debug("nats", "msg", fmt.Sprintf(f, v...)) }
+
+// AdoptGlobalStore moves the streams a server without accounts kept in
+// its JetStream store under storeDir (nats-server's global account, $G)
+// to account: the streams of a data dir written before NATS required
+// credentials, kept with their sequences. Nothing to move is no error; a
+// store that holds both is refused.
+func AdoptGlobalStore(store, account string) error {
+	js := filepath.Join(store, "jetstream")
+	global, mine := filepath.Join(js, server.DEFAULT_GLOBAL_ACCOUNT), filepath.Join(js, account)
+	if _, err := os.Stat(global); err != nil {
+		return nil
+	}
+	if _, err := os.Stat(mine); err == nil {
+		return fmt.Errorf("bus: %s holds streams of no account and of account %s: move one of them aside", js, account)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("bus: %w", err)
+	}
+	if err := os.Rename(global, mine); err != nil {
+		return fmt.Errorf("bus: move the streams of %s to account %s: %w", global, account, err)
+	}
+	return nil
+}

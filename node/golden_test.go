@@ -460,6 +460,8 @@ func TestGoldenLedgers(t *testing.T) {
 			})
 			t.Run("stream expired", func(t *testing.T) {
 				dir := extractGolden(t, tgz)
+				// Its NATS files first: a golden data dir predates them.
+				reissueCredentials(t, dir, rec)
 				expireEvents(t, dir, rec.Node.Name)
 				carryOn(t, dir, rec)
 			})

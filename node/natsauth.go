@@ -1,11 +1,10 @@
 package node
 
 import (
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
+	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/natsauth"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
@@ -41,30 +40,10 @@ func (n *Node) natsServerAuth() (func(*server.Options) error, error) {
 		return nil, fmt.Errorf("node: embedded NATS: %w", err)
 	}
 	store := filepath.Join(n.cfg.Data, "nats")
-	if err := adoptGlobalStore(store, v.Account.Subject); err != nil {
-		return nil, err
+	if err := bus.AdoptGlobalStore(store, v.Account.Subject); err != nil {
+		return nil, fmt.Errorf("node: embedded NATS: %w", err)
 	}
 	return func(o *server.Options) error {
 		return natsauth.ServerOptions(o, b, filepath.Join(store, "jwt"))
 	}, nil
-}
-
-// adoptGlobalStore moves the streams a server without accounts kept (in
-// its global account, $G) to account: the streams of a data dir written
-// before NATS required credentials, kept with their sequences.
-func adoptGlobalStore(store, account string) error {
-	js := filepath.Join(store, "jetstream")
-	global, mine := filepath.Join(js, server.DEFAULT_GLOBAL_ACCOUNT), filepath.Join(js, account)
-	if _, err := os.Stat(global); err != nil {
-		return nil
-	}
-	if _, err := os.Stat(mine); err == nil {
-		return fmt.Errorf("node: embedded NATS: %s holds streams of no account and of account %s: move one of them aside", js, account)
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("node: embedded NATS: %w", err)
-	}
-	if err := os.Rename(global, mine); err != nil {
-		return fmt.Errorf("node: embedded NATS: move the streams of %s to account %s: %w", global, account, err)
-	}
-	return nil
 }

@@ -203,6 +203,15 @@ func StoppedNodeBus(tb testing.TB, ctx context.Context, dataDir, name string) (c
 		tb.Fatalf("nodetest: %v", err)
 	}
 	store := filepath.Join(dataDir, "nats")
+	v, err := b.Verify("")
+	if err != nil {
+		tb.Fatalf("nodetest: %v", err)
+	}
+	// A store written before NATS required credentials, as the node
+	// itself would find it.
+	if err := bus.AdoptGlobalStore(store, v.Account.Subject); err != nil {
+		tb.Fatalf("nodetest: %v", err)
+	}
 	srv, err := bus.StartEmbedded(ctx, bus.EmbeddedConfig{StoreDir: store, ServerName: name,
 		Auth: func(o *server.Options) error { return natsauth.ServerOptions(o, b, filepath.Join(store, "jwt")) }})
 	if err != nil {

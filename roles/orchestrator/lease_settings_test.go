@@ -19,8 +19,8 @@ import (
 
 // TestLeaseTTLFollowsTheClusterSettings: with the node's settings
 // (node/settings.Cluster) as its source, an orchestrator times its lease
-// by the lease TTL of the newest cluster.settings event, and the ledger
-// node brings the leader bucket's TTL to it.
+// by the lease TTL of the newest cluster.settings event, and keeps its
+// lease while the administrator brings the leader bucket's TTL to it.
 func TestLeaseTTLFollowsTheClusterSettings(t *testing.T) {
 	ignore := goleak.IgnoreCurrent()
 	t.Cleanup(func() {
@@ -75,6 +75,11 @@ func TestLeaseTTLFollowsTheClusterSettings(t *testing.T) {
 	fold(event.MustDraft(event.ClusterSettings, "", s.Data()), "operator")
 	c.Settled(true)
 	poll.Eventually(t, 20*time.Second, "the orchestrator timing itself by 4s", func() bool { return o.LeaseTTL() == 4*time.Second })
+	// The administrator applies the settings to the bucket (nodes only
+	// compare), as agentctl cluster settings set does.
+	if _, err := settings.Apply(ctx, conn.JS, s); err != nil {
+		t.Fatal(err)
+	}
 	poll.Eventually(t, 20*time.Second, "the bucket's TTL at 4s", func() bool {
 		st, err := kv.Status(ctx)
 		return err == nil && st.TTL() == 4*time.Second
