@@ -340,6 +340,9 @@ func (n *Node) releaseAfterCatchUp(ctx context.Context) {
 	case <-ctx.Done():
 	case <-t.C:
 		n.store.DropCache()
+		// Twice: buffers pooled by Pebble's compactions (sync.Pool) go
+		// only at the second collection.
+		debug.FreeOSMemory()
 		debug.FreeOSMemory()
 	}
 }
