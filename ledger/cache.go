@@ -87,3 +87,15 @@ func (s *Store) flush() (err error) {
 	}()
 	return s.db.Flush()
 }
+
+// Compacting reports whether Pebble is compacting or flushing: a node
+// waits for the compactions a catch-up set off before it returns memory to
+// the OS, since they allocate (and pool) buffers of their own.
+func (s *Store) Compacting() bool {
+	if s.acquire() != nil {
+		return false
+	}
+	defer s.release()
+	m := s.db.Metrics()
+	return m.Compact.NumInProgress > 0 || m.Flush.NumInProgress > 0
+}

@@ -338,18 +338,39 @@ func (n *Node) releaseAfterCatchUp(ctx context.Context) {
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
+		return
 	case <-t.C:
-		n.store.DropCache()
-		// Twice: buffers pooled by Pebble's compactions (sync.Pool) go
-		// only at the second collection.
-		debug.FreeOSMemory()
-		debug.FreeOSMemory()
 	}
+	// Then once the compactions the catch-up set off have settled (they
+	// allocate and pool buffers of their own): no compaction for a second,
+	// or releaseSettleMax.
+	idle, deadline := 0, time.Now().Add(releaseSettleMax)
+	for idle < 2 && time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(500 * time.Millisecond):
+		}
+		if n.store.Compacting() {
+			idle = 0
+		} else {
+			idle++
+		}
+	}
+	n.store.DropCache()
+	// Twice: buffers pooled by Pebble's compactions (sync.Pool) go only at
+	// the second collection.
+	debug.FreeOSMemory()
+	debug.FreeOSMemory()
 }
 
 // releaseSettle is how long after catching up the node returns memory to
-// the OS a second time.
-const releaseSettle = 15 * time.Second
+// the OS a second time, at the earliest; releaseSettleMax bounds the wait
+// for the compactions to settle after it.
+const (
+	releaseSettle    = 15 * time.Second
+	releaseSettleMax = 2 * time.Minute
+)
 
 func (n *Node) startBus(ctx context.Context) error {
 	maxStore, err := n.cfg.JetStreamMaxStore()
