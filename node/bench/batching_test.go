@@ -5,10 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentic-dev/agentic/bus"
-	"github.com/agentic-dev/agentic/bus/bustest"
 	"github.com/agentic-dev/agentic/bus/event"
-	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/nats-io/nats.go"
 )
 
@@ -27,19 +24,12 @@ func TestNoopResultsBatched(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	counts := make(chan event.Type, 1024)
-	// Every event message as it passes: the test harness may subscribe to
-	// the event subjects (no agentic identity may, outside JetStream).
-	root, err := trust.LoadRoot(bn.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	watch := bustest.Harness(t, bus.ConnConfig{URLs: []string{bn.NATSURL()}}, root)
-	sub, err := watch.NC.Subscribe(event.SubjectAll, func(m *nats.Msg) { counts <- event.TypeFromSubject(m.Subject) })
+	sub, err := bn.nc.Subscribe(event.SubjectAll, func(m *nats.Msg) { counts <- event.TypeFromSubject(m.Subject) })
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sub.Unsubscribe()
-	if err := watch.NC.Flush(); err != nil {
+	if err := bn.nc.Flush(); err != nil {
 		t.Fatal(err)
 	}
 	run, err := bn.submit(ctx, "batched.json", noopPlan(layers, width))

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus"
+	"github.com/agentic-dev/agentic/bus/bustest"
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/trust"
@@ -19,7 +20,7 @@ import (
 
 // benchNode is a full node (every role, embedded nats-server listening on
 // a free loopback port, data in a temporary directory) and a client: its
-// own NATS connection, the query API, and the operator identity the node
+// NATS connection (the test harness's, which may watch every event subject), the query API, and the operator identity the node
 // created in DATA/operator.creds — nodetest's node, with short names.
 type benchNode struct {
 	*nodetest.Node
@@ -39,7 +40,15 @@ func startNode(tb testing.TB, slots int) *benchNode {
 	cfg.Name = "bench"
 	cfg.Executor.Slots = slots
 	tn := nodetest.Start(tb, cfg)
-	bn := &benchNode{Node: tn, nc: tn.NC, js: tn.JS, api: tn.API, op: tn.Operator, root: tn.Root}
+	// The benchmarks watch the event subjects as they pass, which only
+	// the test harness may subscribe to (no agentic identity may, outside
+	// JetStream): nc is the harness's connection.
+	issuer, err := trust.LoadRoot(tn.Dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	watch := bustest.Harness(tb, bus.ConnConfig{URLs: []string{tn.NATSURL()}, Name: "bench-watch"}, issuer)
+	bn := &benchNode{Node: tn, nc: watch.NC, js: tn.JS, api: tn.API, op: tn.Operator, root: tn.Root}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	bn.waitReady(tb, ctx)
