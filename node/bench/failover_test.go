@@ -155,8 +155,22 @@ func startBenchCluster(b *testing.B) *benchCluster {
 	}
 	natsBin := buildBinary(b, "nats-server", "github.com/nats-io/nats-server/v2")
 	port := benchPort(b)
+	// The first node's data dir holds the cluster's root before anything
+	// starts: the server trusts it (operator mode, as agentctl keys
+	// nats-config writes it).
+	if _, err := natsauth.InitRoot(filepath.Join(cl.dir, "a")); err != nil {
+		b.Fatal(err)
+	}
+	bundle, err := natsauth.LoadBundle(filepath.Join(cl.dir, "a"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	auth, err := natsauth.ServerConfig(bundle, filepath.Join(cl.dir, "jwt"))
+	if err != nil {
+		b.Fatal(err)
+	}
 	conf := filepath.Join(cl.dir, "nats.conf")
-	if err := os.WriteFile(conf, []byte(fmt.Sprintf("listen: 127.0.0.1:%d\njetstream { store_dir: %q, sync_interval: always }\n", port, filepath.Join(cl.dir, "js"))), 0o644); err != nil {
+	if err := os.WriteFile(conf, []byte(fmt.Sprintf("listen: 127.0.0.1:%d\njetstream { store_dir: %q, sync_interval: always }\n", port, filepath.Join(cl.dir, "js"))+auth), 0o644); err != nil {
 		b.Fatal(err)
 	}
 	cl.natsURL = fmt.Sprintf("nats://127.0.0.1:%d", port)
