@@ -91,13 +91,13 @@ func TestReadinessFollowsJetStream(t *testing.T) {
 	if code != http.StatusOK || !strings.HasPrefix(body, "ready\n") {
 		t.Fatalf("/readyz of a ready node: %d %q", code, body)
 	}
-	for _, c := range []string{health.CheckDisk, health.CheckJetStream, health.CheckOutbox, health.CheckLedger, health.CheckClock, health.CheckLeader, health.CheckConsumer, health.CheckStreams, follow.CheckRejects} {
+	for _, c := range []string{health.CheckDisk, health.CheckJetStream, health.CheckOutbox, health.CheckLedger, health.CheckClock, health.CheckLeader, health.CheckConsumer, health.CheckStreams, health.CheckCredential, follow.CheckRejects} {
 		if !strings.Contains(body, "[+]"+c+" ok\n") {
 			t.Errorf("/readyz does not show check %s passing:\n%s", c, body)
 		}
 	}
 	info := n.Info()
-	if !info.Ready || info.NotReady != "" || len(info.Checks) != 11 || info.Leader != cfg.Name || info.Epoch == 0 {
+	if !info.Ready || info.NotReady != "" || len(info.Checks) != 12 || info.Leader != cfg.Name || info.Epoch == 0 {
 		t.Errorf("node.info of a ready node: %+v", info)
 	}
 
@@ -164,7 +164,7 @@ func TestAlarmInTheLedger(t *testing.T) {
 		t.Errorf("a non-blocking check made the node not ready: %v", err)
 	}
 	p, err := n.API.Nodes(ctx)
-	if err != nil || len(p.Items) != 1 || len(p.Items[0].Alarms) != 1 || p.Items[0].Ready == nil || !*p.Items[0].Ready || len(p.Items[0].Checks) != 12 {
+	if err != nil || len(p.Items) != 1 || len(p.Items[0].Alarms) != 1 || p.Items[0].Ready == nil || !*p.Items[0].Ready || len(p.Items[0].Checks) != 13 {
 		t.Errorf("nodes.list: %+v, %v", p, err)
 	}
 	_, m := get(t, "http://"+n.HTTPAddr()+"/metrics", "")

@@ -49,9 +49,12 @@ type Node struct {
 
 	// lock is held on DATA/LOCK from the first step of Start to the last
 	// of Stop: one agentd per data dir.
-	lock     *dataLock
-	root     *trust.Root
-	id       *trust.Identity
+	lock *dataLock
+	root *trust.Root
+	id   *trust.Identity
+	// cred is the identity the node signs with now (id, or a renewal of
+	// it: watchCredential).
+	cred     atomic.Pointer[trust.Identity]
 	embedded *bus.Embedded
 	conn     *bus.Conn
 	outbox   *outbox.Outbox
@@ -535,7 +538,7 @@ func (n *Node) startHealth(ctx context.Context) error {
 	}
 	// The disk check first: a full disk is the cause the others' failures
 	// (a ledger not caught up, an outbox not draining) would hide.
-	checks := append(n.diskChecks(), jetStreamCheck(n.conn.NC, n.conn.JS), outboxCheck(n.outbox, n.conn.NC))
+	checks := append(n.diskChecks(), jetStreamCheck(n.conn.NC, n.conn.JS), outboxCheck(n.outbox, n.conn.NC), n.credentialCheck())
 	if n.follower != nil {
 		kv, err := n.conn.JS.KeyValue(ctx, bus.LeaderBucket)
 		if err != nil {

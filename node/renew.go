@@ -2,10 +2,12 @@ package node
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/natsauth"
 	"github.com/agentic-dev/agentic/bus/trust"
+	"github.com/agentic-dev/agentic/node/health"
 )
 
 // maxRenewCheck is how often, at most, the node looks at its credential.
@@ -21,6 +23,7 @@ const maxRenewCheck = time.Minute
 // the connection when the old one expires).
 func (n *Node) watchCredential(ctx context.Context) {
 	cur := n.id
+	n.cred.Store(cur)
 	for {
 		c, err := n.root.VerifyWithin(cur.Credential, time.Now(), 100*365*24*time.Hour)
 		if err != nil {
@@ -48,6 +51,7 @@ func (n *Node) watchCredential(ctx context.Context) {
 		}
 		n.outbox.SetIdentity(next)
 		cur = next
+		n.cred.Store(cur)
 		// Present the new NATS user now rather than when the server
 		// closes the old one's connection at its expiry.
 		if err := n.conn.NC.ForceReconnect(); err != nil {
@@ -58,4 +62,34 @@ func (n *Node) watchCredential(ctx context.Context) {
 			n.log.Info("credential renewed: signing with the new one", "expires", nc.Expires)
 		}
 	}
+}
+
+// credentialWarn bounds how long before its expiry the node's credential
+// fails the credential check: a week, or a quarter of a shorter lifetime
+// (after the renewal a node holding root.key makes at a third).
+const credentialWarn = 7 * 24 * time.Hour
+
+// credentialCheck (not blocking): the credential the node signs with is
+// not expired and not about to expire. A node holding root.key renews it
+// by itself; for the others the check says how to.
+func (n *Node) credentialCheck() health.Check {
+	return health.Check{Name: health.CheckCredential, Probe: func(context.Context) error {
+		id := n.cred.Load()
+		if id == nil {
+			id = n.id
+		}
+		c, err := n.root.VerifyWithin(id.Credential, time.Now(), 100*365*24*time.Hour)
+		if err != nil {
+			return fmt.Errorf("the node's credential does not verify: %w", err)
+		}
+		left := time.Until(c.Expires)
+		hint := "renew it where root.key is: agentctl node renew " + c.ID + " --root ROOT_DIR --data DATA"
+		switch {
+		case left <= 0:
+			return fmt.Errorf("the node's credential expired at %s: %s", c.Expires.UTC().Format(time.RFC3339), hint)
+		case left < min(credentialWarn, c.Expires.Sub(c.Issued)/4):
+			return fmt.Errorf("the node's credential expires in %s (%s): %s", left.Round(time.Second), c.Expires.UTC().Format(time.RFC3339), hint)
+		}
+		return nil
+	}}
 }

@@ -4,13 +4,18 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/natsauth"
+	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/node/api"
+	"github.com/agentic-dev/agentic/node/health"
 	"github.com/agentic-dev/agentic/node/nodetest"
 )
 
@@ -65,4 +70,33 @@ func credOf(t *testing.T, jws string) string {
 		t.Fatal(err)
 	}
 	return hdr.Cred
+}
+
+// TestCredentialCheckWarnsBeforeExpiry: a node without root.key cannot
+// renew its credential by itself; as the credential nears its expiry the
+// credential check fails (not blocking) and says how to renew it.
+func TestCredentialCheckWarnsBeforeExpiry(t *testing.T) {
+	dir := t.TempDir()
+	root := nodetest.NewRoot(t, dir)
+	cfg := nodetest.Config(dir)
+	if _, err := natsauth.Enroll(dir, root, cfg.Name, cfg.Roles, 8*time.Second, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, trust.RootKeyFile)); err != nil {
+		t.Fatal(err)
+	}
+	n := nodetest.Start(t, cfg)
+	var reason string
+	poll.Eventually(t, 10*time.Second, "the credential check failing", func() bool {
+		for _, c := range n.Checks() {
+			if c.Name == health.CheckCredential && !c.OK {
+				reason = c.Reason
+				return true
+			}
+		}
+		return false
+	})
+	if !strings.Contains(reason, "the node's credential expires in") || !strings.Contains(reason, "agentctl node renew "+cfg.Name) {
+		t.Errorf("credential check: %q", reason)
+	}
 }

@@ -20,15 +20,16 @@ import (
 
 // Check names: the keys of /readyz, node.info and `agentctl node ls`.
 const (
-	CheckJetStream = "jetstream" // JetStream reachable and writable
-	CheckStreams   = "streams"   // the agentic streams exist, configured as the settings say
-	CheckConsumer  = "consumer"  // the executor's durable consumer exists and delivers
-	CheckLeader    = "leader"    // a leader holds a live lease (within the lease TTL)
-	CheckOutbox    = "outbox"    // the outbox publishes what the node emits
-	CheckLedger    = "ledger"    // the ledger caught up with the stream
-	CheckIntegrity = "integrity" // the ledger's chain verified at start, its store readable
-	CheckDisk      = "disk"      // the data dir above its free-space floor
-	CheckClock     = "clock"     // the node's clock within the protocol leeway of the stream's
+	CheckJetStream  = "jetstream"  // JetStream reachable and writable
+	CheckStreams    = "streams"    // the agentic streams exist, configured as the settings say
+	CheckConsumer   = "consumer"   // the executor's durable consumer exists and delivers
+	CheckLeader     = "leader"     // a leader holds a live lease (within the lease TTL)
+	CheckOutbox     = "outbox"     // the outbox publishes what the node emits
+	CheckLedger     = "ledger"     // the ledger caught up with the stream
+	CheckIntegrity  = "integrity"  // the ledger's chain verified at start, its store readable
+	CheckDisk       = "disk"       // the data dir above its free-space floor
+	CheckClock      = "clock"      // the node's clock within the protocol leeway of the stream's
+	CheckCredential = "credential" // the node's credential not expired nor about to expire
 )
 
 // Check is one readiness check a component offers.
