@@ -262,7 +262,13 @@ func (a *app) publish(ctx context.Context, drafts ...event.Draft) error {
 	pctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
 	// NATS refuses a subject the credentials may not publish with an
-	// asynchronous error, not an answer: stop waiting for one then.
+	// asynchronous error, not an answer: stop waiting for one then. A
+	// violation left from an earlier request of this invocation is not
+	// this publish's.
+	select {
+	case <-a.denied:
+	default:
+	}
 	deniedc := make(chan error, 1)
 	stop := make(chan struct{})
 	defer close(stop)
