@@ -33,7 +33,9 @@ type Config struct {
 	// NATSClusterName names the NATS cluster (every server of it the same).
 	NATSClusterName string `yaml:"nats_cluster_name"`
 	// NATSCreds is a NATS user credentials file (JWT and nkey seed) for
-	// the external servers in NATS; empty: none.
+	// the external servers in NATS, used instead of the node's own NATS
+	// user (DATA/node.nats.jwt) where you manage the servers' accounts
+	// yourself; empty: the node's own.
 	NATSCreds string `yaml:"nats_creds"`
 	// NATSTLSCA is a PEM file of CAs. With external servers (NATS set)
 	// it verifies their certificates (empty: the system roots, when TLS is

@@ -29,7 +29,7 @@ var settings = []setting{
 	str("nats_cluster_listen", "nats-cluster-listen", "AGENTIC_NATS_CLUSTER_LISTEN", "embedded NATS server cluster (route) address; empty: not clustered", func(c *Config) *string { return &c.NATSClusterListen }),
 	list("nats_routes", "nats-routes", "AGENTIC_NATS_ROUTES", "other embedded servers' cluster URLs, comma-separated nats://host:port", func(c *Config) *[]string { return &c.NATSRoutes }),
 	str("nats_cluster_name", "nats-cluster-name", "AGENTIC_NATS_CLUSTER_NAME", "NATS cluster name (the same on every server)", func(c *Config) *string { return &c.NATSClusterName }),
-	str("nats_creds", "nats-creds", "AGENTIC_NATS_CREDS", "NATS user credentials file for the external servers", func(c *Config) *string { return &c.NATSCreds }),
+	str("nats_creds", "nats-creds", "AGENTIC_NATS_CREDS", "NATS user credentials file for external servers whose accounts you manage, instead of the node's own NATS user (DATA/node.nats.jwt)", func(c *Config) *string { return &c.NATSCreds }),
 	str("nats_tls_ca", "nats-tls-ca", "AGENTIC_NATS_TLS_CA", "CA file (PEM): verifies the external NATS servers, or, with the embedded server, its clients' certificates and its routes", func(c *Config) *string { return &c.NATSTLSCA }),
 	str("nats_tls_cert", "nats-tls-cert", "AGENTIC_NATS_TLS_CERT", "certificate (PEM): the client's for external NATS servers, or the one the embedded server serves TLS with (clients and routes); needs --nats-tls-key", func(c *Config) *string { return &c.NATSTLSCert }),
 	str("nats_tls_key", "nats-tls-key", "AGENTIC_NATS_TLS_KEY", "key (PEM) of --nats-tls-cert", func(c *Config) *string { return &c.NATSTLSKey }),
