@@ -6,6 +6,13 @@ import (
 	"time"
 )
 
+// Inspect verifies that root issued raw and reads it, whether it has
+// expired or not: what a renewal starts from, and what a node reads its
+// own credential's lifetime with.
+func (r *Root) Inspect(raw string) (*Credential, error) {
+	return r.VerifyWithin(raw, time.Now(), 100*365*24*time.Hour)
+}
+
 // Reissue issues a new credential with the subject, kind, key, roles and
 // NATS user of raw — a credential root issued, expired or not — valid for
 // ttl from now: a renewal. It needs only the public credential, so the
@@ -14,9 +21,8 @@ func (r *Root) Reissue(raw string, ttl time.Duration) (string, *Credential, erro
 	if ttl <= 0 {
 		return "", nil, fmt.Errorf("trust: renew: ttl must be positive, got %s", ttl)
 	}
-	// Judged as of its own expiry: an expired credential is renewed, a
-	// forged one is not.
-	old, err := r.VerifyWithin(raw, time.Now(), 100*365*24*time.Hour)
+	// An expired credential is renewed, a forged one is not.
+	old, err := r.Inspect(raw)
 	if err != nil {
 		return "", nil, fmt.Errorf("trust: renew: %w", err)
 	}
