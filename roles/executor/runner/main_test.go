@@ -44,10 +44,17 @@ func fakeExecutor(dir string) int {
 	}
 	go step("a")
 	if err := poll.Wait(10*time.Second, func() bool {
-		_, ok := readPID(filepath.Join(dir, "a", "bg.pid"))
-		return ok
+		if _, ok := readPID(filepath.Join(dir, "a", "bg.pid")); !ok {
+			return false
+		}
+		// The step's shell can write its pids before the runner has
+		// listed its group with the guard (started it, the first time).
+		leader, ok := readPID(filepath.Join(dir, "a", "leader.pid"))
+		guardian.mu.Lock()
+		defer guardian.mu.Unlock()
+		return ok && guardian.cmd != nil && guardian.live[leader]
 	}); err != nil {
-		fmt.Fprintln(os.Stderr, "fake executor: step a never wrote its pids")
+		fmt.Fprintln(os.Stderr, "fake executor: step a never wrote its pids or was never listed with the guard")
 		return 3
 	}
 	guardian.mu.Lock()
