@@ -10,7 +10,7 @@ import (
 
 // Version is the protocol version this build signs with: the newest in
 // its rules table.
-const Version = 4
+const Version = 5
 
 // Limits and times of the current rules.
 const (
@@ -100,6 +100,15 @@ var versions = []Rules{
 	// (protocol.md, "Upgrading to version 4").
 	{Version: 4, Algorithm: Algorithm, MaxMessageBytes: MaxMessageBytes, MaxEventBytes: MaxEventBytes,
 		TTL: TTL, Leeway: Leeway, Secrets: redact.Set2, Types: event.TypesAt(4), KeepUnknown: true},
+	// Version 5: the same limits and secret set; the policy in force
+	// (policy.applied by admins and leaders), gates (gate.opened and
+	// gate.closed by orchestrators, gate.decided by operators), the
+	// operator's brake (run.pause, run.resume) and the roots of trust
+	// (trust.root_added, trust.root_retired by admins). Version-4 ledgers
+	// refuse the new categories: upgrade every ledger node first
+	// (protocol.md, "Upgrading to version 5").
+	{Version: 5, Algorithm: Algorithm, MaxMessageBytes: MaxMessageBytes, MaxEventBytes: MaxEventBytes,
+		TTL: TTL, Leeway: Leeway, Secrets: redact.Set2, Types: event.TypesAt(5), KeepUnknown: true},
 }
 
 // Versions returns the rules table of this build, by version (a copy).

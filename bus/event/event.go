@@ -117,6 +117,38 @@ const (
 	CredentialRevoked Type = "credential.revoked"
 )
 
+// Safety (protocol version 5): the policy in force is a ledger fact, and
+// gates hold steps for operators (docs/policy.md).
+const (
+	// PolicyApplied makes a policy the one in force from its stream
+	// position on (PolicyAppliedData): an administrator's `policy apply`;
+	// or a leader orchestrator's, only to record the first policy while
+	// the ledger holds none, or the narrow allow rule of an approval with
+	// remember.
+	PolicyApplied Type = "policy.applied"
+	// GateOpened: the leader holds a step (or a plan revision) until
+	// operators answer (GateOpenedData). A decision.
+	GateOpened Type = "gate.opened"
+	// GateDecided is one operator's answer to a gate: accept, edit, skip
+	// or deny (GateDecidedData). The approver is the event's signer.
+	GateDecided Type = "gate.decided"
+	// GateClosed: the leader closes a gate no operator answered in time
+	// (GateClosedData). A decision.
+	GateClosed Type = "gate.closed"
+	// RunPause asks that a run get no new assignments (its running steps
+	// finish); RunResume lifts it (RunBrakeData).
+	RunPause  Type = "run.pause"
+	RunResume Type = "run.resume"
+)
+
+// Roots of trust (protocol version 5): an administrator adds a root the
+// cluster trusts beside the current one, and retires one, so that the
+// root can be rotated with an overlap (docs/security.md).
+const (
+	RootAdded   Type = "trust.root_added"
+	RootRetired Type = "trust.root_retired"
+)
+
 // RoleClusterAdmin is the role allowed to change cluster settings. For now
 // operators hold it; a dedicated admin role can take its place here.
 const RoleClusterAdmin = RoleOperator
@@ -199,6 +231,14 @@ var table = []Spec{
 	{AlarmCleared, []string{RoleOrchestrator, RolePlanner, RoleExecutor, RoleMemory, RoleUI}, 3},
 	{RejectedSummary, nil, 3},
 	{CredentialRevoked, []string{RoleAdmin}, 4},
+	{PolicyApplied, []string{RoleAdmin, RoleOrchestrator}, 5},
+	{GateOpened, []string{RoleOrchestrator}, 5},
+	{GateDecided, []string{RoleOperator}, 5},
+	{GateClosed, []string{RoleOrchestrator}, 5},
+	{RunPause, []string{RoleOperator}, 5},
+	{RunResume, []string{RoleOperator}, 5},
+	{RootAdded, []string{RoleAdmin}, 5},
+	{RootRetired, []string{RoleAdmin}, 5},
 }
 
 // Types returns the event-type table, in order, as of every protocol

@@ -98,6 +98,19 @@ type TaskAssignedData struct {
 	// people: "node node-b failed", "not started within 30s". Absent for a
 	// first attempt and a retry after a failure. Protocol version 2.
 	Reason string `json:"reason,omitempty"`
+	// Policy is the policy version the leader judged the step with: the
+	// executor judges the step again with exactly that version before
+	// running it, and refuses it (class policy) when it cannot. Absent
+	// before protocol version 5.
+	Policy PolicyRef `json:"policy,omitzero"`
+	// Approved is the Subject of the gate whose approvals let the step
+	// run (GateSubject of the step as assigned); "" when the policy
+	// allowed it without one. The executor runs a step its own verdict
+	// gates only when Approved is the subject it computes. Protocol
+	// version 5.
+	Approved string `json:"approved,omitempty"`
+	// Approvers are the operators whose approvals counted, in order.
+	Approvers []string `json:"approvers,omitempty"`
 }
 
 // TaskCancelData tells an executor to stop a step attempt.

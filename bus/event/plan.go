@@ -75,6 +75,25 @@ type Step struct {
 	// them: a step that needs docker runs only where docker is. Protocol
 	// version 2; absent means any executor.
 	Capabilities []string `json:"capabilities,omitempty"`
+	// Path is the file a file.write step writes, relative to Cwd when
+	// relative. Protocol version 5.
+	Path string `json:"path,omitempty"`
+	// Content is what a file.write step writes.
+	Content string `json:"content,omitempty"`
+	// Mode is the permission bits of a file a file.write step creates,
+	// in octal ("0644" when empty); an existing file keeps its own.
+	Mode string `json:"mode,omitempty"`
+	// Patch is a file.patch step's unified diff.
+	Patch string `json:"patch,omitempty"`
+	// Compensate is a shell command that undoes a succeeded shell step:
+	// run, as a recorded step, when the run fails or is cancelled after
+	// it. File edits are compensated by their before-images. Protocol
+	// version 5.
+	Compensate string `json:"compensate,omitempty"`
+	// RunAs is the user the executor runs the step as; empty means the
+	// executor's default (never root when agentd runs as root). Protocol
+	// version 5.
+	RunAs string `json:"run_as,omitempty"`
 }
 
 // Step returns the step with the given id, or nil.
@@ -97,6 +116,13 @@ const (
 	KindShell StepKind = "shell"
 	// KindNoop runs nothing and succeeds: a join point of the DAG.
 	KindNoop StepKind = "noop"
+	// KindFileWrite writes Content to Path (protocol version 5): the
+	// executor keeps the file's before-image, so that the edit can be
+	// compensated, and writing the same content again is a no-op.
+	KindFileWrite StepKind = "file.write"
+	// KindFilePatch applies the unified diff Patch to the files it names,
+	// relative to Cwd (protocol version 5), keeping their before-images.
+	KindFilePatch StepKind = "file.patch"
 )
 
 // OnFailure says what a logic failure (ClassLogic) of a step does to its

@@ -56,6 +56,10 @@ const (
 	// run on a node that was lost; nothing runs it again until an operator
 	// decides (step.decided: retry or skip). Protocol version 2.
 	StepNeedsDecision StepStatus = "needs-decision"
+	// StepGated: the policy asks operators to approve the step before it
+	// runs (gate.opened); nothing runs it until the gate's approvals are
+	// in (gate.decided). Protocol version 5.
+	StepGated StepStatus = "gated"
 )
 
 // TaskStatus is the outcome of one attempt of a step, as the executor

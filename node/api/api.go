@@ -37,6 +37,16 @@ const (
 	// ledger has seen signing (CredentialsRequest → []CredentialSeen):
 	// how an administrator finds the NATS user keys to revoke.
 	MethodCredentialsList = "credentials.list"
+	// MethodPolicyShow answers one version of the policy in force — the
+	// newest when none is asked — with its text (PolicyRequest →
+	// PolicyVersion).
+	MethodPolicyShow = "policy.show"
+	// MethodPolicyList answers the policy's versions, newest first,
+	// without their text (Page of PolicyVersion).
+	MethodPolicyList = "policy.list"
+	// MethodGatesList answers the open gates, oldest first, optionally of
+	// one run or one step (GatesRequest → Page of Gate).
+	MethodGatesList = "gates.list"
 )
 
 // Revocation is a credential.revoked event the ledger accepted.

@@ -1,0 +1,250 @@
+package event
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"slices"
+	"time"
+)
+
+// PolicyRef names one version of the policy in force: its place in the
+// ledger's history (Version, 1 for the first policy applied) and its
+// content (Hash, roles/policy's hash of the canonical policy).
+type PolicyRef struct {
+	Version int64  `json:"version"`
+	Hash    string `json:"hash"`
+}
+
+// IsZero reports whether r names no policy.
+func (r PolicyRef) IsZero() bool { return r.Version == 0 && r.Hash == "" }
+
+// Policy sources (PolicyAppliedData.Source).
+const (
+	// PolicyFromApply: an administrator's `agentctl policy apply`.
+	PolicyFromApply = "apply"
+	// PolicyFromBootstrap: a leader recorded the policy of its --policy
+	// file, or the shipped default, while the ledger held none.
+	PolicyFromBootstrap = "bootstrap"
+	// PolicyFromRemember: a leader added the narrow allow rule of an
+	// approval given with remember.
+	PolicyFromRemember = "remember"
+)
+
+// PolicyAppliedData makes Text the policy in force. Its version is
+// Base+1: the fold ignores a policy.applied whose Base is not the version
+// in force (two applies raced; the later one must be made again on the
+// newer base), and one a leader signs when the ledger already holds a
+// policy, unless its Source is remember.
+type PolicyAppliedData struct {
+	// Base is the version this one replaces; 0 for the first.
+	Base int64 `json:"base"`
+	// Name labels the policy ("default").
+	Name string `json:"name"`
+	// Hash is the policy's hash (roles/policy), checked against Text by
+	// whoever loads it.
+	Hash string `json:"hash"`
+	// Text is the policy file as applied (YAML).
+	Text string `json:"text"`
+	// Source is how it came to be applied: apply, bootstrap or remember.
+	Source string `json:"source"`
+	// Reason is the applier's note.
+	Reason string `json:"reason,omitempty"`
+	// Step, with the event's run, is the step whose approval added the
+	// rule (Source remember).
+	Step string `json:"step,omitempty"`
+}
+
+// GateKind says why a gate holds a step.
+type GateKind string
+
+// Gate kinds. Append-only.
+const (
+	// GatePolicy: the policy's verdict on the step is confirm.
+	GatePolicy GateKind = "policy"
+	// GateNeedsDecision: an attempt that is not idempotent may have partly
+	// run on a node that was lost (accept runs it again, skip skips it).
+	GateNeedsDecision GateKind = "needs-decision"
+	// GatePlan: the policy asks operators to approve a plan revision as a
+	// whole before any of its steps runs (approve_plans).
+	GatePlan GateKind = "plan"
+)
+
+// GateAction is an operator's answer to a gate, or what a gate that timed
+// out does.
+type GateAction string
+
+// Gate actions. Append-only.
+const (
+	// GateAccept approves what the gate shows, exactly.
+	GateAccept GateAction = "accept"
+	// GateEdit replaces the step's command; the new one is judged again,
+	// and both are recorded.
+	GateEdit GateAction = "edit"
+	// GateSkip ends the step as skipped: its dependents run.
+	GateSkip GateAction = "skip"
+	// GateDeny fails the step with class policy.
+	GateDeny GateAction = "deny"
+)
+
+// Verdict is the policy's judgement of a step as a gate records it:
+// roles/policy's verdict without its per-command findings.
+type Verdict struct {
+	// Action is allow, confirm or deny.
+	Action string `json:"action"`
+	// Level is low, medium, high or critical.
+	Level string `json:"level"`
+	// Rule names the rule that decided (or default, unresolved, scope).
+	Rule string `json:"rule"`
+	// Why explains the decision.
+	Why string `json:"why"`
+	// Reversible is false when a rule says the action cannot be undone.
+	Reversible bool `json:"reversible"`
+	// Unresolved: part of the command cannot be judged statically.
+	Unresolved bool `json:"unresolved,omitempty"`
+	// Highlights are the risky parts of the command.
+	Highlights []Highlight `json:"highlights,omitempty"`
+}
+
+// Highlight is a risky part of a judged command.
+type Highlight struct {
+	// Text is the part as written.
+	Text string `json:"text"`
+	// Flags are the canonical flags Text stands for.
+	Flags []string `json:"flags,omitempty"`
+	// Start and End locate Text in the command (bytes; Start -1 when it
+	// has no place of its own there).
+	Start int `json:"start"`
+	End   int `json:"end"`
+	// Rule raised it; empty for a flag risky by nature.
+	Rule string `json:"rule,omitempty"`
+	// Why says what is risky about it.
+	Why string `json:"why"`
+}
+
+// GateOpenedData holds a step (or a plan revision, Step "") of the
+// event's run until operators answer.
+type GateOpenedData struct {
+	Decision
+	// Step is the gated step; "" for a plan gate.
+	Step string `json:"step,omitempty"`
+	// Attempt is the attempt the gate precedes.
+	Attempt int `json:"attempt,omitempty"`
+	// Revision is the plan revision (plan gates, and the step's).
+	Revision int      `json:"revision,omitempty"`
+	Kind     GateKind `json:"kind"`
+	// Subject is the hash of exactly what is judged (GateSubject): an
+	// answer counts only while it names the gate's current subject.
+	Subject string `json:"subject"`
+	// Policy is the policy version judged with.
+	Policy PolicyRef `json:"policy,omitzero"`
+	// Verdict is the policy's (absent for needs-decision gates).
+	Verdict *Verdict `json:"verdict,omitempty"`
+	// Approvals is how many distinct operators must accept.
+	Approvals int `json:"approvals"`
+	// NotSubmitter: the run's submitter may not accept.
+	NotSubmitter bool `json:"not_submitter,omitempty"`
+	// Expires is when the leader closes the gate unanswered (zero:
+	// never), doing OnExpiry (skip or deny).
+	Expires  time.Time  `json:"expires,omitzero"`
+	OnExpiry GateAction `json:"on_expiry,omitempty"`
+}
+
+// GateDecidedData is one operator's answer to a gate of the event's run.
+type GateDecidedData struct {
+	// Step is the gated step; "" for a plan gate.
+	Step string `json:"step,omitempty"`
+	// Subject is the gate subject the operator was shown: the answer is
+	// void unless it is still the gate's.
+	Subject string     `json:"subject"`
+	Action  GateAction `json:"action"`
+	// Command is the new command of an edit.
+	Command string `json:"command,omitempty"`
+	// Reason is the operator's note (required for skip and deny by the
+	// CLI).
+	Reason string `json:"reason,omitempty"`
+	// Remember, with accept: the leader adds the narrowest allow rule
+	// that would have allowed this exact command to the policy, as a
+	// policy.applied of source remember.
+	Remember bool `json:"remember,omitempty"`
+}
+
+// GateClosedData closes a gate without an operator's answer.
+type GateClosedData struct {
+	Decision
+	Step    string `json:"step,omitempty"`
+	Subject string `json:"subject"`
+	// Action is what closing does: skip or deny.
+	Action GateAction `json:"action"`
+	// Code is the stable reason ("gate_expired"); Reason is for people.
+	Code   string `json:"code"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// RunBrakeData is the payload of run.pause and run.resume.
+type RunBrakeData struct {
+	Reason string `json:"reason,omitempty"`
+}
+
+// gateSubject is what GateSubject hashes: every field of a step that
+// changes what running it does, and the policy that judged it.
+type gateSubject struct {
+	Kind       StepKind  `json:"kind"`
+	Run        string    `json:"run,omitempty"`
+	Check      string    `json:"check,omitempty"`
+	Creates    string    `json:"creates,omitempty"`
+	Cwd        string    `json:"cwd,omitempty"`
+	Env        []string  `json:"env,omitempty"`
+	RunAs      string    `json:"run_as,omitempty"`
+	Path       string    `json:"path,omitempty"`
+	Content    string    `json:"content,omitempty"`
+	Mode       string    `json:"mode,omitempty"`
+	Patch      string    `json:"patch,omitempty"`
+	Compensate string    `json:"compensate,omitempty"`
+	Policy     PolicyRef `json:"policy"`
+}
+
+// GateSubject is the hash an approval is bound to ("sha256:<hex>"):
+// exactly what is judged — the step's kind, command, guard, working
+// directory, environment (names and values), user, file path, content,
+// mode and patch, compensation — and the policy version and hash. Any
+// change to one of them gives another subject, which voids approvals of
+// the old one. Orchestrator and executor compute it alike.
+func GateSubject(s Step, p PolicyRef) string {
+	env := make([]string, 0, len(s.Env))
+	for k, v := range s.Env {
+		env = append(env, k+"="+v)
+	}
+	slices.Sort(env)
+	b, err := json.Marshal(gateSubject{
+		Kind: s.Kind, Run: s.Run, Check: s.Check, Creates: s.Creates, Cwd: s.Cwd,
+		Env: env, RunAs: s.RunAs, Path: s.Path, Content: s.Content, Mode: s.Mode,
+		Patch: s.Patch, Compensate: s.Compensate, Policy: p,
+	})
+	if err != nil {
+		panic("event: marshal gate subject: " + err.Error()) // plain strings cannot fail
+	}
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// RootAddedData: from this event's stream position on, the cluster trusts
+// the credentials a second root issues, beside those of the roots it
+// already trusts (the overlap of a root rotation, docs/security.md).
+type RootAddedData struct {
+	// Key is the root's Ed25519 public key, base64url without padding.
+	Key string `json:"key"`
+	// KeyID is its fingerprint (trust.Fingerprint): the iss of the
+	// credentials it issues.
+	KeyID string `json:"key_id"`
+	// Reason is the administrator's note.
+	Reason string `json:"reason,omitempty"`
+}
+
+// RootRetiredData: from this event's stream position on, credentials the
+// root KeyID issued are refused (the cutover of a rotation, or a lost
+// root); what they signed earlier stays in the ledger.
+type RootRetiredData struct {
+	KeyID  string `json:"key_id"`
+	Reason string `json:"reason,omitempty"`
+}
