@@ -54,11 +54,17 @@ type PlanProposedData struct {
 	Source string `json:"source"`
 	// Plan is the normalized plan.
 	Plan Plan `json:"plan"`
+	// Planner is the provenance of a model's plan (Source "llm").
+	// Protocol version 5.
+	Planner *PlannerInfo `json:"planner_info,omitempty"`
 }
 
 // PlanRejectedData says the planner could not produce a plan.
 type PlanRejectedData struct {
 	Error string `json:"error"`
+	// Planner is the provenance of a model's failed planning: what it
+	// answered and what that cost. Protocol version 5.
+	Planner *PlannerInfo `json:"planner_info,omitempty"`
 }
 
 // Decision is embedded in every orchestrator decision: the leader epoch that
