@@ -492,7 +492,7 @@ func (n *Node) startLedger(ctx context.Context) error {
 		n.roles = append(n.roles, n.orch)
 	}
 	if n.has(event.RolePlanner) {
-		p := planner.New(n.roleEnv(event.RolePlanner), planner.Config{})
+		p := planner.New(n.roleEnv(event.RolePlanner), n.plannerConfig())
 		folders = append(folders, p)
 		n.roles = append(n.roles, p)
 	}
