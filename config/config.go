@@ -95,6 +95,8 @@ type Config struct {
 	Orchestrator OrchestratorConfig `yaml:"orchestrator"`
 	// Planner configures the planner role's model.
 	Planner PlannerConfig `yaml:"planner"`
+	// Notify says where the gates that open are sent.
+	Notify NotifyConfig `yaml:"notify"`
 	// Ledger configures the ledger of a ledger node (every role but a lone
 	// executor).
 	Ledger LedgerConfig `yaml:"ledger"`
@@ -205,6 +207,7 @@ func Default() Config {
 		},
 		Ledger:  LedgerConfig{BootstrapTimeout: DefaultBootstrapTimeout},
 		Planner: defaultPlanner(),
+		Notify:  NotifyConfig{Batch: DefaultNotifyBatch},
 	}
 }
 

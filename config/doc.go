@@ -59,6 +59,10 @@
 //	  token_budget: 0             # AGENTIC_PLANNER_TOKEN_BUDGET --planner-token-budget (0: no bound)
 //	  temperature: ""             # AGENTIC_PLANNER_TEMPERATURE --planner-temperature 0..2 (empty: the server's)
 //	  seed: ""                    # AGENTIC_PLANNER_SEED    --planner-seed (empty: none)
+//	notify:
+//	  webhook: ""                 # AGENTIC_NOTIFY_WEBHOOK  --notify-webhook (gates that open, POSTed as JSON; leader only)
+//	  exec: ""                    # AGENTIC_NOTIFY_EXEC     --notify-exec (shell command, the JSON on stdin)
+//	  batch: 5s                   # AGENTIC_NOTIFY_BATCH    --notify-batch
 //	ledger:
 //	  bootstrap_timeout: 30s      # AGENTIC_LEDGER_BOOTSTRAP_TIMEOUT --ledger-bootstrap-timeout (0: never copy a peer's ledger)
 //	disk:

@@ -101,11 +101,20 @@ var plannerSettings = []setting{
 
 func init() { settings = append(settings, plannerSettings...) }
 
+// checkHTTPURL checks that u is an absolute http(s) URL.
+func checkHTTPURL(u string) error {
+	p, err := url.Parse(u)
+	if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+		return fmt.Errorf("must be an http(s) URL, got %q", u)
+	}
+	return nil
+}
+
 // validatePlanner reports the planner settings' problems through bad.
 func (c *Config) validatePlanner(bad func(key, format string, args ...any)) {
 	p := c.Planner
-	if u, err := url.Parse(p.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		bad("planner.base_url", "must be an http(s) URL like %s, got %q", DefaultPlannerBaseURL, p.BaseURL)
+	if err := checkHTTPURL(p.BaseURL); err != nil {
+		bad("planner.base_url", "%v (like %s)", err, DefaultPlannerBaseURL)
 	}
 	if p.Timeout <= 0 {
 		bad("planner.timeout", "must be positive, got %s", p.Timeout)

@@ -112,6 +112,7 @@ func (c *Config) Validate() error {
 	}
 	c.validateExposure(bad)
 	c.validatePlanner(bad)
+	c.validateNotify(bad)
 	if c.Executor.Queue < -1 {
 		bad("executor.queue", "must be -1 (8 per slot), 0 or more, got %d", c.Executor.Queue)
 	}
