@@ -71,6 +71,11 @@ type PlanRejectedData struct {
 // made it. Folds ignore decisions older than the newest LeaderElected.
 type Decision struct {
 	Epoch uint64 `json:"epoch"`
+	// Basis is the ledger position of the state the leader decided on
+	// (the last event its fold had applied): a replay folds to Basis and
+	// decides again to check the decision (roles/orchestrator/replay).
+	// Absent before protocol version 5.
+	Basis uint64 `json:"basis,omitempty"`
 }
 
 // FencedBy is the fencing rule, the one place it is written: a decision is
