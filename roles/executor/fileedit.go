@@ -35,6 +35,10 @@ func EditsDir(stateDir string) string {
 	return filepath.Clean(stateDir) + "-edits"
 }
 
+// EditKey is the key the executor applies a step's file edit under, and
+// restores it by.
+func EditKey(run, step string) string { return run + "/" + step }
+
 // runFileEdit applies a file.write or file.patch, or restores the
 // before-images of an earlier edit (file.restore), and returns its
 // task.finished: Edits holds the files' content hashes before and after
@@ -87,14 +91,14 @@ func (e *Executor) fileEdit(ctx context.Context, run string, a event.TaskAssigne
 		if c == nil || len(c.Edits) == 0 {
 			return fileedit.Result{}, "", fmt.Errorf("file.restore without the edits to restore (compensates.edits)")
 		}
-		r, err := st.Restore(c.Edits, opts)
+		r, err := st.Restore(EditKey(run, c.Step), c.Edits, opts)
 		return r, "", err
 	}
 	dir, err := stepDir(a.Step.Cwd, e.cfg.Runner.DefaultCwd)
 	if err != nil {
 		return fileedit.Result{}, dir, err
 	}
-	r, err := st.Apply(fileedit.FromStep(run+"/"+a.Step.ID, a.Step, dir), opts)
+	r, err := st.Apply(fileedit.FromStep(EditKey(run, a.Step.ID), a.Step, dir), opts)
 	return r, dir, err
 }
 

@@ -25,7 +25,9 @@
 //     alone; one that holds its after-image gets the before-image back (or
 //     is deleted, when the edit created it); one that holds anything else
 //     was changed since the edit and is not touched — Restore fails, naming
-//     it, before it changes any file.
+//     it, before it changes any file. Only edits the journal holds (for
+//     the key given) are restored: a restore never touches a file the
+//     store did not edit.
 //  5. Paths stay inside the step's working directory: a relative path that
 //     leaves it with "..", or through a symlink, is refused; an absolute
 //     path outside it only when Options.AllowAbsolute allows it. A path
@@ -44,5 +46,5 @@
 //	e := fileedit.Edit{Key: run + "/" + step, Kind: event.KindFileWrite, Dir: cwd, Path: "app.conf", Content: "port = 80\n"}
 //	diff, err := fileedit.DryRun(e, fileedit.Options{}) // what a gate shows
 //	res, err := st.Apply(e, fileedit.Options{})           // res.Edits go into task.finished
-//	_, err = st.Restore(res.Edits)                        // the compensation
+//	_, err = st.Restore(e.Key, res.Edits, fileedit.Options{}) // the compensation
 package fileedit

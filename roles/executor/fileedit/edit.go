@@ -258,18 +258,41 @@ func put(c *change) error {
 	return writeAtomic(c.path, c.next.content, c.next.mode, own)
 }
 
-// Restore puts back the before-images of edits — the Edits an Apply
-// returned, as task.finished recorded them — last first: a file created
-// by the edit is deleted, any other gets its recorded content and mode.
+// ErrNotRecorded is a restore of an edit the store did not record: only
+// what this executor applied under the key can be restored.
+var ErrNotRecorded = errors.New("not an edit this store recorded")
+
+// Restore puts back the before-images of edits — the Edits an Apply under
+// key returned, as task.finished recorded them — last first: a file
+// created by the edit is deleted, any other gets its recorded content and
+// mode. Every edit must be one the store's journal holds for key (the
+// same path and hashes; else ErrNotRecorded): a restore never touches a
+// file this store did not edit.
 // It is idempotent: a file that already holds its before-image is left
 // alone. Every file is checked before any is changed: one that holds
 // neither its before- nor its after-image (changed since the edit) fails
 // the restore with an error wrapping ErrConflict and nothing changes.
 // The Result lists, in the order restored, each file's hash before the
 // restore (Before) and after it (After), and the diff of what changed.
-func (s *Store) Restore(edits []event.FileEdit, o Options) (Result, error) {
+func (s *Store) Restore(key string, edits []event.FileEdit, o Options) (Result, error) {
 	if len(edits) == 0 {
 		return Result{}, errors.New("fileedit: restore: no edits given")
+	}
+	j, err := s.journal(key)
+	if err != nil {
+		return Result{}, fmt.Errorf("fileedit: restore: %w", err)
+	}
+	for _, fe := range edits {
+		found := false
+		for _, k := range j.Edits {
+			if k.Path == fe.Path && k.Before == fe.Before && k.After == fe.After {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return Result{}, fmt.Errorf("fileedit: restore %s (%s → %s): %w under %q", fe.Path, fe.Before, fe.After, ErrNotRecorded, key)
+		}
 	}
 	cs := make([]change, 0, len(edits))
 	seen := map[string]bool{}

@@ -82,9 +82,9 @@ func (f *fixture) apply(e Edit) Result {
 	return r
 }
 
-func (f *fixture) restore(edits []event.FileEdit) Result {
+func (f *fixture) restore(key string, edits []event.FileEdit) Result {
 	f.t.Helper()
-	r, err := f.st.Restore(edits, Options{})
+	r, err := f.st.Restore(key, edits, Options{})
 	if err != nil {
 		f.t.Fatalf("restore: %v", err)
 	}
@@ -127,7 +127,7 @@ func TestWriteNewFileThenRestoreRemovesIt(t *testing.T) {
 	}
 	f.noTemp()
 
-	rr := f.restore(r.Edits)
+	rr := f.restore("run/w", r.Edits)
 	f.absent("app.conf")
 	if !rr.Changed || rr.Edits[0].Before != fe.After || rr.Edits[0].After != event.FileAbsent {
 		t.Fatalf("restore result %+v", rr)
@@ -136,7 +136,7 @@ func TestWriteNewFileThenRestoreRemovesIt(t *testing.T) {
 		t.Fatalf("restore diff:\n%s", rr.Diff)
 	}
 	// Restoring again changes nothing and is no error.
-	if again := f.restore(r.Edits); again.Changed || again.Diff != "" {
+	if again := f.restore("run/w", r.Edits); again.Changed || again.Diff != "" {
 		t.Fatalf("second restore changed something: %+v", again)
 	}
 	f.absent("app.conf")
@@ -155,7 +155,7 @@ func TestWriteExistingKeepsModeAndRestoresContent(t *testing.T) {
 	if !strings.Contains(r.Diff, "-echo old\n+echo new\n") {
 		t.Fatalf("diff:\n%s", r.Diff)
 	}
-	f.restore(r.Edits)
+	f.restore("run/w", r.Edits)
 	if got := f.read("run.sh"); got != "#!/bin/sh\necho old\n" {
 		t.Fatalf("restored %q", got)
 	}
@@ -183,7 +183,7 @@ func TestApplyTwiceIsNoop(t *testing.T) {
 	if second.Edits[0] != first.Edits[0] {
 		t.Fatalf("edits differ: first %+v, second %+v", first.Edits[0], second.Edits[0])
 	}
-	f.restore(second.Edits)
+	f.restore("run/w", second.Edits)
 	if got := f.read("a.txt"); got != "one\n" {
 		t.Fatalf("restored %q", got)
 	}
@@ -233,7 +233,7 @@ func TestChangedEditKeepsFirstBeforeImage(t *testing.T) {
 	if r.Edits[0].Before != Hash([]byte("one\n")) || f.read("a.txt") != "three\n" {
 		t.Fatalf("edit %+v, file %q", r.Edits[0], f.read("a.txt"))
 	}
-	f.restore(r.Edits)
+	f.restore("run/w", r.Edits)
 	if got := f.read("a.txt"); got != "one\n" {
 		t.Fatalf("restored %q", got)
 	}
@@ -264,22 +264,22 @@ func TestThreeEditsRestoredInReverse(t *testing.T) {
 
 	// Restore out of order is refused and changes nothing: config.ini
 	// holds e2's result, not e1's.
-	if _, err := f.st.Restore(e1.Edits, Options{}); !errors.Is(err, ErrConflict) {
+	if _, err := f.st.Restore("run/e1", e1.Edits, Options{}); !errors.Is(err, ErrConflict) {
 		t.Fatalf("restore out of order: %v, want ErrConflict", err)
 	}
 
-	f.restore(e3.Edits)
+	f.restore("run/e3", e3.Edits)
 	// A crash here; the compensation resumes from the last edit again:
 	// e3's restore is done already and changes nothing.
-	if again := f.restore(e3.Edits); again.Changed {
+	if again := f.restore("run/e3", e3.Edits); again.Changed {
 		t.Fatalf("e3 restored twice: %+v", again)
 	}
-	r2 := f.restore(e2.Edits)
+	r2 := f.restore("run/e2", e2.Edits)
 	if !r2.Changed || len(r2.Edits) != 2 || r2.Edits[0].Path != f.path("notes.txt") {
 		t.Fatalf("e2 restore (last file first): %+v", r2.Edits)
 	}
-	f.restore(e1.Edits)
-	if again := f.restore(e1.Edits); again.Changed {
+	f.restore("run/e1", e1.Edits)
+	if again := f.restore("run/e1", e1.Edits); again.Changed {
 		t.Fatal("e1 restored twice")
 	}
 	if after := snapshot(t, f.dir); !equalSnapshots(before, after) {
@@ -330,7 +330,7 @@ func TestRestoreRefusesLaterChange(t *testing.T) {
 	f.write("a.txt", "one\n", 0o644)
 	r := f.apply(Edit{Key: "run/w", Kind: event.KindFileWrite, Path: "a.txt", Content: "two\n"})
 	f.write("a.txt", "someone else's\n", 0o644)
-	_, err := f.st.Restore(r.Edits, Options{})
+	_, err := f.st.Restore("run/w", r.Edits, Options{})
 	if !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), f.path("a.txt")) {
 		t.Fatalf("err %v: want ErrConflict naming the file", err)
 	}
@@ -347,15 +347,35 @@ func TestRestoreNeedsItsBeforeImage(t *testing.T) {
 		t.Fatal(err)
 	}
 	edits := []event.FileEdit{{Path: f.path("a.txt"), Before: Hash([]byte("one\n")), After: Hash([]byte("two\n")), Mode: "0644"}}
-	if _, err := other.Restore(edits, Options{}); err == nil || !strings.Contains(err.Error(), "not in the store") {
+	if _, err := other.Restore("run/w", edits, Options{}); !errors.Is(err, ErrNotRecorded) {
+		t.Fatalf("restore of an edit the store did not make: %v", err)
+	}
+	// Recorded, but its before-image lost from the store.
+	f.write("a.txt", "one\n", 0o644)
+	r := f.apply(Edit{Key: "run/w", Kind: event.KindFileWrite, Path: "a.txt", Content: "two\n"})
+	p, _ := f.st.blobPath(r.Edits[0].Before)
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.st.Restore("run/w", r.Edits, Options{}); err == nil || !strings.Contains(err.Error(), "not in the store") {
 		t.Fatalf("err %v", err)
+	}
+	// A forged edit naming a file the store did not edit (deleting it
+	// would need only its hash) is refused and the file stays.
+	f.write("victim.txt", "v\n", 0o644)
+	forged := []event.FileEdit{{Path: f.path("victim.txt"), Before: event.FileAbsent, After: Hash([]byte("v\n"))}}
+	if _, err := f.st.Restore("run/w", forged, Options{}); !errors.Is(err, ErrNotRecorded) {
+		t.Fatalf("forged restore: %v", err)
+	}
+	if f.read("victim.txt") != "v\n" {
+		t.Fatal("victim.txt touched")
 	}
 	for _, bad := range [][]event.FileEdit{
 		nil,
 		{{Path: "a.txt", Before: event.FileAbsent, After: Hash(nil)}},
 		{{Path: f.path("a.txt"), Before: "md5:00", After: Hash(nil)}},
 	} {
-		if _, err := f.st.Restore(bad, Options{}); err == nil {
+		if _, err := f.st.Restore("run/w", bad, Options{}); err == nil {
 			t.Errorf("restore %+v: no error", bad)
 		}
 	}
@@ -374,7 +394,7 @@ func TestPatchCreatesAndDeletes(t *testing.T) {
 	if r.Edits[1].After != event.FileAbsent || r.Edits[0].Before != event.FileAbsent {
 		t.Fatalf("edits %+v", r.Edits)
 	}
-	f.restore(r.Edits)
+	f.restore("run/p", r.Edits)
 	f.absent("new.txt")
 	if f.read("old.txt") != "bye\n" || f.mode("old.txt") != 0o600 {
 		t.Fatalf("old.txt %q %o", f.read("old.txt"), f.mode("old.txt"))
