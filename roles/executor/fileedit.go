@@ -14,6 +14,7 @@ import (
 	"github.com/agentic-dev/agentic/bus/redact"
 	"github.com/agentic-dev/agentic/roles/executor/fileedit"
 	"github.com/agentic-dev/agentic/roles/executor/runner"
+	"github.com/agentic-dev/agentic/roles/orchestrator"
 	"github.com/nats-io/nats.go"
 )
 
@@ -23,7 +24,7 @@ import (
 func (e *Executor) runStep(ctx context.Context, run string, a event.TaskAssignedData, started time.Time, t *task) event.Draft {
 	switch a.Step.Kind {
 	case event.KindFileWrite, event.KindFilePatch, event.KindFileRestore:
-		return e.runFileEdit(ctx, run, a, started)
+		return e.runFileEdit(ctx, run, a, started, t)
 	}
 	return e.run(ctx, run, a, started, t)
 }
@@ -47,7 +48,7 @@ func EditKey(run, step string) string { return run + "/" + step }
 // An edit that cannot be made (a path refused, a patch that does not
 // apply, a file changed since the edit it restores) fails with class
 // logic and changes nothing.
-func (e *Executor) runFileEdit(ctx context.Context, run string, a event.TaskAssignedData, started time.Time) event.Draft {
+func (e *Executor) runFileEdit(ctx context.Context, run string, a event.TaskAssignedData, started time.Time, t *task) event.Draft {
 	e.report.started(event.MustDraft(event.TaskStarted, run, event.TaskStartedData{Step: a.Step.ID, Attempt: a.Attempt, Node: e.env.Node}))
 	fin := event.TaskFinishedData{Step: a.Step.ID, Attempt: a.Attempt, Node: e.env.Node, Status: event.TaskSucceeded, Started: time.Now().UTC()}
 	if started.After(fin.Started) {
@@ -59,7 +60,16 @@ func (e *Executor) runFileEdit(ctx context.Context, run string, a event.TaskAssi
 	if err != nil {
 		fin.Status, fin.Class, fin.ExitCode, fin.Error = event.TaskFailed, event.ClassLogic, -1, redact.Redact(err.Error())
 		if ctx.Err() != nil {
-			fin.Status, fin.Class, fin.Error = event.TaskCancelled, "", "cancelled before the edit"
+			e.mu.Lock()
+			byOperator := t.operator
+			e.mu.Unlock()
+			fin.Status, fin.Class, fin.ExitCode, fin.Error = event.TaskCancelled, "", 0, "cancelled before the edit"
+			if !byOperator {
+				// Stopped by a shutdown, as run reports it: the
+				// orchestrator decides (file edits are idempotent).
+				fin.Status, fin.Class, fin.Interrupted = event.TaskFailed, event.ClassTransient, true
+				fin.Error = orchestrator.InterruptedPrefix + ": the executor shut down before the edit"
+			}
 		}
 		return event.MustDraft(event.TaskFinished, run, fin)
 	}
