@@ -564,3 +564,32 @@ func TestDryRunChangesNothing(t *testing.T) {
 		t.Fatalf("dry run of a write that changes nothing: %+v %v", w, err)
 	}
 }
+
+// Names without a/ and b/ are taken as written (patch -p0); a/ and b/
+// are dropped only when every header has them.
+func TestPatchNames(t *testing.T) {
+	for _, c := range []struct {
+		patch string
+		want  []string
+	}{
+		{"--- x.txt\n+++ x.txt\n@@ -1 +1 @@\n-a\n+b\n", []string{"x.txt"}},
+		{"--- a/x.txt\n+++ b/x.txt\n@@ -1 +1 @@\n-a\n+b\n", []string{"x.txt"}},
+		{"--- b/x.txt\n+++ b/x.txt\n@@ -1 +1 @@\n-a\n+b\n", []string{"b/x.txt"}},
+		{"--- /dev/null\n+++ b/d/new.txt\n@@ -0,0 +1 @@\n+n\n", []string{"d/new.txt"}},
+		{"diff --git a/x.txt b/x.txt\nindex 1..2 100644\n--- a/x.txt\n+++ b/x.txt\n@@ -1 +1 @@\n-a\n+b\n", []string{"x.txt"}},
+		// Hunk lines that look like headers ("-- c" removed, "++ d" added).
+		{"--- a/x.txt\n+++ b/x.txt\n@@ -1 +1 @@\n--- c\n+++ d\n", []string{"x.txt"}},
+	} {
+		files, err := ParsePatch(c.patch)
+		if err != nil {
+			t.Fatalf("%q: %v", c.patch, err)
+		}
+		var got []string
+		for _, f := range files {
+			got = append(got, f.Path)
+		}
+		if strings.Join(got, ",") != strings.Join(c.want, ",") {
+			t.Errorf("%q: names %v, want %v", c.patch, got, c.want)
+		}
+	}
+}

@@ -74,15 +74,16 @@ func ParsePatch(patch string) ([]PatchFile, error) {
 }
 
 // abPrefixed reports whether every traditional header pair of the patch
-// names a/… and b/… (or /dev/null): the patch was made with -p1 names.
+// (--- and +++ lines followed by a hunk) names a/… and b/… (or
+// /dev/null): the patch was made with -p1 names.
 func abPrefixed(patch string) bool {
 	lines := strings.Split(patch, "\n")
 	pairs := 0
-	for i := 0; i+1 < len(lines); i++ {
+	for i := 0; i+2 < len(lines); i++ {
 		o, ok1 := strings.CutPrefix(lines[i], "--- ")
 		n, ok2 := strings.CutPrefix(lines[i+1], "+++ ")
-		if !ok1 || !ok2 {
-			continue
+		if !ok1 || !ok2 || !strings.HasPrefix(lines[i+2], "@@ -") {
+			continue // not a header: a header is followed by a hunk
 		}
 		pairs++
 		if !(strings.HasPrefix(o, "a/") || strings.HasPrefix(o, "/dev/null")) ||
