@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,8 @@ import (
 
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/roles/executor/fileedit"
+	"github.com/agentic-dev/agentic/roles/executor/localstate"
 )
 
 // assignStep publishes a task.assigned of step (attempt) to node,
@@ -38,19 +41,16 @@ func readFile(t *testing.T, p string) string {
 	return string(b)
 }
 
-// Three file edits run as steps report their before-images; restored in
-// reverse by file.restore steps (the orchestrator's compensation), they
-// leave the files as they were. A restore run again — as after a crash
-// during the compensation, with the same local state — changes nothing.
-func TestFileEditStepsCompensated(t *testing.T) {
-	h := newHarness(t)
-	state := filepath.Join(t.TempDir(), "executor")
-	rec := &recorder{}
-	ex := h.start("n1", state, rec, nil)
-	h.elect(1)
-
+// threeEdits runs a file.write, a file.patch and a file.write creating a
+// file on ex (node n1, run r1) over app.conf in h.work, and returns their
+// task.finished.
+func threeEdits(t *testing.T, h *harness, rec *recorder) []event.TaskFinishedData {
+	t.Helper()
 	conf := filepath.Join(h.work, "app.conf")
 	if err := os.WriteFile(conf, []byte("port = 80\nhost = a\n"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(conf, 0o640); err != nil {
 		t.Fatal(err)
 	}
 	steps := []event.Step{
@@ -73,19 +73,13 @@ func TestFileEditStepsCompensated(t *testing.T) {
 	if readFile(t, conf) != "port = 8080\nhost = b\n" || readFile(t, filepath.Join(h.work, "new.txt")) != "hello\n" {
 		t.Fatal("edits not applied")
 	}
-	if _, err := os.Stat(EditsDir(state)); err != nil {
-		t.Fatalf("before-image store: %v", err)
-	}
+	return done
+}
 
-	// Compensation, last edit first.
-	for i := len(done) - 1; i >= 0; i-- {
-		id := "undo-" + done[i].Step
-		h.assignStep("n1", "r1", event.Step{ID: id, Kind: event.KindFileRestore, Idempotent: true}, 1,
-			&event.Compensation{Step: done[i].Step, Attempt: 1, Edits: done[i].Edits})
-		if f := waitFinished(t, rec, id, 1); f.Status != event.TaskSucceeded || f.OutputTail == "" {
-			t.Fatalf("%s: %+v", id, f)
-		}
-	}
+// asBefore checks the files threeEdits changed are as they were.
+func asBefore(t *testing.T, h *harness) {
+	t.Helper()
+	conf := filepath.Join(h.work, "app.conf")
 	if readFile(t, conf) != "port = 80\nhost = a\n" {
 		t.Fatalf("app.conf after compensation: %q", readFile(t, conf))
 	}
@@ -95,6 +89,41 @@ func TestFileEditStepsCompensated(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(h.work, "new.txt")); !os.IsNotExist(err) {
 		t.Fatalf("new.txt still there: %v", err)
 	}
+}
+
+// undo assigns the compensation of f (attempt) and waits for its n-th
+// task.finished.
+func undo(t *testing.T, h *harness, rec *recorder, f event.TaskFinishedData, attempt, n int) event.TaskFinishedData {
+	t.Helper()
+	id := "undo-" + f.Step
+	h.assignStep("n1", "r1", event.Step{ID: id, Kind: event.KindFileRestore, Idempotent: true}, attempt,
+		&event.Compensation{Step: f.Step, Attempt: f.Attempt, Edits: f.Edits})
+	return waitFinished(t, rec, id, n)
+}
+
+// Three file edits run as steps report their before-images; restored in
+// reverse by file.restore steps (the orchestrator's compensation), they
+// leave the files as they were. A restore run again — as after a crash
+// during the compensation, with the same local state — changes nothing.
+func TestFileEditStepsCompensated(t *testing.T) {
+	h := newHarness(t)
+	state := filepath.Join(t.TempDir(), "executor")
+	rec := &recorder{}
+	ex := h.start("n1", state, rec, nil)
+	h.elect(1)
+	done := threeEdits(t, h, rec)
+	if _, err := os.Stat(EditsDir(state)); err != nil {
+		t.Fatalf("before-image store: %v", err)
+	}
+
+	// Compensation, last edit first.
+	for i := len(done) - 1; i >= 0; i-- {
+		if f := undo(t, h, rec, done[i], 1, 1); f.Status != event.TaskSucceeded || f.OutputTail == "" || len(f.Edits) != 1 {
+			t.Fatalf("undo %s: %+v", done[i].Step, f)
+		}
+	}
+	asBefore(t, h)
+	conf := filepath.Join(h.work, "app.conf")
 
 	// The executor restarts (same local state); the leader runs the last
 	// compensation again as attempt 2: nothing is undone twice.
@@ -103,9 +132,7 @@ func TestFileEditStepsCompensated(t *testing.T) {
 	}
 	rec2 := &recorder{}
 	h.start("n1", state, rec2, nil)
-	h.assignStep("n1", "r1", event.Step{ID: "undo-write", Kind: event.KindFileRestore, Idempotent: true}, 2,
-		&event.Compensation{Step: "write", Attempt: 1, Edits: done[0].Edits})
-	f := waitFinished(t, rec2, "undo-write", 1)
+	f := undo(t, h, rec2, done[0], 2, 1)
 	if f.Status != event.TaskSucceeded || !strings.HasPrefix(f.OutputTail, "no change") {
 		t.Fatalf("restore again: %+v", f)
 	}
@@ -132,5 +159,63 @@ func TestFileEditStepRefused(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(filepath.Dir(h.work), "escape.txt")); err == nil {
 		t.Fatal("escape.txt written outside the working directory")
+	}
+}
+
+// The executor crashes during the compensation: the restore of the last
+// edit has put its file back, but its attempt is recorded started and not
+// finished. At restart it is reported interrupted; the leader assigns it
+// again (it is idempotent), it finds the file restored and changes
+// nothing, and the other compensations leave every file as it was.
+func TestCompensationResumesAfterCrash(t *testing.T) {
+	h := newHarness(t)
+	state := filepath.Join(t.TempDir(), "executor")
+	rec := &recorder{}
+	ex := h.start("n1", state, rec, nil)
+	h.elect(1)
+	done := threeEdits(t, h, rec)
+	if err := h.stop(ex, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+
+	// What the crashed attempt did before dying.
+	last := done[2]
+	st, err := localstate.Open(state, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.MarkStarted(localstate.Attempt{Run: "r1", Step: "undo-" + last.Step, Attempt: 1, State: localstate.StateStarted, Started: time.Now().UTC()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	edits, err := fileedit.Open(EditsDir(state))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := edits.Restore(EditKey("r1", last.Step), last.Edits, fileedit.Options{}); err != nil {
+		t.Fatal(err)
+	}
+
+	rec2 := &recorder{}
+	h.start("n1", state, rec2, nil)
+	if f := waitFinished(t, rec2, "undo-"+last.Step, 1); !f.Interrupted || f.Attempt != 1 {
+		t.Fatalf("crashed restore reported as %+v, want interrupted", f)
+	}
+	// A redelivery of attempt 1 is not run again (its record stands).
+	h.assignStep("n1", "r1", event.Step{ID: "undo-" + last.Step, Kind: event.KindFileRestore, Idempotent: true}, 1,
+		&event.Compensation{Step: last.Step, Attempt: last.Attempt, Edits: last.Edits})
+	if f := undo(t, h, rec2, last, 2, 2); f.Status != event.TaskSucceeded || f.Attempt != 2 || !strings.HasPrefix(f.OutputTail, "no change") {
+		t.Fatalf("restore again: %+v", f)
+	}
+	for i := len(done) - 2; i >= 0; i-- {
+		if f := undo(t, h, rec2, done[i], 1, 1); f.Status != event.TaskSucceeded || !strings.Contains(f.OutputTail, "@@") {
+			t.Fatalf("undo %s: %+v", done[i].Step, f)
+		}
+	}
+	asBefore(t, h)
+	if n := len(rec2.finished("undo-" + last.Step)); n != 2 {
+		t.Fatalf("undo-%s reported %d times, want 2 (interrupted, then attempt 2)", last.Step, n)
 	}
 }
