@@ -46,5 +46,7 @@ type Compensation struct {
 	Step    string `json:"step"`
 	Attempt int    `json:"attempt"`
 	// Edits are the before-image references to restore (file.restore).
+	// Empty when the attempt was interrupted before it reported them: the
+	// executor then restores what it recorded of the step's edit itself.
 	Edits []FileEdit `json:"edits,omitempty"`
 }

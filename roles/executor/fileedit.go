@@ -41,7 +41,10 @@ func EditsDir(stateDir string) string {
 func EditKey(run, step string) string { return run + "/" + step }
 
 // runFileEdit applies a file.write or file.patch, or restores the
-// before-images of an earlier edit (file.restore), and returns its
+// before-images of an earlier edit (file.restore: compensates.edits, or,
+// when it gives none because the edit's attempt was interrupted before
+// reporting them, what this executor recorded of that step's edit —
+// nothing recorded, nothing to undo), and returns its
 // task.finished: Edits holds the files' content hashes before and after
 // (what a compensation restores), OutputTail the diff of what changed,
 // redacted as output is. The same diff goes to the step's log subject.
@@ -98,10 +101,22 @@ func (e *Executor) fileEdit(ctx context.Context, run string, a event.TaskAssigne
 	opts := fileedit.Options{}
 	if a.Step.Kind == event.KindFileRestore {
 		c := a.Compensates
-		if c == nil || len(c.Edits) == 0 {
-			return fileedit.Result{}, "", fmt.Errorf("file.restore without the edits to restore (compensates.edits)")
+		if c == nil || c.Step == "" {
+			return fileedit.Result{}, "", fmt.Errorf("file.restore without the step whose edit it undoes (compensates)")
 		}
-		r, err := st.Restore(EditKey(run, c.Step), c.Edits, opts)
+		key := EditKey(run, c.Step)
+		edits := c.Edits
+		if len(edits) == 0 {
+			// The edit's attempt was interrupted before it reported its
+			// edits: undo what this executor recorded of it.
+			if edits, err = st.Recorded(key); err != nil {
+				return fileedit.Result{}, "", err
+			}
+			if len(edits) == 0 {
+				return fileedit.Result{Changed: false}, "", nil
+			}
+		}
+		r, err := st.Restore(key, edits, opts)
 		return r, "", err
 	}
 	dir, err := stepDir(a.Step.Cwd, e.cfg.Runner.DefaultCwd)

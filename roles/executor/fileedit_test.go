@@ -151,7 +151,7 @@ func TestFileEditStepRefused(t *testing.T) {
 	h.assignStep("n1", "r1", event.Step{ID: "escape", Kind: event.KindFileWrite, Path: "../escape.txt", Content: "x"}, 1, nil)
 	h.assignStep("n1", "r1", event.Step{ID: "badpatch", Kind: event.KindFilePatch, Patch: "not a diff"}, 1, nil)
 	h.assignStep("n1", "r1", event.Step{ID: "norestore", Kind: event.KindFileRestore}, 1, nil)
-	for step, want := range map[string]string{"escape": "leaves the working directory", "badpatch": "names no file", "norestore": "without the edits"} {
+	for step, want := range map[string]string{"escape": "leaves the working directory", "badpatch": "names no file", "norestore": "without the step"} {
 		f := waitFinished(t, rec, step, 1)
 		if f.Status != event.TaskFailed || f.Class != event.ClassLogic || !strings.Contains(f.Error, want) {
 			t.Errorf("%s: %+v, want failed, logic, %q", step, f, want)
@@ -217,5 +217,43 @@ func TestCompensationResumesAfterCrash(t *testing.T) {
 	asBefore(t, h)
 	if n := len(rec2.finished("undo-" + last.Step)); n != 2 {
 		t.Fatalf("undo-%s reported %d times, want 2 (interrupted, then attempt 2)", last.Step, n)
+	}
+}
+
+// An edit whose attempt was interrupted before it reported its edits is
+// compensated from what the executor recorded: file.restore without
+// edits restores the step's recorded edit, and one for a step it never
+// edited changes nothing.
+func TestCompensateInterruptedEdit(t *testing.T) {
+	h := newHarness(t)
+	state := filepath.Join(t.TempDir(), "executor")
+	rec := &recorder{}
+	h.start("n1", state, rec, nil)
+	h.elect(1)
+	for name, content := range map[string]string{"a.txt": "a\n", "b.txt": "b\n"} {
+		if err := os.WriteFile(filepath.Join(h.work, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// What the interrupted attempt did: the whole patch applied, nothing
+	// reported.
+	st, err := fileedit.Open(EditsDir(state))
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch := "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-a\n+A\n--- a/b.txt\n+++ b/b.txt\n@@ -1 +1 @@\n-b\n+B\n"
+	if _, err := st.Apply(fileedit.Edit{Key: EditKey("r1", "p"), Kind: event.KindFilePatch, Dir: h.work, Patch: patch}, fileedit.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	undo(t, h, rec, event.TaskFinishedData{Step: "p", Attempt: 1}, 1, 1)
+	f := rec.finished("undo-p")[0]
+	if f.Status != event.TaskSucceeded || len(f.Edits) != 2 {
+		t.Fatalf("undo-p: %+v", f)
+	}
+	if readFile(t, filepath.Join(h.work, "a.txt")) != "a\n" || readFile(t, filepath.Join(h.work, "b.txt")) != "b\n" {
+		t.Fatal("interrupted patch not undone")
+	}
+	if f := undo(t, h, rec, event.TaskFinishedData{Step: "never", Attempt: 1}, 1, 1); f.Status != event.TaskSucceeded || !strings.HasPrefix(f.OutputTail, "no change") {
+		t.Fatalf("undo of a step never edited: %+v", f)
 	}
 }

@@ -258,6 +258,19 @@ func put(c *change) error {
 	return writeAtomic(c.path, c.next.content, c.next.mode, own)
 }
 
+// Recorded returns the edits the store recorded under key — each file's
+// hashes before and after, in order — or none. A compensation of an
+// attempt that was interrupted before it reported its edits restores
+// these: a file the attempt did not reach still holds its before-image
+// and is left alone.
+func (s *Store) Recorded(key string) ([]event.FileEdit, error) {
+	j, err := s.journal(key)
+	if err != nil {
+		return nil, fmt.Errorf("fileedit: %w", err)
+	}
+	return j.Edits, nil
+}
+
 // ErrNotRecorded is a restore of an edit the store did not record: only
 // what this executor applied under the key can be restored.
 var ErrNotRecorded = errors.New("not an edit this store recorded")
