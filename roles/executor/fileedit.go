@@ -82,10 +82,33 @@ func (e *Executor) runFileEdit(ctx context.Context, run string, a event.TaskAssi
 		out = "no change: every file already holds the result\n"
 	}
 	fin.OutputTail = clip(out, e.cfg.Runner.TailBytes)
-	msg := &nats.Msg{Subject: bus.LogSubject(run, a.Step.ID), Data: []byte(out),
-		Header: nats.Header{"Agentic-Stream": []string{"stdout"}, "Agentic-Attempt": []string{strconv.Itoa(a.Attempt)}}}
-	_, _ = e.cfg.JS.PublishMsgAsync(msg)
+	for _, chunk := range chunks(out, logChunkBytes) {
+		msg := &nats.Msg{Subject: bus.LogSubject(run, a.Step.ID), Data: []byte(chunk),
+			Header: nats.Header{"Agentic-Stream": []string{"stdout"}, "Agentic-Attempt": []string{strconv.Itoa(a.Attempt)}}}
+		_, _ = e.cfg.JS.PublishMsgAsync(msg)
+	}
 	return event.MustDraft(event.TaskFinished, run, fin)
+}
+
+// logChunkBytes bounds one message of a diff sent to the logs stream.
+const logChunkBytes = 32 << 10
+
+// chunks cuts s into pieces of at most n bytes, after a newline where
+// there is one.
+func chunks(s string, n int) []string {
+	var out []string
+	for len(s) > n {
+		cut := strings.LastIndexByte(s[:n], '\n') + 1
+		if cut <= 0 {
+			cut = n
+		}
+		out = append(out, s[:cut])
+		s = s[cut:]
+	}
+	if s != "" {
+		out = append(out, s)
+	}
+	return out
 }
 
 // fileEdit does the work of runFileEdit; dir is the step's working

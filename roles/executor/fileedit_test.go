@@ -257,3 +257,25 @@ func TestCompensateInterruptedEdit(t *testing.T) {
 		t.Fatalf("undo of a step never edited: %+v", f)
 	}
 }
+
+func TestChunksAndClip(t *testing.T) {
+	s := strings.Repeat("0123456789\n", 10)
+	cs := chunks(s, 25)
+	if strings.Join(cs, "") != s {
+		t.Fatal("chunks lose bytes")
+	}
+	for _, c := range cs {
+		if len(c) > 25 || !strings.HasSuffix(c, "\n") {
+			t.Fatalf("chunk %q", c)
+		}
+	}
+	if got := chunks(strings.Repeat("x", 60), 25); len(got) != 3 || len(got[0]) != 25 {
+		t.Fatalf("chunks of a long line: %q", got)
+	}
+	if c := clip(s, 30); c != s[:22]+"[diff cut: 88 more bytes]\n" {
+		t.Fatalf("clip: %q", c)
+	}
+	if clip("short\n", 30) != "short\n" {
+		t.Fatal("clip of a short diff changed it")
+	}
+}
