@@ -90,6 +90,22 @@ func TestJudgeEditDefaultPolicy(t *testing.T) {
 	}
 }
 
+// The example of docs/policy.md: any file edit under /etc.
+func TestJudgeEditGlobCommand(t *testing.T) {
+	p := mustParse(t, `rules: [{match: {command: file.*, writes: ["/etc/**"]}, level: critical, action: confirm}]`)
+	for _, s := range []event.Step{
+		{Kind: event.KindFileWrite, Path: "/etc/app.conf"},
+		{Kind: event.KindFilePatch, Patch: "--- a/app.conf\n+++ b/app.conf\n@@ -1 +1 @@\n-a\n+b\n"},
+	} {
+		if v := p.JudgeEdit(s, "/etc"); v.Action != Confirm || v.Level != Critical {
+			t.Errorf("%s: %s %s %s", s.Kind, v.Action, v.Level, v.Why)
+		}
+	}
+	if v := p.JudgeEdit(event.Step{Kind: event.KindFileWrite, Path: "x"}, "/home/u"); v.Action != Allow {
+		t.Errorf("write outside /etc: %s %s", v.Action, v.Why)
+	}
+}
+
 func TestAllowsWrite(t *testing.T) {
 	p := mustParse(t, editPolicy)
 	for target, want := range map[string]bool{"/srv/app/x": true, "/srv/other": false, "/w/in.txt": true, "/etc/hosts": false} {
