@@ -50,7 +50,9 @@ func EditKey(run, step string) string { return run + "/" + step }
 // redacted as output is. The same diff goes to the step's log subject.
 // An edit that cannot be made (a path refused, a patch that does not
 // apply, a file changed since the edit it restores) fails with class
-// logic and changes nothing.
+// logic and changes nothing; one that fails part-way on an I/O error
+// fails the same way, and what it changed is in the journal, so a
+// file.restore without edits undoes it.
 func (e *Executor) runFileEdit(ctx context.Context, run string, a event.TaskAssignedData, started time.Time, t *task) event.Draft {
 	e.report.started(event.MustDraft(event.TaskStarted, run, event.TaskStartedData{Step: a.Step.ID, Attempt: a.Attempt, Node: e.env.Node}))
 	fin := event.TaskFinishedData{Step: a.Step.ID, Attempt: a.Attempt, Node: e.env.Node, Status: event.TaskSucceeded, Started: time.Now().UTC()}
