@@ -65,9 +65,10 @@
 //	      +port = 9090
 //
 // A file edit has no run, guard (creates, check), compensate or run_as;
-// its patch must parse (fileedit.ParsePatch); content and patch are at
-// most MaxEditBytes each and MaxPlanEditBytes for the whole plan, so that
-// the plan fits the event it travels in. A shell step may give compensate,
+// its patch must parse (fileedit.ParsePatch); a relative path (path, or
+// a name in the patch) may not leave cwd with ".."; content and patch
+// are at most MaxEditBytes each and MaxPlanEditBytes for the whole plan,
+// so that the plan fits the event it travels in. A shell step may give compensate,
 // the command that undoes it when the run fails or is cancelled after it
 // succeeded, and run_as, the user it runs as (a user name or uid).
 //

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"path"
 	"strings"
 
 	"github.com/agentic-dev/agentic/bus/event"
@@ -39,6 +40,8 @@ func checkFileFields(ps *problems, s *draftStep, kind event.StepKind) {
 			ps.add(s.pos("path"), "file.write step needs path: the file to write (content is what it writes)")
 		case strings.IndexByte(st.Path, 0) >= 0:
 			ps.add(s.pos("path"), "path contains a NUL byte")
+		case escapes(st.Path):
+			ps.add(s.pos("path"), "path %s leaves cwd with ..; the executor refuses it: set cwd, or give the path from there", st.Path)
 		}
 		if len(st.Content) > MaxEditBytes {
 			ps.add(s.pos("content"), "content is %d bytes; the limit is %d (a step travels inside one event)", len(st.Content), MaxEditBytes)
@@ -60,8 +63,14 @@ func checkFileFields(ps *problems, s *draftStep, kind event.StepKind) {
 		case len(st.Patch) > MaxEditBytes:
 			ps.add(s.pos("patch"), "patch is %d bytes; the limit is %d (a step travels inside one event)", len(st.Patch), MaxEditBytes)
 		default:
-			if _, err := fileedit.ParsePatch(st.Patch); err != nil {
+			files, err := fileedit.ParsePatch(st.Patch)
+			if err != nil {
 				ps.add(s.pos("patch"), "%v", err)
+			}
+			for _, f := range files {
+				if escapes(f.Path) {
+					ps.add(s.pos("patch"), "patch changes %s, which leaves cwd with ..; the executor refuses it: set cwd, or name the file from there", f.Path)
+				}
 			}
 		}
 		for _, f := range []struct{ name, v string }{{"path", st.Path}, {"content", st.Content}, {"mode", st.Mode}} {
@@ -103,6 +112,15 @@ func checkFileFields(ps *problems, s *draftStep, kind event.StepKind) {
 	case st.RunAs != "" && !validUser(st.RunAs):
 		ps.add(s.pos("run_as"), "run_as %q is not a user name (letters, digits, '_', '-', '.', at most %d bytes, not starting with '-') or a numeric uid", st.RunAs, MaxUserLen)
 	}
+}
+
+// escapes reports whether a relative path leaves its directory with "..".
+func escapes(p string) bool {
+	if path.IsAbs(p) {
+		return false
+	}
+	c := path.Clean(p)
+	return c == ".." || strings.HasPrefix(c, "../")
 }
 
 // checkEditBytes reports a plan whose contents and patches together would

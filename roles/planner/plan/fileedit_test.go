@@ -76,6 +76,8 @@ func TestFileEditStepsRefused(t *testing.T) {
 		w         want
 	}{
 		{"write without path", "steps:\n  - id: a\n    kind: file.write\n    content: hi\n", want{path: "steps[0].path", msg: "file.write step needs path"}},
+		{"write escaping cwd", "steps:\n  - id: a\n    path: sub/../../x\n", want{path: "steps[0].path", msg: "leaves cwd"}},
+		{"patch escaping cwd", "steps:\n  - id: a\n    patch: \"--- a/../x\\n+++ b/../x\\n@@ -1 +1 @@\\n-a\\n+b\\n\"\n", want{path: "steps[0].patch", msg: "leaves cwd"}},
 		{"write blank path", "steps:\n  - id: a\n    kind: file.write\n    path: ' '\n", want{path: "steps[0].path", msg: "path is empty"}},
 		{"bad mode", "steps:\n  - id: a\n    path: f\n    content: x\n    mode: 0999\n", want{path: "steps[0].mode", msg: `mode "0999"`}},
 		{"mode list", "steps:\n  - id: a\n    path: f\n    mode: [1]\n", want{path: "steps[0].mode", msg: "mode must be octal"}},
