@@ -32,7 +32,10 @@
 //     leaves it with "..", or through a symlink, is refused; an absolute
 //     path outside it only when Options.AllowAbsolute allows it. A path
 //     that names a symlink, a directory or another non-regular file is
-//     refused, and so is a file larger than Options.MaxFileBytes.
+//     refused, and so is a file larger than Options.MaxFileBytes. Files
+//     are then read and written through an os.Root opened at the working
+//     directory, so a directory swapped for a symlink after the check
+//     does not lead an operation out of it.
 //
 // Patches are unified diffs, as git diff or diff -u write them, parsed and
 // applied with github.com/bluekeyes/go-gitdiff (strict application: every

@@ -52,6 +52,7 @@ type Result struct {
 // change is one file's part in an edit.
 type change struct {
 	path      string // resolved, absolute
+	at        loc    // where the operations reach it
 	name      string // for people and diffs
 	cur, next state
 	// before and mode are the before-image recorded for the file: cur's,
@@ -70,15 +71,15 @@ func (c *change) noop() bool { return c.cur.hash() == c.next.hash() && c.cur.exi
 // left as it is.
 func plan(e Edit, o Options, prior map[string]event.FileEdit, same bool) ([]change, error) {
 	mk := func(name string) (change, bool, error) {
-		p, err := resolve(e.Dir, name, o)
+		p, at, err := resolve(e.Dir, name, o)
 		if err != nil {
 			return change{}, false, err
 		}
-		cur, err := read(p, o.maxBytes())
+		cur, err := read(at, o.maxBytes())
 		if err != nil {
 			return change{}, false, err
 		}
-		c := change{path: p, name: display(e.Dir, p), cur: cur, before: cur.hash()}
+		c := change{path: p, at: at, name: display(e.Dir, p), cur: cur, before: cur.hash()}
 		if cur.exists {
 			c.mode = FormatMode(cur.mode)
 		}
@@ -249,13 +250,13 @@ func put(c *change) error {
 	case c.noop():
 		return nil
 	case !c.next.exists:
-		return remove(c.path)
+		return remove(c.at)
 	}
 	var own *owner
 	if c.cur.exists && os.Geteuid() == 0 && c.cur.uid >= 0 {
 		own = &owner{c.cur.uid, c.cur.gid}
 	}
-	return writeAtomic(c.path, c.next.content, c.next.mode, own)
+	return writeAtomic(c.at, c.next.content, c.next.mode, own)
 }
 
 // Recorded returns the edits the store recorded under key — each file's
@@ -343,16 +344,20 @@ func (s *Store) restoring(fe event.FileEdit, o Options) (change, error) {
 			return change{}, err
 		}
 	}
+	at, err := recorded(fe.Path)
+	if err != nil {
+		return change{}, err
+	}
 	if fi, err := os.Lstat(fe.Path); err == nil && !fi.Mode().IsRegular() {
 		return change{}, fmt.Errorf("%s is %s now, not a regular file: %w", fe.Path, kindOf(fi.Mode()), ErrUnsafePath)
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return change{}, err
 	}
-	cur, err := read(fe.Path, o.maxBytes())
+	cur, err := read(at, o.maxBytes())
 	if err != nil {
 		return change{}, err
 	}
-	c := change{path: fe.Path, name: fe.Path, cur: cur, before: cur.hash()}
+	c := change{path: fe.Path, at: at, name: fe.Path, cur: cur, before: cur.hash()}
 	if cur.exists {
 		c.mode = FormatMode(cur.mode)
 	}

@@ -593,3 +593,41 @@ func TestPatchNames(t *testing.T) {
 		}
 	}
 }
+
+// A directory swapped for a symlink after the path was checked (a step
+// running beside the edit could do it) does not lead the write out of the
+// working directory.
+func TestSwappedDirectoryStaysInside(t *testing.T) {
+	f := newFixture(t)
+	outside := t.TempDir()
+	if err := os.Mkdir(f.path("sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, at, err := resolve(f.dir, "sub/x.txt", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(f.path("sub"), f.path("sub.old")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, f.path("sub")); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeAtomic(at, []byte("pwned\n"), 0o644, nil); err == nil {
+		t.Fatal("write through a swapped directory succeeded")
+	}
+	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
+		t.Fatalf("written outside: %v", ents)
+	}
+	if err := remove(at); err == nil {
+		t.Fatal("remove through a swapped directory succeeded")
+	}
+
+	// A recorded path whose directory became a symlink is not restored.
+	if err := os.WriteFile(filepath.Join(outside, "x.txt"), []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := recorded(f.path("sub/x.txt")); !errors.Is(err, ErrUnsafePath) {
+		t.Fatalf("recorded path through a symlink: %v", err)
+	}
+}

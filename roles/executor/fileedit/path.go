@@ -37,10 +37,38 @@ func (o Options) maxBytes() int64 {
 }
 
 // resolve returns the absolute path an edit of name, given relative to
-// dir, writes: its directory's symlinks resolved, inside dir unless name
-// is absolute and allowed. The file itself may not exist; if it does it
-// must be a regular file (not a symlink).
-func resolve(dir, name string, o Options) (string, error) {
+// dir, writes — its directory's symlinks resolved, inside dir unless name
+// is absolute and allowed — and where the operations reach it: beneath
+// dir, or beneath its own directory when outside dir. The file itself may
+// not exist; if it does it must be a regular file (not a symlink).
+func resolve(dir, name string, o Options) (string, loc, error) {
+	p, err := resolvePath(dir, name, o)
+	if err != nil {
+		return "", loc{}, err
+	}
+	root, _ := filepath.EvalSymlinks(dir) // resolvePath succeeded
+	if rel, err := filepath.Rel(root, p); err == nil && within(root, p) {
+		return p, loc{Dir: root, Rel: rel}, nil
+	}
+	return p, loc{Dir: filepath.Dir(p), Rel: filepath.Base(p)}, nil
+}
+
+// recorded is where the operations reach a path an edit recorded
+// (absolute, its directories' symlinks resolved): beneath its directory,
+// which must still be what was recorded — not a symlink now.
+func recorded(p string) (loc, error) {
+	dir := filepath.Dir(p)
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return loc{}, fmt.Errorf("directory %s: %w", dir, err)
+	}
+	if real != dir {
+		return loc{}, fmt.Errorf("directory %s now leads to %s (a symlink): %w", dir, real, ErrUnsafePath)
+	}
+	return loc{Dir: dir, Rel: filepath.Base(p)}, nil
+}
+
+func resolvePath(dir, name string, o Options) (string, error) {
 	if name == "" {
 		return "", fmt.Errorf("no path given")
 	}

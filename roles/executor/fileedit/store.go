@@ -1,6 +1,7 @@
 package fileedit
 
 import (
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -42,27 +43,32 @@ func Hash(b []byte) string {
 
 // blobPath is where the content of hash h is kept.
 func (s *Store) blobPath(h string) (string, error) {
+	l, err := s.blobLoc(h)
+	return l.String(), err
+}
+
+func (s *Store) blobLoc(h string) (loc, error) {
 	x, ok := strings.CutPrefix(h, "sha256:")
 	if !ok || len(x) != 64 {
-		return "", fmt.Errorf("content hash %q: want sha256:<64 hex digits>", h)
+		return loc{}, fmt.Errorf("content hash %q: want sha256:<64 hex digits>", h)
 	}
 	if _, err := hex.DecodeString(x); err != nil {
-		return "", fmt.Errorf("content hash %q: want sha256:<64 hex digits>", h)
+		return loc{}, fmt.Errorf("content hash %q: want sha256:<64 hex digits>", h)
 	}
-	return filepath.Join(s.dir, "blobs", x), nil
+	return loc{Dir: filepath.Join(s.dir, "blobs"), Rel: x}, nil
 }
 
 // putBlob stores b under its hash, durably; a blob already there is kept.
 func (s *Store) putBlob(b []byte) (string, error) {
 	h := Hash(b)
-	p, err := s.blobPath(h)
+	l, err := s.blobLoc(h)
 	if err != nil {
 		return "", err
 	}
-	if _, err := os.Stat(p); err == nil {
+	if _, err := os.Stat(l.String()); err == nil {
 		return h, nil
 	}
-	if err := writeAtomic(p, b, 0o600, nil); err != nil {
+	if err := writeAtomic(l, b, 0o600, nil); err != nil {
 		return "", fmt.Errorf("store before-image: %w", err)
 	}
 	return h, nil
@@ -95,14 +101,14 @@ type journal struct {
 	Edits []event.FileEdit `json:"edits"`
 }
 
-func (s *Store) journalPath(key string) string {
+func (s *Store) journalLoc(key string) loc {
 	sum := sha256.Sum256([]byte(key))
-	return filepath.Join(s.dir, "edits", hex.EncodeToString(sum[:])+".json")
+	return loc{Dir: filepath.Join(s.dir, "edits"), Rel: hex.EncodeToString(sum[:]) + ".json"}
 }
 
 // journal reads the entry of key; an empty one when there is none.
 func (s *Store) journal(key string) (journal, error) {
-	b, err := os.ReadFile(s.journalPath(key))
+	b, err := os.ReadFile(s.journalLoc(key).String())
 	if errors.Is(err, fs.ErrNotExist) {
 		return journal{Key: key}, nil
 	}
@@ -111,7 +117,7 @@ func (s *Store) journal(key string) (journal, error) {
 	}
 	var j journal
 	if err := json.Unmarshal(b, &j); err != nil || j.Key != key {
-		return journal{}, fmt.Errorf("journal of edit %q is corrupt (%s)", key, s.journalPath(key))
+		return journal{}, fmt.Errorf("journal of edit %q is corrupt (%s)", key, s.journalLoc(key))
 	}
 	return j, nil
 }
@@ -121,7 +127,7 @@ func (s *Store) putJournal(j journal) error {
 	if err != nil {
 		return fmt.Errorf("encode the journal of edit %q: %w", j.Key, err)
 	}
-	if err := writeAtomic(s.journalPath(j.Key), b, 0o600, nil); err != nil {
+	if err := writeAtomic(s.journalLoc(j.Key), b, 0o600, nil); err != nil {
 		return fmt.Errorf("record edit %q: %w", j.Key, err)
 	}
 	return nil
@@ -143,32 +149,51 @@ func (st state) hash() string {
 	return Hash(st.content)
 }
 
-// read reads the file at p (resolved: not a symlink), bounded by max.
-func read(p string, max int64) (state, error) {
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+// loc is a file as the edit operations reach it: Rel beneath the
+// directory Dir, through an os.Root, so that no operation leaves Dir even
+// if a directory on the way is swapped for a symlink after the path was
+// checked.
+type loc struct {
+	Dir, Rel string
+}
+
+// String is the file's path, for messages.
+func (l loc) String() string { return filepath.Join(l.Dir, l.Rel) }
+
+// read reads the file at l (not following a symlink), bounded by max.
+func read(l loc, max int64) (state, error) {
+	r, err := os.OpenRoot(l.Dir)
+	if err != nil {
+		return state{}, fmt.Errorf("read %s: %w", l, err)
+	}
+	defer r.Close()
+	f, err := r.OpenFile(l.Rel, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return state{}, nil
 	}
 	if err != nil {
-		return state{}, fmt.Errorf("read %s: %w", p, err)
+		if fi, lerr := r.Lstat(l.Rel); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return state{}, fmt.Errorf("%s is a symlink: %w", l, ErrUnsafePath)
+		}
+		return state{}, fmt.Errorf("read %s: %w", l, err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return state{}, fmt.Errorf("read %s: %w", p, err)
+		return state{}, fmt.Errorf("read %s: %w", l, err)
 	}
 	if !fi.Mode().IsRegular() {
-		return state{}, fmt.Errorf("%s is not a regular file (%s): %w", p, kindOf(fi.Mode()), ErrUnsafePath)
+		return state{}, fmt.Errorf("%s is not a regular file (%s): %w", l, kindOf(fi.Mode()), ErrUnsafePath)
 	}
 	if fi.Size() > max {
-		return state{}, fmt.Errorf("%s is %d bytes; the limit for an edit is %d", p, fi.Size(), max)
+		return state{}, fmt.Errorf("%s is %d bytes; the limit for an edit is %d", l, fi.Size(), max)
 	}
 	b, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
-		return state{}, fmt.Errorf("read %s: %w", p, err)
+		return state{}, fmt.Errorf("read %s: %w", l, err)
 	}
 	if int64(len(b)) > max {
-		return state{}, fmt.Errorf("%s is more than %d bytes, the limit for an edit", p, max)
+		return state{}, fmt.Errorf("%s is more than %d bytes, the limit for an edit", l, max)
 	}
 	st := state{exists: true, content: b, mode: fi.Mode().Perm(), uid: -1, gid: -1}
 	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
@@ -180,19 +205,28 @@ func read(p string, max int64) (state, error) {
 // owner is a file's owner to keep, when the process may set it.
 type owner struct{ uid, gid int }
 
-// writeAtomic replaces p with b: a temporary file in p's directory,
-// synced, given mode (and owner, when given), renamed over p; then the
+// writeAtomic replaces the file at l with b: a temporary file beside it,
+// synced, given mode (and owner, when given), renamed over it; then the
 // directory is synced.
-func writeAtomic(p string, b []byte, mode fs.FileMode, own *owner) (err error) {
-	dir := filepath.Dir(p)
-	f, err := os.CreateTemp(dir, ".agentic-edit-*")
+func writeAtomic(l loc, b []byte, mode fs.FileMode, own *owner) (err error) {
+	r, err := os.OpenRoot(l.Dir)
 	if err != nil {
-		return fmt.Errorf("write %s: %w", p, err)
+		return fmt.Errorf("write %s: %w", l, err)
 	}
-	tmp := f.Name()
+	defer r.Close()
+	var rnd [8]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
+		return fmt.Errorf("write %s: %w", l, err)
+	}
+	dir := filepath.Dir(l.Rel)
+	tmp := filepath.Join(dir, ".agentic-edit-"+hex.EncodeToString(rnd[:]))
+	f, err := r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", l, err)
+	}
 	defer func() {
 		if err != nil {
-			_ = os.Remove(tmp)
+			_ = r.Remove(tmp)
 		}
 	}()
 	if _, err = f.Write(b); err == nil {
@@ -208,33 +242,40 @@ func writeAtomic(p string, b []byte, mode fs.FileMode, own *owner) (err error) {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("write %s: %w", p, err)
+		return fmt.Errorf("write %s: %w", l, err)
 	}
-	if err = os.Rename(tmp, p); err != nil {
-		return fmt.Errorf("write %s: %w", p, err)
+	if err = r.Rename(tmp, l.Rel); err != nil {
+		return fmt.Errorf("write %s: %w", l, err)
 	}
-	return syncDir(dir)
+	return syncDir(r, dir, l)
 }
 
-// remove deletes p and syncs its directory; a missing p is no error.
-func remove(p string) error {
-	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("delete %s: %w", p, err)
-	}
-	return syncDir(filepath.Dir(p))
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
+// remove deletes the file at l and syncs its directory; a missing file
+// is no error.
+func remove(l loc) error {
+	r, err := os.OpenRoot(l.Dir)
 	if err != nil {
-		return fmt.Errorf("sync directory %s: %w", dir, err)
+		return fmt.Errorf("delete %s: %w", l, err)
+	}
+	defer r.Close()
+	if err := r.Remove(l.Rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("delete %s: %w", l, err)
+	}
+	return syncDir(r, filepath.Dir(l.Rel), l)
+}
+
+// syncDir syncs dir, beneath r, after a change to l.
+func syncDir(r *os.Root, dir string, l loc) error {
+	d, err := r.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync the directory of %s: %w", l, err)
 	}
 	err = d.Sync()
 	if cerr := d.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("sync directory %s: %w", dir, err)
+		return fmt.Errorf("sync the directory of %s: %w", l, err)
 	}
 	return nil
 }
