@@ -122,6 +122,11 @@ type TaskAssignedData struct {
 	Approved string `json:"approved,omitempty"`
 	// Approvers are the operators whose approvals counted, in order.
 	Approvers []string `json:"approvers,omitempty"`
+	// Compensates, when set, makes this assignment the compensation of an
+	// earlier completed attempt of the run (Step names the compensation
+	// step itself): a file.restore of its edits, or its shell step's
+	// Compensate command. Protocol version 5.
+	Compensates *Compensation `json:"compensates,omitempty"`
 }
 
 // TaskCancelData tells an executor to stop a step attempt.
@@ -255,6 +260,11 @@ type TaskFinishedData struct {
 	OutputTail string `json:"output_tail,omitempty"`
 	// CommandHash identifies the command for statistics (sha256 hex, 16 chars).
 	CommandHash string `json:"command_hash,omitempty"`
+	// Edits are the before- and after-images, by content hash, of the
+	// files a file.write or file.patch step changed, in the order they
+	// were written (what a compensation restores, in reverse), and the
+	// files a file.restore put back. Protocol version 5.
+	Edits []FileEdit `json:"edits,omitempty"`
 }
 
 // LegacyInterruptedPrefix starts the Error of an interrupted attempt in
