@@ -25,6 +25,9 @@ type PlannerConfig struct {
 	APIKeyEnv string `yaml:"api_key_env"`
 	// Timeout bounds planning one goal, model calls included.
 	Timeout time.Duration `yaml:"timeout"`
+	// ClaimTimeout is how long a goal may wait for a planner that can
+	// plan it; then the run is rejected with code no_planner.
+	ClaimTimeout time.Duration `yaml:"claim_timeout"`
 	// MaxTokens caps each answer.
 	MaxTokens int `yaml:"max_tokens"`
 	// TokenBudget bounds the tokens planning one goal may use (0: none).
@@ -37,12 +40,16 @@ type PlannerConfig struct {
 // DefaultPlannerTimeout bounds planning one goal.
 const DefaultPlannerTimeout = 2 * time.Minute
 
+// DefaultClaimTimeout is how long a goal waits for a planner that can plan
+// it.
+const DefaultClaimTimeout = 30 * time.Second
+
 // DefaultPlannerMaxTokens caps a model's answer: a plan of about a hundred
 // steps.
 const DefaultPlannerMaxTokens = 8192
 
 func defaultPlanner() PlannerConfig {
-	return PlannerConfig{BaseURL: DefaultPlannerBaseURL, Timeout: DefaultPlannerTimeout, MaxTokens: DefaultPlannerMaxTokens}
+	return PlannerConfig{BaseURL: DefaultPlannerBaseURL, Timeout: DefaultPlannerTimeout, MaxTokens: DefaultPlannerMaxTokens, ClaimTimeout: DefaultClaimTimeout}
 }
 
 // plannerSettings are the planner's keys, env variables and flags.
@@ -51,6 +58,7 @@ var plannerSettings = []setting{
 	str("planner.model", "planner-model", "AGENTIC_PLANNER_MODEL", "model that plans free-text goals (empty: only plan files)", func(c *Config) *string { return &c.Planner.Model }),
 	str("planner.api_key_env", "planner-api-key-env", "AGENTIC_PLANNER_API_KEY_ENV", "environment variable that holds the model API's key (empty: none)", func(c *Config) *string { return &c.Planner.APIKeyEnv }),
 	duration("planner.timeout", "planner-timeout", "AGENTIC_PLANNER_TIMEOUT", "time to plan one goal, model calls included", func(c *Config) *time.Duration { return &c.Planner.Timeout }),
+	duration("planner.claim_timeout", "planner-claim-timeout", "AGENTIC_PLANNER_CLAIM_TIMEOUT", "how long a goal waits for a planner that can plan it before its run fails with no_planner", func(c *Config) *time.Duration { return &c.Planner.ClaimTimeout }),
 	integer("planner.max_tokens", "planner-max-tokens", "AGENTIC_PLANNER_MAX_TOKENS", "longest answer asked of the model, in tokens", func(c *Config) *int { return &c.Planner.MaxTokens }),
 	integer("planner.token_budget", "planner-token-budget", "AGENTIC_PLANNER_TOKEN_BUDGET", "tokens planning one goal may use, prompts included (0: no bound)", func(c *Config) *int { return &c.Planner.TokenBudget }),
 	{
@@ -118,6 +126,9 @@ func (c *Config) validatePlanner(bad func(key, format string, args ...any)) {
 	}
 	if p.Timeout <= 0 {
 		bad("planner.timeout", "must be positive, got %s", p.Timeout)
+	}
+	if p.ClaimTimeout <= 0 {
+		bad("planner.claim_timeout", "must be positive, got %s", p.ClaimTimeout)
 	}
 	if p.MaxTokens < 1 {
 		bad("planner.max_tokens", "must be at least 1, got %d", p.MaxTokens)

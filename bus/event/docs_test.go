@@ -123,6 +123,7 @@ func payloadExamples() map[event.Type]any {
 		event.RootAdded: event.RootAddedData{Key: "mW2b3v0xk0S9dX3mQn6YbOaY9y8o3k0qg1H4Qe2cR5s", KeyID: "4f1c9a2e",
 			Reason: "yearly rotation"},
 		event.RootRetired: event.RootRetiredData{KeyID: "7b3e0d51", Reason: "yearly rotation: cutover"},
+		event.PlanClaimed: event.PlanClaimedData{Until: at.Add(4 * time.Minute), Source: "llm"},
 	}
 }
 

@@ -50,6 +50,10 @@ const (
 const (
 	PlanProposed Type = "plan.proposed"
 	PlanRejected Type = "plan.rejected"
+	// PlanClaimed: a planner takes a run's planning (PlanClaimedData), so
+	// that exactly one planner plans it; the first claim in the ledger
+	// holds until its Until. Protocol version 5.
+	PlanClaimed Type = "plan.claimed"
 )
 
 // Orchestrator decisions. Each carries the leader epoch (Decision).
@@ -239,6 +243,7 @@ var table = []Spec{
 	{RunResume, []string{RoleOperator}, 5},
 	{RootAdded, []string{RoleAdmin}, 5},
 	{RootRetired, []string{RoleAdmin}, 5},
+	{PlanClaimed, []string{RolePlanner}, 5},
 }
 
 // Types returns the event-type table, in order, as of every protocol

@@ -59,9 +59,28 @@ type PlanProposedData struct {
 	Planner *PlannerInfo `json:"planner_info,omitempty"`
 }
 
+// PlanClaimedData: the signing planner plans the event's run. The first
+// claim in the ledger holds; a later one counts only once the holding
+// claim's Until has passed (by the later claim's time), so a planner that
+// died while planning does not hold the run for ever.
+type PlanClaimedData struct {
+	// Until is when the claim lapses if no plan came.
+	Until time.Time `json:"until"`
+	// Source is how the planner will plan it: "file" or "llm".
+	Source string `json:"source"`
+}
+
+// NoPlanner is PlanRejectedData.Code when no planner that can plan the
+// goal claimed it within the claim timeout.
+const NoPlanner = "no_planner"
+
 // PlanRejectedData says the planner could not produce a plan.
 type PlanRejectedData struct {
 	Error string `json:"error"`
+	// Code is the stable reason, when there is one: "no_planner" when no
+	// planner that can plan the goal claimed it in time. Protocol
+	// version 5.
+	Code string `json:"code,omitempty"`
 	// Planner is the provenance of a model's failed planning: what it
 	// answered and what that cost. Protocol version 5.
 	Planner *PlannerInfo `json:"planner_info,omitempty"`

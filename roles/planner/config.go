@@ -18,16 +18,20 @@ type Config struct {
 	RetryBackoff time.Duration
 	// MaxRetryBackoff caps RetryBackoff's doubling.
 	MaxRetryBackoff time.Duration
+	// ClaimTimeout is how long a goal may wait for a planner that can plan
+	// it to claim it; then a planner rejects the run with code no_planner.
+	ClaimTimeout time.Duration
 }
 
 // DefaultConfig returns the defaults: no LLM source, 4 workers, a 2 minute
-// timeout, emit retries from 1s up to 30s.
+// timeout, emit retries from 1s up to 30s, a 30s claim timeout.
 func DefaultConfig() Config {
 	return Config{
 		Workers:         4,
 		Timeout:         2 * time.Minute,
 		RetryBackoff:    time.Second,
 		MaxRetryBackoff: 30 * time.Second,
+		ClaimTimeout:    30 * time.Second,
 	}
 }
 
@@ -42,6 +46,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.RetryBackoff <= 0 {
 		c.RetryBackoff = d.RetryBackoff
+	}
+	if c.ClaimTimeout <= 0 {
+		c.ClaimTimeout = d.ClaimTimeout
 	}
 	if c.MaxRetryBackoff <= 0 {
 		c.MaxRetryBackoff = max(d.MaxRetryBackoff, c.RetryBackoff)

@@ -12,15 +12,25 @@
 //     plan.proposed{revision: 1, source: "file", plan};
 //   - a malformed plan file → plan.rejected whose error lists every problem
 //     as file:line:col;
-//   - a free-text goal → the Config.Text source (an LLM planner, a later
-//     addition) or, without one, plan.rejected saying to configure an LLM
-//     planner or to submit a plan file.
+//   - a free-text goal → the Config.Text source (roles/planner/llm).
+//
+// Planning is claimed: a planner that can plan a goal (a plan file: any
+// planner; free text: one with a model) first emits plan.claimed, and
+// plans only if its claim is the first the ledger folded for the run; the
+// others leave the run alone until that claim's Until passes (a planner
+// that died), then claim it in turn. A planner that cannot plan a goal
+// does not claim it; when no claim came within Config.ClaimTimeout of the
+// goal, it rejects the run with code no_planner, saying why it could not
+// plan it.
 //
 // Invariants:
 //
 //  1. Nothing is planned before the node is live, and a run is planned at
 //     most once per process while its proposal is in flight: a run stays
-//     claimed from the moment a job takes it until its proposal is folded.
+//     taken from the moment a job takes it until its proposal is folded.
+//     Across planners, only the holder of the run's first claim plans it
+//     (two plan only if one's claim lapsed while it still planned; the
+//     orchestrator takes the first proposal).
 //  2. Restarts: the open runs are restored from the role's snapshot
 //     (roles.Snapshotter: the pending runs, with a format version) plus the
 //     ledger events after it, or folded again from the start when there is
@@ -28,8 +38,7 @@
 //     submitted before a crash is planned after the restart, exactly once —
 //     unless the crash fell between emit and commit, in which case a second
 //     proposal with the same revision may appear, which the orchestrator
-//     ignores. Several planner nodes may likewise each propose revision 1;
-//     the orchestrator takes the first.
+//     ignores.
 //  3. Every plan a Source returns is normalized and validated again
 //     (plan.Normalize) before it is proposed, and a proposal that would
 //     exceed the event size limit is rejected instead.

@@ -14,6 +14,15 @@ func (p *Planner) Fold(ev event.Event) {
 	switch ev.Type {
 	case event.GoalSubmitted:
 		p.foldGoal(ev)
+	case event.PlanClaimed:
+		var d event.PlanClaimedData
+		if ev.Run == "" || ev.Decode(&d) != nil {
+			return
+		}
+		p.mu.Lock()
+		p.mu.runs.claimed(ev.Run, ev.Node, ev.Time, d.Until)
+		p.mu.Unlock()
+		p.poke()
 	case event.PlanProposed, event.PlanRejected, event.RunCancel:
 		if ev.Run == "" {
 			return
@@ -29,7 +38,7 @@ func (p *Planner) foldGoal(ev event.Event) {
 		p.log.Warn("goal without run id", "event", ev.ID, "seq", ev.Seq)
 		return
 	}
-	r := &pending{id: ev.Run, seq: ev.Seq}
+	r := &pending{id: ev.Run, seq: ev.Seq, at: ev.Time}
 	if err := ev.Decode(&r.goal); err != nil {
 		r.bad = fmt.Errorf("planner: unreadable goal: %w", err)
 	}

@@ -20,10 +20,52 @@ type outbox struct {
 	drafts []event.Draft
 	calls  map[string]int // emit attempts per run
 	hook   func(ctx context.Context, d event.Draft) error
+	// planner, when set, has the claims emitted folded back, as the
+	// ledger would (plan.claimed drafts are not kept in drafts).
+	planner *Planner
+	ledger  *ledger
+	// claims counts the plan.claimed drafts folded back.
+	claims int
+}
+
+// attach has the claims p emits folded back into p.
+func (o *outbox) attach(p *Planner) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.planner = p
+	if o.ledger == nil {
+		o.ledger = &ledger{seq: 1 << 20} // claims' positions, after the test's own events
+	}
+}
+
+// foldMu serialises the folds a test makes with those the outbox makes
+// when it folds a claim back: a planner's Fold is called from one
+// goroutine at a time, as the node does.
+var foldMu sync.Mutex
+
+// fold folds ev into p, serialised with the outbox's folds.
+func fold(p *Planner, ev event.Event) {
+	foldMu.Lock()
+	defer foldMu.Unlock()
+	p.Fold(ev)
 }
 
 func (o *outbox) Emit(ctx context.Context, drafts ...event.Draft) error {
 	for _, d := range drafts {
+		if d.Type == event.PlanClaimed {
+			o.mu.Lock()
+			p, l := o.planner, o.ledger
+			o.claims++
+			o.mu.Unlock()
+			if p != nil {
+				foldMu.Lock()
+				ev := l.commit(d)
+				ev.Node = p.env.Node
+				p.Fold(ev)
+				foldMu.Unlock()
+			}
+			continue
+		}
 		o.mu.Lock()
 		if o.calls == nil {
 			o.calls = map[string]int{}
@@ -72,8 +114,12 @@ func (o *outbox) attempts(run string) int {
 	return o.calls[run]
 }
 
-// ledger numbers events the way a ledger would.
-type ledger struct{ seq uint64 }
+// ledger numbers events the way a ledger would. Safe for concurrent use:
+// the outbox commits the claims it folds back.
+type ledger struct {
+	mu  sync.Mutex
+	seq uint64
+}
 
 // event builds a committed event of type t for run with payload v.
 func (l *ledger) event(t event.Type, run string, v any) event.Event {
@@ -82,6 +128,8 @@ func (l *ledger) event(t event.Type, run string, v any) event.Event {
 
 // commit turns a draft into the committed event a ledger would fold.
 func (l *ledger) commit(d event.Draft) event.Event {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	l.seq++
 	return event.Event{Seq: l.seq, StreamSeq: l.seq, ID: d.ID, Type: d.Type, Run: d.Run, Node: "n1", Time: d.Time, Subject: d.Subject(), Data: d.Data}
 }
@@ -90,6 +138,7 @@ func (l *ledger) commit(d event.Draft) event.Event {
 func start(t *testing.T, ob *outbox, cfg Config) *Planner {
 	t.Helper()
 	p := New(roles.Env{Node: "n1", Emit: ob}, cfg)
+	ob.attach(p)
 	if err := p.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,7 @@ func TestProposesPlanFromFile(t *testing.T) {
 	p := start(t, ob, Config{})
 	var l ledger
 	file := readExample(t, "hello.yaml")
-	p.Fold(l.event(event.GoalSubmitted, "run-1", event.GoalSubmittedData{Goal: "hello", PlanFile: file, PlanName: "hello.yaml"}))
+	fold(p, l.event(event.GoalSubmitted, "run-1", event.GoalSubmittedData{Goal: "hello", PlanFile: file, PlanName: "hello.yaml"}))
 	p.Settled(true)
 
 	got := proposed(t, one(t, ob, "run-1"))
@@ -53,7 +53,7 @@ func TestPlanGoalDefaultsToSubmittedGoal(t *testing.T) {
 	ob := &outbox{}
 	p := start(t, ob, Config{})
 	var l ledger
-	p.Fold(l.event(event.GoalSubmitted, "r", event.GoalSubmittedData{Goal: "the goal", PlanFile: "steps: [{id: a, run: x}]"}))
+	fold(p, l.event(event.GoalSubmitted, "r", event.GoalSubmittedData{Goal: "the goal", PlanFile: "steps: [{id: a, run: x}]"}))
 	p.Settled(true)
 	if got := proposed(t, one(t, ob, "r")).Plan.Goal; got != "the goal" {
 		t.Errorf("plan goal %q", got)
@@ -73,8 +73,8 @@ func TestRejections(t *testing.T) {
 	}{
 		{"bad plan file", Config{}, event.GoalSubmittedData{Goal: "g", PlanName: "plan.yaml", PlanFile: "steps:\n  - id: build\n    run: make\n  - id: test\n    depends_on: [bulid]\n"},
 			[]string{`plan.yaml:5:18: steps[1].depends_on[0]: unknown step "bulid" (did you mean "build"?)`}},
-		{"free text without LLM", Config{}, event.GoalSubmittedData{Goal: "make it so", Text: "make it so"},
-			[]string{ErrNeedLLM.Error(), "configure an LLM planner", "submit a plan file", "agentctl goal submit -f"}},
+		{"free text without LLM", Config{ClaimTimeout: 50 * time.Millisecond}, event.GoalSubmittedData{Goal: "make it so", Text: "make it so"},
+			[]string{"no planner that can plan this goal claimed it within 50ms", ErrNeedLLM.Error(), "configure an LLM planner", "submit a plan file", "agentctl goal submit -f"}},
 		{"no goal", Config{}, event.GoalSubmittedData{Goal: "g"}, []string{ErrNoGoal.Error()}},
 		{"unreadable goal", Config{}, "not an object", []string{"unreadable goal"}},
 		{"source error", Config{Text: SourceFunc{name: "llm", f: func(context.Context, string, event.GoalSubmittedData) (*event.Plan, error) {
@@ -94,7 +94,7 @@ func TestRejections(t *testing.T) {
 			ob := &outbox{}
 			p := start(t, ob, tt.cfg)
 			var l ledger
-			p.Fold(l.event(event.GoalSubmitted, "r", tt.goal))
+			fold(p, l.event(event.GoalSubmitted, "r", tt.goal))
 			p.Settled(true)
 			msg := rejected(t, one(t, ob, "r"))
 			for _, w := range tt.wants {
@@ -129,7 +129,7 @@ func TestTextSourceProposalIsNormalized(t *testing.T) {
 	ob := &outbox{}
 	p := start(t, ob, Config{Text: src})
 	var l ledger
-	p.Fold(l.event(event.GoalSubmitted, "r", event.GoalSubmittedData{Goal: "say hi", Text: "say hi"}))
+	fold(p, l.event(event.GoalSubmitted, "r", event.GoalSubmittedData{Goal: "say hi", Text: "say hi"}))
 	p.Settled(true)
 	got := proposed(t, one(t, ob, "r"))
 	if got.Source != "llm" || gotRun.Load() != "r|say hi" {
@@ -145,7 +145,7 @@ func TestPlanFileWinsOverText(t *testing.T) {
 	ob := &outbox{}
 	p := start(t, ob, Config{})
 	var l ledger
-	p.Fold(l.event(event.GoalSubmitted, "r", event.GoalSubmittedData{Text: "t", PlanFile: "steps: [{id: a, run: x}]"}))
+	fold(p, l.event(event.GoalSubmitted, "r", event.GoalSubmittedData{Text: "t", PlanFile: "steps: [{id: a, run: x}]"}))
 	p.Settled(true)
 	if got := proposed(t, one(t, ob, "r")); got.Source != "file" {
 		t.Errorf("source %q", got.Source)
@@ -164,7 +164,7 @@ func TestOversizedPlanRejected(t *testing.T) {
 	ob := &outbox{}
 	p := start(t, ob, Config{})
 	var l ledger
-	p.Fold(l.event(event.GoalSubmitted, "r", event.GoalSubmittedData{PlanFile: b.String()}))
+	fold(p, l.event(event.GoalSubmitted, "r", event.GoalSubmittedData{PlanFile: b.String()}))
 	p.Settled(true)
 	msg := rejected(t, one(t, ob, "r"))
 	if want := fmt.Sprintf("the limit is %d", envelope.MaxEventBytes); !strings.Contains(msg, want) || !strings.Contains(msg, fmt.Sprintf("%d steps", n)) {
@@ -177,7 +177,7 @@ func TestOversizedPlanRejected(t *testing.T) {
 func TestNothingBeforeLive(t *testing.T) {
 	p := New(roles.Env{Emit: &outbox{}}, Config{})
 	var l ledger
-	p.Fold(l.event(event.GoalSubmitted, "r", event.GoalSubmittedData{PlanFile: "steps: [{id: a}]"}))
+	fold(p, l.event(event.GoalSubmitted, "r", event.GoalSubmittedData{PlanFile: "steps: [{id: a}]"}))
 	p.Settled(false)
 	if jobs, _ := p.take(); len(jobs) != 0 {
 		t.Fatalf("took %d jobs before live", len(jobs))
@@ -211,13 +211,13 @@ func TestRestartPlansOnlyOpenRuns(t *testing.T) {
 		l.event(event.GoalSubmitted, "open-1", file), // a duplicate goal: ignored
 	}
 	for _, ev := range history {
-		p.Fold(ev)
+		fold(p, ev)
 	}
 	p.Settled(false)
 	p.Settled(true)
 	// A goal submitted after going live is a barrier: with one worker and
 	// goal order, everything planned before it has been emitted by then.
-	p.Fold(l.event(event.GoalSubmitted, "barrier", file))
+	fold(p, l.event(event.GoalSubmitted, "barrier", file))
 	p.Settled(true)
 	one(t, ob, "barrier")
 	if got, want := ob.runs(), []string{"open-1", "open-2", "barrier"}; !slices.Equal(got, want) {
@@ -242,7 +242,7 @@ func TestNoSecondPlanWhileInFlight(t *testing.T) {
 	p := start(t, ob, Config{Workers: 2})
 	var l ledger
 	file := event.GoalSubmittedData{PlanFile: "steps: [{id: a, run: x}]"}
-	p.Fold(l.event(event.GoalSubmitted, "slow", file))
+	fold(p, l.event(event.GoalSubmitted, "slow", file))
 	p.Settled(true)
 	<-entered
 	for range 5 {
@@ -250,21 +250,21 @@ func TestNoSecondPlanWhileInFlight(t *testing.T) {
 	}
 	// "fast" is folded after "slow" is in flight: once it is emitted, the
 	// loop has run again with "slow" claimed.
-	p.Fold(l.event(event.GoalSubmitted, "fast", file))
+	fold(p, l.event(event.GoalSubmitted, "fast", file))
 	p.Settled(true)
 	one(t, ob, "fast")
 	close(release)
 	d := one(t, ob, "slow")
 
 	// Emitted but not folded yet: still not planned again.
-	p.Fold(l.event(event.GoalSubmitted, "barrier", file))
+	fold(p, l.event(event.GoalSubmitted, "barrier", file))
 	p.Settled(true)
 	one(t, ob, "barrier")
 	if n := ob.attempts("slow"); n != 1 {
 		t.Errorf("slow emitted %d times", n)
 	}
 	// Folding its proposal closes the run.
-	p.Fold(l.commit(d))
+	fold(p, l.commit(d))
 	p.mu.Lock()
 	_, open := p.mu.runs.pending["slow"]
 	p.mu.Unlock()
@@ -285,7 +285,7 @@ func TestEmitFailureIsRetried(t *testing.T) {
 	}
 	p := start(t, ob, Config{RetryBackoff: 5 * time.Millisecond})
 	var l ledger
-	p.Fold(l.event(event.GoalSubmitted, "r", event.GoalSubmittedData{PlanFile: "steps: [{id: a, run: x}]"}))
+	fold(p, l.event(event.GoalSubmitted, "r", event.GoalSubmittedData{PlanFile: "steps: [{id: a, run: x}]"}))
 	p.Settled(true)
 	proposed(t, one(t, ob, "r"))
 	if n := ob.attempts("r"); n != 3 {
@@ -321,12 +321,13 @@ func TestStopDuringEmit(t *testing.T) {
 		return ctx.Err()
 	}
 	p := New(roles.Env{Emit: ob}, Config{})
+	ob.attach(p)
 	ctx := context.Background()
 	if err := p.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
 	var l ledger
-	p.Fold(l.event(event.GoalSubmitted, "r", event.GoalSubmittedData{PlanFile: "steps: [{id: a, run: x}]"}))
+	fold(p, l.event(event.GoalSubmitted, "r", event.GoalSubmittedData{PlanFile: "steps: [{id: a, run: x}]"}))
 	p.Settled(true)
 	<-entered
 	stopCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -382,11 +383,12 @@ func TestStopTimesOut(t *testing.T) {
 	}}
 	ob := &outbox{}
 	p := New(roles.Env{Emit: ob}, Config{Text: src})
+	ob.attach(p)
 	if err := p.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	var l ledger
-	p.Fold(l.event(event.GoalSubmitted, "r", event.GoalSubmittedData{Text: "t"}))
+	fold(p, l.event(event.GoalSubmitted, "r", event.GoalSubmittedData{Text: "t"}))
 	p.Settled(true)
 	<-entered
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"cmp"
 	"slices"
 	"time"
 
@@ -19,13 +20,25 @@ const (
 	// emitted: its proposal or rejection is in the outbox; the run is
 	// forgotten when that event is folded.
 	emitted
+	// claiming: this planner's plan.claimed is in the outbox; the fold of
+	// the run's first claim says who plans it.
+	claiming
 )
+
+// claim is the claim that holds a run: who plans it, and until when.
+type claim struct {
+	by    string
+	until time.Time
+}
 
 // pending is a submitted run without a plan.
 type pending struct {
 	id   string
-	seq  uint64 // ledger position of its goal.submitted: planning order
+	seq  uint64    // ledger position of its goal.submitted: planning order
+	at   time.Time // its goal.submitted's time: the claim timeout runs from it
 	goal event.GoalSubmittedData
+	// claim is the claim that holds the run, nil while none does.
+	claim *claim
 	// bad is set when the goal's payload did not decode; the run is
 	// rejected with it.
 	bad       error
@@ -34,8 +47,22 @@ type pending struct {
 	notBefore time.Time // earliest retry after a failed emit
 }
 
+// jobKind is what a worker does with a run.
+type jobKind int
+
+const (
+	// jobPlan plans the run (or rejects a goal no planner can read) and
+	// emits the result.
+	jobPlan jobKind = iota
+	// jobClaim emits this planner's plan.claimed.
+	jobClaim
+	// jobNoPlanner rejects the run: nobody claimed it in time.
+	jobNoPlanner
+)
+
 // job is a run handed to a worker: a copy, so the worker needs no lock.
 type job struct {
+	kind jobKind
 	id   string
 	goal event.GoalSubmittedData
 	bad  error
@@ -69,37 +96,81 @@ func (r *runs) submit(p *pending) bool {
 // close forgets a run.
 func (r *runs) close(id string) { delete(r.pending, id) }
 
-// take marks up to n waiting runs as planning, oldest goal first, and
-// returns them. wait is how long until the next run in backoff becomes
-// due (0 if none is).
-func (r *runs) take(now time.Time, n int) (jobs []job, wait time.Duration) {
+// claimer is what take needs to know of this planner.
+type claimer struct {
+	self         string                               // this node
+	canPlan      func(g event.GoalSubmittedData) bool // whether it can plan a goal
+	claimTimeout time.Duration
+}
+
+// take hands out up to n jobs for the waiting runs, oldest goal first:
+// a goal that did not decode or has nothing to plan is rejected at once
+// (any planner may); a run that no live claim holds is claimed when this
+// planner can plan it, or rejected with no_planner once the claim timeout
+// has passed since its goal; a run this planner's claim holds is planned.
+// wait is how long until the next run becomes due (0 if none).
+func (r *runs) take(now time.Time, n int, c claimer) (jobs []job, wait time.Duration) {
+	later := func(t time.Time) {
+		if d := t.Sub(now); d > 0 && (wait == 0 || d < wait) {
+			wait = d
+		}
+	}
 	var due []*pending
 	for _, p := range r.pending {
 		if p.phase != waiting {
 			continue
 		}
-		if d := p.notBefore.Sub(now); d > 0 {
-			if wait == 0 || d < wait {
-				wait = d
-			}
+		if p.notBefore.After(now) {
+			later(p.notBefore)
 			continue
 		}
 		due = append(due, p)
 	}
-	slices.SortFunc(due, func(a, b *pending) int {
-		switch {
-		case a.seq < b.seq:
-			return -1
-		case a.seq > b.seq:
-			return 1
+	slices.SortFunc(due, func(a, b *pending) int { return cmp.Compare(a.seq, b.seq) })
+	for _, p := range due {
+		if len(jobs) == n {
+			break
 		}
-		return 0
-	})
-	for _, p := range due[:min(n, len(due))] {
+		kind := jobPlan
+		switch {
+		case p.bad != nil || (p.goal.PlanFile == "" && p.goal.Text == ""):
+			// Nothing to plan: rejected by whoever sees it first.
+		case p.claim != nil && !now.After(p.claim.until) && p.claim.by != c.self:
+			later(p.claim.until)
+			continue
+		case p.claim != nil && !now.After(p.claim.until):
+			// Ours: plan it.
+		case c.canPlan(p.goal):
+			kind = jobClaim
+		case now.Sub(p.at) >= c.claimTimeout:
+			kind = jobNoPlanner
+		default:
+			later(p.at.Add(c.claimTimeout))
+			continue
+		}
 		p.phase = planning
-		jobs = append(jobs, job{id: p.id, goal: p.goal, bad: p.bad})
+		if kind == jobClaim {
+			p.phase = claiming
+		}
+		jobs = append(jobs, job{kind: kind, id: p.id, goal: p.goal, bad: p.bad})
 	}
 	return jobs, wait
+}
+
+// claimed folds a plan.claimed for run id by node at time at: it holds the
+// run unless a claim still in force (by at) does. This planner's claim
+// that lost, or the outbox's copy of it, leaves the run waiting.
+func (r *runs) claimed(id, node string, at, until time.Time) {
+	p := r.pending[id]
+	if p == nil {
+		return
+	}
+	if p.claim == nil || at.After(p.claim.until) {
+		p.claim = &claim{by: node, until: until}
+	}
+	if p.phase == claiming {
+		p.phase = waiting
+	}
 }
 
 // outcome is how a job ended.
@@ -113,13 +184,16 @@ const (
 
 // finish records the end of a job on run id; backoff gives the delay
 // before a retry after the given number of failures.
-func (r *runs) finish(id string, o outcome, now time.Time, backoff func(failures int) time.Duration) {
+func (r *runs) finish(id string, kind jobKind, o outcome, now time.Time, backoff func(failures int) time.Duration) {
 	p := r.pending[id]
 	if p == nil {
 		return // closed meanwhile: its event was folded, or it was cancelled
 	}
 	switch o {
 	case outEmitted:
+		if kind == jobClaim {
+			return // the claim's fold decides what comes next (it may have come already)
+		}
 		p.phase = emitted
 	case outFailed:
 		p.failures++

@@ -6,13 +6,18 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
 )
 
 // SnapshotVersion is the snapshot format this version writes. It only moves
 // forward; Restore refuses versions it does not know.
-const SnapshotVersion = 1
+const SnapshotVersion = 2
+
+// Version 2 added the goal's time and the claim that holds a run; a
+// version-1 snapshot is refused, so the planner folds again from the
+// ledger.
 
 // ErrSnapshotVersion: the snapshot was written by an unknown format version.
 var ErrSnapshotVersion = errors.New("planner: unsupported snapshot version")
@@ -32,8 +37,12 @@ type snapshot struct {
 type snapPending struct {
 	Run  string                  `json:"run"`
 	Seq  uint64                  `json:"seq"`
+	At   time.Time               `json:"at"`
 	Goal event.GoalSubmittedData `json:"goal"`
 	Bad  string                  `json:"bad,omitempty"`
+	// ClaimBy and ClaimUntil are the claim that holds the run, if any.
+	ClaimBy    string    `json:"claim_by,omitempty"`
+	ClaimUntil time.Time `json:"claim_until,omitzero"`
 }
 
 // SnapshotName is "planner".
@@ -45,9 +54,12 @@ func (p *Planner) Snapshot() (uint64, []byte, error) {
 	snap := snapshot{Version: SnapshotVersion, Seq: p.folded, Pending: []snapPending{}}
 	p.mu.Lock()
 	for _, r := range p.mu.runs.pending {
-		sp := snapPending{Run: r.id, Seq: r.seq, Goal: r.goal}
+		sp := snapPending{Run: r.id, Seq: r.seq, At: r.at, Goal: r.goal}
 		if r.bad != nil {
 			sp.Bad = r.bad.Error()
+		}
+		if r.claim != nil {
+			sp.ClaimBy, sp.ClaimUntil = r.claim.by, r.claim.until
 		}
 		snap.Pending = append(snap.Pending, sp)
 	}
@@ -78,9 +90,12 @@ func (p *Planner) Restore(data []byte) error {
 		if sp.Run == "" {
 			return fmt.Errorf("planner: unmarshal snapshot: pending run %d has no id", i)
 		}
-		r := &pending{id: sp.Run, seq: sp.Seq, goal: sp.Goal}
+		r := &pending{id: sp.Run, seq: sp.Seq, at: sp.At, goal: sp.Goal}
 		if sp.Bad != "" {
 			r.bad = errors.New(sp.Bad)
+		}
+		if sp.ClaimBy != "" {
+			r.claim = &claim{by: sp.ClaimBy, until: sp.ClaimUntil}
 		}
 		if !rs.submit(r) {
 			return fmt.Errorf("planner: unmarshal snapshot: run %s appears twice", sp.Run)

@@ -50,7 +50,7 @@ func historyGen() *rapid.Generator[[]event.Event] {
 
 func foldPlanner(p *Planner, events []event.Event) *Planner {
 	for _, ev := range events {
-		p.Fold(ev)
+		fold(p, ev)
 	}
 	return p
 }
@@ -74,14 +74,14 @@ func snap(t interface {
 func plannedOrder(p *Planner) []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	jobs, _ := p.mu.runs.take(time.Now(), 1<<30)
+	jobs, _ := p.mu.runs.take(time.Now(), 1<<30, claimer{self: "p", canPlan: func(event.GoalSubmittedData) bool { return true }, claimTimeout: time.Hour})
 	var out []string
 	for _, j := range jobs {
 		bad := ""
 		if j.bad != nil {
 			bad = j.bad.Error()
 		}
-		out = append(out, fmt.Sprintf("%s %+v %q", j.id, j.goal, bad))
+		out = append(out, fmt.Sprintf("%s %d %+v %q", j.id, j.kind, j.goal, bad))
 	}
 	return out
 }
@@ -125,12 +125,14 @@ func TestSnapshotKeepsOnlyPendingRuns(t *testing.T) {
 	file := event.GoalSubmittedData{PlanFile: "steps: [{id: a, run: x}]"}
 	for i := range 100 {
 		run := fmt.Sprintf("r%d", i)
-		p.Fold(l.event(event.GoalSubmitted, run, file))
-		p.Fold(l.event(event.PlanProposed, run, event.PlanProposedData{Revision: 1}))
+		fold(p, l.event(event.GoalSubmitted, run, file))
+		fold(p, l.event(event.PlanProposed, run, event.PlanProposedData{Revision: 1}))
 	}
-	p.Fold(l.event(event.GoalSubmitted, "open", file))
+	d := event.MustDraft(event.GoalSubmitted, "open", file)
+	d.Time = time.Date(2026, 11, 23, 9, 30, 0, 0, time.UTC)
+	fold(p, l.commit(d))
 	seq, b := snap(t, p)
-	want := `{"version":1,"seq":201,"pending":[{"run":"open","seq":201,"goal":{"goal":"","plan_file":"steps: [{id: a, run: x}]"}}]}`
+	want := `{"version":2,"seq":201,"pending":[{"run":"open","seq":201,"at":"2026-11-23T09:30:00Z","goal":{"goal":"","plan_file":"steps: [{id: a, run: x}]"}}]}`
 	if seq != 201 || string(b) != want {
 		t.Fatalf("snapshot %d %s\nwant %s", seq, b, want)
 	}
@@ -144,19 +146,20 @@ func TestRestoreRefusesBadSnapshots(t *testing.T) {
 		in      string
 		wantErr error
 	}{
-		{"future version", `{"version":2,"seq":1,"pending":[]}`, ErrSnapshotVersion},
+		{"future version", `{"version":3,"seq":1,"pending":[]}`, ErrSnapshotVersion},
+		{"version 1, without claims", `{"version":1,"seq":1,"pending":[]}`, ErrSnapshotVersion},
 		{"no version", `{"seq":1,"pending":[]}`, ErrSnapshotVersion},
 		{"garbage", "\x00\xffnot json", nil},
 		{"empty", "", nil},
-		{"wrong shape", `{"version":1,"pending":{"a":1}}`, nil},
-		{"run without id", `{"version":1,"seq":3,"pending":[{"seq":1}]}`, nil},
-		{"run twice", `{"version":1,"seq":3,"pending":[{"run":"a","seq":1},{"run":"a","seq":2}]}`, nil},
+		{"wrong shape", `{"version":2,"pending":{"a":1}}`, nil},
+		{"run without id", `{"version":2,"seq":3,"pending":[{"seq":1}]}`, nil},
+		{"run twice", `{"version":2,"seq":3,"pending":[{"run":"a","seq":1},{"run":"a","seq":2}]}`, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var l ledger
 			p := newQuiet()
-			p.Fold(l.event(event.GoalSubmitted, "kept", event.GoalSubmittedData{PlanFile: "steps: [{id: a, run: x}]"}))
+			fold(p, l.event(event.GoalSubmitted, "kept", event.GoalSubmittedData{PlanFile: "steps: [{id: a, run: x}]"}))
 			beforeSeq, before := snap(t, p)
 			err := p.Restore([]byte(tt.in))
 			if err == nil {

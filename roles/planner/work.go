@@ -50,7 +50,10 @@ func (p *Planner) take() ([]job, time.Duration) {
 	if !p.mu.live {
 		return nil, 0
 	}
-	jobs, wait := p.mu.runs.take(p.now(), p.cfg.Workers-p.mu.running)
+	jobs, wait := p.mu.runs.take(p.now(), p.cfg.Workers-p.mu.running, claimer{
+		self: p.env.Node, claimTimeout: p.cfg.ClaimTimeout,
+		canPlan: func(g event.GoalSubmittedData) bool { _, err := p.source(g); return err == nil },
+	})
 	p.mu.running += len(jobs)
 	return jobs, wait
 }
@@ -60,7 +63,7 @@ func (p *Planner) runJob(ctx context.Context, j job) {
 	o := p.process(ctx, j)
 	p.mu.Lock()
 	p.mu.running--
-	p.mu.runs.finish(j.id, o, p.now(), p.backoff)
+	p.mu.runs.finish(j.id, j.kind, o, p.now(), p.backoff)
 	p.mu.Unlock()
 	p.poke()
 }
@@ -80,9 +83,12 @@ func (p *Planner) process(ctx context.Context, j job) outcome {
 		p.log.Error("emit plan", "run", j.id, "type", d.Type, "err", err)
 		return outFailed
 	}
-	if d.Type == event.PlanProposed {
+	switch d.Type {
+	case event.PlanClaimed:
+		p.log.Debug("plan claimed", "run", j.id, "source", src, "event", d.ID)
+	case event.PlanProposed:
 		p.log.Info("plan proposed", "run", j.id, "source", src, "event", d.ID)
-	} else {
+	default:
 		var r event.PlanRejectedData
 		_ = json.Unmarshal(d.Data, &r)
 		p.log.Warn("plan rejected", "run", j.id, "source", src, "event", d.ID, "reason", r.Error)
@@ -90,11 +96,23 @@ func (p *Planner) process(ctx context.Context, j job) outcome {
 	return outEmitted
 }
 
-// draft produces the event for run j: a plan.proposed, or a plan.rejected
-// saying why there is no plan. It also returns the source's name.
+// draft produces the event for run j: this planner's claim, a
+// plan.proposed, or a plan.rejected saying why there is no plan. It also
+// returns the source's name.
 func (p *Planner) draft(ctx context.Context, j job) (event.Draft, string) {
-	if j.bad != nil {
+	switch {
+	case j.bad != nil:
 		return rejection(j.id, j.bad), ""
+	case j.kind == jobNoPlanner:
+		d := event.MustDraft(event.PlanRejected, j.id, event.PlanRejectedData{Code: event.NoPlanner,
+			Error: fmt.Sprintf("planner: no planner that can plan this goal claimed it within %s: %v", p.cfg.ClaimTimeout, p.cannot(j.goal))})
+		return d, ""
+	case j.kind == jobClaim:
+		src, _ := p.source(j.goal)
+		// The claim lapses once planning and emitting could both have
+		// timed out, so a planner that died does not hold the run.
+		until := p.now().UTC().Add(2*p.cfg.Timeout + p.cfg.MaxRetryBackoff)
+		return event.MustDraft(event.PlanClaimed, j.id, event.PlanClaimedData{Until: until, Source: src.Name()}), src.Name()
 	}
 	src, err := p.source(j.goal)
 	if err != nil {
@@ -132,6 +150,15 @@ func (p *Planner) draft(ctx context.Context, j job) (event.Draft, string) {
 			len(pl.Steps), len(d.Data), envelope.MaxEventBytes)), src.Name()
 	}
 	return d, src.Name()
+}
+
+// cannot says why this planner cannot plan g (for the no_planner
+// rejection).
+func (p *Planner) cannot(g event.GoalSubmittedData) error {
+	if _, err := p.source(g); err != nil {
+		return err
+	}
+	return errors.New("the planner that could plan it did not claim it in time")
 }
 
 // source picks the planner for a goal: the plan file when there is one
