@@ -51,6 +51,10 @@ type Config struct {
 	// the node must stop (DESIGN.md: a failed fsync stops the node). It
 	// must not block. Nil only logs.
 	OnFatal func(error)
+	// Safety is the policy source the executor judges assignments with
+	// again, and the hardening of steps (environment allowlist, user,
+	// resource limits), which it sets in Runner.
+	Safety Safety
 	// Paused, if set, returns why the executor must start no new attempt
 	// (the data dir below its free-space floor), or nil: while it does,
 	// accepted attempts stay queued, and start once it returns nil.
@@ -143,6 +147,11 @@ type Executor struct {
 	probe chan struct{}
 	// consumerHealth is the "consumer" check's result.
 	consumerHealth health.State
+	// policies are the policy versions loaded to judge assignments with.
+	policies *policies
+	// unjudgedWarned is set once an assignment without a policy version
+	// was logged.
+	unjudgedWarned atomic.Bool
 	// drainedSeq is the stream sequence of the newest drain completed
 	// (local state), read at Start; a drain at or below it is not honoured
 	// again.
@@ -187,7 +196,8 @@ func New(env roles.Env, cfg Config) *Executor {
 	if cfg.ackWait <= 0 {
 		cfg.ackWait = defaultAckWait
 	}
-	e := &Executor{env: env, cfg: cfg, log: env.Logger, drained: make(chan struct{})}
+	cfg.Safety.applyTo(&cfg.Runner)
+	e := &Executor{env: env, cfg: cfg, log: env.Logger, drained: make(chan struct{}), policies: newPolicies(cfg.Safety.Policies)}
 	if e.log == nil {
 		e.log = slog.Default()
 	}
@@ -355,6 +365,7 @@ func (e *Executor) Start(ctx context.Context) error {
 		e.consumerHealth.Set(nil)
 		e.log.Info("executor consumer recreated", "from_stream_seq", recreated)
 	}
+	e.logSafety()
 	e.log.Info("executor started", "slots", e.cfg.Slots, "queue", e.cfg.Queue, "capabilities", e.cfg.Capabilities,
 		"epoch", e.epoch.Load(), "backlog", mark.pending)
 	return nil

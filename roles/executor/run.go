@@ -19,7 +19,10 @@ import (
 // queued to the reporter when the process started, and run returns the
 // task.finished once the process group is gone.
 func (e *Executor) run(ctx context.Context, run string, a event.TaskAssignedData, started time.Time, t *task) event.Draft {
-	spec := runner.Spec{Kind: a.Step.Kind, Command: a.Step.Run, Env: a.Step.Env, Cwd: a.Step.Cwd, Timeout: a.Step.Timeout.Std(), Creates: a.Step.Creates, Check: a.Step.Check}
+	if err := e.vet(ctx, a); err != nil && ctx.Err() == nil {
+		return e.refusedDraft(run, a, started, err)
+	}
+	spec := e.spec(a)
 	onStart := func(pid int) {
 		e.report.started(event.MustDraft(event.TaskStarted, run, event.TaskStartedData{Step: a.Step.ID, Attempt: a.Attempt, Node: e.env.Node, PID: pid}))
 	}

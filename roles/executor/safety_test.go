@@ -1,0 +1,239 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus/bustest"
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/node/api"
+	"github.com/agentic-dev/agentic/roles/executor/runner"
+	"github.com/agentic-dev/agentic/roles/policy"
+)
+
+// testPolicy denies shred, asks approval for sleep, allows the rest, and
+// scopes writes to the working directory (the executor's work directory
+// for the cwd check) and /tmp.
+const testPolicy = `name: exec-test
+default: allow
+scopes: {files: ["./**", "/tmp/**"]}
+rules:
+  - {name: no-shred, pattern: "shred", action: deny}
+  - {name: gated-sleep, pattern: "sleep", level: high, require_confirmation: true}
+`
+
+// policyLedger serves policy.show on the harness's NATS server, as a
+// ledger node does, with the texts given by version; calls counts the
+// requests it answered.
+type policyLedger struct {
+	client *api.Client
+	refs   map[int64]event.PolicyRef
+	calls  atomic.Int64
+}
+
+func (h *harness) servePolicies(texts map[int64]string) *policyLedger {
+	h.t.Helper()
+	c := bustest.Connect(h.t, h.srv)
+	l := &policyLedger{refs: map[int64]event.PolicyRef{}}
+	for v, text := range texts {
+		p, err := policy.Parse([]byte(text), "test")
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		l.refs[v] = event.PolicyRef{Version: v, Hash: p.Hash()}
+	}
+	s := api.NewServer(c.NC, "ledger-1", nil)
+	api.HandleTyped(s, api.MethodPolicyShow, func(_ context.Context, req api.PolicyRequest) (api.PolicyVersion, error) {
+		l.calls.Add(1)
+		text, ok := texts[req.Version]
+		if !ok {
+			return api.PolicyVersion{}, fmt.Errorf("policy version %d: %w", req.Version, api.ErrNotFound)
+		}
+		return api.PolicyVersion{PolicyRef: l.refs[req.Version], Name: "exec-test", Text: text}, nil
+	})
+	if err := s.Start(); err != nil {
+		h.t.Fatal(err)
+	}
+	h.t.Cleanup(s.Stop)
+	l.client = api.NewClient(c.NC, 5*time.Second)
+	return l
+}
+
+// assignStep publishes a task.assigned of step to node, judged by the
+// leader with ref and approved for the gate subject approved.
+func (h *harness) assignStep(node, run string, step event.Step, ref event.PolicyRef, approved string) {
+	h.t.Helper()
+	d := event.MustDraft(event.TaskAssigned, run, event.TaskAssignedData{
+		Decision: event.Decision{Epoch: 1}, Attempt: 1, Node: node, Step: step, Policy: ref, Approved: approved,
+	})
+	d.Target = node
+	h.publish(d)
+}
+
+// result waits for the one task.finished of step.
+func result(t *testing.T, rec *recorder, step string) event.TaskFinishedData {
+	t.Helper()
+	poll.Eventually(t, 20*time.Second, "task.finished of "+step, func() bool { return len(rec.finished(step)) > 0 })
+	f := rec.finished(step)
+	if len(f) != 1 {
+		t.Fatalf("%s finished %d times: %+v", step, len(f), f)
+	}
+	return f[0]
+}
+
+// refusedWith checks that step was refused with class policy, an error
+// containing want, without starting and without writing its marker.
+func (h *harness) refusedWith(t *testing.T, rec *recorder, step, want string) {
+	t.Helper()
+	f := result(t, rec, step)
+	if f.Status != event.TaskFailed || f.Class != event.ClassPolicy || !strings.HasPrefix(f.Error, "refused by the executor: ") ||
+		!strings.Contains(f.Error, want) {
+		t.Fatalf("%s: %+v, want refused with class policy and %q", step, f, want)
+	}
+	if rec.started(step) {
+		t.Fatalf("%s: a refused step was reported started", step)
+	}
+	if h.ran(step) {
+		t.Fatalf("%s: a refused step ran", step)
+	}
+}
+
+func shellStep(id, script string) event.Step {
+	return event.Step{ID: id, Kind: event.KindShell, Run: script}
+}
+
+// The executor judges every assignment again with the policy version it
+// names: deny never runs; confirm runs only with an approval of exactly
+// this step and policy version; allow runs; the version is fetched once.
+func TestExecutorJudgesAgain(t *testing.T) {
+	h := newHarness(t)
+	led := h.servePolicies(map[int64]string{1: testPolicy})
+	ref := led.refs[1]
+	rec := &recorder{}
+	h.start("exec-1", t.TempDir(), rec, func(c *Config) { c.Safety.Policies = APIPolicies(led.client) })
+
+	h.assignStep("exec-1", "r1", shellStep("denied", "touch "+h.marker("denied")+"; shred --version"), ref, "")
+	h.refusedWith(t, rec, "denied", "policy version 1 denies it: rule no-shred")
+
+	gated := shellStep("gated", "touch "+h.marker("gated")+"; sleep 0")
+	h.assignStep("exec-1", "r1", gated, ref, "")
+	h.refusedWith(t, rec, "gated", "not approved for this exact command: policy version 1 asks for approval (rule gated-sleep")
+
+	// An approval of another command (the step was edited after it), or
+	// of the same command under another policy version, does not count.
+	tampered := shellStep("tampered", "touch "+h.marker("tampered")+"; sleep 0 # edited")
+	h.assignStep("exec-1", "r1", tampered, ref, event.GateSubject(shellStep("tampered", "touch "+h.marker("tampered")+"; sleep 0"), ref))
+	h.refusedWith(t, rec, "tampered", "the approval is of sha256:")
+	other := shellStep("other-version", "touch "+h.marker("other-version")+"; sleep 0")
+	h.assignStep("exec-1", "r1", other, ref, event.GateSubject(other, event.PolicyRef{Version: 2, Hash: ref.Hash}))
+	h.refusedWith(t, rec, "other-version", "not approved for this exact command")
+
+	approved := shellStep("approved", "echo x >> "+h.marker("approved")+"; sleep 0")
+	h.assignStep("exec-1", "r1", approved, ref, event.GateSubject(approved, ref))
+	if f := result(t, rec, "approved"); f.Status != event.TaskSucceeded {
+		t.Fatalf("approved step: %+v", f)
+	}
+	if b, err := os.ReadFile(h.marker("approved")); err != nil || string(b) != "x\n" {
+		t.Fatalf("approved step's marker %q, %v: want it written once", b, err)
+	}
+
+	h.assignStep("exec-1", "r1", shellStep("allowed", "touch "+h.marker("allowed")), ref, "")
+	if f := result(t, rec, "allowed"); f.Status != event.TaskSucceeded || !h.ran("allowed") {
+		t.Fatalf("allowed step: %+v", f)
+	}
+	// The Check guard is judged too.
+	checked := shellStep("checked", "touch "+h.marker("checked"))
+	checked.Check = "shred --version"
+	h.assignStep("exec-1", "r1", checked, ref, "")
+	h.refusedWith(t, rec, "checked", "check: ")
+	if n := led.calls.Load(); n != 1 {
+		t.Errorf("policy.show asked %d times for one version, want 1 (cached by hash)", n)
+	}
+}
+
+// A version that cannot be fetched, or whose text does not hash as the
+// assignment says, is not judged with: the step is refused, the reason
+// naming the version. So is every step with a policy when the executor has
+// no way to fetch one.
+func TestUnjudgeablePolicyRefused(t *testing.T) {
+	h := newHarness(t)
+	led := h.servePolicies(map[int64]string{1: testPolicy})
+	rec := &recorder{}
+	h.start("exec-1", t.TempDir(), rec, func(c *Config) { c.Safety.Policies = APIPolicies(led.client) })
+
+	h.assignStep("exec-1", "r1", shellStep("unknown", "touch "+h.marker("unknown")), event.PolicyRef{Version: 7, Hash: led.refs[1].Hash}, "")
+	h.refusedWith(t, rec, "unknown", "cannot judge the step with policy version 7")
+	h.assignStep("exec-1", "r1", shellStep("tampered-policy", "touch "+h.marker("tampered-policy")), event.PolicyRef{Version: 1, Hash: "sha256:0000"}, "")
+	h.refusedWith(t, rec, "tampered-policy", "hashes to "+led.refs[1].Hash+", the assignment names sha256:0000")
+
+	rec2 := &recorder{}
+	h.start("exec-2", t.TempDir(), rec2, nil)
+	h.assignStep("exec-2", "r1", shellStep("no-source", "touch "+h.marker("no-source")), led.refs[1], "")
+	h.refusedWith(t, rec2, "no-source", "cannot judge the step with policy version 1")
+
+	// An assignment naming no policy (an older leader) runs as before.
+	h.assignStep("exec-2", "r1", shellStep("old-leader", "touch "+h.marker("old-leader")), event.PolicyRef{}, "")
+	if f := result(t, rec2, "old-leader"); f.Status != event.TaskSucceeded || !h.ran("old-leader") {
+		t.Fatalf("step of an older leader: %+v", f)
+	}
+}
+
+// A working directory outside the policy's file scope is refused; one
+// inside it (the work directory, /tmp) runs.
+func TestCwdOutsideScopeRefused(t *testing.T) {
+	h := newHarness(t)
+	led := h.servePolicies(map[int64]string{1: testPolicy})
+	rec := &recorder{}
+	h.start("exec-1", t.TempDir(), rec, func(c *Config) { c.Safety.Policies = APIPolicies(led.client) })
+
+	outside, err := os.MkdirTemp("/var/tmp", "agentic-scope-*")
+	if err != nil {
+		t.Skip("no /var/tmp:", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(outside) })
+	s := shellStep("outside", "touch "+h.marker("outside"))
+	s.Cwd = outside
+	h.assignStep("exec-1", "r1", s, led.refs[1], "")
+	h.refusedWith(t, rec, "outside", "working directory "+outside+" lies outside the file scope [./** /tmp/**] of policy version 1")
+
+	sub := filepath.Join(h.work, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	in := shellStep("inside", "touch "+h.marker("inside"))
+	in.Cwd = "sub"
+	h.assignStep("exec-1", "r1", in, led.refs[1], "")
+	if f := result(t, rec, "inside"); f.Status != event.TaskSucceeded || f.Cwd != sub {
+		t.Fatalf("step in the work directory: %+v", f)
+	}
+}
+
+// The executor's Safety reaches the runner: the environment allowlist and
+// the resource limits hold in the step.
+func TestSafetyHardensSteps(t *testing.T) {
+	t.Setenv("AGENTIC_EXEC_TEST_SECRET", "s3")
+	h := newHarness(t)
+	rec := &recorder{}
+	h.start("exec-1", t.TempDir(), rec, func(c *Config) {
+		c.Safety = Safety{EnvAllow: []string{"PATH"}, Limits: runner.Limits{OpenFiles: 77}}
+	})
+	out := filepath.Join(h.work, "env.txt")
+	h.assign("exec-1", "r1", "hard", 1, "env > "+out+"; ulimit -n >> "+out)
+	if f := result(t, rec, "hard"); f.Status != event.TaskSucceeded {
+		t.Fatalf("step: %+v", f)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := string(b); strings.Contains(s, "AGENTIC_EXEC_TEST_SECRET") || strings.Contains(s, "HOME=") || !strings.HasSuffix(s, "\n77\n") {
+		t.Fatalf("step saw:\n%s\nwant no AGENTIC_EXEC_TEST_SECRET, no HOME, and 77 open files", s)
+	}
+}
