@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/roles/executor/runner"
 	"github.com/agentic-dev/agentic/roles/policy"
+	"github.com/agentic-dev/agentic/roles/policy/shell"
 )
 
 // Safety is what the executor checks and enforces around every step
@@ -144,9 +146,26 @@ func judgeStep(p *policy.Policy, s event.Step, dir string) (policy.Verdict, erro
 	case event.KindShell:
 		v := p.JudgeIn(s.Run, dir)
 		if s.Check != "" {
-			if c := p.JudgeIn(s.Check, dir); c.Action > v.Action || c.Action == v.Action && c.Level > v.Level {
+			if c := p.JudgeIn(s.Check, dir); worse(c, v) {
 				c.Why = "check: " + c.Why
 				v = c
+			}
+		}
+		// The step's environment can make its programs run code the
+		// command does not show (LD_PRELOAD, BASH_ENV…): judged as the
+		// same assignment written before the command would be.
+		names := make([]string, 0, len(s.Env))
+		for k := range s.Env {
+			if shell.EnvCode(k) {
+				names = append(names, k)
+			}
+		}
+		if len(names) > 0 {
+			slices.Sort(names)
+			u := policy.Verdict{Command: s.Run, Action: p.Unresolved, Level: policy.High, Rule: policy.RuleUnresolved, Unresolved: true,
+				Why: fmt.Sprintf("env sets %s, which can make programs run code the command does not show", strings.Join(names, ", "))}
+			if worse(u, v) {
+				v = u
 			}
 		}
 		return v, nil
@@ -159,6 +178,12 @@ func judgeStep(p *policy.Policy, s event.Step, dir string) (policy.Verdict, erro
 	// A kind this executor does not know: the runner fails it (class
 	// logic) without running anything.
 	return policy.Verdict{Action: policy.Allow}, nil
+}
+
+// worse reports whether a is a stricter verdict than b (action, then
+// level).
+func worse(a, b policy.Verdict) bool {
+	return a.Action > b.Action || a.Action == b.Action && a.Level > b.Level
 }
 
 // inFileScope reports whether dir lies inside p's file scope: whether a

@@ -153,6 +153,12 @@ func TestExecutorJudgesAgain(t *testing.T) {
 	checked.Check = "shred --version"
 	h.assignStep("exec-1", "r1", checked, ref, "")
 	h.refusedWith(t, rec, "checked", "check: ")
+	// So is an environment that can run hidden code: unresolved, which
+	// this policy confirms, and nobody approved.
+	preload := shellStep("preload", "touch "+h.marker("preload"))
+	preload.Env = map[string]string{"LD_PRELOAD": "/tmp/x.so", "FOO": "bar"}
+	h.assignStep("exec-1", "r1", preload, ref, "")
+	h.refusedWith(t, rec, "preload", "env sets LD_PRELOAD, which can make programs run code the command does not show")
 	if n := led.calls.Load(); n != 1 {
 		t.Errorf("policy.show asked %d times for one version, want 1 (cached by hash)", n)
 	}
