@@ -3,9 +3,11 @@ package executor
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/api"
+	"github.com/agentic-dev/agentic/roles"
 	"github.com/agentic-dev/agentic/roles/executor/runner"
 	"github.com/agentic-dev/agentic/roles/policy"
 )
@@ -241,5 +244,51 @@ func TestSafetyHardensSteps(t *testing.T) {
 	}
 	if s := string(b); strings.Contains(s, "AGENTIC_EXEC_TEST_SECRET") || strings.Contains(s, "HOME=") || !strings.HasSuffix(s, "\n77\n") {
 		t.Fatalf("step saw:\n%s\nwant no AGENTIC_EXEC_TEST_SECRET, no HOME, and 77 open files", s)
+	}
+}
+
+// lockedBuffer is a log destination safe for concurrent writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// At start the executor logs its safety settings in one line.
+func TestStartupSafetyLine(t *testing.T) {
+	h := newHarness(t)
+	var logs lockedBuffer
+	ex := New(roles.Env{Node: "exec-1", Logger: slog.New(slog.NewTextHandler(&logs, nil)), Emit: &recorder{}}, Config{
+		JS: h.js, Verifier: h.verifier, StateDir: t.TempDir(), Runner: runner.Options{DefaultCwd: h.work},
+		Safety: Safety{EnvAllow: []string{"PATH", "LC_*"}, RunAs: "nobody", Limits: runner.Limits{OpenFiles: 64}, RefuseRoot: true},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := ex.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.stop(ex, 10*time.Second) })
+	line := ""
+	for _, l := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(l, `msg="executor safety"`) {
+			line = l
+		}
+	}
+	for _, want := range []string{"policy_judging=false", "env_allow=2", `env_allow_list=PATH,LC_*`, "run_as=nobody",
+		`limits="open files 64"`, `landlock="not active: `} {
+		if !strings.Contains(line, want) {
+			t.Errorf("safety line %q lacks %s", line, want)
+		}
 	}
 }
