@@ -145,6 +145,12 @@ type ExecutorConfig struct {
 	// MaxAddressSpace is the virtual memory limit (RLIMIT_AS) of each of
 	// a step's processes, a size ("4GiB"); empty leaves agentd's own.
 	MaxAddressSpace string `yaml:"max_address_space"`
+	// Landlock confines each step the policy allows without an approval
+	// to writing in the policy's file scope (Linux Landlock, where the
+	// kernel offers it): a program writing elsewhere — a cache in $HOME
+	// included — fails. Off by default; widen the policy's scopes.files
+	// for what steps must write.
+	Landlock bool `yaml:"landlock"`
 }
 
 // AddressSpaceBytes is MaxAddressSpace in bytes, 0 when it is empty or

@@ -52,6 +52,7 @@
 //	  run_as: ""                  # AGENTIC_EXECUTOR_RUN_AS --executor-run-as (empty: agentd's user; as root, empty refuses every shell step)
 //	  max_open_files: 0           # AGENTIC_EXECUTOR_MAX_OPEN_FILES --executor-max-open-files (0: agentd's own)
 //	  max_address_space: ""       # AGENTIC_EXECUTOR_MAX_ADDRESS_SPACE --executor-max-address-space 8GiB (empty: agentd's own)
+//	  landlock: false             # AGENTIC_EXECUTOR_LANDLOCK --executor-landlock (confine steps' writes to the policy's file scope)
 //	orchestrator:
 //	  lease_ttl: ""               # AGENTIC_LEASE_TTL       --lease-ttl    (deprecated, ignored: a cluster setting now)
 //	ledger:

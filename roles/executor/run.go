@@ -19,10 +19,12 @@ import (
 // queued to the reporter when the process started, and run returns the
 // task.finished once the process group is gone.
 func (e *Executor) run(ctx context.Context, run string, a event.TaskAssignedData, started time.Time, t *task) event.Draft {
-	if err := e.vet(ctx, a); err != nil && ctx.Err() == nil {
+	scope, err := e.vet(ctx, a)
+	if err != nil && ctx.Err() == nil {
 		return e.refusedDraft(run, a, started, err)
 	}
 	spec := e.spec(a)
+	spec.WriteScope = scope
 	onStart := func(pid int) {
 		e.report.started(event.MustDraft(event.TaskStarted, run, event.TaskStartedData{Step: a.Step.ID, Attempt: a.Attempt, Node: e.env.Node, PID: pid}))
 	}

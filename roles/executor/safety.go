@@ -32,16 +32,17 @@ type Safety struct {
 	RunAs      string
 	Limits     runner.Limits
 	RefuseRoot bool
+	Landlock   bool
 }
 
 // SafetyFrom is the Safety of an executor configured by c, fetching
 // policies through the query API client q: the environment allowlist
 // (executor.env_allow, else runner.DefaultEnvAllow), the user steps run as
 // (executor.run_as; an executor running as root refuses steps unless it is
-// set), and the resource limits (executor.max_open_files,
-// executor.max_address_space).
+// set), the resource limits (executor.max_open_files,
+// executor.max_address_space) and Landlock (executor.landlock).
 func SafetyFrom(c config.ExecutorConfig, q *api.Client) Safety {
-	s := Safety{EnvAllow: c.EnvAllow, RunAs: c.RunAs, RefuseRoot: true}
+	s := Safety{EnvAllow: c.EnvAllow, RunAs: c.RunAs, RefuseRoot: true, Landlock: c.Landlock}
 	if q != nil {
 		s.Policies = APIPolicies(q)
 	}
@@ -63,6 +64,9 @@ func (s Safety) applyTo(o *runner.Options) {
 	}
 	if s.RefuseRoot {
 		o.RefuseRoot = true
+	}
+	if s.Landlock {
+		o.Landlock = true
 	}
 }
 
@@ -88,25 +92,28 @@ func (r *refusal) Error() string { return "refused by the executor: " + r.why }
 // and policy version (event.GateSubject). It returns ctx's error when ctx
 // ended meanwhile (the runner then reports the cancellation), and nil when
 // the attempt may run — also for an assignment naming no policy (a leader
-// older than protocol version 5), which is logged once.
-func (e *Executor) vet(ctx context.Context, a event.TaskAssignedData) error {
+// older than protocol version 5), which is logged once. scope is the
+// policy's file scope when the policy allowed the step without an
+// approval (what Landlock confines it to), nil otherwise: an operator who
+// approved the exact command approved its writes too.
+func (e *Executor) vet(ctx context.Context, a event.TaskAssignedData) (scope []string, err error) {
 	if a.Step.Kind == event.KindNoop {
-		return nil
+		return nil, nil
 	}
 	if a.Policy.IsZero() {
 		if !e.unjudgedWarned.Swap(true) {
 			e.log.Warn("assignments carry no policy version (a leader older than protocol version 5): "+
 				"steps run without the executor judging them again", "step", a.Step.ID)
 		}
-		return nil
+		return nil, nil
 	}
 	ref := a.Policy
 	p, err := e.policies.get(ctx, ref)
 	if err != nil {
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return nil, ctx.Err()
 		}
-		return &refusal{fmt.Sprintf("cannot judge the step with policy version %d (%s): %v", ref.Version, ref.Hash, err)}
+		return nil, &refusal{fmt.Sprintf("cannot judge the step with policy version %d (%s): %v", ref.Version, ref.Hash, err)}
 	}
 	spec := e.spec(a)
 	dir, derr := runner.Dir(spec, e.cfg.Runner)
@@ -114,27 +121,30 @@ func (e *Executor) vet(ctx context.Context, a event.TaskAssignedData) error {
 		dir = "" // judged without it (stricter); the runner reports the bad cwd
 	}
 	if dir != "" && len(p.Scopes.Files) > 0 && !e.inFileScope(p, dir) {
-		return &refusal{fmt.Sprintf("working directory %s lies outside the file scope %v of policy version %d", dir, p.Scopes.Files, ref.Version)}
+		return nil, &refusal{fmt.Sprintf("working directory %s lies outside the file scope %v of policy version %d", dir, p.Scopes.Files, ref.Version)}
 	}
 	v, err := judgeStep(p, a.Step, dir)
 	if err != nil {
-		return &refusal{fmt.Sprintf("%v (policy version %d)", err, ref.Version)}
+		return nil, &refusal{fmt.Sprintf("%v (policy version %d)", err, ref.Version)}
 	}
 	switch v.Action {
 	case policy.Allow:
-		return nil
+		if len(p.Scopes.Files) > 0 {
+			scope = p.Scopes.Files
+		}
+		return scope, nil
 	case policy.Deny:
-		return &refusal{fmt.Sprintf("policy version %d denies it: rule %s (level %s): %s", ref.Version, v.Rule, v.Level, v.Why)}
+		return nil, &refusal{fmt.Sprintf("policy version %d denies it: rule %s (level %s): %s", ref.Version, v.Rule, v.Level, v.Why)}
 	}
 	want := event.GateSubject(a.Step, ref)
 	if a.Approved == want {
-		return nil
+		return nil, nil
 	}
 	got := "the assignment carries no approval"
 	if a.Approved != "" {
 		got = fmt.Sprintf("the approval is of %s, this step with this policy version is %s", a.Approved, want)
 	}
-	return &refusal{fmt.Sprintf("not approved for this exact command: policy version %d asks for approval (rule %s, level %s: %s), and %s",
+	return nil, &refusal{fmt.Sprintf("not approved for this exact command: policy version %d asks for approval (rule %s, level %s: %s), and %s",
 		ref.Version, v.Rule, v.Level, v.Why, got)}
 }
 
@@ -249,5 +259,20 @@ func (e *Executor) logSafety() {
 	e.log.Info("executor safety",
 		"policy_judging", e.policies != nil && e.policies.src != nil,
 		"env_allow", len(allow), "env_allow_list", strings.Join(allow, ","),
-		"run_as", runAs, "limits", o.Limits.String(), "landlock", landlockStatus())
+		"run_as", runAs, "limits", o.Limits.String(), "landlock", e.landlockStatus())
+}
+
+// landlockStatus says whether Landlock confines steps, and why not.
+func (e *Executor) landlockStatus() string {
+	abi := runner.LandlockABI()
+	switch {
+	case e.cfg.Runner.Landlock && abi > 0:
+		return fmt.Sprintf("active: Landlock ABI %d confines each step the policy allows without approval to writing in the policy's file scope", abi)
+	case e.cfg.Runner.Landlock:
+		e.log.Warn("executor: executor.landlock is on but " + runner.LandlockUnavailable() + ": steps run without Landlock")
+		return "not active: " + runner.LandlockUnavailable()
+	case abi > 0:
+		return fmt.Sprintf("not active: executor.landlock is off (the kernel offers Landlock ABI %d)", abi)
+	}
+	return "not active: executor.landlock is off, and " + runner.LandlockUnavailable()
 }

@@ -292,3 +292,44 @@ func TestStartupSafetyLine(t *testing.T) {
 		}
 	}
 }
+
+// With executor.landlock, a step the policy allows without approval
+// cannot write outside the policy's file scope even through a program the
+// judge cannot see into (a script); a step an operator approved exactly
+// is not confined.
+func TestLandlockConfinesAllowedSteps(t *testing.T) {
+	if runner.LandlockABI() == 0 {
+		t.Skip("Landlock is not available here: " + runner.LandlockUnavailable())
+	}
+	h := newHarness(t)
+	led := h.servePolicies(map[int64]string{1: testPolicy})
+	ref := led.refs[1]
+	rec := &recorder{}
+	h.start("exec-1", t.TempDir(), rec, func(c *Config) {
+		c.Safety = Safety{Policies: APIPolicies(led.client), Landlock: true}
+	})
+	outside, err := os.MkdirTemp("/var/tmp", "agentic-landlock-*")
+	if err != nil {
+		t.Skip("no /var/tmp:", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(outside) })
+	script := filepath.Join(h.work, "escape.sh")
+	if err := os.WriteFile(script, []byte("touch "+outside+"/$1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h.assignStep("exec-1", "r1", shellStep("confined", "sh ./escape.sh confined; touch "+h.marker("confined")), ref, "")
+	if f := result(t, rec, "confined"); f.Status != event.TaskSucceeded || !h.ran("confined") {
+		t.Fatalf("confined step: %+v", f)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "confined")); err == nil {
+		t.Fatal("a step the policy allowed wrote outside the file scope")
+	}
+	approved := shellStep("approved", "sleep 0; sh ./escape.sh approved")
+	h.assignStep("exec-1", "r1", approved, ref, event.GateSubject(approved, ref))
+	if f := result(t, rec, "approved"); f.Status != event.TaskSucceeded {
+		t.Fatalf("approved step: %+v", f)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "approved")); err != nil {
+		t.Fatalf("an approved step was confined: %v", err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -82,6 +83,13 @@ func run(ctx context.Context, res *Result, spec Spec, opts Options, onStart func
 		timeout = opts.DefaultTimeout
 	}
 	sh := shell{cwd: cwd, env: env, timeout: timeout, opts: opts, prefix: opts.Limits.prefix(), cred: as.cred}
+	if opts.Landlock && spec.WriteScope != nil && LandlockABI() > 0 {
+		home := as.home
+		if home == "" {
+			home, _ = os.UserHomeDir()
+		}
+		sh.confined, sh.dirs = true, scopeDirs(spec.WriteScope, cwd, home)
+	}
 	if guard(ctx, res, spec, sh) {
 		return
 	}

@@ -21,6 +21,10 @@ type shell struct {
 	// (nil: the executor's).
 	prefix string
 	cred   *syscall.Credential
+	// confined runs the scripts through the Landlock helper, writing only
+	// beneath dirs.
+	confined bool
+	dirs     []string
 }
 
 // outcome is what one script run gave.
@@ -46,7 +50,11 @@ func (sh shell) exec(ctx context.Context, script string, onStart func(int), onOu
 	}
 	timer := time.NewTimer(sh.timeout)
 	defer timer.Stop()
-	ch, err := start(command(sh.prefix+script, sh.cwd, sh.env, sh.cred, cp.outW, cp.errW))
+	cmd := command(sh.prefix+script, sh.cwd, sh.env, sh.cred, cp.outW, cp.errW)
+	if sh.confined {
+		cmd.Path, cmd.Args = selfExe, sandboxCommand(sh.dirs, sh.prefix+script)
+	}
+	ch, err := start(cmd)
 	if err != nil {
 		cp.abort()
 		out.startErr = err

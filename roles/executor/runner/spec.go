@@ -31,6 +31,11 @@ type Spec struct {
 	// RunAs is the user the step runs as (a name or a numeric id); ""
 	// means Options.RunAs.
 	RunAs string
+	// WriteScope are the file scope globs of the policy (scopes.files)
+	// the step may write in: with Options.Landlock, on a kernel that
+	// offers Landlock, the step's processes cannot write anywhere else
+	// (see scopeDirs). Nil: the step is not confined.
+	WriteScope []string
 }
 
 // Options are the runner's defaults. The zero value is usable: every zero
@@ -61,6 +66,10 @@ type Options struct {
 	// root, unless RunAs names root: a step that would run as root by
 	// default, or that asks for root itself, fails with class policy.
 	RefuseRoot bool
+	// Landlock confines the writes of steps that have a WriteScope to it,
+	// where the kernel offers Landlock (LandlockABI); elsewhere they run
+	// unconfined.
+	Landlock bool
 }
 
 // Defaults for Options.
