@@ -124,7 +124,23 @@ func (ps *policies) remember(hash string, p *policy.Policy) {
 func (ps *policies) load(ctx context.Context, ref event.PolicyRef) (*policy.Policy, error) {
 	ctx, cancel := context.WithTimeout(ctx, policyFetchTimeout)
 	defer cancel()
-	pv, err := ps.src.PolicyVersion(ctx, ref.Version)
+	// No node answering (a ledger node starting, a NATS hiccup) is asked
+	// again until policyFetchTimeout; an answer, even an error, is final.
+	var pv *api.PolicyVersion
+	var err error
+	for pause := 100 * time.Millisecond; ; pause = min(2*pause, time.Second) {
+		pv, err = ps.src.PolicyVersion(ctx, ref.Version)
+		if err == nil || !(errors.Is(err, api.ErrNoNode) || errors.Is(err, api.ErrTimeout)) {
+			break
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("policy.show: %w (gave up after %s)", err, policyFetchTimeout)
+		case <-t.C:
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("policy.show: %w", err)
 	}

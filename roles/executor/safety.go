@@ -207,8 +207,13 @@ func (e *Executor) inFileScope(p *policy.Policy, dir string) bool {
 		e.log.Error("file scope check", "err", err)
 		return false
 	}
+	work, err := runner.Dir(runner.Spec{}, e.cfg.Runner)
+	if err != nil {
+		e.log.Error("file scope check: the executor's work directory", "err", err)
+		return false
+	}
 	probe := path.Join(dir, ".agentic-scope")
-	v := sp.JudgeIn("touch -- '"+strings.ReplaceAll(probe, "'", `'\''`)+"'", e.cfg.Runner.DefaultCwd)
+	v := sp.JudgeIn("touch -- '"+strings.ReplaceAll(probe, "'", `'\''`)+"'", work)
 	return v.Rule != policy.RuleScope && v.Action == policy.Allow
 }
 

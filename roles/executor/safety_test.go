@@ -333,3 +333,40 @@ func TestLandlockConfinesAllowedSteps(t *testing.T) {
 		t.Fatalf("an approved step was confined: %v", err)
 	}
 }
+
+// flakySource answers no-responder for its first fails calls, then asks
+// the real API.
+type flakySource struct {
+	real  PolicySource
+	fails int64
+	calls atomic.Int64
+}
+
+func (f *flakySource) PolicyVersion(ctx context.Context, v int64) (*api.PolicyVersion, error) {
+	if f.calls.Add(1) <= f.fails {
+		return nil, &api.NoResponderError{Subject: api.SubjectPrefix + api.MethodPolicyShow}
+	}
+	return f.real.PolicyVersion(ctx, v)
+}
+
+// No ledger node answering for a moment (one starting) does not refuse a
+// step: the executor asks again; a definitive answer is not asked again.
+func TestPolicyFetchRetriesUnanswered(t *testing.T) {
+	h := newHarness(t)
+	led := h.servePolicies(map[int64]string{1: testPolicy})
+	src := &flakySource{real: APIPolicies(led.client), fails: 2}
+	rec := &recorder{}
+	h.start("exec-1", t.TempDir(), rec, func(c *Config) { c.Safety.Policies = src })
+	h.assignStep("exec-1", "r1", shellStep("later", "touch "+h.marker("later")), led.refs[1], "")
+	if f := result(t, rec, "later"); f.Status != event.TaskSucceeded || !h.ran("later") {
+		t.Fatalf("step: %+v", f)
+	}
+	if n := src.calls.Load(); n != 3 {
+		t.Errorf("asked %d times, want 3 (two unanswered, one answered)", n)
+	}
+	h.assignStep("exec-1", "r1", shellStep("gone", "touch "+h.marker("gone")), event.PolicyRef{Version: 5, Hash: "sha256:00"}, "")
+	h.refusedWith(t, rec, "gone", "cannot judge the step with policy version 5")
+	if n := src.calls.Load(); n != 4 {
+		t.Errorf("asked %d times in all, want 4 (not found is an answer)", n)
+	}
+}
