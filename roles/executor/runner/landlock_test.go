@@ -77,3 +77,30 @@ func BenchmarkShellTrueLandlock(b *testing.B) {
 		}
 	}
 }
+
+// Confinement and another user combine: the helper, executed as the
+// step's user, confines it and executes the shell.
+func TestLandlockAsAnotherUser(t *testing.T) {
+	if LandlockABI() == 0 {
+		t.Skip("Landlock is not available here: " + LandlockUnavailable())
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("switching users needs root: run the tests as root to cover run_as with Landlock")
+	}
+	dir, outside := t.TempDir(), t.TempDir()
+	for _, d := range []string{filepath.Dir(dir), dir, filepath.Dir(outside), outside} {
+		if err := os.Chmod(d, 0o777); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spec := shellSpec(`id -un; touch inside; touch ` + outside + `/escaped 2>/dev/null; echo "touch $?"`)
+	spec.WriteScope = []string{"./**"}
+	var out output
+	res := Run(context.Background(), spec, Options{DefaultCwd: dir, Landlock: true, RunAs: "nobody"}, nil, out.on)
+	if res.Status != event.TaskSucceeded || out.text(StreamStdout) != "nobody\ntouch 1\n" {
+		t.Fatalf("Run = %+v, printed %q", res, out.text(StreamStdout))
+	}
+	if _, err := os.Stat(filepath.Join(outside, "escaped")); err == nil {
+		t.Fatal("a confined step wrote outside its scope")
+	}
+}
