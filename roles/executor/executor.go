@@ -152,6 +152,8 @@ type Executor struct {
 	// unjudgedWarned is set once an assignment without a policy version
 	// was logged.
 	unjudgedWarned atomic.Bool
+	// policyRefused counts the attempts vet refused.
+	policyRefused atomic.Uint64
 	// drainedSeq is the stream sequence of the newest drain completed
 	// (local state), read at Start; a drain at or below it is not honoured
 	// again.
@@ -250,6 +252,11 @@ type Stats struct {
 	Stalls uint64
 	// Draining is true once a drain for this node was read.
 	Draining bool
+	// PolicyRefused counts the attempts the executor refused since Start
+	// after judging them again (class policy: denied, not approved for
+	// exactly this step, outside the file scope, or a policy version it
+	// could not fetch or verify).
+	PolicyRefused uint64
 }
 
 // Stats returns the executor's counters.
@@ -260,6 +267,7 @@ func (e *Executor) Stats() Stats {
 	return Stats{
 		Epoch: e.epoch.Load(), Fenced: e.fenced.Load(), Held: e.heldN.Load(), Refused: e.refused.Load(),
 		Dropped: e.dropped.Load(), Running: n, Queued: int(e.queued.Load()), Stalls: e.stalls.Load(), Draining: e.draining.Load(),
+		PolicyRefused: e.policyRefused.Load(),
 	}
 }
 

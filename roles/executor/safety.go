@@ -235,6 +235,7 @@ func (e *Executor) spec(a event.TaskAssignedData) runner.Spec {
 
 // refusedDraft is the task.finished of an attempt vet refused.
 func (e *Executor) refusedDraft(run string, a event.TaskAssignedData, started time.Time, err error) event.Draft {
+	e.policyRefused.Add(1)
 	e.log.Warn("step refused", "run", run, "step", a.Step.ID, "attempt", a.Attempt, "policy_version", a.Policy.Version, "err", err)
 	dir, _ := runner.Dir(e.spec(a), e.cfg.Runner)
 	return event.MustDraft(event.TaskFinished, run, event.TaskFinishedData{

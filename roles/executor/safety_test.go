@@ -120,7 +120,7 @@ func TestExecutorJudgesAgain(t *testing.T) {
 	led := h.servePolicies(map[int64]string{1: testPolicy})
 	ref := led.refs[1]
 	rec := &recorder{}
-	h.start("exec-1", t.TempDir(), rec, func(c *Config) { c.Safety.Policies = APIPolicies(led.client) })
+	ex := h.start("exec-1", t.TempDir(), rec, func(c *Config) { c.Safety.Policies = APIPolicies(led.client) })
 
 	h.assignStep("exec-1", "r1", shellStep("denied", "touch "+h.marker("denied")+"; shred --version"), ref, "")
 	h.refusedWith(t, rec, "denied", "policy version 1 denies it: rule no-shred")
@@ -162,6 +162,9 @@ func TestExecutorJudgesAgain(t *testing.T) {
 	preload.Env = map[string]string{"LD_PRELOAD": "/tmp/x.so", "FOO": "bar"}
 	h.assignStep("exec-1", "r1", preload, ref, "")
 	h.refusedWith(t, rec, "preload", "env sets LD_PRELOAD, which can make programs run code the command does not show")
+	if n := ex.Stats().PolicyRefused; n != 6 {
+		t.Errorf("Stats.PolicyRefused = %d, want 6", n)
+	}
 	if n := led.calls.Load(); n != 1 {
 		t.Errorf("policy.show asked %d times for one version, want 1 (cached by hash)", n)
 	}
@@ -368,5 +371,55 @@ func TestPolicyFetchRetriesUnanswered(t *testing.T) {
 	h.refusedWith(t, rec, "gone", "cannot judge the step with policy version 5")
 	if n := src.calls.Load(); n != 4 {
 		t.Errorf("asked %d times in all, want 4 (not found is an answer)", n)
+	}
+}
+
+// countingSource serves policy texts by version and counts the requests.
+type countingSource struct {
+	texts map[int64]string
+	calls atomic.Int64
+}
+
+func (c *countingSource) PolicyVersion(_ context.Context, v int64) (*api.PolicyVersion, error) {
+	c.calls.Add(1)
+	return &api.PolicyVersion{PolicyRef: event.PolicyRef{Version: v}, Text: c.texts[v]}, nil
+}
+
+// The cache keeps the last policyCacheSize versions by hash: a version
+// still cached is not fetched again, one pushed out is.
+func TestPolicyCacheBounded(t *testing.T) {
+	src := &countingSource{texts: map[int64]string{}}
+	refs := map[int64]event.PolicyRef{}
+	for v := int64(1); v <= policyCacheSize+1; v++ {
+		text := fmt.Sprintf("name: v%d\ndefault: allow\n", v)
+		p, err := policy.Parse([]byte(text), "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		src.texts[v], refs[v] = text, event.PolicyRef{Version: v, Hash: p.Hash()}
+	}
+	ps := newPolicies(src)
+	ctx := context.Background()
+	get := func(v int64) {
+		t.Helper()
+		p, err := ps.get(ctx, refs[v])
+		if err != nil || p.Version != v || p.Hash() != refs[v].Hash {
+			t.Fatalf("get(%d) = %v, %v", v, p, err)
+		}
+	}
+	for v := int64(1); v <= policyCacheSize+1; v++ {
+		get(v)
+	}
+	get(policyCacheSize + 1)
+	get(2)
+	if n := src.calls.Load(); n != policyCacheSize+1 {
+		t.Fatalf("fetched %d times, want %d (cached ones not fetched again)", n, policyCacheSize+1)
+	}
+	get(1) // pushed out by the last one
+	if n := src.calls.Load(); n != policyCacheSize+2 {
+		t.Fatalf("fetched %d times, want %d (the oldest forgotten)", n, policyCacheSize+2)
+	}
+	if len(ps.byHash) != policyCacheSize {
+		t.Fatalf("cache holds %d versions, want %d", len(ps.byHash), policyCacheSize)
 	}
 }
