@@ -69,9 +69,9 @@ func (h *harness) servePolicies(texts map[int64]string) *policyLedger {
 	return l
 }
 
-// assignStep publishes a task.assigned of step to node, judged by the
+// assignJudged publishes a task.assigned of step to node, judged by the
 // leader with ref and approved for the gate subject approved.
-func (h *harness) assignStep(node, run string, step event.Step, ref event.PolicyRef, approved string) {
+func (h *harness) assignJudged(node, run string, step event.Step, ref event.PolicyRef, approved string) {
 	h.t.Helper()
 	d := event.MustDraft(event.TaskAssigned, run, event.TaskAssignedData{
 		Decision: event.Decision{Epoch: 1}, Attempt: 1, Node: node, Step: step, Policy: ref, Approved: approved,
@@ -122,24 +122,24 @@ func TestExecutorJudgesAgain(t *testing.T) {
 	rec := &recorder{}
 	ex := h.start("exec-1", t.TempDir(), rec, func(c *Config) { c.Safety.Policies = APIPolicies(led.client) })
 
-	h.assignStep("exec-1", "r1", shellStep("denied", "touch "+h.marker("denied")+"; shred --version"), ref, "")
+	h.assignJudged("exec-1", "r1", shellStep("denied", "touch "+h.marker("denied")+"; shred --version"), ref, "")
 	h.refusedWith(t, rec, "denied", "policy version 1 denies it: rule no-shred")
 
 	gated := shellStep("gated", "touch "+h.marker("gated")+"; sleep 0")
-	h.assignStep("exec-1", "r1", gated, ref, "")
+	h.assignJudged("exec-1", "r1", gated, ref, "")
 	h.refusedWith(t, rec, "gated", "not approved for this exact command: policy version 1 asks for approval (rule gated-sleep")
 
 	// An approval of another command (the step was edited after it), or
 	// of the same command under another policy version, does not count.
 	tampered := shellStep("tampered", "touch "+h.marker("tampered")+"; sleep 0 # edited")
-	h.assignStep("exec-1", "r1", tampered, ref, event.GateSubject(shellStep("tampered", "touch "+h.marker("tampered")+"; sleep 0"), ref))
+	h.assignJudged("exec-1", "r1", tampered, ref, event.GateSubject(shellStep("tampered", "touch "+h.marker("tampered")+"; sleep 0"), ref))
 	h.refusedWith(t, rec, "tampered", "the approval is of sha256:")
 	other := shellStep("other-version", "touch "+h.marker("other-version")+"; sleep 0")
-	h.assignStep("exec-1", "r1", other, ref, event.GateSubject(other, event.PolicyRef{Version: 2, Hash: ref.Hash}))
+	h.assignJudged("exec-1", "r1", other, ref, event.GateSubject(other, event.PolicyRef{Version: 2, Hash: ref.Hash}))
 	h.refusedWith(t, rec, "other-version", "not approved for this exact command")
 
 	approved := shellStep("approved", "echo x >> "+h.marker("approved")+"; sleep 0")
-	h.assignStep("exec-1", "r1", approved, ref, event.GateSubject(approved, ref))
+	h.assignJudged("exec-1", "r1", approved, ref, event.GateSubject(approved, ref))
 	if f := result(t, rec, "approved"); f.Status != event.TaskSucceeded {
 		t.Fatalf("approved step: %+v", f)
 	}
@@ -147,20 +147,20 @@ func TestExecutorJudgesAgain(t *testing.T) {
 		t.Fatalf("approved step's marker %q, %v: want it written once", b, err)
 	}
 
-	h.assignStep("exec-1", "r1", shellStep("allowed", "touch "+h.marker("allowed")), ref, "")
+	h.assignJudged("exec-1", "r1", shellStep("allowed", "touch "+h.marker("allowed")), ref, "")
 	if f := result(t, rec, "allowed"); f.Status != event.TaskSucceeded || !h.ran("allowed") {
 		t.Fatalf("allowed step: %+v", f)
 	}
 	// The Check guard is judged too.
 	checked := shellStep("checked", "touch "+h.marker("checked"))
 	checked.Check = "shred --version"
-	h.assignStep("exec-1", "r1", checked, ref, "")
+	h.assignJudged("exec-1", "r1", checked, ref, "")
 	h.refusedWith(t, rec, "checked", "check: ")
 	// So is an environment that can run hidden code: unresolved, which
 	// this policy confirms, and nobody approved.
 	preload := shellStep("preload", "touch "+h.marker("preload"))
 	preload.Env = map[string]string{"LD_PRELOAD": "/tmp/x.so", "FOO": "bar"}
-	h.assignStep("exec-1", "r1", preload, ref, "")
+	h.assignJudged("exec-1", "r1", preload, ref, "")
 	h.refusedWith(t, rec, "preload", "env sets LD_PRELOAD, which can make programs run code the command does not show")
 	if n := ex.Stats().PolicyRefused; n != 6 {
 		t.Errorf("Stats.PolicyRefused = %d, want 6", n)
@@ -180,18 +180,18 @@ func TestUnjudgeablePolicyRefused(t *testing.T) {
 	rec := &recorder{}
 	h.start("exec-1", t.TempDir(), rec, func(c *Config) { c.Safety.Policies = APIPolicies(led.client) })
 
-	h.assignStep("exec-1", "r1", shellStep("unknown", "touch "+h.marker("unknown")), event.PolicyRef{Version: 7, Hash: led.refs[1].Hash}, "")
+	h.assignJudged("exec-1", "r1", shellStep("unknown", "touch "+h.marker("unknown")), event.PolicyRef{Version: 7, Hash: led.refs[1].Hash}, "")
 	h.refusedWith(t, rec, "unknown", "cannot judge the step with policy version 7")
-	h.assignStep("exec-1", "r1", shellStep("tampered-policy", "touch "+h.marker("tampered-policy")), event.PolicyRef{Version: 1, Hash: "sha256:0000"}, "")
+	h.assignJudged("exec-1", "r1", shellStep("tampered-policy", "touch "+h.marker("tampered-policy")), event.PolicyRef{Version: 1, Hash: "sha256:0000"}, "")
 	h.refusedWith(t, rec, "tampered-policy", "hashes to "+led.refs[1].Hash+", the assignment names sha256:0000")
 
 	rec2 := &recorder{}
 	h.start("exec-2", t.TempDir(), rec2, nil)
-	h.assignStep("exec-2", "r1", shellStep("no-source", "touch "+h.marker("no-source")), led.refs[1], "")
+	h.assignJudged("exec-2", "r1", shellStep("no-source", "touch "+h.marker("no-source")), led.refs[1], "")
 	h.refusedWith(t, rec2, "no-source", "cannot judge the step with policy version 1")
 
 	// An assignment naming no policy (an older leader) runs as before.
-	h.assignStep("exec-2", "r1", shellStep("old-leader", "touch "+h.marker("old-leader")), event.PolicyRef{}, "")
+	h.assignJudged("exec-2", "r1", shellStep("old-leader", "touch "+h.marker("old-leader")), event.PolicyRef{}, "")
 	if f := result(t, rec2, "old-leader"); f.Status != event.TaskSucceeded || !h.ran("old-leader") {
 		t.Fatalf("step of an older leader: %+v", f)
 	}
@@ -212,7 +212,7 @@ func TestCwdOutsideScopeRefused(t *testing.T) {
 	t.Cleanup(func() { os.RemoveAll(outside) })
 	s := shellStep("outside", "touch "+h.marker("outside"))
 	s.Cwd = outside
-	h.assignStep("exec-1", "r1", s, led.refs[1], "")
+	h.assignJudged("exec-1", "r1", s, led.refs[1], "")
 	h.refusedWith(t, rec, "outside", "working directory "+outside+" lies outside the file scope [./** /tmp/**] of policy version 1")
 
 	sub := filepath.Join(h.work, "sub")
@@ -221,7 +221,7 @@ func TestCwdOutsideScopeRefused(t *testing.T) {
 	}
 	in := shellStep("inside", "touch "+h.marker("inside"))
 	in.Cwd = "sub"
-	h.assignStep("exec-1", "r1", in, led.refs[1], "")
+	h.assignJudged("exec-1", "r1", in, led.refs[1], "")
 	if f := result(t, rec, "inside"); f.Status != event.TaskSucceeded || f.Cwd != sub {
 		t.Fatalf("step in the work directory: %+v", f)
 	}
@@ -320,7 +320,7 @@ func TestLandlockConfinesAllowedSteps(t *testing.T) {
 	if err := os.WriteFile(script, []byte("touch "+outside+"/$1\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	h.assignStep("exec-1", "r1", shellStep("confined", "sh ./escape.sh confined; touch "+h.marker("confined")), ref, "")
+	h.assignJudged("exec-1", "r1", shellStep("confined", "sh ./escape.sh confined; touch "+h.marker("confined")), ref, "")
 	if f := result(t, rec, "confined"); f.Status != event.TaskSucceeded || !h.ran("confined") {
 		t.Fatalf("confined step: %+v", f)
 	}
@@ -328,7 +328,7 @@ func TestLandlockConfinesAllowedSteps(t *testing.T) {
 		t.Fatal("a step the policy allowed wrote outside the file scope")
 	}
 	approved := shellStep("approved", "sleep 0; sh ./escape.sh approved")
-	h.assignStep("exec-1", "r1", approved, ref, event.GateSubject(approved, ref))
+	h.assignJudged("exec-1", "r1", approved, ref, event.GateSubject(approved, ref))
 	if f := result(t, rec, "approved"); f.Status != event.TaskSucceeded {
 		t.Fatalf("approved step: %+v", f)
 	}
@@ -360,14 +360,14 @@ func TestPolicyFetchRetriesUnanswered(t *testing.T) {
 	src := &flakySource{real: APIPolicies(led.client), fails: 2}
 	rec := &recorder{}
 	h.start("exec-1", t.TempDir(), rec, func(c *Config) { c.Safety.Policies = src })
-	h.assignStep("exec-1", "r1", shellStep("later", "touch "+h.marker("later")), led.refs[1], "")
+	h.assignJudged("exec-1", "r1", shellStep("later", "touch "+h.marker("later")), led.refs[1], "")
 	if f := result(t, rec, "later"); f.Status != event.TaskSucceeded || !h.ran("later") {
 		t.Fatalf("step: %+v", f)
 	}
 	if n := src.calls.Load(); n != 3 {
 		t.Errorf("asked %d times, want 3 (two unanswered, one answered)", n)
 	}
-	h.assignStep("exec-1", "r1", shellStep("gone", "touch "+h.marker("gone")), event.PolicyRef{Version: 5, Hash: "sha256:00"}, "")
+	h.assignJudged("exec-1", "r1", shellStep("gone", "touch "+h.marker("gone")), event.PolicyRef{Version: 5, Hash: "sha256:00"}, "")
 	h.refusedWith(t, rec, "gone", "cannot judge the step with policy version 5")
 	if n := src.calls.Load(); n != 4 {
 		t.Errorf("asked %d times in all, want 4 (not found is an answer)", n)
