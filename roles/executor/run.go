@@ -17,14 +17,11 @@ import (
 
 // run executes one attempt, recorded as started: its task.started is
 // queued to the reporter when the process started, and run returns the
-// task.finished once the process group is gone.
-func (e *Executor) run(ctx context.Context, run string, a event.TaskAssignedData, started time.Time, t *task) event.Draft {
-	scope, err := e.vet(ctx, a)
-	if err != nil && ctx.Err() == nil {
-		return e.refusedDraft(run, a, started, err)
-	}
+// task.finished once the process group is gone. j is what vet judged of
+// it.
+func (e *Executor) run(ctx context.Context, run string, a event.TaskAssignedData, started time.Time, t *task, j judged) event.Draft {
 	spec := e.spec(a)
-	spec.WriteScope = scope
+	spec.WriteScope = j.writeScope()
 	onStart := func(pid int) {
 		e.report.started(event.MustDraft(event.TaskStarted, run, event.TaskStartedData{Step: a.Step.ID, Attempt: a.Attempt, Node: e.env.Node, PID: pid}))
 	}

@@ -70,12 +70,44 @@ func (s Safety) applyTo(o *runner.Options) {
 	}
 }
 
-// FileJudge judges a file.write or file.patch step with a policy, its
-// paths relative to dir (the step's working directory). The file-edit
-// side of the executor sets it (roles/policy judges file edits); while it
-// is nil, a file edit whose assignment names a policy version is refused:
-// the executor cannot judge it.
-var FileJudge func(p *policy.Policy, s event.Step, dir string) policy.Verdict
+// judged is what vet learned of an attempt it lets run.
+type judged struct {
+	// p is the policy version the assignment names; nil when it names
+	// none (an older leader), or for steps not judged (noop,
+	// file.restore).
+	p *policy.Policy
+	// approved: the verdict was confirm and the assignment's approval is
+	// of exactly this step.
+	approved bool
+	// dir is the step's working directory as judged.
+	dir string
+}
+
+// writeScope is the file scope Landlock confines the step to: the
+// policy's scopes.files when the policy allowed the step without an
+// approval; nil (not confined) otherwise — an operator who approved the
+// exact command approved its writes too.
+func (j judged) writeScope() []string {
+	if j.p == nil || j.approved || len(j.p.Scopes.Files) == 0 {
+		return nil
+	}
+	return j.p.Scopes.Files
+}
+
+// allowAbsolute is fileedit.Options.AllowAbsolute for a file edit: an
+// absolute path outside the working directory may be written when the
+// policy's file scope names it, or when an operator approved exactly this
+// edit; nil (never) without a policy.
+func (j judged) allowAbsolute() func(string) bool {
+	switch {
+	case j.p == nil:
+		return nil
+	case j.approved:
+		return func(string) bool { return true }
+	}
+	p, dir := j.p, j.dir
+	return func(target string) bool { return p.AllowsWrite(target, dir) }
+}
 
 // refusal is why the executor will not run an attempt: reported as a
 // failure of class policy, the step never having started.
@@ -92,28 +124,27 @@ func (r *refusal) Error() string { return "refused by the executor: " + r.why }
 // and policy version (event.GateSubject). It returns ctx's error when ctx
 // ended meanwhile (the runner then reports the cancellation), and nil when
 // the attempt may run — also for an assignment naming no policy (a leader
-// older than protocol version 5), which is logged once. scope is the
-// policy's file scope when the policy allowed the step without an
-// approval (what Landlock confines it to), nil otherwise: an operator who
-// approved the exact command approved its writes too.
-func (e *Executor) vet(ctx context.Context, a event.TaskAssignedData) (scope []string, err error) {
-	if a.Step.Kind == event.KindNoop {
-		return nil, nil
+// older than protocol version 5), which is logged once. noop and
+// file.restore steps (which restore the before-images the executor
+// recorded itself) are not judged.
+func (e *Executor) vet(ctx context.Context, a event.TaskAssignedData) (judged, error) {
+	if a.Step.Kind == event.KindNoop || a.Step.Kind == event.KindFileRestore {
+		return judged{}, nil
 	}
 	if a.Policy.IsZero() {
 		if !e.unjudgedWarned.Swap(true) {
 			e.log.Warn("assignments carry no policy version (a leader older than protocol version 5): "+
 				"steps run without the executor judging them again", "step", a.Step.ID)
 		}
-		return nil, nil
+		return judged{}, nil
 	}
 	ref := a.Policy
 	p, err := e.policies.get(ctx, ref)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return judged{}, ctx.Err()
 		}
-		return nil, &refusal{fmt.Sprintf("cannot judge the step with policy version %d (%s): %v", ref.Version, ref.Hash, err)}
+		return judged{}, &refusal{fmt.Sprintf("cannot judge the step with policy version %d (%s): %v", ref.Version, ref.Hash, err)}
 	}
 	spec := e.spec(a)
 	dir, derr := runner.Dir(spec, e.cfg.Runner)
@@ -121,37 +152,31 @@ func (e *Executor) vet(ctx context.Context, a event.TaskAssignedData) (scope []s
 		dir = "" // judged without it (stricter); the runner reports the bad cwd
 	}
 	if dir != "" && len(p.Scopes.Files) > 0 && !e.inFileScope(p, dir) {
-		return nil, &refusal{fmt.Sprintf("working directory %s lies outside the file scope %v of policy version %d", dir, p.Scopes.Files, ref.Version)}
+		return judged{}, &refusal{fmt.Sprintf("working directory %s lies outside the file scope %v of policy version %d", dir, p.Scopes.Files, ref.Version)}
 	}
-	v, err := judgeStep(p, a.Step, dir)
-	if err != nil {
-		return nil, &refusal{fmt.Sprintf("%v (policy version %d)", err, ref.Version)}
-	}
+	v := judgeStep(p, a.Step, dir)
 	switch v.Action {
 	case policy.Allow:
-		if len(p.Scopes.Files) > 0 {
-			scope = p.Scopes.Files
-		}
-		return scope, nil
+		return judged{p: p, dir: dir}, nil
 	case policy.Deny:
-		return nil, &refusal{fmt.Sprintf("policy version %d denies it: rule %s (level %s): %s", ref.Version, v.Rule, v.Level, v.Why)}
+		return judged{}, &refusal{fmt.Sprintf("policy version %d denies it: rule %s (level %s): %s", ref.Version, v.Rule, v.Level, v.Why)}
 	}
 	want := event.GateSubject(a.Step, ref)
 	if a.Approved == want {
-		return nil, nil
+		return judged{p: p, approved: true, dir: dir}, nil
 	}
 	got := "the assignment carries no approval"
 	if a.Approved != "" {
 		got = fmt.Sprintf("the approval is of %s, this step with this policy version is %s", a.Approved, want)
 	}
-	return nil, &refusal{fmt.Sprintf("not approved for this exact command: policy version %d asks for approval (rule %s, level %s: %s), and %s",
+	return judged{}, &refusal{fmt.Sprintf("not approved for this exact command: policy version %d asks for approval (rule %s, level %s: %s), and %s",
 		ref.Version, v.Rule, v.Level, v.Why, got)}
 }
 
 // judgeStep is the policy's verdict on what running s does: for a shell
-// step the worse of its command's and its Check guard's verdicts, for a
-// file edit FileJudge's.
-func judgeStep(p *policy.Policy, s event.Step, dir string) (policy.Verdict, error) {
+// step the worse of its command's and its Check guard's verdicts (and of
+// an env that can run hidden code), for a file edit Policy.JudgeEdit's.
+func judgeStep(p *policy.Policy, s event.Step, dir string) policy.Verdict {
 	switch s.Kind {
 	case event.KindShell:
 		v := p.JudgeIn(s.Run, dir)
@@ -178,16 +203,13 @@ func judgeStep(p *policy.Policy, s event.Step, dir string) (policy.Verdict, erro
 				v = u
 			}
 		}
-		return v, nil
+		return v
 	case event.KindFileWrite, event.KindFilePatch:
-		if FileJudge == nil {
-			return policy.Verdict{}, fmt.Errorf("cannot judge a %s step: this executor has no file-edit judge", s.Kind)
-		}
-		return FileJudge(p, s, dir), nil
+		return p.JudgeEdit(s, dir)
 	}
 	// A kind this executor does not know: the runner fails it (class
 	// logic) without running anything.
-	return policy.Verdict{Action: policy.Allow}, nil
+	return policy.Verdict{Action: policy.Allow}
 }
 
 // worse reports whether a is a stricter verdict than b (action, then

@@ -423,3 +423,46 @@ func TestPolicyCacheBounded(t *testing.T) {
 		t.Fatalf("cache holds %d versions, want %d", len(ps.byHash), policyCacheSize)
 	}
 }
+
+// File edits are judged again too (Policy.JudgeEdit): a denied edit never
+// writes; an edit outside the file scope needs an approval of exactly it,
+// and then may write its absolute path; an absolute path inside the scope
+// may be written without one.
+func TestFileEditsJudgedAgain(t *testing.T) {
+	h := newHarness(t)
+	text := testPolicy + "  - {name: no-secrets, match: {command: file.*, writes: [\"" + h.work + "/secrets/**\"]}, action: deny}\n"
+	led := h.servePolicies(map[int64]string{1: text})
+	ref := led.refs[1]
+	rec := &recorder{}
+	h.start("exec-1", t.TempDir(), rec, func(c *Config) { c.Safety.Policies = APIPolicies(led.client) })
+
+	secret := event.Step{ID: "secret", Kind: event.KindFileWrite, Path: "secrets/key", Content: "k\n"}
+	h.assignJudged("exec-1", "r1", secret, ref, "")
+	h.refusedWith(t, rec, "secret", "policy version 1 denies it: rule no-secrets")
+	if _, err := os.Stat(filepath.Join(h.work, "secrets", "key")); err == nil {
+		t.Fatal("a denied edit wrote its file")
+	}
+
+	outside, err := os.MkdirTemp("/var/tmp", "agentic-edit-*")
+	if err != nil {
+		t.Skip("no /var/tmp:", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(outside) })
+	far := event.Step{ID: "far", Kind: event.KindFileWrite, Path: filepath.Join(outside, "far.conf"), Content: "x\n"}
+	h.assignJudged("exec-1", "r1", far, ref, "")
+	h.refusedWith(t, rec, "far", "not approved for this exact command")
+	if _, err := os.Stat(far.Path); err == nil {
+		t.Fatal("an unapproved edit outside the scope wrote its file")
+	}
+	far.ID = "far-approved"
+	h.assignJudged("exec-1", "r1", far, ref, event.GateSubject(far, ref))
+	if f := result(t, rec, "far-approved"); f.Status != event.TaskSucceeded || readFile(t, far.Path) != "x\n" {
+		t.Fatalf("approved edit: %+v", f)
+	}
+
+	inScope := event.Step{ID: "in-scope", Kind: event.KindFileWrite, Path: filepath.Join(t.TempDir(), "near.conf"), Content: "y\n"}
+	h.assignJudged("exec-1", "r1", inScope, ref, "")
+	if f := result(t, rec, "in-scope"); f.Status != event.TaskSucceeded || readFile(t, inScope.Path) != "y\n" {
+		t.Fatalf("edit of an absolute path in the file scope: %+v", f)
+	}
+}
