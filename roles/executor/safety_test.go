@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +16,7 @@ import (
 	"github.com/agentic-dev/agentic/bus/bustest"
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/config"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/roles"
 	"github.com/agentic-dev/agentic/roles/executor/runner"
@@ -464,5 +466,25 @@ func TestFileEditsJudgedAgain(t *testing.T) {
 	h.assignJudged("exec-1", "r1", inScope, ref, "")
 	if f := result(t, rec, "in-scope"); f.Status != event.TaskSucceeded || readFile(t, inScope.Path) != "y\n" {
 		t.Fatalf("edit of an absolute path in the file scope: %+v", f)
+	}
+}
+
+// SafetyFrom maps agentd's executor configuration; it always refuses root
+// by default, and the runner options get what it sets.
+func TestSafetyFrom(t *testing.T) {
+	c := config.Default().Executor
+	c.EnvAllow, c.RunAs, c.MaxOpenFiles, c.MaxAddressSpace, c.Landlock = []string{"PATH"}, "agentic", 256, "2GiB", true
+	s := SafetyFrom(c, nil)
+	if s.Policies != nil || !s.RefuseRoot || s.RunAs != "agentic" || !slices.Equal(s.EnvAllow, []string{"PATH"}) ||
+		s.Limits != (runner.Limits{OpenFiles: 256, AddressSpace: 2 << 30}) || !s.Landlock {
+		t.Fatalf("SafetyFrom = %+v", s)
+	}
+	var o runner.Options
+	s.applyTo(&o)
+	if !o.RefuseRoot || o.RunAs != "agentic" || o.Limits.OpenFiles != 256 || !o.Landlock || len(o.EnvAllow) != 1 {
+		t.Fatalf("runner options %+v", o)
+	}
+	if d := SafetyFrom(config.Default().Executor, api.NewClient(nil, 0)); d.Policies == nil || !d.RefuseRoot || d.EnvAllow != nil || !d.Limits.IsZero() {
+		t.Fatalf("default SafetyFrom = %+v", d)
 	}
 }
