@@ -26,7 +26,7 @@ type Safety struct {
 	// assignment that names a policy version is refused (it cannot be
 	// judged).
 	Policies PolicySource
-	// EnvAllow, RunAs, Limits and RefuseRoot are the runner's
+	// EnvAllow, RunAs, Limits, RefuseRoot and Landlock are the runner's
 	// (runner.Options); they replace Config.Runner's when set.
 	EnvAllow   []string
 	RunAs      string
@@ -278,7 +278,7 @@ func (e *Executor) logSafety() {
 	switch {
 	case runAs != "":
 	case os.Geteuid() == 0 && o.RefuseRoot:
-		runAs = "nobody: agentd runs as root and executor.run_as is not set, so every shell step is refused"
+		runAs = "none: agentd runs as root and executor.run_as is not set, so every shell step is refused"
 		e.log.Warn("executor: agentd runs as root and no user is configured for steps: every shell step will be refused; " +
 			"set executor.run_as to an unprivileged user (or to root, to run steps as root on purpose)")
 	default:
