@@ -1,15 +1,28 @@
 package node
 
 import (
+	"context"
 	"os"
+	"slices"
+	"time"
 
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/node/api"
+	"github.com/agentic-dev/agentic/node/nodes"
 	"github.com/agentic-dev/agentic/roles/planner"
 	"github.com/agentic-dev/agentic/roles/planner/llm"
+	"github.com/agentic-dev/agentic/roles/policy"
 )
+
+// promptQueryTimeout bounds each query that gathers a prompt's inputs: a
+// cluster that cannot answer quickly plans without them.
+const promptQueryTimeout = 2 * time.Second
 
 // plannerConfig is the planner role's configuration: with planner.model
 // set, free-text goals are planned by that model over the
-// OpenAI-compatible API at planner.base_url.
+// OpenAI-compatible API at planner.base_url, with a prompt that carries
+// the policy in force, the capabilities the live executors offer and the
+// adaptive notes of the command statistics (promptInputs).
 func (n *Node) plannerConfig() planner.Config {
 	pc := n.cfg.Planner
 	cfg := planner.Config{Timeout: pc.Timeout}
@@ -26,7 +39,50 @@ func (n *Node) plannerConfig() planner.Config {
 	model := llm.NewOpenAI(llm.OpenAIConfig{BaseURL: pc.BaseURL, Model: pc.Model, APIKey: key})
 	cfg.Text = llm.NewSource(model, llm.Config{
 		MaxTokens: pc.MaxTokens, Temperature: pc.Temperature, Seed: pc.Seed, TokenBudget: pc.TokenBudget,
+		Inputs: n.promptInputs,
 	})
 	n.log.Info("planner model", "base_url", pc.BaseURL, "model", pc.Model, "max_tokens", pc.MaxTokens)
 	return cfg
+}
+
+// promptInputs gathers what a plan's prompt tells beside the goal, by
+// asking the cluster: the policy in force (policy.show), the capabilities
+// of the live executors (nodes.list) and the adaptive notes
+// (memory.commands). What does not answer in time is left out, and said
+// in the log at debug.
+func (n *Node) promptInputs(ctx context.Context, _ event.GoalSubmittedData) llm.Inputs {
+	var in llm.Inputs
+	if n.conn == nil {
+		return in
+	}
+	c := api.NewClient(n.conn.NC, promptQueryTimeout)
+	var pv api.PolicyVersion
+	if err := c.Call(ctx, api.MethodPolicyShow, api.PolicyRequest{}, &pv); err == nil {
+		if p, err := policy.Parse([]byte(pv.Text), "policy"); err == nil {
+			in.Policy = p
+		}
+	} else {
+		n.log.Debug("prompt: no policy", "err", err)
+	}
+	if p, err := c.Nodes(ctx); err == nil {
+		for _, s := range p.Items {
+			if s.State != nodes.StateAlive || !slices.Contains(s.Roles, event.RoleExecutor) {
+				continue
+			}
+			for _, cp := range s.Capabilities {
+				if !slices.Contains(in.Capabilities, cp) {
+					in.Capabilities = append(in.Capabilities, cp)
+				}
+			}
+		}
+		slices.Sort(in.Capabilities)
+	} else {
+		n.log.Debug("prompt: no nodes", "err", err)
+	}
+	if st, err := c.MemoryCommands(ctx, api.CommandsRequest{Limit: 1, Notes: 20}); err == nil {
+		in.Notes = st.Notes
+	} else {
+		n.log.Debug("prompt: no command notes", "err", err)
+	}
+	return in
 }

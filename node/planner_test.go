@@ -16,10 +16,23 @@ import (
 )
 
 // modelServer speaks the chat-completions API and answers every request
-// with answer.
-func modelServer(t *testing.T, answer string) *httptest.Server {
+// with answer; prompts, if not nil, receives each request's messages.
+func modelServer(t *testing.T, answer string, prompts ...chan string) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if len(prompts) > 0 {
+			var req struct {
+				Messages []struct {
+					Content string `json:"content"`
+				} `json:"messages"`
+			}
+			_ = json.NewDecoder(r.Body).Decode(&req)
+			var all strings.Builder
+			for _, m := range req.Messages {
+				all.WriteString(m.Content + "\n")
+			}
+			prompts[0] <- all.String()
+		}
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{
 			"id": "chatcmpl-1", "object": "chat.completion", "created": 1763800000, "model": "served:1",
@@ -87,5 +100,31 @@ func TestModelThatNeverPlansFailsTheRunClearly(t *testing.T) {
 	r := n.WaitRun(t, submitText(t, n, "do something"), 30*time.Second)
 	if r.Status != event.RunFailed || !strings.Contains(r.Reason, "no JSON object") || !strings.Contains(r.Reason, "test-model") {
 		t.Fatalf("run %s: %s (%s)", r.ID, r.Status, r.Reason)
+	}
+}
+
+// TestPromptNotesFollowRecordedFailures: the adaptive notes in a model's
+// prompt come from the command statistics, and change once a command has
+// failed often enough.
+func TestPromptNotesFollowRecordedFailures(t *testing.T) {
+	prompts := make(chan string, 4)
+	srv := modelServer(t, `{"steps": [{"id": "hello", "run": "echo hello"}]}`, prompts)
+	cfg := nodetest.Config(t.TempDir())
+	cfg.Planner.BaseURL, cfg.Planner.Model = srv.URL+"/v1", "test-model"
+	n := nodetest.Start(t, cfg)
+
+	n.WaitRun(t, submitText(t, n, "first"), 30*time.Second)
+	if p := <-prompts; strings.Contains(p, "Notes from earlier runs") || !strings.Contains(p, "first") {
+		t.Fatalf("first prompt:\n%s", p)
+	}
+	for i := range 3 {
+		r := n.WaitRun(t, n.Submit(t, "fails.yaml", "steps:\n  - id: list\n    run: ls --no-such-flag /nonexistent\n"), 30*time.Second)
+		if r.Status != event.RunFailed {
+			t.Fatalf("run %d: %s", i, r.Status)
+		}
+	}
+	n.WaitRun(t, submitText(t, n, "second"), 30*time.Second)
+	if p := <-prompts; !strings.Contains(p, "Notes from earlier runs") || !strings.Contains(p, "`ls --no-such-flag` failed 3 of 3 times") {
+		t.Fatalf("second prompt:\n%s", p)
 	}
 }

@@ -53,6 +53,7 @@ func (n *Node) startAPI() error {
 	if n.mem == nil && n.has(event.RoleMemory) && n.integrity.get() != nil {
 		api.HandleTyped(s, api.MethodMemoryGet, guard(n, func(context.Context, api.MemoryGetRequest) (api.Fact, error) { return api.Fact{}, nil }))
 		api.HandleTyped(s, api.MethodMemoryList, guard(n, func(context.Context, api.MemoryListRequest) ([]api.Fact, error) { return nil, nil }))
+		api.HandleTyped(s, api.MethodMemoryCommands, guard(n, func(context.Context, api.CommandsRequest) (api.CommandStats, error) { return api.CommandStats{}, nil }))
 	}
 	if n.mem != nil {
 		api.HandleTyped(s, api.MethodMemoryGet, guard(n, func(ctx context.Context, req api.MemoryGetRequest) (api.Fact, error) {
@@ -72,6 +73,7 @@ func (n *Node) startAPI() error {
 			}
 			return out, nil
 		}))
+		api.HandleTyped(s, api.MethodMemoryCommands, guard(n, n.memoryCommands))
 	}
 	for _, m := range s.Methods() {
 		if !natsauth.Classified(m) {

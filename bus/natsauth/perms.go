@@ -32,7 +32,7 @@ var ReadMethods = []string{
 	"ledger.verify", "ledger.export", "ledger.message", "ledger.head", "ledger.outcome",
 	"memory.get", "memory.list", "node.info", "nodes.list", "alarms.list",
 	"cluster.settings", "revocations.list", "credentials.list",
-	"policy.show", "policy.list", "gates.list",
+	"policy.show", "policy.list", "gates.list", "memory.commands",
 }
 
 // AdminMethods are the query API methods that act on a node: admin only.

@@ -44,6 +44,10 @@ const (
 	// MethodPolicyList answers the policy's versions, newest first,
 	// without their text (Page of PolicyVersion).
 	MethodPolicyList = "policy.list"
+	// MethodMemoryCommands answers the command statistics of a memory
+	// node — shapes that failed most first — and the adaptive notes a
+	// planner's prompt carries (CommandsRequest → CommandStats).
+	MethodMemoryCommands = "memory.commands"
 	// MethodGatesList answers the open gates, oldest first, optionally of
 	// one run or one step (GatesRequest → Page of Gate).
 	MethodGatesList = "gates.list"

@@ -96,11 +96,19 @@ type Memory struct {
 	// folded is the ledger position of the last event folded. Only the
 	// goroutine that calls Fold, Snapshot and Restore touches it.
 	folded uint64
+	// attempts holds the shapes of the shell attempts assigned and not yet
+	// finished, by run: live work only (a run's are dropped when it
+	// finishes). Only the fold goroutine touches it.
+	attempts map[string]map[attemptRef][]string
 
 	mu struct {
 		sync.RWMutex
 		facts map[string]map[string]Fact // scope → key → fact
 		stats map[string]Stat
+		// shapes counts outcomes by command shape (Shapes), at most
+		// MaxShapes; overflow counts outcomes of shapes beyond that.
+		shapes   map[string]Stat
+		overflow int
 	}
 }
 
@@ -112,9 +120,10 @@ var (
 
 // New returns an empty memory.
 func New() *Memory {
-	m := &Memory{}
+	m := &Memory{attempts: map[string]map[attemptRef][]string{}}
 	m.mu.facts = map[string]map[string]Fact{}
 	m.mu.stats = map[string]Stat{}
+	m.mu.shapes = map[string]Stat{}
 	return m
 }
 
@@ -150,9 +159,17 @@ func (m *Memory) Fold(ev event.Event) {
 			return
 		}
 		m.put(Fact{Scope: scopeOf(d.Scope), Key: d.Key, Value: redact.Latest.RedactMember(d.Key, d.Value), UpdatedAt: ev.Time, ExpiresAt: d.Expires})
+	case event.TaskAssigned:
+		m.foldAssigned(ev)
+	case event.RunFinished:
+		delete(m.attempts, ev.Run)
 	case event.TaskFinished:
 		var d event.TaskFinishedData
-		if ev.Decode(&d) != nil || d.CommandHash == "" {
+		if ev.Decode(&d) != nil {
+			return
+		}
+		m.foldShapes(ev.Run, d)
+		if d.CommandHash == "" {
 			return
 		}
 		m.mu.Lock()

@@ -13,7 +13,10 @@ import (
 
 // SnapshotVersion is the snapshot format this version writes. It only moves
 // forward; Restore refuses versions it does not know.
-const SnapshotVersion = 1
+const SnapshotVersion = 2
+
+// Version 2 added the command shapes and the live attempts; a version-1
+// snapshot is refused, so the memory is folded again from the ledger.
 
 // ErrSnapshotVersion: the snapshot was written by an unknown format version.
 var ErrSnapshotVersion = errors.New("memory: unsupported snapshot version")
@@ -26,6 +29,19 @@ type snapshot struct {
 	Seq     uint64          `json:"seq"`
 	Facts   []snapFact      `json:"facts"`
 	Stats   map[string]Stat `json:"stats"`
+	// Shapes counts outcomes by command shape; Overflow those past
+	// MaxShapes.
+	Shapes   map[string]Stat `json:"shapes"`
+	Overflow int             `json:"overflow,omitempty"`
+	// Attempts are the live shell attempts' shapes, sorted.
+	Attempts []snapAttempt `json:"attempts"`
+}
+
+type snapAttempt struct {
+	Run     string   `json:"run"`
+	Step    string   `json:"step"`
+	Attempt int      `json:"attempt"`
+	Shapes  []string `json:"shapes"`
 }
 
 type snapFact struct {
@@ -53,7 +69,21 @@ func (m *Memory) Snapshot() (uint64, []byte, error) {
 	for h, st := range m.mu.stats {
 		snap.Stats[h] = st
 	}
+	snap.Shapes = make(map[string]Stat, len(m.mu.shapes))
+	for sh, st := range m.mu.shapes {
+		snap.Shapes[sh] = st
+	}
+	snap.Overflow = m.mu.overflow
 	m.mu.RUnlock()
+	snap.Attempts = []snapAttempt{}
+	for run, as := range m.attempts {
+		for ref, shapes := range as {
+			snap.Attempts = append(snap.Attempts, snapAttempt{Run: run, Step: ref.step, Attempt: ref.attempt, Shapes: shapes})
+		}
+	}
+	slices.SortFunc(snap.Attempts, func(a, b snapAttempt) int {
+		return cmp.Or(cmp.Compare(a.Run, b.Run), cmp.Compare(a.Step, b.Step), cmp.Compare(a.Attempt, b.Attempt))
+	})
 	slices.SortFunc(snap.Facts, func(a, b snapFact) int {
 		return cmp.Or(cmp.Compare(a.Scope, b.Scope), cmp.Compare(a.Key, b.Key))
 	})
@@ -103,9 +133,27 @@ func (m *Memory) Restore(data []byte) error {
 		}
 		stats[h] = st
 	}
+	shapes := make(map[string]Stat, len(snap.Shapes))
+	for sh, st := range snap.Shapes {
+		if sh == "" || st.Successes < 0 || st.Failures < 0 {
+			return fmt.Errorf("memory: unmarshal snapshot: bad statistics for shape %q: %+v", sh, st)
+		}
+		shapes[sh] = st
+	}
+	attempts := map[string]map[attemptRef][]string{}
+	for _, a := range snap.Attempts {
+		if a.Run == "" || a.Step == "" || len(a.Shapes) == 0 {
+			return fmt.Errorf("memory: unmarshal snapshot: bad attempt %+v", a)
+		}
+		if attempts[a.Run] == nil {
+			attempts[a.Run] = map[attemptRef][]string{}
+		}
+		attempts[a.Run][attemptRef{a.Step, a.Attempt}] = a.Shapes
+	}
 	m.mu.Lock()
-	m.mu.facts, m.mu.stats = facts, stats
+	m.mu.facts, m.mu.stats, m.mu.shapes, m.mu.overflow = facts, stats, shapes, snap.Overflow
 	m.mu.Unlock()
+	m.attempts = attempts
 	m.folded = snap.Seq
 	return nil
 }

@@ -159,17 +159,20 @@ func TestRestoreRefusesBadSnapshots(t *testing.T) {
 		in      string
 		wantErr error
 	}{
-		{"future version", `{"version":2,"seq":1,"facts":[],"stats":{}}`, memory.ErrSnapshotVersion},
+		{"future version", `{"version":3,"seq":1,"facts":[],"stats":{}}`, memory.ErrSnapshotVersion},
+		{"version 1, without shapes", `{"version":1,"seq":1,"facts":[],"stats":{}}`, memory.ErrSnapshotVersion},
+		{"bad shape", `{"version":2,"facts":[],"stats":{},"shapes":{"make":{"failures":-2}}}`, nil},
+		{"bad attempt", `{"version":2,"facts":[],"stats":{},"attempts":[{"run":"r","step":"","attempt":1,"shapes":["make"]}]}`, nil},
 		{"no version", `{"seq":1,"facts":[],"stats":{}}`, memory.ErrSnapshotVersion},
 		{"garbage", "\x00\xffnot json", nil},
 		{"empty", "", nil},
-		{"wrong shape", `{"version":1,"facts":{"a":1}}`, nil},
-		{"fact without key", `{"version":1,"facts":[{"scope":"shared","value":"v"}]}`, nil},
-		{"fact without scope", `{"version":1,"facts":[{"key":"k","value":"v"}]}`, nil},
-		{"fact with a bad scope", `{"version":1,"facts":[{"scope":"not a run","key":"k","value":"v"}]}`, memory.ErrBadScope},
-		{"fact twice", `{"version":1,"facts":[{"scope":"shared","key":"k"},{"scope":"shared","key":"k"}]}`, nil},
-		{"negative count", `{"version":1,"facts":[],"stats":{"h":{"successes":-1}}}`, nil},
-		{"bad time", `{"version":1,"facts":[{"scope":"shared","key":"k","updated_at":"yesterday"}]}`, nil},
+		{"wrong shape", `{"version":2,"facts":{"a":1}}`, nil},
+		{"fact without key", `{"version":2,"facts":[{"scope":"shared","value":"v"}]}`, nil},
+		{"fact without scope", `{"version":2,"facts":[{"key":"k","value":"v"}]}`, nil},
+		{"fact with a bad scope", `{"version":2,"facts":[{"scope":"not a run","key":"k","value":"v"}]}`, memory.ErrBadScope},
+		{"fact twice", `{"version":2,"facts":[{"scope":"shared","key":"k"},{"scope":"shared","key":"k"}]}`, nil},
+		{"negative count", `{"version":2,"facts":[],"stats":{"h":{"successes":-1}}}`, nil},
+		{"bad time", `{"version":2,"facts":[{"scope":"shared","key":"k","updated_at":"yesterday"}]}`, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -7,8 +7,10 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/roles/orchestrator/replay"
 	"github.com/agentic-dev/agentic/roles/planner/plan"
 )
@@ -116,5 +118,22 @@ func TestPlanDiff(t *testing.T) {
 		if !strings.Contains(b.String(), s) {
 			t.Errorf("diff output lacks %q:\n%s", s, b.String())
 		}
+	}
+}
+
+func TestPlannerStats(t *testing.T) {
+	h, n := nodeHarness(t)
+	for range 3 {
+		n.WaitRun(t, n.Submit(t, "fails.yaml", "steps:\n  - id: a\n    run: ls --no-such-flag /nonexistent\n"), 30*time.Second)
+	}
+	n.WaitRun(t, n.Submit(t, "ok.yaml", "steps:\n  - id: a\n    run: echo fine\n"), 30*time.Second)
+	r := h.run("planner", "stats")
+	if r.code != 0 || !strings.Contains(r.stdout, "`ls --no-such-flag` failed 3 of 3 times") || !strings.Contains(r.stdout, "2 command shapes counted") {
+		t.Fatalf("planner stats = %+v", r)
+	}
+	r = h.run("planner", "stats", "-o", "json", "--limit", "1")
+	var st api.CommandStats
+	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || len(st.Commands) != 1 || st.Commands[0] != (api.CommandStat{Shape: "ls --no-such-flag", Failures: 3}) || st.Shapes != 2 {
+		t.Fatalf("planner stats -o json = %+v (%v)", r, err)
 	}
 }
