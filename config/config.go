@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/node/diskspace"
 )
 
 // Config is agentd's configuration. The yaml tags are the keys of the
@@ -131,6 +132,42 @@ type ExecutorConfig struct {
 	// Capabilities the executor offers (docker, gpu, …); a step that
 	// requires capabilities runs only where all are offered.
 	Capabilities []string `yaml:"capabilities"`
+	// EnvAllow names the variables of agentd's environment a step
+	// inherits (a trailing * matches a prefix: LC_*); empty means the
+	// runner's default (PATH, HOME, USER, LOGNAME, SHELL, LANG, LANGUAGE,
+	// LC_*, TERM, TZ, TMPDIR). A step's own env is added to them.
+	EnvAllow []string `yaml:"env_allow"`
+	// RunAs is the user steps run as unless a step names its own (a name
+	// or a numeric id); empty means agentd's user — except that an agentd
+	// running as root then refuses every shell step: set it to an
+	// unprivileged user, or to root to run steps as root on purpose.
+	// Switching users needs agentd to run as root.
+	RunAs string `yaml:"run_as"`
+	// MaxOpenFiles is the open-files limit (RLIMIT_NOFILE) of a step's
+	// processes; 0 leaves agentd's own.
+	MaxOpenFiles int `yaml:"max_open_files"`
+	// MaxAddressSpace is the virtual memory limit (RLIMIT_AS) of each of
+	// a step's processes, a size ("4GiB"); empty leaves agentd's own.
+	MaxAddressSpace string `yaml:"max_address_space"`
+	// Landlock confines each step the policy allows without an approval
+	// to writing in the policy's file scope (Linux Landlock, where the
+	// kernel offers it): a program writing elsewhere — a cache in $HOME
+	// included — fails. Off by default; widen the policy's scopes.files
+	// for what steps must write.
+	Landlock bool `yaml:"landlock"`
+}
+
+// AddressSpaceBytes is MaxAddressSpace in bytes, 0 when it is empty or
+// invalid (Validate reports an invalid one).
+func (e ExecutorConfig) AddressSpaceBytes() int64 {
+	if e.MaxAddressSpace == "" {
+		return 0
+	}
+	n, err := diskspace.ParseBytes(e.MaxAddressSpace)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
 }
 
 // OrchestratorConfig configures the orchestrator role.

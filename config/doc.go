@@ -48,6 +48,11 @@
 //	  workdir: ""                 # AGENTIC_EXECUTOR_WORKDIR --executor-workdir (empty: DATA/work)
 //	  queue: -1                   # AGENTIC_EXECUTOR_QUEUE  --executor-queue (-1: 8 per slot; 0: none)
 //	  capabilities: []            # AGENTIC_CAPABILITIES    --capabilities docker,gpu
+//	  env_allow: []               # AGENTIC_EXECUTOR_ENV_ALLOW --executor-env-allow PATH,HOME,LC_* (empty: PATH,HOME,USER,LOGNAME,SHELL,LANG,LANGUAGE,LC_*,TERM,TZ,TMPDIR)
+//	  run_as: ""                  # AGENTIC_EXECUTOR_RUN_AS --executor-run-as (empty: agentd's user; as root, empty refuses every shell step)
+//	  max_open_files: 0           # AGENTIC_EXECUTOR_MAX_OPEN_FILES --executor-max-open-files (0: agentd's own)
+//	  max_address_space: ""       # AGENTIC_EXECUTOR_MAX_ADDRESS_SPACE --executor-max-address-space 8GiB (empty: agentd's own)
+//	  landlock: false             # AGENTIC_EXECUTOR_LANDLOCK --executor-landlock (confine steps' writes to the policy's file scope)
 //	orchestrator:
 //	  lease_ttl: ""               # AGENTIC_LEASE_TTL       --lease-ttl    (deprecated, ignored: a cluster setting now)
 //	planner:

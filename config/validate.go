@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/diskspace"
+	"github.com/agentic-dev/agentic/roles/executor/runner"
 )
 
 // DiskFloor is the parsed disk.floor (the zero Floor: the default).
@@ -115,6 +116,19 @@ func (c *Config) Validate() error {
 	c.validateNotify(bad)
 	if c.Executor.Queue < -1 {
 		bad("executor.queue", "must be -1 (8 per slot), 0 or more, got %d", c.Executor.Queue)
+	}
+	if err := runner.CheckEnvAllow(c.Executor.EnvAllow); err != nil {
+		bad("executor.env_allow", "%v", err)
+	}
+	if c.Executor.MaxOpenFiles < 0 {
+		bad("executor.max_open_files", "must be 0 (agentd's own) or more, got %d", c.Executor.MaxOpenFiles)
+	}
+	if c.Executor.MaxAddressSpace != "" {
+		if n, err := diskspace.ParseBytes(c.Executor.MaxAddressSpace); err != nil {
+			bad("executor.max_address_space", "%v", err)
+		} else if n < 1<<20 {
+			bad("executor.max_address_space", "%q is below 1MiB: no program would start", c.Executor.MaxAddressSpace)
+		}
 	}
 	for _, cp := range c.Executor.Capabilities {
 		if err := checkName(cp); err != nil {

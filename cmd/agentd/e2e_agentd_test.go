@@ -101,6 +101,7 @@ func (a *agentd) args() []string {
 		"--nats-listen", "127.0.0.1:" + strconv.Itoa(a.natsPort),
 		"--http-listen", "127.0.0.1:" + strconv.Itoa(a.httpPort),
 		"--executor-workdir", a.work,
+		"--executor-run-as", strconv.Itoa(os.Geteuid()), // steps run as the test's user, root included
 		"--log-format", "json",
 	}
 	return append(args, a.extra...)

@@ -6,7 +6,9 @@ package nodetest
 import (
 	"context"
 	"log/slog"
+	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -30,6 +32,7 @@ func Config(dir string) config.Config {
 	cfg.NATSListen = "127.0.0.1:0"
 	cfg.HTTPListen = "127.0.0.1:0"
 	cfg.Executor.Slots = 8
+	cfg.Executor.RunAs = strconv.Itoa(os.Geteuid()) // steps run as the test's user, root included
 	return cfg
 }
 

@@ -124,10 +124,24 @@
 //     "delivered" to nobody) is deleted and made again. The "consumer"
 //     check (Checks) fails from the moment the consumer is found missing
 //     until it was made again.
+//  14. Safety (safety.go, docs/policy.md "The executor"): before a step
+//     attempt runs, the executor judges it again with the policy version
+//     its assignment names, fetched with policy.show (Config.Safety
+//     .Policies; cached by hash) and checked against that hash. It never
+//     runs an attempt whose version it cannot fetch or verify, whose
+//     working directory lies outside the policy's file scope, that the
+//     policy denies, or that the policy gates and the assignment's
+//     approval is not of exactly (event.GateSubject): those fail with
+//     class policy, without a task.started. An assignment naming no
+//     policy (a leader older than protocol version 5) runs as before.
+//     Config.Safety also sets the runner's hardening: environment
+//     allowlist, user (never root by default when agentd is root),
+//     resource limits and Landlock.
 //
 // Example (the node does this wiring):
 //
-//	ex := executor.New(env, executor.Config{JS: js, Verifier: v, StateDir: dir, Slots: 4, Queue: -1, OnFatal: nodeFail})
+//	ex := executor.New(env, executor.Config{JS: js, Verifier: v, StateDir: dir, Slots: 4, Queue: -1, OnFatal: nodeFail,
+//		Safety: executor.SafetyFrom(cfg.Executor, api.NewClient(nc, 0))})
 //	if err := ex.Start(ctx); err != nil { return err }
 //	defer ex.Stop(drainCtx)
 //	<-ex.Drained() // a node.drain completed: stop the node

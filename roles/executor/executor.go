@@ -51,6 +51,10 @@ type Config struct {
 	// the node must stop (DESIGN.md: a failed fsync stops the node). It
 	// must not block. Nil only logs.
 	OnFatal func(error)
+	// Safety is the policy source the executor judges assignments with
+	// again, and the hardening of steps (environment allowlist, user,
+	// resource limits), which it sets in Runner.
+	Safety Safety
 	// Paused, if set, returns why the executor must start no new attempt
 	// (the data dir below its free-space floor), or nil: while it does,
 	// accepted attempts stay queued, and start once it returns nil.
@@ -143,6 +147,13 @@ type Executor struct {
 	probe chan struct{}
 	// consumerHealth is the "consumer" check's result.
 	consumerHealth health.State
+	// policies are the policy versions loaded to judge assignments with.
+	policies *policies
+	// unjudgedWarned is set once an assignment without a policy version
+	// was logged.
+	unjudgedWarned atomic.Bool
+	// policyRefused counts the attempts vet refused.
+	policyRefused atomic.Uint64
 	// drainedSeq is the stream sequence of the newest drain completed
 	// (local state), read at Start; a drain at or below it is not honoured
 	// again.
@@ -187,7 +198,8 @@ func New(env roles.Env, cfg Config) *Executor {
 	if cfg.ackWait <= 0 {
 		cfg.ackWait = defaultAckWait
 	}
-	e := &Executor{env: env, cfg: cfg, log: env.Logger, drained: make(chan struct{})}
+	cfg.Safety.applyTo(&cfg.Runner)
+	e := &Executor{env: env, cfg: cfg, log: env.Logger, drained: make(chan struct{}), policies: newPolicies(cfg.Safety.Policies)}
 	if e.log == nil {
 		e.log = slog.Default()
 	}
@@ -240,6 +252,11 @@ type Stats struct {
 	Stalls uint64
 	// Draining is true once a drain for this node was read.
 	Draining bool
+	// PolicyRefused counts the attempts the executor refused since Start
+	// after judging them again (class policy: denied, not approved for
+	// exactly this step, outside the file scope, or a policy version it
+	// could not fetch or verify).
+	PolicyRefused uint64
 }
 
 // Stats returns the executor's counters.
@@ -250,6 +267,7 @@ func (e *Executor) Stats() Stats {
 	return Stats{
 		Epoch: e.epoch.Load(), Fenced: e.fenced.Load(), Held: e.heldN.Load(), Refused: e.refused.Load(),
 		Dropped: e.dropped.Load(), Running: n, Queued: int(e.queued.Load()), Stalls: e.stalls.Load(), Draining: e.draining.Load(),
+		PolicyRefused: e.policyRefused.Load(),
 	}
 }
 
@@ -355,6 +373,7 @@ func (e *Executor) Start(ctx context.Context) error {
 		e.consumerHealth.Set(nil)
 		e.log.Info("executor consumer recreated", "from_stream_seq", recreated)
 	}
+	e.logSafety()
 	e.log.Info("executor started", "slots", e.cfg.Slots, "queue", e.cfg.Queue, "capabilities", e.cfg.Capabilities,
 		"epoch", e.epoch.Load(), "backlog", mark.pending)
 	return nil

@@ -18,15 +18,21 @@ import (
 	"github.com/nats-io/nats.go"
 )
 
-// runStep runs one recorded attempt: the file kinds (file.write,
-// file.patch, file.restore) through fileedit, every other kind through
-// the runner (run).
+// runStep runs one recorded attempt once vet, judging it again with the
+// policy version its assignment names, lets it (else it fails with class
+// policy, never started): the file kinds (file.write, file.patch,
+// file.restore) through fileedit, every other kind through the runner
+// (run).
 func (e *Executor) runStep(ctx context.Context, run string, a event.TaskAssignedData, started time.Time, t *task) event.Draft {
+	j, err := e.vet(ctx, a)
+	if err != nil && ctx.Err() == nil {
+		return e.refusedDraft(run, a, started, err)
+	}
 	switch a.Step.Kind {
 	case event.KindFileWrite, event.KindFilePatch, event.KindFileRestore:
-		return e.runFileEdit(ctx, run, a, started, t)
+		return e.runFileEdit(ctx, run, a, started, t, j)
 	}
-	return e.run(ctx, run, a, started, t)
+	return e.run(ctx, run, a, started, t, j)
 }
 
 // EditsDir is where an executor whose local state is in stateDir keeps
@@ -53,13 +59,13 @@ func EditKey(run, step string) string { return run + "/" + step }
 // logic and changes nothing; one that fails part-way on an I/O error
 // fails the same way, and what it changed is in the journal, so a
 // file.restore without edits undoes it.
-func (e *Executor) runFileEdit(ctx context.Context, run string, a event.TaskAssignedData, started time.Time, t *task) event.Draft {
+func (e *Executor) runFileEdit(ctx context.Context, run string, a event.TaskAssignedData, started time.Time, t *task, j judged) event.Draft {
 	e.report.started(event.MustDraft(event.TaskStarted, run, event.TaskStartedData{Step: a.Step.ID, Attempt: a.Attempt, Node: e.env.Node}))
 	fin := event.TaskFinishedData{Step: a.Step.ID, Attempt: a.Attempt, Node: e.env.Node, Status: event.TaskSucceeded, Started: time.Now().UTC()}
 	if started.After(fin.Started) {
 		fin.Started = started
 	}
-	res, dir, err := e.fileEdit(ctx, run, a)
+	res, dir, err := e.fileEdit(ctx, run, a, j)
 	fin.Duration = event.Duration(time.Since(fin.Started))
 	fin.Cwd = dir
 	if err != nil {
@@ -114,8 +120,9 @@ func chunks(s string, n int) []string {
 }
 
 // fileEdit does the work of runFileEdit; dir is the step's working
-// directory as resolved.
-func (e *Executor) fileEdit(ctx context.Context, run string, a event.TaskAssignedData) (fileedit.Result, string, error) {
+// directory as resolved. An absolute path outside it may be edited as j
+// allows (the policy's file scope, or an exact approval).
+func (e *Executor) fileEdit(ctx context.Context, run string, a event.TaskAssignedData, j judged) (fileedit.Result, string, error) {
 	if err := ctx.Err(); err != nil {
 		return fileedit.Result{}, "", err
 	}
@@ -123,7 +130,7 @@ func (e *Executor) fileEdit(ctx context.Context, run string, a event.TaskAssigne
 	if err != nil {
 		return fileedit.Result{}, "", err
 	}
-	opts := fileedit.Options{}
+	opts := fileedit.Options{AllowAbsolute: j.allowAbsolute()}
 	if a.Step.Kind == event.KindFileRestore {
 		c := a.Compensates
 		if c == nil || c.Step == "" {

@@ -17,9 +17,11 @@ import (
 
 // run executes one attempt, recorded as started: its task.started is
 // queued to the reporter when the process started, and run returns the
-// task.finished once the process group is gone.
-func (e *Executor) run(ctx context.Context, run string, a event.TaskAssignedData, started time.Time, t *task) event.Draft {
-	spec := runner.Spec{Kind: a.Step.Kind, Command: a.Step.Run, Env: a.Step.Env, Cwd: a.Step.Cwd, Timeout: a.Step.Timeout.Std(), Creates: a.Step.Creates, Check: a.Step.Check}
+// task.finished once the process group is gone. j is what vet judged of
+// it.
+func (e *Executor) run(ctx context.Context, run string, a event.TaskAssignedData, started time.Time, t *task, j judged) event.Draft {
+	spec := e.spec(a)
+	spec.WriteScope = j.writeScope()
 	onStart := func(pid int) {
 		e.report.started(event.MustDraft(event.TaskStarted, run, event.TaskStartedData{Step: a.Step.ID, Attempt: a.Attempt, Node: e.env.Node, PID: pid}))
 	}

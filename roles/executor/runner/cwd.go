@@ -38,3 +38,10 @@ func reason(err error) string {
 	}
 	return err.Error()
 }
+
+// Dir is the absolute working directory spec runs in with opts (its Cwd,
+// relative to Options.DefaultCwd), checked to be a directory: what the
+// executor judges a step's command in before running it.
+func Dir(spec Spec, opts Options) (string, error) {
+	return resolveCwd(spec.Cwd, opts.withDefaults().DefaultCwd)
+}

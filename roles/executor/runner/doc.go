@@ -25,9 +25,20 @@
 //     chunks (with a notice), never blocks the step.
 //  4. Every byte of output that leaves the runner is redacted (Redact):
 //     streamed chunks line by line, the tail once more as a whole.
-//  5. The step sees only a minimal inherited environment (InheritedEnv)
-//     plus Spec.Env; the executor's own secrets are not passed on.
+//  5. The step sees only the executor's variables on an allowlist
+//     (Options.EnvAllow, DefaultEnvAllow) plus Spec.Env; the executor's
+//     own secrets are not passed on.
 //  6. A noop step returns at once, without forking or allocating.
+//  7. A step runs as Spec.RunAs, else Options.RunAs, else the executor's
+//     user; with Options.RefuseRoot an executor running as root never
+//     runs a step as root unless Options.RunAs names root (class policy
+//     otherwise). Options.Limits (open files, address space) are set, soft
+//     and hard, by the step's shell before its script (see Limits).
+//  8. With Options.Landlock, a step with a WriteScope runs confined by
+//     Landlock to writing beneath the scope (where the kernel offers it):
+//     it is started through the executor's own binary, executed again as
+//     a helper that restricts itself and executes /bin/sh in place (see
+//     landlock_linux.go); a helper that cannot confine fails the step.
 //
 // Redaction of a stream is line-based: a secret is recognised when its whole
 // line is seen in one piece. An unterminated line is held back until its

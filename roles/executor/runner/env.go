@@ -7,30 +7,67 @@ import (
 	"strings"
 )
 
-// InheritedEnv are the variables a step inherits from the executor's
-// environment, when set there. Everything else the executor has — tokens,
-// cloud credentials, NATS urls — is withheld; a step gets more only through
-// Spec.Env. PWD is always set to the step's working directory.
-var InheritedEnv = []string{
+// DefaultEnvAllow are the variables a step inherits from the executor's
+// environment when Options.EnvAllow is nil. A name ending in * stands for
+// every variable it begins (LC_* is LC_ALL, LC_CTYPE…). Everything else the
+// executor has — tokens, cloud credentials, NATS urls — is withheld; a step
+// gets more only through Spec.Env. PWD is always set to the step's working
+// directory.
+var DefaultEnvAllow = []string{
 	"PATH", "HOME", "USER", "LOGNAME", "SHELL",
-	"LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TZ", "TMPDIR",
+	"LANG", "LANGUAGE", "LC_*", "TERM", "TZ", "TMPDIR",
 }
 
 // defaultPath is used when the executor's environment has no PATH.
 const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
-// buildEnv returns the environment of a step: the inherited variables, PWD,
+// EnvAllowed reports whether the variable name is on the allowlist allow
+// (exact names, or prefixes ending in *).
+func EnvAllowed(allow []string, name string) bool {
+	for _, a := range allow {
+		if p, ok := strings.CutSuffix(a, "*"); ok {
+			if strings.HasPrefix(name, p) {
+				return true
+			}
+		} else if a == name {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckEnvAllow reports the first entry of an allowlist that is not a
+// variable name, or a name followed by one *.
+func CheckEnvAllow(allow []string) error {
+	for _, a := range allow {
+		name := strings.TrimSuffix(a, "*")
+		if name == "" && a != "*" || strings.ContainsAny(name, "=*\x00 \t") {
+			return fmt.Errorf("env allowlist: %q is not a variable name (a trailing * matches a prefix)", a)
+		}
+	}
+	return nil
+}
+
+// buildEnv returns the environment of a step: a default PATH, the
+// executor's variables on the allowlist (in the order of the executor's
+// environment; an inherited PATH replaces the default), the
+// account's HOME, USER and LOGNAME when the step runs as another user, PWD,
 // then extra in key order. Later entries win (os/exec keeps the last of
 // duplicate keys).
-func buildEnv(extra map[string]string, cwd string) ([]string, error) {
-	env := make([]string, 0, len(InheritedEnv)+2+len(extra))
-	if _, ok := os.LookupEnv("PATH"); !ok {
-		env = append(env, "PATH="+defaultPath)
+func buildEnv(allow []string, extra map[string]string, cwd string, as *account) ([]string, error) {
+	if allow == nil {
+		allow = DefaultEnvAllow
 	}
-	for _, k := range InheritedEnv {
-		if v, ok := os.LookupEnv(k); ok {
-			env = append(env, k+"="+v)
+	env := make([]string, 1, len(allow)+5+len(extra))
+	env[0] = "PATH=" + defaultPath // replaced by an inherited PATH
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if EnvAllowed(allow, k) {
+			env = append(env, kv)
 		}
+	}
+	if as != nil && as.cred != nil {
+		env = append(env, "HOME="+as.home, "USER="+as.name, "LOGNAME="+as.name)
 	}
 	env = append(env, "PWD="+cwd)
 	keys := make([]string, 0, len(extra))

@@ -16,10 +16,12 @@ const shellPath = "/bin/sh"
 const deathSignal = syscall.SIGKILL
 
 // command builds the exec.Cmd of a step: /bin/sh -c script, leader of a
-// new process group, with the parent-death signal set. The step's shell is
-// the executor's own child — one fork and exec, as a shell running it
-// would do — and its $$ is the process group.
-func command(script, cwd string, env []string, stdout, stderr *os.File) *exec.Cmd {
+// new process group, with the parent-death signal set, as the user cred
+// names (nil: the executor's). The step's shell is the executor's own
+// child — one fork and exec, as a shell running it would do — and its $$
+// is the process group. (Go sets the parent-death signal after switching
+// users, which would otherwise clear it.)
+func command(script, cwd string, env []string, cred *syscall.Credential, stdout, stderr *os.File) *exec.Cmd {
 	return &exec.Cmd{
 		Path:   shellPath,
 		Args:   []string{shellPath, "-c", script},
@@ -28,8 +30,9 @@ func command(script, cwd string, env []string, stdout, stderr *os.File) *exec.Cm
 		Stdout: stdout,
 		Stderr: stderr,
 		SysProcAttr: &syscall.SysProcAttr{
-			Setpgid:   true,
-			Pdeathsig: deathSignal,
+			Setpgid:    true,
+			Pdeathsig:  deathSignal,
+			Credential: cred,
 		},
 	}
 }

@@ -2,7 +2,9 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -56,7 +58,18 @@ func run(ctx context.Context, res *Result, spec Spec, opts Options, onStart func
 		res.fail(event.ClassLogic, err.Error())
 		return
 	}
-	env, err := buildEnv(spec.Env, cwd)
+	as, err := resolveAccount(spec, opts)
+	if err != nil {
+		var re *runAsError
+		if errors.As(err, &re) {
+			res.fail(re.class, re.msg)
+		} else {
+			res.fail(event.ClassLogic, err.Error())
+		}
+		return
+	}
+	res.User = as.name
+	env, err := buildEnv(opts.EnvAllow, spec.Env, cwd, &as)
 	if err != nil {
 		res.fail(event.ClassLogic, err.Error())
 		return
@@ -69,7 +82,14 @@ func run(ctx context.Context, res *Result, spec Spec, opts Options, onStart func
 	if timeout <= 0 {
 		timeout = opts.DefaultTimeout
 	}
-	sh := shell{cwd: cwd, env: env, timeout: timeout, opts: opts}
+	sh := shell{cwd: cwd, env: env, timeout: timeout, opts: opts, prefix: opts.Limits.prefix(), cred: as.cred}
+	if opts.Landlock && spec.WriteScope != nil && LandlockABI() > 0 {
+		home := as.home
+		if home == "" {
+			home, _ = os.UserHomeDir()
+		}
+		sh.confined, sh.dirs = true, scopeDirs(spec.WriteScope, cwd, home)
+	}
 	if guard(ctx, res, spec, sh) {
 		return
 	}

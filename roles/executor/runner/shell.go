@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
@@ -16,6 +17,14 @@ type shell struct {
 	env     []string
 	timeout time.Duration
 	opts    Options
+	// prefix sets the resource limits (Limits.prefix); cred is the user
+	// (nil: the executor's).
+	prefix string
+	cred   *syscall.Credential
+	// confined runs the scripts through the Landlock helper, writing only
+	// beneath dirs.
+	confined bool
+	dirs     []string
 }
 
 // outcome is what one script run gave.
@@ -41,7 +50,11 @@ func (sh shell) exec(ctx context.Context, script string, onStart func(int), onOu
 	}
 	timer := time.NewTimer(sh.timeout)
 	defer timer.Stop()
-	ch, err := start(command(script, sh.cwd, sh.env, cp.outW, cp.errW))
+	cmd := command(sh.prefix+script, sh.cwd, sh.env, sh.cred, cp.outW, cp.errW)
+	if sh.confined {
+		cmd.Path, cmd.Args = selfExe, sandboxCommand(sh.dirs, sh.prefix+script)
+	}
+	ch, err := start(cmd)
 	if err != nil {
 		cp.abort()
 		out.startErr = err

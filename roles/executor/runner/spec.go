@@ -13,8 +13,8 @@ type Spec struct {
 	Kind event.StepKind
 	// Command is the shell script, run by /bin/sh -c.
 	Command string
-	// Env is added to the minimal inherited environment (see InheritedEnv);
-	// it wins over inherited values.
+	// Env is added to the inherited environment (Options.EnvAllow); it
+	// wins over inherited values.
 	Env map[string]string
 	// Cwd is the working directory; "" means Options.DefaultCwd, and a
 	// relative path is taken relative to Options.DefaultCwd.
@@ -28,6 +28,14 @@ type Spec struct {
 	// It runs like the step (same env, cwd and timeout), its output is not
 	// captured.
 	Check string
+	// RunAs is the user the step runs as (a name or a numeric id); ""
+	// means Options.RunAs.
+	RunAs string
+	// WriteScope are the file scope globs of the policy (scopes.files)
+	// the step may write in: with Options.Landlock, on a kernel that
+	// offers Landlock, the step's processes cannot write anywhere else
+	// (see scopeDirs). Nil: the step is not confined.
+	WriteScope []string
 }
 
 // Options are the runner's defaults. The zero value is usable: every zero
@@ -44,6 +52,24 @@ type Options struct {
 	// KillGrace is the time between SIGTERM and SIGKILL when the runner
 	// stops a process group (default 2s).
 	KillGrace time.Duration
+	// EnvAllow names the variables a step inherits from the executor's
+	// environment (a trailing * matches a prefix); nil means
+	// DefaultEnvAllow, an empty list none.
+	EnvAllow []string
+	// Limits are resource limits set in every step's processes.
+	Limits Limits
+	// RunAs is the user steps run as when their Spec names none (a name or
+	// a numeric id); "" runs them as the executor's own user. Running as
+	// another user needs the executor to be root.
+	RunAs string
+	// RefuseRoot refuses to run steps as root when the executor runs as
+	// root, unless RunAs names root: a step that would run as root by
+	// default, or that asks for root itself, fails with class policy.
+	RefuseRoot bool
+	// Landlock confines the writes of steps that have a WriteScope to it,
+	// where the kernel offers Landlock (LandlockABI); elsewhere they run
+	// unconfined.
+	Landlock bool
 }
 
 // Defaults for Options.
@@ -109,8 +135,8 @@ type Result struct {
 	// Started is when Run began; Duration how long it took, guards included.
 	Started  time.Time
 	Duration time.Duration
-	// Cwd is the absolute working directory; User the executor's user name.
-	// Both are empty for noop steps.
+	// Cwd is the absolute working directory; User the name of the user
+	// the step ran (or would have run) as. Both are empty for noop steps.
 	Cwd, User string
 	// PID is the step's process id, which is also its process group id; 0
 	// when no process was started.

@@ -1,10 +1,14 @@
 package runner
 
 import (
+	"fmt"
 	"os"
 	"os/user"
 	"strconv"
 	"sync"
+	"syscall"
+
+	"github.com/agentic-dev/agentic/bus/event"
 )
 
 // currentUser is the executor's user name, looked up once.
@@ -17,3 +21,93 @@ var currentUser = sync.OnceValue(func() string {
 	}
 	return strconv.Itoa(os.Getuid())
 })
+
+// account is the user a step runs as.
+type account struct {
+	name string
+	home string
+	// cred switches the step's processes to the user; nil runs them as
+	// the executor's own user.
+	cred *syscall.Credential
+}
+
+// runAsError is a step the runner will not run as the user it asks for.
+type runAsError struct {
+	class event.FailureClass
+	msg   string
+}
+
+func (e *runAsError) Error() string { return e.msg }
+
+// geteuid is the executor's effective user id (a variable for tests).
+var geteuid = os.Geteuid
+
+// resolveAccount decides whom a step runs as: the step's RunAs, else
+// Options.RunAs, else the executor's own user. When the executor runs as
+// root and Options.RefuseRoot is set, a step runs as root only when
+// Options.RunAs names root (the operator's choice for this machine): one
+// that would run as root by default, or that asks for root itself, is
+// refused (class policy). Switching to another user needs root.
+func resolveAccount(spec Spec, opts Options) (account, error) {
+	euid := geteuid()
+	name, fromStep := spec.RunAs, spec.RunAs != ""
+	if name == "" {
+		name = opts.RunAs
+	}
+	if name == "" {
+		if euid == 0 && opts.RefuseRoot {
+			return account{}, &runAsError{event.ClassPolicy,
+				"refusing to run the step as root: agentd runs as root and no user is configured for steps " +
+					"(set executor.run_as to an unprivileged user, or to root to run steps as root on purpose)"}
+		}
+		return account{name: currentUser()}, nil
+	}
+	u, err := lookupUser(name)
+	if err != nil {
+		return account{}, &runAsError{event.ClassLogic, fmt.Sprintf("run as %s: %v", name, err)}
+	}
+	uid, err1 := strconv.ParseUint(u.Uid, 10, 32)
+	gid, err2 := strconv.ParseUint(u.Gid, 10, 32)
+	if err1 != nil || err2 != nil {
+		return account{}, &runAsError{event.ClassLogic, fmt.Sprintf("run as %s: uid %s gid %s are not numbers", name, u.Uid, u.Gid)}
+	}
+	if uid == 0 && fromStep && opts.RefuseRoot {
+		if o, err := lookupUser(opts.RunAs); opts.RunAs == "" || err != nil || o.Uid != "0" {
+			return account{}, &runAsError{event.ClassPolicy, fmt.Sprintf(
+				"refusing to run the step as %s (root): a step may run as root only on an executor whose executor.run_as is root", name)}
+		}
+	}
+	if int(uid) == euid {
+		return account{name: u.Username}, nil
+	}
+	if euid != 0 {
+		return account{}, &runAsError{event.ClassLogic, fmt.Sprintf(
+			"cannot run as %s: the executor runs as %s, not root, and cannot switch users", name, currentUser())}
+	}
+	cred := &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+	if ids, err := u.GroupIds(); err == nil {
+		for _, g := range ids {
+			if n, err := strconv.ParseUint(g, 10, 32); err == nil {
+				cred.Groups = append(cred.Groups, uint32(n))
+			}
+		}
+	}
+	if cred.Groups == nil {
+		cred.Groups = []uint32{uint32(gid)} // drop root's supplementary groups
+	}
+	return account{name: u.Username, home: u.HomeDir, cred: cred}, nil
+}
+
+// lookupUser finds a user by name or by numeric id.
+func lookupUser(name string) (*user.User, error) {
+	u, err := user.Lookup(name)
+	if err == nil {
+		return u, nil
+	}
+	if _, nerr := strconv.ParseUint(name, 10, 32); nerr == nil {
+		if u, ierr := user.LookupId(name); ierr == nil {
+			return u, nil
+		}
+	}
+	return nil, fmt.Errorf("no such user (%w)", err)
+}

@@ -1,0 +1,158 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/node/api"
+	"github.com/agentic-dev/agentic/roles/policy"
+)
+
+// PolicySource gives the text of one version of the policy, as the
+// ledger holds it (policy.show).
+type PolicySource interface {
+	PolicyVersion(ctx context.Context, version int64) (*api.PolicyVersion, error)
+}
+
+// APIPolicies is the PolicySource of the query API: policy.show, answered
+// by a ledger node.
+func APIPolicies(c *api.Client) PolicySource { return apiPolicies{c} }
+
+type apiPolicies struct{ c *api.Client }
+
+func (a apiPolicies) PolicyVersion(ctx context.Context, version int64) (*api.PolicyVersion, error) {
+	var pv api.PolicyVersion
+	if err := a.c.Call(ctx, api.MethodPolicyShow, api.PolicyRequest{Version: version}, &pv); err != nil {
+		return nil, err
+	}
+	return &pv, nil
+}
+
+// Policy cache bounds.
+const (
+	// policyCacheSize is how many policy versions the executor keeps
+	// loaded, by hash; the oldest loaded is forgotten first.
+	policyCacheSize = 8
+	// policyFetchTimeout bounds one policy.show.
+	policyFetchTimeout = 10 * time.Second
+)
+
+// policies loads the policy versions assignments name — fetched once per
+// hash, checked against it — and keeps the last policyCacheSize.
+type policies struct {
+	src PolicySource
+	mu  sync.Mutex
+	// byHash are the loaded policies; order is their load order.
+	byHash map[string]*policy.Policy
+	order  []string
+	// inflight are the fetches under way, by hash: a second assignment
+	// naming the same version waits for the first fetch.
+	inflight map[string]*fetch
+}
+
+type fetch struct {
+	done chan struct{}
+	p    *policy.Policy
+	err  error
+}
+
+func newPolicies(src PolicySource) *policies {
+	return &policies{src: src, byHash: map[string]*policy.Policy{}, inflight: map[string]*fetch{}}
+}
+
+// errNoSource: the executor was given no way to fetch policies.
+var errNoSource = errors.New("this executor has no policy source (no query API client)")
+
+// get returns the policy ref names, with its version: from the cache, or
+// fetched and checked — its text must load and hash to ref.Hash. Failures
+// are not cached: the next assignment asks again.
+func (ps *policies) get(ctx context.Context, ref event.PolicyRef) (*policy.Policy, error) {
+	if ps == nil || ps.src == nil {
+		return nil, errNoSource
+	}
+	ps.mu.Lock()
+	if p := ps.byHash[ref.Hash]; p != nil {
+		ps.mu.Unlock()
+		return p.WithVersion(ref.Version), nil
+	}
+	f := ps.inflight[ref.Hash]
+	if f == nil {
+		f = &fetch{done: make(chan struct{})}
+		ps.inflight[ref.Hash] = f
+		ps.mu.Unlock()
+		f.p, f.err = ps.load(ctx, ref)
+		ps.mu.Lock()
+		delete(ps.inflight, ref.Hash)
+		if f.err == nil {
+			ps.remember(ref.Hash, f.p)
+		}
+		ps.mu.Unlock()
+		close(f.done)
+	} else {
+		ps.mu.Unlock()
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	if f.err != nil {
+		return nil, f.err
+	}
+	return f.p.WithVersion(ref.Version), nil
+}
+
+// remember caches p under hash, forgetting the oldest beyond the bound.
+func (ps *policies) remember(hash string, p *policy.Policy) {
+	if _, ok := ps.byHash[hash]; ok {
+		return
+	}
+	ps.byHash[hash] = p
+	ps.order = append(ps.order, hash)
+	for len(ps.order) > policyCacheSize {
+		delete(ps.byHash, ps.order[0])
+		ps.order = ps.order[1:]
+	}
+}
+
+// load fetches version ref.Version and checks that its text is the policy
+// ref.Hash names.
+func (ps *policies) load(ctx context.Context, ref event.PolicyRef) (*policy.Policy, error) {
+	ctx, cancel := context.WithTimeout(ctx, policyFetchTimeout)
+	defer cancel()
+	// No node answering (a ledger node starting, a NATS hiccup) is asked
+	// again until policyFetchTimeout; an answer, even an error, is final.
+	var pv *api.PolicyVersion
+	var err error
+	for pause := 100 * time.Millisecond; ; pause = min(2*pause, time.Second) {
+		pv, err = ps.src.PolicyVersion(ctx, ref.Version)
+		if err == nil || !(errors.Is(err, api.ErrNoNode) || errors.Is(err, api.ErrTimeout)) {
+			break
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("policy.show: %w (gave up after %s)", err, policyFetchTimeout)
+		case <-t.C:
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("policy.show: %w", err)
+	}
+	if pv.Version != ref.Version {
+		return nil, fmt.Errorf("policy.show answered version %d", pv.Version)
+	}
+	p, err := policy.Parse([]byte(pv.Text), fmt.Sprintf("policy version %d", ref.Version))
+	if err != nil {
+		return nil, fmt.Errorf("its text does not load: %w", err)
+	}
+	if h := p.Hash(); h != ref.Hash {
+		return nil, fmt.Errorf("its text hashes to %s, the assignment names %s", h, ref.Hash)
+	}
+	return p, nil
+}
