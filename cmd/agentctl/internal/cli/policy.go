@@ -15,7 +15,7 @@ func (a *app) policyCmd() *cobra.Command {
 operator's approval and which are refused. Commands are parsed with a real
 shell parser and every simple command in them is judged (see
 docs/policy.md).`,
-		a.policyCheckCmd())
+		a.policyCheckCmd(), a.policyShowCmd(), a.policyApplyCmd(), a.policyHistoryCmd())
 }
 
 func (a *app) policyCheckCmd() *cobra.Command {
