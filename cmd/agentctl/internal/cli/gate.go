@@ -121,7 +121,11 @@ jsonl one per line.`,
 				if g.Verdict != nil {
 					level, rule = dash(g.Verdict.Level), dash(g.Verdict.Rule)
 				}
-				fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\t%s\t%d/%d\n", g.Run, stepName(g), g.Kind, level, rule, fmtDuration(now.Sub(g.Opened)), len(g.Approvers), g.Approvals)
+				age := "-"
+				if !g.Opened.IsZero() {
+					age = fmtDuration(now.Sub(g.Opened))
+				}
+				fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\t%s\t%d/%d\n", g.Run, stepName(g), g.Kind, level, rule, age, len(g.Approvers), g.Approvals)
 			}
 			return t.Flush()
 		},
