@@ -46,13 +46,17 @@ func Applied(current int64, byOrchestrator bool, d event.PolicyAppliedData) (*Po
 // those that signed an event only orchestrators may emit (leader.elected,
 // which a leader signs before any policy.applied of its own, plan.accepted,
 // task.assigned…), which the ledger admitted only from a credential
-// carrying that role. A fold gives it every event (Fold) before it asks
-// about a policy.applied (Orchestrator). The zero value is ready; it
-// marshals to JSON for snapshots.
+// carrying that role; and the nodes a leader recorded joining with the
+// orchestrator role (node.joined), which covers orchestrators that never
+// led. A fold gives it every event (Fold) before it asks about a
+// policy.applied (Orchestrator). The zero value is ready; it marshals to
+// JSON for snapshots.
 //
-// An operator id equal to an orchestrator node's id counts as the
-// orchestrator's: its policy.applied is then taken only into an empty
-// history.
+// It errs on the strict side: an operator id equal to an orchestrator
+// node's id counts as the orchestrator's, and its policy.applied is then
+// taken only into an empty history. An orchestrator that never led and
+// never joined through gossip is not known: the ledger's records do not
+// name their signer's credential kind.
 type Signers struct {
 	// Orchestrators are the signer ids known to be orchestrators, sorted.
 	Orchestrators []string `json:"orchestrators,omitempty"`
@@ -61,11 +65,24 @@ type Signers struct {
 // Fold learns from ev whether its signer is an orchestrator.
 func (s *Signers) Fold(ev event.Event) {
 	roles := event.AllowedRoles(ev.Type)
-	if len(roles) != 1 || roles[0] != event.RoleOrchestrator || ev.Node == "" {
+	if len(roles) != 1 || roles[0] != event.RoleOrchestrator {
 		return
 	}
-	if i, found := slices.BinarySearch(s.Orchestrators, ev.Node); !found {
-		s.Orchestrators = slices.Insert(s.Orchestrators, i, ev.Node)
+	s.add(ev.Node)
+	if ev.Type == event.NodeJoined {
+		var d event.NodeData
+		if ev.Decode(&d) == nil && slices.Contains(d.Roles, event.RoleOrchestrator) {
+			s.add(d.Node)
+		}
+	}
+}
+
+func (s *Signers) add(id string) {
+	if id == "" {
+		return
+	}
+	if i, found := slices.BinarySearch(s.Orchestrators, id); !found {
+		s.Orchestrators = slices.Insert(s.Orchestrators, i, id)
 	}
 }
 

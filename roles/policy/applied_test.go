@@ -55,17 +55,19 @@ func TestSigners(t *testing.T) {
 		{Type: event.LeaderElected, Node: "orch-b"}, // orchestrators only
 		{Type: event.TaskAssigned, Node: "orch-a"},  // orchestrators only
 		{Type: event.LeaderElected, Node: "orch-b"}, // again
+		{Type: event.NodeJoined, Node: "orch-b", Data: []byte(`{"node":"orch-c","roles":["orchestrator","executor"]}`)},
+		{Type: event.NodeJoined, Node: "orch-b", Data: []byte(`{"node":"exec-2","roles":["executor"]}`)},
 	} {
 		s.Fold(ev)
 	}
-	for id, want := range map[string]bool{"alice": false, "exec-1": false, "admin": false, "orch-a": true, "orch-b": true} {
+	for id, want := range map[string]bool{"alice": false, "exec-1": false, "exec-2": false, "admin": false, "orch-a": true, "orch-b": true, "orch-c": true} {
 		if s.Orchestrator(id) != want {
 			t.Errorf("Orchestrator(%s) = %v", id, !want)
 		}
 	}
 	b, _ := json.Marshal(s)
 	var back Signers
-	if err := json.Unmarshal(b, &back); err != nil || len(back.Orchestrators) != 2 || !back.Orchestrator("orch-a") {
+	if err := json.Unmarshal(b, &back); err != nil || len(back.Orchestrators) != 3 || !back.Orchestrator("orch-a") {
 		t.Fatalf("snapshot round trip = %s → %+v, %v", b, back, err)
 	}
 }
