@@ -223,7 +223,7 @@ func (a *app) waitPolicy(ctx context.Context, v int64, hash, id string) (*api.Po
 		case err == nil:
 			return nil, api.WithHint(fmt.Errorf("policy version %d was taken by another apply made at the same time (%s, by %s at %s, hash %s): yours (event %s) was recorded and ignored, and changed nothing",
 				v, dash(got.Name), got.Signer, fmtTime(got.Time), got.Hash, id),
-				"look at the policy in force with agentctl policy show, then apply again")
+				"look at the policy in force with agentctl policy show, then apply again (a ledger node that had not caught up can also have given an old version in force)")
 		case !errors.Is(err, api.ErrNotFound) && !errors.Is(err, api.ErrTimeout):
 			return nil, fmt.Errorf("policy.applied published (event %s), but: %w", id, err)
 		}
