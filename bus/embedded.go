@@ -171,6 +171,10 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 		SyncAlways: true,
 		NoSigs:     true,
 		MaxPayload: 1 << 20,
+		// A client's CONNECT carries its user JWT, whose permissions name
+		// every subject it may use: room for them, with or without auth
+		// (natsauth.MaxControlLine, which the Auth hook also sets).
+		MaxControlLine: 16 << 10,
 		// Both limits explicit: a restart of JetStream after a full disk
 		// must not size the store from the space then free.
 		JetStreamMaxStore:  maxStore,

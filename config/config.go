@@ -93,6 +93,10 @@ type Config struct {
 	Executor ExecutorConfig `yaml:"executor"`
 	// Orchestrator configures the orchestrator role.
 	Orchestrator OrchestratorConfig `yaml:"orchestrator"`
+	// Planner configures the planner role's model.
+	Planner PlannerConfig `yaml:"planner"`
+	// Notify says where the gates that open are sent.
+	Notify NotifyConfig `yaml:"notify"`
 	// Ledger configures the ledger of a ledger node (every role but a lone
 	// executor).
 	Ledger LedgerConfig `yaml:"ledger"`
@@ -201,7 +205,9 @@ func Default() Config {
 			DefaultTimeout: DefaultStepTimeout,
 			Queue:          -1,
 		},
-		Ledger: LedgerConfig{BootstrapTimeout: DefaultBootstrapTimeout},
+		Ledger:  LedgerConfig{BootstrapTimeout: DefaultBootstrapTimeout},
+		Planner: defaultPlanner(),
+		Notify:  NotifyConfig{Batch: DefaultNotifyBatch},
 	}
 }
 

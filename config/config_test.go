@@ -99,9 +99,11 @@ log: {level: debug, format: json}
 executor: {slots: 3, default_timeout: 90s, workdir: /w}
 orchestrator: {lease_ttl: 2s}
 ledger: {bootstrap_timeout: 10s}
+planner: {model: "qwen2.5-coder:7b", api_key_env: OPENAI_KEY, temperature: 0.2, seed: 7, token_budget: 50000}
 policy: /etc/agentic/policy.yaml
 `,
 			check: func(t *testing.T, c Config) {
+				temp, seed := 0.2, int64(7)
 				want := Config{
 					Data: "/var/lib/agentic", Name: "node-a", Roles: []string{"executor", "memory"},
 					NATS: []string{"nats://a:4222", "nats://b:4222"}, NATSListen: "0.0.0.0:4333",
@@ -111,6 +113,9 @@ policy: /etc/agentic/policy.yaml
 					Orchestrator: OrchestratorConfig{LeaseTTL: 2 * time.Second}, Policy: "/etc/agentic/policy.yaml",
 					NATSClusterName: "agentic", GossipPreset: "fast",
 					Ledger: LedgerConfig{BootstrapTimeout: 10 * time.Second},
+					Planner: PlannerConfig{BaseURL: DefaultPlannerBaseURL, Model: "qwen2.5-coder:7b", APIKeyEnv: "OPENAI_KEY",
+						Timeout: DefaultPlannerTimeout, MaxTokens: DefaultPlannerMaxTokens, TokenBudget: 50000, Temperature: &temp, Seed: &seed},
+					Notify: NotifyConfig{Batch: DefaultNotifyBatch},
 				}
 				if !equal(c, want) {
 					t.Errorf("got %+v\nwant %+v", c, want)

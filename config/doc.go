@@ -50,6 +50,19 @@
 //	  capabilities: []            # AGENTIC_CAPABILITIES    --capabilities docker,gpu
 //	orchestrator:
 //	  lease_ttl: ""               # AGENTIC_LEASE_TTL       --lease-ttl    (deprecated, ignored: a cluster setting now)
+//	planner:
+//	  base_url: http://127.0.0.1:11434/v1 # AGENTIC_PLANNER_BASE_URL --planner-base-url (Ollama's)
+//	  model: ""                   # AGENTIC_PLANNER_MODEL   --planner-model (empty: plan files only)
+//	  api_key_env: ""             # AGENTIC_PLANNER_API_KEY_ENV --planner-api-key-env (the variable that holds the key)
+//	  timeout: 2m                 # AGENTIC_PLANNER_TIMEOUT --planner-timeout
+//	  max_tokens: 8192            # AGENTIC_PLANNER_MAX_TOKENS --planner-max-tokens
+//	  token_budget: 0             # AGENTIC_PLANNER_TOKEN_BUDGET --planner-token-budget (0: no bound)
+//	  temperature: ""             # AGENTIC_PLANNER_TEMPERATURE --planner-temperature 0..2 (empty: the server's)
+//	  seed: ""                    # AGENTIC_PLANNER_SEED    --planner-seed (empty: none)
+//	notify:
+//	  webhook: ""                 # AGENTIC_NOTIFY_WEBHOOK  --notify-webhook (gates that open, POSTed as JSON; leader only)
+//	  exec: ""                    # AGENTIC_NOTIFY_EXEC     --notify-exec (shell command, the JSON on stdin)
+//	  batch: 5s                   # AGENTIC_NOTIFY_BATCH    --notify-batch
 //	ledger:
 //	  bootstrap_timeout: 30s      # AGENTIC_LEDGER_BOOTSTRAP_TIMEOUT --ledger-bootstrap-timeout (0: never copy a peer's ledger)
 //	disk:

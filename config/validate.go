@@ -111,6 +111,8 @@ func (c *Config) Validate() error {
 		bad("nats_tls_ca", "with the embedded server it verifies clients' certificates, which needs TLS: set nats_tls_cert and nats_tls_key (--nats-tls-cert, --nats-tls-key)")
 	}
 	c.validateExposure(bad)
+	c.validatePlanner(bad)
+	c.validateNotify(bad)
 	if c.Executor.Queue < -1 {
 		bad("executor.queue", "must be -1 (8 per slot), 0 or more, got %d", c.Executor.Queue)
 	}

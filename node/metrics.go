@@ -17,6 +17,18 @@ func (n *Node) metricsHandler() http.Handler {
 	gauge := func(name, help string, f func() float64) {
 		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "agentic", Name: name, Help: help, ConstLabels: prometheus.Labels{"node": n.cfg.Name}}, f))
 	}
+	gauge("gate_notifications_sent_total", "Batches of opened gates sent to the notify webhook or hook since start.", func() float64 {
+		if nt := n.notifier; nt != nil {
+			return float64(nt.Stats().Sent)
+		}
+		return 0
+	})
+	gauge("gate_notifications_failed_total", "Batches of opened gates that could not be sent (after retries) since start.", func() float64 {
+		if nt := n.notifier; nt != nil {
+			return float64(nt.Stats().Failed)
+		}
+		return 0
+	})
 	gauge("outbox_pending", "Events emitted but not yet acknowledged by JetStream.", func() float64 {
 		if ob := n.outbox; ob != nil {
 			return float64(ob.Pending())

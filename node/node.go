@@ -27,6 +27,7 @@ import (
 	"github.com/agentic-dev/agentic/node/health"
 	"github.com/agentic-dev/agentic/node/membership"
 	"github.com/agentic-dev/agentic/node/nodes"
+	"github.com/agentic-dev/agentic/node/notify"
 	"github.com/agentic-dev/agentic/node/policies"
 	"github.com/agentic-dev/agentic/node/settings"
 	"github.com/agentic-dev/agentic/roles"
@@ -65,12 +66,14 @@ type Node struct {
 	// disk watches the data dir's free space (node/disk.go).
 	disk *diskspace.Monitor
 
-	runs   *runindex.Index // the run read model; nil on a node without a ledger
-	orch   *orchestrator.Orchestrator
-	mem    *memory.Memory
-	exec   *executor.Executor
-	roles  []roles.Role
-	apiSrv *api.Server
+	runs *runindex.Index // the run read model; nil on a node without a ledger
+	orch *orchestrator.Orchestrator
+	// notifier sends the gates that open (notify.webhook, notify.exec).
+	notifier *notify.Notifier
+	mem      *memory.Memory
+	exec     *executor.Executor
+	roles    []roles.Role
+	apiSrv   *api.Server
 	// http serves the API (and the probes unless probe serves them).
 	http  httpServer
 	probe httpServer
@@ -497,9 +500,13 @@ func (n *Node) startLedger(ctx context.Context) error {
 		n.load = n.orch.Load
 		folders = append(folders, n.orch)
 		n.roles = append(n.roles, n.orch)
+		if n.notifier = n.newNotifier(); n.notifier != nil {
+			folders = append(folders, n.notifier)
+			n.roles = append(n.roles, n.notifier)
+		}
 	}
 	if n.has(event.RolePlanner) {
-		p := planner.New(n.roleEnv(event.RolePlanner), planner.Config{})
+		p := planner.New(n.roleEnv(event.RolePlanner), n.plannerConfig())
 		folders = append(folders, p)
 		n.roles = append(n.roles, p)
 	}

@@ -106,7 +106,7 @@ func payloadExamples() map[event.Type]any {
 		event.CredentialRevoked: event.CredentialRevokedData{Kind: "node", ID: "node-c", Before: at,
 			NATSUsers: []string{"UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4"}, Reason: "the host was lost"},
 		event.PolicyApplied: event.PolicyAppliedData{Base: 3, Name: "ops", Hash: "sha256:9c1d4e0b7f2a",
-			Text: "name: ops\nrules:\n  - pattern: rm -rf\n    level: high\n    require_confirmation: true\n",
+			Text:   "name: ops\nrules:\n  - pattern: rm -rf\n    level: high\n    require_confirmation: true\n",
 			Source: event.PolicyFromApply, Reason: "gate recursive deletes"},
 		event.GateOpened: event.GateOpenedData{Decision: event.Decision{Epoch: 3}, Step: "clean", Attempt: 1, Revision: 1,
 			Kind: event.GatePolicy, Subject: "sha256:5e0c2b7d91aa", Policy: event.PolicyRef{Version: 4, Hash: "sha256:9c1d4e0b7f2a"},

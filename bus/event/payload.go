@@ -54,17 +54,28 @@ type PlanProposedData struct {
 	Source string `json:"source"`
 	// Plan is the normalized plan.
 	Plan Plan `json:"plan"`
+	// Planner is the provenance of a model's plan (Source "llm").
+	// Protocol version 5.
+	Planner *PlannerInfo `json:"planner_info,omitempty"`
 }
 
 // PlanRejectedData says the planner could not produce a plan.
 type PlanRejectedData struct {
 	Error string `json:"error"`
+	// Planner is the provenance of a model's failed planning: what it
+	// answered and what that cost. Protocol version 5.
+	Planner *PlannerInfo `json:"planner_info,omitempty"`
 }
 
 // Decision is embedded in every orchestrator decision: the leader epoch that
 // made it. Folds ignore decisions older than the newest LeaderElected.
 type Decision struct {
 	Epoch uint64 `json:"epoch"`
+	// Basis is the ledger position of the state the leader decided on
+	// (the last event its fold had applied): a replay folds to Basis and
+	// decides again to check the decision (roles/orchestrator/replay).
+	// Absent before protocol version 5.
+	Basis uint64 `json:"basis,omitempty"`
 }
 
 // FencedBy is the fencing rule, the one place it is written: a decision is
@@ -111,6 +122,11 @@ type TaskAssignedData struct {
 	Approved string `json:"approved,omitempty"`
 	// Approvers are the operators whose approvals counted, in order.
 	Approvers []string `json:"approvers,omitempty"`
+	// Compensates, when set, makes this assignment the compensation of an
+	// earlier completed attempt of the run (Step names the compensation
+	// step itself): a file.restore of its edits, or its shell step's
+	// Compensate command. Protocol version 5.
+	Compensates *Compensation `json:"compensates,omitempty"`
 }
 
 // TaskCancelData tells an executor to stop a step attempt.
@@ -244,6 +260,11 @@ type TaskFinishedData struct {
 	OutputTail string `json:"output_tail,omitempty"`
 	// CommandHash identifies the command for statistics (sha256 hex, 16 chars).
 	CommandHash string `json:"command_hash,omitempty"`
+	// Edits are the before- and after-images, by content hash, of the
+	// files a file.write or file.patch step changed, in the order they
+	// were written (what a compensation restores, in reverse), and the
+	// files a file.restore put back. Protocol version 5.
+	Edits []FileEdit `json:"edits,omitempty"`
 }
 
 // LegacyInterruptedPrefix starts the Error of an interrupted attempt in

@@ -682,7 +682,7 @@ func (e *Executor) startsDone() {
 // attempt starts while the result travels.
 func (e *Executor) attempt(ctx context.Context, q *queued, started time.Time, t *task) {
 	defer e.wg.Done()
-	fin := e.run(ctx, q.run, q.a, started, t)
+	fin := e.runStep(ctx, q.run, q.a, started, t)
 	t.cancel()
 	e.mu.Lock()
 	delete(e.mu.running, q.key)

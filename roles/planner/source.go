@@ -27,6 +27,16 @@ type Source interface {
 	Plan(ctx context.Context, run string, goal event.GoalSubmittedData) (*event.Plan, error)
 }
 
+// InfoSource is a Source that also returns the provenance of its plans
+// (roles/planner/llm): the planner records it in plan.proposed, or in
+// plan.rejected when planning failed, so that a replay needs no model.
+type InfoSource interface {
+	Source
+	// PlanInfo is Plan with the provenance, returned with errors too as
+	// far as planning got (nil when it got nowhere).
+	PlanInfo(ctx context.Context, run string, goal event.GoalSubmittedData) (*event.Plan, *event.PlannerInfo, error)
+}
+
 // Sentinel errors, wrapped in the PlanRejected messages they cause.
 var (
 	// ErrNeedLLM: a free-text goal reached a planner without an LLM source.

@@ -102,21 +102,30 @@ func (p *Planner) draft(ctx context.Context, j job) (event.Draft, string) {
 	}
 	pctx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)
 	defer cancel()
-	pl, err := src.Plan(pctx, j.id, j.goal)
+	var (
+		pl   *event.Plan
+		info *event.PlannerInfo
+	)
+	if is, ok := src.(InfoSource); ok {
+		pl, info, err = is.PlanInfo(pctx, j.id, j.goal)
+	} else {
+		pl, err = src.Plan(pctx, j.id, j.goal)
+	}
+	reject := func(err error) (event.Draft, string) { return rejectionInfo(j.id, err, info), src.Name() }
 	switch {
 	case err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
-		return rejection(j.id, fmt.Errorf("planner: %s planner timed out after %s: %w", src.Name(), p.cfg.Timeout, err)), src.Name()
+		return reject(fmt.Errorf("planner: %s planner timed out after %s: %w", src.Name(), p.cfg.Timeout, err))
 	case err != nil:
-		return rejection(j.id, err), src.Name()
+		return reject(err)
 	case pl == nil:
-		return rejection(j.id, fmt.Errorf("planner: %s planner returned no plan", src.Name())), src.Name()
+		return reject(fmt.Errorf("planner: %s planner returned no plan", src.Name()))
 	}
 	if err := plan.Normalize(pl); err != nil {
-		return rejection(j.id, err), src.Name()
+		return reject(err)
 	}
-	d, err := event.NewDraft(event.PlanProposed, j.id, event.PlanProposedData{Revision: 1, Source: src.Name(), Plan: *pl})
+	d, err := event.NewDraft(event.PlanProposed, j.id, event.PlanProposedData{Revision: 1, Source: src.Name(), Plan: *pl, Planner: info})
 	if err != nil {
-		return rejection(j.id, err), src.Name()
+		return reject(err)
 	}
 	if len(d.Data) > envelope.MaxEventBytes {
 		return rejection(j.id, fmt.Errorf("planner: the plan (%d steps) is %d bytes as an event; the limit is %d: split the goal into smaller plans",
@@ -142,12 +151,21 @@ func (p *Planner) source(g event.GoalSubmittedData) (Source, error) {
 }
 
 // rejection is the plan.rejected event for run with err as its message.
-func rejection(run string, err error) event.Draft {
+func rejection(run string, err error) event.Draft { return rejectionInfo(run, err, nil) }
+
+// rejectionInfo is rejection with the provenance of a failed model
+// planning (nil for none).
+func rejectionInfo(run string, err error, info *event.PlannerInfo) event.Draft {
 	msg := err.Error()
 	if len(msg) > maxRejection {
 		msg = msg[:maxRejection] + "\n... (truncated)"
 	}
-	return event.MustDraft(event.PlanRejected, run, event.PlanRejectedData{Error: msg})
+	d := event.MustDraft(event.PlanRejected, run, event.PlanRejectedData{Error: msg, Planner: info})
+	if info != nil && len(d.Data) > envelope.MaxEventBytes {
+		// The answers are what made it too large: keep the error.
+		d = event.MustDraft(event.PlanRejected, run, event.PlanRejectedData{Error: msg})
+	}
+	return d
 }
 
 // backoff is the delay before the next emit after failures failed ones.

@@ -13,7 +13,7 @@ import (
 
 // Allowed values, for messages.
 var (
-	kinds      = []string{string(event.KindShell), string(event.KindNoop)}
+	kinds      = []string{string(event.KindShell), string(event.KindNoop), string(event.KindFileWrite), string(event.KindFilePatch)}
 	onFailures = []string{string(event.OnFailureAbort), string(event.OnFailureRetry), string(event.OnFailureContinue)}
 )
 
@@ -89,7 +89,9 @@ func checkTexts(d *draft, ps *problems) {
 func checkStep(ps *problems, s *draftStep) {
 	st := &s.step
 	switch st.Kind {
-	case "", event.KindShell, event.KindNoop:
+	case "", event.KindShell, event.KindNoop, event.KindFileWrite, event.KindFilePatch:
+	case event.KindFileRestore:
+		ps.add(s.pos("kind"), "kind %s is not for plans: the orchestrator makes file.restore steps to compensate file edits; allowed: %s", st.Kind, strings.Join(kinds, ", "))
 	default:
 		ps.add(s.pos("kind"), "unknown kind %q; allowed: %s", st.Kind, strings.Join(kinds, ", "))
 	}
@@ -101,6 +103,7 @@ func checkStep(ps *problems, s *draftStep) {
 	case kind == event.KindNoop && st.Run != "":
 		ps.add(s.pos("run"), "noop step has run; remove run or set kind: shell")
 	}
+	checkFileFields(ps, s, effectiveKind(st))
 	if s.blank("check", st.Check) {
 		ps.add(s.pos("check"), "check is empty: give the command whose exit 0 skips the step, or remove check")
 	}
@@ -115,6 +118,7 @@ func checkStep(ps *problems, s *draftStep) {
 	checkCommand(ps, s.pos("creates"), "creates", st.Creates)
 	for _, f := range []struct{ name, value string }{
 		{"id", st.ID}, {"title", st.Title}, {"run", st.Run}, {"check", st.Check}, {"creates", st.Creates}, {"cwd", st.Cwd},
+		{"path", st.Path}, {"content", st.Content}, {"patch", st.Patch}, {"compensate", st.Compensate}, {"run_as", st.RunAs},
 	} {
 		checkSecret(ps, s.pos(f.name), f.name, f.value)
 	}
@@ -186,13 +190,18 @@ func checkCommand(ps *problems, at pos, field, cmd string) {
 }
 
 // effectiveKind is the step's kind with the default filled: shell when the
-// step has a run command, noop otherwise.
+// step has a run command, file.patch when it has a patch, file.write when
+// it has a path or content, noop otherwise.
 func effectiveKind(st *event.Step) event.StepKind {
 	switch {
 	case st.Kind != "":
 		return st.Kind
 	case st.Run != "":
 		return event.KindShell
+	case st.Patch != "":
+		return event.KindFilePatch
+	case st.Path != "" || st.Content != "":
+		return event.KindFileWrite
 	default:
 		return event.KindNoop
 	}

@@ -11,7 +11,7 @@ import (
 var (
 	planFields     = []string{"goal", "steps", "subgoals"}
 	subgoalFields  = []string{"id", "title", "depends_on", "steps"}
-	stepFields     = []string{"id", "title", "kind", "run", "depends_on", "timeout", "retries", "backoff", "idempotent", "creates", "check", "on_failure", "env", "cwd", "capabilities"}
+	stepFields     = []string{"id", "title", "kind", "run", "depends_on", "timeout", "retries", "backoff", "idempotent", "creates", "check", "on_failure", "env", "cwd", "capabilities", "path", "content", "mode", "patch", "compensate", "run_as"}
 	seedFields     = []string{"mode", "goal", "steps"}
 	seedStepFields = []string{"goal", "commands"}
 )
@@ -176,6 +176,18 @@ func (w *walker) stepField(s *draftStep, e entry, p pos) (ok bool) {
 		ok = w.env(s, e.val, p)
 	case "cwd":
 		st.Cwd, ok = w.str(e.val, p)
+	case "path":
+		st.Path, ok = w.str(e.val, p)
+	case "content":
+		st.Content, ok = w.str(e.val, p)
+	case "mode":
+		st.Mode, ok = w.mode(e.val, p)
+	case "patch":
+		st.Patch, ok = w.str(e.val, p)
+	case "compensate":
+		st.Compensate, ok = w.str(e.val, p)
+	case "run_as":
+		st.RunAs, ok = w.str(e.val, p)
 	case "capabilities":
 		var caps []ref
 		caps, ok = w.refs(e.val, p)

@@ -38,11 +38,39 @@
 //
 //	{"mode": "plan", "steps": [{"goal": "…", "commands": ["…", "…"]}]}
 //
-// Step fields: id, title, kind (shell | noop), run, depends_on, timeout,
-// retries, backoff, idempotent, creates, check, on_failure, env, cwd,
-// capabilities (a list, or one name: what the executor must offer, all of
-// it — capabilities: [docker]; names of letters, digits, '-' and '_').
-// YAML anchors, aliases and merge keys (<<) work.
+// Step fields: id, title, kind (shell | noop | file.write | file.patch),
+// run, depends_on, timeout, retries, backoff, idempotent, creates, check,
+// on_failure, env, cwd, capabilities (a list, or one name: what the
+// executor must offer, all of it — capabilities: [docker]; names of
+// letters, digits, '-' and '_'), path, content, mode, patch, compensate,
+// run_as. YAML anchors, aliases and merge keys (<<) work.
+//
+// File edits: a file.write step writes content to path (relative to cwd;
+// mode, octal as chmod reads it, for a file it creates — 0644 by
+// default); a file.patch step applies patch, a unified diff (git diff or
+// diff -u) whose names are relative to cwd. The executor keeps their
+// before-images, so a failed run can be compensated.
+//
+//	steps:
+//	  - id: conf
+//	    path: etc/app.conf     # kind file.write is inferred from path
+//	    content: "port = 8080\n"
+//	    mode: 0600
+//	  - id: tweak
+//	    patch: |               # kind file.patch is inferred from patch
+//	      --- a/etc/app.conf
+//	      +++ b/etc/app.conf
+//	      @@ -1 +1 @@
+//	      -port = 8080
+//	      +port = 9090
+//
+// A file edit has no run, guard (creates, check), compensate or run_as;
+// its patch must parse (fileedit.ParsePatch); a relative path (path, or
+// a name in the patch) may not leave cwd with ".."; content and patch
+// are at most MaxEditBytes each and MaxPlanEditBytes for the whole plan,
+// so that the plan fits the event it travels in. A shell step may give compensate,
+// the command that undoes it when the run fails or is cancelled after it
+// succeeded, and run_as, the user it runs as (a user name or uid).
 //
 // Invariants of an event.Plan returned by Parse or given by Normalize:
 //
@@ -51,10 +79,13 @@
 //     parts joined by single dots, so never "." or ".."); every dependency
 //     names a step; there is no cycle; every subgoal has steps; the limits
 //     (MaxSteps, MaxCommandBytes, …) hold.
-//  2. Defaults are filled: Kind is shell when the step has run and noop
-//     otherwise; OnFailure is abort; Backoff is DefaultBackoff when
-//     Retries > 0 and no backoff was given. Capabilities are sorted, each
-//     once (nil when none).
+//  2. Defaults are filled: Kind is shell when the step has run,
+//     file.patch when it has patch, file.write when it has path or
+//     content, and noop otherwise; OnFailure is abort; Backoff is
+//     DefaultBackoff when Retries > 0 and no backoff was given. File edits
+//     are Idempotent (applying one again changes nothing) and a Mode is
+//     written with four octal digits ("0600"). Capabilities are sorted,
+//     each once (nil when none).
 //  3. Dependencies are step ids only. A subgoal dependency "A depends on
 //     B" becomes edges from A's entry steps (no dependency inside A) to
 //     B's exit steps (nothing inside B depends on them); a dependency on a

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/roles/executor/fileedit"
 )
 
 // DefaultBackoff is the backoff Normalize gives a step that has retries but
@@ -58,6 +59,7 @@ func compile(d *draft, ps *problems) *event.Plan {
 	}
 	stepIdx, subIdx := checkIDs(d, ps)
 	checkTexts(d, ps)
+	checkEditBytes(d, ps)
 	for _, s := range d.steps {
 		checkStep(ps, s)
 	}
@@ -81,6 +83,12 @@ func (g *graph) plan() *event.Plan {
 	for _, i := range g.order() {
 		st := d.steps[i].step
 		st.Kind = effectiveKind(&st)
+		if st.Kind == event.KindFileWrite || st.Kind == event.KindFilePatch {
+			st.Idempotent = true // applying an edit again is a no-op
+		}
+		if m, err := fileedit.ParseMode(st.Mode); st.Mode != "" && err == nil {
+			st.Mode = fileedit.FormatMode(m)
+		}
 		if st.OnFailure == "" {
 			st.OnFailure = event.OnFailureAbort
 		}

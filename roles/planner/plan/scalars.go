@@ -157,3 +157,20 @@ func describe(n *yaml.Node) string {
 		return fmt.Sprintf("%s (%q)", n.Tag, v)
 	}
 }
+
+// mode decodes a file mode as written: octal digits, quoted or not
+// (mode: 0644, mode: "0600"), like chmod's; the checks parse it. null is
+// "".
+func (w *walker) mode(n *yaml.Node, p pos) (string, bool) {
+	if n = w.resolve(n); n == nil {
+		return "", false
+	}
+	if n.Kind != yaml.ScalarNode {
+		w.ps.add(p, "mode must be octal permission bits such as 0644, got %s", describe(n))
+		return "", false
+	}
+	if n.Tag == "!!null" {
+		return "", true
+	}
+	return n.Value, true
+}

@@ -80,7 +80,7 @@ its code), 2 usage error, 3 run failed and 4 run cancelled (goal submit
 		SilenceUsage:  true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			a.ctx = cmd.Context()
-			return a.checkGlobals()
+			return a.checkGlobals(cmd)
 		},
 	}
 	server := a.env.Getenv("NATS_URL")
@@ -95,14 +95,21 @@ its code), 2 usage error, 3 run failed and 4 run cancelled (goal submit
 	pf.BoolVar(&a.noWaitAccept, "no-wait-accept", false, "writes: return once the stream stored the event, without waiting for a ledger node to accept it")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
 	root.AddCommand(a.goalCmd(), a.runCmd(), a.stepCmd(), a.auditCmd(), a.ledgerCmd(), a.memoryCmd(), a.clusterCmd(), a.keysCmd(), a.nodeCmd(), a.operatorCmd(), a.alarmCmd(), a.versionCmd())
-	root.AddCommand(a.policyCmd())
+	root.AddCommand(a.policyCmd(), a.planCmd())
 	root.AddCommand(a.gateCmd())
 	return root
 }
 
-func (a *app) checkGlobals() error {
+func (a *app) checkGlobals(cmd *cobra.Command) error {
 	if !slices.Contains([]string{"text", "json", "jsonl"}, a.output) {
-		return usagef("--output %q: want text, json or jsonl", a.output)
+		extra := strings.Split(cmd.Annotations["formats"], ",")
+		if !slices.Contains(extra, a.output) {
+			want := "text, json or jsonl"
+			if cmd.Annotations["formats"] != "" {
+				want = "text, json, jsonl, " + strings.ReplaceAll(cmd.Annotations["formats"], ",", ", ")
+			}
+			return usagef("--output %q: want %s", a.output, want)
+		}
 	}
 	if a.timeout <= 0 {
 		return usagef("--timeout must be positive, got %s", a.timeout)

@@ -1,0 +1,459 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/node/api"
+	"github.com/spf13/cobra"
+	"gopkg.in/yaml.v3"
+)
+
+// Output formats only plan show has (cobra annotation "formats").
+const (
+	formatYAML    = "yaml"
+	formatMermaid = "mermaid"
+)
+
+func (a *app) planCmd() *cobra.Command {
+	return group("plan", "Show a run's plan revisions and what changed between them",
+		"Every plan a planner proposed for a run is in the ledger (plan.proposed), one\nrevision each; the orchestrator accepts them in turn. These commands read\nthem from the run's audit, so any revision can be shown or compared.",
+		a.planShowCmd(), a.planDiffCmd())
+}
+
+// planRevision is one plan.proposed of a run, as plan show prints it with
+// -o json.
+type planRevision struct {
+	Run      string             `json:"run"`
+	Revision int                `json:"revision"`
+	Source   string             `json:"source"`
+	Accepted bool               `json:"accepted"`
+	Planner  *event.PlannerInfo `json:"planner_info,omitempty"`
+	Plan     event.Plan         `json:"plan"`
+}
+
+// planRevisions reads every plan revision proposed for run (an id or a
+// unique prefix), in the ledger's order.
+func (a *app) planRevisions(ctx context.Context, id string) (string, []planRevision, error) {
+	c, err := a.client()
+	if err != nil {
+		return "", nil, err
+	}
+	sum, err := c.RunSummary(ctx, id)
+	if err != nil {
+		return "", nil, err
+	}
+	var revs []planRevision
+	accepted := map[int]bool{}
+	for l, err := range c.AuditLines(ctx, api.AuditRequest{Run: sum.ID}) {
+		if err != nil {
+			return "", nil, err
+		}
+		switch event.Type(l.Type) {
+		case event.PlanProposed:
+			var p event.PlanProposedData
+			if err := json.Unmarshal(l.Data, &p); err != nil {
+				return "", nil, fmt.Errorf("plan.proposed at seq %d: %w", l.Seq, err)
+			}
+			if slices.ContainsFunc(revs, func(r planRevision) bool { return r.Revision == p.Revision }) {
+				continue // a second proposal of a revision is ignored, as the orchestrator does
+			}
+			revs = append(revs, planRevision{Run: sum.ID, Revision: p.Revision, Source: p.Source, Planner: p.Planner, Plan: p.Plan})
+		case event.PlanAccepted:
+			var p event.PlanAcceptedData
+			if json.Unmarshal(l.Data, &p) == nil {
+				accepted[p.Revision] = true
+			}
+		}
+	}
+	for i := range revs {
+		revs[i].Accepted = accepted[revs[i].Revision]
+	}
+	if len(revs) == 0 {
+		return sum.ID, nil, api.WithHint(fmt.Errorf("run %s has no plan yet (status %s)", sum.ID, sum.Status),
+			"a planner has not answered; 'agentctl run show "+sum.ID+"' says why")
+	}
+	return sum.ID, revs, nil
+}
+
+// pick returns revision n of revs (0: the newest).
+func pick(run string, revs []planRevision, n int) (planRevision, error) {
+	if n == 0 {
+		return revs[len(revs)-1], nil
+	}
+	for _, r := range revs {
+		if r.Revision == n {
+			return r, nil
+		}
+	}
+	have := make([]string, len(revs))
+	for i, r := range revs {
+		have[i] = fmt.Sprint(r.Revision)
+	}
+	return planRevision{}, fmt.Errorf("run %s has no plan revision %d (it has %s)", run, n, strings.Join(have, ", "))
+}
+
+func (a *app) planShowCmd() *cobra.Command {
+	var revision int
+	cmd := &cobra.Command{
+		Use:   "show RUN",
+		Short: "Show a plan revision of a run: text, JSON, YAML (a plan file) or Mermaid",
+		Long: `Show the plan the planner proposed for RUN: the newest revision, or
+--revision N. Text lists the steps by subgoal with their commands and
+dependencies; -o json prints the revision with its provenance (the
+model's, for LLM plans); -o yaml prints it as a plan file, which
+'agentctl goal submit -f' accepts as it is; -o mermaid prints a Mermaid
+flowchart of the DAG.`,
+		Example: `  agentctl plan show 0190a3c2
+  agentctl plan show 0190a3c2 -o yaml > plan.yaml && agentctl goal submit -f plan.yaml
+  agentctl plan show 0190a3c2 --revision 1 -o mermaid`,
+		Annotations: map[string]string{"formats": formatYAML + "," + formatMermaid},
+		Args:        args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			run, revs, err := a.planRevisions(cmd.Context(), argv[0])
+			if err != nil {
+				return err
+			}
+			r, err := pick(run, revs, revision)
+			if err != nil {
+				return err
+			}
+			switch a.output {
+			case formatYAML:
+				b, err := planYAML(r.Plan)
+				if err != nil {
+					return err
+				}
+				_, err = a.env.Stdout.Write(b)
+				return err
+			case formatMermaid:
+				_, err := io.WriteString(a.env.Stdout, planMermaid(r.Plan))
+				return err
+			case formatText:
+				renderPlan(a.env.Stdout, r, len(revs))
+				return nil
+			default:
+				return a.writeJSON(r)
+			}
+		},
+	}
+	cmd.Flags().IntVar(&revision, "revision", 0, "revision to show (default: the newest)")
+	return cmd
+}
+
+// renderPlan prints a revision for people.
+func renderPlan(w io.Writer, r planRevision, of int) {
+	state := "proposed"
+	if r.Accepted {
+		state = "accepted"
+	}
+	fmt.Fprintf(w, "run %s  plan revision %d of %d (%s, from %s)\n", r.Run, r.Revision, of, state, r.Source)
+	if r.Plan.Goal != "" {
+		fmt.Fprintf(w, "goal: %s\n", r.Plan.Goal)
+	}
+	if p := r.Planner; p != nil {
+		fmt.Fprintf(w, "model: %s (served %s), %d+%d tokens, %s\n", p.Model, dash(p.ServedModel), p.PromptTokens, p.CompletionTokens, p.Latency)
+	}
+	titles := map[string]string{}
+	for _, sg := range r.Plan.Subgoals {
+		titles[sg.ID] = sg.Title
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	last := "\x00"
+	for _, s := range r.Plan.Steps {
+		if s.Subgoal != last {
+			last = s.Subgoal
+			switch {
+			case s.Subgoal == "":
+				fmt.Fprintln(tw, "\n(no subgoal)")
+			case titles[s.Subgoal] != "":
+				fmt.Fprintf(tw, "\n%s: %s\n", s.Subgoal, titles[s.Subgoal])
+			default:
+				fmt.Fprintf(tw, "\n%s\n", s.Subgoal)
+			}
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", s.ID, s.Kind, truncate(oneLine(stepAction(s)), 60), dash(strings.Join(s.DependsOn, ",")))
+	}
+	tw.Flush()
+}
+
+// stepAction is what a step does, in one phrase.
+func stepAction(s event.Step) string {
+	switch s.Kind {
+	case event.KindShell:
+		return s.Run
+	case event.KindFileWrite:
+		return "write " + s.Path
+	case event.KindFilePatch:
+		return "patch"
+	}
+	return "-"
+}
+
+// fileStep is a step as a plan file writes it.
+type fileStep struct {
+	ID           string            `yaml:"id"`
+	Title        string            `yaml:"title,omitempty"`
+	Kind         string            `yaml:"kind,omitempty"`
+	Run          string            `yaml:"run,omitempty"`
+	DependsOn    []string          `yaml:"depends_on,omitempty,flow"`
+	Timeout      string            `yaml:"timeout,omitempty"`
+	Retries      int               `yaml:"retries,omitempty"`
+	Backoff      string            `yaml:"backoff,omitempty"`
+	Idempotent   bool              `yaml:"idempotent,omitempty"`
+	Creates      string            `yaml:"creates,omitempty"`
+	Check        string            `yaml:"check,omitempty"`
+	OnFailure    string            `yaml:"on_failure,omitempty"`
+	Env          map[string]string `yaml:"env,omitempty"`
+	Cwd          string            `yaml:"cwd,omitempty"`
+	Capabilities []string          `yaml:"capabilities,omitempty,flow"`
+	Path         string            `yaml:"path,omitempty"`
+	Content      string            `yaml:"content,omitempty"`
+	Mode         string            `yaml:"mode,omitempty"`
+	Patch        string            `yaml:"patch,omitempty"`
+	Compensate   string            `yaml:"compensate,omitempty"`
+	RunAs        string            `yaml:"run_as,omitempty"`
+}
+
+type fileSubgoal struct {
+	ID    string     `yaml:"id"`
+	Title string     `yaml:"title,omitempty"`
+	Steps []fileStep `yaml:"steps"`
+}
+
+type planFile struct {
+	Goal     string        `yaml:"goal,omitempty"`
+	Steps    []fileStep    `yaml:"steps,omitempty"`
+	Subgoals []fileSubgoal `yaml:"subgoals,omitempty"`
+}
+
+// planYAML writes p as a hierarchical plan file: the steps of each subgoal
+// under it, the others at the top; defaults are left out.
+func planYAML(p event.Plan) ([]byte, error) {
+	f := planFile{Goal: p.Goal}
+	idx := map[string]int{}
+	for _, sg := range p.Subgoals {
+		idx[sg.ID] = len(f.Subgoals)
+		f.Subgoals = append(f.Subgoals, fileSubgoal{ID: sg.ID, Title: sg.Title})
+	}
+	for _, s := range p.Steps {
+		fs := fileStep{
+			ID: s.ID, Title: s.Title, Run: s.Run, DependsOn: s.DependsOn, Retries: s.Retries, Idempotent: s.Idempotent,
+			Creates: s.Creates, Check: s.Check, Env: s.Env, Cwd: s.Cwd, Capabilities: s.Capabilities,
+			Path: s.Path, Content: s.Content, Mode: s.Mode, Patch: s.Patch, Compensate: s.Compensate, RunAs: s.RunAs,
+		}
+		if !(s.Kind == event.KindShell && s.Run != "") && !(s.Kind == event.KindNoop && s.Run == "") {
+			fs.Kind = string(s.Kind)
+		}
+		if s.Timeout > 0 {
+			fs.Timeout = s.Timeout.String()
+		}
+		if s.Backoff > 0 {
+			fs.Backoff = s.Backoff.String()
+		}
+		if s.OnFailure != "" && s.OnFailure != event.OnFailureAbort {
+			fs.OnFailure = string(s.OnFailure)
+		}
+		if i, ok := idx[s.Subgoal]; ok && s.Subgoal != "" {
+			f.Subgoals[i].Steps = append(f.Subgoals[i].Steps, fs)
+		} else {
+			f.Steps = append(f.Steps, fs)
+		}
+	}
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(f); err != nil {
+		return nil, fmt.Errorf("encode the plan as YAML: %w", err)
+	}
+	return b.Bytes(), enc.Close()
+}
+
+// planMermaid draws p as a Mermaid flowchart: subgoals as subgraphs,
+// dependencies as edges from the step depended on.
+func planMermaid(p event.Plan) string {
+	var b strings.Builder
+	b.WriteString("flowchart TD\n")
+	node := map[string]string{}
+	for i, s := range p.Steps {
+		node[s.ID] = fmt.Sprintf("s%d", i)
+	}
+	label := func(s event.Step) string {
+		l := s.ID
+		if a := stepAction(s); a != "-" {
+			l += ": " + truncate(oneLine(a), 40)
+		}
+		return strings.NewReplacer(`"`, "#quot;", "<", "#lt;", ">", "#gt;").Replace(l)
+	}
+	in := map[string][]event.Step{}
+	for _, s := range p.Steps {
+		in[s.Subgoal] = append(in[s.Subgoal], s)
+	}
+	for _, s := range in[""] {
+		fmt.Fprintf(&b, "  %s[\"%s\"]\n", node[s.ID], label(s))
+	}
+	for i, sg := range p.Subgoals {
+		title := sg.ID
+		if sg.Title != "" {
+			title += ": " + sg.Title
+		}
+		fmt.Fprintf(&b, "  subgraph g%d[\"%s\"]\n", i, strings.ReplaceAll(title, `"`, "#quot;"))
+		for _, s := range in[sg.ID] {
+			fmt.Fprintf(&b, "    %s[\"%s\"]\n", node[s.ID], label(s))
+		}
+		b.WriteString("  end\n")
+	}
+	for _, s := range p.Steps {
+		for _, d := range s.DependsOn {
+			fmt.Fprintf(&b, "  %s --> %s\n", node[d], node[s.ID])
+		}
+	}
+	return b.String()
+}
+
+// planDiff is what changed from one revision to another.
+type planDiff struct {
+	Run     string             `json:"run"`
+	From    int                `json:"from"`
+	To      int                `json:"to"`
+	Added   []event.Step       `json:"added"`
+	Removed []event.Step       `json:"removed"`
+	Changed []stepChange       `json:"changed"`
+	Same    int                `json:"unchanged"`
+	Planner *event.PlannerInfo `json:"planner_info,omitempty"`
+}
+
+type stepChange struct {
+	ID     string     `json:"id"`
+	Fields []string   `json:"fields"`
+	From   event.Step `json:"from"`
+	To     event.Step `json:"to"`
+}
+
+func (a *app) planDiffCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "diff RUN FROM TO",
+		Short: "Show what changed between two plan revisions of a run",
+		Long: `Compare two plan revisions of RUN: the steps added, removed and changed
+(with the fields that changed, old → new), by step id. -o json prints
+{"added","removed","changed":[{"id","fields","from","to"}],"unchanged"}.`,
+		Example: `  agentctl plan diff 0190a3c2 1 2`,
+		Args:    args(cobra.ExactArgs(3)),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			var from, to int
+			if _, err := fmt.Sscan(argv[1], &from); err != nil || from < 1 {
+				return usagef("FROM must be a revision number, got %q", argv[1])
+			}
+			if _, err := fmt.Sscan(argv[2], &to); err != nil || to < 1 {
+				return usagef("TO must be a revision number, got %q", argv[2])
+			}
+			run, revs, err := a.planRevisions(cmd.Context(), argv[0])
+			if err != nil {
+				return err
+			}
+			rf, err := pick(run, revs, from)
+			if err != nil {
+				return err
+			}
+			rt, err := pick(run, revs, to)
+			if err != nil {
+				return err
+			}
+			d := diffPlans(rf.Plan, rt.Plan)
+			d.Run, d.From, d.To, d.Planner = run, from, to, rt.Planner
+			if a.output != formatText {
+				return a.writeJSON(d)
+			}
+			renderDiff(a.env.Stdout, d)
+			return nil
+		},
+	}
+}
+
+// diffPlans compares two plans step by step.
+func diffPlans(from, to event.Plan) planDiff {
+	d := planDiff{Added: []event.Step{}, Removed: []event.Step{}, Changed: []stepChange{}}
+	old := map[string]event.Step{}
+	for _, s := range from.Steps {
+		old[s.ID] = s
+	}
+	seen := map[string]bool{}
+	for _, s := range to.Steps {
+		seen[s.ID] = true
+		o, ok := old[s.ID]
+		if !ok {
+			d.Added = append(d.Added, s)
+			continue
+		}
+		if fields := changedFields(o, s); len(fields) > 0 {
+			d.Changed = append(d.Changed, stepChange{ID: s.ID, Fields: fields, From: o, To: s})
+		} else {
+			d.Same++
+		}
+	}
+	for _, s := range from.Steps {
+		if !seen[s.ID] {
+			d.Removed = append(d.Removed, s)
+		}
+	}
+	return d
+}
+
+// changedFields lists the JSON fields that differ between two steps.
+func changedFields(a, b event.Step) []string {
+	var ma, mb map[string]json.RawMessage
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	_ = json.Unmarshal(ja, &ma)
+	_ = json.Unmarshal(jb, &mb)
+	var out []string
+	for k, v := range ma {
+		if !bytes.Equal(v, mb[k]) {
+			out = append(out, k)
+		}
+	}
+	for k := range mb {
+		if _, ok := ma[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// renderDiff prints a diff for people.
+func renderDiff(w io.Writer, d planDiff) {
+	fmt.Fprintf(w, "run %s: plan revision %d → %d: %d added, %d removed, %d changed, %d unchanged\n",
+		d.Run, d.From, d.To, len(d.Added), len(d.Removed), len(d.Changed), d.Same)
+	for _, s := range d.Added {
+		fmt.Fprintf(w, "+ %s  %s\n", s.ID, truncate(oneLine(stepAction(s)), 70))
+	}
+	for _, s := range d.Removed {
+		fmt.Fprintf(w, "- %s  %s\n", s.ID, truncate(oneLine(stepAction(s)), 70))
+	}
+	for _, c := range d.Changed {
+		fmt.Fprintf(w, "~ %s\n", c.ID)
+		var ma, mb map[string]json.RawMessage
+		ja, _ := json.Marshal(c.From)
+		jb, _ := json.Marshal(c.To)
+		_ = json.Unmarshal(ja, &ma)
+		_ = json.Unmarshal(jb, &mb)
+		for _, f := range c.Fields {
+			fmt.Fprintf(w, "    %s: %s → %s\n", f, orNone(ma[f]), orNone(mb[f]))
+		}
+	}
+}
+
+func orNone(v json.RawMessage) string {
+	if len(v) == 0 {
+		return "(none)"
+	}
+	return string(v)
+}

@@ -1,0 +1,139 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/roles/planner/plan"
+)
+
+// Version names this planner's code and prompt in provenance.
+const Version = "llm/1"
+
+// Errors planning can end with, wrapped with what happened.
+var (
+	// ErrModel: the model server answered with an error status.
+	ErrModel = errors.New("the model server refused the request")
+	// ErrInvalidPlan: the model's answer, and its answer to the problems
+	// sent back, were not a valid plan.
+	ErrInvalidPlan = errors.New("the model did not give a valid plan")
+	// ErrBudget: the run's token budget does not cover another call.
+	ErrBudget = errors.New("the token budget is spent")
+)
+
+// Config configures a Source. The zero Config is usable.
+type Config struct {
+	// MaxTokens caps each answer (0: the server's default).
+	MaxTokens int
+	// Temperature and Seed are sent when set (a seed makes servers that
+	// honour it repeatable).
+	Temperature *float64
+	Seed        *int64
+	// TokenBudget bounds the tokens (prompt and answer) planning one goal
+	// may use; 0 means no bound.
+	TokenBudget int
+	// Inputs gives what the prompt tells beside the goal (policy,
+	// capabilities, facts, notes); nil: the goal alone.
+	Inputs func(ctx context.Context, goal event.GoalSubmittedData) Inputs
+}
+
+// Source plans free-text goals with a model (roles/planner's Source, set
+// as its Config.Text).
+type Source struct {
+	model Model
+	cfg   Config
+}
+
+// NewSource returns a Source asking m.
+func NewSource(m Model, cfg Config) *Source { return &Source{model: m, cfg: cfg} }
+
+// Name is "llm", the proposal's source.
+func (s *Source) Name() string { return "llm" }
+
+// Plan returns the model's plan for goal; see PlanInfo.
+func (s *Source) Plan(ctx context.Context, run string, goal event.GoalSubmittedData) (*event.Plan, error) {
+	p, _, err := s.PlanInfo(ctx, run, goal)
+	return p, err
+}
+
+// PlanInfo asks the model for a plan for goal and returns it with its
+// provenance. An answer that fails the checks (no JSON, the schema,
+// plan.Parse) is sent back once with the problems; the error of a second
+// failure quotes them. The provenance is returned with errors too, as far
+// as it got.
+func (s *Source) PlanInfo(ctx context.Context, run string, goal event.GoalSubmittedData) (*event.Plan, *event.PlannerInfo, error) {
+	text := goal.Text
+	if text == "" {
+		text = goal.Goal
+	}
+	var in Inputs
+	if s.cfg.Inputs != nil {
+		in = s.cfg.Inputs(ctx, goal)
+	}
+	msgs := messages(text, in)
+	info := &event.PlannerInfo{
+		Model: s.model.Name(), Planner: Version, PromptSHA256: promptHash(msgs),
+		Temperature: s.cfg.Temperature, Seed: s.cfg.Seed, MaxTokens: s.cfg.MaxTokens,
+	}
+	var problems error
+	for attempt := 1; attempt <= 2; attempt++ {
+		if attempt == 2 && s.cfg.TokenBudget > 0 && info.PromptTokens+info.CompletionTokens >= s.cfg.TokenBudget {
+			return nil, info, fmt.Errorf("run %s: planning used %d tokens of a budget of %d, and the first answer was not a valid plan: %w\n%v",
+				run, info.PromptTokens+info.CompletionTokens, s.cfg.TokenBudget, ErrBudget, problems)
+		}
+		start := time.Now()
+		resp, err := s.model.Complete(ctx, Request{
+			Messages: msgs, Schema: Schema(), SchemaName: "agentic_plan",
+			MaxTokens: s.cfg.MaxTokens, Temperature: s.cfg.Temperature, Seed: s.cfg.Seed,
+		})
+		info.Latency += event.Duration(time.Since(start))
+		if err != nil {
+			return nil, info, fmt.Errorf("run %s: planning with model %s: %w", run, s.model.Name(), err)
+		}
+		info.ServedModel, info.Fingerprint = resp.Model, resp.Fingerprint
+		info.PromptTokens += resp.PromptTokens
+		info.CompletionTokens += resp.CompletionTokens
+		info.Responses = append(info.Responses, resp.Text)
+		if s.cfg.TokenBudget > 0 && info.PromptTokens+info.CompletionTokens > s.cfg.TokenBudget {
+			return nil, info, fmt.Errorf("run %s: planning used %d tokens, over the budget of %d: %w",
+				run, info.PromptTokens+info.CompletionTokens, s.cfg.TokenBudget, ErrBudget)
+		}
+		p, err := check(resp)
+		if err == nil {
+			if p.Goal == "" {
+				p.Goal = goal.Goal
+			}
+			return p, info, nil
+		}
+		problems = err
+		msgs = append(msgs,
+			Message{Role: "assistant", Content: resp.Text},
+			Message{Role: "user", Content: "That answer is not a valid plan:\n" + err.Error() +
+				"\nAnswer again with the corrected plan: one JSON object, nothing else."})
+	}
+	return nil, info, fmt.Errorf("run %s: model %s, twice: %w:\n%v", run, s.model.Name(), ErrInvalidPlan, problems)
+}
+
+// check reads a plan out of an answer: the JSON object, the schema, then
+// plan.Parse's validation.
+func check(resp Response) (*event.Plan, error) {
+	doc, err := Extract(resp.Text)
+	if err != nil {
+		if resp.FinishReason == "length" {
+			return nil, fmt.Errorf("%w: the answer was cut at the token limit (planner.max_tokens)", err)
+		}
+		return nil, err
+	}
+	if err := CheckSchema(doc); err != nil {
+		return nil, fmt.Errorf("the plan does not match the schema:\n%w", err)
+	}
+	p, err := plan.Parse("plan.json", doc)
+	if err != nil {
+		return nil, errors.New(strings.TrimSpace(err.Error()))
+	}
+	return p, nil
+}
