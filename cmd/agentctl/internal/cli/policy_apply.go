@@ -20,16 +20,17 @@ import (
 func (a *app) policyShowCmd() *cobra.Command {
 	var version int64
 	c := &cobra.Command{
-		Use:   "show [--version N]",
-		Short: "Print the policy in force (or one version of it) as the ledger holds it",
+		Use:         "show [--version N]",
+		Annotations: map[string]string{"formats": formatYAML},
+		Short:       "Print the policy in force (or one version of it) as the ledger holds it",
 		Long: `Print the text of the policy in force, exactly as it was applied, read from
 the ledger by any ledger node: what 'agentctl policy apply -f -' takes back
 unchanged. --version N prints an earlier version ('agentctl policy history'
 lists them).
 
--o json prints the version object: version, hash, name, source (apply,
-bootstrap or remember), reason, signer, time, ledger seq, the run and step
-of a remembered approval, and the text.`,
+-o yaml is the same text. -o json prints the version object: version,
+hash, name, source (apply, bootstrap or remember), reason, signer, time,
+ledger seq, the run and step of a remembered approval, and the text.`,
 		Example: `  agentctl policy show > policy.yaml
   agentctl policy show --version 2
   agentctl policy show | agentctl policy apply -f - --reason 'unchanged'
@@ -47,7 +48,7 @@ of a remembered approval, and the text.`,
 			if err != nil {
 				return err
 			}
-			if a.output != formatText {
+			if a.output != formatText && a.output != formatYAML {
 				return a.writeJSON(v)
 			}
 			text := v.Text

@@ -100,6 +100,9 @@ func TestPolicyApplyShowHistory(t *testing.T) {
 	if r.code != 0 || r.stdout != strictPolicy {
 		t.Fatalf("show = %+v, want the text as applied", r)
 	}
+	if r := h.run("policy", "show", "-o", "yaml"); r.code != 0 || r.stdout != strictPolicy {
+		t.Fatalf("show -o yaml = %+v", r)
+	}
 	// show | apply -f -: the same policy, nothing applied.
 	r = h.runIn(r.stdout, "policy", "apply", "-f", "-")
 	if r.code != 0 || !strings.Contains(r.stdout, fmt.Sprintf("policy version %d in force already is this policy (%s): nothing applied", base+1, strict.Hash())) {
