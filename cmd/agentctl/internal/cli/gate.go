@@ -288,11 +288,13 @@ func withNewline(s string) string {
 }
 
 // markRisky marks the highlighted bytes of cmd: bold reverse video on a
-// terminal, [brackets] otherwise.
+// terminal, [brackets] otherwise. A highlight whose place is not in cmd,
+// or does not hold its text there (it was judged on another text), is
+// not marked.
 func markRisky(cmd string, hs []event.Highlight, term bool) string {
 	m := make([]bool, len(cmd))
 	for _, h := range hs {
-		if h.Start < 0 || h.End > len(cmd) || h.Start >= h.End {
+		if h.Start < 0 || h.End > len(cmd) || h.Start >= h.End || (h.Text != "" && cmd[h.Start:h.End] != h.Text) {
 			continue
 		}
 		for i := h.Start; i < h.End; i++ {

@@ -191,7 +191,7 @@ func TestGateLsAndShow(t *testing.T) {
 }
 
 func TestMarkRisky(t *testing.T) {
-	hs := []event.Highlight{{Start: 0, End: 4}, {Start: 5, End: 8}, {Start: -1, End: 0}, {Start: 3, End: 99}}
+	hs := []event.Highlight{{Start: 0, End: 4}, {Start: 5, End: 8}, {Start: -1, End: 0}, {Start: 3, End: 99}, {Text: "-rf", Start: 9, End: 12}}
 	if got := markRisky("sudo rm -rf /", hs, false); got != "[sudo] [rm ]-rf /" {
 		t.Errorf("brackets = %q", got)
 	}
