@@ -28,6 +28,7 @@ import (
 	"github.com/agentic-dev/agentic/node/membership"
 	"github.com/agentic-dev/agentic/node/nodes"
 	"github.com/agentic-dev/agentic/node/notify"
+	"github.com/agentic-dev/agentic/node/policies"
 	"github.com/agentic-dev/agentic/node/settings"
 	"github.com/agentic-dev/agentic/roles"
 	"github.com/agentic-dev/agentic/roles/executor"
@@ -83,6 +84,8 @@ type Node struct {
 	settings *settings.Cluster
 	// nodes is the nodes read model (nil on a node without a ledger).
 	nodes *nodes.Nodes
+	// policies is the policy index (nil on a node without a ledger).
+	policies *policies.Index
 	// gossip is the node's gossip membership (nil without gossip_listen).
 	gossip *membership.Membership
 	// health runs the node's readiness checks and raises its alarms.
@@ -468,6 +471,10 @@ func (n *Node) startLedger(ctx context.Context) error {
 			return fmt.Errorf("node: run index: %w", err)
 		}
 		n.runs = x
+		n.policies = policies.New(n.log.With("component", "policies"))
+		if err := n.policies.Attach(n.store); err != nil {
+			return fmt.Errorf("node: policy index: %w", err)
+		}
 		n.settings = settings.New(settings.Config{Node: n.cfg.Name, NC: n.conn.NC, JS: n.conn.JS, Replicas: bus.DefaultReplicas(n.conn.NC), AppliedSeq: n.store.AppliedStreamSeq, Logger: n.log.With("component", "settings")})
 		folders = append(folders, n.settings)
 		n.nodes = nodes.New(n.log.With("component", "nodes"))

@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus"
+	"github.com/agentic-dev/agentic/bus/natsauth"
 	"github.com/agentic-dev/agentic/bus/trust"
+	"github.com/nats-io/nats-server/v2/server"
 )
 
 // Server starts an embedded JetStream server (sync_interval: always) for the
@@ -27,7 +29,10 @@ func ServerIn(t testing.TB, dir string) *bus.Embedded {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	srv, err := bus.StartEmbedded(ctx, bus.EmbeddedConfig{StoreDir: dir, Listen: "127.0.0.1:0"})
+	// An open server still takes an operator's NATS user JWT in CONNECT:
+	// give it the control line agentd's servers have.
+	raise := func(o *server.Options) error { o.MaxControlLine = natsauth.MaxControlLine; return nil }
+	srv, err := bus.StartEmbedded(ctx, bus.EmbeddedConfig{StoreDir: dir, Listen: "127.0.0.1:0", Auth: raise})
 	if err != nil {
 		t.Fatalf("bustest: start server: %v", err)
 	}

@@ -95,7 +95,7 @@ its code), 2 usage error, 3 run failed and 4 run cancelled (goal submit
 	pf.BoolVar(&a.noWaitAccept, "no-wait-accept", false, "writes: return once the stream stored the event, without waiting for a ledger node to accept it")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
 	root.AddCommand(a.goalCmd(), a.runCmd(), a.stepCmd(), a.auditCmd(), a.ledgerCmd(), a.memoryCmd(), a.clusterCmd(), a.keysCmd(), a.nodeCmd(), a.operatorCmd(), a.alarmCmd(), a.versionCmd())
-	root.AddCommand(a.policyCmd(), a.planCmd(), a.plannerCmd())
+	root.AddCommand(a.policyCmd(), a.planCmd(), a.plannerCmd(), a.gateCmd())
 	return root
 }
 

@@ -14,8 +14,9 @@ func (a *app) policyCmd() *cobra.Command {
 		`The safety policy says which shell commands run, which wait for an
 operator's approval and which are refused. Commands are parsed with a real
 shell parser and every simple command in them is judged (see
-docs/policy.md).`,
-		a.policyCheckCmd())
+docs/policy.md). The policy in force is a fact of the ledger: show it,
+apply a new version (role admin) and list its history here.`,
+		a.policyCheckCmd(), a.policyShowCmd(), a.policyApplyCmd(), a.policyHistoryCmd())
 }
 
 func (a *app) policyCheckCmd() *cobra.Command {

@@ -16,7 +16,7 @@ func finished(status event.RunStatus) bool {
 func (a *app) runCmd() *cobra.Command {
 	return group("run", "List, show and cancel runs, and print their output",
 		"A run is one submitted goal: its plan (a DAG of steps grouped in subgoals)\nand the state of every step. Runs are named by id or any unique id prefix.",
-		a.runListCmd(), a.runShowCmd(), a.runLogsCmd(), a.runCancelCmd(), a.runReplayCmd())
+		a.runListCmd(), a.runShowCmd(), a.runLogsCmd(), a.runCancelCmd(), a.runReplayCmd(), a.runPauseCmd(), a.runResumeCmd())
 }
 
 func (a *app) runShowCmd() *cobra.Command {
