@@ -147,6 +147,7 @@ func (s *Store) append(msgs []Message) ([]event.Event, error) {
 	s.mu.Unlock()
 	s.rejState = a.rej
 	a.revocationsCommitted()
+	a.rootsCommitted()
 	a.credentialsCommitted()
 	s.rejects.add(a.rejCodes, a.dropped, a.lastDropped)
 	return a.out, nil
@@ -184,6 +185,9 @@ type appender struct {
 	// revoked are the revocations this Append staged, each with what the
 	// store had for its identity (revoke.go).
 	revoked revocations
+	// roots are the roots as this Append moved them, nil until it folds
+	// a trust record (roots.go).
+	roots rootSet
 	// credsStaged are the credentials index keys this Append staged;
 	// credStream the stream seq whose signer a rebuild indexed last
 	// (credentials.go).
@@ -329,6 +333,9 @@ func (a *appender) refuseMessage(m *Message) (*event.RejectedData, error) {
 	if rej := a.revokedSigner(m); rej != nil {
 		return rej, nil
 	}
+	if rej := a.untrustedRoot(m); rej != nil {
+		return rej, nil
+	}
 	if m.EnvelopeID == "" {
 		return nil, nil
 	}
@@ -395,8 +402,11 @@ func (a *appender) events(m *Message) error {
 		if err := a.add(ev, m.StreamSeq); err != nil {
 			return err
 		}
-		if ev.Type == event.CredentialRevoked {
+		switch ev.Type {
+		case event.CredentialRevoked:
 			a.revoke(ev, m.StreamSeq)
+		case event.RootAdded, event.RootRetired:
+			a.stageRoot(ev, m.StreamSeq)
 		}
 		if !accepted {
 			if c := a.signerOf(m); c != nil {
@@ -424,6 +434,10 @@ func (a *appender) refuse(ev event.Event) (event.RejectCode, string, error) {
 	case ev.Type == event.CredentialRevoked:
 		if _, ok := decodeRevocation(ev.Data); !ok {
 			return event.RejectBadPayload, reasonBadRevocation, nil
+		}
+	case ev.Type == event.RootAdded || ev.Type == event.RootRetired:
+		if reason := a.rootsOf().checkRoot(ev, a.s.genesisID()); reason != "" {
+			return event.RejectBadPayload, reason, nil
 		}
 	}
 	dup, err := a.wasSeen(ev.ID)

@@ -232,7 +232,10 @@ func GateSubject(s Step, p PolicyRef) string {
 // the credentials a second root issues, beside those of the roots it
 // already trusts (the overlap of a root rotation, docs/security.md).
 type RootAddedData struct {
-	// Key is the root's Ed25519 public key, base64url without padding.
+	// Key is the root's Ed25519 public key, base64url without padding,
+	// or 64 lowercase hex digits: what agentctl writes, since a base64url
+	// key has the shape of a secret and signers and receivers refuse it
+	// (code secret).
 	Key string `json:"key"`
 	// KeyID is its fingerprint (trust.Fingerprint): the iss of the
 	// credentials it issues.

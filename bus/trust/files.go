@@ -44,12 +44,27 @@ func SaveRoot(dir string, r *Root) error {
 	if err != nil {
 		return err
 	}
-	return WriteFile(filepath.Join(dir, RootPubFile), b)
+	if err := WriteFile(filepath.Join(dir, RootPubFile), b); err != nil {
+		return err
+	}
+	return saveRoots(dir, r)
 }
 
 // LoadRoot reads the root from dir: root.key if present (issuing root),
-// otherwise root.pub (verify-only root).
+// otherwise root.pub (verify-only root), trusting the roots roots.pub
+// lists beside it.
 func LoadRoot(dir string) (*Root, error) {
+	r, err := loadRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := loadRoots(dir, r); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func loadRoot(dir string) (*Root, error) {
 	if b, err := os.ReadFile(filepath.Join(dir, RootKeyFile)); err == nil {
 		blk, _ := pem.Decode(b)
 		if blk == nil {
