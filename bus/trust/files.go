@@ -39,6 +39,9 @@ func SaveRoot(dir string, r *Root) error {
 		if err := WriteFile(filepath.Join(dir, RootKeyFile), b); err != nil {
 			return err
 		}
+		if err := saveInherited(dir, r); err != nil {
+			return err
+		}
 	}
 	b, err := encodePublic(r.Public)
 	if err != nil {
@@ -60,6 +63,11 @@ func LoadRoot(dir string) (*Root, error) {
 	}
 	if err := loadRoots(dir, r); err != nil {
 		return nil, err
+	}
+	if r.CanIssue() {
+		if err := loadInherited(dir, r); err != nil {
+			return nil, err
+		}
 	}
 	return r, nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,8 +21,9 @@ import (
 // directory may list in roots.pub the other roots it trusts locally:
 //
 //	roots.pub   PEM "PUBLIC KEY" blocks, each with the header
-//	            Agentic-Root: genesis   the cluster's genesis root
-//	            Agentic-Root: trusted   another root this holder trusts
+//	            Agentic-Root: genesis          the cluster's genesis root
+//	            Agentic-Root: genesis-retired  the same, no longer trusted
+//	            Agentic-Root: trusted          another root this holder trusts
 //
 // A root directory made by a rotation (agentctl keys rotate-root) holds
 // the new root's root.key and root.pub and, in roots.pub, the genesis and
@@ -38,6 +40,7 @@ const RootsFile = "roots.pub"
 const (
 	rootHeader      = "Agentic-Root"
 	rootGenesis     = "genesis"
+	rootRetired     = "genesis-retired"
 	rootTrusted     = "trusted"
 	publicKeyPEMTyp = "PUBLIC KEY"
 )
@@ -64,10 +67,15 @@ func (r *Root) Genesis() ed25519.PublicKey {
 func (r *Root) GenesisID() string { return Fingerprint(r.Genesis()) }
 
 // Trusted returns the public keys of every root whose credentials r
-// verifies: its own, then the others it trusts (roots.pub).
+// verifies: its own, then the genesis (unless retired) and the others it
+// trusts (roots.pub).
 func (r *Root) Trusted() []ed25519.PublicKey {
 	out := []ed25519.PublicKey{r.Public}
-	for _, k := range append([]ed25519.PublicKey{r.Genesis()}, r.also...) {
+	others := r.also
+	if !r.genesisRetired {
+		others = append([]ed25519.PublicKey{r.Genesis()}, others...)
+	}
+	for _, k := range others {
 		if !slices.ContainsFunc(out, func(o ed25519.PublicKey) bool { return o.Equal(k) }) {
 			out = append(out, k)
 		}
@@ -88,6 +96,21 @@ func (r *Root) RootKey(keyID string) (ed25519.PublicKey, bool) {
 // Only is the root r without the other roots it trusts: a verify-only
 // root for its own public key.
 func (r *Root) Only() *Root { return &Root{Public: r.Public} }
+
+// WithoutRoot returns r no longer trusting the root keyID: dropped from
+// the roots it trusts, or marked retired when it is the genesis. A root
+// never forgets its own key.
+func (r *Root) WithoutRoot(keyID string) *Root {
+	n := *r
+	n.also = slices.DeleteFunc(slices.Clone(r.also), func(k ed25519.PublicKey) bool { return Fingerprint(k) == keyID })
+	if r.GenesisID() == keyID {
+		if n.genesis == nil {
+			n.genesis = r.Public
+		}
+		n.genesisRetired = true
+	}
+	return &n
+}
 
 // WithTrusted returns r trusting the roots keys too, beside its own, with
 // genesis as the cluster's genesis (nil: keep r's).
@@ -120,7 +143,12 @@ func saveRoots(dir string, r *Root) error {
 		b.Write(pem.EncodeToMemory(blk))
 		return nil
 	}
-	if !r.Genesis().Equal(r.Public) {
+	switch {
+	case r.genesisRetired:
+		if err := add(r.Genesis(), rootRetired); err != nil {
+			return err
+		}
+	case !r.Genesis().Equal(r.Public):
 		if err := add(r.Genesis(), rootGenesis); err != nil {
 			return err
 		}
@@ -173,6 +201,8 @@ func loadRoots(dir string, r *Root) error {
 			}
 			r.genesis = k
 			r.also = append(r.also, k)
+		case rootRetired:
+			r.genesis, r.genesisRetired = k, true
 		case rootTrusted:
 			r.also = append(r.also, k)
 		default:
@@ -180,4 +210,88 @@ func loadRoots(dir string, r *Root) error {
 		}
 	}
 	return nil
+}
+
+// InheritedFile holds, in a rotated root's directory, the seeds it
+// inherited from the root it was rotated from (Root.Inherit): secret,
+// like root.key.
+const InheritedFile = "inherited.keys"
+
+const inheritedBlock = "AGENTIC DERIVED SEED"
+
+// Inherit makes r derive, for each of purposes, the seed from derives
+// (its own, or one it inherited), instead of its own: how a rotated root
+// keeps the keys of the cluster's other systems that must outlive the
+// rotation — the NATS operator and accounts, whose account owns the
+// JetStream streams (bus/natsauth) — while issuing credentials with its
+// own key. from must hold its private key.
+func (r *Root) Inherit(from *Root, purposes ...string) error {
+	if r.inherited == nil {
+		r.inherited = map[string][]byte{}
+	}
+	for _, p := range purposes {
+		seed, err := from.DeriveSeed(p)
+		if err != nil {
+			return err
+		}
+		r.inherited[p] = seed
+	}
+	return nil
+}
+
+// saveInherited writes dir's inherited.keys when r inherited seeds.
+func saveInherited(dir string, r *Root) error {
+	if len(r.inherited) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	b.WriteString("# seeds inherited from the root this one was rotated from: keep this file secret, with root.key\n")
+	for _, p := range slices.Sorted(maps.Keys(r.inherited)) {
+		b.Write(pem.EncodeToMemory(&pem.Block{Type: inheritedBlock, Headers: map[string]string{"Purpose": p}, Bytes: r.inherited[p]}))
+	}
+	return WriteFile(filepath.Join(dir, InheritedFile), []byte(b.String()))
+}
+
+// loadInherited reads dir's inherited.keys into r (nothing when absent).
+func loadInherited(dir string, r *Root) error {
+	path := filepath.Join(dir, InheritedFile)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("trust: read %s: %w", path, err)
+	}
+	r.inherited = map[string][]byte{}
+	for {
+		var blk *pem.Block
+		blk, b = pem.Decode(b)
+		if blk == nil {
+			break
+		}
+		if blk.Type != inheritedBlock || blk.Headers["Purpose"] == "" || len(blk.Bytes) != 32 {
+			return fmt.Errorf("trust: %s: a block that is not an inherited seed", path)
+		}
+		r.inherited[blk.Headers["Purpose"]] = blk.Bytes
+	}
+	return nil
+}
+
+// Rotate makes a new root to succeed old (which must hold its private
+// key): it issues credentials with a key of its own, trusts the genesis
+// and every root old trusts (for the overlap), and inherits from old the
+// seeds of purposes (Inherit). Save it with SaveRoot in a directory of
+// its own.
+func Rotate(old *Root, purposes ...string) (*Root, error) {
+	if !old.CanIssue() {
+		return nil, errors.New("trust: rotate: the old root's private key is needed (root.key)")
+	}
+	n, err := NewRoot()
+	if err != nil {
+		return nil, err
+	}
+	if err := n.Inherit(old, purposes...); err != nil {
+		return nil, err
+	}
+	return n.WithTrusted(old.Genesis(), old.Trusted()...), nil
 }

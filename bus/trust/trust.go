@@ -93,8 +93,12 @@ type Root struct {
 	// genesis is the cluster's genesis root when it is not Public (a
 	// rotated root); also are the other roots this holder trusts
 	// (roots.go).
-	genesis ed25519.PublicKey
-	also    []ed25519.PublicKey
+	genesis        ed25519.PublicKey
+	genesisRetired bool
+	also           []ed25519.PublicKey
+	// inherited are the seeds of purposes it derives as the root it was
+	// rotated from did (Inherit).
+	inherited map[string][]byte
 }
 
 // NewRoot makes a fresh root key pair.
