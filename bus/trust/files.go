@@ -167,10 +167,17 @@ func WriteCreds(path string, id *Identity, root *Root) error {
 	if err != nil {
 		return err
 	}
-	pb, err := encodePublic(root.Public)
+	// The cluster's genesis root names the cluster; a rotated root that
+	// issued the credential follows as a root it trusts.
+	pb, err := encodePublic(root.Genesis())
 	if err != nil {
 		return err
 	}
+	roots, err := encodeRoots(dataDirRoot(nil, root))
+	if err != nil {
+		return err
+	}
+	pb = append(pb, roots...)
 	var b strings.Builder
 	b.WriteString("# agentic credentials for " + id.ID + ": keep this file secret.\n")
 	b.Write(pem.EncodeToMemory(&pem.Block{Type: credBlock, Bytes: []byte(id.Credential)}))
@@ -223,6 +230,12 @@ func parseCreds(path string) (string, ed25519.PrivateKey, *Root, error) {
 				return "", nil, nil, fmt.Errorf("%s: %w", path, err)
 			}
 		case "PUBLIC KEY":
+			if _, extra := blk.Headers[rootHeader]; extra && root != nil {
+				if err := root.addRootBlock(blk); err != nil {
+					return "", nil, nil, fmt.Errorf("%s: %w", path, err)
+				}
+				continue
+			}
 			pub, err := decodePublic(blk)
 			if err != nil {
 				return "", nil, nil, fmt.Errorf("%s: %w", path, err)

@@ -128,10 +128,9 @@ func (r *Root) WithTrusted(genesis ed25519.PublicKey, keys ...ed25519.PublicKey)
 	return &n
 }
 
-// saveRoots writes dir's roots.pub for r: its genesis (when not r's own
-// key) and the other roots it trusts. Nothing is written when there are
-// none.
-func saveRoots(dir string, r *Root) error {
+// encodeRoots is the PEM blocks of the roots r trusts beside its own key:
+// its genesis (when not r's own key) and the others (roots.pub).
+func encodeRoots(r *Root) (string, error) {
 	var b strings.Builder
 	add := func(k ed25519.PublicKey, kind string) error {
 		der, err := encodePublic(k)
@@ -146,11 +145,11 @@ func saveRoots(dir string, r *Root) error {
 	switch {
 	case r.genesisRetired:
 		if err := add(r.Genesis(), rootRetired); err != nil {
-			return err
+			return "", err
 		}
 	case !r.Genesis().Equal(r.Public):
 		if err := add(r.Genesis(), rootGenesis); err != nil {
-			return err
+			return "", err
 		}
 	}
 	for _, k := range r.also {
@@ -158,17 +157,27 @@ func saveRoots(dir string, r *Root) error {
 			continue
 		}
 		if err := add(k, rootTrusted); err != nil {
-			return err
+			return "", err
 		}
 	}
+	return b.String(), nil
+}
+
+// saveRoots writes dir's roots.pub for r (encodeRoots), or removes it
+// when r trusts no other root.
+func saveRoots(dir string, r *Root) error {
+	blocks, err := encodeRoots(r)
+	if err != nil {
+		return err
+	}
 	path := filepath.Join(dir, RootsFile)
-	if b.Len() == 0 {
+	if blocks == "" {
 		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("trust: %w", err)
 		}
 		return nil
 	}
-	return WriteFile(path, []byte("# roots trusted beside root.pub (docs/security.md, \"Root rotation\")\n"+b.String()))
+	return WriteFile(path, []byte("# roots trusted beside root.pub (docs/security.md, \"Root rotation\")\n"+blocks))
 }
 
 // loadRoots reads dir's roots.pub into r (nothing when it is absent).
@@ -190,24 +199,32 @@ func loadRoots(dir string, r *Root) error {
 		if blk.Type != publicKeyPEMTyp {
 			return fmt.Errorf("trust: %s: a %s block, want %s", path, blk.Type, publicKeyPEMTyp)
 		}
-		k, err := decodePublic(blk)
-		if err != nil {
+		if err := r.addRootBlock(blk); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
-		switch blk.Headers[rootHeader] {
-		case rootGenesis:
-			if r.genesis != nil && !r.genesis.Equal(k) {
-				return fmt.Errorf("trust: %s names two genesis roots", path)
-			}
-			r.genesis = k
-			r.also = append(r.also, k)
-		case rootRetired:
-			r.genesis, r.genesisRetired = k, true
-		case rootTrusted:
-			r.also = append(r.also, k)
-		default:
-			return fmt.Errorf("trust: %s: a key whose %s header is %q, want %s or %s", path, rootHeader, blk.Headers[rootHeader], rootGenesis, rootTrusted)
+	}
+	return nil
+}
+
+// addRootBlock takes in a PUBLIC KEY block with an Agentic-Root header.
+func (r *Root) addRootBlock(blk *pem.Block) error {
+	k, err := decodePublic(blk)
+	if err != nil {
+		return err
+	}
+	switch blk.Headers[rootHeader] {
+	case rootGenesis:
+		if r.genesis != nil && !r.genesis.Equal(k) {
+			return errors.New("trust: two genesis roots")
 		}
+		r.genesis = k
+		r.also = append(r.also, k)
+	case rootRetired:
+		r.genesis, r.genesisRetired = k, true
+	case rootTrusted:
+		r.also = append(r.also, k)
+	default:
+		return fmt.Errorf("trust: a key whose %s header is %q, want %s, %s or %s", rootHeader, blk.Headers[rootHeader], rootGenesis, rootRetired, rootTrusted)
 	}
 	return nil
 }

@@ -1,0 +1,246 @@
+package cli
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/bus/natsauth"
+	"github.com/agentic-dev/agentic/bus/trust"
+	"github.com/agentic-dev/agentic/node/api"
+	"github.com/spf13/cobra"
+)
+
+// Root rotation (docs/security.md, "Root rotation"): rotate-root makes the
+// new root and has the ledger trust it beside the old one (the overlap);
+// retire-root ends the trust in the old one (the cutover).
+
+// rotateResult is what keys rotate-root prints with -o json.
+type rotateResult struct {
+	Root    string `json:"root"`
+	From    string `json:"from"`
+	Genesis string `json:"genesis"`
+	Dir     string `json:"dir"`
+	Pushed  bool   `json:"pushed"`
+}
+
+// retireResult is what keys retire-root prints with -o json.
+type retireResult struct {
+	Retired string `json:"retired"`
+	Pushed  bool   `json:"pushed"`
+}
+
+func (a *app) keysRotateRootCmd() *cobra.Command {
+	var oldPath, newDir, reason string
+	cmd := &cobra.Command{
+		Use:   "rotate-root --root OLD_DIR --new NEW_DIR --reason TEXT",
+		Short: "Make a new root and have the cluster trust it beside the old one",
+		Long: `Start a root rotation (docs/security.md, "Root rotation"). Makes a new root
+in NEW_DIR (created 0700; it must hold no root): root.key and root.pub of
+the new root, roots.pub (the cluster's genesis root and the roots it
+succeeds), inherited.keys (the NATS operator and account keys, which stay
+the cluster's: keep it secret with root.key) and operator.creds (an
+administrator of the new root). Then publishes trust.root_added, signed
+with --creds (an administrator's credential of a root the cluster trusts
+now), and waits for a ledger node to accept it: from there on every ledger
+node accepts credentials of both roots. OLD_DIR's roots.pub then lists the
+new root too, and the NATS account is pushed with the signing keys of both
+roots, so users of either connect.
+
+Then re-enrol every node and operator with the new root — executor-only
+nodes first, as they trust the roots their data dir lists:
+  agentctl node enroll NAME --roles ROLES --root NEW_DIR --out DATA --force
+  agentctl keys operator NAME --root NEW_DIR --out FILE --force
+and, once nothing uses the old root's credentials any more:
+  agentctl --creds NEW_DIR/operator.creds keys retire-root OLD_KEYID --root NEW_DIR --reason TEXT`,
+		Example: `  agentctl --creds ./root-2025/operator.creds keys rotate-root --root ./root-2025 --new ./root-2026 --reason 'yearly rotation'`,
+		Args:    args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if oldPath == "" || newDir == "" {
+				return usagef("keys rotate-root: --root and --new are required")
+			}
+			if strings.TrimSpace(reason) == "" {
+				return usagef("keys rotate-root: --reason is required (it is recorded in the ledger)")
+			}
+			return a.rotateRoot(cmd.Context(), oldPath, newDir, reason)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&oldPath, "root", "", "the root in use: a directory holding root.key")
+	f.StringVar(&newDir, "new", "", "directory for the new root (must hold none)")
+	f.StringVar(&reason, "reason", "", "why (recorded in the ledger)")
+	return cmd
+}
+
+func (a *app) keysRetireRootCmd() *cobra.Command {
+	var rootPath, reason string
+	cmd := &cobra.Command{
+		Use:   "retire-root KEYID --root DIR --reason TEXT",
+		Short: "End the cluster's trust in a root (the cutover of a rotation)",
+		Long: `Publish trust.root_retired for the root KEYID, signed with --creds (an
+administrator's credential of a root the cluster goes on trusting), and
+wait for a ledger node to accept it: from there on every ledger node
+refuses what the root's credentials sign (code root_retired), while what
+they signed before stays in the ledger and verifies. The ledger refuses to
+retire its last trusted root. Then DIR (the root that stays, holding
+root.key) no longer trusts KEYID, and the NATS account is pushed without
+KEYID's signing key: the servers close the connections of the users it
+signed and refuse new ones.`,
+		Example: `  agentctl --creds ./root-2026/operator.creds keys retire-root 4f1c9a2e7b3e0d51 --root ./root-2026 --reason 'rotation: cutover'`,
+		Args:    args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			if rootPath == "" {
+				return usagef("keys retire-root: --root is required")
+			}
+			if strings.TrimSpace(reason) == "" {
+				return usagef("keys retire-root: --reason is required (it is recorded in the ledger)")
+			}
+			return a.retireRoot(cmd.Context(), argv[0], rootPath, reason)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&rootPath, "root", "", "the root that stays: a directory holding root.key")
+	f.StringVar(&reason, "reason", "", "why (recorded in the ledger)")
+	return cmd
+}
+
+// adminIdentity refuses creds that are not an administrator's, before
+// anything is written or published.
+func (a *app) adminIdentity(what string) error {
+	id, _, err := a.identity()
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(id.Roles, trust.AdminRole) {
+		return api.WithHint(fmt.Errorf("%s: credentials %s (%s, roles %v) are not an administrator's: it needs role admin (nothing was done)", what, a.credsPath(), id.ID, id.Roles),
+			"the operator.creds next to root.key is an administrator's")
+	}
+	return nil
+}
+
+// loadRootDir loads the issuing root of a directory (root.key there).
+func loadRootDir(path string) (*trust.Root, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("root: %w", err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("%s is not a directory: a rotation keeps the roots a root trusts in its directory (roots.pub)", path)
+	}
+	return trust.LoadIssuer(path)
+}
+
+func (a *app) rotateRoot(ctx context.Context, oldPath, newDir, reason string) error {
+	if err := a.adminIdentity("keys rotate-root"); err != nil {
+		return err
+	}
+	old, err := loadRootDir(oldPath)
+	if err != nil {
+		return fmt.Errorf("keys rotate-root: %w", err)
+	}
+	for _, f := range []string{trust.RootKeyFile, trust.RootPubFile, trust.OperatorCredsFile} {
+		if _, err := os.Lstat(filepath.Join(newDir, f)); err == nil {
+			return api.WithHint(fmt.Errorf("keys rotate-root: %w: %s", trust.ErrExists, filepath.Join(newDir, f)), "--new must name a directory without a root")
+		}
+	}
+	next, err := natsauth.RotateRoot(old)
+	if err != nil {
+		return fmt.Errorf("keys rotate-root: %w", err)
+	}
+	// The new root is on disk before the cluster is told of it: its key
+	// is never lost to a failure after the event.
+	if err := os.MkdirAll(newDir, 0o700); err != nil {
+		return fmt.Errorf("keys rotate-root: %w", err)
+	}
+	if err := trust.SaveRoot(newDir, next); err != nil {
+		return fmt.Errorf("keys rotate-root: %w", err)
+	}
+	admin, err := trust.NewIdentity(next, trust.DefaultOperator, trust.KindOperator, trust.DefaultOperatorRoles, trust.OperatorCredentialTTL)
+	if err != nil {
+		return fmt.Errorf("keys rotate-root: %w", err)
+	}
+	if err := natsauth.WriteOperatorCreds(filepath.Join(newDir, trust.OperatorCredsFile), next, admin); err != nil {
+		return fmt.Errorf("keys rotate-root: %w", err)
+	}
+	d, err := event.NewDraft(event.RootAdded, "", event.RootAddedData{Key: hex.EncodeToString(next.Public), KeyID: next.KeyID(), Reason: reason})
+	if err != nil {
+		return err
+	}
+	if err := a.publish(ctx, d); err != nil {
+		return api.WithHint(fmt.Errorf("keys rotate-root: the new root %s is in %s, but the cluster does not trust it: %w", next.KeyID(), newDir, err),
+			"fix the cause and run the command again with another --new (the new root in "+newDir+" can be deleted)")
+	}
+	// The old root's holder keeps trusting the new root during the
+	// overlap: its NATS account JWTs list both signing keys.
+	if err := trust.SaveRoot(oldPath, old.WithTrusted(nil, next.Public)); err != nil {
+		return fmt.Errorf("keys rotate-root: the cluster trusts root %s, but: %w", next.KeyID(), err)
+	}
+	res := rotateResult{Root: next.KeyID(), From: old.KeyID(), Genesis: next.GenesisID(), Dir: newDir}
+	if _, err := a.pushRevocations(ctx, newDir, nil); err != nil {
+		return api.WithHint(fmt.Errorf("keys rotate-root: the ledger trusts root %s, but the NATS account was not pushed: %w", next.KeyID(), err),
+			"users of the new root connect once it is: agentctl keys push-revocations --root "+newDir)
+	}
+	res.Pushed = true
+	if a.output != formatText {
+		return a.writeJSON(res)
+	}
+	w := a.env.Stdout
+	fmt.Fprintf(w, "the cluster trusts root %s beside %s from now on (genesis %s)\n", next.KeyID(), old.KeyID(), next.GenesisID())
+	fmt.Fprintf(w, "  %s  the new root: keep root.key and inherited.keys offline\n", newDir)
+	fmt.Fprintf(w, "  %s  an administrator of the new root\n", filepath.Join(newDir, trust.OperatorCredsFile))
+	fmt.Fprintf(w, "the NATS account lists the signing keys of both roots\n")
+	fmt.Fprintf(w, "next: re-enrol every node (executor-only ones first) and operator with --root %s, then:\n", newDir)
+	fmt.Fprintf(w, "  agentctl --creds %s keys retire-root %s --root %s --reason TEXT\n", filepath.Join(newDir, trust.OperatorCredsFile), old.KeyID(), newDir)
+	return nil
+}
+
+func (a *app) retireRoot(ctx context.Context, keyID, rootPath, reason string) error {
+	if err := a.adminIdentity("keys retire-root"); err != nil {
+		return err
+	}
+	root, err := loadRootDir(rootPath)
+	if err != nil {
+		return fmt.Errorf("keys retire-root: %w", err)
+	}
+	if keyID == root.KeyID() {
+		return usagef("keys retire-root: %s is the root of %s, the one that stays: pass the root that stays as --root", keyID, rootPath)
+	}
+	if _, ok := root.RootKey(keyID); !ok {
+		return usagef("keys retire-root: %s is not a root %s trusts (it trusts %s)", keyID, rootPath, strings.Join(keyIDs(root.Trusted()), ", "))
+	}
+	d, err := event.NewDraft(event.RootRetired, "", event.RootRetiredData{KeyID: keyID, Reason: reason})
+	if err != nil {
+		return err
+	}
+	if err := a.publish(ctx, d); err != nil {
+		return fmt.Errorf("keys retire-root %s: %w", keyID, err)
+	}
+	if err := trust.SaveRoot(rootPath, root.WithoutRoot(keyID)); err != nil {
+		return fmt.Errorf("keys retire-root %s: the ledger retired it, but: %w", keyID, err)
+	}
+	res := retireResult{Retired: keyID}
+	if _, err := a.pushRevocations(ctx, rootPath, nil); err != nil {
+		return api.WithHint(fmt.Errorf("keys retire-root %s: the ledger retired it, but the NATS account was not pushed: %w", keyID, err),
+			"NATS still accepts its users until it is: agentctl keys push-revocations --root "+rootPath)
+	}
+	res.Pushed = true
+	if a.output != formatText {
+		return a.writeJSON(res)
+	}
+	fmt.Fprintf(a.env.Stdout, "retired root %s: every ledger node refuses what its credentials sign from now on, and NATS closed its users' connections\n", keyID)
+	return nil
+}
+
+func keyIDs(keys []ed25519.PublicKey) []string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = trust.Fingerprint(k)
+	}
+	return out
+}

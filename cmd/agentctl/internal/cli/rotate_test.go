@@ -1,0 +1,104 @@
+package cli
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus"
+	"github.com/agentic-dev/agentic/bus/bustest"
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/bus/trust"
+)
+
+// TestRotateAndRetireRoot on a real node (embedded NATS in operator mode,
+// real ledger): rotate-root makes root R1 and the ledger trusts it — its
+// administrator's events are accepted; R1's administrator rotates again to
+// R2; retire-root R1 with R2's administrator is accepted, after which NATS
+// refuses R1's users and the ledger refuses what R1's credentials sign
+// (root_retired), while the genesis's and R2's go on and the ledger
+// verifies. A non-administrator cannot rotate, and the roots that stay
+// cannot be retired through the wrong directory.
+func TestRotateAndRetireRoot(t *testing.T) {
+	h, n := nodeHarness(t)
+	genesis, err := trust.LoadRoot(n.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r1Dir, r2Dir := filepath.Join(t.TempDir(), "r1"), filepath.Join(t.TempDir(), "r2")
+	r := h.run("keys", "rotate-root", "--root", n.Dir, "--new", r1Dir, "--reason", "yearly", "--timeout", "10s")
+	if r.code != ExitOK || !strings.Contains(r.stdout, "the cluster trusts root") {
+		t.Fatalf("rotate-root = %+v", r)
+	}
+	r1, err := trust.LoadRoot(r1Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r1.GenesisID() != genesis.KeyID() || !r1.CanIssue() {
+		t.Fatalf("R1 %s has genesis %s, want %s", r1.KeyID(), r1.GenesisID(), genesis.KeyID())
+	}
+	if count(t, n.API, string(event.RootAdded), r1.KeyID()) != 1 {
+		t.Fatal("trust.root_added of R1 is not in the ledger")
+	}
+
+	h1 := *h
+	h1.creds = filepath.Join(r1Dir, trust.OperatorCredsFile)
+	if r := h1.run("keys", "rotate-root", "--root", r1Dir, "--new", r2Dir, "--reason", "again", "--timeout", "10s"); r.code != ExitOK {
+		t.Fatalf("rotate-root by R1's administrator = %+v", r)
+	}
+	r2, err := trust.LoadRoot(r2Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h2 := *h
+	h2.creds = filepath.Join(r2Dir, trust.OperatorCredsFile)
+	if r := h2.run("keys", "retire-root", r2.KeyID(), "--root", r2Dir, "--reason", "no"); r.code != ExitUsage {
+		t.Fatalf("retire-root of the root that stays = %+v", r)
+	}
+	if r := h2.run("keys", "retire-root", r1.KeyID(), "--root", r2Dir, "--reason", "cutover", "--timeout", "10s"); r.code != ExitOK || !strings.Contains(r.stdout, "retired root "+r1.KeyID()) {
+		t.Fatalf("retire-root = %+v", r)
+	}
+
+	// NATS refuses R1's users; the genesis's and R2's go on.
+	if r := h1.run("node", "revoke", "ghost", "--reason", "x"); r.code == ExitOK || !strings.Contains(r.stderr, "Authorization") {
+		t.Fatalf("R1's administrator still acts after its root's retirement: %+v", r)
+	}
+	for _, hh := range []harness{*h, h2} {
+		if r := hh.run("node", "revoke", "ghost", "--reason", "x", "--timeout", "10s"); r.code != ExitOK {
+			t.Fatalf("revoke with %s = %+v", hh.creds, r)
+		}
+	}
+	// The ledger refuses what R1's credentials sign, sent by another way
+	// onto the bus (the harness).
+	ex, err := trust.NewIdentity(r1, "exec-r1", trust.KindNode, []string{event.RoleExecutor}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	harness := bustest.Harness(t, bus.ConnConfig{URLs: []string{n.NATSURL()}}, genesis)
+	if err := bus.PublishSigned(context.Background(), harness.JS, ex, event.MustDraft(event.ExecutorOnline, "", event.ExecutorOnlineData{Slots: 1, Incarnation: "x"})); err != nil {
+		t.Fatal(err)
+	}
+	poll.Eventually(t, 10*time.Second, "R1's credential refused", func() bool {
+		return count(t, n.API, string(event.Rejected), string(event.RejectRootRetired)) == 1
+	})
+	if r := h.run("ledger", "verify"); r.code != ExitOK {
+		t.Fatalf("ledger verify = %+v", r)
+	}
+
+	// A credential that is not an administrator's rotates nothing.
+	op, err := trust.NewIdentity(genesis, "bob", trust.KindOperator, []string{trust.OperatorRole}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hb := *h
+	hb.creds = filepath.Join(t.TempDir(), "bob.creds")
+	if err := trust.WriteCreds(hb.creds, op, genesis); err != nil {
+		t.Fatal(err)
+	}
+	if r := hb.run("keys", "rotate-root", "--root", n.Dir, "--new", t.TempDir(), "--reason", "x"); r.code != ExitError || !strings.Contains(r.stderr, "needs role admin") {
+		t.Fatalf("rotate-root by an operator = %+v", r)
+	}
+}
