@@ -114,3 +114,40 @@ func mustSeed(t *testing.T, r *trust.Root, p string) []byte {
 	}
 	return s
 }
+
+// TestRenewByNewRoot: a node renewed by the root of a rotation keeps its
+// key, its credential moves to the new root, and its data dir trusts the
+// new root, so that the node loads the renewed credential.
+func TestRenewByNewRoot(t *testing.T) {
+	oldDir, data := t.TempDir(), t.TempDir()
+	old, err := trust.InitRoot(oldDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := trust.Enroll(data, old, "n1", []string{"executor"}, time.Hour, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := trust.Rotate(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := trust.RenewNode(data, next, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Issuer != next.KeyID() || !c.PublicKey.Equal(id.Key.Public()) {
+		t.Fatalf("renewed credential issued by %s for another key, want %s and the same key", c.Issuer, next.KeyID())
+	}
+	root, err := trust.LoadRoot(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !root.Public.Equal(old.Public) {
+		t.Fatal("root.pub of the data dir is no longer the genesis")
+	}
+	got, err := trust.LoadIdentity(data, root)
+	if err != nil || got.Credential == id.Credential {
+		t.Fatalf("the node does not load its renewed credential: %v", err)
+	}
+}
