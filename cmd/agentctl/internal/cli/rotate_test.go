@@ -88,6 +88,20 @@ func TestRotateAndRetireRoot(t *testing.T) {
 		t.Fatalf("ledger verify = %+v", r)
 	}
 
+	// The history verifies offline with the genesis's public key alone
+	// (what is left when a root is lost), and not with another root's.
+	export := filepath.Join(t.TempDir(), "ledger.jsonl")
+	if r := h.run("ledger", "export", "-f", export); r.code != ExitOK {
+		t.Fatalf("ledger export = %+v", r)
+	}
+	r = h.run("keys", "verify-history", export, "--genesis", filepath.Join(n.Dir, trust.RootPubFile))
+	if r.code != ExitOK || !strings.HasPrefix(r.stdout, "ok: ") || !strings.Contains(r.stdout, "root "+r1.KeyID()+"  added at stream seq") || !strings.Contains(r.stdout, "retired at stream seq") {
+		t.Fatalf("verify-history = %+v", r)
+	}
+	if r := h.run("keys", "verify-history", export, "--genesis", filepath.Join(r2Dir, trust.RootPubFile)); r.code != ExitError || !strings.Contains(r.stdout, "FAILED") {
+		t.Fatalf("verify-history with another root = %+v", r)
+	}
+
 	// A credential that is not an administrator's rotates nothing.
 	op, err := trust.NewIdentity(genesis, "bob", trust.KindOperator, []string{trust.OperatorRole}, time.Hour)
 	if err != nil {
