@@ -94,13 +94,11 @@ they signed before stays in the ledger and verifies. The ledger refuses to
 retire its last trusted root. Then DIR (the root that stays, holding
 root.key) no longer trusts KEYID, and the NATS account is pushed without
 KEYID's signing key: the servers close the connections of the users it
-signed and refuse new ones.`,
+signed and refuse new ones. Without --root (a lost root: no directory
+holds the NATS keys) only the event is published.`,
 		Example: `  agentctl --creds ./root-2026/operator.creds keys retire-root 4f1c9a2e7b3e0d51 --root ./root-2026 --reason 'rotation: cutover'`,
 		Args:    args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			if rootPath == "" {
-				return usagef("keys retire-root: --root is required")
-			}
 			if strings.TrimSpace(reason) == "" {
 				return usagef("keys retire-root: --reason is required (it is recorded in the ledger)")
 			}
@@ -108,8 +106,51 @@ signed and refuse new ones.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&rootPath, "root", "", "the root that stays: a directory holding root.key")
+	f.StringVar(&rootPath, "root", "", "the root that stays: a directory holding root.key (without it, NATS is not told)")
 	f.StringVar(&reason, "reason", "", "why (recorded in the ledger)")
+	return cmd
+}
+
+func (a *app) keysAddRootCmd() *cobra.Command {
+	var reason string
+	cmd := &cobra.Command{
+		Use:   "add-root DIR --reason TEXT",
+		Short: "Have the cluster trust the root in DIR (when the old root key is lost)",
+		Long: `Publish trust.root_added for the root whose root.pub is in DIR, signed with
+--creds (an administrator's credential of a root the cluster trusts now),
+and wait for a ledger node to accept it. The ledger side of a rotation
+when the old root.key is lost (docs/security.md, "Losing the root"): a
+root made by 'agentctl keys init' does not hold the cluster's NATS keys,
+so NATS is not told — use 'keys rotate-root' while the old root.key
+exists.`,
+		Example: `  agentctl --creds surviving-admin.creds keys add-root ./new-root --reason 'root key lost'`,
+		Args:    args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			if strings.TrimSpace(reason) == "" {
+				return usagef("keys add-root: --reason is required (it is recorded in the ledger)")
+			}
+			if err := a.adminIdentity("keys add-root"); err != nil {
+				return err
+			}
+			root, err := trust.LoadRoot(argv[0])
+			if err != nil {
+				return &usageError{fmt.Errorf("keys add-root: %w", err)}
+			}
+			d, err := event.NewDraft(event.RootAdded, "", event.RootAddedData{Key: hex.EncodeToString(root.Public), KeyID: root.KeyID(), Reason: reason})
+			if err != nil {
+				return err
+			}
+			if err := a.publish(cmd.Context(), d); err != nil {
+				return fmt.Errorf("keys add-root %s: %w", root.KeyID(), err)
+			}
+			if a.output != formatText {
+				return a.writeJSON(rotateResult{Root: root.KeyID(), Dir: argv[0]})
+			}
+			fmt.Fprintf(a.env.Stdout, "the cluster's ledger trusts root %s from now on; NATS was not told\n", root.KeyID())
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&reason, "reason", "", "why (recorded in the ledger)")
 	return cmd
 }
 
@@ -207,15 +248,18 @@ func (a *app) retireRoot(ctx context.Context, keyID, rootPath, reason string) er
 	if err := a.adminIdentity("keys retire-root"); err != nil {
 		return err
 	}
-	root, err := loadRootDir(rootPath)
-	if err != nil {
-		return fmt.Errorf("keys retire-root: %w", err)
-	}
-	if keyID == root.KeyID() {
-		return usagef("keys retire-root: %s is the root of %s, the one that stays: pass the root that stays as --root", keyID, rootPath)
-	}
-	if _, ok := root.RootKey(keyID); !ok {
-		return usagef("keys retire-root: %s is not a root %s trusts (it trusts %s)", keyID, rootPath, strings.Join(keyIDs(root.Trusted()), ", "))
+	var root *trust.Root
+	if rootPath != "" {
+		var err error
+		if root, err = loadRootDir(rootPath); err != nil {
+			return fmt.Errorf("keys retire-root: %w", err)
+		}
+		if keyID == root.KeyID() {
+			return usagef("keys retire-root: %s is the root of %s, the one that stays: pass the root that stays as --root", keyID, rootPath)
+		}
+		if _, ok := root.RootKey(keyID); !ok {
+			return usagef("keys retire-root: %s is not a root %s trusts (it trusts %s)", keyID, rootPath, strings.Join(keyIDs(root.Trusted()), ", "))
+		}
 	}
 	d, err := event.NewDraft(event.RootRetired, "", event.RootRetiredData{KeyID: keyID, Reason: reason})
 	if err != nil {
@@ -223,6 +267,13 @@ func (a *app) retireRoot(ctx context.Context, keyID, rootPath, reason string) er
 	}
 	if err := a.publish(ctx, d); err != nil {
 		return fmt.Errorf("keys retire-root %s: %w", keyID, err)
+	}
+	if root == nil {
+		if a.output != formatText {
+			return a.writeJSON(retireResult{Retired: keyID})
+		}
+		fmt.Fprintf(a.env.Stdout, "retired root %s: every ledger node refuses what its credentials sign from now on; NATS was not told (no --root)\n", keyID)
+		return nil
 	}
 	if err := trust.SaveRoot(rootPath, root.WithoutRoot(keyID)); err != nil {
 		return fmt.Errorf("keys retire-root %s: the ledger retired it, but: %w", keyID, err)

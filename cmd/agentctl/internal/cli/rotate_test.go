@@ -116,3 +116,65 @@ func TestRotateAndRetireRoot(t *testing.T) {
 		t.Fatalf("rotate-root by an operator = %+v", r)
 	}
 }
+
+// TestLostRoot: the way back when the root key is lost, on a real node: a
+// new root made apart (keys init) is added with a surviving
+// administrator's credential (keys add-root), the lost root is retired
+// (keys retire-root without --root); from then on the ledger refuses what
+// the lost root's credentials sign and accepts the new root's, and the
+// whole history verifies offline with the lost root's public key.
+func TestLostRoot(t *testing.T) {
+	h, n := nodeHarness(t)
+	lost, err := trust.LoadRoot(n.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newDir := filepath.Join(t.TempDir(), "new-root")
+	if r := h.run("keys", "init", "--dir", newDir); r.code != ExitOK {
+		t.Fatalf("keys init = %+v", r)
+	}
+	next, err := trust.LoadRoot(newDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := h.run("keys", "add-root", newDir, "--reason", "root key lost", "--timeout", "10s"); r.code != ExitOK || !strings.Contains(r.stdout, next.KeyID()) {
+		t.Fatalf("add-root = %+v", r)
+	}
+	if r := h.run("keys", "retire-root", lost.KeyID(), "--reason", "root key lost", "--timeout", "10s"); r.code != ExitOK || !strings.Contains(r.stdout, "NATS was not told") {
+		t.Fatalf("retire-root = %+v", r)
+	}
+	// The lost root's administrator acts no more: the ledger refuses it.
+	if r := h.run("keys", "retire-root", next.KeyID(), "--reason", "no", "--timeout", "10s"); r.code == ExitOK || !strings.Contains(r.stderr, "root_retired") {
+		t.Fatalf("retire-root by the lost root's administrator = %+v", r)
+	}
+
+	harness := bustest.Harness(t, bus.ConnConfig{URLs: []string{n.NATSURL()}}, lost)
+	publish := func(root *trust.Root, id string) {
+		t.Helper()
+		ex, err := trust.NewIdentity(root, id, trust.KindNode, []string{event.RoleExecutor}, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := bus.PublishSigned(context.Background(), harness.JS, ex, event.MustDraft(event.ExecutorOnline, "", event.ExecutorOnlineData{Slots: 1, Incarnation: id})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	publish(lost, "exec-lost")
+	publish(next, "exec-new")
+	poll.Eventually(t, 10*time.Second, "the new root's executor accepted", func() bool {
+		return count(t, n.API, string(event.ExecutorOnline), "exec-new") == 1
+	})
+	if got := count(t, n.API, string(event.Rejected), string(event.RejectRootRetired)); got < 1 {
+		t.Fatal("the lost root's credential was not refused with root_retired")
+	}
+	if got := count(t, n.API, string(event.ExecutorOnline), "exec-lost"); got != 0 {
+		t.Fatal("the lost root's credential was accepted after its retirement")
+	}
+	export := filepath.Join(t.TempDir(), "ledger.jsonl")
+	if r := h.run("ledger", "export", "-f", export); r.code != ExitOK {
+		t.Fatalf("ledger export = %+v", r)
+	}
+	if r := h.run("keys", "verify-history", export, "--genesis", filepath.Join(n.Dir, trust.RootPubFile)); r.code != ExitOK || !strings.HasPrefix(r.stdout, "ok: ") {
+		t.Fatalf("verify-history = %+v", r)
+	}
+}
