@@ -120,9 +120,9 @@ func payloadExamples() map[event.Type]any {
 			Action: event.GateSkip, Code: "gate_expired", Reason: "no answer within 24h0m0s"},
 		event.RunPause:  event.RunBrakeData{Reason: "checking the staging database first"},
 		event.RunResume: event.RunBrakeData{Reason: "database checked"},
-		event.RootAdded: event.RootAddedData{Key: "mW2b3v0xk0S9dX3mQn6YbOaY9y8o3k0qg1H4Qe2cR5s", KeyID: "4f1c9a2e",
+		event.RootAdded: event.RootAddedData{Key: "0708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f20212223242526", KeyID: "ce43f3395c4c07e8",
 			Reason: "yearly rotation"},
-		event.RootRetired: event.RootRetiredData{KeyID: "7b3e0d51", Reason: "yearly rotation: cutover"},
+		event.RootRetired: event.RootRetiredData{KeyID: "7b3e0d51a94c2f68", Reason: "yearly rotation: cutover"},
 	}
 }
 
