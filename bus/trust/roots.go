@@ -93,10 +93,6 @@ func (r *Root) RootKey(keyID string) (ed25519.PublicKey, bool) {
 	return nil, false
 }
 
-// Only is the root r without the other roots it trusts: a verify-only
-// root for its own public key.
-func (r *Root) Only() *Root { return &Root{Public: r.Public} }
-
 // WithoutRoot returns r no longer trusting the root keyID: dropped from
 // the roots it trusts, or marked retired when it is the genesis. A root
 // never forgets its own key.
@@ -310,5 +306,7 @@ func Rotate(old *Root, purposes ...string) (*Root, error) {
 	if err := n.Inherit(old, purposes...); err != nil {
 		return nil, err
 	}
-	return n.WithTrusted(old.Genesis(), old.Trusted()...), nil
+	r := n.WithTrusted(old.Genesis(), old.Trusted()...)
+	r.genesisRetired = old.genesisRetired
+	return r, nil
 }

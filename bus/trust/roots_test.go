@@ -151,3 +151,23 @@ func TestRenewByNewRoot(t *testing.T) {
 		t.Fatalf("the node does not load its renewed credential: %v", err)
 	}
 }
+
+// TestRotateAfterCutover: a root rotated from one that retired the
+// genesis does not trust the genesis again.
+func TestRotateAfterCutover(t *testing.T) {
+	g, _ := trust.NewRoot()
+	r1, err := trust.Rotate(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, err := trust.Rotate(r1.WithoutRoot(g.KeyID()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := r2.RootKey(g.KeyID()); ok {
+		t.Fatal("the retired genesis is trusted again after another rotation")
+	}
+	if _, ok := r2.RootKey(r1.KeyID()); !ok || r2.GenesisID() != g.KeyID() {
+		t.Fatal("the rotation lost the root it succeeds or the genesis")
+	}
+}
