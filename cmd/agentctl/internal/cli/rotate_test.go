@@ -10,8 +10,14 @@ import (
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/bustest"
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
+	"github.com/agentic-dev/agentic/bus/envelope"
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/bus/natsauth"
 	"github.com/agentic-dev/agentic/bus/trust"
+	"github.com/agentic-dev/agentic/node/api"
+	"github.com/agentic-dev/agentic/node/nodetest"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // TestRotateAndRetireRoot on a real node (embedded NATS in operator mode,
@@ -176,5 +182,87 @@ func TestLostRoot(t *testing.T) {
 	}
 	if r := h.run("keys", "verify-history", export, "--genesis", filepath.Join(n.Dir, trust.RootPubFile)); r.code != ExitOK || !strings.HasPrefix(r.stdout, "ok: ") {
 		t.Fatalf("verify-history = %+v", r)
+	}
+}
+
+// TestRotationWithoutOutage: a running node moves to a new root with no
+// restart and no outage. After rotate-root, node renew --root NEW gives it
+// a credential and NATS user of the new root (same key), which it loads
+// and reconnects with; after retire-root of the genesis the node, still
+// connected, runs a goal an operator of the new root submits, and nothing
+// it signs is refused.
+func TestRotationWithoutOutage(t *testing.T) {
+	dir := t.TempDir()
+	root := nodetest.NewRoot(t, dir)
+	cfg := nodetest.Config(dir)
+	// A short lifetime makes the node look at its credential every few
+	// seconds.
+	if _, err := natsauth.Enroll(dir, root, cfg.Name, cfg.Roles, 30*time.Second, true); err != nil {
+		t.Fatal(err)
+	}
+	n := nodetest.Start(t, cfg)
+	h := &harness{t: t, url: n.NATSURL(), creds: filepath.Join(dir, trust.OperatorCredsFile)}
+	newDir := filepath.Join(t.TempDir(), "new-root")
+	if r := h.run("keys", "rotate-root", "--root", dir, "--new", newDir, "--reason", "yearly", "--timeout", "10s"); r.code != ExitOK {
+		t.Fatalf("rotate-root = %+v", r)
+	}
+	next, err := trust.LoadRoot(newDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := h.run("node", "renew", cfg.Name, "--root", newDir, "--data", dir, "--ttl", "1h"); r.code != ExitOK {
+		t.Fatalf("node renew --root NEW = %+v", r)
+	}
+	signedByNew := func() bool {
+		for l, err := range n.API.AuditLines(context.Background(), api.AuditRequest{}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if l.Node == cfg.Name && l.JWS != "" {
+				if c, err := trust.ReadCredential(envelope.PeekCredential([]byte(l.JWS))); err == nil && c.Issuer == next.KeyID() {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	poll.Eventually(t, 60*time.Second, "the node signs with its credential of the new root", func() bool {
+		run := n.Submit(t, "one.yaml", onePlan)
+		n.WaitRun(t, run, 30*time.Second)
+		return signedByNew()
+	})
+
+	h2 := *h
+	h2.creds = filepath.Join(newDir, trust.OperatorCredsFile)
+	if r := h2.run("keys", "retire-root", root.KeyID(), "--root", newDir, "--reason", "cutover", "--timeout", "10s"); r.code != ExitOK {
+		t.Fatalf("retire-root = %+v", r)
+	}
+	// The test's own connection was a user of the genesis: connect as the
+	// new root's administrator.
+	opts, _, err := natsauth.CredsOptions(h2.creds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := nats.Connect(n.NATSURL(), opts...)
+	if err != nil {
+		t.Fatalf("the new root's administrator connects after the cutover: %v", err)
+	}
+	t.Cleanup(nc.Close)
+	if n.JS, err = jetstream.New(nc); err != nil {
+		t.Fatal(err)
+	}
+	n.API = api.NewClient(nc, 10*time.Second)
+	if n.Operator, _, err = trust.ReadCreds(h2.creds); err != nil {
+		t.Fatal(err)
+	}
+	run := n.Submit(t, "one.yaml", onePlan)
+	if got := n.WaitRun(t, run, 30*time.Second); got.Status != event.RunSucceeded {
+		t.Fatalf("a run after the cutover: %s (%s)", got.Status, got.Reason)
+	}
+	if got := count(t, n.API, string(event.Rejected), ""); got != 0 {
+		t.Fatalf("%d messages refused across the rotation", got)
+	}
+	if r := h2.run("ledger", "verify"); r.code != ExitOK {
+		t.Fatalf("ledger verify = %+v", r)
 	}
 }
