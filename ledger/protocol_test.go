@@ -208,7 +208,7 @@ func TestLedgerRejectionCodes(t *testing.T) {
 		badJSON,
 		revoke,
 		kit.Message(11, kit.Node, started("r1", 1)...), // credential_revoked
-		kit.Message(12, admin, rootAdded(next)),
+		kit.Message(12, admin, rootAdded(next, kit.Root)),
 		kit.Message(13, admin, rootRetired(kit.Root.KeyID())),
 		kit.Message(14, kit.Operator, event.MustDraft(event.GoalSubmitted, "r10", event.GoalSubmittedData{Goal: "g"})), // root_retired
 	}

@@ -92,12 +92,16 @@ const (
 func (r rootSet) checkRoot(ev event.Event, genesis string) string {
 	switch ev.Type {
 	case event.RootAdded:
-		d, _, ok := decodeRootAdded(ev.Data)
+		d, key, ok := decodeRootAdded(ev.Data)
 		switch {
 		case !ok:
 			return reasonBadRootAdded
+		case genesis == "":
+			return fmt.Sprintf("root %s cannot be added: the ledger was not given its genesis root", d.KeyID)
 		case d.KeyID == genesis:
 			return fmt.Sprintf("root %s is the genesis root", d.KeyID)
+		case !trust.VerifyRootProof(key, genesis, d.Proof):
+			return fmt.Sprintf("trust.root_added of root %s lacks the root's proof for the cluster of genesis root %s (proof: its signature, trust.RootProof)", d.KeyID, genesis)
 		}
 		if e, known := r[d.KeyID]; known {
 			if e.retired != 0 {

@@ -15,10 +15,15 @@ import (
 	"github.com/agentic-dev/agentic/ledger/ledgertest"
 )
 
-// rootAdded is the trust.root_added draft for root.
-func rootAdded(root *trust.Root) event.Draft {
+// rootAdded is the trust.root_added draft for root, with its proof for
+// the cluster of genesis.
+func rootAdded(root, genesis *trust.Root) event.Draft {
+	proof, err := root.RootProof(genesis.KeyID())
+	if err != nil {
+		panic(err)
+	}
 	return event.MustDraft(event.RootAdded, "", event.RootAddedData{
-		Key: hex.EncodeToString(root.Public), KeyID: root.KeyID(), Reason: "rotation"})
+		Key: hex.EncodeToString(root.Public), KeyID: root.KeyID(), Reason: "rotation", Proof: proof})
 }
 
 func rootRetired(id string) event.Draft {
@@ -76,21 +81,22 @@ func newRotation(t *testing.T, st *ledger.Store) *rotation {
 	}
 	add(oldExec, "", started("r1", 1)...)                                                             // 1: the genesis root's credential
 	add(newExec, event.RejectUnknownSigner, started("r2", 1)...)                                      // 2: the new root is not trusted yet
-	add(kit.Operator, event.RejectRoleNotAllowed, rootAdded(newRoot))                                 // 3: not an administrator
-	add(strangerAdmin, event.RejectUnknownSigner, rootAdded(stranger))                                // 4: an admin of another cluster
+	add(kit.Operator, event.RejectRoleNotAllowed, rootAdded(newRoot, kit.Root))                       // 3: not an administrator
+	add(strangerAdmin, event.RejectUnknownSigner, rootAdded(stranger, stranger))                      // 4: an admin of another cluster
 	add(h.oldAdmin, event.RejectBadPayload, event.MustDraft(event.RootAdded, "", event.RootAddedData{ // 5: key and id disagree
 		Key: hex.EncodeToString(newRoot.Public), KeyID: kit.Root.KeyID()}))
-	add(h.oldAdmin, event.RejectBadPayload, rootRetired(kit.Root.KeyID())) // 6: the last trusted root
-	add(h.oldAdmin, "", rootAdded(newRoot))                                // 7: the overlap starts
-	add(newExec, "", started("r3", 1)...)                                  // 8: the new root's credential
-	add(oldExec, "", started("r4", 1)...)                                  // 9: and the old one's, both trusted
-	add(h.oldAdmin, event.RejectBadPayload, rootAdded(newRoot))            // 10: added already
-	add(newAdmin, event.RejectBadPayload, rootRetired("00000000deadbeef")) // 11: not a root of this cluster
-	add(newAdmin, "", rootRetired(kit.Root.KeyID()))                       // 12: the cutover
-	add(oldExec, event.RejectRootRetired, started("r5", 1)...)             // 13: refused from now on
-	add(h.oldAdmin, event.RejectRootRetired, rootAdded(stranger))          // 14: its admins too
-	add(newExec, "", started("r6", 1)...)                                  // 15: the new root's go on
-	add(newAdmin, event.RejectBadPayload, rootRetired(newRoot.KeyID()))    // 16: now the last trusted root
+	add(h.oldAdmin, event.RejectBadPayload, rootRetired(kit.Root.KeyID()))  // 6: the last trusted root
+	add(h.oldAdmin, event.RejectBadPayload, rootAdded(newRoot, stranger))   // 7: a proof for another cluster
+	add(h.oldAdmin, "", rootAdded(newRoot, kit.Root))                       // 8: the overlap starts
+	add(newExec, "", started("r3", 1)...)                                   // 9: the new root's credential
+	add(oldExec, "", started("r4", 1)...)                                   // 10: and the old one's, both trusted
+	add(h.oldAdmin, event.RejectBadPayload, rootAdded(newRoot, kit.Root))   // 11: added already
+	add(newAdmin, event.RejectBadPayload, rootRetired("00000000deadbeef"))  // 12: not a root of this cluster
+	add(newAdmin, "", rootRetired(kit.Root.KeyID()))                        // 13: the cutover
+	add(oldExec, event.RejectRootRetired, started("r5", 1)...)              // 14: refused from now on
+	add(h.oldAdmin, event.RejectRootRetired, rootAdded(stranger, kit.Root)) // 15: its admins too
+	add(newExec, "", started("r6", 1)...)                                   // 16: the new root's go on
+	add(newAdmin, event.RejectBadPayload, rootRetired(newRoot.KeyID()))     // 17: now the last trusted root
 	return h
 }
 
@@ -157,8 +163,8 @@ func TestRootRotation(t *testing.T) {
 	}
 	roots := st.Roots()
 	want := []ledger.TrustedRoot{
-		{KeyID: h.kit.Root.KeyID(), Key: base64.RawURLEncoding.EncodeToString(h.kit.Root.Public), Genesis: true, RetiredStream: 12},
-		{KeyID: h.newRoot.KeyID(), Key: base64.RawURLEncoding.EncodeToString(h.newRoot.Public), AddedStream: 7},
+		{KeyID: h.kit.Root.KeyID(), Key: base64.RawURLEncoding.EncodeToString(h.kit.Root.Public), Genesis: true, RetiredStream: 13},
+		{KeyID: h.newRoot.KeyID(), Key: base64.RawURLEncoding.EncodeToString(h.newRoot.Public), AddedStream: 8},
 	}
 	if !reflect.DeepEqual(roots, want) {
 		t.Fatalf("roots\n got %+v\nwant %+v", roots, want)
@@ -262,7 +268,7 @@ func TestVerifyFindsUntrustedRoot(t *testing.T) {
 	local := envelope.NewVerifier(kit.Root.WithTrusted(nil, other.Public))
 	raw, subj, _ := sign(ex, started("r1", 1))
 	mustAppend(t, st, receive(local, 1, subj, raw, time.Now()))
-	raw, subj, _ = sign(admin, []event.Draft{rootAdded(other)})
+	raw, subj, _ = sign(admin, []event.Draft{rootAdded(other, kit.Root)})
 	mustAppend(t, st, receive(local, 2, subj, raw, time.Now()))
 	rep, err := st.Verify(envelope.NewVerifier(kit.Root))
 	if err != nil {

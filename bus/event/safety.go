@@ -242,6 +242,12 @@ type RootAddedData struct {
 	KeyID string `json:"key_id"`
 	// Reason is the administrator's note.
 	Reason string `json:"reason,omitempty"`
+	// Proof is the root's Ed25519 signature, hex, over
+	// "agentic trust.root_added v1\n" + KeyID + "\n" + the KeyID of the
+	// cluster's genesis root: that the new root's holder agreed to be a
+	// root of this cluster (trust.RootProof). Ledgers refuse a
+	// trust.root_added without a valid one.
+	Proof string `json:"proof,omitempty"`
 }
 
 // RootRetiredData: from this event's stream position on, credentials the

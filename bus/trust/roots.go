@@ -2,6 +2,7 @@ package trust
 
 import (
 	"crypto/ed25519"
+	"encoding/hex"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -309,4 +310,27 @@ func Rotate(old *Root, purposes ...string) (*Root, error) {
 	r := n.WithTrusted(old.Genesis(), old.Trusted()...)
 	r.genesisRetired = old.genesisRetired
 	return r, nil
+}
+
+// rootProofMessage is what a root signs to agree to be a root of the
+// cluster whose genesis is genesisID.
+func rootProofMessage(keyID, genesisID string) []byte {
+	return []byte("agentic trust.root_added v1\n" + keyID + "\n" + genesisID)
+}
+
+// RootProof is r's signature, hex, agreeing to be a root of the cluster
+// whose genesis root is genesisID: the proof a trust.root_added carries.
+func (r *Root) RootProof(genesisID string) (string, error) {
+	if !r.CanIssue() {
+		return "", errors.New("trust: a root proof needs the root's private key (root.key)")
+	}
+	return hex.EncodeToString(ed25519.Sign(r.private, rootProofMessage(r.KeyID(), genesisID))), nil
+}
+
+// VerifyRootProof reports whether proof is pub's RootProof for the
+// cluster whose genesis root is genesisID.
+func VerifyRootProof(pub ed25519.PublicKey, genesisID, proof string) bool {
+	sig, err := hex.DecodeString(proof)
+	return err == nil && len(sig) == ed25519.SignatureSize && len(pub) == ed25519.PublicKeySize &&
+		ed25519.Verify(pub, rootProofMessage(Fingerprint(pub), genesisID), sig)
 }

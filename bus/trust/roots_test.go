@@ -171,3 +171,37 @@ func TestRotateAfterCutover(t *testing.T) {
 		t.Fatal("the rotation lost the root it succeeds or the genesis")
 	}
 }
+
+// TestRootProof: a root's proof verifies for the cluster it names, and
+// not for another cluster, another root or a changed proof.
+func TestRootProof(t *testing.T) {
+	r, _ := trust.NewRoot()
+	g, _ := trust.NewRoot()
+	other, _ := trust.NewRoot()
+	p, err := r.RootProof(g.KeyID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !trust.VerifyRootProof(r.Public, g.KeyID(), p) {
+		t.Fatal("a root's proof does not verify")
+	}
+	bad := []byte(p)
+	bad[0] ^= 1
+	for _, c := range []struct {
+		pub   []byte
+		g, p  string
+		label string
+	}{
+		{r.Public, other.KeyID(), p, "another cluster"},
+		{other.Public, g.KeyID(), p, "another root"},
+		{r.Public, g.KeyID(), string(bad), "a changed proof"},
+		{r.Public, g.KeyID(), "", "no proof"},
+	} {
+		if trust.VerifyRootProof(c.pub, c.g, c.p) {
+			t.Errorf("a proof verifies for %s", c.label)
+		}
+	}
+	if _, err := trust.PublicRoot(r.Public).RootProof(g.KeyID()); err == nil {
+		t.Error("a root without its private key made a proof")
+	}
+}

@@ -36,6 +36,10 @@ func TestRootAddedAppliesFromTheNextMessage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	proof, err := next.RootProof(ids.Root.KeyID())
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx := context.Background()
 	type step struct {
 		id    *trust.Identity
@@ -47,7 +51,7 @@ func TestRootAddedAppliesFromTheNextMessage(t *testing.T) {
 	}
 	steps := []step{
 		{newEx, task("a"), event.RejectUnknownSigner},
-		{admin, event.MustDraft(event.RootAdded, "", event.RootAddedData{Key: hex.EncodeToString(next.Public), KeyID: next.KeyID()}), ""},
+		{admin, event.MustDraft(event.RootAdded, "", event.RootAddedData{Key: hex.EncodeToString(next.Public), KeyID: next.KeyID(), Proof: proof}), ""},
 		{newEx, task("b"), ""},
 		{oldEx, task("c"), ""},
 		{admin, event.MustDraft(event.RootRetired, "", event.RootRetiredData{KeyID: ids.Root.KeyID()}), ""},

@@ -116,7 +116,8 @@ func (a *app) keysAddRootCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "add-root DIR --reason TEXT",
 		Short: "Have the cluster trust the root in DIR (when the old root key is lost)",
-		Long: `Publish trust.root_added for the root whose root.pub is in DIR, signed with
+		Long: `Publish trust.root_added for the root in DIR (its root.key signs the proof
+that it agrees to be a root of this cluster), signed with
 --creds (an administrator's credential of a root the cluster trusts now),
 and wait for a ledger node to accept it. The ledger side of a rotation
 when the old root.key is lost (docs/security.md, "Losing the root"): a
@@ -132,11 +133,22 @@ exists.`,
 			if err := a.adminIdentity("keys add-root"); err != nil {
 				return err
 			}
-			root, err := trust.LoadRoot(argv[0])
+			// The cluster is named by the genesis root its creds file
+			// carries (and the cluster's nodes answer: checked before the
+			// event is published).
+			_, cluster, err := a.identity()
+			if err != nil {
+				return err
+			}
+			root, err := trust.LoadIssuer(argv[0])
 			if err != nil {
 				return &usageError{fmt.Errorf("keys add-root: %w", err)}
 			}
-			d, err := event.NewDraft(event.RootAdded, "", event.RootAddedData{Key: hex.EncodeToString(root.Public), KeyID: root.KeyID(), Reason: reason})
+			proof, err := root.RootProof(cluster.GenesisID())
+			if err != nil {
+				return fmt.Errorf("keys add-root: %w", err)
+			}
+			d, err := event.NewDraft(event.RootAdded, "", event.RootAddedData{Key: hex.EncodeToString(root.Public), KeyID: root.KeyID(), Reason: reason, Proof: proof})
 			if err != nil {
 				return err
 			}
@@ -212,7 +224,11 @@ func (a *app) rotateRoot(ctx context.Context, oldPath, newDir, reason string) er
 	if err := natsauth.WriteOperatorCreds(filepath.Join(newDir, trust.OperatorCredsFile), next, admin); err != nil {
 		return fmt.Errorf("keys rotate-root: %w", err)
 	}
-	d, err := event.NewDraft(event.RootAdded, "", event.RootAddedData{Key: hex.EncodeToString(next.Public), KeyID: next.KeyID(), Reason: reason})
+	proof, err := next.RootProof(next.GenesisID())
+	if err != nil {
+		return fmt.Errorf("keys rotate-root: %w", err)
+	}
+	d, err := event.NewDraft(event.RootAdded, "", event.RootAddedData{Key: hex.EncodeToString(next.Public), KeyID: next.KeyID(), Reason: reason, Proof: proof})
 	if err != nil {
 		return err
 	}
