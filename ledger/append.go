@@ -52,6 +52,9 @@ type Message struct {
 //   - its signer's credential revoked (revoke.go) by a credential.revoked
 //     of an earlier stream message: one event.Rejected record, code
 //     credential_revoked.
+//   - its signer's credential issued by a root a trust.root_retired of an
+//     earlier stream message retired (roots.go): code root_retired; by a
+//     root not trusted at its position: code unknown_signer.
 //   - EnvelopeID seen before: one event.Rejected record, code replayed
 //     ("replayed message id <jti>") or republished.
 //   - such a refused message past the rejection rate (flood.go, judged by
@@ -62,7 +65,8 @@ type Message struct {
 //   - otherwise each event is appended, except one whose id was seen before
 //     (duplicate_event, "duplicate event id <id>"), is empty (malformed),
 //     whose payload is not JSON (bad_payload; so is a credential.revoked
-//     that does not say what it revokes) or that submits a goal for a
+//     that does not say what it revokes, and a trust.root_added or
+//     trust.root_retired the roots refuse: roots.go) or that submits a goal for a
 //     known run (duplicate_run), which becomes an event.Rejected record in
 //     its place.
 //
