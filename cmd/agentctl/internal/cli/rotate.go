@@ -304,6 +304,7 @@ func (a *app) retireRoot(ctx context.Context, keyID, rootPath, reason string) er
 		return a.writeJSON(res)
 	}
 	fmt.Fprintf(a.env.Stdout, "retired root %s: every ledger node refuses what its credentials sign from now on, and NATS closed its users' connections\n", keyID)
+	fmt.Fprintf(a.env.Stdout, "archive the retired root's directory offline: an account pushed from it would list its signing key again; push from %s only\n", rootPath)
 	return nil
 }
 
