@@ -66,6 +66,13 @@ func NewAuthority(root *trust.Root) (*Authority, error) {
 	if root == nil || !root.CanIssue() {
 		return nil, errors.New("natsauth: the NATS authority needs the root private key (root.key)")
 	}
+	if root.GenesisID() != root.KeyID() {
+		for _, p := range ClusterPurposes {
+			if !root.Inherits(p) {
+				return nil, fmt.Errorf("natsauth: root %s was rotated from the cluster's genesis root %s, but the NATS keys it inherited (%s, next to its root.key) are missing", root.KeyID(), root.GenesisID(), trust.InheritedFile)
+			}
+		}
+	}
 	a := &Authority{}
 	for _, k := range []struct {
 		dst     *nkeys.KeyPair

@@ -1,6 +1,8 @@
 package natsauth_test
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -115,5 +117,51 @@ func TestRootRotationOnNATS(t *testing.T) {
 	}
 	if _, err := cl.connectIssued(after, next, "exec-new2"); err != nil {
 		t.Fatalf("a user of the new root after the cutover: %v", err)
+	}
+}
+
+// TestRotatedRootNeedsItsInheritedKeys: a rotated root's directory gives
+// the genesis's NATS operator and account back, through its directory or
+// its root.key file; without inherited.keys the authority is refused
+// rather than made for another account.
+func TestRotatedRootNeedsItsInheritedKeys(t *testing.T) {
+	g, err := trust.NewRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ga, err := natsauth.NewAuthority(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := natsauth.RotateRoot(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := trust.SaveRoot(dir, next); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{dir, filepath.Join(dir, trust.RootKeyFile)} {
+		r, err := trust.LoadIssuer(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := natsauth.NewAuthority(r)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if a.AccountKey() != ga.AccountKey() || a.OperatorKey() != ga.OperatorKey() {
+			t.Fatalf("%s: another NATS operator or account than the genesis's", path)
+		}
+	}
+	if err := os.Remove(filepath.Join(dir, trust.InheritedFile)); err != nil {
+		t.Fatal(err)
+	}
+	r, err := trust.LoadIssuer(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := natsauth.NewAuthority(r); err == nil {
+		t.Fatal("an authority was made for a rotated root without its inherited keys")
 	}
 }

@@ -113,7 +113,16 @@ func LoadIssuer(path string) (*Root, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return &Root{Public: k.Public().(ed25519.PublicKey), private: k}, nil
+	r := &Root{Public: k.Public().(ed25519.PublicKey), private: k}
+	// A rotated root keeps what it trusts and inherited beside its key.
+	dir := filepath.Dir(path)
+	if err := loadRoots(dir, r); err != nil {
+		return nil, err
+	}
+	if err := loadInherited(dir, r); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // Enroll issues a node credential for nodeID with roles, signed by root

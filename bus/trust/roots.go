@@ -253,6 +253,13 @@ func (r *Root) Inherit(from *Root, purposes ...string) error {
 	return nil
 }
 
+// Inherits reports whether r derives purpose's seed as the root it was
+// rotated from did (Inherit).
+func (r *Root) Inherits(purpose string) bool {
+	_, ok := r.inherited[purpose]
+	return ok
+}
+
 // saveInherited writes dir's inherited.keys when r inherited seeds.
 func saveInherited(dir string, r *Root) error {
 	if len(r.inherited) == 0 {
