@@ -52,6 +52,9 @@ type Message struct {
 //   - its signer's credential revoked (revoke.go) by a credential.revoked
 //     of an earlier stream message: one event.Rejected record, code
 //     credential_revoked.
+//   - its signer's credential issued by a root a trust.root_retired of an
+//     earlier stream message retired (roots.go): code root_retired; by a
+//     root not trusted at its position: code unknown_signer.
 //   - EnvelopeID seen before: one event.Rejected record, code replayed
 //     ("replayed message id <jti>") or republished.
 //   - such a refused message past the rejection rate (flood.go, judged by
@@ -62,7 +65,8 @@ type Message struct {
 //   - otherwise each event is appended, except one whose id was seen before
 //     (duplicate_event, "duplicate event id <id>"), is empty (malformed),
 //     whose payload is not JSON (bad_payload; so is a credential.revoked
-//     that does not say what it revokes) or that submits a goal for a
+//     that does not say what it revokes, and a trust.root_added or
+//     trust.root_retired the roots refuse: roots.go) or that submits a goal for a
 //     known run (duplicate_run), which becomes an event.Rejected record in
 //     its place.
 //
@@ -147,6 +151,7 @@ func (s *Store) append(msgs []Message) ([]event.Event, error) {
 	s.mu.Unlock()
 	s.rejState = a.rej
 	a.revocationsCommitted()
+	a.rootsCommitted()
 	a.credentialsCommitted()
 	s.rejects.add(a.rejCodes, a.dropped, a.lastDropped)
 	return a.out, nil
@@ -184,6 +189,9 @@ type appender struct {
 	// revoked are the revocations this Append staged, each with what the
 	// store had for its identity (revoke.go).
 	revoked revocations
+	// roots are the roots as this Append moved them, nil until it folds
+	// a trust record (roots.go).
+	roots rootSet
 	// credsStaged are the credentials index keys this Append staged;
 	// credStream the stream seq whose signer a rebuild indexed last
 	// (credentials.go).
@@ -329,6 +337,9 @@ func (a *appender) refuseMessage(m *Message) (*event.RejectedData, error) {
 	if rej := a.revokedSigner(m); rej != nil {
 		return rej, nil
 	}
+	if rej := a.untrustedRoot(m); rej != nil {
+		return rej, nil
+	}
 	if m.EnvelopeID == "" {
 		return nil, nil
 	}
@@ -395,8 +406,11 @@ func (a *appender) events(m *Message) error {
 		if err := a.add(ev, m.StreamSeq); err != nil {
 			return err
 		}
-		if ev.Type == event.CredentialRevoked {
+		switch ev.Type {
+		case event.CredentialRevoked:
 			a.revoke(ev, m.StreamSeq)
+		case event.RootAdded, event.RootRetired:
+			a.stageRoot(ev, m.StreamSeq)
 		}
 		if !accepted {
 			if c := a.signerOf(m); c != nil {
@@ -424,6 +438,10 @@ func (a *appender) refuse(ev event.Event) (event.RejectCode, string, error) {
 	case ev.Type == event.CredentialRevoked:
 		if _, ok := decodeRevocation(ev.Data); !ok {
 			return event.RejectBadPayload, reasonBadRevocation, nil
+		}
+	case ev.Type == event.RootAdded || ev.Type == event.RootRetired:
+		if reason := a.rootsOf().checkRoot(ev, a.s.genesisID()); reason != "" {
+			return event.RejectBadPayload, reason, nil
 		}
 	}
 	dup, err := a.wasSeen(ev.ID)

@@ -189,6 +189,9 @@ func (s *Store) importFrom(r io.Reader) error {
 	s.mu.head = im.head
 	s.mu.Unlock()
 	im.credentialsCommitted()
+	if err := s.loadRoots(); err != nil {
+		return err
+	}
 	return s.loadRevocations()
 }
 

@@ -191,6 +191,11 @@ func TestLedgerRejectionCodes(t *testing.T) {
 	admin := kit.Identity("adm", trust.KindOperator, event.RoleOperator, event.RoleAdmin)
 	revoke := kit.Message(10, admin, event.MustDraft(event.CredentialRevoked, "", event.CredentialRevokedData{
 		Kind: trust.KindNode, ID: kit.Node.ID, Before: now.Add(time.Minute), Reason: "test"}))
+	next, err := trust.NewRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.SetGenesis(kit.Root.Public)
 	msgs := []ledger.Message{
 		first,
 		ledgertest.Redeliver(first, 2), // same bytes: replayed
@@ -203,8 +208,11 @@ func TestLedgerRejectionCodes(t *testing.T) {
 		badJSON,
 		revoke,
 		kit.Message(11, kit.Node, started("r1", 1)...), // credential_revoked
+		kit.Message(12, admin, rootAdded(next, kit.Root)),
+		kit.Message(13, admin, rootRetired(kit.Root.KeyID())),
+		kit.Message(14, kit.Operator, event.MustDraft(event.GoalSubmitted, "r10", event.GoalSubmittedData{Goal: "g"})), // root_retired
 	}
-	want := []event.RejectCode{event.RejectReplayed, event.RejectRepublished, event.RejectDuplicateEvent, event.RejectDuplicateRun, event.RejectNoEvents, event.RejectMalformed, event.RejectBadPayload, event.RejectRevoked}
+	want := []event.RejectCode{event.RejectReplayed, event.RejectRepublished, event.RejectDuplicateEvent, event.RejectDuplicateRun, event.RejectNoEvents, event.RejectMalformed, event.RejectBadPayload, event.RejectRevoked, event.RejectRootRetired}
 	var got []event.RejectCode
 	for _, ev := range mustAppend(t, st, msgs...) {
 		if ev.Type == event.Rejected {
@@ -221,7 +229,7 @@ func TestLedgerRejectionCodes(t *testing.T) {
 	all := event.RejectCodes()
 	for i, c := range all {
 		if c == event.RejectReplayed {
-			if strings.Join(codeStrings(all[i:]), " ") != strings.Join(codeStrings([]event.RejectCode{event.RejectReplayed, event.RejectRepublished, event.RejectDuplicateEvent, event.RejectDuplicateRun, event.RejectNoEvents, event.RejectBadPayload, event.RejectRevoked}), " ") {
+			if strings.Join(codeStrings(all[i:]), " ") != strings.Join(codeStrings([]event.RejectCode{event.RejectReplayed, event.RejectRepublished, event.RejectDuplicateEvent, event.RejectDuplicateRun, event.RejectNoEvents, event.RejectBadPayload, event.RejectRevoked, event.RejectRootRetired}), " ") {
 				t.Fatalf("the ledger's codes are %v; a new one needs a case here", all[i:])
 			}
 		}

@@ -53,8 +53,13 @@ type Store struct {
 	// revoked are the revocations in force (revoke.go); creds caches
 	// credentials read from messages and credsIndexed the keys the
 	// credentials index holds (credentials.go). All guarded by appendMu.
-	revoked      revocations
-	creds        map[string]*trust.Credential
+	revoked revocations
+	creds   map[string]*trust.Credential
+	// roots are the roots the ledger's trust records added or retired,
+	// as committed, and genesis the genesis root (roots.go); both read
+	// by the verifier's goroutines.
+	roots        atomic.Pointer[rootSet]
+	genesis      atomic.Pointer[genesisRoot]
 	credsIndexed map[string]bool
 
 	mu struct {
@@ -132,6 +137,9 @@ func (s *Store) load() error {
 		return fmt.Errorf("ledger: open %s: %w", s.dir, err)
 	}
 	if err := s.loadRevocations(); err != nil {
+		return fmt.Errorf("ledger: open %s: %w", s.dir, err)
+	}
+	if err := s.loadRoots(); err != nil {
 		return fmt.Errorf("ledger: open %s: %w", s.dir, err)
 	}
 	return nil

@@ -3,6 +3,7 @@ package ledger
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -56,7 +57,11 @@ func (s *Store) Verify(v *envelope.Verifier) (VerifyReport, error) {
 	defer s.release()
 	snap := s.db.NewSnapshot()
 	defer snap.Close()
-	c := &checker{v: v, snap: snap, next: 1, versions: map[int]uint64{}}
+	c := &checker{snap: snap, next: 1, versions: map[int]uint64{}, roots: rootSet{}}
+	if v != nil {
+		// Each message is judged with the roots added before it.
+		c.v, c.genesis = v.WithKeyring(checkerRoots{&c.roots}), v.Genesis().KeyID()
+	}
 	rep, err := c.run()
 	rep.Versions = c.versions
 	if err != nil {
@@ -85,8 +90,12 @@ type checker struct {
 	msgs   msgCache
 	// versions counts re-verified messages by protocol version.
 	versions map[int]uint64
-	// revoked are the revocations of the accepted records checked so far.
+	// revoked are the revocations of the accepted records checked so far;
+	// roots the roots their trust records added and retired, genesis the
+	// genesis root's KeyID.
 	revoked revocations
+	roots   rootSet
+	genesis string
 	env     struct {
 		stream uint64
 		env    *envelope.Envelope
@@ -249,10 +258,41 @@ func (c *checker) message(ev event.Event) (string, error) {
 			if !sameEvent(ev, want) {
 				return fmt.Sprintf("record %d differs from event %s in its message (stream seq %d)", ev.Seq, ev.ID, ev.StreamSeq), nil
 			}
+			if problem := c.root(ev, env.Signer); problem != "" {
+				return problem, nil
+			}
 			return c.revocation(ev, env.Signer), nil
 		}
 	}
 	return fmt.Sprintf("record %d: event %s is not in its message (stream seq %d)", ev.Seq, ev.ID, ev.StreamSeq), nil
+}
+
+// root checks that the root that issued signer's credential was trusted
+// at accepted record ev's stream position, and takes in the trust record
+// ev is, if it is one.
+func (c *checker) root(ev event.Event, signer *trust.Credential) string {
+	if e, ok := c.roots.trustedAt(signer.Issuer, c.genesis, ev.StreamSeq); !ok {
+		if e.retired != 0 {
+			return fmt.Sprintf("record %d was accepted from %s %q, whose root %s the trust.root_retired at stream seq %d retired", ev.Seq, signer.Kind, signer.ID, signer.Issuer, e.retired)
+		}
+		return fmt.Sprintf("record %d was accepted from %s %q, whose root %s was not trusted at stream seq %d", ev.Seq, signer.Kind, signer.ID, signer.Issuer, ev.StreamSeq)
+	}
+	if ev.Type != event.RootAdded && ev.Type != event.RootRetired {
+		return ""
+	}
+	if reason := c.roots.checkRoot(ev, c.genesis); reason != "" {
+		return fmt.Sprintf("record %d: a %s accepted that a ledger refuses: %s", ev.Seq, ev.Type, reason)
+	}
+	c.roots.apply(ev, ev.StreamSeq)
+	return ""
+}
+
+// checkerRoots is the keyring of the roots a checker has folded so far.
+type checkerRoots struct{ r *rootSet }
+
+func (k checkerRoots) RootKey(id string) (ed25519.PublicKey, bool) {
+	e, ok := (*k.r)[id]
+	return e.key, ok && e.key != nil
 }
 
 // revocation checks that accepted record ev, signed by signer, was not

@@ -25,7 +25,7 @@ func (n *Node) watchCredential(ctx context.Context) {
 	cur := n.id
 	n.cred.Store(cur)
 	for {
-		c, err := n.root.Inspect(cur.Credential)
+		c, err := n.ownRoot().Inspect(cur.Credential)
 		if err != nil {
 			n.log.Error("the node's own credential does not verify; not renewing it", "err", err)
 			return
@@ -36,7 +36,10 @@ func (n *Node) watchCredential(ctx context.Context) {
 			return
 		case <-time.After(every):
 		}
-		if n.root.CanIssue() && trust.RenewDue(c.Issued, c.Expires, time.Now()) {
+		// Only a credential of the root this node holds is renewed here:
+		// one another root issued (a rotation) is renewed where that
+		// root's key is.
+		if n.root.CanIssue() && c.Issuer == n.root.KeyID() && trust.RenewDue(c.Issued, c.Expires, time.Now()) {
 			// The credential and its NATS user JWT, as agentctl node
 			// renew writes them elsewhere.
 			if _, err := natsauth.RenewNode(n.cfg.Data, n.root, c.Expires.Sub(c.Issued)); err != nil {
@@ -44,7 +47,13 @@ func (n *Node) watchCredential(ctx context.Context) {
 				continue
 			}
 		}
-		next, err := trust.LoadIdentity(n.cfg.Data, n.root)
+		// The data dir's roots are read again: a renewal by a new root
+		// (agentctl node renew --root NEW_DIR) lists it there.
+		root, err := trust.LoadRoot(n.cfg.Data)
+		if err != nil {
+			continue
+		}
+		next, err := trust.LoadIdentity(n.cfg.Data, root)
 		if err != nil || next.Credential == cur.Credential || !next.Key.Equal(cur.Key) || next.ID != cur.ID {
 			continue
 		}
@@ -56,7 +65,7 @@ func (n *Node) watchCredential(ctx context.Context) {
 		if err := n.conn.NC.ForceReconnect(); err != nil {
 			n.log.Warn("cannot reconnect to NATS with the renewed user; the server will close the old one at its expiry", "err", err)
 		}
-		nc, _ := n.root.Verify(next.Credential, time.Now())
+		nc, _ := root.Verify(next.Credential, time.Now())
 		if nc != nil {
 			n.log.Info("credential renewed: signing with the new one", "expires", nc.Expires)
 		}
@@ -77,9 +86,16 @@ func (n *Node) credentialCheck() health.Check {
 		if id == nil {
 			id = n.id
 		}
-		c, err := n.root.Inspect(id.Credential)
+		c, err := n.ownRoot().Inspect(id.Credential)
 		if err != nil {
 			return fmt.Errorf("the node's credential does not verify: %w", err)
+		}
+		if n.store != nil {
+			for _, r := range n.store.Roots() {
+				if r.KeyID == c.Issuer && r.RetiredStream != 0 {
+					return fmt.Errorf("the node's credential was issued by root %s, which the ledger retired at stream seq %d: every ledger node refuses what it signs; enrol it again with the root that succeeds it: agentctl node renew %s --root NEW_ROOT_DIR --data DATA", c.Issuer, r.RetiredStream, c.ID)
+				}
+			}
 		}
 		left := time.Until(c.Expires)
 		hint := "renew it where root.key is: agentctl node renew " + c.ID + " --root ROOT_DIR --data DATA"
@@ -91,4 +107,13 @@ func (n *Node) credentialCheck() health.Check {
 		}
 		return nil
 	}}
+}
+
+// ownRoot is the roots the node's data dir trusts now (read again, so
+// that a root a renewal added counts), or the root it started with.
+func (n *Node) ownRoot() *trust.Root {
+	if r, err := trust.LoadRoot(n.cfg.Data); err == nil {
+		return r
+	}
+	return n.root
 }

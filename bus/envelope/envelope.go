@@ -184,6 +184,9 @@ type Verifier struct {
 	mu    struct {
 		sync.Mutex
 		creds map[string]*trust.Credential
+		// ledger, when set, is the keyring of the roots a ledger trusts
+		// (UseLedgerRoots).
+		ledger trust.Keyring
 	}
 }
 
@@ -211,10 +214,53 @@ func NewVerifier(root *trust.Root, opts ...Option) *Verifier {
 
 const maxCachedCreds = 4096
 
+// UseLedgerRoots makes v verify credentials issued by the genesis root
+// (v's root's Genesis) or by a root keys holds — the roots a ledger's
+// trust.root_added events added, retired ones included — instead of the
+// roots v's root trusts locally (roots.pub). The ledger folding the
+// stream sets it (ledger/follow), so that every ledger node judges
+// credentials by the same roots whatever its local files say; whether a
+// root was trusted at a message's stream position is the ledger's check
+// (Store.Append), not v's.
+func (v *Verifier) UseLedgerRoots(keys trust.Keyring) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.mu.ledger = keys
+	clear(v.mu.creds)
+}
+
+// WithKeyring returns a verifier of v's rules that verifies credentials
+// issued by the genesis root or by a root keys holds, with a cache of its
+// own: how a ledger re-verifies its history with the roots in force at
+// each position (Store.Verify).
+func (v *Verifier) WithKeyring(keys trust.Keyring) *Verifier {
+	n := &Verifier{root: v.root, rules: v.rules}
+	n.mu.creds = make(map[string]*trust.Credential)
+	n.mu.ledger = keys
+	return n
+}
+
+// Genesis is the cluster's genesis root (the verifier's root's Genesis).
+func (v *Verifier) Genesis() *trust.Root { return trust.PublicRoot(v.root.Genesis()) }
+
+// genesisAnd is a keyring of the genesis root and keys.
+type genesisAnd struct {
+	genesis *trust.Root
+	keys    trust.Keyring
+}
+
+func (g genesisAnd) RootKey(id string) (ed25519.PublicKey, bool) {
+	if id == g.genesis.KeyID() {
+		return g.genesis.Public, true
+	}
+	return g.keys.RootKey(id)
+}
+
 // credential verifies a credential as of at, or says why not.
 func (v *Verifier) credential(raw string, at time.Time, leeway time.Duration) (*trust.Credential, error) {
 	v.mu.Lock()
 	c, ok := v.mu.creds[raw]
+	keys := v.mu.ledger
 	v.mu.Unlock()
 	if ok {
 		// The same test as the credential's first verification.
@@ -223,7 +269,12 @@ func (v *Verifier) credential(raw string, at time.Time, leeway time.Duration) (*
 		}
 		return c, nil
 	}
-	c, err := v.root.VerifyWithin(raw, at, leeway)
+	var err error
+	if keys != nil {
+		c, err = trust.VerifyWith(genesisAnd{v.Genesis(), keys}, raw, at, leeway)
+	} else {
+		c, err = v.root.VerifyWithin(raw, at, leeway)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -248,8 +299,10 @@ func (v *Verifier) credential(raw string, at time.Time, leeway time.Duration) (*
 //  3. the algorithm of its version (bad_signature);
 //  4. the header names the signer (kid) and carries its credential
 //     (malformed);
-//  5. the credential was issued by the root (unknown_signer) and had not
-//     expired at stream time, with the leeway (credential_expired);
+//  5. the credential was issued by a root the verifier knows — its iss
+//     names the genesis root, or one the ledger added (UseLedgerRoots) or
+//     the verifier's root trusts — (unknown_signer) and had not expired
+//     at stream time, with the leeway (credential_expired);
 //  6. kid is the credential's subject (signer_mismatch);
 //  7. the signature (bad_signature);
 //  8. exp and iat are present (malformed); exp + leeway is after the stream

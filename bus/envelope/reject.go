@@ -101,6 +101,12 @@ func reasonSignature(kid string) string {
 	return fmt.Sprintf("signature does not verify with the key of %q's credential", kid)
 }
 
+// ReasonUnknownSigner is the reason of an unknown_signer refusal of a
+// message whose header names kid: a ledger that refuses a credential of a
+// root it does not trust at the message's position says what a verifier
+// that does not know the root says.
+func ReasonUnknownSigner(kid string) string { return reasonUnknownSigner(kid) }
+
 func reasonUnknownSigner(kid string) string {
 	return fmt.Sprintf("the credential presented by %q was not issued by this cluster's root", kid)
 }

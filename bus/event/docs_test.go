@@ -120,9 +120,9 @@ func payloadExamples() map[event.Type]any {
 			Action: event.GateSkip, Code: "gate_expired", Reason: "no answer within 24h0m0s"},
 		event.RunPause:  event.RunBrakeData{Reason: "checking the staging database first"},
 		event.RunResume: event.RunBrakeData{Reason: "database checked"},
-		event.RootAdded: event.RootAddedData{Key: "mW2b3v0xk0S9dX3mQn6YbOaY9y8o3k0qg1H4Qe2cR5s", KeyID: "4f1c9a2e",
-			Reason: "yearly rotation"},
-		event.RootRetired: event.RootRetiredData{KeyID: "7b3e0d51", Reason: "yearly rotation: cutover"},
+		event.RootAdded: event.RootAddedData{Key: "4d0ec3a0d03fefff93a9bcce2a24b406d46f44aeff1f7787daedb13caafa402c", KeyID: "9212cc8748a1dab2",
+			Reason: "yearly rotation", Proof: "e18c5fdf82a5ea69e0a5f95ae090881d8c5a43a1c90dbf2a8842b1ae30ac76d9c134052b8e8dfbefb62cbac2d528ebb1fb9885dd14297e538f04e1cdf4cbaf04"},
+		event.RootRetired: event.RootRetiredData{KeyID: "7b3e0d51a94c2f68", Reason: "yearly rotation: cutover"},
 		event.PlanClaimed: event.PlanClaimedData{Until: at.Add(4 * time.Minute), Source: "llm"},
 	}
 }

@@ -67,6 +67,10 @@ const (
 	// names its kind and id, and it was issued at or before the
 	// revocation's Before). Protocol version 4.
 	RejectRevoked RejectCode = "credential_revoked"
+	// RejectRootRetired: the root that issued the signer's credential was
+	// retired (a trust.root_retired event the ledger folded earlier in
+	// the stream names it). Protocol version 5.
+	RejectRootRetired RejectCode = "root_retired"
 )
 
 // rejectCodes is every code, in the order they were introduced.
@@ -77,7 +81,7 @@ var rejectCodes = []RejectCode{
 	RejectWrongSubject, RejectSecret,
 	RejectReplayed, RejectRepublished, RejectDuplicateEvent,
 	RejectDuplicateRun, RejectNoEvents, RejectBadPayload,
-	RejectRevoked,
+	RejectRevoked, RejectRootRetired,
 }
 
 // RejectCodes returns every rejection code, in the order they were

@@ -232,13 +232,22 @@ func GateSubject(s Step, p PolicyRef) string {
 // the credentials a second root issues, beside those of the roots it
 // already trusts (the overlap of a root rotation, docs/security.md).
 type RootAddedData struct {
-	// Key is the root's Ed25519 public key, base64url without padding.
+	// Key is the root's Ed25519 public key, base64url without padding,
+	// or 64 lowercase hex digits: what agentctl writes, since a base64url
+	// key has the shape of a secret and signers and receivers refuse it
+	// (code secret).
 	Key string `json:"key"`
 	// KeyID is its fingerprint (trust.Fingerprint): the iss of the
 	// credentials it issues.
 	KeyID string `json:"key_id"`
 	// Reason is the administrator's note.
 	Reason string `json:"reason,omitempty"`
+	// Proof is the root's Ed25519 signature, hex, over
+	// "agentic trust.root_added v1\n" + KeyID + "\n" + the KeyID of the
+	// cluster's genesis root: that the new root's holder agreed to be a
+	// root of this cluster (trust.RootProof). Ledgers refuse a
+	// trust.root_added without a valid one.
+	Proof string `json:"proof,omitempty"`
 }
 
 // RootRetiredData: from this event's stream position on, credentials the

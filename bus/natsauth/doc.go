@@ -11,7 +11,15 @@
 //	       └─ AGENTIC account  derived (PurposeAccount): every node and operator
 //	            └─ one user per identity: its nkey derived from the identity's
 //	               own Ed25519 key (PurposeUser); its JWT, signed by the
-//	               account, carries Permissions(kind, id, roles)
+//	               account's signing key of the root that issued the
+//	               identity's credential (SigningKey), carries
+//	               Permissions(kind, id, roles)
+//
+// A root rotation keeps the operator and accounts: the new root inherits
+// their seeds (RotateRoot, trust.Rotate). The account JWT lists the
+// signing keys of the roots its issuer trusts; dropping a retired root's
+// cuts off every user it signed (docs/security.md, "NATS across a
+// rotation").
 //
 // Nothing here is a second secret: whoever holds root.key can make every
 // operator and account JWT again (Authority), and whoever holds an

@@ -1,8 +1,11 @@
 package natsauth
 
 import (
+	"crypto/hkdf"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/trust"
@@ -20,6 +23,23 @@ const (
 	PurposeUser          = trust.NATSUserPurpose
 )
 
+// ClusterPurposes are the purposes whose keys a rotated root inherits
+// (trust.Rotate): the NATS operator and accounts stay those of the
+// genesis root, so that servers trust the same operator and the AGENTIC
+// account — which owns the JetStream streams — stays the same across a
+// root rotation; only the account signing key changes (SigningKey).
+var ClusterPurposes = []string{PurposeOperator, PurposeSystemAccount, PurposeAccount}
+
+// RotateRoot makes the root that succeeds old (trust.Rotate), inheriting
+// the NATS operator and accounts (ClusterPurposes).
+func RotateRoot(old *trust.Root) (*trust.Root, error) {
+	r, err := trust.Rotate(old, ClusterPurposes...)
+	if err != nil {
+		return nil, fmt.Errorf("natsauth: %w", err)
+	}
+	return r, nil
+}
+
 // Names of the NATS operator and accounts (as the JWTs name them).
 const (
 	OperatorName      = "agentic"
@@ -33,6 +53,11 @@ const (
 // single node that holds its root).
 type Authority struct {
 	operator, system, account nkeys.KeyPair
+	// signing is the account signing key of the issuing root, which signs
+	// the users it issues; roots are the KeyIDs of the roots whose signing
+	// keys the account JWT lists (SigningKey).
+	signing nkeys.KeyPair
+	roots   []string
 }
 
 // NewAuthority derives the NATS operator, system account and AGENTIC
@@ -40,6 +65,13 @@ type Authority struct {
 func NewAuthority(root *trust.Root) (*Authority, error) {
 	if root == nil || !root.CanIssue() {
 		return nil, errors.New("natsauth: the NATS authority needs the root private key (root.key)")
+	}
+	if root.GenesisID() != root.KeyID() {
+		for _, p := range ClusterPurposes {
+			if !root.Inherits(p) {
+				return nil, fmt.Errorf("natsauth: root %s was rotated from the cluster's genesis root %s, but the NATS keys it inherited (%s, next to its root.key) are missing", root.KeyID(), root.GenesisID(), trust.InheritedFile)
+			}
+		}
 	}
 	a := &Authority{}
 	for _, k := range []struct {
@@ -61,8 +93,60 @@ func NewAuthority(root *trust.Root) (*Authority, error) {
 		}
 		*k.dst = kp
 	}
+	for _, k := range root.Trusted() {
+		a.roots = append(a.roots, trust.Fingerprint(k))
+	}
+	var err error
+	if a.signing, err = a.signingKey(root.KeyID()); err != nil {
+		return nil, err
+	}
 	return a, nil
 }
+
+// PurposeSigningKey prefixes the purpose of an account signing key: the
+// seed of root R's is HKDF(AGENTIC account seed, PurposeSigningKey+R).
+const PurposeSigningKey = "agentic/nats/account/AGENTIC/signing/v1/"
+
+// signingKey derives the AGENTIC account's signing key of the root keyID
+// from the account's seed: whoever holds the account key (the genesis
+// root, or a root that inherited it) can name every root's.
+func (a *Authority) signingKey(keyID string) (nkeys.KeyPair, error) {
+	seed, err := a.account.Seed()
+	if err != nil {
+		return nil, fmt.Errorf("natsauth: account seed: %w", err)
+	}
+	_, raw, err := nkeys.DecodeSeed(seed)
+	if err != nil {
+		return nil, fmt.Errorf("natsauth: account seed: %w", err)
+	}
+	k, err := hkdf.Key(sha256.New, raw, []byte("agentic derived key"), PurposeSigningKey+keyID, 32)
+	if err != nil {
+		return nil, fmt.Errorf("natsauth: signing key of root %s: %w", keyID, err)
+	}
+	kp, err := nkeys.FromRawSeed(nkeys.PrefixByteAccount, k)
+	if err != nil {
+		return nil, fmt.Errorf("natsauth: signing key of root %s: %w", keyID, err)
+	}
+	return kp, nil
+}
+
+// SigningKey is the public AGENTIC account signing key (A…) of the root
+// keyID: the issuer of the user JWTs that root's holder issues. The
+// account JWT lists the signing keys of the roots the authority trusts;
+// a user whose signing key it no longer lists is refused, and its
+// connections are closed once the servers have the JWT — the NATS
+// cutover of a root rotation (docs/security.md).
+func (a *Authority) SigningKey(keyID string) (string, error) {
+	kp, err := a.signingKey(keyID)
+	if err != nil {
+		return "", err
+	}
+	return mustPublic(kp), nil
+}
+
+// Roots are the KeyIDs of the roots whose signing keys the account JWTs
+// of a list: the issuing root's Trusted roots.
+func (a *Authority) Roots() []string { return slices.Clone(a.roots) }
 
 // OperatorKey is the operator's public nkey (O…): what servers trust.
 func (a *Authority) OperatorKey() string { return mustPublic(a.operator) }
@@ -108,7 +192,8 @@ func (a *Authority) SystemAccountJWT() (string, error) {
 }
 
 // AccountJWT is the AGENTIC account's JWT, signed by the operator, with
-// JetStream enabled (no limits: the streams carry their own) and every
+// JetStream enabled (no limits: the streams carry their own), the signing
+// keys of the roots the authority trusts (SigningKey), and every
 // user key of revoked revoked from its time on (a user JWT issued before
 // that time is refused, and its connections closed once the servers have
 // the JWT: PushAccount). Each call makes a JWT of its own issue time; the
@@ -119,6 +204,13 @@ func (a *Authority) AccountJWT(revoked map[string]time.Time) (string, error) {
 	ac.Limits.JetStreamLimits = jwt.JetStreamLimits{
 		MemoryStorage: jwt.NoLimit, DiskStorage: jwt.NoLimit,
 		Streams: jwt.NoLimit, Consumer: jwt.NoLimit,
+	}
+	for _, id := range a.roots {
+		k, err := a.SigningKey(id)
+		if err != nil {
+			return "", err
+		}
+		ac.SigningKeys.Add(k)
 	}
 	for user, at := range revoked {
 		if !nkeys.IsValidPublicUserKey(user) {
@@ -145,7 +237,7 @@ type Identity struct {
 }
 
 // UserJWT issues the user JWT of id in the AGENTIC account, signed by the
-// account key, with the permissions of its kind and roles (Permissions),
+// issuing root's account signing key (SigningKey), with the permissions of its kind and roles (Permissions),
 // valid until expires (the expiry of its agentic credential: a user JWT
 // never outlives it).
 func (a *Authority) UserJWT(id Identity, expires time.Time) (string, error) {
@@ -167,9 +259,15 @@ func (a *Authority) UserJWT(id Identity, expires time.Time) (string, error) {
 	for _, r := range id.Roles {
 		uc.Tags.Add("role:" + r)
 	}
-	s, err := uc.Encode(a.account)
+	return a.encodeUser(uc, id.ID)
+}
+
+// encodeUser signs a user JWT with the issuing root's account signing key.
+func (a *Authority) encodeUser(uc *jwt.UserClaims, name string) (string, error) {
+	uc.IssuerAccount = a.AccountKey()
+	s, err := uc.Encode(a.signing)
 	if err != nil {
-		return "", fmt.Errorf("natsauth: user JWT for %s: %w", id.ID, err)
+		return "", fmt.Errorf("natsauth: user JWT for %s: %w", name, err)
 	}
 	return s, nil
 }
@@ -187,11 +285,7 @@ func (a *Authority) CustomUserJWT(name, userKey string, perms jwt.Permissions, e
 	uc.Name = name
 	uc.Expires = expires.Unix()
 	uc.Permissions = perms
-	s, err := uc.Encode(a.account)
-	if err != nil {
-		return "", fmt.Errorf("natsauth: user JWT for %s: %w", name, err)
-	}
-	return s, nil
+	return a.encodeUser(uc, name)
 }
 
 // SystemUserCreds issues a short-lived user of the system account, with

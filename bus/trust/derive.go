@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nkeys"
@@ -17,9 +18,15 @@ import (
 // bus/natsauth) are made from it, deterministically and without a second
 // secret to keep. Distinct purposes give unrelated seeds, and a seed does
 // not reveal the root key. It needs the root private key.
+//
+// A rotated root derives the seeds it inherited (Inherit) as the root it
+// was rotated from did.
 func (r *Root) DeriveSeed(purpose string) ([]byte, error) {
 	if !r.CanIssue() {
 		return nil, errors.New("trust: root private key not available; derive keys where root.key is")
+	}
+	if s, ok := r.inherited[purpose]; ok {
+		return slices.Clone(s), nil
 	}
 	return deriveSeed(r.private.Seed(), purpose)
 }

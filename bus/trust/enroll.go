@@ -113,7 +113,16 @@ func LoadIssuer(path string) (*Root, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return &Root{Public: k.Public().(ed25519.PublicKey), private: k}, nil
+	r := &Root{Public: k.Public().(ed25519.PublicKey), private: k}
+	// A rotated root keeps what it trusts and inherited beside its key.
+	dir := filepath.Dir(path)
+	if err := loadRoots(dir, r); err != nil {
+		return nil, err
+	}
+	if err := loadInherited(dir, r); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // Enroll issues a node credential for nodeID with roles, signed by root
@@ -132,7 +141,8 @@ func Enroll(dir string, root *Root, nodeID string, roles []string, ttl time.Dura
 	if ttl <= 0 {
 		return nil, fmt.Errorf("trust: enroll %s: ttl must be positive, got %s", nodeID, ttl)
 	}
-	if err := sameRoot(dir, root); err != nil {
+	have, err := sameRoot(dir, root)
+	if err != nil {
 		return nil, err
 	}
 	if !force {
@@ -149,7 +159,7 @@ func Enroll(dir string, root *Root, nodeID string, roles []string, ttl time.Dura
 	if err != nil {
 		return nil, err
 	}
-	if err := SaveRoot(dir, &Root{Public: root.Public}); err != nil {
+	if err := SaveRoot(dir, dataDirRoot(have, root)); err != nil {
 		return nil, err
 	}
 	if err := SaveIdentity(dir, id); err != nil {
@@ -158,18 +168,31 @@ func Enroll(dir string, root *Root, nodeID string, roles []string, ttl time.Dura
 	return id, nil
 }
 
-// sameRoot refuses a dir whose root.key or root.pub is another root's.
-func sameRoot(dir string, root *Root) error {
+// sameRoot refuses a dir whose root files are another cluster's: whose
+// genesis root is not root's. It returns the dir's root (nil if none).
+func sameRoot(dir string, root *Root) (*Root, error) {
 	have, err := LoadRoot(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil
+		return nil, nil
 	case err != nil:
-		return err
-	case !have.Public.Equal(root.Public):
-		return fmt.Errorf("trust: %s belongs to another cluster (root %s, not %s); use an empty directory", dir, have.KeyID(), root.KeyID())
+		return nil, err
+	case !have.Genesis().Equal(root.Genesis()):
+		return nil, fmt.Errorf("trust: %s belongs to another cluster (root %s, not %s); use an empty directory", dir, have.GenesisID(), root.GenesisID())
 	}
-	return nil
+	return have, nil
+}
+
+// dataDirRoot is the root files a data dir enrolled by root holds:
+// root.pub is the cluster's genesis root, roots.pub lists every other
+// root the dir trusted (have, nil if none) or root trusts, root included.
+func dataDirRoot(have, root *Root) *Root {
+	d := &Root{Public: root.Genesis()}
+	keys := root.Trusted()
+	if have != nil {
+		keys = append(keys, have.Trusted()...)
+	}
+	return d.WithTrusted(nil, keys...)
 }
 
 // absent returns ErrExists when path exists.

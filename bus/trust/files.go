@@ -39,17 +39,40 @@ func SaveRoot(dir string, r *Root) error {
 		if err := WriteFile(filepath.Join(dir, RootKeyFile), b); err != nil {
 			return err
 		}
+		if err := saveInherited(dir, r); err != nil {
+			return err
+		}
 	}
 	b, err := encodePublic(r.Public)
 	if err != nil {
 		return err
 	}
-	return WriteFile(filepath.Join(dir, RootPubFile), b)
+	if err := WriteFile(filepath.Join(dir, RootPubFile), b); err != nil {
+		return err
+	}
+	return saveRoots(dir, r)
 }
 
 // LoadRoot reads the root from dir: root.key if present (issuing root),
-// otherwise root.pub (verify-only root).
+// otherwise root.pub (verify-only root), trusting the roots roots.pub
+// lists beside it.
 func LoadRoot(dir string) (*Root, error) {
+	r, err := loadRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := loadRoots(dir, r); err != nil {
+		return nil, err
+	}
+	if r.CanIssue() {
+		if err := loadInherited(dir, r); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+func loadRoot(dir string) (*Root, error) {
 	if b, err := os.ReadFile(filepath.Join(dir, RootKeyFile)); err == nil {
 		blk, _ := pem.Decode(b)
 		if blk == nil {
@@ -144,10 +167,17 @@ func WriteCreds(path string, id *Identity, root *Root) error {
 	if err != nil {
 		return err
 	}
-	pb, err := encodePublic(root.Public)
+	// The cluster's genesis root names the cluster; a rotated root that
+	// issued the credential follows as a root it trusts.
+	pb, err := encodePublic(root.Genesis())
 	if err != nil {
 		return err
 	}
+	roots, err := encodeRoots(dataDirRoot(nil, root))
+	if err != nil {
+		return err
+	}
+	pb = append(pb, roots...)
 	var b strings.Builder
 	b.WriteString("# agentic credentials for " + id.ID + ": keep this file secret.\n")
 	b.Write(pem.EncodeToMemory(&pem.Block{Type: credBlock, Bytes: []byte(id.Credential)}))
@@ -200,6 +230,12 @@ func parseCreds(path string) (string, ed25519.PrivateKey, *Root, error) {
 				return "", nil, nil, fmt.Errorf("%s: %w", path, err)
 			}
 		case "PUBLIC KEY":
+			if _, extra := blk.Headers[rootHeader]; extra && root != nil {
+				if err := root.addRootBlock(blk); err != nil {
+					return "", nil, nil, fmt.Errorf("%s: %w", path, err)
+				}
+				continue
+			}
 			pub, err := decodePublic(blk)
 			if err != nil {
 				return "", nil, nil, fmt.Errorf("%s: %w", path, err)

@@ -38,8 +38,9 @@ func (r *Root) Reissue(raw string, ttl time.Duration) (string, *Credential, erro
 }
 
 // RenewNode renews the node credential in dir (node.cred, which root
-// issued) for ttl, keeping its key, and writes it back. It returns the new
-// credential.
+// issued, or a root it trusts) for ttl, keeping its key, and writes it
+// back; renewed by a root of a rotation, the credential moves to it, and
+// the dir's roots.pub lists it. It returns the new credential.
 func RenewNode(dir string, root *Root, ttl time.Duration) (*Credential, error) {
 	raw, err := readCred(dir)
 	if err != nil {
@@ -51,6 +52,20 @@ func RenewNode(dir string, root *Root, ttl time.Duration) (*Credential, error) {
 	}
 	if c.Kind != KindNode {
 		return nil, fmt.Errorf("trust: renew: %s holds a %s credential, not a node's", filepath.Join(dir, NodeCredFile), c.Kind)
+	}
+	// A root the data dir does not trust yet (a rotation: the node
+	// renewed by the new root) joins its roots.pub first, so that the
+	// node loads the new credential.
+	have, err := sameRoot(dir, root)
+	if err != nil {
+		return nil, err
+	}
+	if have != nil {
+		if _, ok := have.RootKey(root.KeyID()); !ok {
+			if err := saveRoots(dir, dataDirRoot(have, root)); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if err := WriteFile(filepath.Join(dir, NodeCredFile), []byte(s+"\n")); err != nil {
 		return nil, err

@@ -74,8 +74,10 @@ type Credential struct {
 	PublicKey ed25519.PublicKey
 	// NATSUser is the NATS user key the credential names ("" if none).
 	NATSUser string
-	Issued   time.Time
-	Expires  time.Time
+	// Issuer is the KeyID of the root that issued it.
+	Issuer  string
+	Issued  time.Time
+	Expires time.Time
 	// Raw is the credential JWT as issued.
 	Raw string
 }
@@ -88,6 +90,15 @@ func (c *Credential) HasRole(role string) bool { return slices.Contains(c.Roles,
 type Root struct {
 	Public  ed25519.PublicKey
 	private ed25519.PrivateKey
+	// genesis is the cluster's genesis root when it is not Public (a
+	// rotated root); also are the other roots this holder trusts
+	// (roots.go).
+	genesis        ed25519.PublicKey
+	genesisRetired bool
+	also           []ed25519.PublicKey
+	// inherited are the seeds of purposes it derives as the root it was
+	// rotated from did (Inherit).
+	inherited map[string][]byte
 }
 
 // NewRoot makes a fresh root key pair.
@@ -156,15 +167,26 @@ func (r *Root) Verify(raw string, now time.Time) (*Credential, error) {
 // may be leeway past its expiry: how receivers judge the credential an
 // event presents, at the event's stream time with the protocol's leeway
 // for clock skew (bus/envelope). An expired credential's error also
-// matches ErrExpired.
+// matches ErrExpired. A credential another root issued verifies when r
+// trusts that root (its iss is the KeyID of one of r.Trusted()).
 func (r *Root) VerifyWithin(raw string, now time.Time, leeway time.Duration) (*Credential, error) {
+	return VerifyWith(r, raw, now, leeway)
+}
+
+// VerifyWith checks a credential JWT as VerifyWithin does, with the key
+// of the root its iss names, found in keys.
+func VerifyWith(keys Keyring, raw string, now time.Time, leeway time.Duration) (*Credential, error) {
 	var c CredentialClaims
 	_, err := jwt.ParseWithClaims(raw, &c, func(t *jwt.Token) (any, error) {
-		return r.Public, nil
+		iss, _ := t.Claims.GetIssuer()
+		k, ok := keys.RootKey(iss)
+		if !ok {
+			return nil, fmt.Errorf("issuer %q is not a trusted root", iss)
+		}
+		return k, nil
 	},
 		jwt.WithValidMethods([]string{"EdDSA"}),
 		jwt.WithExpirationRequired(),
-		jwt.WithIssuer(r.KeyID()),
 		jwt.WithLeeway(leeway),
 		jwt.WithTimeFunc(func() time.Time { return now }),
 	)
@@ -207,6 +229,7 @@ func credentialOf(c CredentialClaims, raw string) (*Credential, error) {
 		Roles:     c.Roles,
 		PublicKey: ed25519.PublicKey(pub),
 		NATSUser:  c.NATSUser,
+		Issuer:    c.Issuer,
 		Issued:    issued(c),
 		Expires:   c.ExpiresAt.Time,
 		Raw:       raw,

@@ -169,6 +169,10 @@ func (f *Follower) Start(ctx context.Context) error {
 	if f.cancel != nil {
 		return nil
 	}
+	// The ledger judges credentials by the roots it trusts: the genesis
+	// (the verifier's root.pub) and those its trust records added.
+	f.cfg.Store.SetGenesis(f.cfg.Verifier.Genesis().Public)
+	f.cfg.Verifier.UseLedgerRoots(f.cfg.Store)
 	n, err := f.restore()
 	if err != nil {
 		return err
@@ -485,16 +489,22 @@ func (f *Follower) run(ctx context.Context, it jetstream.MessagesContext, target
 		}
 		batch = batch[:0]
 		events, size := 0, 0
+		// cut ends the batch after a trust.root_added: the next message
+		// is verified once the ledger committed it, so that a credential
+		// of the root it adds verifies from the next message on, on
+		// every node whatever its batches.
+		cut := false
 		add := func(m jetstream.Msg) {
 			if lm, ok := f.verify(m); ok {
 				batch = append(batch, lm)
 				events += max(1, len(lm.Events))
 				size += len(lm.Raw)
+				cut = cut || (len(lm.Events) > 0 && lm.Events[0].Type == event.RootAdded)
 			}
 		}
 		add(m)
 	drain:
-		for len(batch) < maxBatch && events < maxBatchEvents && size < maxBatchBytes {
+		for !cut && len(batch) < maxBatch && events < maxBatchEvents && size < maxBatchBytes {
 			select {
 			case m, ok = <-msgs:
 				if !ok {

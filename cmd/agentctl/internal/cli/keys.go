@@ -24,7 +24,7 @@ func (a *app) keysCmd() *cobra.Command {
 credential, and the NATS operator and accounts are derived from it. These
 commands read and write files and need no NATS server, but
 push-revocations, which gives the servers the revocations the ledger holds.`,
-		a.keysInitCmd(), a.keysOperatorCmd(), a.keysAPITokenCmd(), a.keysNATSConfigCmd(), a.keysPushCmd())
+		a.keysInitCmd(), a.keysOperatorCmd(), a.keysAPITokenCmd(), a.keysNATSConfigCmd(), a.keysPushCmd(), a.keysRotateRootCmd(), a.keysRetireRootCmd(), a.keysAddRootCmd(), a.keysVerifyHistoryCmd())
 }
 
 // keysInitResult is what keys init prints with -o json.
