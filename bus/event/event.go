@@ -125,11 +125,14 @@ const (
 // gates hold steps for operators (docs/policy.md).
 const (
 	// PolicyApplied makes a policy the one in force from its stream
-	// position on (PolicyAppliedData): an administrator's `policy apply`;
-	// or a leader orchestrator's, only to record the first policy while
-	// the ledger holds none, or the narrow allow rule of an approval with
-	// remember.
+	// position on (PolicyAppliedData): an administrator's `policy apply`.
 	PolicyApplied Type = "policy.applied"
+	// PolicyRecorded is a leader orchestrator's policy (PolicyAppliedData):
+	// taken only to record the first policy while the ledger holds none
+	// (source bootstrap), or the narrow allow rule of an approval given
+	// with remember (source remember). A type of its own, so that every
+	// fold knows who may have made it.
+	PolicyRecorded Type = "policy.recorded"
 	// GateOpened: the leader holds a step (or a plan revision) until
 	// operators answer (GateOpenedData). A decision.
 	GateOpened Type = "gate.opened"
@@ -235,7 +238,7 @@ var table = []Spec{
 	{AlarmCleared, []string{RoleOrchestrator, RolePlanner, RoleExecutor, RoleMemory, RoleUI}, 3},
 	{RejectedSummary, nil, 3},
 	{CredentialRevoked, []string{RoleAdmin}, 4},
-	{PolicyApplied, []string{RoleAdmin, RoleOrchestrator}, 5},
+	{PolicyApplied, []string{RoleAdmin}, 5},
 	{GateOpened, []string{RoleOrchestrator}, 5},
 	{GateDecided, []string{RoleOperator}, 5},
 	{GateClosed, []string{RoleOrchestrator}, 5},
@@ -244,6 +247,7 @@ var table = []Spec{
 	{RootAdded, []string{RoleAdmin}, 5},
 	{RootRetired, []string{RoleAdmin}, 5},
 	{PlanClaimed, []string{RolePlanner}, 5},
+	{PolicyRecorded, []string{RoleOrchestrator}, 5},
 }
 
 // Types returns the event-type table, in order, as of every protocol

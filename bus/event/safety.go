@@ -31,10 +31,11 @@ const (
 	PolicyFromRemember = "remember"
 )
 
-// PolicyAppliedData makes Text the policy in force. Its version is
-// Base+1: the fold ignores a policy.applied whose Base is not the version
+// PolicyAppliedData makes Text the policy in force: the payload of
+// policy.applied (an administrator's) and policy.recorded (a leader's).
+// Its version is Base+1: the fold ignores one whose Base is not the version
 // in force (two applies raced; the later one must be made again on the
-// newer base), and one a leader signs when the ledger already holds a
+// newer base), and a policy.recorded when the ledger already holds a
 // policy, unless its Source is remember.
 type PolicyAppliedData struct {
 	// Base is the version this one replaces; 0 for the first.

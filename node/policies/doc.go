@@ -3,12 +3,12 @@
 // the same batch (a ledger.Indexer named "policies"), and the query methods
 // that read them, policy.show and policy.list.
 //
-// The index folds policy.applied exactly as the orchestrator does, by the
-// one rule of roles/policy (policy.Applied; policy.Signers tells which
-// signers are orchestrators): a version is Base+1, taken only when Base is
-// the version in force; an orchestrator's only into an empty history or
-// for a remembered approval's rule; its text must load and hash to the hash
-// it names. Each version taken is one entry:
+// The index folds policy.applied (an administrator's) and policy.recorded
+// (a leader's) exactly as the orchestrator does, by the one rule of
+// roles/policy (policy.Applied): a version is Base+1, taken only when Base
+// is the version in force; a leader's only into an empty history or for a
+// remembered approval's rule; its text must load and hash to the hash it
+// names. Each version taken is one entry:
 //
 //	v/<version be64> → api.PolicyVersion JSON, with the text
 //

@@ -50,8 +50,6 @@ type state struct {
 	// Version and Hash are the policy in force (0, "": none).
 	Version int64  `json:"version"`
 	Hash    string `json:"hash,omitempty"`
-	// Signers are the signers known to be orchestrators.
-	Signers policy.Signers `json:"signers"`
 }
 
 // New returns an index with the empty state; it reads and writes nothing
@@ -83,8 +81,8 @@ func (x *Index) Name() string { return Name }
 // Version is the layout version.
 func (x *Index) Version() uint32 { return Version }
 
-// Index folds rec: every record teaches which signers are orchestrators; a
-// policy.applied the rule takes stages its version's entry. With
+// Index folds rec: a policy.applied or policy.recorded the rule
+// (policy.Applied) takes stages its version's entry. With
 // w.Discard() (a replay of records whose entries are stored) only memory
 // moves.
 func (x *Index) Index(w *ledger.IndexWriter, rec ledger.IndexRecord) error {
@@ -93,8 +91,7 @@ func (x *Index) Index(w *ledger.IndexWriter, rec ledger.IndexRecord) error {
 	}
 	ev := rec.Event
 	h := &x.hot
-	if ev.Type != event.PolicyApplied {
-		h.Signers.Fold(ev)
+	if ev.Type != event.PolicyApplied && ev.Type != event.PolicyRecorded {
 		return nil
 	}
 	var d event.PolicyAppliedData
@@ -102,7 +99,7 @@ func (x *Index) Index(w *ledger.IndexWriter, rec ledger.IndexRecord) error {
 		x.ignored(w, ev, err)
 		return nil
 	}
-	p, err := policy.Applied(h.Version, h.Signers.Orchestrator(ev.Node), d)
+	p, err := policy.Applied(h.Version, ev.Type, d)
 	if err != nil {
 		x.ignored(w, ev, err)
 		return nil

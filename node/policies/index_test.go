@@ -67,6 +67,12 @@ func applied(t *testing.T, base int64, source, text string) event.Draft {
 	return event.MustDraft(event.PolicyApplied, "", event.PolicyAppliedData{Base: base, Name: p.Name, Hash: p.Hash(), Text: text, Source: source, Reason: "test " + source})
 }
 
+// recorded makes d a leader's policy.recorded.
+func recorded(d event.Draft) event.Draft {
+	d.Type = event.PolicyRecorded
+	return d
+}
+
 // policyText is a small valid policy, distinct per n.
 func policyText(n int) string {
 	return fmt.Sprintf("name: p%d\nrules:\n  - pattern: \"rm -rf\"\n    level: high\n  - pattern: \"tool%d\"\n    action: deny\n", n, n)
@@ -127,18 +133,18 @@ func TestFoldRule(t *testing.T) {
 	orch := f.kit.Node // every node role
 	// The leader signs leader.elected before its bootstrap policy.
 	f.append(orch, event.MustDraft(event.LeaderElected, "", event.LeaderElectedData{Decision: event.Decision{Epoch: 1}, Leader: orch.ID}))
-	f.append(orch, applied(t, 0, event.PolicyFromBootstrap, string(policy.DefaultYAML())))
+	f.append(orch, recorded(applied(t, 0, event.PolicyFromBootstrap, string(policy.DefaultYAML()))))
 	// A second leader's bootstrap, on the same empty base: a lost race.
-	f.append(orch, applied(t, 0, event.PolicyFromBootstrap, policyText(9)))
+	f.append(orch, recorded(applied(t, 0, event.PolicyFromBootstrap, policyText(9))))
 	// An administrator's apply on the version in force.
 	f.append(f.admin, applied(t, 1, event.PolicyFromApply, policyText(2)))
 	// Two applies raced on base 1: the second is ignored.
 	f.append(f.admin, applied(t, 1, event.PolicyFromApply, policyText(3)))
 	// An orchestrator may not replace a held policy…
-	f.append(orch, applied(t, 2, event.PolicyFromBootstrap, policyText(4)))
-	f.append(orch, applied(t, 2, event.PolicyFromApply, policyText(4)))
+	f.append(orch, recorded(applied(t, 2, event.PolicyFromBootstrap, policyText(4))))
+	f.append(orch, recorded(applied(t, 2, event.PolicyFromApply, policyText(4))))
 	// …but may add a remembered approval's rule.
-	rem := applied(t, 2, event.PolicyFromRemember, policyText(5))
+	rem := recorded(applied(t, 2, event.PolicyFromRemember, policyText(5)))
 	rem.Run = event.NewID()
 	var rd event.PolicyAppliedData
 	if err := json.Unmarshal(rem.Data, &rd); err != nil {
@@ -198,8 +204,8 @@ func TestFoldRule(t *testing.T) {
 	if in, err := f.show(0); err != nil || in.Version != 4 {
 		t.Fatalf("after restart, apply on 3 = %+v, %v", in, err)
 	}
-	// An orchestrator learnt before the restart is still known.
-	f.append(orch, applied(t, 4, event.PolicyFromBootstrap, policyText(8)))
+	// A leader's bootstrap still changes nothing after a restart.
+	f.append(orch, recorded(applied(t, 4, event.PolicyFromBootstrap, policyText(8))))
 	if in, _ := f.show(0); in.Version != 4 {
 		t.Fatalf("an orchestrator's bootstrap replaced a held policy after a restart: %+v", in)
 	}
