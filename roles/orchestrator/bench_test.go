@@ -46,7 +46,7 @@ func benchDecideApply(b *testing.B, tracked bool) {
 	b.ReportAllocs()
 	for b.Loop() {
 		var l ledger
-		s := NewState()
+		s := policied()
 		if tracked {
 			s.TrackChanges()
 		}

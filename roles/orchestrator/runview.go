@@ -79,6 +79,9 @@ func (r *Run) reason() string {
 	if r.Reason != "" || r.Status.Terminal() {
 		return r.Reason
 	}
+	if r.Status == RunPaused {
+		return r.PauseReason
+	}
 	return r.Wait
 }
 

@@ -78,7 +78,7 @@ type script struct {
 }
 
 func newScript() *script {
-	s := NewState()
+	s := policied()
 	s.TrackChanges()
 	return &script{s: s, now: t0, plans: map[string]*event.Plan{},
 		runPlan: map[string]string{}, leader: "o1", finished: map[string]*Run{}}
@@ -278,7 +278,7 @@ func (sc *script) exec(t *testing.T, line string, input []string) []string {
 		}
 		return sc.fold(event.TaskAssigned, run, sc.leader, event.TaskAssignedData{
 			Decision: event.Decision{Epoch: uint64(a.optInt(t, "epoch", int(sc.epoch)))},
-			Step:     spec, Attempt: a.int(t, 2), Node: a.pos[3], ReadyAt: sc.now}, sc.stepLine(step))
+			Step:     spec, Attempt: a.int(t, 2), Node: a.pos[3], ReadyAt: sc.now, Policy: sc.policyRef()}, sc.stepLine(step))
 	case "accept":
 		return sc.fold(event.PlanAccepted, a.pos[0], sc.leader, event.PlanAcceptedData{
 			Decision: event.Decision{Epoch: uint64(a.optInt(t, "epoch", int(sc.epoch)))},
@@ -345,6 +345,14 @@ func (sc *script) exec(t *testing.T, line string, input []string) []string {
 	}
 	t.Fatalf("unknown command %q", line)
 	return nil
+}
+
+// policyRef is the policy in force, for assignments made by hand.
+func (sc *script) policyRef() event.PolicyRef {
+	if sc.s.Policy == nil {
+		return event.PolicyRef{}
+	}
+	return sc.s.Policy.Ref()
 }
 
 // fold commits and applies an event and describes its effect with show

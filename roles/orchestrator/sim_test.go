@@ -37,7 +37,7 @@ type sim struct {
 }
 
 func newSim(seed uint64, check func(*State)) *sim {
-	m := &sim{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), s: NewState(), now: t0, check: check,
+	m := &sim{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), s: policied(), now: t0, check: check,
 		members: map[string]membership.Member{}, online: map[string]event.ExecutorOnlineData{}}
 	for i := range 1 + m.rng.IntN(3) {
 		n := fmt.Sprintf("n%d", i+1)

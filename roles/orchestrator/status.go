@@ -72,7 +72,7 @@ var runTable = lifecycle[RunStatus]{
 	{RunPlanning, []RunStatus{RunPlanned, RunFailed, RunCancelled}},
 	{RunPlanned, []RunStatus{RunPlanned, RunRunning, RunFailed, RunCancelled}},
 	{RunRunning, []RunStatus{RunPaused, RunSucceeded, RunFailed, RunCancelled}},
-	{RunPaused, []RunStatus{RunRunning, RunFailed, RunCancelled}},
+	{RunPaused, []RunStatus{RunRunning, RunSucceeded, RunFailed, RunCancelled}},
 	{RunSucceeded, nil},
 	{RunFailed, nil},
 	{RunCancelled, nil},
@@ -94,14 +94,14 @@ var runTable = lifecycle[RunStatus]{
 // pending moves where ready does. Any step not yet final may be cancelled
 // (its run ended). A status without successors is final.
 var stepTable = lifecycle[StepStatus]{
-	{StepPending, []StepStatus{StepReady, StepGated, StepAssigned, StepCancelled}},
-	{StepReady, []StepStatus{StepGated, StepAssigned, StepCancelled}},
-	{StepGated, []StepStatus{StepApproved, StepEdited, StepSkipped, StepDenied, StepCancelled}},
+	{StepPending, []StepStatus{StepReady, StepGated, StepAssigned, StepFailed, StepCancelled}},
+	{StepReady, []StepStatus{StepGated, StepAssigned, StepFailed, StepCancelled}},
+	{StepGated, []StepStatus{StepPending, StepApproved, StepEdited, StepSkipped, StepFailed, StepDenied, StepCancelled}},
 	{StepApproved, []StepStatus{StepAssigned, StepCancelled}},
 	{StepEdited, []StepStatus{StepAssigned, StepCancelled}},
 	{StepAssigned, []StepStatus{StepRunning, StepSucceeded, StepFailed, StepSkipped, StepCancelled, StepPending, StepNeedsDecision}},
 	{StepRunning, []StepStatus{StepSucceeded, StepFailed, StepSkipped, StepCancelled, StepPending, StepNeedsDecision}},
-	{StepNeedsDecision, []StepStatus{StepPending, StepSkipped, StepCancelled}},
+	{StepNeedsDecision, []StepStatus{StepPending, StepSkipped, StepFailed, StepCancelled}},
 	{StepSucceeded, nil},
 	{StepFailed, nil},
 	{StepSkipped, nil},
@@ -239,6 +239,9 @@ func (s *State) setStepStatus(r *Run, i int, to StepStatus) bool {
 	}
 	if st.Active() != was {
 		s.holding(st, !was)
+	}
+	if to != StepGated && to != StepNeedsDecision {
+		st.Gate = nil // the gate closes as the step leaves it
 	}
 	s.touchStep(r, i)
 	return true

@@ -23,6 +23,7 @@ type canonical struct {
 	IrreversibleExtra int                 `json:"irreversible_extra"`
 	Scopes            Scopes              `json:"scopes"`
 	Budgets           canonicalBudgets    `json:"budgets"`
+	Gates             *canonicalGates     `json:"gates,omitempty"`
 	Rules             []Rule              `json:"rules"`
 }
 
@@ -33,6 +34,13 @@ type canonicalBudgets struct {
 	LLMTokens int    `json:"llm_tokens"`
 }
 
+// canonicalGates is present only when a gate timeout is set, so that
+// policies without one keep the hash they had before gates could time out.
+type canonicalGates struct {
+	Timeout   string `json:"timeout"`
+	OnTimeout string `json:"on_timeout"`
+}
+
 // Canonical is the policy's canonical JSON, the bytes Hash is taken of.
 func (p *Policy) Canonical() []byte {
 	c := canonical{
@@ -41,6 +49,9 @@ func (p *Policy) Canonical() []byte {
 		IrreversibleExtra: p.IrreversibleExtra, Scopes: p.Scopes,
 		Budgets: canonicalBudgets{RunTime: p.Budgets.RunTime.String(), Steps: p.Budgets.Steps,
 			Replans: p.Budgets.Replans, LLMTokens: p.Budgets.LLMTokens},
+	}
+	if p.Gates.Timeout > 0 {
+		c.Gates = &canonicalGates{Timeout: p.Gates.Timeout.String(), OnTimeout: p.Gates.OnTimeout}
 	}
 	for l := Low; l <= Critical; l++ {
 		c.Levels[l.String()] = p.Levels[l]

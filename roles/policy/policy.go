@@ -29,6 +29,8 @@ type Policy struct {
 	Scopes Scopes
 	// Budgets bounds a run.
 	Budgets Budgets
+	// Gates says how long a gate waits for its approvals.
+	Gates Gates
 	// Rules are the rules, in the file's order.
 	Rules []Rule
 
@@ -54,6 +56,15 @@ type Scopes struct {
 	// Outside is the level of a write outside Files (or one whose target
 	// is known only at run time).
 	Outside Level `json:"outside,omitempty"`
+}
+
+// Gates says what becomes of a gate nobody answers: after Timeout (zero:
+// never) the orchestrator closes it with OnTimeout, skip or deny.
+type Gates struct {
+	Timeout time.Duration
+	// OnTimeout is "skip" (the step is skipped, its dependents run) or
+	// "deny" (the step fails with class policy); deny when unset.
+	OnTimeout string
 }
 
 // Budgets bound a run; zero means no bound.

@@ -1,0 +1,67 @@
+package orchestrator
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/roles/policy"
+)
+
+// bootstrap records the leader's policy (text; nil: the shipped default)
+// as the first one (policy.applied, source bootstrap). A text that does
+// not parse is recorded by nobody: agentd checks its --policy file before
+// it starts, so that cannot come from it.
+func (d *decider) bootstrap(text []byte) {
+	if text == nil {
+		text = policy.DefaultYAML()
+	}
+	p, err := policy.Parse(text, "policy")
+	if err != nil {
+		return
+	}
+	d.emit(policyKey(0, "", ""), event.PolicyApplied, "", "", event.PolicyAppliedData{
+		Base: 0, Name: p.Name, Hash: p.Hash(), Text: string(text), Source: event.PolicyFromBootstrap,
+		Reason: "the leader's policy, recorded while the ledger held none"})
+}
+
+// admit judges a ready step with the policy in force and assigns it,
+// gates it, or has it denied (rule 6 of Decide). An approval of exactly
+// the step's subject stands for every attempt of it.
+func (d *decider) admit(r *Run, st *Step) {
+	pf := d.s.Policy
+	ref := pf.Ref()
+	subject := event.GateSubject(st.Spec, ref)
+	if st.Approved != "" && st.Approved == subject {
+		d.assign(r, st, ref, subject, slices.Clone(st.Approvers))
+		return
+	}
+	v := judgeStep(pf.parsed, st.Spec)
+	if v.Action == policy.Allow {
+		d.assign(r, st, ref, "", nil)
+		return
+	}
+	g := event.GateOpenedData{Decision: event.Decision{Epoch: d.epoch}, Step: st.Spec.ID, Attempt: st.Attempt + 1,
+		Revision: r.Revision, Kind: event.GatePolicy, Subject: subject, Policy: ref, Verdict: wireVerdict(v),
+		Approvals: v.Approvals, NotSubmitter: v.NotSubmitter}
+	if gt := pf.parsed.Gates; v.Action == policy.Confirm && gt.Timeout > 0 {
+		g.Expires, g.OnExpiry = d.now.Add(gt.Timeout), event.GateAction(gt.OnTimeout)
+	}
+	d.emit(gateKey(r.ID, st.Spec.ID, st.Attempt+1, st.Gates+1, ref.Version), event.GateOpened, r.ID, "", g)
+}
+
+// expire closes a step's gate whose time is up (gate.closed with its
+// OnExpiry), or wakes Decide when it will be.
+func (d *decider) expire(r *Run, st *Step) {
+	g := st.Gate
+	if g.Expires.IsZero() || g.OnExpiry == "" {
+		return
+	}
+	if d.now.Before(g.Expires) {
+		d.wakeAt(g.Expires)
+		return
+	}
+	d.emit(closeKey(r.ID, st.Spec.ID, g.Number), event.GateClosed, r.ID, "", event.GateClosedData{
+		Decision: event.Decision{Epoch: d.epoch}, Step: st.Spec.ID, Subject: g.Subject, Action: g.OnExpiry,
+		Code: CodeGateExpired.Wire(), Reason: fmt.Sprintf("no answer within %s", g.Expires.Sub(g.Opened))})
+}

@@ -1,0 +1,151 @@
+package orchestrator
+
+import (
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/roles/policy"
+)
+
+// PolicyInForce is the safety policy the ledger holds: the text of its
+// newest accepted policy.applied, parsed. Snapshots keep the text and parse
+// it again when read, so they stay deterministic and small.
+type PolicyInForce struct {
+	// Version is its place in the ledger's history: 1 for the first
+	// policy applied, Base+1 for each later one.
+	Version int64  `json:"version"`
+	Name    string `json:"name,omitempty"`
+	// Hash is roles/policy's hash of the policy (checked against Text).
+	Hash string `json:"hash"`
+	// Text is the policy file as applied.
+	Text string `json:"text"`
+	// Source is apply, bootstrap or remember (event.PolicyFrom*).
+	Source string `json:"source"`
+	// Seq is the ledger position of its policy.applied.
+	Seq uint64 `json:"seq"`
+
+	parsed *policy.Policy
+}
+
+// Ref names the policy in force for events.
+func (p *PolicyInForce) Ref() event.PolicyRef {
+	return event.PolicyRef{Version: p.Version, Hash: p.Hash}
+}
+
+// Parsed is the policy, parsed, carrying its ledger version.
+func (p *PolicyInForce) Parsed() *policy.Policy { return p.parsed }
+
+// parsePolicy parses the text of a policy.applied, refusing one whose hash
+// is not the text's: a judge must judge with exactly the policy named.
+func parsePolicy(text, hash string, version int64) (*policy.Policy, bool) {
+	p, err := policy.Parse([]byte(text), "policy.applied")
+	if err != nil || p.Hash() != hash {
+		return nil, false
+	}
+	return p.WithVersion(version), true
+}
+
+// foldPolicyApplied makes a policy the one in force. It is ignored (and
+// counted) unless its Base is the version in force — two applies raced,
+// and the later one must be made again — and its text parses to its hash;
+// a bootstrap (a leader's --policy file or the shipped default) only
+// while the ledger holds no policy, and a remembered rule only naming the
+// run and step whose approval added it.
+func foldPolicyApplied(s *State, ev event.Event) {
+	var d event.PolicyAppliedData
+	if !s.decode(ev, &d) {
+		return
+	}
+	cur := int64(0)
+	if s.Policy != nil {
+		cur = s.Policy.Version
+	}
+	switch {
+	case d.Base != cur,
+		d.Source == event.PolicyFromBootstrap && s.Policy != nil,
+		d.Source == event.PolicyFromRemember && (ev.Run == "" || d.Step == ""):
+		s.Ignored++
+		return
+	}
+	p, ok := parsePolicy(d.Text, d.Hash, cur+1)
+	if !ok {
+		s.Ignored++
+		return
+	}
+	s.Policy = &PolicyInForce{Version: cur + 1, Name: d.Name, Hash: d.Hash, Text: d.Text,
+		Source: d.Source, Seq: ev.Seq, parsed: p}
+}
+
+// judgeStep is the policy's verdict on a step: for a shell step the worse
+// of its command's and its check's (each judged in the step's working
+// directory), with the approvals of the worse; a noop is allowed. File
+// edits are judged by their path (a write of that file) until the policy
+// judges edits themselves.
+func judgeStep(p *policy.Policy, spec event.Step) policy.Verdict {
+	switch spec.Kind {
+	case event.KindNoop:
+		v := p.Judge("")
+		v.Why = "a noop runs nothing"
+		return v
+	case event.KindFileWrite, event.KindFilePatch:
+		return judgeFileEdit(p, spec)
+	}
+	v := p.JudgeIn(spec.Run, spec.Cwd)
+	if spec.Check != "" {
+		c := p.JudgeIn(spec.Check, spec.Cwd)
+		if worse(c, v) {
+			c.Why = "check: " + c.Why
+			c.Command = v.Command
+			v = c
+		}
+	}
+	return v
+}
+
+// judgeFileEdit judges a file edit as the write of its path: the file
+// scope and the rules that name writes decide. A patch names its files in
+// its diff; until the policy reads diffs it needs an operator.
+func judgeFileEdit(p *policy.Policy, spec event.Step) policy.Verdict {
+	if spec.Kind == event.KindFilePatch || spec.Path == "" {
+		v := p.Judge("")
+		v.Action, v.Level, v.Rule = policy.Confirm, policy.High, policy.RuleUnresolved
+		v.Why = "a patch is not judged by the policy yet: an operator confirms it"
+		a := p.Approvals[policy.High]
+		v.Approvals, v.NotSubmitter = a.Approvers, a.NotSubmitter
+		return v
+	}
+	// tee writes exactly its operand: the judge sees the write of Path.
+	v := p.JudgeIn("tee -- "+shellQuote(spec.Path), spec.Cwd)
+	v.Command = string(spec.Kind) + " " + spec.Path
+	return v
+}
+
+// shellQuote quotes s as one shell word.
+func shellQuote(s string) string {
+	out := "'"
+	for _, r := range s {
+		if r == '\'' {
+			out += `'\''`
+			continue
+		}
+		out += string(r)
+	}
+	return out + "'"
+}
+
+// worse reports whether a is stricter than b: action, then level.
+func worse(a, b policy.Verdict) bool {
+	if a.Action != b.Action {
+		return a.Action > b.Action
+	}
+	return a.Level > b.Level
+}
+
+// wireVerdict is a verdict as a gate records it.
+func wireVerdict(v policy.Verdict) *event.Verdict {
+	w := &event.Verdict{Action: v.Action.String(), Level: v.Level.String(), Rule: v.Rule, Why: v.Why,
+		Reversible: v.Reversible, Unresolved: v.Unresolved}
+	for _, h := range v.Highlights {
+		w.Highlights = append(w.Highlights, event.Highlight{Text: h.Text, Flags: h.Flags,
+			Start: h.Span.Start, End: h.Span.End, Rule: h.Rule, Why: h.Why})
+	}
+	return w
+}
