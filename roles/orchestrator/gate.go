@@ -25,9 +25,9 @@ type Gate struct {
 	Verdict *event.Verdict  `json:"verdict,omitempty"`
 	// Approvals is how many distinct operators must accept; Approvers
 	// those who have, in order.
-	Approvals    int      `json:"approvals"`
-	Approvers    []string `json:"approvers,omitempty"`
-	NotSubmitter bool     `json:"not_submitter,omitempty"`
+	Approvals    int       `json:"approvals"`
+	Approvers    []string  `json:"approvers,omitempty"`
+	NotSubmitter bool      `json:"not_submitter,omitempty"`
 	Opened       time.Time `json:"opened"`
 	// Expires is when Decide closes the gate with OnExpiry (zero: never).
 	Expires  time.Time        `json:"expires,omitzero"`

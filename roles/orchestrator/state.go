@@ -180,9 +180,9 @@ type Step struct {
 
 // Edit is one operator's edit of a gated step: the command it replaced.
 type Edit struct {
-	From string `json:"from"`
-	To   string `json:"to"`
-	By   string `json:"by"`
+	From string    `json:"from"`
+	To   string    `json:"to"`
+	By   string    `json:"by"`
 	At   time.Time `json:"at"`
 }
 
