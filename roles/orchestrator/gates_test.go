@@ -1,11 +1,16 @@
 package orchestrator
 
 import (
+	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/roles"
 	"github.com/agentic-dev/agentic/roles/policy"
 )
 
@@ -213,5 +218,32 @@ func TestPolicyBootstrap(t *testing.T) {
 	c := roundTrip(t, s)
 	if c.Policy.Parsed() == nil || c.Policy.Parsed().Hash() != def.Hash() || c.Policy.Parsed().Version != 2 {
 		t.Fatal("the snapshot lost the parsed policy")
+	}
+}
+
+// TestUsePolicyFile: agentd's --policy file becomes the text a leader
+// records; a file that cannot be read or is not a policy stops Start with
+// an error naming it.
+func TestUsePolicyFile(t *testing.T) {
+	dir := t.TempDir()
+	good, bad := filepath.Join(dir, "good.yaml"), filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(good, []byte(twoApprovers), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte("rules:\n  - levle: high\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o := New(roles.Env{}, Config{})
+	o.UsePolicyFile(good)
+	if string(o.bootstrap) != twoApprovers || o.bootstrapErr != nil {
+		t.Fatalf("bootstrap %q, err %v", o.bootstrap, o.bootstrapErr)
+	}
+	for _, path := range []string{bad, filepath.Join(dir, "missing.yaml")} {
+		o := New(roles.Env{}, Config{})
+		o.UsePolicyFile(path)
+		err := o.Start(context.Background())
+		if err == nil || !strings.Contains(err.Error(), path) {
+			t.Errorf("%s: Start = %v, want an error naming the file", path, err)
+		}
 	}
 }
