@@ -49,6 +49,7 @@ func (n *Node) startAPI() error {
 		api.HandleTyped(s, api.MethodAlarmsList, guard(n, n.alarmsList))
 		api.HandleTyped(s, api.MethodRevocationsList, guard(n, n.revocationsList))
 		api.HandleTyped(s, api.MethodCredentialsList, guard(n, n.credentialsList))
+		api.HandleTyped(s, api.MethodGatesList, guard(n, n.runs.GatesPage))
 	}
 	if n.mem == nil && n.has(event.RoleMemory) && n.integrity.get() != nil {
 		api.HandleTyped(s, api.MethodMemoryGet, guard(n, func(context.Context, api.MemoryGetRequest) (api.Fact, error) { return api.Fact{}, nil }))

@@ -11,6 +11,11 @@
 //	r/<run id>                         → created be64 (lookup by id or prefix)
 //	s/<status>\x00<created be64><id>   → "" (listing by status)
 //	p/<run id>\x00<position be32>      → StepView JSON (steps in plan order)
+//	g/<created be64><run id><pos be32> → api.Gate JSON (a step's open gate)
+//
+// A g/ key lives while its step is held at a gate (gated by the policy,
+// or in needs-decision) and is deleted in the batch that closes the gate;
+// Gates lists them.
 //
 // where created is the stream time of the run's goal.submitted in Unix
 // nanoseconds. A summary is rewritten on every change of its run; a step row
