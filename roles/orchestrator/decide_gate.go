@@ -33,6 +33,9 @@ func (d *decider) admit(r *Run, st *Step) {
 	ref := pf.Ref()
 	subject := event.GateSubject(st.Spec, ref)
 	if st.Approved != "" && st.Approved == subject {
+		if st.Remember != "" && d.remember(r, st) {
+			return // judged again under the policy with the rule
+		}
 		d.assign(r, st, ref, subject, slices.Clone(st.Approvers))
 		return
 	}
@@ -48,6 +51,28 @@ func (d *decider) admit(r *Run, st *Step) {
 		g.Expires, g.OnExpiry = d.now.Add(gt.Timeout), event.GateAction(gt.OnTimeout)
 	}
 	d.emit(gateKey(r.ID, st.Spec.ID, st.Attempt+1, st.Gates+1, ref.Version), event.GateOpened, r.ID, "", g)
+}
+
+// remember records the policy with the narrowest allow rule of the
+// approved step's command added (policy.applied, source remember), and
+// reports whether it did: a command no rule can name exactly runs on its
+// approval alone.
+func (d *decider) remember(r *Run, st *Step) bool {
+	pf := d.s.Policy
+	name := "remembered " + r.ID + "/" + st.Spec.ID
+	reason := "accepted with remember by " + st.Remember
+	text, err := policy.Remember([]byte(pf.Text), st.Spec.Run, st.Spec.Cwd, name, reason)
+	if err != nil {
+		return false
+	}
+	p, err := policy.Parse(text, "remembered")
+	if err != nil {
+		return false
+	}
+	d.emit(policyKey(pf.Version, r.ID, st.Spec.ID), event.PolicyApplied, r.ID, "", event.PolicyAppliedData{
+		Base: pf.Version, Name: p.Name, Hash: p.Hash(), Text: string(text), Source: event.PolicyFromRemember,
+		Reason: reason, Step: st.Spec.ID})
+	return true
 }
 
 // expire closes a step's gate whose time is up (gate.closed with its

@@ -78,7 +78,9 @@ func foldGateOpened(s *State, ev event.Event) {
 }
 
 // foldGateDecided applies one operator's answer to a step's open gate
-// (policy or needs-decision). The envelope lets only operators sign it.
+// (policy or needs-decision). An accept with remember on a policy gate of
+// a shell step asks the leader to add the narrowest allow rule of its
+// command to the policy (Step.Remember). The envelope lets only operators sign it.
 // It counts only while it names the gate's current subject; an accept
 // counts once per operator, and not from the run's submitter when the gate
 // says NotSubmitter. Once the gate has its approvals the step is pending
@@ -105,6 +107,9 @@ func foldGateDecided(s *State, ev event.Event) {
 			return
 		}
 		g.Approvers = append(g.Approvers, ev.Node)
+		if d.Remember && g.Kind == event.GatePolicy && st.Spec.Kind == event.KindShell {
+			st.Remember = ev.Node
+		}
 		s.touchStep(r, i)
 		if len(g.Approvers) < g.Approvals {
 			return

@@ -63,7 +63,7 @@ import (
 //	                            policy (scripts start with the default one)
 //	policy [base=N]             policy.applied by an admin; input lines are
 //	                            the YAML (base: the version in force)
-//	gate RUN STEP ACTION [by=OP] [stale] [command=WORDS_WITH_UNDERSCORES] [REASON...]
+//	gate RUN STEP ACTION [by=OP] [stale] [remember] [command=WORDS_WITH_UNDERSCORES] [REASON...]
 //	                            gate.decided naming the step's gate subject
 //	                            (stale: an older one)
 //	pause RUN | resume RUN      run.pause, run.resume from an operator
@@ -383,12 +383,12 @@ func (sc *script) exec(t *testing.T, line string, input []string) []string {
 		by := cmp.Or(a.opt["by"], "op")
 		reason := []string{}
 		for _, p := range a.pos[3:] {
-			if p != "stale" {
+			if p != "stale" && p != "remember" {
 				reason = append(reason, p)
 			}
 		}
 		return sc.fold(event.GateDecided, run, by, event.GateDecidedData{Step: step, Subject: subject,
-			Action: event.GateAction(a.pos[2]), Command: strings.ReplaceAll(a.opt["command"], "_", " "),
+			Action: event.GateAction(a.pos[2]), Command: strings.ReplaceAll(a.opt["command"], "_", " "), Remember: a.flags["remember"],
 			Reason: strings.Join(reason, " ")}, sc.stepLine(step))
 	case "pause":
 		return sc.fold(event.RunPause, a.pos[0], "op", event.RunBrakeData{Reason: strings.Join(a.pos[1:], " ")}, sc.runLine)

@@ -173,6 +173,12 @@ type Step struct {
 	// the step's subject (event.GateSubject) stays the same.
 	Approved  string   `json:"approved,omitempty"`
 	Approvers []string `json:"approvers,omitempty"`
+	// Remember names the operator whose accept asked for the narrowest
+	// allow rule of the step's command to be added to the policy (gate
+	// approve --remember): the leader records it (policy.applied, source
+	// remember) once the gate has its approvals, and the fold of that
+	// clears it.
+	Remember string `json:"remember,omitempty"`
 	// Edits are the commands operators replaced (gate edit), oldest
 	// first: the step runs its Spec's, the newest.
 	Edits []Edit `json:"edits,omitempty"`
