@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/membership"
+	"github.com/agentic-dev/agentic/roles/policy"
 )
 
 // sim generates plausible, messy event histories: a leader that decides
@@ -113,11 +114,24 @@ func (m *sim) gossip() {
 	m.propose(ds)
 }
 
-// operator drains a node, or decides on a step (most often one held for
-// a decision).
+// operator drains a node, answers a gate, pauses or resumes a run, or
+// decides on a step (most often one held for a decision).
 func (m *sim) operator() {
-	if m.rng.IntN(4) == 0 {
+	switch m.rng.IntN(6) {
+	case 0:
 		m.add(event.NodeDrain, "", "op", event.NodeDrainData{Node: m.nodes[m.rng.IntN(len(m.nodes))]})
+		return
+	case 1, 2:
+		m.answerGate()
+		return
+	case 3:
+		if r, _ := m.pickStep(false); r != nil {
+			typ := event.RunPause
+			if r.Status == RunPaused || m.rng.IntN(3) == 0 {
+				typ = event.RunResume
+			}
+			m.add(typ, r.ID, "op", event.RunBrakeData{})
+		}
 		return
 	}
 	r, st := m.pickStep(false)
@@ -135,9 +149,62 @@ func (m *sim) operator() {
 	m.add(event.StepDecided, r.ID, "op", event.StepDecidedData{Step: st.Spec.ID, Action: action})
 }
 
+// answerGate answers a random open gate: accept (sometimes from the
+// submitter, or naming a stale subject), edit, skip or deny.
+func (m *sim) answerGate() {
+	type held struct {
+		r  *Run
+		st *Step
+	}
+	var open []held
+	for _, r := range m.s.activeRuns() {
+		for _, st := range r.Steps {
+			if st.Gate != nil {
+				open = append(open, held{r, st})
+			}
+		}
+	}
+	if len(open) == 0 {
+		return
+	}
+	h := open[m.rng.IntN(len(open))]
+	d := event.GateDecidedData{Step: h.st.Spec.ID, Subject: h.st.Gate.Subject, Action: event.GateAccept}
+	if m.rng.IntN(5) == 0 {
+		d.Subject = "sha256:stale"
+	}
+	switch m.rng.IntN(6) {
+	case 0:
+		d.Action, d.Command = event.GateEdit, []string{"true", "rm -rf build2"}[m.rng.IntN(2)]
+	case 1:
+		d.Action = event.GateSkip
+	case 2:
+		d.Action = event.GateDeny
+	}
+	m.add(event.GateDecided, h.r.ID, []string{"op", "op2", "op3"}[m.rng.IntN(3)], d)
+}
+
+// gateInvariant: no step holds a slot that the policy would not allow
+// unless the step records an approval of exactly its subject.
+func (m *sim) gateInvariant() {
+	if m.s.Policy == nil {
+		return
+	}
+	for _, r := range m.s.Runs {
+		for _, st := range r.Steps {
+			if !st.Active() {
+				continue
+			}
+			if v := judgeStep(m.s.Policy.parsed, st.Spec); v.Action != policy.Allow && st.Approved != event.GateSubject(st.Spec, m.s.Policy.Ref()) {
+				panic(fmt.Sprintf("seq %d: step %s/%s (%q, %s) holds a slot without an approval", m.s.Seq, r.ID, st.Spec.ID, st.Spec.Run, v.Action))
+			}
+		}
+	}
+}
+
 func (m *sim) add(typ event.Type, run, node string, payload any) {
 	m.s.Apply(m.l.add(typ, run, node, m.now, payload))
 	m.check(m.s)
+	m.gateInvariant()
 }
 
 func (m *sim) commitDecision(d Decision) {
@@ -147,6 +214,7 @@ func (m *sim) commitDecision(d Decision) {
 	}
 	m.s.Apply(m.l.commit(d.Draft, "leader"))
 	m.check(m.s)
+	m.gateInvariant()
 }
 
 func (m *sim) elect() {
@@ -240,6 +308,8 @@ func (m *sim) randomPlan() event.Plan {
 			st.Creates = "/tmp/x"
 		case 2:
 			st.Capabilities = m.someCaps()
+		case 3:
+			st.Run = "rm -rf build" // gated by the default policy
 		}
 		if m.rng.IntN(2) == 0 {
 			st.Backoff = event.Duration(500 * time.Millisecond)
