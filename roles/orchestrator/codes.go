@@ -86,6 +86,9 @@ const (
 	// CodeGateExpired: nobody answered the step's gate before it expired,
 	// and the policy skips or denies it then.
 	CodeGateExpired Code = "gate_expired"
+	// CodePlanDenied: an operator denied the run's plan at its plan gate
+	// (a run's code).
+	CodePlanDenied Code = "plan_denied"
 )
 
 // codes is every code, in the order they were introduced.
@@ -96,7 +99,7 @@ var codes = []Code{
 	CodeCancelledByOperator, CodePlanRejected, CodePlanInvalid, CodeStepFailed,
 	CodeStepCancelled,
 	CodeSuperseded, CodeNodeLost, CodeNotStarted, CodeNodeDraining, CodeSkippedByOperator,
-	CodeGateDenied, CodeGateExpired,
+	CodeGateDenied, CodeGateExpired, CodePlanDenied,
 }
 
 // Codes returns every code, in the order they were introduced (a copy).

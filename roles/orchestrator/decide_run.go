@@ -66,8 +66,8 @@ func (d *decider) running(r *Run) {
 		d.finish(r, RunSucceeded, "", "")
 		return
 	}
-	if r.Status == RunPaused || d.s.Policy == nil {
-		return // the operator's brake; or no policy to judge with yet
+	if r.Status == RunPaused || d.s.Policy == nil || d.planHeld(r) {
+		return // the operator's brake; no policy to judge with yet; the plan gate
 	}
 	// The run's wake time counts even when no slot is free.
 	for _, st := range ready {

@@ -44,10 +44,18 @@ const ReasonGated = "waiting for approval (agentctl gate approve|edit|skip|deny)
 // the ledger records why). It is ignored unless the run goes on (running
 // or paused), the step is pending and waits for exactly the gate's
 // attempt, the gate is judged with the policy in force and its subject is
-// the step's. Plan gates (no step) are not held yet.
+// the step's.
 func foldGateOpened(s *State, ev event.Event) {
 	var d event.GateOpenedData
 	if !s.decode(ev, &d) || s.fenced(d.Epoch) {
+		return
+	}
+	if d.Kind == event.GatePlan && d.Step == "" {
+		if r := s.Runs[ev.Run]; r != nil {
+			foldPlanGateOpened(s, r, d, ev.Time)
+		} else {
+			s.Ignored++
+		}
 		return
 	}
 	r, i, st := s.step(ev.Run, d.Step)
@@ -92,6 +100,14 @@ func foldGateOpened(s *State, ev event.Event) {
 func foldGateDecided(s *State, ev event.Event) {
 	var d event.GateDecidedData
 	if !s.decode(ev, &d) {
+		return
+	}
+	if d.Step == "" {
+		if r := s.Runs[ev.Run]; r != nil && r.goesOn() {
+			foldPlanGateDecided(s, r, d, ev.Node)
+		} else {
+			s.Ignored++
+		}
 		return
 	}
 	r, i, st := s.step(ev.Run, d.Step)

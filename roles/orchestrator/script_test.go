@@ -65,7 +65,7 @@ import (
 //	                            the YAML (base: the version in force)
 //	gate RUN STEP ACTION [by=OP] [stale] [remember] [command=WORDS_WITH_UNDERSCORES] [REASON...]
 //	                            gate.decided naming the step's gate subject
-//	                            (stale: an older one)
+//	                            (stale: an older one); STEP "-" is the run's plan gate
 //	pause RUN | resume RUN      run.pause, run.resume from an operator
 //
 // Plan steps may give run=WORDS_WITH_UNDERSCORES (underscores are spaces).
@@ -377,6 +377,12 @@ func (sc *script) exec(t *testing.T, line string, input []string) []string {
 		if r, _ := sc.run(run); r != nil && r.Step(step) != nil && r.Step(step).Gate != nil {
 			subject = r.Step(step).Gate.Subject
 		}
+		if step == "-" { // the run's plan gate
+			step = ""
+			if r, _ := sc.run(run); r != nil && r.Gate != nil {
+				subject = r.Gate.Subject
+			}
+		}
 		if a.flags["stale"] {
 			subject = sc.stale[run+"/"+step]
 		}
@@ -389,7 +395,12 @@ func (sc *script) exec(t *testing.T, line string, input []string) []string {
 		}
 		return sc.fold(event.GateDecided, run, by, event.GateDecidedData{Step: step, Subject: subject,
 			Action: event.GateAction(a.pos[2]), Command: strings.ReplaceAll(a.opt["command"], "_", " "), Remember: a.flags["remember"],
-			Reason: strings.Join(reason, " ")}, sc.stepLine(step))
+			Reason: strings.Join(reason, " ")}, func(run string) string {
+			if step == "" {
+				return sc.runLine(run)
+			}
+			return sc.stepLine(step)(run)
+		})
 	case "pause":
 		return sc.fold(event.RunPause, a.pos[0], "op", event.RunBrakeData{Reason: strings.Join(a.pos[1:], " ")}, sc.runLine)
 	case "resume":
@@ -660,6 +671,9 @@ func describe(d Decision) string {
 		var p event.GateOpenedData
 		_ = json.Unmarshal(d.Draft.Data, &p)
 		s := fmt.Sprintf("gate %s/%s#%d %s policy=v%d", d.Draft.Run, p.Step, p.Attempt, p.Kind, p.Policy.Version)
+		if p.Kind == event.GatePlan {
+			s = fmt.Sprintf("gate %s rev=%d %s policy=v%d", d.Draft.Run, p.Revision, p.Kind, p.Policy.Version)
+		}
 		if v := p.Verdict; v != nil {
 			s += fmt.Sprintf(" %s %s rule=%s approvals=%d", v.Action, v.Level, v.Rule, p.Approvals)
 		}
@@ -738,6 +752,12 @@ func (sc *script) runLine(id string) string {
 	}
 	if r.CancelRequested {
 		s += " cancel-requested"
+	}
+	if g := r.Gate; g != nil {
+		s += fmt.Sprintf(" plan-gate#%d approvals=%d/%d", g.Number, len(g.Approvers), g.Approvals)
+	}
+	if r.PlanApproved > 0 {
+		s += fmt.Sprintf(" plan-approved=rev%d", r.PlanApproved)
 	}
 	if r.Wait != "" && !r.Terminal() {
 		s += fmt.Sprintf(" wait=%q", r.Wait)

@@ -93,6 +93,15 @@ type Run struct {
 	// Submitter signed the run's goal.submitted: an operator who may not
 	// approve its gates that say NotSubmitter.
 	Submitter string `json:"submitter,omitempty"`
+	// Gate is the open plan gate (approve_plans): no step of the run is
+	// judged or assigned until operators approve its plan revision.
+	Gate *Gate `json:"gate,omitempty"`
+	// Gates counts the plan gates opened (the next one's number).
+	Gates int `json:"gates,omitempty"`
+	// PlanApproved is the plan revision operators approved (a plan gate);
+	// PlanDenied is set when they denied it (Decide fails the run).
+	PlanApproved int  `json:"plan_approved,omitempty"`
+	PlanDenied   bool `json:"plan_denied,omitempty"`
 	// PauseReason says who paused the run and why, while it is paused.
 	PauseReason string `json:"pause_reason,omitempty"`
 	// Resumes counts the run.resume folded: the next assignments' key

@@ -24,6 +24,7 @@ type canonical struct {
 	Scopes            Scopes              `json:"scopes"`
 	Budgets           canonicalBudgets    `json:"budgets"`
 	Gates             *canonicalGates     `json:"gates,omitempty"`
+	ApprovePlans      string              `json:"approve_plans,omitempty"`
 	Rules             []Rule              `json:"rules"`
 }
 
@@ -46,7 +47,7 @@ func (p *Policy) Canonical() []byte {
 	c := canonical{
 		Name: p.Name, Default: p.Default, Unresolved: p.Unresolved,
 		Levels: map[string]Action{}, Approvals: map[string]Approval{},
-		IrreversibleExtra: p.IrreversibleExtra, Scopes: p.Scopes,
+		IrreversibleExtra: p.IrreversibleExtra, Scopes: p.Scopes, ApprovePlans: p.ApprovePlans,
 		Budgets: canonicalBudgets{RunTime: p.Budgets.RunTime.String(), Steps: p.Budgets.Steps,
 			Replans: p.Budgets.Replans, LLMTokens: p.Budgets.LLMTokens},
 	}

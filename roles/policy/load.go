@@ -233,7 +233,7 @@ func (l *loader) globs(n *yaml.Node, key string, paths bool) []string {
 	return gs
 }
 
-var topKeys = []string{"name", "version", "default", "unresolved", "levels", "approvals", "scopes", "budgets", "gates", "rules"}
+var topKeys = []string{"name", "version", "default", "unresolved", "levels", "approvals", "scopes", "budgets", "gates", "approve_plans", "rules"}
 
 func (l *loader) top(n *yaml.Node, p *Policy) {
 	l.fields(n, "", topKeys, func(key string, k, v *yaml.Node) {
@@ -267,6 +267,17 @@ func (l *loader) top(n *yaml.Node, p *Policy) {
 			l.budgets(v, p)
 		case "gates":
 			l.gates(v, p)
+		case "approve_plans":
+			switch {
+			case v.Kind == yaml.ScalarNode && v.Tag == "!!bool":
+				if b, ok := l.boolean(v, key); ok && b {
+					p.ApprovePlans = PlansAll
+				}
+			case v.Kind == yaml.ScalarNode && v.Value == PlansByLevel:
+				p.ApprovePlans = PlansByLevel
+			default:
+				l.bad(v, key, "want true, false or by-level, got %q", v.Value)
+			}
 		case "rules":
 			l.rules(v, p)
 		}

@@ -31,6 +31,10 @@ type Policy struct {
 	Budgets Budgets
 	// Gates says how long a gate waits for its approvals.
 	Gates Gates
+	// ApprovePlans says which plan revisions operators approve as a
+	// whole before any of their steps runs: PlansNone, PlansAll, or
+	// PlansByLevel (those with a step the policy does not allow).
+	ApprovePlans string
 	// Rules are the rules, in the file's order.
 	Rules []Rule
 
@@ -57,6 +61,14 @@ type Scopes struct {
 	// is known only at run time).
 	Outside Level `json:"outside,omitempty"`
 }
+
+// Values of Policy.ApprovePlans (the file's approve_plans: false, true,
+// by-level).
+const (
+	PlansNone    = ""
+	PlansAll     = "all"
+	PlansByLevel = "by-level"
+)
 
 // Gates says what becomes of a gate nobody answers: after Timeout (zero:
 // never) the orchestrator closes it with OnTimeout, skip or deny.

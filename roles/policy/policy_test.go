@@ -476,3 +476,21 @@ func TestGatesTimeout(t *testing.T) {
 		}
 	}
 }
+
+// TestApprovePlans: approve_plans reads true, false and by-level, changes
+// the hash, and refuses anything else.
+func TestApprovePlans(t *testing.T) {
+	base := mustParse(t, "rules: []\n")
+	for in, want := range map[string]string{"true": PlansAll, "false": PlansNone, "by-level": PlansByLevel} {
+		p := mustParse(t, "approve_plans: "+in+"\n")
+		if p.ApprovePlans != want {
+			t.Errorf("approve_plans: %s = %q, want %q", in, p.ApprovePlans, want)
+		}
+		if (p.Hash() == base.Hash()) != (want == PlansNone) {
+			t.Errorf("approve_plans: %s: hash changed %v", in, p.Hash() != base.Hash())
+		}
+	}
+	if _, err := Parse([]byte("approve_plans: sometimes\n"), "bad.yaml"); err == nil || !strings.Contains(err.Error(), "approve_plans") {
+		t.Errorf("approve_plans: sometimes: %v", err)
+	}
+}

@@ -23,6 +23,18 @@ func gateView(r *orchestrator.Run, i int) api.Gate {
 		Opened: g.Opened, Expires: g.Expires, OnExpiry: g.OnExpiry, Reason: g.Reason}
 }
 
+// planGatePos is the place of a run's plan gate among its gates: after
+// its steps'.
+const planGatePos = 1<<32 - 1
+
+// planGateView is the open plan gate of r as gates.list shows it.
+func planGateView(r *orchestrator.Run) api.Gate {
+	g := r.Gate
+	return api.Gate{Run: r.ID, Goal: r.Goal, Revision: r.Revision, Kind: g.Kind, Subject: g.Subject, Policy: g.Policy,
+		Verdict: g.Verdict, Approvals: g.Approvals, Approvers: g.Approvers, NotSubmitter: g.NotSubmitter,
+		Submitter: r.Submitter, Opened: g.Opened, Expires: g.Expires, OnExpiry: g.OnExpiry, Reason: g.Reason}
+}
+
 // GateEntry is one open gate of a listing: its view as stored and the
 // cursor that resumes the listing after it.
 type GateEntry struct {
@@ -30,8 +42,9 @@ type GateEntry struct {
 	Cursor string
 }
 
-// Gates lists the open gates (steps held for operators), oldest run first
-// and in plan order within a run, lazily; of one run (an id or a unique
+// Gates lists the open gates (steps held for operators, and plan gates),
+// oldest run first, in plan order within a run and its plan gate last,
+// lazily; of one run (an id or a unique
 // prefix) when run is not "", and after the gate whose Cursor is after
 // when that is not "". A bad cursor or run yields an error and ends it.
 func (x *Index) Gates(run, after string) iter.Seq2[GateEntry, error] {

@@ -8,9 +8,11 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/ledger/ledgertest"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/roles/orchestrator"
+	"github.com/agentic-dev/agentic/roles/policy"
 )
 
 // gatePage decodes one gates.list page.
@@ -109,5 +111,45 @@ func TestGatesListed(t *testing.T) {
 	}
 	if got, want := entries(t, st), model(h.recs); !maps.Equal(got, want) {
 		t.Fatalf("entries after a restart differ from the model:%s", diff(got, want))
+	}
+}
+
+// TestPlanGateListed: with approve_plans, a run's plan gate is listed
+// after its steps' place and goes once operators approve the plan; the
+// entries equal the model's.
+func TestPlanGateListed(t *testing.T) {
+	kit := ledgertest.NewKit(t)
+	st := ledgertest.OpenDir(t, t.TempDir())
+	x := attach(t, st)
+	h := newHistory(t, kit)
+	h.decide() // the default policy
+	text := "name: plans\napprove_plans: true\n"
+	p, err := policy.Parse([]byte(text), "plans")
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := kit.Identity("root-admin", trust.KindOperator, event.RoleOperator, event.RoleAdmin)
+	h.emit(admin, event.MustDraft(event.PolicyApplied, "", event.PolicyAppliedData{Base: 1, Name: p.Name, Hash: p.Hash(), Text: text, Source: event.PolicyFromApply}))
+	run := h.submit("planned")
+	h.propose(run, 1, linearPlan(2, true, ""))
+	h.decide() // accept
+	h.decide() // the plan gate
+	appendChunks(t, st, h.msgs)
+	h.msgs = nil
+	gates := gatePage(t, x, api.GatesRequest{Run: run})
+	if len(gates.Items) != 1 || gates.Items[0].Kind != event.GatePlan || gates.Items[0].Step != "" || gates.Items[0].Revision != 1 {
+		t.Fatalf("gates %+v, want the plan gate", gates)
+	}
+	h.emit(kit.Operator, event.MustDraft(event.GateDecided, run, event.GateDecidedData{Subject: gates.Items[0].Subject, Action: event.GateAccept}))
+	h.decide() // s0 assigned
+	appendChunks(t, st, h.msgs)
+	if left := gatePage(t, x, api.GatesRequest{}); len(left.Items) != 0 {
+		t.Fatalf("gates after the approval: %+v", left)
+	}
+	if s, err := x.Run(run); err != nil || s.StepCounts[string(orchestrator.StepAssigned)] != 1 {
+		t.Fatalf("Run(%s) = %+v, %v: want s0 assigned", run, s, err)
+	}
+	if got, want := entries(t, st), model(h.recs); !maps.Equal(got, want) {
+		t.Fatalf("entries differ from the model:%s", diff(got, want))
 	}
 }

@@ -41,6 +41,9 @@ func model(recs []ledger.IndexRecord) map[string]string {
 				out[string(gateKey(pos, i))] = mustJSON(gateView(r, i))
 			}
 		}
+		if r.Gate != nil {
+			out[string(gateKey(pos, planGatePos))] = mustJSON(planGateView(r))
+		}
 	}
 	return out
 }

@@ -37,8 +37,10 @@ type liveRun struct {
 	// of step rows written.
 	shown  []orchestrator.StepStatus
 	counts map[string]int // steps per shown status
-	// gated marks the steps whose open gate has a g/ key.
-	gated []bool
+	// gated marks the steps whose open gate has a g/ key; planGated the
+	// run whose plan gate has one.
+	gated     []bool
+	planGated bool
 }
 
 func newHot() *hot {
@@ -95,6 +97,9 @@ func (h *hot) write(w *ledger.IndexWriter, c orchestrator.RunChange, rec ledger.
 		err = lr.writeSteps(w, r, c.Steps, pos)
 	}
 	if err != nil {
+		return err
+	}
+	if err := lr.filePlanGate(w, r, pos); err != nil {
 		return err
 	}
 	if err := lr.fileStatus(w, string(r.Status.Wire()), pos); err != nil {
@@ -163,6 +168,27 @@ func (lr *liveRun) writeSteps(w *ledger.IndexWriter, r *orchestrator.Run, positi
 		}
 	}
 	return nil
+}
+
+// filePlanGate writes the g/ key of the run's open plan gate, or deletes
+// the key of one that closed.
+func (lr *liveRun) filePlanGate(w *ledger.IndexWriter, r *orchestrator.Run, pos []byte) error {
+	if r.Gate == nil {
+		if !lr.planGated {
+			return nil
+		}
+		lr.planGated = false
+		return w.Delete(gateKey(pos, planGatePos))
+	}
+	lr.planGated = true
+	if w.Discard() {
+		return nil
+	}
+	b, err := json.Marshal(planGateView(r))
+	if err != nil {
+		return fmt.Errorf("encode plan gate: %w", err)
+	}
+	return w.Set(gateKey(pos, planGatePos), b)
 }
 
 // fileGate writes the g/ key of step i's open gate (its view may have
@@ -312,6 +338,7 @@ func (x *Index) Restore(data []byte) error {
 				lr.counts[lr.shown[i].Wire()]++
 				lr.gated[i] = st.Gate != nil
 			}
+			lr.planGated = r.Gate != nil
 			h.live[id] = lr
 		}
 		h.leader, h.epoch = s.Leader, s.Epoch

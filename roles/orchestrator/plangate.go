@@ -1,0 +1,130 @@
+package orchestrator
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/roles/policy"
+)
+
+// planSubject is what a plan gate's answers must name: the revision and
+// the gate subject of every step, in plan order, under the policy ref.
+func planSubject(r *Run, ref event.PolicyRef) string {
+	h := sha256.New()
+	h.Write([]byte("plan\x00" + r.ID + "\x00" + strconv.Itoa(r.Revision) + "\x00"))
+	for _, st := range r.Steps {
+		h.Write([]byte(event.GateSubject(st.Spec, ref) + "\x00"))
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// planVerdict judges every step of r and sums them up as a plan gate
+// shows it: the worst verdict, how many steps are not allowed, and the
+// approvals the strictest of them needs (at least one).
+func planVerdict(p *policy.Policy, r *Run) (v policy.Verdict, notAllowed int) {
+	v = p.Judge("")
+	v.Why = "every step is allowed"
+	worst := -1
+	for i, st := range r.Steps {
+		sv := judgeStep(p, st.Spec)
+		if sv.Action != policy.Allow {
+			notAllowed++
+			if worst < 0 || worse(sv, v) || sv.Approvals > v.Approvals {
+				approvals, notSub := max(v.Approvals, sv.Approvals), v.NotSubmitter || sv.NotSubmitter
+				if worst < 0 || worse(sv, v) {
+					v = sv
+					worst = i
+				}
+				v.Approvals, v.NotSubmitter = approvals, notSub
+			}
+		}
+	}
+	if worst >= 0 {
+		v.Why = fmt.Sprintf("%d of %d steps need more than allow; the worst, step %s: %s", notAllowed, len(r.Steps), r.Steps[worst].Spec.ID, v.Why)
+	}
+	v.Approvals = max(v.Approvals, 1)
+	return v, notAllowed
+}
+
+// planHeld reports whether the run waits at its plan gate (approve_plans),
+// opening it (gate.opened, kind plan) when the policy asks for one, or
+// ends the run whose plan operators denied. A held run gets no gates nor
+// assignments for its steps.
+func (d *decider) planHeld(r *Run) bool {
+	pf := d.s.Policy
+	if pf == nil || pf.parsed.ApprovePlans == policy.PlansNone || r.PlanApproved == r.Revision {
+		return false
+	}
+	if r.PlanDenied {
+		d.stopRun(r, RunFailed, CodePlanDenied, "plan denied by an operator")
+		return true
+	}
+	if r.Gate != nil {
+		return true
+	}
+	v, notAllowed := planVerdict(pf.parsed, r)
+	if pf.parsed.ApprovePlans == policy.PlansByLevel && notAllowed == 0 {
+		return false
+	}
+	ref := pf.Ref()
+	d.emit(gateKey(r.ID, "", 0, r.Gates+1, ref.Version), event.GateOpened, r.ID, "", event.GateOpenedData{
+		Decision: event.Decision{Epoch: d.epoch}, Revision: r.Revision, Kind: event.GatePlan,
+		Subject: planSubject(r, ref), Policy: ref, Verdict: wireVerdict(v), Approvals: v.Approvals, NotSubmitter: v.NotSubmitter})
+	return true
+}
+
+// foldPlanGateOpened holds a running run at its plan gate; ignored unless
+// it names the run's revision and subject under the policy in force, and
+// no plan gate is open nor the revision approved.
+func foldPlanGateOpened(s *State, r *Run, d event.GateOpenedData, t time.Time) {
+	if !r.goesOn() || d.Revision != r.Revision || r.Gate != nil || r.PlanApproved == r.Revision || s.Policy == nil ||
+		d.Policy != s.Policy.Ref() || d.Subject != planSubject(r, d.Policy) || d.Verdict == nil {
+		s.Ignored++
+		return
+	}
+	r.Gates++
+	r.Gate = &Gate{Kind: event.GatePlan, Number: r.Gates, Subject: d.Subject, Policy: d.Policy, Verdict: d.Verdict,
+		Approvals: max(d.Approvals, 1), NotSubmitter: d.NotSubmitter, Opened: t, Reason: d.Verdict.Why}
+	s.touch(r)
+}
+
+// foldPlanGateDecided applies an operator's answer to a run's plan gate:
+// accept counts as a step gate's does, and with the approvals in the
+// revision is approved and every step records the approval of its own
+// subject (the plan showed each); deny makes Decide fail the run. Edit
+// and skip do not apply to a plan.
+func foldPlanGateDecided(s *State, r *Run, d event.GateDecidedData, by string) {
+	g := r.Gate
+	if g == nil || d.Subject != g.Subject || by == "" {
+		s.Ignored++
+		return
+	}
+	switch d.Action {
+	case event.GateAccept:
+		if (g.NotSubmitter && by == r.Submitter) || slices.Contains(g.Approvers, by) {
+			s.Ignored++
+			return
+		}
+		g.Approvers = append(g.Approvers, by)
+		if len(g.Approvers) >= g.Approvals {
+			r.PlanApproved, r.Gate = r.Revision, nil
+			for i, st := range r.Steps {
+				if !st.Terminal() {
+					st.Approved, st.Approvers = event.GateSubject(st.Spec, g.Policy), append([]string(nil), g.Approvers...)
+					s.touchStep(r, i)
+				}
+			}
+		}
+		s.touch(r)
+	case event.GateDeny:
+		r.PlanDenied, r.Gate = true, nil
+		s.touch(r)
+	default:
+		s.Ignored++
+	}
+}
