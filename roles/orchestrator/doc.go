@@ -99,7 +99,9 @@
 // approvals in, the step is pending with its approval recorded and is
 // assigned with it. The fold refuses an assignment the policy in force
 // does not admit (admitted), whoever made it. A step in needs-decision
-// holds a gate too. run.pause/run.resume are an operator's brake.
+// holds a gate too; with approve_plans a plan gate holds a whole run until
+// its revision is approved (plangate.go). run.pause/run.resume are an
+// operator's brake.
 //
 // A failed or cancelled step, and a failed or cancelled run, carry a stable
 // Code (codes.go, pinned append-only by testdata/codes.golden) beside the
