@@ -35,8 +35,9 @@ const StartDeadline = 30 * time.Second
 // Decide returns the decisions a leader of epoch should emit now, given the
 // folded state s and the keys of decisions in flight (emitted, not yet
 // folded back), and the earliest future time at which Decide should run
-// again even if no event arrives (zero if none). It does not change s, and
-// it is a pure function: the same state, now, epoch and in-flight keys give
+// again even if no event arrives (zero if none). It does not change s (but
+// for its memo of the policy's verdicts, State.judge), and it is a pure
+// function: the same state, now, epoch and in-flight keys give
 // byte-identical decisions, ids (DecisionID) and times (now) included.
 //
 // A leader whose epoch is older than s.Epoch has been deposed: Decide

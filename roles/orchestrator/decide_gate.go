@@ -39,7 +39,7 @@ func (d *decider) admit(r *Run, st *Step) {
 		d.assign(r, st, ref, subject, slices.Clone(st.Approvers))
 		return
 	}
-	v := judgeStep(pf.parsed, st.Spec)
+	v := d.s.judge(st.Spec, subject)
 	if v.Action == policy.Allow {
 		d.assign(r, st, ref, "", nil)
 		return

@@ -49,10 +49,11 @@ func (s *State) admitted(st *Step, d event.TaskAssignedData) bool {
 	if d.Policy != ref {
 		return false
 	}
+	subject := event.GateSubject(st.Spec, ref)
 	if d.Approved != "" {
-		return d.Approved == st.Approved && d.Approved == event.GateSubject(st.Spec, ref)
+		return d.Approved == st.Approved && d.Approved == subject
 	}
-	return judgeStep(s.Policy.parsed, st.Spec).Action == policy.Allow
+	return s.judge(st.Spec, subject).Action == policy.Allow
 }
 
 // foldTaskStarted marks the current attempt running.

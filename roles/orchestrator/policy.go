@@ -82,6 +82,27 @@ func foldPolicyApplied(s *State, ev event.Event) {
 	}
 }
 
+// maxVerdicts bounds the memo of verdicts a State keeps (judge).
+const maxVerdicts = 4096
+
+// judge is the verdict of the policy in force on spec, whose gate subject
+// under that policy is subject: judgeStep, memoized by subject (the
+// subject names the step's every judged field and the policy's version
+// and hash, and judging is pure, so a memoized verdict is the verdict).
+// Decide and the fold of assignments judge the same steps again and
+// again; the memo is not part of the state's value (not in snapshots).
+func (s *State) judge(spec event.Step, subject string) policy.Verdict {
+	if v, ok := s.verdicts[subject]; ok {
+		return v
+	}
+	v := judgeStep(s.Policy.parsed, spec)
+	if s.verdicts == nil || len(s.verdicts) >= maxVerdicts {
+		s.verdicts = make(map[string]policy.Verdict)
+	}
+	s.verdicts[subject] = v
+	return v
+}
+
 // judgeStep is the policy's verdict on a step: for a shell step the worse
 // of its command's and its check's (each judged in the step's working
 // directory), with the approvals of the worse; a noop is allowed. File

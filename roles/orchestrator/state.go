@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/roles/policy"
 )
 
 // State is the orchestrator's projection of the ledger: the live runs (not
@@ -61,6 +62,8 @@ type State struct {
 	// dirty lists the nodes whose slots Apply must count again (reslot)
 	// once the event is folded.
 	dirty []string
+	// verdicts memoizes the policy's verdicts by gate subject (judge).
+	verdicts map[string]policy.Verdict
 }
 
 // Run is one goal's journey from submission to a final status.
