@@ -61,6 +61,8 @@ func (r *Run) StepView(i int) StepView {
 		Code:       st.Code.Wire(),
 		Reassigned: st.Reassigned,
 		Wait:       st.wait(),
+		Approvers:  slices.Clone(st.Approvers),
+		Edits:      slices.Clone(st.Edits),
 	}
 }
 
