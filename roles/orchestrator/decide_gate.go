@@ -27,19 +27,20 @@ func (d *decider) bootstrap(text []byte) {
 
 // admit judges a ready step with the policy in force and assigns it,
 // gates it, or has it denied (rule 6 of Decide). An approval of exactly
-// the step's subject stands for every attempt of it.
+// the step's subject stands for every attempt of it; none overrides a
+// deny (a plan approval covers the steps the policy confirms only).
 func (d *decider) admit(r *Run, st *Step) {
 	pf := d.s.Policy
 	ref := pf.Ref()
 	subject := event.GateSubject(st.Spec, ref)
-	if st.Approved != "" && st.Approved == subject {
+	v := d.s.judge(st.Spec, subject)
+	if v.Action != policy.Deny && st.Approved != "" && st.Approved == subject { // no approval overrides a deny
 		if st.Remember != "" && d.remember(r, st) {
 			return // judged again under the policy with the rule
 		}
 		d.assign(r, st, ref, subject, slices.Clone(st.Approvers))
 		return
 	}
-	v := d.s.judge(st.Spec, subject)
 	if v.Action == policy.Allow {
 		d.assign(r, st, ref, "", nil)
 		return

@@ -38,7 +38,8 @@ func foldTaskAssigned(s *State, ev event.Event) {
 
 // admitted reports whether an assignment may run the step under the
 // policy in force: it names that policy, and either carries the step's
-// recorded approval of exactly its subject or the policy allows the step.
+// recorded approval of exactly its subject or the policy allows the step;
+// nothing admits a step the policy denies.
 // Before the ledger holds a policy (histories older than policies) every
 // assignment is admitted.
 func (s *State) admitted(st *Step, d event.TaskAssignedData) bool {
@@ -50,10 +51,14 @@ func (s *State) admitted(st *Step, d event.TaskAssignedData) bool {
 		return false
 	}
 	subject := event.GateSubject(st.Spec, ref)
-	if d.Approved != "" {
+	switch v := s.judge(st.Spec, subject); {
+	case v.Action == policy.Deny:
+		return false // no approval overrides a deny
+	case d.Approved != "":
 		return d.Approved == st.Approved && d.Approved == subject
+	default:
+		return v.Action == policy.Allow
 	}
-	return s.judge(st.Spec, subject).Action == policy.Allow
 }
 
 // foldTaskStarted marks the current attempt running.

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/roles/policy"
 )
 
 // Gate is an open gate: what holds a step until operators answer. A step
@@ -44,7 +45,8 @@ const ReasonGated = "waiting for approval (agentctl gate approve|edit|skip|deny)
 // the ledger records why). It is ignored unless the run goes on (running
 // or paused), the step is pending and waits for exactly the gate's
 // attempt, the gate is judged with the policy in force and its subject is
-// the step's.
+// the step's. The gate needs at least the approvals the policy's own
+// verdict asks (the fold judges the step too), so no leader can ask less.
 func foldGateOpened(s *State, ev event.Event) {
 	var d event.GateOpenedData
 	if !s.decode(ev, &d) || s.fenced(d.Epoch) {
@@ -65,13 +67,21 @@ func foldGateOpened(s *State, ev event.Event) {
 		s.Ignored++
 		return
 	}
+	// The gate needs what the policy in force says, whatever the leader
+	// wrote: a deny is a deny, and no fewer approvers.
+	v := s.judge(st.Spec, d.Subject)
+	approvals, notSubmitter := max(d.Approvals, v.Approvals, 1), d.NotSubmitter || v.NotSubmitter
 	st.Gates++
-	if d.Verdict.Action == "deny" {
+	if d.Verdict.Action == "deny" || v.Action == policy.Deny {
 		if !s.setStepStatus(r, i, StepFailed) {
 			return
 		}
 		st.FinishedAt = ev.Time
-		st.Error, st.Code, st.Class = "denied by policy: "+d.Verdict.Why, CodePolicyDenied, event.ClassPolicy
+		why := d.Verdict.Why
+		if v.Action == policy.Deny {
+			why = v.Why
+		}
+		st.Error, st.Code, st.Class = "denied by policy: "+why, CodePolicyDenied, event.ClassPolicy
 		s.failed(r, i, st.Attempt, false, ev.Time)
 		return
 	}
@@ -79,7 +89,7 @@ func foldGateOpened(s *State, ev event.Event) {
 		return
 	}
 	st.Gate = &Gate{Kind: d.Kind, Number: st.Gates, Subject: d.Subject, Attempt: d.Attempt, Policy: d.Policy,
-		Verdict: d.Verdict, Approvals: max(d.Approvals, 1), NotSubmitter: d.NotSubmitter, Opened: ev.Time,
+		Verdict: d.Verdict, Approvals: approvals, NotSubmitter: notSubmitter, Opened: ev.Time,
 		Expires: d.Expires, OnExpiry: d.OnExpiry, Reason: d.Verdict.Why}
 	st.Error, st.Code, st.Class = ReasonGated+": "+d.Verdict.Why, "", ""
 	s.setWait(r, i)

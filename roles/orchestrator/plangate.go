@@ -26,12 +26,13 @@ func planSubject(r *Run, ref event.PolicyRef) string {
 // planVerdict judges every step of r and sums them up as a plan gate
 // shows it: the worst verdict, how many steps are not allowed, and the
 // approvals the strictest of them needs (at least one).
-func planVerdict(p *policy.Policy, r *Run) (v policy.Verdict, notAllowed int) {
+func (s *State) planVerdict(r *Run) (v policy.Verdict, notAllowed int) {
+	p, ref := s.Policy.parsed, s.Policy.Ref()
 	v = p.Judge("")
 	v.Why = "every step is allowed"
 	worst := -1
 	for i, st := range r.Steps {
-		sv := judgeStep(p, st.Spec)
+		sv := s.judge(st.Spec, event.GateSubject(st.Spec, ref))
 		if sv.Action != policy.Allow {
 			notAllowed++
 			if worst < 0 || worse(sv, v) || sv.Approvals > v.Approvals {
@@ -67,7 +68,7 @@ func (d *decider) planHeld(r *Run) bool {
 	if r.Gate != nil {
 		return true
 	}
-	v, notAllowed := planVerdict(pf.parsed, r)
+	v, notAllowed := d.s.planVerdict(r)
 	if pf.parsed.ApprovePlans == policy.PlansByLevel && notAllowed == 0 {
 		return false
 	}
@@ -87,9 +88,10 @@ func foldPlanGateOpened(s *State, r *Run, d event.GateOpenedData, t time.Time) {
 		s.Ignored++
 		return
 	}
+	v, _ := s.planVerdict(r) // no fewer approvers than the policy asks
 	r.Gates++
 	r.Gate = &Gate{Kind: event.GatePlan, Number: r.Gates, Subject: d.Subject, Policy: d.Policy, Verdict: d.Verdict,
-		Approvals: max(d.Approvals, 1), NotSubmitter: d.NotSubmitter, Opened: t, Reason: d.Verdict.Why}
+		Approvals: max(d.Approvals, v.Approvals, 1), NotSubmitter: d.NotSubmitter || v.NotSubmitter, Opened: t, Reason: d.Verdict.Why}
 	s.touch(r)
 }
 
