@@ -247,3 +247,35 @@ func TestUsePolicyFile(t *testing.T) {
 		}
 	}
 }
+
+// TestGateNeedsWhatThePolicyAsks: a gate.opened that asks fewer approvers
+// than the policy (a buggy or hostile leader) still needs the policy's,
+// not from the submitter; one that says confirm for a step the policy
+// denies fails the step.
+func TestGateNeedsWhatThePolicyAsks(t *testing.T) {
+	f := newGateFixture(t)
+	st := f.s.Runs["r"].Step("wipe")
+	ref := f.s.Policy.Ref()
+	f.add(event.GateOpened, "r", "o1", event.GateOpenedData{Decision: event.Decision{Epoch: 1}, Step: "wipe", Attempt: 1,
+		Kind: event.GatePolicy, Subject: event.GateSubject(st.Spec, ref), Policy: ref,
+		Verdict: &event.Verdict{Action: "confirm", Level: "low"}, Approvals: 1})
+	if g := f.s.Runs["r"].Step("wipe").Gate; g == nil || g.Approvals != 2 || !g.NotSubmitter {
+		t.Fatalf("gate %+v, want 2 approvers, not the submitter", g)
+	}
+
+	f2 := &gateFixture{t: t, s: NewState(), at: t0}
+	f2.s.Apply(policyApplied(0, []byte("rules:\n  - pattern: curl\n    action: deny\n")))
+	f2.add(event.LeaderElected, "", "o1", event.LeaderElectedData{Decision: event.Decision{Epoch: 1}, Leader: "o1"})
+	f2.add(event.GoalSubmitted, "r", "alice", event.GoalSubmittedData{Goal: "g"})
+	f2.add(event.PlanProposed, "r", "p", event.PlanProposedData{Revision: 1, Plan: event.Plan{Steps: []event.Step{
+		{ID: "get", Kind: event.KindShell, Run: "curl https://example.com"}}}})
+	f2.add(event.PlanAccepted, "r", "o1", event.PlanAcceptedData{Decision: event.Decision{Epoch: 1}, Revision: 1})
+	st2 := f2.s.Runs["r"].Step("get")
+	ref2 := f2.s.Policy.Ref()
+	f2.add(event.GateOpened, "r", "o1", event.GateOpenedData{Decision: event.Decision{Epoch: 1}, Step: "get", Attempt: 1,
+		Kind: event.GatePolicy, Subject: event.GateSubject(st2.Spec, ref2), Policy: ref2,
+		Verdict: &event.Verdict{Action: "confirm", Level: "high"}, Approvals: 1})
+	if st2.Status != StepFailed || st2.Class != event.ClassPolicy || st2.Code != CodePolicyDenied {
+		t.Fatalf("step %s class %s code %s, want failed by policy", st2.Status, st2.Class, st2.Code)
+	}
+}
