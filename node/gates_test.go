@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -70,5 +71,48 @@ func TestGatedStepRunsOnceAfterApproval(t *testing.T) {
 	}
 	if left, err := n.API.GatesAll(ctx, api.GatesRequest{}); err != nil || len(left) != 0 {
 		t.Fatalf("gates after the approval: %v %v", left, err)
+	}
+}
+
+// Stopped between the approval and the run (no executor could take the
+// step before), the node restarts with its approval standing: the step
+// runs, once, without a new approval.
+func TestApprovalSurvivesRestart(t *testing.T) {
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "marker")
+	cfg := nodetest.Config(filepath.Join(dir, "node"))
+	cfg.Roles = slices.DeleteFunc(slices.Clone(cfg.Roles), func(r string) bool { return r == event.RoleExecutor })
+	n := nodetest.Start(t, cfg)
+	ctx := context.Background()
+	run := submitGoal(t, n, "wipe", "goal: wipe\nsteps:\n  - id: wipe\n    run: \"echo ran >> "+marker+" && rm -rf ./build\"\n")
+	var gates []api.Gate
+	poll.Eventually(t, 30*time.Second, "the step's gate is listed", func() bool {
+		var err error
+		gates, err = n.API.GatesAll(ctx, api.GatesRequest{Run: run})
+		return err == nil && len(gates) == 1
+	})
+	d := event.MustDraft(event.GateDecided, run, event.GateDecidedData{Step: "wipe", Subject: gates[0].Subject, Action: event.GateAccept})
+	if err := bus.PublishSigned(ctx, n.JS, n.Operator, d); err != nil {
+		t.Fatal(err)
+	}
+	poll.Eventually(t, 30*time.Second, "the step is approved and waits for an executor", func() bool {
+		s, err := n.API.RunSummary(ctx, run)
+		return err == nil && s.StepCounts["ready"] == 1
+	})
+	n.Stop(t)
+	if _, err := os.Stat(marker); !os.IsNotExist(err) {
+		t.Fatalf("the step ran without an executor (%v)", err)
+	}
+
+	cfg.Roles = nodetest.Config("").Roles
+	n = nodetest.Start(t, cfg)
+	waitFinished(t, n, []string{run})
+	full, err := n.API.RunsGet(ctx, run)
+	if err != nil || full.Status != event.RunSucceeded || len(full.Steps) != 1 ||
+		full.Steps[0].Attempt != 1 || len(full.Steps[0].Approvers) != 1 {
+		t.Fatalf("run %s after the restart: %+v %v", run, full, err)
+	}
+	if b, err := os.ReadFile(marker); err != nil || string(b) != "ran\n" {
+		t.Fatalf("marker %q (%v): want the step run exactly once", b, err)
 	}
 }
