@@ -47,9 +47,11 @@ func parsePolicy(text, hash string, version int64) (*policy.Policy, bool) {
 // counted) unless its Base is the version in force — two applies raced,
 // and the later one must be made again — and its text parses to its hash;
 // a bootstrap (a leader's --policy file or the shipped default) only
-// while the ledger holds no policy, and a remembered rule only naming a
-// live step an operator's accept asked it for (Step.Remember), which it
-// then clears.
+// while the ledger holds no policy, and a remembered rule only naming the
+// run and step whose approval asked for it (it clears that step's
+// Remember). These rules need nothing but the policies folded before, so
+// that every reader of the ledger (node/policies too) agrees on the
+// versions.
 func foldPolicyApplied(s *State, ev event.Event) {
 	var d event.PolicyAppliedData
 	if !s.decode(ev, &d) {
@@ -59,14 +61,10 @@ func foldPolicyApplied(s *State, ev event.Event) {
 	if s.Policy != nil {
 		cur = s.Policy.Version
 	}
-	var asked *Step
-	if d.Source == event.PolicyFromRemember {
-		_, _, asked = s.step(ev.Run, d.Step)
-	}
 	switch {
 	case d.Base != cur,
 		d.Source == event.PolicyFromBootstrap && s.Policy != nil,
-		d.Source == event.PolicyFromRemember && (asked == nil || asked.Remember == ""):
+		d.Source == event.PolicyFromRemember && (ev.Run == "" || d.Step == ""):
 		s.Ignored++
 		return
 	}
@@ -77,8 +75,10 @@ func foldPolicyApplied(s *State, ev event.Event) {
 	}
 	s.Policy = &PolicyInForce{Version: cur + 1, Name: d.Name, Hash: d.Hash, Text: d.Text,
 		Source: d.Source, Seq: ev.Seq, parsed: p}
-	if asked != nil {
-		asked.Remember = ""
+	if d.Source == event.PolicyFromRemember {
+		if _, _, asked := s.step(ev.Run, d.Step); asked != nil {
+			asked.Remember = "" // the request is answered
+		}
 	}
 }
 

@@ -188,8 +188,8 @@ type Step struct {
 	// Remember names the operator whose accept asked for the narrowest
 	// allow rule of the step's command to be added to the policy (gate
 	// approve --remember): the leader records it (policy.applied, source
-	// remember) once the gate has its approvals, and the fold of that
-	// clears it.
+	// remember) once the gate has its approvals, and the fold of a
+	// remembered policy naming the step clears it.
 	Remember string `json:"remember,omitempty"`
 	// Edits are the commands operators replaced (gate edit), oldest
 	// first: the step runs its Spec's, the newest.
