@@ -65,44 +65,56 @@ func (d *decider) planHeld(r *Run) bool {
 		d.stopRun(r, RunFailed, CodePlanDenied, "plan denied by an operator")
 		return true
 	}
-	if r.Gate != nil {
+	ref := pf.Ref()
+	subject := planSubject(r, ref)
+	if r.Gate != nil && r.Gate.Subject == subject {
 		return true
 	}
 	v, notAllowed := d.s.planVerdict(r)
-	if pf.parsed.ApprovePlans == policy.PlansByLevel && notAllowed == 0 {
+	if r.Gate == nil && pf.parsed.ApprovePlans == policy.PlansByLevel && notAllowed == 0 {
 		return false
 	}
-	ref := pf.Ref()
+	// No plan gate yet, or the open one shows what is no longer the plan
+	// (a step's command was edited at a needs-decision gate, or the
+	// policy changed): open one anew.
 	d.emit(gateKey(r.ID, "", 0, r.Gates+1, ref.Version), event.GateOpened, r.ID, "", event.GateOpenedData{
 		Decision: event.Decision{Epoch: d.epoch}, Revision: r.Revision, Kind: event.GatePlan,
-		Subject: planSubject(r, ref), Policy: ref, Verdict: wireVerdict(v), Approvals: v.Approvals, NotSubmitter: v.NotSubmitter})
+		Subject: subject, Policy: ref, Verdict: wireVerdict(v), Approvals: v.Approvals, NotSubmitter: v.NotSubmitter})
 	return true
 }
 
 // foldPlanGateOpened holds a running run at its plan gate; ignored unless
-// it names the run's revision and subject under the policy in force, and
-// no plan gate is open nor the revision approved.
+// it names the run's revision under the policy in force, the revision is
+// not approved, and no plan gate showing the plan as it is now is open.
+// The gate's subject, verdict and approvals are the fold's own (the plan
+// as it is when the gate opens: a step may have changed while the
+// decision was on its way), never fewer approvers than the leader asked.
 func foldPlanGateOpened(s *State, r *Run, d event.GateOpenedData, t time.Time) {
-	if !r.goesOn() || d.Revision != r.Revision || r.Gate != nil || r.PlanApproved == r.Revision || s.Policy == nil ||
-		d.Policy != s.Policy.Ref() || d.Subject != planSubject(r, d.Policy) || d.Verdict == nil {
+	if !r.goesOn() || d.Revision != r.Revision || r.PlanApproved == r.Revision || s.Policy == nil || d.Policy != s.Policy.Ref() {
 		s.Ignored++
 		return
 	}
-	v, _ := s.planVerdict(r) // no fewer approvers than the policy asks
+	subject := planSubject(r, d.Policy)
+	if r.Gate != nil && r.Gate.Subject == subject {
+		s.Ignored++
+		return
+	}
+	v, _ := s.planVerdict(r)
 	r.Gates++
-	r.Gate = &Gate{Kind: event.GatePlan, Number: r.Gates, Subject: d.Subject, Policy: d.Policy, Verdict: d.Verdict,
-		Approvals: max(d.Approvals, v.Approvals, 1), NotSubmitter: d.NotSubmitter || v.NotSubmitter, Opened: t, Reason: d.Verdict.Why}
+	r.Gate = &Gate{Kind: event.GatePlan, Number: r.Gates, Subject: subject, Policy: d.Policy, Verdict: wireVerdict(v),
+		Approvals: max(d.Approvals, v.Approvals, 1), NotSubmitter: d.NotSubmitter || v.NotSubmitter, Opened: t, Reason: v.Why}
 	s.touch(r)
 }
 
-// foldPlanGateDecided applies an operator's answer to a run's plan gate:
-// accept counts as a step gate's does, and with the approvals in the
+// foldPlanGateDecided applies an operator's answer to a run's plan gate,
+// while the gate still shows the plan as it is: accept counts as a step
+// gate's does, and with the approvals in the
 // revision is approved and every step records the approval of its own
 // subject (the plan showed each); deny makes Decide fail the run. Edit
 // and skip do not apply to a plan.
 func foldPlanGateDecided(s *State, r *Run, d event.GateDecidedData, by string) {
 	g := r.Gate
-	if g == nil || d.Subject != g.Subject || by == "" {
+	if g == nil || d.Subject != g.Subject || g.Subject != planSubject(r, g.Policy) || by == "" {
 		s.Ignored++
 		return
 	}

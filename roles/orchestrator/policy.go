@@ -49,7 +49,8 @@ func parsePolicy(text, hash string, version int64) (*policy.Policy, bool) {
 // a bootstrap (a leader's --policy file or the shipped default) only
 // while the ledger holds no policy, and a remembered rule only naming the
 // run and step whose approval asked for it (it clears that step's
-// Remember). These rules need nothing but the policies folded before, so
+// Remember). Open policy and plan gates are void under the new policy
+// (voidGates). These rules need nothing but the policies folded before, so
 // that every reader of the ledger (node/policies too) agrees on the
 // versions.
 func foldPolicyApplied(s *State, ev event.Event) {
@@ -78,6 +79,27 @@ func foldPolicyApplied(s *State, ev event.Event) {
 	if d.Source == event.PolicyFromRemember {
 		if _, _, asked := s.step(ev.Run, d.Step); asked != nil {
 			asked.Remember = "" // the request is answered
+		}
+	}
+	s.voidGates()
+}
+
+// voidGates closes the policy and plan gates a new policy makes stale:
+// their subjects name the old version, so no answer could count any more.
+// A gated step is pending again, to be judged under the new policy
+// (assigned, gated anew, or denied); a run at its plan gate waits for a
+// new one if the new policy still asks for it.
+func (s *State) voidGates() {
+	for _, r := range s.activeRuns() {
+		if r.Gate != nil {
+			r.Gate = nil
+			s.touch(r)
+		}
+		for i, st := range r.Steps {
+			if st.Status == StepGated && st.Gate != nil && st.Gate.Kind == event.GatePolicy && s.setStepStatus(r, i, StepPending) {
+				st.Error, st.Code, st.Class = "", "", ""
+				s.setWait(r, i)
+			}
 		}
 	}
 }

@@ -117,9 +117,12 @@ func (m *sim) gossip() {
 // operator drains a node, answers a gate, pauses or resumes a run, or
 // decides on a step (most often one held for a decision).
 func (m *sim) operator() {
-	switch m.rng.IntN(6) {
+	switch m.rng.IntN(10) {
 	case 0:
 		m.add(event.NodeDrain, "", "op", event.NodeDrainData{Node: m.nodes[m.rng.IntN(len(m.nodes))]})
+		return
+	case 4:
+		m.applyPolicy()
 		return
 	case 1, 2:
 		m.answerGate()
@@ -183,28 +186,61 @@ func (m *sim) answerGate() {
 	m.add(event.GateDecided, h.r.ID, []string{"op", "op2", "op3"}[m.rng.IntN(3)], d)
 }
 
-// gateInvariant: no step holds a slot that the policy would not allow
-// unless the step records an approval of exactly its subject.
-func (m *sim) gateInvariant() {
-	if m.s.Policy == nil {
+// gateInvariant: no assignment is folded that the policy in force would
+// not allow, unless the step records an approval of exactly its subject;
+// none of a step the policy denies. (Steps assigned before a policy
+// change keep running: the check is made as each assignment is folded.)
+func (m *sim) gateInvariant(ev event.Event) {
+	if m.s.Policy == nil || ev.Type != event.TaskAssigned {
 		return
 	}
-	for _, r := range m.s.Runs {
-		for _, st := range r.Steps {
-			if !st.Active() {
-				continue
-			}
-			if v := judgeStep(m.s.Policy.parsed, st.Spec); v.Action != policy.Allow && st.Approved != event.GateSubject(st.Spec, m.s.Policy.Ref()) {
-				panic(fmt.Sprintf("seq %d: step %s/%s (%q, %s) holds a slot without an approval", m.s.Seq, r.ID, st.Spec.ID, st.Spec.Run, v.Action))
-			}
-		}
+	var d event.TaskAssignedData
+	if err := ev.Decode(&d); err != nil {
+		panic(err)
+	}
+	_, _, st := m.s.step(ev.Run, d.Step.ID)
+	if st == nil || st.Status != StepAssigned || st.Attempt != d.Attempt || st.AssignedSeq != ev.Seq {
+		return // not applied
+	}
+	v := judgeStep(m.s.Policy.parsed, st.Spec)
+	approved := st.Approved == event.GateSubject(st.Spec, m.s.Policy.Ref())
+	if v.Action == policy.Deny || (v.Action != policy.Allow && !approved) {
+		panic(fmt.Sprintf("seq %d: step %s/%s (%q, %s) assigned without an approval", m.s.Seq, ev.Run, st.Spec.ID, st.Spec.Run, v.Action))
 	}
 }
 
+// policies the simulated administrator applies in turn: the shipped
+// default, one that asks two approvers and denies curl, and one that
+// approves whole plans.
+var simPolicies = [][]byte{
+	policy.DefaultYAML(),
+	[]byte("name: strict\napprovals:\n  high: {approvers: 2, not_submitter: true}\nrules:\n  - pattern: \"rm -rf\"\n    level: high\n    action: confirm\n  - pattern: curl\n    action: deny\n"),
+	[]byte("name: plans\napprove_plans: by-level\nrules:\n  - pattern: \"rm -rf\"\n    level: high\n    action: confirm\n"),
+}
+
+// applyPolicy applies one of simPolicies as an administrator would
+// (sometimes on a stale base, which the fold ignores).
+func (m *sim) applyPolicy() {
+	text := simPolicies[m.rng.IntN(len(simPolicies))]
+	p, err := policy.Parse(text, "sim")
+	if err != nil {
+		panic(err)
+	}
+	base := int64(0)
+	if m.s.Policy != nil {
+		base = m.s.Policy.Version
+	}
+	if m.rng.IntN(5) == 0 {
+		base--
+	}
+	m.add(event.PolicyApplied, "", "admin", event.PolicyAppliedData{Base: base, Name: p.Name, Hash: p.Hash(), Text: string(text), Source: event.PolicyFromApply})
+}
+
 func (m *sim) add(typ event.Type, run, node string, payload any) {
-	m.s.Apply(m.l.add(typ, run, node, m.now, payload))
+	ev := m.l.add(typ, run, node, m.now, payload)
+	m.s.Apply(ev)
 	m.check(m.s)
-	m.gateInvariant()
+	m.gateInvariant(ev)
 }
 
 func (m *sim) commitDecision(d Decision) {
@@ -212,9 +248,10 @@ func (m *sim) commitDecision(d Decision) {
 		m.refused++ // a ledger refuses a repeated event id
 		return
 	}
-	m.s.Apply(m.l.commit(d.Draft, "leader"))
+	ev := m.l.commit(d.Draft, "leader")
+	m.s.Apply(ev)
 	m.check(m.s)
-	m.gateInvariant()
+	m.gateInvariant(ev)
 }
 
 func (m *sim) elect() {
@@ -310,6 +347,8 @@ func (m *sim) randomPlan() event.Plan {
 			st.Capabilities = m.someCaps()
 		case 3:
 			st.Run = "rm -rf build" // gated by the default policy
+		case 4:
+			st.Run = "curl -fsS https://example.com" // denied by one of simPolicies
 		}
 		if m.rng.IntN(2) == 0 {
 			st.Backoff = event.Duration(500 * time.Millisecond)
