@@ -30,25 +30,22 @@ func (s *State) planVerdict(r *Run) (v policy.Verdict, notAllowed int) {
 	p, ref := s.Policy.parsed, s.Policy.Ref()
 	v = p.Judge("")
 	v.Why = "every step is allowed"
-	worst := -1
+	worst, approvals, notSubmitter := -1, 0, false
 	for i, st := range r.Steps {
 		sv := s.judge(st.Spec, event.GateSubject(st.Spec, ref))
-		if sv.Action != policy.Allow {
-			notAllowed++
-			if worst < 0 || worse(sv, v) || sv.Approvals > v.Approvals {
-				approvals, notSub := max(v.Approvals, sv.Approvals), v.NotSubmitter || sv.NotSubmitter
-				if worst < 0 || worse(sv, v) {
-					v = sv
-					worst = i
-				}
-				v.Approvals, v.NotSubmitter = approvals, notSub
-			}
+		if sv.Action == policy.Allow {
+			continue
+		}
+		notAllowed++
+		approvals, notSubmitter = max(approvals, sv.Approvals), notSubmitter || sv.NotSubmitter
+		if worst < 0 || worse(sv, v) {
+			v, worst = sv, i
 		}
 	}
 	if worst >= 0 {
 		v.Why = fmt.Sprintf("%d of %d steps need more than allow; the worst, step %s: %s", notAllowed, len(r.Steps), r.Steps[worst].Spec.ID, v.Why)
 	}
-	v.Approvals = max(v.Approvals, 1)
+	v.Approvals, v.NotSubmitter = max(approvals, 1), notSubmitter
 	return v, notAllowed
 }
 
