@@ -191,6 +191,14 @@ func foldGateClosed(s *State, ev event.Event) {
 	if !s.decode(ev, &d) || s.fenced(d.Epoch) {
 		return
 	}
+	if d.Step == "" {
+		if r := s.Runs[ev.Run]; r != nil && r.goesOn() {
+			foldPlanGateClosed(s, r, d)
+		} else {
+			s.Ignored++
+		}
+		return
+	}
 	r, i, st := s.step(ev.Run, d.Step)
 	if st == nil || !r.goesOn() || st.Gate == nil || d.Subject != st.Gate.Subject {
 		s.Ignored++

@@ -59,12 +59,25 @@ func (d *decider) planHeld(r *Run) bool {
 		return false
 	}
 	if r.PlanDenied {
-		d.stopRun(r, RunFailed, CodePlanDenied, "plan denied by an operator")
+		if r.PlanEnd == CodeGateExpired {
+			d.stopRun(r, RunFailed, CodeGateExpired, "plan not approved before its gate expired")
+		} else {
+			d.stopRun(r, RunFailed, CodePlanDenied, "plan denied by an operator")
+		}
 		return true
 	}
 	ref := pf.Ref()
 	subject := planSubject(r, ref)
-	if r.Gate != nil && r.Gate.Subject == subject {
+	if g := r.Gate; g != nil && g.Subject == subject {
+		switch {
+		case g.Expires.IsZero():
+		case d.now.Before(g.Expires):
+			d.wakeAt(g.Expires)
+		default:
+			d.emit(closeKey(r.ID, "", g.Number), event.GateClosed, r.ID, "", event.GateClosedData{
+				Decision: event.Decision{Epoch: d.epoch}, Subject: g.Subject, Action: event.GateDeny,
+				Code: CodeGateExpired.Wire(), Reason: fmt.Sprintf("no approval of the plan within %s", g.Expires.Sub(g.Opened))})
+		}
 		return true
 	}
 	v, notAllowed := d.s.planVerdict(r)
@@ -74,9 +87,12 @@ func (d *decider) planHeld(r *Run) bool {
 	// No plan gate yet, or the open one shows what is no longer the plan
 	// (a step's command was edited at a needs-decision gate, or the
 	// policy changed): open one anew.
-	d.emit(gateKey(r.ID, "", 0, r.Gates+1, ref.Version), event.GateOpened, r.ID, "", event.GateOpenedData{
-		Decision: event.Decision{Epoch: d.epoch}, Revision: r.Revision, Kind: event.GatePlan,
-		Subject: subject, Policy: ref, Verdict: wireVerdict(v), Approvals: v.Approvals, NotSubmitter: v.NotSubmitter})
+	g := event.GateOpenedData{Decision: event.Decision{Epoch: d.epoch}, Revision: r.Revision, Kind: event.GatePlan,
+		Subject: subject, Policy: ref, Verdict: wireVerdict(v), Approvals: v.Approvals, NotSubmitter: v.NotSubmitter}
+	if gt := pf.parsed.Gates; gt.Timeout > 0 {
+		g.Expires, g.OnExpiry = d.now.Add(gt.Timeout), event.GateDeny // a plan not approved in time is not run
+	}
+	d.emit(gateKey(r.ID, "", 0, r.Gates+1, ref.Version), event.GateOpened, r.ID, "", g)
 	return true
 }
 
@@ -99,7 +115,23 @@ func foldPlanGateOpened(s *State, r *Run, d event.GateOpenedData, t time.Time) {
 	v, _ := s.planVerdict(r)
 	r.Gates++
 	r.Gate = &Gate{Kind: event.GatePlan, Number: r.Gates, Subject: subject, Policy: d.Policy, Verdict: wireVerdict(v),
-		Approvals: max(d.Approvals, v.Approvals, 1), NotSubmitter: d.NotSubmitter || v.NotSubmitter, Opened: t, Reason: v.Why}
+		Approvals: max(d.Approvals, v.Approvals, 1), NotSubmitter: d.NotSubmitter || v.NotSubmitter, Opened: t, Reason: v.Why,
+		Expires: d.Expires}
+	if !d.Expires.IsZero() {
+		r.Gate.OnExpiry = event.GateDeny
+	}
+	s.touch(r)
+}
+
+// foldPlanGateClosed ends a plan gate nobody approved in time: Decide
+// fails the run (gate_expired). Ignored unless it names the open gate's
+// subject.
+func foldPlanGateClosed(s *State, r *Run, d event.GateClosedData) {
+	if r.Gate == nil || d.Subject != r.Gate.Subject {
+		s.Ignored++
+		return
+	}
+	r.PlanDenied, r.PlanEnd, r.Gate = true, CodeGateExpired, nil
 	s.touch(r)
 }
 
@@ -133,7 +165,7 @@ func foldPlanGateDecided(s *State, r *Run, d event.GateDecidedData, by string) {
 		}
 		s.touch(r)
 	case event.GateDeny:
-		r.PlanDenied, r.Gate = true, nil
+		r.PlanDenied, r.PlanEnd, r.Gate = true, CodePlanDenied, nil
 		s.touch(r)
 	default:
 		s.Ignored++

@@ -102,9 +102,11 @@ type Run struct {
 	// Gates counts the plan gates opened (the next one's number).
 	Gates int `json:"gates,omitempty"`
 	// PlanApproved is the plan revision operators approved (a plan gate);
-	// PlanDenied is set when they denied it (Decide fails the run).
+	// PlanDenied is set when they denied it, or its gate expired, and
+	// PlanEnd says which (Decide fails the run with it).
 	PlanApproved int  `json:"plan_approved,omitempty"`
 	PlanDenied   bool `json:"plan_denied,omitempty"`
+	PlanEnd      Code `json:"plan_end,omitempty"`
 	// PauseReason says who paused the run and why, while it is paused.
 	PauseReason string `json:"pause_reason,omitempty"`
 	// Resumes counts the run.resume folded: the next assignments' key
