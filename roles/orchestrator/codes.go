@@ -84,7 +84,8 @@ const (
 	// CodeGateDenied: an operator denied the step at its gate.
 	CodeGateDenied Code = "gate_denied"
 	// CodeGateExpired: nobody answered the step's gate before it expired,
-	// and the policy skips or denies it then.
+	// and the policy skips or denies it then; a run's, when its plan gate
+	// expired unapproved.
 	CodeGateExpired Code = "gate_expired"
 	// CodePlanDenied: an operator denied the run's plan at its plan gate
 	// (a run's code).
