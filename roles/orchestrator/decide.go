@@ -62,8 +62,9 @@ const StartDeadline = 30 * time.Second
 //     needs-decision.
 //  6. running, with a policy in force → each ready step (pending,
 //     NotBefore reached, every dependency done) is judged by the policy
-//     (judgeStep) unless the state records an approval of exactly its
-//     subject (event.GateSubject with the policy in force): confirm →
+//     (judgeStep); an approval the state records of exactly its subject
+//     (event.GateSubject with the policy in force) stands for confirm,
+//     never for deny: confirm →
 //     gate.opened (the fold holds the step gated until operators accept;
 //     Expires from the policy's gates.timeout), deny → gate.opened with
 //     the deny verdict (the fold fails the step, class policy), allow or
@@ -76,8 +77,9 @@ const StartDeadline = 30 * time.Second
 //     it queues), ties broken by node id, which spreads the load; a step
 //     whose last attempt was given up goes to another node than that
 //     attempt's if one has room. A paused run gets neither gates nor
-//     assignments; a gate whose Expires has passed is closed
-//     (gate.closed with its OnExpiry).
+//     assignments, nor does a run held at its plan gate (approve_plans:
+//     gate.opened kind plan first); a gate whose Expires has passed is
+//     closed (gate.closed with its OnExpiry).
 //
 // Before the rules: while the state holds no policy, policy.applied
 // (source bootstrap) with the leader's policy (DecideWith).
