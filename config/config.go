@@ -103,8 +103,10 @@ type Config struct {
 	Ledger LedgerConfig `yaml:"ledger"`
 	// Disk configures how the node guards its data dir's free space.
 	Disk DiskConfig `yaml:"disk"`
-	// Policy is the path of a safety policy file. Reserved: accepted and
-	// carried, not interpreted by this package.
+	// Policy is the path of a safety policy file (docs/policy.md) that an
+	// orchestrator records as the policy in force while the ledger holds
+	// none; empty means the shipped default. Once the ledger holds one, a
+	// different file only gets a warning: agentctl policy apply changes it.
 	Policy string `yaml:"policy"`
 }
 

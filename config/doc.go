@@ -74,7 +74,7 @@
 //	disk:
 //	  floor: ""                   # AGENTIC_DISK_FLOOR      --disk-floor   512MiB or 5% (empty: min(256MiB, 5% of the disk))
 //	  jetstream_max_store: ""     # AGENTIC_JETSTREAM_MAX_STORE --jetstream-max-store 10GiB (empty: half of the data dir's disk)
-//	policy: ""                    # AGENTIC_POLICY          --policy       (reserved, not interpreted yet)
+//	policy: ""                    # AGENTIC_POLICY          --policy       (first policy an orchestrator records)
 //
 // AGENTIC_CONFIG names the file when the caller passes no path to Resolve.
 // List variables and flags are comma-separated.

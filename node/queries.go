@@ -51,6 +51,7 @@ func (n *Node) startAPI() error {
 		api.HandleTyped(s, api.MethodCredentialsList, guard(n, n.credentialsList))
 		api.HandleTyped(s, api.MethodPolicyShow, guard(n, n.policies.Show))
 		api.HandleTyped(s, api.MethodPolicyList, guard(n, n.policies.List))
+		api.HandleTyped(s, api.MethodGatesList, guard(n, n.runs.GatesPage))
 	}
 	if n.mem == nil && n.has(event.RoleMemory) && n.integrity.get() != nil {
 		api.HandleTyped(s, api.MethodMemoryGet, guard(n, func(context.Context, api.MemoryGetRequest) (api.Fact, error) { return api.Fact{}, nil }))

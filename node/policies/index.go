@@ -94,12 +94,7 @@ func (x *Index) Index(w *ledger.IndexWriter, rec ledger.IndexRecord) error {
 	if ev.Type != event.PolicyApplied && ev.Type != event.PolicyRecorded {
 		return nil
 	}
-	var d event.PolicyAppliedData
-	if err := ev.Decode(&d); err != nil {
-		x.ignored(w, ev, err)
-		return nil
-	}
-	p, err := policy.Applied(h.Version, ev.Type, d)
+	p, d, err := policy.Applied(h.Version, ev)
 	if err != nil {
 		x.ignored(w, ev, err)
 		return nil

@@ -30,23 +30,34 @@ func widePlan(layers, width int) event.Plan {
 // decisions per second (Decide plus folding everything back), with the
 // state untracked (the orchestrator role) and tracked, its changes taken
 // after every event (the run index).
+//
+// "shell" runs the same plan made of shell steps the policy judges (each
+// ready step is judged before it is assigned, and its assignment when it
+// is folded; verdicts are memoized by gate subject).
 func BenchmarkDecideApply(b *testing.B) {
 	for _, tracked := range []bool{false, true} {
 		name := "untracked"
 		if tracked {
 			name = "tracked"
 		}
-		b.Run(name, func(b *testing.B) { benchDecideApply(b, tracked) })
+		b.Run(name, func(b *testing.B) { benchDecideApply(b, tracked, false) })
 	}
+	b.Run("shell", func(b *testing.B) { benchDecideApply(b, false, true) })
 }
 
-func benchDecideApply(b *testing.B, tracked bool) {
+func benchDecideApply(b *testing.B, tracked, shell bool) {
 	p := widePlan(40, 50)
+	if shell {
+		for i := range p.Steps {
+			p.Steps[i].Kind = event.KindShell
+			p.Steps[i].Run = fmt.Sprintf("make -C ./mod%d test -j4 && ./scripts/deploy.sh --env staging %s | tee -a ./out.log", i, p.Steps[i].ID)
+		}
+	}
 	var decisions, events int
 	b.ReportAllocs()
 	for b.Loop() {
 		var l ledger
-		s := NewState()
+		s := policied()
 		if tracked {
 			s.TrackChanges()
 		}

@@ -92,7 +92,7 @@ type pending struct {
 }
 
 func newCluster(seed uint64, check func(*State)) *cluster {
-	c := &cluster{rng: rand.New(rand.NewPCG(seed, seed^0x51ed270b)), s: NewState(), now: t0, check: check,
+	c := &cluster{rng: rand.New(rand.NewPCG(seed, seed^0x51ed270b)), s: policied(), now: t0, check: check,
 		plans: map[string]event.Plan{}, ran: map[attemptRef]bool{}, retried: map[stepRef]int{},
 		applied: map[stepRef]int{}, recorded: map[stepRef]int{}, seen: map[string]int{}}
 	for i := range 2 + c.rng.IntN(3) {

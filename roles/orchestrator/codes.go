@@ -78,6 +78,20 @@ const (
 	CodeSkippedByOperator Code = "skipped_by_operator"
 )
 
+// Codes of a step a gate ended without running it (CodeSkippedByOperator
+// is also a gate's skip, CodePolicyDenied a deny verdict's).
+const (
+	// CodeGateDenied: an operator denied the step at its gate.
+	CodeGateDenied Code = "gate_denied"
+	// CodeGateExpired: nobody answered the step's gate before it expired,
+	// and the policy skips or denies it then; a run's, when its plan gate
+	// expired unapproved.
+	CodeGateExpired Code = "gate_expired"
+	// CodePlanDenied: an operator denied the run's plan at its plan gate
+	// (a run's code).
+	CodePlanDenied Code = "plan_denied"
+)
+
 // codes is every code, in the order they were introduced.
 var codes = []Code{
 	CodeExitNonzero, CodeTimedOut, CodeInterrupted, CodeInterruptedNotIdempotent,
@@ -86,6 +100,7 @@ var codes = []Code{
 	CodeCancelledByOperator, CodePlanRejected, CodePlanInvalid, CodeStepFailed,
 	CodeStepCancelled,
 	CodeSuperseded, CodeNodeLost, CodeNotStarted, CodeNodeDraining, CodeSkippedByOperator,
+	CodeGateDenied, CodeGateExpired, CodePlanDenied,
 }
 
 // Codes returns every code, in the order they were introduced (a copy).

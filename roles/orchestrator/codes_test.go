@@ -56,7 +56,7 @@ func TestEveryEndHasACode(t *testing.T) {
 		for range 300 {
 			m.step()
 		}
-		s := NewState()
+		s := policied()
 		s.TrackChanges()
 		check := func(r *Run) {
 			switch {

@@ -35,8 +35,9 @@ const StartDeadline = 30 * time.Second
 // Decide returns the decisions a leader of epoch should emit now, given the
 // folded state s and the keys of decisions in flight (emitted, not yet
 // folded back), and the earliest future time at which Decide should run
-// again even if no event arrives (zero if none). It does not change s, and
-// it is a pure function: the same state, now, epoch and in-flight keys give
+// again even if no event arrives (zero if none). It does not change s (but
+// for its memo of the policy's verdicts, State.judge), and it is a pure
+// function: the same state, now, epoch and in-flight keys give
 // byte-identical decisions, ids (DecisionID) and times (now) included.
 //
 // A leader whose epoch is older than s.Epoch has been deposed: Decide
@@ -59,20 +60,52 @@ const StartDeadline = 30 * time.Second
 //     not. The fold of that cancel makes the step pending (its next
 //     attempt is assigned by rule 6, with the reason) or holds it in
 //     needs-decision.
-//  6. running → task.assigned for each ready step (pending, NotBefore
-//     reached, every dependency done) while schedulable executors (not
+//  6. running, with a policy in force → each ready step (pending,
+//     NotBefore reached, every dependency done) is judged by the policy
+//     (judgeStep); an approval the state records of exactly its subject
+//     (event.GateSubject with the policy in force) stands for confirm,
+//     never for deny: confirm →
+//     gate.opened (the fold holds the step gated until operators accept;
+//     Expires from the policy's gates.timeout), deny → gate.opened with
+//     the deny verdict (the fold fails the step, class policy), allow or
+//     approved → task.assigned carrying the policy version (and the
+//     approval) while schedulable executors (not
 //     gone, draining or suspect) offering all of the step's capabilities
 //     have room, counting in-flight assignments: an executor holds at
 //     most Capacity (slots + queue) steps. A step goes to the executor with
 //     the most free slots (slots minus the steps it holds, below zero once
 //     it queues), ties broken by node id, which spreads the load; a step
 //     whose last attempt was given up goes to another node than that
-//     attempt's if one has room.
+//     attempt's if one has room. A paused run gets neither gates nor
+//     assignments, nor does a run held at its plan gate (approve_plans:
+//     gate.opened kind plan first); a gate whose Expires has passed is
+//     closed (gate.closed with its OnExpiry).
+//
+// Before the rules: while the state holds no policy, policy.applied
+// (source bootstrap) with the leader's policy (DecideWith).
 func Decide(s *State, now time.Time, epoch uint64, inflight map[DecisionKey]bool) ([]Decision, time.Time) {
+	return DecideWith(s, now, epoch, inflight, Options{})
+}
+
+// Options are a leader's own settings that Decide reads: not ledger facts.
+type Options struct {
+	// Policy is the text of the policy the leader records (policy.applied,
+	// source bootstrap) while the ledger holds none: its --policy file.
+	// Nil means the shipped default (policy.DefaultYAML).
+	Policy []byte
+}
+
+// DecideWith is Decide with the leader's options. While the state holds
+// no policy it first records opts.Policy (or the shipped default) as the
+// first one, and assigns nothing until that is folded.
+func DecideWith(s *State, now time.Time, epoch uint64, inflight map[DecisionKey]bool, opts Options) ([]Decision, time.Time) {
 	if epoch < s.Epoch {
 		return nil, time.Time{}
 	}
 	d := newDecider(s, now, epoch, inflight)
+	if s.Policy == nil {
+		d.bootstrap(opts.Policy)
+	}
 	for _, r := range s.activeRuns() {
 		d.run(r)
 	}

@@ -24,7 +24,7 @@ func (d *decider) run(r *Run) {
 	case r.Status == RunPlanned:
 		d.emit(acceptKey(r.ID, r.Revision), event.PlanAccepted, r.ID, "",
 			event.PlanAcceptedData{Decision: event.Decision{Epoch: d.epoch}, Revision: r.Revision})
-	case r.Status == RunRunning:
+	case r.Status == RunRunning, r.Status == RunPaused:
 		d.running(r)
 	}
 }
@@ -47,6 +47,9 @@ func (d *decider) running(r *Run) {
 			code, reason := stepEnd(st)
 			d.stopRun(r, RunFailed, code, reason)
 			return
+		case st.Gate != nil:
+			complete = false
+			d.expire(r, st)
 		default:
 			complete = false
 			if st.Active() {
@@ -63,13 +66,16 @@ func (d *decider) running(r *Run) {
 		d.finish(r, RunSucceeded, "", "")
 		return
 	}
+	if r.Status == RunPaused || d.s.Policy == nil || d.planHeld(r) {
+		return // the operator's brake; no policy to judge with yet; the plan gate
+	}
 	// The run's wake time counts even when no slot is free.
 	for _, st := range ready {
 		if st.NotBefore.After(d.now) {
 			d.wakeAt(st.NotBefore)
 			continue
 		}
-		d.assign(r, st)
+		d.admit(r, st)
 	}
 }
 
@@ -116,7 +122,7 @@ func latest(ts ...time.Time) time.Time {
 // unless that assignment is already in flight or no executor has room.
 // The assignment carries the reason for an attempt other than the first
 // that is not a retry after a failure (Step.Next).
-func (d *decider) assign(r *Run, st *Step) {
+func (d *decider) assign(r *Run, st *Step, ref event.PolicyRef, approved string, approvers []string) {
 	attempt := st.Attempt + 1
 	if _, ok := d.assigning[attemptRef{r.ID, st.Spec.ID, attempt}]; ok {
 		return
@@ -134,9 +140,12 @@ func (d *decider) assign(r *Run, st *Step) {
 	if st.NotBefore.After(readyAt) {
 		readyAt = st.NotBefore
 	}
-	d.emit(assignKey(r.ID, st.Spec.ID, attempt, node), event.TaskAssigned, r.ID, node,
+	key := assignKey(r.ID, st.Spec.ID, attempt, node)
+	key.Revision, key.Policy = r.Resumes, ref.Version
+	d.emit(key, event.TaskAssigned, r.ID, node,
 		event.TaskAssignedData{Decision: event.Decision{Epoch: d.epoch},
-			Step: st.Spec, Attempt: attempt, Node: node, ReadyAt: readyAt, Reason: st.Next})
+			Step: st.Spec, Attempt: attempt, Node: node, ReadyAt: readyAt, Reason: st.Next,
+			Policy: ref, Approved: approved, Approvers: approvers})
 }
 
 // stopRun cancels the run's active steps (once per attempt) and the

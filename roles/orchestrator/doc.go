@@ -58,16 +58,17 @@
 // along one transition table per namespace (status.go): every status change
 // of the fold goes through move, which consults the table; a move the table
 // does not allow is counted in State.Ignored and changes nothing. A status
-// with no successor is final (Terminal). The tables hold the states later
-// issues add (paused runs; gated, approved, edited and denied steps)
-// although nothing enters them yet. The protocol's
+// with no successor is final (Terminal). Approved, edited and denied steps
+// are in the table but not entered (an approved or edited step is pending
+// again, its approval or edit recorded; a denied one is failed, class
+// policy). The protocol's
 // statuses (bus/event: RunStatus, TaskStatus, the views' step statuses)
 // have the same values; wire.go alone converts, checking them against the
 // tables.
 //
-// Run lifecycle (as entered today): submitted → planned → running →
-// succeeded | failed | cancelled. Step: pending → (ready) → assigned →
-// running → succeeded |
+// Run lifecycle (as entered today): submitted → planned → running ⇄
+// paused → succeeded | failed | cancelled. Step: pending → (ready) →
+// [gated →] assigned → running → succeeded |
 // failed | skipped | cancelled; a failed attempt that may be retried goes
 // back to pending (NotBefore = backoff) and its next assignment uses
 // Attempt+1. Failures are routed by class (see retryable): policy is never
@@ -85,6 +86,22 @@
 // after they could have been. The fold of that cancel makes the step
 // pending again — idempotent, or never started — or holds it in
 // needs-decision until an operator's step.decided (retry or skip).
+//
+// Policy and gates (policy.go, gate.go, decide_gate.go): the policy in
+// force is a ledger fact (State.Policy, from policy.applied; Decide
+// records the leader's own while there is none, and assigns nothing until
+// then). Decide judges each ready step with it before assigning it:
+// allow assigns (the assignment names the policy version), confirm opens
+// a gate (gate.opened; the step is gated), deny fails the step (class
+// policy). Operators answer gates (gate.decided): an accept counts once
+// per operator, not from the run's submitter when the gate says so, and
+// only while it names the gate's subject (event.GateSubject); with the
+// approvals in, the step is pending with its approval recorded and is
+// assigned with it. The fold refuses an assignment the policy in force
+// does not admit (admitted), whoever made it. A step in needs-decision
+// holds a gate too; with approve_plans a plan gate holds a whole run until
+// its revision is approved (plangate.go). run.pause/run.resume are an
+// operator's brake.
 //
 // A failed or cancelled step, and a failed or cancelled run, carry a stable
 // Code (codes.go, pinned append-only by testdata/codes.golden) beside the

@@ -19,6 +19,7 @@ func foldGoalSubmitted(s *State, ev event.Event) {
 		Status:    RunSubmitted,
 		Order:     s.NextOrder,
 		CreatedAt: ev.Time,
+		Submitter: ev.Node,
 	}
 	r.buildIndex()
 	s.NextOrder++

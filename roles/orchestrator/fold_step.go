@@ -7,7 +7,8 @@ import (
 )
 
 // foldStepDecided applies an operator's decision on a step held in
-// needs-decision: retry makes it pending, its next attempt due at once;
+// needs-decision (the older form of gate.decided on its gate, kept as an
+// alias): retry makes it pending, its next attempt due at once;
 // skip ends it skipped (code skipped_by_operator), and its dependents run.
 // A decision on any other step — not held, unknown, in a run that is not
 // running — or with an unknown action is ignored and counted.
@@ -17,7 +18,7 @@ func foldStepDecided(s *State, ev event.Event) {
 		return
 	}
 	r, i, st := s.step(ev.Run, d.Step)
-	if st == nil || r.Status != RunRunning || st.Status != StepNeedsDecision {
+	if st == nil || !r.goesOn() || st.Status != StepNeedsDecision {
 		s.Ignored++
 		return
 	}

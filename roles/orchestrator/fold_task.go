@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/roles/policy"
 )
 
 // ReasonNeedsDecision ends the error of a step held in needs-decision.
@@ -11,14 +12,16 @@ const ReasonNeedsDecision = "not idempotent and may have started: held for an op
 
 // foldTaskAssigned gives the next attempt of a pending step to a node. It is
 // ignored (a duplicate or a decision overtaken by events) unless the run is
-// running, the step is pending and the attempt is the step's next one.
+// running (not paused), the step is pending, the attempt is the step's
+// next one and the policy in force admits it (admitted).
 func foldTaskAssigned(s *State, ev event.Event) {
 	var d event.TaskAssignedData
 	if !s.decode(ev, &d) || s.fenced(d.Epoch) {
 		return
 	}
 	r, i, st := s.step(ev.Run, d.Step.ID)
-	if st == nil || r.Status != RunRunning || d.Attempt != st.Attempt+1 || d.Node == "" || !st.Status.CanMove(StepAssigned) {
+	if st == nil || r.Status != RunRunning || d.Attempt != st.Attempt+1 || d.Node == "" || !st.Status.CanMove(StepAssigned) ||
+		!s.admitted(st, d) {
 		s.Ignored++
 		return
 	}
@@ -31,6 +34,31 @@ func foldTaskAssigned(s *State, ev event.Event) {
 	s.setWait(r, i) // no longer pending: no wait
 	st.StartedAt, st.FinishedAt = time.Time{}, time.Time{}
 	st.ExitCode, st.Error, st.Code, st.Class = nil, "", "", ""
+}
+
+// admitted reports whether an assignment may run the step under the
+// policy in force: it names that policy, and either carries the step's
+// recorded approval of exactly its subject or the policy allows the step;
+// nothing admits a step the policy denies.
+// Before the ledger holds a policy (histories older than policies) every
+// assignment is admitted.
+func (s *State) admitted(st *Step, d event.TaskAssignedData) bool {
+	if s.Policy == nil {
+		return true
+	}
+	ref := s.Policy.Ref()
+	if d.Policy != ref {
+		return false
+	}
+	subject := event.GateSubject(st.Spec, ref)
+	switch v := s.judge(st.Spec, subject); {
+	case v.Action == policy.Deny:
+		return false // no approval overrides a deny
+	case d.Approved != "":
+		return d.Approved == st.Approved && d.Approved == subject
+	default:
+		return v.Action == policy.Allow
+	}
 }
 
 // foldTaskStarted marks the current attempt running.
@@ -93,6 +121,7 @@ func (s *State) supersede(r *Run, i int, t time.Time, reason string) {
 	st.Error, st.Code, st.Class = reason, code, ""
 	if to == StepNeedsDecision {
 		st.Error = reason + ": " + ReasonNeedsDecision
+		s.holdForDecision(r, i, t)
 		return
 	}
 	st.NotBefore, st.ReadyAt, st.Next = time.Time{}, t, reason

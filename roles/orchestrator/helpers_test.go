@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/roles/policy"
 )
 
 // t0 is the origin of test time.
@@ -55,4 +56,36 @@ func (l *ledger) commit(d event.Draft, leader string) event.Event {
 	}
 	l.record(ev)
 	return ev
+}
+
+// policyApplied is the policy.applied that records text as the first
+// policy, as a leader's bootstrap does.
+func policyApplied(seq uint64, text []byte) event.Event {
+	p, err := policy.Parse(text, "test")
+	if err != nil {
+		panic(err)
+	}
+	data, err := json.Marshal(event.PolicyAppliedData{Name: p.Name, Hash: p.Hash(), Text: string(text), Source: event.PolicyFromBootstrap})
+	if err != nil {
+		panic(err)
+	}
+	return event.Event{Seq: seq, StreamSeq: seq, ID: fmt.Sprintf("policy-%d", seq), Type: event.PolicyRecorded,
+		Node: "o1", Time: t0, Subject: event.Subject(event.PolicyRecorded, ""), Data: data}
+}
+
+// policied is a new state holding the shipped default policy (folded at
+// position 0, so that the positions of the events after it are those of a
+// ledger without it).
+func policied() *State {
+	s := NewState()
+	s.Apply(policyApplied(0, policy.DefaultYAML()))
+	return s
+}
+
+// testAssignKey is the key of an assignment Decide makes under the first
+// policy of a run never paused.
+func testAssignKey(run, step string, attempt int, node string) DecisionKey {
+	k := assignKey(run, step, attempt, node)
+	k.Policy = 1
+	return k
 }

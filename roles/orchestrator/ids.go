@@ -39,6 +39,9 @@ func DecisionID(epoch uint64, k DecisionKey) string {
 	if k.Incarnation != "" { // absent from the keys made before it, whose ids stay
 		b = appendField(b, k.Incarnation)
 	}
+	if k.Policy != 0 { // likewise
+		b = binary.BigEndian.AppendUint64(append(b, 'p'), uint64(k.Policy))
+	}
 	return uuid.NewHash(sha256.New(), decisionSpace, b, 8).String()
 }
 

@@ -160,7 +160,7 @@ func TestDecisionAppliesOncePerKey(t *testing.T) {
 			m.step()
 		}
 		rng := rand.New(rand.NewPCG(seed, 13))
-		s := NewState()
+		s := policied()
 		var applied []event.Event // decisions that changed the state
 		var l ledger
 		l.seq = m.l.seq

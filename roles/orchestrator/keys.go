@@ -11,6 +11,9 @@ const (
 	KindAssign DecisionKind = "assign" // task.assigned
 	KindCancel DecisionKind = "cancel" // task.cancel
 	KindFinish DecisionKind = "finish" // run.finished
+	KindPolicy DecisionKind = "policy" // policy.applied
+	KindGate   DecisionKind = "gate"   // gate.opened
+	KindClose  DecisionKind = "close"  // gate.closed
 
 	KindNodeJoined  DecisionKind = "node.joined"  // node.joined
 	KindNodeSuspect DecisionKind = "node.suspect" // node.suspect
@@ -25,10 +28,14 @@ const (
 // a map. Fields a kind does not use are zero:
 //
 //	accept: Run, Revision
-//	assign: Run, Step, Attempt, Node
+//	assign: Run, Step, Attempt, Node, Revision (the run's Resumes),
+//	        Policy (the version judged with)
 //	cancel: Run, Step, Attempt
 //	finish: Run
 //	node.*: Node, Incarnation, Revision (the node record's Changes)
+//	policy: Revision (the base version), Run and Step (a remembered rule)
+//	gate:   Run, Step, Attempt, Revision (the step's gate number), Policy
+//	close:  Run, Step, Revision (the gate's number)
 //
 // Every key names a one-way step of the state (a revision accepted, an
 // attempt assigned or cancelled, a run finished, the n-th change of a
@@ -43,6 +50,10 @@ type DecisionKey struct {
 	Node     string
 	// Incarnation is the node's, for membership decisions.
 	Incarnation string
+	// Policy is the policy version an assignment or a gate was judged
+	// with: a decision the fold refused because the policy changed is
+	// made again, under another key.
+	Policy int64
 }
 
 func acceptKey(run string, rev int) DecisionKey {
@@ -51,6 +62,18 @@ func acceptKey(run string, rev int) DecisionKey {
 
 func assignKey(run, step string, attempt int, node string) DecisionKey {
 	return DecisionKey{Kind: KindAssign, Run: run, Step: step, Attempt: attempt, Node: node}
+}
+
+func policyKey(base int64, run, step string) DecisionKey {
+	return DecisionKey{Kind: KindPolicy, Revision: int(base), Run: run, Step: step}
+}
+
+func gateKey(run, step string, attempt, gate int, policy int64) DecisionKey {
+	return DecisionKey{Kind: KindGate, Run: run, Step: step, Attempt: attempt, Revision: gate, Policy: policy}
+}
+
+func closeKey(run, step string, gate int) DecisionKey {
+	return DecisionKey{Kind: KindClose, Run: run, Step: step, Revision: gate}
 }
 
 func cancelKey(run, step string, attempt int) DecisionKey {
@@ -75,13 +98,25 @@ func (k DecisionKey) isNode() bool {
 // String is the key for people and logs (never parsed back):
 // accept/<run>/<revision>, assign/<run>/<step>/<attempt>/<node>,
 // cancel/<run>/<step>/<attempt>, finish/<run>,
-// node.<state>/<node>/<incarnation>/<changes>.
+// node.<state>/<node>/<incarnation>/<changes>, policy/<base>[/<run>/<step>],
+// gate/<run>/<step>/<attempt>/<gate>, close/<run>/<step>/<gate>.
 func (k DecisionKey) String() string {
 	if k.isNode() {
 		return string(k.Kind) + "/" + k.Node + "/" + k.Incarnation + "/" + strconv.Itoa(k.Revision)
 	}
+	if k.Kind == KindPolicy {
+		s := "policy/" + strconv.Itoa(k.Revision)
+		if k.Run != "" {
+			s += "/" + k.Run + "/" + k.Step
+		}
+		return s
+	}
 	s := string(k.Kind) + "/" + k.Run
 	switch k.Kind {
+	case KindGate:
+		s += "/" + k.Step + "/" + strconv.Itoa(k.Attempt) + "/" + strconv.Itoa(k.Revision)
+	case KindClose:
+		s += "/" + k.Step + "/" + strconv.Itoa(k.Revision)
 	case KindAccept:
 		s += "/" + strconv.Itoa(k.Revision)
 	case KindAssign:

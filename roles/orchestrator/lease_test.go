@@ -418,7 +418,7 @@ func TestRenewFailingLosesLeadership(t *testing.T) {
 // never both lead: the first one recorded does.
 func TestSecondElectionAtTheSameEpochIsNotAccepted(t *testing.T) {
 	var l ledger
-	s := NewState()
+	s := policied()
 	elect := func(epoch uint64, leader string) {
 		s.Apply(l.add(event.LeaderElected, "", leader, t0, event.LeaderElectedData{Decision: event.Decision{Epoch: epoch}, Leader: leader}))
 	}

@@ -2,7 +2,9 @@ package orchestrator
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"os"
 	"slices"
 	"sync"
 	"time"
@@ -10,6 +12,7 @@ import (
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/membership"
 	"github.com/agentic-dev/agentic/roles"
+	"github.com/agentic-dev/agentic/roles/policy"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -72,6 +75,16 @@ type Orchestrator struct {
 		epoch    uint64 // ours, while we hold the lease
 	}
 
+	// bootstrap is the policy this node records as the first one while
+	// the ledger holds none (UsePolicyFile; nil: the shipped default),
+	// bootstrapHash its hash, bootstrapErr why the file could not be
+	// used (Start returns it), warned whether the log said that the
+	// ledger holds another.
+	bootstrap     []byte
+	bootstrapHash string
+	bootstrapErr  error
+	warned        bool
+
 	runMu  sync.Mutex
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -95,6 +108,29 @@ func New(env roles.Env, cfg Config) *Orchestrator {
 	o.mu.inflight = map[DecisionKey]bool{}
 	o.mu.byID = map[string]DecisionKey{}
 	return o
+}
+
+// UsePolicyFile makes the policy file at path (agentd's --policy; "" for
+// the shipped default) the one this node records while the ledger holds
+// no policy. Call it before Start, which fails if the file cannot be read
+// or is not a valid policy. Once the ledger holds a policy, a file that
+// differs from it only gets a warning in the log: the policy in force is
+// changed with agentctl policy apply.
+func (o *Orchestrator) UsePolicyFile(path string) {
+	if path == "" {
+		return
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		o.bootstrapErr = fmt.Errorf("orchestrator: policy file: %w", err)
+		return
+	}
+	p, err := policy.Parse(b, path)
+	if err != nil {
+		o.bootstrapErr = fmt.Errorf("orchestrator: policy file: %w", err)
+		return
+	}
+	o.bootstrap, o.bootstrapHash = b, p.Hash()
 }
 
 // Name is "orchestrator".
@@ -155,6 +191,9 @@ func (o *Orchestrator) Leader() uint64 {
 
 // Start begins the lease and decision loops.
 func (o *Orchestrator) Start(ctx context.Context) error {
+	if o.bootstrapErr != nil {
+		return o.bootstrapErr
+	}
 	o.runMu.Lock()
 	defer o.runMu.Unlock()
 	if o.cancel != nil {
@@ -248,7 +287,13 @@ func (o *Orchestrator) decide(absentAfter time.Time) ([]event.Draft, time.Time) 
 	if view != nil {
 		ds, wake = ReconcileMembers(o.mu.state, *view, now, o.mu.epoch, o.mu.inflight)
 	}
-	more, w := Decide(o.mu.state, now, o.mu.epoch, o.mu.inflight)
+	if p := o.mu.state.Policy; p != nil && o.bootstrapHash != "" && p.Hash != o.bootstrapHash && !o.warned {
+		o.warned = true
+		o.log.Warn("the policy file differs from the policy in force in the ledger, which stays in force",
+			"ledger_version", p.Version, "ledger_hash", p.Hash, "file_hash", o.bootstrapHash,
+			"hint", "change the policy in force with agentctl policy apply -f FILE")
+	}
+	more, w := DecideWith(o.mu.state, now, o.mu.epoch, o.mu.inflight, Options{Policy: o.bootstrap})
 	ds = append(ds, more...)
 	if wake.IsZero() || (!w.IsZero() && w.Before(wake)) {
 		wake = w

@@ -20,7 +20,7 @@ type fixture struct {
 }
 
 func newFixture(t *testing.T) *fixture {
-	f := &fixture{t: t, s: NewState()}
+	f := &fixture{t: t, s: policied()}
 	f.add(event.LeaderElected, "", "o1", event.LeaderElectedData{Decision: event.Decision{Epoch: 1}, Leader: "o1"})
 	return f
 }
@@ -41,7 +41,7 @@ func (f *fixture) run(id string, steps ...event.Step) {
 }
 
 func (f *fixture) assign(run string, spec event.Step, attempt int, node string) {
-	f.add(event.TaskAssigned, run, "o1", event.TaskAssignedData{Decision: event.Decision{Epoch: 1}, Step: spec, Attempt: attempt, Node: node})
+	f.add(event.TaskAssigned, run, "o1", event.TaskAssignedData{Decision: event.Decision{Epoch: 1}, Step: spec, Attempt: attempt, Node: node, Policy: f.s.Policy.Ref()})
 }
 
 // decide runs Decide at now and commits its decisions.
@@ -130,7 +130,7 @@ func TestSupersedeOutcomes(t *testing.T) {
 				t.Fatalf("after the cancel: %s code %s reassigned %d lost %d, want %s", st.Status, st.Code, st.Reassigned, st.Lost, tt.want)
 			}
 			ds = f.decide(t0.Add(2 * time.Second))
-			if got := len(ds) == 1 && ds[0].Key == assignKey("r", "s", 2, "n2"); got != tt.wantRun {
+			if got := len(ds) == 1 && ds[0].Key == testAssignKey("r", "s", 2, "n2"); got != tt.wantRun {
 				t.Fatalf("next round %v, want a new attempt on n2: %v", ds, tt.wantRun)
 			}
 			if tt.wantRun {
@@ -185,7 +185,7 @@ func TestPickNode(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := NewState()
+			s := policied()
 			d := &decider{s: s, load: map[string]int{}}
 			for _, id := range slices.Sorted(maps.Keys(tt.execs)) {
 				e := tt.execs[id]
@@ -269,7 +269,7 @@ func TestStepDecided(t *testing.T) {
 			ds, _ := Decide(f.s, t0, 1, nil)
 			switch tt.want {
 			case StepPending:
-				if len(ds) != 1 || ds[0].Key != assignKey("r", "s", 2, "n2") || !strings.Contains(string(ds[0].Draft.Data), "retry decided by an operator: looked") {
+				if len(ds) != 1 || ds[0].Key != testAssignKey("r", "s", 2, "n2") || !strings.Contains(string(ds[0].Draft.Data), "retry decided by an operator: looked") {
 					t.Fatalf("after retry: %v", ds)
 				}
 			case StepSkipped:

@@ -15,7 +15,7 @@ import (
 
 // foldAll folds events into a fresh state.
 func foldAll(events []event.Event) *State {
-	s := NewState()
+	s := policied()
 	for _, ev := range events {
 		s.Apply(ev)
 	}
@@ -116,7 +116,7 @@ func TestSnapshotMidwayEqualsFoldFromZero(t *testing.T) {
 		}
 		// Finished runs have left the state: count them from the changes
 		// a tracking fold reports.
-		tracked := NewState()
+		tracked := policied()
 		tracked.TrackChanges()
 		for _, ev := range events {
 			tracked.Apply(ev)
@@ -155,18 +155,20 @@ func TestSnapshotErrors(t *testing.T) {
 		{"future version", `{"version":99,"state":{}}`, ErrSnapshotVersion},
 		{"no version", `{"state":{}}`, ErrSnapshotVersion},
 		{"not json", `{`, nil},
-		{"no state", `{"version":4}`, nil},
+		{"no state", `{"version":5}`, nil},
 		{"version 1 (held finished runs)", `{"version":1,"state":{}}`, ErrSnapshotVersion},
 		{"version 2 (before codes)", `{"version":2,"state":{}}`, ErrSnapshotVersion},
 		{"version 3 (before membership and reassignment)", `{"version":3,"state":{}}`, ErrSnapshotVersion},
-		{"null executor", `{"version":4,"state":{"executors":{"n1":null}}}`, nil},
-		{"null node", `{"version":4,"state":{"nodes":{"n1":null}}}`, nil},
-		{"finished run", `{"version":4,"state":{"runs":{"a":{"id":"a","status":"succeeded"}}}}`, nil},
-		{"misfiled run", `{"version":4,"state":{"runs":{"a":{"id":"b"}}}}`, nil},
-		{"null step", `{"version":4,"state":{"runs":{"a":{"id":"a","status":"running","steps":[null]}}}}`, nil},
-		{"unknown run status", `{"version":4,"state":{"runs":{"a":{"id":"a","status":"sleeping"}}}}`, nil},
-		{"run without status", `{"version":4,"state":{"runs":{"a":{"id":"a"}}}}`, nil},
-		{"unknown step status", `{"version":4,"state":{"runs":{"a":{"id":"a","status":"running","steps":[{"status":"dozing"}]}}}}`, nil},
+		{"version 4 (before policies and gates)", `{"version":4,"state":{}}`, ErrSnapshotVersion},
+		{"policy not its hash", `{"version":5,"state":{"policy":{"version":1,"hash":"sha256:00","text":"default: allow\n"}}}`, nil},
+		{"null executor", `{"version":5,"state":{"executors":{"n1":null}}}`, nil},
+		{"null node", `{"version":5,"state":{"nodes":{"n1":null}}}`, nil},
+		{"finished run", `{"version":5,"state":{"runs":{"a":{"id":"a","status":"succeeded"}}}}`, nil},
+		{"misfiled run", `{"version":5,"state":{"runs":{"a":{"id":"b"}}}}`, nil},
+		{"null step", `{"version":5,"state":{"runs":{"a":{"id":"a","status":"running","steps":[null]}}}}`, nil},
+		{"unknown run status", `{"version":5,"state":{"runs":{"a":{"id":"a","status":"sleeping"}}}}`, nil},
+		{"run without status", `{"version":5,"state":{"runs":{"a":{"id":"a"}}}}`, nil},
+		{"unknown step status", `{"version":5,"state":{"runs":{"a":{"id":"a","status":"running","steps":[{"status":"dozing"}]}}}}`, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -183,7 +185,7 @@ func TestSnapshotErrors(t *testing.T) {
 		})
 	}
 	// An empty state round-trips.
-	s, err := UnmarshalSnapshot(mustSnapshot(t, NewState()))
+	s, err := UnmarshalSnapshot(mustSnapshot(t, policied()))
 	if err != nil || s.Runs == nil || s.Executors == nil {
 		t.Fatalf("empty round trip: %v %v", s, err)
 	}
@@ -209,7 +211,7 @@ func TestChangesNameEveryChange(t *testing.T) {
 		for range 300 {
 			m.step()
 		}
-		s := NewState()
+		s := policied()
 		s.TrackChanges()
 		mirror := map[string]*RunView{}
 		finished := map[string]bool{}

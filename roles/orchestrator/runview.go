@@ -61,6 +61,8 @@ func (r *Run) StepView(i int) StepView {
 		Code:       st.Code.Wire(),
 		Reassigned: st.Reassigned,
 		Wait:       st.wait(),
+		Approvers:  slices.Clone(st.Approvers),
+		Edits:      slices.Clone(st.Edits),
 	}
 }
 
@@ -78,6 +80,9 @@ func (st *Step) wait() string {
 func (r *Run) reason() string {
 	if r.Reason != "" || r.Status.Terminal() {
 		return r.Reason
+	}
+	if r.Status == RunPaused {
+		return r.PauseReason
 	}
 	return r.Wait
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/membership"
+	"github.com/agentic-dev/agentic/roles/policy"
 )
 
 // script interprets the golden scripts' commands against a State. Time
@@ -58,6 +59,16 @@ import (
 //	event TYPE [RUN]            an event this fold skips (memory.written, ...)
 //	state RUN | runs [status=S] [limit=N] | lookup PREFIX | counters | executors
 //	snapshot                    round-trip the state through a snapshot
+//	nopolicy                    start again from an empty state without a
+//	                            policy (scripts start with the default one)
+//	policy [base=N]             policy.applied by an admin; input lines are
+//	                            the YAML (base: the version in force)
+//	gate RUN STEP ACTION [by=OP] [stale] [remember] [command=WORDS_WITH_UNDERSCORES] [REASON...]
+//	                            gate.decided naming the step's gate subject
+//	                            (stale: an older one); STEP "-" is the run's plan gate
+//	pause RUN | resume RUN      run.pause, run.resume from an operator
+//
+// Plan steps may give run=WORDS_WITH_UNDERSCORES (underscores are spaces).
 //
 // A run leaves State in the fold that finishes it. The script keeps the
 // final run of every run evicted (as the run index does, from the changes
@@ -75,18 +86,31 @@ type script struct {
 	held     []Decision
 	finished map[string]*Run // runs evicted from State, as they ended
 	view     MemberView
+	// stale keeps, per run/step, the subject of the step's gate before
+	// the last one (for "gate ... stale").
+	stale map[string]string
+	gates map[string]string
 }
 
 func newScript() *script {
-	s := NewState()
+	s := policied()
 	s.TrackChanges()
 	return &script{s: s, now: t0, plans: map[string]*event.Plan{},
-		runPlan: map[string]string{}, leader: "o1", finished: map[string]*Run{}}
+		runPlan: map[string]string{}, leader: "o1", finished: map[string]*Run{},
+		stale: map[string]string{}, gates: map[string]string{}}
 }
 
 // apply folds ev and keeps the runs it evicts.
 func (sc *script) apply(ev event.Event) {
 	sc.s.Apply(ev)
+	for _, r := range sc.s.Runs {
+		for _, st := range r.Steps {
+			k := r.ID + "/" + st.Spec.ID
+			if st.Gate != nil && sc.gates[k] != st.Gate.Subject {
+				sc.stale[k], sc.gates[k] = sc.gates[k], st.Gate.Subject
+			}
+		}
+	}
 	for _, c := range sc.s.TakeChanges().Runs {
 		if c.Evicted {
 			if sc.s.Runs[c.Run.ID] != nil {
@@ -182,7 +206,7 @@ func (sc *script) exec(t *testing.T, line string, input []string) []string {
 	case "submit":
 		name := a.opt["plan"]
 		sc.runPlan[a.pos[0]] = name
-		return sc.fold(event.GoalSubmitted, a.pos[0], "op", event.GoalSubmittedData{Goal: name}, sc.runLine)
+		return sc.fold(event.GoalSubmitted, a.pos[0], cmp.Or(a.opt["by"], "op"), event.GoalSubmittedData{Goal: name}, sc.runLine)
 	case "propose":
 		name := a.opt["plan"]
 		if name == "" {
@@ -278,7 +302,7 @@ func (sc *script) exec(t *testing.T, line string, input []string) []string {
 		}
 		return sc.fold(event.TaskAssigned, run, sc.leader, event.TaskAssignedData{
 			Decision: event.Decision{Epoch: uint64(a.optInt(t, "epoch", int(sc.epoch)))},
-			Step:     spec, Attempt: a.int(t, 2), Node: a.pos[3], ReadyAt: sc.now}, sc.stepLine(step))
+			Step:     spec, Attempt: a.int(t, 2), Node: a.pos[3], ReadyAt: sc.now, Policy: sc.policyRef()}, sc.stepLine(step))
 	case "accept":
 		return sc.fold(event.PlanAccepted, a.pos[0], sc.leader, event.PlanAcceptedData{
 			Decision: event.Decision{Epoch: uint64(a.optInt(t, "epoch", int(sc.epoch)))},
@@ -330,6 +354,57 @@ func (sc *script) exec(t *testing.T, line string, input []string) []string {
 			out = append(out, sc.executorLine(id))
 		}
 		return out
+	case "nopolicy":
+		sc.s = NewState()
+		sc.s.TrackChanges()
+		return []string{"no policy"}
+	case "policy":
+		base := int64(0)
+		if sc.s.Policy != nil {
+			base = sc.s.Policy.Version
+		}
+		base = int64(a.optInt(t, "base", int(base)))
+		text := strings.Join(input, "\n") + "\n"
+		p, err := policy.Parse([]byte(text), "script")
+		if err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		return sc.fold(event.PolicyApplied, "", "admin", event.PolicyAppliedData{Base: base, Name: p.Name, Hash: p.Hash(),
+			Text: text, Source: event.PolicyFromApply}, func(string) string { return sc.policyLine() })
+	case "gate":
+		run, step := a.pos[0], a.pos[1]
+		subject := "sha256:none"
+		if r, _ := sc.run(run); r != nil && r.Step(step) != nil && r.Step(step).Gate != nil {
+			subject = r.Step(step).Gate.Subject
+		}
+		if step == "-" { // the run's plan gate
+			step = ""
+			if r, _ := sc.run(run); r != nil && r.Gate != nil {
+				subject = r.Gate.Subject
+			}
+		}
+		if a.flags["stale"] {
+			subject = sc.stale[run+"/"+step]
+		}
+		by := cmp.Or(a.opt["by"], "op")
+		reason := []string{}
+		for _, p := range a.pos[3:] {
+			if p != "stale" && p != "remember" {
+				reason = append(reason, p)
+			}
+		}
+		return sc.fold(event.GateDecided, run, by, event.GateDecidedData{Step: step, Subject: subject,
+			Action: event.GateAction(a.pos[2]), Command: strings.ReplaceAll(a.opt["command"], "_", " "), Remember: a.flags["remember"],
+			Reason: strings.Join(reason, " ")}, func(run string) string {
+			if step == "" {
+				return sc.runLine(run)
+			}
+			return sc.stepLine(step)(run)
+		})
+	case "pause":
+		return sc.fold(event.RunPause, a.pos[0], "op", event.RunBrakeData{Reason: strings.Join(a.pos[1:], " ")}, sc.runLine)
+	case "resume":
+		return sc.fold(event.RunResume, a.pos[0], "op", event.RunBrakeData{}, sc.runLine)
 	case "snapshot":
 		b, err := sc.s.MarshalSnapshot()
 		if err != nil {
@@ -345,6 +420,14 @@ func (sc *script) exec(t *testing.T, line string, input []string) []string {
 	}
 	t.Fatalf("unknown command %q", line)
 	return nil
+}
+
+// policyRef is the policy in force, for assignments made by hand.
+func (sc *script) policyRef() event.PolicyRef {
+	if sc.s.Policy == nil {
+		return event.PolicyRef{}
+	}
+	return sc.s.Policy.Ref()
 }
 
 // fold commits and applies an event and describes its effect with show
@@ -557,6 +640,12 @@ func describe(d Decision) string {
 		if p.Reason != "" {
 			s += fmt.Sprintf(" reason=%q", p.Reason)
 		}
+		if p.Approved != "" {
+			s += " approved-by=" + strings.Join(p.Approvers, ",")
+		}
+		if p.Policy.Version != 1 {
+			s += fmt.Sprintf(" policy=v%d", p.Policy.Version)
+		}
 		return s + suffix
 	case event.TaskCancel:
 		var p event.TaskCancelData
@@ -574,6 +663,31 @@ func describe(d Decision) string {
 			s += ": " + p.Reason
 		}
 		return s + suffix
+	case event.PolicyApplied, event.PolicyRecorded:
+		var p event.PolicyAppliedData
+		_ = json.Unmarshal(d.Draft.Data, &p)
+		return fmt.Sprintf("policy base=%d name=%s source=%s", p.Base, p.Name, p.Source)
+	case event.GateOpened:
+		var p event.GateOpenedData
+		_ = json.Unmarshal(d.Draft.Data, &p)
+		s := fmt.Sprintf("gate %s/%s#%d %s policy=v%d", d.Draft.Run, p.Step, p.Attempt, p.Kind, p.Policy.Version)
+		if p.Kind == event.GatePlan {
+			s = fmt.Sprintf("gate %s rev=%d %s policy=v%d", d.Draft.Run, p.Revision, p.Kind, p.Policy.Version)
+		}
+		if v := p.Verdict; v != nil {
+			s += fmt.Sprintf(" %s %s rule=%s approvals=%d", v.Action, v.Level, v.Rule, p.Approvals)
+		}
+		if p.NotSubmitter {
+			s += " not-submitter"
+		}
+		if !p.Expires.IsZero() {
+			s += " expires=" + offset(p.Expires) + " then " + string(p.OnExpiry)
+		}
+		return s + suffix
+	case event.GateClosed:
+		var p event.GateClosedData
+		_ = json.Unmarshal(d.Draft.Data, &p)
+		return fmt.Sprintf("close %s/%s %s [%s]: %s", d.Draft.Run, p.Step, p.Action, p.Code, p.Reason) + suffix
 	case event.RunFinished:
 		var p event.RunFinishedData
 		_ = json.Unmarshal(d.Draft.Data, &p)
@@ -639,6 +753,12 @@ func (sc *script) runLine(id string) string {
 	if r.CancelRequested {
 		s += " cancel-requested"
 	}
+	if g := r.Gate; g != nil {
+		s += fmt.Sprintf(" plan-gate#%d approvals=%d/%d", g.Number, len(g.Approvers), g.Approvals)
+	}
+	if r.PlanApproved > 0 {
+		s += fmt.Sprintf(" plan-approved=rev%d", r.PlanApproved)
+	}
 	if r.Wait != "" && !r.Terminal() {
 		s += fmt.Sprintf(" wait=%q", r.Wait)
 	}
@@ -695,7 +815,28 @@ func formatStep(v StepView, st *Step) string {
 	if v.Wait != "" {
 		s += fmt.Sprintf(" wait=%q", v.Wait)
 	}
+	if g := st.Gate; g != nil {
+		s += fmt.Sprintf(" gate=%s#%d approvals=%d/%d", g.Kind, g.Number, len(g.Approvers), g.Approvals)
+		if len(g.Approvers) > 0 {
+			s += " by=" + strings.Join(g.Approvers, ",")
+		}
+	}
+	if st.Approved != "" {
+		s += " approved-by=" + strings.Join(st.Approvers, ",")
+	}
+	for _, e := range st.Edits {
+		s += fmt.Sprintf(" edited(%q->%q by %s)", e.From, e.To, e.By)
+	}
 	return s
+}
+
+// policyLine shows the policy in force.
+func (sc *script) policyLine() string {
+	p := sc.s.Policy
+	if p == nil {
+		return "no policy"
+	}
+	return fmt.Sprintf("policy v%d %s source=%s", p.Version, p.Name, p.Source)
 }
 
 func (sc *script) stateLines(id string) []string {
@@ -758,6 +899,10 @@ func parsePlan(t *testing.T, name string, lines []string) *event.Plan {
 				st.Creates = v
 			case "check":
 				st.Check = v
+			case "run":
+				st.Run = strings.ReplaceAll(v, "_", " ")
+			case "cwd":
+				st.Cwd = v
 			default:
 				t.Fatalf("plan %s: unknown step option %q", name, kv)
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/membership"
+	"github.com/agentic-dev/agentic/roles/policy"
 )
 
 // sim generates plausible, messy event histories: a leader that decides
@@ -37,7 +38,7 @@ type sim struct {
 }
 
 func newSim(seed uint64, check func(*State)) *sim {
-	m := &sim{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), s: NewState(), now: t0, check: check,
+	m := &sim{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), s: policied(), now: t0, check: check,
 		members: map[string]membership.Member{}, online: map[string]event.ExecutorOnlineData{}}
 	for i := range 1 + m.rng.IntN(3) {
 		n := fmt.Sprintf("n%d", i+1)
@@ -113,11 +114,27 @@ func (m *sim) gossip() {
 	m.propose(ds)
 }
 
-// operator drains a node, or decides on a step (most often one held for
-// a decision).
+// operator drains a node, answers a gate, pauses or resumes a run, or
+// decides on a step (most often one held for a decision).
 func (m *sim) operator() {
-	if m.rng.IntN(4) == 0 {
+	switch m.rng.IntN(10) {
+	case 0:
 		m.add(event.NodeDrain, "", "op", event.NodeDrainData{Node: m.nodes[m.rng.IntN(len(m.nodes))]})
+		return
+	case 4:
+		m.applyPolicy()
+		return
+	case 1, 2:
+		m.answerGate()
+		return
+	case 3:
+		if r, _ := m.pickStep(false); r != nil {
+			typ := event.RunPause
+			if r.Status == RunPaused || m.rng.IntN(3) == 0 {
+				typ = event.RunResume
+			}
+			m.add(typ, r.ID, "op", event.RunBrakeData{})
+		}
 		return
 	}
 	r, st := m.pickStep(false)
@@ -135,9 +152,95 @@ func (m *sim) operator() {
 	m.add(event.StepDecided, r.ID, "op", event.StepDecidedData{Step: st.Spec.ID, Action: action})
 }
 
+// answerGate answers a random open gate: accept (sometimes from the
+// submitter, or naming a stale subject), edit, skip or deny.
+func (m *sim) answerGate() {
+	type held struct {
+		r  *Run
+		st *Step
+	}
+	var open []held
+	for _, r := range m.s.activeRuns() {
+		for _, st := range r.Steps {
+			if st.Gate != nil {
+				open = append(open, held{r, st})
+			}
+		}
+	}
+	if len(open) == 0 {
+		return
+	}
+	h := open[m.rng.IntN(len(open))]
+	d := event.GateDecidedData{Step: h.st.Spec.ID, Subject: h.st.Gate.Subject, Action: event.GateAccept}
+	if m.rng.IntN(5) == 0 {
+		d.Subject = "sha256:stale"
+	}
+	switch m.rng.IntN(6) {
+	case 0:
+		d.Action, d.Command = event.GateEdit, []string{"true", "rm -rf build2"}[m.rng.IntN(2)]
+	case 1:
+		d.Action = event.GateSkip
+	case 2:
+		d.Action = event.GateDeny
+	}
+	m.add(event.GateDecided, h.r.ID, []string{"op", "op2", "op3"}[m.rng.IntN(3)], d)
+}
+
+// gateInvariant: no assignment is folded that the policy in force would
+// not allow, unless the step records an approval of exactly its subject;
+// none of a step the policy denies. (Steps assigned before a policy
+// change keep running: the check is made as each assignment is folded.)
+func (m *sim) gateInvariant(ev event.Event) {
+	if m.s.Policy == nil || ev.Type != event.TaskAssigned {
+		return
+	}
+	var d event.TaskAssignedData
+	if err := ev.Decode(&d); err != nil {
+		panic(err)
+	}
+	_, _, st := m.s.step(ev.Run, d.Step.ID)
+	if st == nil || st.Status != StepAssigned || st.Attempt != d.Attempt || st.AssignedSeq != ev.Seq {
+		return // not applied
+	}
+	v := judgeStep(m.s.Policy.parsed, st.Spec)
+	approved := st.Approved == event.GateSubject(st.Spec, m.s.Policy.Ref())
+	if v.Action == policy.Deny || (v.Action != policy.Allow && !approved) {
+		panic(fmt.Sprintf("seq %d: step %s/%s (%q, %s) assigned without an approval", m.s.Seq, ev.Run, st.Spec.ID, st.Spec.Run, v.Action))
+	}
+}
+
+// policies the simulated administrator applies in turn: the shipped
+// default, one that asks two approvers and denies curl, and one that
+// approves whole plans.
+var simPolicies = [][]byte{
+	policy.DefaultYAML(),
+	[]byte("name: strict\napprovals:\n  high: {approvers: 2, not_submitter: true}\nrules:\n  - pattern: \"rm -rf\"\n    level: high\n    action: confirm\n  - pattern: curl\n    action: deny\n"),
+	[]byte("name: plans\napprove_plans: by-level\nrules:\n  - pattern: \"rm -rf\"\n    level: high\n    action: confirm\n"),
+}
+
+// applyPolicy applies one of simPolicies as an administrator would
+// (sometimes on a stale base, which the fold ignores).
+func (m *sim) applyPolicy() {
+	text := simPolicies[m.rng.IntN(len(simPolicies))]
+	p, err := policy.Parse(text, "sim")
+	if err != nil {
+		panic(err)
+	}
+	base := int64(0)
+	if m.s.Policy != nil {
+		base = m.s.Policy.Version
+	}
+	if m.rng.IntN(5) == 0 {
+		base--
+	}
+	m.add(event.PolicyApplied, "", "admin", event.PolicyAppliedData{Base: base, Name: p.Name, Hash: p.Hash(), Text: string(text), Source: event.PolicyFromApply})
+}
+
 func (m *sim) add(typ event.Type, run, node string, payload any) {
-	m.s.Apply(m.l.add(typ, run, node, m.now, payload))
+	ev := m.l.add(typ, run, node, m.now, payload)
+	m.s.Apply(ev)
 	m.check(m.s)
+	m.gateInvariant(ev)
 }
 
 func (m *sim) commitDecision(d Decision) {
@@ -145,8 +248,10 @@ func (m *sim) commitDecision(d Decision) {
 		m.refused++ // a ledger refuses a repeated event id
 		return
 	}
-	m.s.Apply(m.l.commit(d.Draft, "leader"))
+	ev := m.l.commit(d.Draft, "leader")
+	m.s.Apply(ev)
 	m.check(m.s)
+	m.gateInvariant(ev)
 }
 
 func (m *sim) elect() {
@@ -240,6 +345,10 @@ func (m *sim) randomPlan() event.Plan {
 			st.Creates = "/tmp/x"
 		case 2:
 			st.Capabilities = m.someCaps()
+		case 3:
+			st.Run = "rm -rf build" // gated by the default policy
+		case 4:
+			st.Run = "curl -fsS https://example.com" // denied by one of simPolicies
 		}
 		if m.rng.IntN(2) == 0 {
 			st.Backoff = event.Duration(500 * time.Millisecond)

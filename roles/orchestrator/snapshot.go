@@ -13,8 +13,9 @@ import (
 // fold would have given). Version 4: membership (Nodes), executors'
 // queues, capabilities and states, and what reassignment needs of steps
 // (SlotAt above all: a version-3 state would take every assigned attempt
-// for one that never started).
-const SnapshotVersion = 4
+// for one that never started). Version 5: the policy in force (its text,
+// parsed again when read), gates, approvals, edits, paused runs.
+const SnapshotVersion = 5
 
 // ErrSnapshotVersion: the snapshot was written by an unknown format version.
 var ErrSnapshotVersion = errors.New("orchestrator: unsupported snapshot version")
@@ -57,6 +58,13 @@ func UnmarshalSnapshot(b []byte) (*State, error) {
 	}
 	if s.Nodes == nil {
 		s.Nodes = map[string]*Node{}
+	}
+	if p := s.Policy; p != nil {
+		parsed, ok := parsePolicy(p.Text, p.Hash, p.Version)
+		if !ok {
+			return nil, fmt.Errorf("orchestrator: unmarshal snapshot: policy version %d does not parse to its hash %s", p.Version, p.Hash)
+		}
+		p.parsed = parsed
 	}
 	for id, ex := range s.Executors {
 		if ex == nil {

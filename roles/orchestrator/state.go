@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/roles/policy"
 )
 
 // State is the orchestrator's projection of the ledger: the live runs (not
@@ -48,6 +49,9 @@ type State struct {
 	Ignored uint64 `json:"ignored"`
 	// NextOrder is the submission order given to the next new run.
 	NextOrder uint64 `json:"next_order"`
+	// Policy is the safety policy in force (policy.applied); nil while
+	// the ledger holds none, and then Decide assigns nothing.
+	Policy *PolicyInForce `json:"policy,omitempty"`
 
 	// track records changes for TakeChanges; nil unless TrackChanges.
 	track *tracker
@@ -58,6 +62,8 @@ type State struct {
 	// dirty lists the nodes whose slots Apply must count again (reslot)
 	// once the event is folded.
 	dirty []string
+	// verdicts memoizes the policy's verdicts by gate subject (judge).
+	verdicts map[string]policy.Verdict
 }
 
 // Run is one goal's journey from submission to a final status.
@@ -87,6 +93,25 @@ type Run struct {
 	// executor offers docker". Views show it as the reason of a run that
 	// goes on.
 	Wait string `json:"wait,omitempty"`
+	// Submitter signed the run's goal.submitted: an operator who may not
+	// approve its gates that say NotSubmitter.
+	Submitter string `json:"submitter,omitempty"`
+	// Gate is the open plan gate (approve_plans): no step of the run is
+	// judged or assigned until operators approve its plan revision.
+	Gate *Gate `json:"gate,omitempty"`
+	// Gates counts the plan gates opened (the next one's number).
+	Gates int `json:"gates,omitempty"`
+	// PlanApproved is the plan revision operators approved (a plan gate);
+	// PlanDenied is set when they denied it, or its gate expired, and
+	// PlanEnd says which (Decide fails the run with it).
+	PlanApproved int  `json:"plan_approved,omitempty"`
+	PlanDenied   bool `json:"plan_denied,omitempty"`
+	PlanEnd      Code `json:"plan_end,omitempty"`
+	// PauseReason says who paused the run and why, while it is paused.
+	PauseReason string `json:"pause_reason,omitempty"`
+	// Resumes counts the run.resume folded: the next assignments' key
+	// (a decision a pause made the fold refuse is made again, anew).
+	Resumes int `json:"resumes,omitempty"`
 	// CancelRequested is set by an operator's run.cancel.
 	CancelRequested bool   `json:"cancel_requested,omitempty"`
 	CancelReason    string `json:"cancel_reason,omitempty"`
@@ -151,6 +176,34 @@ type Step struct {
 	// Wait says why a pending step that requires capabilities cannot be
 	// assigned: no schedulable executor offers them all. Empty otherwise.
 	Wait string `json:"wait,omitempty"`
+	// Gate is the open gate that holds the step (gated or
+	// needs-decision); nil otherwise.
+	Gate *Gate `json:"gate,omitempty"`
+	// Gates counts the gates opened for the step: the next one's number
+	// (its decision key).
+	Gates int `json:"gates,omitempty"`
+	// Approved is the gate subject whose approvals let the step run, and
+	// Approvers the operators who gave them; the approval stands while
+	// the step's subject (event.GateSubject) stays the same.
+	Approved  string   `json:"approved,omitempty"`
+	Approvers []string `json:"approvers,omitempty"`
+	// Remember names the operator whose accept asked for the narrowest
+	// allow rule of the step's command to be added to the policy (gate
+	// approve --remember): the leader records it (policy.applied, source
+	// remember) once the gate has its approvals, and the fold of a
+	// remembered policy naming the step clears it.
+	Remember string `json:"remember,omitempty"`
+	// Edits are the commands operators replaced (gate edit), oldest
+	// first: the step runs its Spec's, the newest.
+	Edits []Edit `json:"edits,omitempty"`
+}
+
+// Edit is one operator's edit of a gated step: the command it replaced.
+type Edit struct {
+	From string    `json:"from"`
+	To   string    `json:"to"`
+	By   string    `json:"by"`
+	At   time.Time `json:"at"`
 }
 
 // Executor is a node that runs steps.
@@ -247,6 +300,13 @@ var folds = map[event.Type]foldFunc{
 	event.NodeLeft:       foldNodeLeft,
 	event.NodeDrain:      foldNodeDrain,
 	event.StepDecided:    foldStepDecided,
+	event.PolicyApplied:  foldPolicyApplied,
+	event.PolicyRecorded: foldPolicyApplied,
+	event.GateOpened:     foldGateOpened,
+	event.GateDecided:    foldGateDecided,
+	event.GateClosed:     foldGateClosed,
+	event.RunPause:       foldRunPause,
+	event.RunResume:      foldRunResume,
 }
 
 // Apply folds one committed event into s. It is pure and deterministic:

@@ -5,8 +5,8 @@ import "slices"
 // RunStatus is where a run is in its lifecycle (runTable).
 type RunStatus string
 
-// Run statuses. Paused is in the table for the issue that pauses runs;
-// nothing enters it yet, nor planning (the planner announces no start).
+// Run statuses. Paused is entered by an operator's run.pause; nothing
+// enters planning yet (the planner announces no start).
 const (
 	RunSubmitted RunStatus = "submitted"
 	RunPlanning  RunStatus = "planning"
@@ -21,11 +21,12 @@ const (
 // StepStatus is where a step is in its lifecycle (stepTable).
 type StepStatus string
 
-// Step statuses. Gated, approved, edited and denied are in the table for
-// the approval gates of a later issue; nothing enters them yet. A step
-// enters needs-decision when the attempt of a step that is not idempotent
+// Step statuses. A step is gated while a policy gate holds it
+// (gate.opened) and pending again once the gate has its approvals or an
+// edit; approved, edited and denied are in the table but not entered. A
+// step enters needs-decision when the attempt of a step that is not idempotent
 // was given up and may have started (its node failed, for one), and leaves
-// it by an operator's step.decided. A step in State is never ready:
+// it by an operator's gate.decided (or step.decided). A step in State is never ready:
 // readiness depends on the clock and is computed by Decide, and StepStatus
 // shows a pending step whose dependencies are all done as ready.
 const (
@@ -72,7 +73,7 @@ var runTable = lifecycle[RunStatus]{
 	{RunPlanning, []RunStatus{RunPlanned, RunFailed, RunCancelled}},
 	{RunPlanned, []RunStatus{RunPlanned, RunRunning, RunFailed, RunCancelled}},
 	{RunRunning, []RunStatus{RunPaused, RunSucceeded, RunFailed, RunCancelled}},
-	{RunPaused, []RunStatus{RunRunning, RunFailed, RunCancelled}},
+	{RunPaused, []RunStatus{RunRunning, RunSucceeded, RunFailed, RunCancelled}},
 	{RunSucceeded, nil},
 	{RunFailed, nil},
 	{RunCancelled, nil},
@@ -94,14 +95,14 @@ var runTable = lifecycle[RunStatus]{
 // pending moves where ready does. Any step not yet final may be cancelled
 // (its run ended). A status without successors is final.
 var stepTable = lifecycle[StepStatus]{
-	{StepPending, []StepStatus{StepReady, StepGated, StepAssigned, StepCancelled}},
-	{StepReady, []StepStatus{StepGated, StepAssigned, StepCancelled}},
-	{StepGated, []StepStatus{StepApproved, StepEdited, StepSkipped, StepDenied, StepCancelled}},
+	{StepPending, []StepStatus{StepReady, StepGated, StepAssigned, StepFailed, StepCancelled}},
+	{StepReady, []StepStatus{StepGated, StepAssigned, StepFailed, StepCancelled}},
+	{StepGated, []StepStatus{StepPending, StepApproved, StepEdited, StepSkipped, StepFailed, StepDenied, StepCancelled}},
 	{StepApproved, []StepStatus{StepAssigned, StepCancelled}},
 	{StepEdited, []StepStatus{StepAssigned, StepCancelled}},
 	{StepAssigned, []StepStatus{StepRunning, StepSucceeded, StepFailed, StepSkipped, StepCancelled, StepPending, StepNeedsDecision}},
 	{StepRunning, []StepStatus{StepSucceeded, StepFailed, StepSkipped, StepCancelled, StepPending, StepNeedsDecision}},
-	{StepNeedsDecision, []StepStatus{StepPending, StepSkipped, StepCancelled}},
+	{StepNeedsDecision, []StepStatus{StepPending, StepSkipped, StepFailed, StepCancelled}},
 	{StepSucceeded, nil},
 	{StepFailed, nil},
 	{StepSkipped, nil},
@@ -239,6 +240,9 @@ func (s *State) setStepStatus(r *Run, i int, to StepStatus) bool {
 	}
 	if st.Active() != was {
 		s.holding(st, !was)
+	}
+	if to != StepGated && to != StepNeedsDecision {
+		st.Gate = nil // the gate closes as the step leaves it
 	}
 	s.touchStep(r, i)
 	return true

@@ -235,7 +235,7 @@ func TestFoldMovesOnlyAlongTheTables(t *testing.T) {
 		for range 300 {
 			m.step()
 		}
-		s := NewState()
+		s := policied()
 		s.TrackChanges()
 		runs := map[string]RunStatus{}
 		steps := map[string][]StepStatus{}

@@ -126,20 +126,20 @@ func TestDecisionKeys(t *testing.T) {
 // not that of step "build".
 func TestInflightAssignmentIsPerStep(t *testing.T) {
 	var l ledger
-	s := NewState()
+	s := policied()
 	p := event.Plan{Steps: []event.Step{{ID: "build.linux", Kind: event.KindNoop}, {ID: "build", Kind: event.KindNoop}}}
 	s.Apply(l.add(event.ExecutorOnline, "", "n1", t0, event.ExecutorOnlineData{Slots: 2}))
 	s.Apply(l.add(event.LeaderElected, "", "o", t0, event.LeaderElectedData{Decision: event.Decision{Epoch: 1}, Leader: "o"}))
 	s.Apply(l.add(event.GoalSubmitted, "r", "op", t0, event.GoalSubmittedData{Goal: "g"}))
 	s.Apply(l.add(event.PlanProposed, "r", "p", t0, event.PlanProposedData{Revision: 1, Plan: p}))
 	s.Apply(l.add(event.PlanAccepted, "r", "o", t0, event.PlanAcceptedData{Decision: event.Decision{Epoch: 1}, Revision: 1}))
-	ds, _ := Decide(s, t0, 1, map[DecisionKey]bool{assignKey("r", "build.linux", 1, "n1"): true})
-	if len(ds) != 1 || ds[0].Key != assignKey("r", "build", 1, "n1") {
+	ds, _ := Decide(s, t0, 1, map[DecisionKey]bool{testAssignKey("r", "build.linux", 1, "n1"): true})
+	if len(ds) != 1 || ds[0].Key != testAssignKey("r", "build", 1, "n1") {
 		t.Fatalf("decisions %+v, want only build's assignment", ds)
 	}
 	// Both slots are taken: n1's one free slot went to build, the other is
 	// held by the assignment in flight.
-	ds, _ = Decide(s, t0, 1, map[DecisionKey]bool{assignKey("r", "build.linux", 1, "n1"): true, ds[0].Key: true})
+	ds, _ = Decide(s, t0, 1, map[DecisionKey]bool{testAssignKey("r", "build.linux", 1, "n1"): true, ds[0].Key: true})
 	if len(ds) != 0 {
 		t.Fatalf("decisions %+v with both assignments in flight", ds)
 	}
@@ -147,7 +147,7 @@ func TestInflightAssignmentIsPerStep(t *testing.T) {
 
 func TestRunLookup(t *testing.T) {
 	var l ledger
-	s := NewState()
+	s := policied()
 	for _, id := range []string{"0190aa", "0190ab", "0200zz"} {
 		s.Apply(l.add(event.GoalSubmitted, id, "op", t0, event.GoalSubmittedData{Goal: id}))
 	}
@@ -183,7 +183,7 @@ func TestRunLookup(t *testing.T) {
 // times and exit code, dependencies copied, not aliased.
 func TestViewShape(t *testing.T) {
 	var l ledger
-	s := NewState()
+	s := policied()
 	p := event.Plan{Subgoals: []event.Subgoal{{ID: "g"}}, Steps: []event.Step{
 		{ID: "a", Subgoal: "g", Kind: event.KindShell, Title: "A"},
 		{ID: "b", Kind: event.KindNoop, DependsOn: []string{"a"}},
@@ -192,7 +192,7 @@ func TestViewShape(t *testing.T) {
 	s.Apply(l.add(event.GoalSubmitted, "r", "op", t0, event.GoalSubmittedData{Goal: "g"}))
 	s.Apply(l.add(event.PlanProposed, "r", "p", t0, event.PlanProposedData{Revision: 1, Plan: p}))
 	s.Apply(l.add(event.PlanAccepted, "r", "o", t0, event.PlanAcceptedData{Revision: 1}))
-	s.Apply(l.add(event.TaskAssigned, "r", "o", t0, event.TaskAssignedData{Step: p.Steps[0], Attempt: 1, Node: "n1"}))
+	s.Apply(l.add(event.TaskAssigned, "r", "o", t0, event.TaskAssignedData{Step: p.Steps[0], Attempt: 1, Node: "n1", Policy: s.Policy.Ref()}))
 	s.Apply(l.add(event.TaskStarted, "r", "n1", t0.Add(time.Second), event.TaskStartedData{Step: "a", Attempt: 1}))
 	s.Apply(l.add(event.TaskFinished, "r", "n1", t0.Add(2*time.Second), event.TaskFinishedData{Step: "a", Attempt: 1, Status: event.TaskSucceeded}))
 	v := s.Runs["r"].View()
@@ -237,13 +237,13 @@ func TestInterruptedFromBuildsBeforeTheField(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var l ledger
-			s := NewState()
+			s := policied()
 			p := event.Plan{Steps: []event.Step{{ID: "a", Kind: event.KindShell, Run: "true", Retries: 1}}}
 			s.Apply(l.add(event.ExecutorOnline, "", "n1", t0, event.ExecutorOnlineData{Slots: 1}))
 			s.Apply(l.add(event.GoalSubmitted, "r", "op", t0, event.GoalSubmittedData{Goal: "g"}))
 			s.Apply(l.add(event.PlanProposed, "r", "p", t0, event.PlanProposedData{Revision: 1, Plan: p}))
 			s.Apply(l.add(event.PlanAccepted, "r", "o", t0, event.PlanAcceptedData{Revision: 1}))
-			s.Apply(l.add(event.TaskAssigned, "r", "o", t0, event.TaskAssignedData{Step: p.Steps[0], Attempt: 1, Node: "n1"}))
+			s.Apply(l.add(event.TaskAssigned, "r", "o", t0, event.TaskAssignedData{Step: p.Steps[0], Attempt: 1, Node: "n1", Policy: s.Policy.Ref()}))
 			ev := l.add(event.TaskFinished, "r", "n1", t0, map[string]string{})
 			ev.Data = []byte(tt.data)
 			s.Apply(ev)

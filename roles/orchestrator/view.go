@@ -47,6 +47,12 @@ type StepView struct {
 	// Wait says why a pending step cannot be assigned until the
 	// executors change: "no live executor offers docker".
 	Wait string `json:"wait,omitempty"`
+	// Approvers are the operators whose approval (at the step's gate, or
+	// its run's plan gate) lets it run, while that approval stands.
+	Approvers []string `json:"approvers,omitempty"`
+	// Edits are the commands operators replaced at the step's gate,
+	// oldest first; the step runs the newest.
+	Edits []Edit `json:"edits,omitempty"`
 }
 
 // RunSummary is a run without its steps: one row of a run listing

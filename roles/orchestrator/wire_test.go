@@ -15,7 +15,7 @@ import (
 // duration strings, which load again.
 func TestOldNanosecondPlanAccepted(t *testing.T) {
 	at := time.Date(2026, 11, 22, 16, 0, 0, 0, time.UTC)
-	s := NewState()
+	s := policied()
 	s.Apply(event.Event{Seq: 1, ID: "e1", Type: event.GoalSubmitted, Run: "r1", Node: "op", Time: at,
 		Data: json.RawMessage(`{"goal":"g","plan_file":"x"}`)})
 	s.Apply(event.Event{Seq: 2, ID: "e2", Type: event.PlanProposed, Run: "r1", Node: "planner-a", Time: at,

@@ -12,36 +12,48 @@ import (
 var ErrNotApplied = errors.New("policy: policy.applied not taken")
 
 // Applied is the one rule by which every fold of the ledger (the
-// orchestrator's, the policy index's) takes a policy.applied (an
-// administrator's) or a policy.recorded (a leader's), of type t: given the
-// version in force (0: the ledger holds no policy), it returns the policy
-// the event makes in force, with its version set to d.Base+1, or an error
-// wrapping ErrNotApplied that says why the event changes nothing:
+// orchestrator's, the policy index's) takes a policy event ev: a
+// policy.applied (an administrator's) or a policy.recorded (a leader's).
+// Given the version in force (0: the ledger holds no policy), it returns
+// the policy the event makes in force, with its version set to Base+1, and
+// the payload; or an error wrapping ErrNotApplied that says why the event
+// changes nothing:
 //
-//  1. t is neither type;
-//  2. d.Base is not the version in force: two changes raced, and the one
+//  1. ev is neither type, or its payload does not decode;
+//  2. Base is not the version in force: two changes raced, and the one
 //     folded second must be made again on the newer version;
-//  3. a policy.recorded while the ledger holds a policy that is not the
-//     narrow allow rule of an approval (Source remember): a leader records
-//     its bootstrap policy only into an empty history;
-//  4. d.Text does not load, or its hash is not d.Hash.
-func Applied(current int64, t event.Type, d event.PolicyAppliedData) (*Policy, error) {
-	if t != event.PolicyApplied && t != event.PolicyRecorded {
-		return nil, fmt.Errorf("%w: %s is not a policy event", ErrNotApplied, t)
+//  3. a policy.recorded that is neither a bootstrap into an empty history
+//     nor a remembered approval's rule naming its run and step on a held
+//     policy: a leader records its own policy only while the ledger holds
+//     none, and adds only what an operator asked;
+//  4. Text does not load, or its hash is not Hash.
+//
+// It needs nothing but the versions folded before, so every reader of the
+// ledger agrees on them.
+func Applied(current int64, ev event.Event) (*Policy, event.PolicyAppliedData, error) {
+	var d event.PolicyAppliedData
+	if ev.Type != event.PolicyApplied && ev.Type != event.PolicyRecorded {
+		return nil, d, fmt.Errorf("%w: %s is not a policy event", ErrNotApplied, ev.Type)
 	}
-	byOrchestrator := t == event.PolicyRecorded
+	if err := ev.Decode(&d); err != nil {
+		return nil, d, fmt.Errorf("%w: %w", ErrNotApplied, err)
+	}
 	if d.Base != current {
-		return nil, fmt.Errorf("%w: it replaces version %d, but version %d is in force", ErrNotApplied, d.Base, current)
+		return nil, d, fmt.Errorf("%w: it replaces version %d, but version %d is in force", ErrNotApplied, d.Base, current)
 	}
-	if byOrchestrator && current > 0 && d.Source != event.PolicyFromRemember {
-		return nil, fmt.Errorf("%w: a leader may record a policy (source %q) only while the ledger holds none, or a remembered approval's rule", ErrNotApplied, d.Source)
+	if ev.Type == event.PolicyRecorded {
+		bootstrap := d.Source == event.PolicyFromBootstrap && current == 0
+		remember := d.Source == event.PolicyFromRemember && current > 0 && ev.Run != "" && d.Step != ""
+		if !bootstrap && !remember {
+			return nil, d, fmt.Errorf("%w: a leader records a policy (source %q) only while the ledger holds none, or a remembered approval's rule naming its run and step", ErrNotApplied, d.Source)
+		}
 	}
 	p, err := Parse([]byte(d.Text), "policy version "+fmt.Sprint(d.Base+1))
 	if err != nil {
-		return nil, fmt.Errorf("%w: its text does not load: %w", ErrNotApplied, err)
+		return nil, d, fmt.Errorf("%w: its text does not load: %w", ErrNotApplied, err)
 	}
 	if p.Hash() != d.Hash {
-		return nil, fmt.Errorf("%w: its text hashes to %s, not the %s it names", ErrNotApplied, p.Hash(), d.Hash)
+		return nil, d, fmt.Errorf("%w: its text hashes to %s, not the %s it names", ErrNotApplied, p.Hash(), d.Hash)
 	}
-	return p.WithVersion(d.Base + 1), nil
+	return p.WithVersion(d.Base + 1), d, nil
 }

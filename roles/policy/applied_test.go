@@ -14,7 +14,7 @@ func TestApplied(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := func(base int64, source string) event.PolicyAppliedData {
-		return event.PolicyAppliedData{Base: base, Name: "small", Hash: p.Hash(), Text: text, Source: source}
+		return event.PolicyAppliedData{Base: base, Name: "small", Hash: p.Hash(), Text: text, Source: source, Step: "deploy"}
 	}
 	tests := []struct {
 		name    string
@@ -31,12 +31,17 @@ func TestApplied(t *testing.T) {
 		{"bootstrap over a held policy", 1, event.PolicyRecorded, d(1, event.PolicyFromBootstrap), 0},
 		{"leader's apply over a held policy", 1, event.PolicyRecorded, d(1, event.PolicyFromApply), 0},
 		{"remembered rule", 1, event.PolicyRecorded, d(1, event.PolicyFromRemember), 2},
+		{"remembered rule into an empty history", 0, event.PolicyRecorded, d(0, event.PolicyFromRemember), 0},
 		{"not a policy event", 0, event.GoalSubmitted, d(0, event.PolicyFromApply), 0},
 		{"text that does not load", 0, event.PolicyApplied, event.PolicyAppliedData{Hash: p.Hash(), Text: "rules: [{levle: high}]", Source: event.PolicyFromApply}, 0},
 		{"hash of other text", 0, event.PolicyApplied, event.PolicyAppliedData{Hash: Default().Hash(), Text: text, Source: event.PolicyFromApply}, 0},
 	}
 	for _, tt := range tests {
-		got, err := Applied(tt.current, tt.typ, tt.d)
+		ev := event.Event{Type: tt.typ, Run: "run-1", Data: event.MustDraft(tt.typ, "", tt.d).Data}
+		if tt.typ == event.GoalSubmitted {
+			ev.Data = event.MustDraft(event.PolicyApplied, "", tt.d).Data
+		}
+		got, _, err := Applied(tt.current, ev)
 		switch {
 		case tt.want == 0 && !errors.Is(err, ErrNotApplied):
 			t.Errorf("%s: taken (%v), want ignored", tt.name, err)

@@ -23,6 +23,8 @@ type canonical struct {
 	IrreversibleExtra int                 `json:"irreversible_extra"`
 	Scopes            Scopes              `json:"scopes"`
 	Budgets           canonicalBudgets    `json:"budgets"`
+	Gates             *canonicalGates     `json:"gates,omitempty"`
+	ApprovePlans      string              `json:"approve_plans,omitempty"`
 	Rules             []Rule              `json:"rules"`
 }
 
@@ -33,14 +35,24 @@ type canonicalBudgets struct {
 	LLMTokens int    `json:"llm_tokens"`
 }
 
+// canonicalGates is present only when a gate timeout is set, so that
+// policies without one keep the hash they had before gates could time out.
+type canonicalGates struct {
+	Timeout   string `json:"timeout"`
+	OnTimeout string `json:"on_timeout"`
+}
+
 // Canonical is the policy's canonical JSON, the bytes Hash is taken of.
 func (p *Policy) Canonical() []byte {
 	c := canonical{
 		Name: p.Name, Default: p.Default, Unresolved: p.Unresolved,
 		Levels: map[string]Action{}, Approvals: map[string]Approval{},
-		IrreversibleExtra: p.IrreversibleExtra, Scopes: p.Scopes,
+		IrreversibleExtra: p.IrreversibleExtra, Scopes: p.Scopes, ApprovePlans: p.ApprovePlans,
 		Budgets: canonicalBudgets{RunTime: p.Budgets.RunTime.String(), Steps: p.Budgets.Steps,
 			Replans: p.Budgets.Replans, LLMTokens: p.Budgets.LLMTokens},
+	}
+	if p.Gates.Timeout > 0 {
+		c.Gates = &canonicalGates{Timeout: p.Gates.Timeout.String(), OnTimeout: p.Gates.OnTimeout}
 	}
 	for l := Low; l <= Critical; l++ {
 		c.Levels[l.String()] = p.Levels[l]

@@ -233,7 +233,7 @@ func (l *loader) globs(n *yaml.Node, key string, paths bool) []string {
 	return gs
 }
 
-var topKeys = []string{"name", "version", "default", "unresolved", "levels", "approvals", "scopes", "budgets", "rules"}
+var topKeys = []string{"name", "version", "default", "unresolved", "levels", "approvals", "scopes", "budgets", "gates", "approve_plans", "rules"}
 
 func (l *loader) top(n *yaml.Node, p *Policy) {
 	l.fields(n, "", topKeys, func(key string, k, v *yaml.Node) {
@@ -265,6 +265,19 @@ func (l *loader) top(n *yaml.Node, p *Policy) {
 			l.scopes(v, p)
 		case "budgets":
 			l.budgets(v, p)
+		case "gates":
+			l.gates(v, p)
+		case "approve_plans":
+			switch {
+			case v.Kind == yaml.ScalarNode && v.Tag == "!!bool":
+				if b, ok := l.boolean(v, key); ok && b {
+					p.ApprovePlans = PlansAll
+				}
+			case v.Kind == yaml.ScalarNode && v.Value == PlansByLevel:
+				p.ApprovePlans = PlansByLevel
+			default:
+				l.bad(v, key, "want true, false or by-level, got %q", v.Value)
+			}
 		case "rules":
 			l.rules(v, p)
 		}
@@ -337,6 +350,34 @@ func (l *loader) budgets(n *yaml.Node, p *Policy) {
 			p.Budgets.LLMTokens = int(x)
 		}
 	})
+}
+
+func (l *loader) gates(n *yaml.Node, p *Policy) {
+	l.fields(n, "gates", []string{"timeout", "on_timeout"}, func(key string, _, v *yaml.Node) {
+		at := "gates." + key
+		s, ok := l.str(v, at)
+		if !ok {
+			return
+		}
+		switch key {
+		case "timeout":
+			d, err := time.ParseDuration(s)
+			if err != nil || d < 0 {
+				l.bad(v, at, "%q is not a duration (want e.g. 30m, 24h)", s)
+				return
+			}
+			p.Gates.Timeout = d
+		case "on_timeout":
+			if s != "skip" && s != "deny" {
+				l.bad(v, at, "%q: want skip or deny", s)
+				return
+			}
+			p.Gates.OnTimeout = s
+		}
+	})
+	if p.Gates.Timeout > 0 && p.Gates.OnTimeout == "" {
+		p.Gates.OnTimeout = "deny"
+	}
 }
 
 var ruleKeys = []string{"name", "pattern", "match", "level", "action", "require_confirmation", "allowed_flags", "reversible", "reason"}

@@ -29,6 +29,12 @@ type Policy struct {
 	Scopes Scopes
 	// Budgets bounds a run.
 	Budgets Budgets
+	// Gates says how long a gate waits for its approvals.
+	Gates Gates
+	// ApprovePlans says which plan revisions operators approve as a
+	// whole before any of their steps runs: PlansNone, PlansAll, or
+	// PlansByLevel (those with a step the policy does not allow).
+	ApprovePlans string
 	// Rules are the rules, in the file's order.
 	Rules []Rule
 
@@ -54,6 +60,23 @@ type Scopes struct {
 	// Outside is the level of a write outside Files (or one whose target
 	// is known only at run time).
 	Outside Level `json:"outside,omitempty"`
+}
+
+// Values of Policy.ApprovePlans (the file's approve_plans: false, true,
+// by-level).
+const (
+	PlansNone    = ""
+	PlansAll     = "all"
+	PlansByLevel = "by-level"
+)
+
+// Gates says what becomes of a gate nobody answers: after Timeout (zero:
+// never) the orchestrator closes it with OnTimeout, skip or deny.
+type Gates struct {
+	Timeout time.Duration
+	// OnTimeout is "skip" (the step is skipped, its dependents run) or
+	// "deny" (the step fails with class policy); deny when unset.
+	OnTimeout string
 }
 
 // Budgets bound a run; zero means no bound.

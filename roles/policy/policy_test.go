@@ -455,3 +455,42 @@ func TestOriginsPolicyAsWritten(t *testing.T) {
 		t.Errorf("rules: %+v", p.Rules)
 	}
 }
+
+// TestGatesTimeout: gates.timeout and on_timeout load, default to deny,
+// change the hash, and bad values are errors naming the key.
+func TestGatesTimeout(t *testing.T) {
+	base := mustParse(t, "rules: []\n")
+	p := mustParse(t, "gates: {timeout: 24h, on_timeout: skip}\n")
+	if p.Gates.Timeout != 24*time.Hour || p.Gates.OnTimeout != "skip" {
+		t.Errorf("gates = %+v, want 24h skip", p.Gates)
+	}
+	if p.Hash() == base.Hash() {
+		t.Error("a gate timeout does not change the hash")
+	}
+	if d := mustParse(t, "gates: {timeout: 1h}\n"); d.Gates.OnTimeout != "deny" {
+		t.Errorf("on_timeout defaults to %q, want deny", d.Gates.OnTimeout)
+	}
+	for _, bad := range []string{"gates: {timeout: soon}\n", "gates: {on_timeout: run}\n", "gates: {timout: 1h}\n"} {
+		if _, err := Parse([]byte(bad), "bad.yaml"); err == nil || !strings.Contains(err.Error(), "gates.") {
+			t.Errorf("%q: err %v, want one naming gates.", bad, err)
+		}
+	}
+}
+
+// TestApprovePlans: approve_plans reads true, false and by-level, changes
+// the hash, and refuses anything else.
+func TestApprovePlans(t *testing.T) {
+	base := mustParse(t, "rules: []\n")
+	for in, want := range map[string]string{"true": PlansAll, "false": PlansNone, "by-level": PlansByLevel} {
+		p := mustParse(t, "approve_plans: "+in+"\n")
+		if p.ApprovePlans != want {
+			t.Errorf("approve_plans: %s = %q, want %q", in, p.ApprovePlans, want)
+		}
+		if (p.Hash() == base.Hash()) != (want == PlansNone) {
+			t.Errorf("approve_plans: %s: hash changed %v", in, p.Hash() != base.Hash())
+		}
+	}
+	if _, err := Parse([]byte("approve_plans: sometimes\n"), "bad.yaml"); err == nil || !strings.Contains(err.Error(), "approve_plans") {
+		t.Errorf("approve_plans: sometimes: %v", err)
+	}
+}

@@ -11,9 +11,13 @@
 //	r/<run id>                         → created be64 (lookup by id or prefix)
 //	s/<status>\x00<created be64><id>   → "" (listing by status)
 //	p/<run id>\x00<position be32>      → StepView JSON (steps in plan order)
+//	g/<created be64><run id><pos be32> → api.Gate JSON (a step's open gate;
+//	                                     pos 2^32-1: the run's plan gate)
 //
 // where created is the stream time of the run's goal.submitted in Unix
-// nanoseconds. A summary is rewritten on every change of its run; a step row
+// nanoseconds. A g/ key lives while its step is held at a gate (gated by
+// the policy, or in needs-decision) or its run at a plan gate, and is
+// deleted in the batch that closes the gate; Gates lists them. A summary is rewritten on every change of its run; a step row
 // only when that step's view changed; a status key moves when the status
 // does. Layout changes bump Version, and the ledger rebuilds the index.
 //

@@ -12,7 +12,7 @@ import (
 
 // model computes the entries the index must hold after recs from the final
 // state of every run (not incrementally): a summary, id key and status key
-// per run, a row per step.
+// per run, a row per step, a gate key per step held at a gate.
 func model(recs []ledger.IndexRecord) map[string]string {
 	s := orchestrator.NewState()
 	s.TrackChanges()
@@ -35,8 +35,14 @@ func model(recs []ledger.IndexRecord) map[string]string {
 		out[string(createdKey(pos))] = mustJSON(sum)
 		out[string(idKey(id))] = string(binary.BigEndian.AppendUint64(nil, uint64(created[id])))
 		out[string(statusKey(string(r.Status), pos))] = ""
-		for i := range r.Steps {
+		for i, st := range r.Steps {
 			out[string(stepKey(id, i))] = mustJSON(r.StepView(i))
+			if st.Gate != nil {
+				out[string(gateKey(pos, i))] = mustJSON(gateView(r, i))
+			}
+		}
+		if r.Gate != nil {
+			out[string(gateKey(pos, planGatePos))] = mustJSON(planGateView(r))
 		}
 	}
 	return out

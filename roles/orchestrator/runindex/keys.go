@@ -16,6 +16,7 @@ const (
 	prefixID      = "r/" // r/<id> → created be64
 	prefixStatus  = "s/" // s/<status>\x00<position> → ""
 	prefixStep    = "p/" // p/<uvarint len(id)><id><pos be32> → StepView JSON
+	prefixGate    = "g/" // g/<position><pos be32> → api.Gate JSON (open gates)
 )
 
 // position encodes created and id as a position.
@@ -65,6 +66,12 @@ func stepPrefix(run string) []byte {
 
 func stepKey(run string, pos int) []byte {
 	return binary.BigEndian.AppendUint32(stepPrefix(run), uint32(pos))
+}
+
+// gateKey is the key of the open gate of step i of the run at pos: gates
+// are listed in the order of their runs' creation, then of the plan.
+func gateKey(pos []byte, i int) []byte {
+	return binary.BigEndian.AppendUint32(append([]byte(prefixGate), pos...), uint32(i))
 }
 
 // prefixEnd is the first key after every key with prefix p.

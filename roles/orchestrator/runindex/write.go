@@ -37,6 +37,10 @@ type liveRun struct {
 	// of step rows written.
 	shown  []orchestrator.StepStatus
 	counts map[string]int // steps per shown status
+	// gated marks the steps whose open gate has a g/ key; planGated the
+	// run whose plan gate has one.
+	gated     []bool
+	planGated bool
 }
 
 func newHot() *hot {
@@ -85,16 +89,19 @@ func (h *hot) write(w *ledger.IndexWriter, c orchestrator.RunChange, rec ledger.
 	if c.Evicted {
 		delete(h.live, r.ID)
 	}
+	pos := position(lr.created, r.ID)
 	var err error
 	if c.Plan {
-		err = lr.writePlan(w, r)
+		err = lr.writePlan(w, r, pos)
 	} else {
-		err = lr.writeSteps(w, r, c.Steps)
+		err = lr.writeSteps(w, r, c.Steps, pos)
 	}
 	if err != nil {
 		return err
 	}
-	pos := position(lr.created, r.ID)
+	if err := lr.filePlanGate(w, r, pos); err != nil {
+		return err
+	}
 	if err := lr.fileStatus(w, string(r.Status.Wire()), pos); err != nil {
 		return err
 	}
@@ -111,12 +118,20 @@ func (h *hot) write(w *ledger.IndexWriter, c orchestrator.RunChange, rec ledger.
 
 // writePlan rewrites every step row of r (a new plan revision) and deletes
 // the rows of a longer earlier revision.
-func (lr *liveRun) writePlan(w *ledger.IndexWriter, r *orchestrator.Run) error {
+func (lr *liveRun) writePlan(w *ledger.IndexWriter, r *orchestrator.Run, pos []byte) error {
 	for i := len(r.Steps); i < len(lr.shown); i++ {
 		if err := w.Delete(stepKey(r.ID, i)); err != nil {
 			return err
 		}
 	}
+	for i, g := range lr.gated {
+		if g {
+			if err := w.Delete(gateKey(pos, i)); err != nil {
+				return err
+			}
+		}
+	}
+	lr.gated = make([]bool, len(r.Steps))
 	lr.shown = slices.Grow(lr.shown[:0], len(r.Steps))[:len(r.Steps)]
 	clear(lr.counts)
 	for i := range r.Steps {
@@ -125,13 +140,16 @@ func (lr *liveRun) writePlan(w *ledger.IndexWriter, r *orchestrator.Run) error {
 		if err := writeStep(w, r, i); err != nil {
 			return err
 		}
+		if err := lr.fileGate(w, r, i, pos); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
 // writeSteps rewrites the rows of the steps at positions (possibly
 // repeated; sorted in place) and moves the step counts.
-func (lr *liveRun) writeSteps(w *ledger.IndexWriter, r *orchestrator.Run, positions []int) error {
+func (lr *liveRun) writeSteps(w *ledger.IndexWriter, r *orchestrator.Run, positions []int, pos []byte) error {
 	slices.Sort(positions)
 	for _, i := range slices.Compact(positions) {
 		if s := r.StepStatus(i); s != lr.shown[i] {
@@ -145,8 +163,53 @@ func (lr *liveRun) writeSteps(w *ledger.IndexWriter, r *orchestrator.Run, positi
 		if err := writeStep(w, r, i); err != nil {
 			return err
 		}
+		if err := lr.fileGate(w, r, i, pos); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// filePlanGate writes the g/ key of the run's open plan gate, or deletes
+// the key of one that closed.
+func (lr *liveRun) filePlanGate(w *ledger.IndexWriter, r *orchestrator.Run, pos []byte) error {
+	if r.Gate == nil {
+		if !lr.planGated {
+			return nil
+		}
+		lr.planGated = false
+		return w.Delete(gateKey(pos, planGatePos))
+	}
+	lr.planGated = true
+	if w.Discard() {
+		return nil
+	}
+	b, err := json.Marshal(planGateView(r))
+	if err != nil {
+		return fmt.Errorf("encode plan gate: %w", err)
+	}
+	return w.Set(gateKey(pos, planGatePos), b)
+}
+
+// fileGate writes the g/ key of step i's open gate (its view may have
+// changed: an approval came), or deletes the key of a gate that closed.
+func (lr *liveRun) fileGate(w *ledger.IndexWriter, r *orchestrator.Run, i int, pos []byte) error {
+	if r.Steps[i].Gate == nil {
+		if !lr.gated[i] {
+			return nil
+		}
+		lr.gated[i] = false
+		return w.Delete(gateKey(pos, i))
+	}
+	lr.gated[i] = true
+	if w.Discard() {
+		return nil
+	}
+	b, err := json.Marshal(gateView(r, i))
+	if err != nil {
+		return fmt.Errorf("encode gate of step %d: %w", i, err)
+	}
+	return w.Set(gateKey(pos, i), b)
 }
 
 // fileStatus moves the run's status key when its status changed.
@@ -268,11 +331,14 @@ func (x *Index) Restore(data []byte) error {
 			if !ok {
 				return fmt.Errorf("runindex: restore: run %s has no creation time", id)
 			}
-			lr := &liveRun{created: created, status: string(r.Status.Wire()), shown: make([]orchestrator.StepStatus, len(r.Steps)), counts: map[string]int{}}
-			for i := range r.Steps {
+			lr := &liveRun{created: created, status: string(r.Status.Wire()), shown: make([]orchestrator.StepStatus, len(r.Steps)),
+				counts: map[string]int{}, gated: make([]bool, len(r.Steps))}
+			for i, st := range r.Steps {
 				lr.shown[i] = r.StepStatus(i)
 				lr.counts[lr.shown[i].Wire()]++
+				lr.gated[i] = st.Gate != nil
 			}
+			lr.planGated = r.Gate != nil
 			h.live[id] = lr
 		}
 		h.leader, h.epoch = s.Leader, s.Epoch
