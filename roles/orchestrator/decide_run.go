@@ -143,6 +143,9 @@ func (d *decider) assign(r *Run, st *Step) {
 // assignments still in flight to executors (which will reach them), then
 // finishes the run. The cancels carry the run's code.
 func (d *decider) stopRun(r *Run, status RunStatus, code Code, reason string) {
+	if d.compensating(r, status, code, reason) {
+		return
+	}
 	for _, st := range r.Steps {
 		if st.Active() && st.CancelSent != st.Attempt {
 			d.cancel(r, st.Spec.ID, st.Attempt, st.Node, code, reason)

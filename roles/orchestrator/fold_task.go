@@ -14,7 +14,7 @@ const ReasonNeedsDecision = "not idempotent and may have started: held for an op
 // running, the step is pending and the attempt is the step's next one.
 func foldTaskAssigned(s *State, ev event.Event) {
 	var d event.TaskAssignedData
-	if !s.decode(ev, &d) || s.fenced(d.Epoch) {
+	if !s.decode(ev, &d) || s.fenced(d.Epoch) || (d.Compensates != nil && !s.addCompensation(ev.Run, d)) {
 		return
 	}
 	r, i, st := s.step(ev.Run, d.Step.ID)

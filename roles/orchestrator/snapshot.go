@@ -13,8 +13,9 @@ import (
 // fold would have given). Version 4: membership (Nodes), executors'
 // queues, capabilities and states, and what reassignment needs of steps
 // (SlotAt above all: a version-3 state would take every assigned attempt
-// for one that never started).
-const SnapshotVersion = 4
+// for one that never started). Version 5: what compensation needs of steps
+// (end positions, edits) and the compensation steps a run added.
+const SnapshotVersion = 5
 
 // ErrSnapshotVersion: the snapshot was written by an unknown format version.
 var ErrSnapshotVersion = errors.New("orchestrator: unsupported snapshot version")

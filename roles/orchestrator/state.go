@@ -151,6 +151,15 @@ type Step struct {
 	// Wait says why a pending step that requires capabilities cannot be
 	// assigned: no schedulable executor offers them all. Empty otherwise.
 	Wait string `json:"wait,omitempty"`
+	// EndSeq is the ledger position of the task.finished that ended the
+	// latest attempt: compensation undoes steps latest end first.
+	EndSeq uint64 `json:"end_seq,omitempty"`
+	// Edits are the file edits the latest attempt reported
+	// (task.finished edits): what a file.restore puts back.
+	Edits []event.FileEdit `json:"edits,omitempty"`
+	// Compensates is set on a compensation step (not in the plan: added
+	// by its first task.assigned): the attempt of the plan step it undoes.
+	Compensates *event.Compensation `json:"compensates,omitempty"`
 }
 
 // Executor is a node that runs steps.
