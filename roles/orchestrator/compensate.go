@@ -49,9 +49,11 @@ import (
 // A compensation waits while the node that must run it is gone (failed or
 // left) or suspect: the before-images are on that node, and no other can
 // undo its edits. The run stays running, its compensation unassigned, until
-// the node's executor announces itself again. A compensation held in
-// needs-decision (its node was lost while it ran) waits for an operator's
-// step retry or skip.
+// the node's executor announces itself again. A compensation whose node is
+// lost while it holds it is given up like any attempt (task.cancel with
+// code superseded): a file.restore becomes pending and waits for the node;
+// a shell compensation that may have started is held in needs-decision
+// and waits for an operator's step retry or skip.
 
 // compensationRetries is how many more attempts a compensation gets after
 // a transient failure or an interruption.
@@ -106,6 +108,7 @@ func (d *decider) compensating(r *Run, status RunStatus, code Code, reason strin
 			d.assignCompensation(r, st, cs)
 			return true
 		case !cs.Terminal():
+			d.giveUpIfGone(r, cs)
 			return true // assigned, running or held for an operator
 		case cs.Status == StepSucceeded || cs.Status == StepSkipped:
 			done = append(done, st.Spec.ID)
@@ -115,6 +118,19 @@ func (d *decider) compensating(r *Run, status RunStatus, code Code, reason strin
 	}
 	d.finish(r, status, code, compensatedReason(reason, done, failed))
 	return true
+}
+
+// giveUpIfGone gives up the active attempt of compensation cs when its
+// executor is gone (rule 5 of Decide, for a gone node only): a file.restore,
+// idempotent, becomes pending and waits for the node to come back; a shell
+// compensation that may have started is held in needs-decision, for an
+// operator's step retry or skip.
+func (d *decider) giveUpIfGone(r *Run, cs *Step) {
+	ex := d.s.Executors[cs.Node]
+	if !cs.Active() || ex == nil || ex.Gone == "" || cs.CancelSent == cs.Attempt {
+		return
+	}
+	d.cancel(r, cs.Spec.ID, cs.Attempt, cs.Node, CodeSuperseded, fmt.Sprintf("node %s %s", cs.Node, ex.Gone))
 }
 
 // mayCompensate reports whether r has a plan step that is, or may become,

@@ -346,10 +346,13 @@ func TestCompensationWaitsForItsNode(t *testing.T) {
 	c.outcome = succeedAll("boom")
 	for range 20 {
 		c.decide()
+		c.work()
 		if st := c.s.Runs["r1"].Steps[1]; st.Terminal() {
 			break
 		}
-		c.work()
+	}
+	if n := len(c.compensations()); n != 0 {
+		t.Fatalf("%d compensations before Decide saw the failure", n)
 	}
 	node := c.s.Runs["r1"].Steps[0].Node
 	// Before Decide sees the failure, the edit's node fails.
@@ -448,5 +451,79 @@ func TestUndoIDs(t *testing.T) {
 	got := undoID(r, long)
 	if event.ValidStepID(got) != nil || !strings.HasPrefix(got, "undo-") || got != undoID(r, long) {
 		t.Errorf("undoID(long) = %s", got)
+	}
+}
+
+// A compensation whose node is lost while it holds it is given up: the
+// restore waits for the node and runs again, as its next attempt, when the
+// node's executor comes back.
+func TestCompensationOnALostNodeRunsAgainWhenItReturns(t *testing.T) {
+	c := newComp(t, write("w1"), event.Step{ID: "boom", Kind: event.KindShell, Run: "exit 1", DependsOn: []string{"w1"}})
+	base := succeedAll("boom")
+	hold := true
+	c.outcome = func(a event.TaskAssignedData) *event.TaskFinishedData {
+		if a.Compensates != nil && hold {
+			return nil
+		}
+		return base(a)
+	}
+	for range 20 {
+		c.decide()
+		c.work()
+		if len(c.compensations()) > 0 {
+			break
+		}
+	}
+	node := c.lastAssigned("w1.undo", 1).Node
+	c.add(event.NodeFailed, "", "o1", event.NodeData{Decision: event.Decision{Epoch: 1}, Node: node, Incarnation: "i1"})
+	ds := c.decide()
+	if len(ds) != 1 || ds[0].Key.Kind != KindCancel || ds[0].Key.Step != "w1.undo" {
+		t.Fatalf("decided %v, want w1.undo given up", ds)
+	}
+	if st := c.s.Runs["r1"].Steps[2]; st.Status != StepPending {
+		t.Fatalf("w1.undo %s after its node failed, want pending", st.Status)
+	}
+	if ds := c.decide(); len(ds) != 0 {
+		t.Fatalf("decided %v while the node is gone", ds)
+	}
+	c.add(event.ExecutorOnline, "", node, event.ExecutorOnlineData{Slots: 4, Incarnation: "i2"})
+	hold = false
+	r := c.drive()
+	if got := strings.Join(c.compensations(), " "); got != "w1.undo#1->"+node+"(w1#1) w1.undo#2->"+node+"(w1#1)" {
+		t.Fatalf("compensations %s", got)
+	}
+	if r.Status != RunFailed || !strings.HasSuffix(r.Reason, "compensated: w1") {
+		t.Fatalf("run %s %q", r.Status, r.Reason)
+	}
+}
+
+// A state restored from a snapshot taken at any point of a compensated
+// run, and folded on from there, equals the state folded from the start,
+// and decides the same: compensation survives a restart anywhere.
+func TestCompensationSnapshotAnywhere(t *testing.T) {
+	c := newComp(t, write("w1"), write("w2", "w1"),
+		event.Step{ID: "sh", Kind: event.KindShell, Run: "true", Compensate: "undo", DependsOn: []string{"w2"}},
+		event.Step{ID: "boom", Kind: event.KindShell, Run: "exit 1", DependsOn: []string{"sh"}})
+	c.outcome = succeedAll("boom")
+	c.drive()
+	events := c.l.events
+	for k := range events {
+		mid, err := UnmarshalSnapshot(mustSnapshot(t, foldAll(events[:k])))
+		if err != nil {
+			t.Fatal(err)
+		}
+		full := foldAll(events[:k])
+		if a, b := string(mustSnapshot(t, mid)), string(mustSnapshot(t, full)); a != b {
+			t.Fatalf("after %d events, the snapshot does not round-trip:\n%s\n%s", k, a, b)
+		}
+		if a, b := decisionsOf(mid, t0.Add(time.Hour), 1), decisionsOf(full, t0.Add(time.Hour), 1); a != b {
+			t.Fatalf("after %d events: restored state decides\n%s\nthe folded one\n%s", k, a, b)
+		}
+		for _, ev := range events[k:] {
+			mid.Apply(ev)
+		}
+		if a, b := string(mustSnapshot(t, mid)), string(mustSnapshot(t, foldAll(events))); a != b {
+			t.Fatalf("snapshot after %d events, folded on:\n%s\nfolded from zero:\n%s", k, a, b)
+		}
 	}
 }
