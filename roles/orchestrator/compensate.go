@@ -32,7 +32,8 @@ import (
 // a time: the next compensation is assigned once the previous one is
 // final. A compensation that fails (a file changed since the edit, the
 // command failed) does not stop the others: every later one in the order
-// still runs, and the run's reason names the compensations that failed.
+// still runs, and the run's reason names the compensations that failed
+// (or that an operator skipped).
 // The run then finishes with the status it was stopping with (failed or
 // cancelled), the reason saying what was compensated.
 //
@@ -110,7 +111,7 @@ func (d *decider) compensating(r *Run, status RunStatus, code Code, reason strin
 		case !cs.Terminal():
 			d.giveUpIfGone(r, cs)
 			return true // assigned, running or held for an operator
-		case cs.Status == StepSucceeded || cs.Status == StepSkipped:
+		case cs.Status == StepSucceeded:
 			done = append(done, st.Spec.ID)
 		default:
 			failed = append(failed, fmt.Sprintf("compensation %s of step %s %s: %s", cs.Spec.ID, st.Spec.ID, cs.Status, cs.Error))

@@ -527,3 +527,98 @@ func TestCompensationSnapshotAnywhere(t *testing.T) {
 		}
 	}
 }
+
+// TestCompensationInMessyHistories runs the simulator's messy histories
+// (late and duplicate reports, node loss, leader changes, operators) with
+// runs whose plans edit files and declare compensate commands: no node is
+// overcommitted, a snapshot taken anywhere folds on to the same state and
+// decisions, and no attempt is ever compensated by two different steps.
+func TestCompensationInMessyHistories(t *testing.T) {
+	seeds := 40
+	if testing.Short() {
+		seeds = 10
+	}
+	compensated, finishedAfter := 0, 0
+	for seed := range uint64(seeds) {
+		m := newSim(seed, noOvercommit(t))
+		for i := range 300 {
+			if i%60 == 0 {
+				m.nextID++
+				id := fmt.Sprintf("edit-%03d", m.nextID)
+				m.add(event.GoalSubmitted, id, "op", event.GoalSubmittedData{Goal: id})
+				m.add(event.PlanProposed, id, "planner", event.PlanProposedData{Revision: 1, Source: "file", Plan: editPlan(m)})
+			}
+			m.step()
+		}
+		events := m.l.events
+		full := foldAll(events)
+		want := mustSnapshot(t, full)
+		rng := m.rng
+		for _, k := range []int{rng.IntN(len(events) + 1), rng.IntN(len(events) + 1)} {
+			s, err := UnmarshalSnapshot(mustSnapshot(t, foldAll(events[:k])))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ev := range events[k:] {
+				s.Apply(ev)
+			}
+			if got := mustSnapshot(t, s); string(got) != string(want) {
+				t.Fatalf("seed %d: snapshot at %d then the rest differs from folding from zero", seed, k)
+			}
+			if a, b := decisionsOf(s, m.now, m.epoch), decisionsOf(full, m.now, m.epoch); a != b {
+				t.Fatalf("seed %d cut %d: decisions differ:\n%s\n%s", seed, k, a, b)
+			}
+		}
+		// Each compensated attempt has one compensation step id, in the
+		// ledger as in every state.
+		ids := map[string]string{}
+		tracked := NewState()
+		tracked.TrackChanges()
+		for _, ev := range events {
+			tracked.Apply(ev)
+			for _, c := range tracked.TakeChanges().Runs {
+				if c.Evicted && strings.Contains(c.Run.Reason, "; compensated: ") {
+					finishedAfter++
+				}
+			}
+			if ev.Type != event.TaskAssigned {
+				continue
+			}
+			var d event.TaskAssignedData
+			if err := ev.Decode(&d); err != nil || d.Compensates == nil {
+				continue
+			}
+			key := fmt.Sprintf("%s/%s#%d", ev.Run, d.Compensates.Step, d.Compensates.Attempt)
+			if prev, ok := ids[key]; ok && prev != d.Step.ID {
+				t.Fatalf("seed %d: %s compensated by %s and %s", seed, key, prev, d.Step.ID)
+			}
+			ids[key] = d.Step.ID
+			compensated++
+		}
+	}
+	if compensated == 0 || finishedAfter == 0 {
+		t.Fatalf("the histories reached no compensation (%d assigned, %d runs finished after compensating)", compensated, finishedAfter)
+	}
+	t.Logf("%d compensation assignments, %d runs finished after compensating", compensated, finishedAfter)
+}
+
+// editPlan is a random plan of file edits and shell steps, some with
+// compensate, in a chain with random shortcuts.
+func editPlan(m *sim) event.Plan {
+	var p event.Plan
+	for i := range 2 + m.rng.IntN(6) {
+		st := event.Step{ID: fmt.Sprintf("e%d", i), Kind: event.KindFileWrite, Path: "f", Content: "x", Idempotent: true,
+			Retries: m.rng.IntN(2)}
+		if m.rng.IntN(3) == 0 {
+			st = event.Step{ID: st.ID, Kind: event.KindShell, Run: "true", Retries: st.Retries}
+			if m.rng.IntN(2) == 0 {
+				st.Compensate = "undo"
+			}
+		}
+		if i > 0 {
+			st.DependsOn = []string{fmt.Sprintf("e%d", m.rng.IntN(i))}
+		}
+		p.Steps = append(p.Steps, st)
+	}
+	return p
+}
