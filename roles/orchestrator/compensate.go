@@ -70,6 +70,9 @@ func (d *decider) compensating(r *Run, status RunStatus, code Code, reason strin
 	if !mayCompensate(r) {
 		return false
 	}
+	if status == RunFailed {
+		code, reason = stopCause(r, code, reason)
+	}
 	waiting := false
 	for _, st := range r.Steps {
 		if st.Compensates != nil {
@@ -132,6 +135,19 @@ func (d *decider) giveUpIfGone(r *Run, cs *Step) {
 		return
 	}
 	d.cancel(r, cs.Spec.ID, cs.Attempt, cs.Node, CodeSuperseded, fmt.Sprintf("node %s %s", cs.Node, ex.Gone))
+}
+
+// stopCause is why a failing run stops: the first step in plan order that
+// ended without being done other than one the run's end cancelled (while
+// the run waits for its steps to end, a step it cancelled may come before
+// the one that failed it); code and reason as given when there is none.
+func stopCause(r *Run, code Code, reason string) (Code, string) {
+	for _, st := range r.Steps {
+		if st.Compensates == nil && st.Terminal() && !st.Done() && st.Code != CodeRunEnded {
+			return stepEnd(st)
+		}
+	}
+	return code, reason
 }
 
 // mayCompensate reports whether r has a plan step that is, or may become,

@@ -622,3 +622,34 @@ func editPlan(m *sim) event.Plan {
 	}
 	return p
 }
+
+// describeCompensation renders a compensation assignment for the golden
+// scripts: " compensates=STEP#ATTEMPT[ edits=P,Q]".
+func describeCompensation(p event.TaskAssignedData) string {
+	c := p.Compensates
+	if c == nil {
+		return ""
+	}
+	s := fmt.Sprintf(" kind=%s compensates=%s#%d", p.Step.Kind, c.Step, c.Attempt)
+	if p.Step.Run != "" {
+		s += fmt.Sprintf(" run=%q", p.Step.Run)
+	}
+	var paths []string
+	for _, e := range c.Edits {
+		paths = append(paths, e.Path)
+	}
+	if len(paths) > 0 {
+		s += " edits=" + strings.Join(paths, ",")
+	}
+	return s
+}
+
+// scriptEdits are the edits a golden script's finish reports: each path
+// created (before absent).
+func scriptEdits(paths string) []event.FileEdit {
+	var out []event.FileEdit
+	for _, p := range list(paths) {
+		out = append(out, event.FileEdit{Path: p, Before: event.FileAbsent, After: "sha256:" + p})
+	}
+	return out
+}
