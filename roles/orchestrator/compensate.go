@@ -51,10 +51,12 @@ import (
 // left) or suspect: the before-images are on that node, and no other can
 // undo its edits. The run stays running, its compensation unassigned, until
 // the node's executor announces itself again. A compensation whose node is
-// lost while it holds it is given up like any attempt (task.cancel with
-// code superseded): a file.restore becomes pending and waits for the node;
-// a shell compensation that may have started is held in needs-decision
-// and waits for an operator's step retry or skip.
+// lost while it holds it, or that its node did not start within
+// StartDeadline, is given up like any attempt (task.cancel with code
+// superseded): a file.restore becomes pending and is assigned again to the
+// same node when it can take it; a shell compensation that may have
+// started is held in needs-decision and waits for an operator's step
+// retry or skip.
 
 // compensationRetries is how many more attempts a compensation gets after
 // a transient failure or an interruption.
@@ -112,7 +114,7 @@ func (d *decider) compensating(r *Run, status RunStatus, code Code, reason strin
 			d.assignCompensation(r, st, cs)
 			return true
 		case !cs.Terminal():
-			d.giveUpIfGone(r, cs)
+			d.giveUp(r, cs)
 			return true // assigned, running or held for an operator
 		case cs.Status == StepSucceeded:
 			done = append(done, st.Spec.ID)
@@ -124,17 +126,34 @@ func (d *decider) compensating(r *Run, status RunStatus, code Code, reason strin
 	return true
 }
 
-// giveUpIfGone gives up the active attempt of compensation cs when its
-// executor is gone (rule 5 of Decide, for a gone node only): a file.restore,
-// idempotent, becomes pending and waits for the node to come back; a shell
-// compensation that may have started is held in needs-decision, for an
-// operator's step retry or skip.
-func (d *decider) giveUpIfGone(r *Run, cs *Step) {
+// giveUp gives up the active attempt of compensation cs (rule 5 of
+// Decide, but for the node that must run it): when its executor is gone,
+// or when the attempt could have started StartDeadline ago and was not
+// reported started (the assignment was lost). A file.restore, idempotent,
+// becomes pending, and is assigned again to the same node once it can
+// take it; a shell compensation that may have started is held in
+// needs-decision, for an operator's step retry or skip. A draining node
+// keeps its compensations: no other node can run them.
+func (d *decider) giveUp(r *Run, cs *Step) {
 	ex := d.s.Executors[cs.Node]
-	if !cs.Active() || ex == nil || ex.Gone == "" || cs.CancelSent == cs.Attempt {
+	if !cs.Active() || ex == nil || cs.CancelSent == cs.Attempt {
 		return
 	}
-	d.cancel(r, cs.Spec.ID, cs.Attempt, cs.Node, CodeSuperseded, fmt.Sprintf("node %s %s", cs.Node, ex.Gone))
+	var reason string
+	switch {
+	case ex.Gone != "":
+		reason = fmt.Sprintf("node %s %s", cs.Node, ex.Gone)
+	case cs.Status == StepAssigned && !cs.SlotAt.IsZero():
+		due := latest(cs.SlotAt, d.s.ElectedAt, ex.Since).Add(StartDeadline)
+		if d.now.Before(due) {
+			d.wakeAt(due)
+			return
+		}
+		reason = fmt.Sprintf("not started within %s of a free slot on node %s", StartDeadline, cs.Node)
+	default:
+		return
+	}
+	d.cancel(r, cs.Spec.ID, cs.Attempt, cs.Node, CodeSuperseded, reason)
 }
 
 // stopCause is why a failing run stops: the first step in plan order that

@@ -653,3 +653,41 @@ func scriptEdits(paths string) []event.FileEdit {
 	}
 	return out
 }
+
+// A compensation its node does not start within StartDeadline (the
+// assignment was lost) is given up and assigned again, to the same node.
+func TestLostCompensationAssignmentIsSentAgain(t *testing.T) {
+	c := newComp(t, write("w1"), event.Step{ID: "boom", Kind: event.KindShell, Run: "exit 1", DependsOn: []string{"w1"}})
+	base := succeedAll("boom")
+	lost := true
+	c.outcome = func(a event.TaskAssignedData) *event.TaskFinishedData {
+		if a.Compensates != nil && lost {
+			return nil
+		}
+		return base(a)
+	}
+	for range 20 {
+		c.decide()
+		c.work()
+		if len(c.compensations()) > 0 {
+			break
+		}
+	}
+	c.now = c.now.Add(StartDeadline - 5*time.Second)
+	if ds := c.decide(); len(ds) != 0 {
+		t.Fatalf("decided %v before the deadline", ds)
+	}
+	c.now = c.now.Add(10 * time.Second)
+	if ds := c.decide(); len(ds) != 1 || ds[0].Key.Kind != KindCancel || ds[0].Key.Step != "w1.undo" {
+		t.Fatalf("decided %v, want the lost w1.undo given up", ds)
+	}
+	lost = false
+	r := c.drive()
+	node := c.lastAssigned("w1.undo", 1).Node
+	if got := strings.Join(c.compensations(), " "); got != "w1.undo#1->"+node+"(w1#1) w1.undo#2->"+node+"(w1#1)" {
+		t.Fatalf("compensations %s", got)
+	}
+	if r.Status != RunFailed || !strings.HasSuffix(r.Reason, "compensated: w1") {
+		t.Fatalf("run %s %q", r.Status, r.Reason)
+	}
+}
