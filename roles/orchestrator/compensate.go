@@ -319,3 +319,14 @@ func compensatedReason(reason string, done, failed []string) string {
 	}
 	return b.String()
 }
+
+// compensatingReason is what a run that compensates shows as its reason
+// while it goes on: its compensation under way, and where; "" when none is.
+func (r *Run) compensatingReason() string {
+	for i := len(r.Steps) - 1; i >= 0 && r.Steps[i].Compensates != nil; i-- {
+		if cs := r.Steps[i]; !cs.Terminal() {
+			return fmt.Sprintf("compensating: %s undoes step %s (%s, node %s)", cs.Spec.ID, cs.Compensates.Step, cs.Status, cs.Node)
+		}
+	}
+	return ""
+}

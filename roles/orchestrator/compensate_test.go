@@ -259,6 +259,9 @@ func TestCompensationResumesAfterRestart(t *testing.T) {
 	if got := c.compensations(); len(got) != 1 || got[0] != "w3.undo#1->n1(w3#1)" {
 		t.Fatalf("before the crash: %v", got)
 	}
+	if got, want := c.s.Runs["r1"].View().Reason, "compensating: w3.undo undoes step w3 (assigned, node n1)"; got != want {
+		t.Errorf("reason shown %q, want %q", got, want)
+	}
 	// The node crashes: a new leader starts from a snapshot of the state.
 	s, err := UnmarshalSnapshot(mustSnapshot(t, c.s))
 	if err != nil {
