@@ -195,23 +195,30 @@ func TestCompensationRestoresFilesOfAFailedRun(t *testing.T) {
 }
 
 // TestCompensationResumesAfterARestart: the node stops as soon as the
-// first restore is assigned in the ledger; started again on the same
+// first restore is done; started again on the same
 // data, it finishes the compensation: every file is restored exactly once
 // and no compensation is assigned twice for one attempt.
 func TestCompensationResumesAfterARestart(t *testing.T) {
 	// Filler edits, undone before the three files, keep the compensation
 	// going long after the stop is asked for.
-	const fillers = 8
+	const fillers = 12
 	dir, before := workDir(t)
 	data := t.TempDir()
 	n := nodetest.Start(t, nodetest.Config(data))
 	run := n.Submit(t, "compensated.yaml", compensatedPlan(dir, fillers))
-	err := poll.Wait(60*time.Second, func() bool {
-		rec, err := readCompensations(n, run)
-		return err == nil && len(rec.assigned) >= 2 // the shell undo, then the first restore
-	})
-	if err != nil {
-		t.Fatalf("no restore assigned: %v", err)
+	// Watched on the files, which change first (the ledger's index comes
+	// after): the shell step ran (made.txt, removed again by its undo), then
+	// the first restore (of the last filler) is done.
+	exists := func(name string) bool {
+		_, err := os.Stat(filepath.Join(dir, name))
+		return err == nil
+	}
+	if err := poll.Wait(60*time.Second, func() bool { return exists("made.txt") || exists("undo.log") }); err != nil {
+		t.Fatalf("the plan's shell step did not run: %v", err)
+	}
+	last := fmt.Sprintf("f%d.txt", fillers)
+	if err := poll.Wait(60*time.Second, func() bool { return !exists(last) }); err != nil {
+		t.Fatalf("no restore done: %v", err)
 	}
 	n.Stop(t)
 	// The stop came in the middle: the first edit is not undone yet.
