@@ -329,8 +329,12 @@ func TestCompensationIsNeverAssignedTwice(t *testing.T) {
 		{Step: event.Step{ID: "x", Kind: event.KindFileRestore}, Compensates: &event.Compensation{Step: "w1.undo", Attempt: 1}},
 		{Step: event.Step{ID: "y", Kind: event.KindFileRestore}, Compensates: &event.Compensation{Step: "nope", Attempt: 1}},
 		{Step: event.Step{ID: "boom", Kind: event.KindFileRestore}, Compensates: &event.Compensation{Step: "w1", Attempt: 2}},
+		{Step: event.Step{ID: "z", Kind: event.KindFileRestore}, Attempt: 2, Compensates: &event.Compensation{Step: "w1", Attempt: 2}},
 	} {
-		bad.Epoch, bad.Attempt, bad.Node = 1, 1, "n1"
+		bad.Epoch, bad.Node = 1, "n1"
+		if bad.Attempt == 0 {
+			bad.Attempt = 1
+		}
 		ignored := c.s.Ignored
 		c.add(event.TaskAssigned, "r1", "o1", bad)
 		if c.s.Ignored != ignored+1 {

@@ -42,8 +42,8 @@ func (s *State) addCompensation(run string, d event.TaskAssignedData) bool {
 		}
 		return true
 	}
-	if r.compensation(c.Step, c.Attempt) != nil {
-		s.Ignored++ // compensated by another step already
+	if r.compensation(c.Step, c.Attempt) != nil || d.Attempt != 1 || d.Node == "" {
+		s.Ignored++ // compensated by another step already, or not a first attempt
 		return false
 	}
 	comp := *c
