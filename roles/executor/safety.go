@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path"
-	"slices"
 	"strings"
 	"time"
 
@@ -15,7 +14,6 @@ import (
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/roles/executor/runner"
 	"github.com/agentic-dev/agentic/roles/policy"
-	"github.com/agentic-dev/agentic/roles/policy/shell"
 )
 
 // Safety is what the executor checks and enforces around every step
@@ -173,43 +171,10 @@ func (e *Executor) vet(ctx context.Context, a event.TaskAssignedData) (judged, e
 		ref.Version, v.Rule, v.Level, v.Why, got)}
 }
 
-// judgeStep is the policy's verdict on what running s does: for a shell
-// step the worse of its command's and its Check guard's verdicts (and of
-// an env that can run hidden code), for a file edit Policy.JudgeEdit's.
+// judgeStep is the policy's verdict on what running s does in dir:
+// policy.JudgeStep, the judgement the leader made before assigning it.
 func judgeStep(p *policy.Policy, s event.Step, dir string) policy.Verdict {
-	switch s.Kind {
-	case event.KindShell:
-		v := p.JudgeIn(s.Run, dir)
-		if s.Check != "" {
-			if c := p.JudgeIn(s.Check, dir); worse(c, v) {
-				c.Why = "check: " + c.Why
-				v = c
-			}
-		}
-		// The step's environment can make its programs run code the
-		// command does not show (LD_PRELOAD, BASH_ENV…): judged as the
-		// same assignment written before the command would be.
-		names := make([]string, 0, len(s.Env))
-		for k := range s.Env {
-			if shell.EnvCode(k) {
-				names = append(names, k)
-			}
-		}
-		if len(names) > 0 {
-			slices.Sort(names)
-			u := policy.Verdict{Command: s.Run, Action: p.Unresolved, Level: policy.High, Rule: policy.RuleUnresolved, Unresolved: true,
-				Why: fmt.Sprintf("env sets %s, which can make programs run code the command does not show", strings.Join(names, ", "))}
-			if worse(u, v) {
-				v = u
-			}
-		}
-		return v
-	case event.KindFileWrite, event.KindFilePatch:
-		return p.JudgeEdit(s, dir)
-	}
-	// A kind this executor does not know: the runner fails it (class
-	// logic) without running anything.
-	return policy.Verdict{Action: policy.Allow}
+	return p.JudgeStep(s, dir)
 }
 
 // worse reports whether a is a stricter verdict than b (action, then

@@ -150,8 +150,12 @@ func (d *decider) assign(r *Run, st *Step, ref event.PolicyRef, approved string,
 
 // stopRun cancels the run's active steps (once per attempt) and the
 // assignments still in flight to executors (which will reach them), then
-// finishes the run. The cancels carry the run's code.
+// finishes the run. The cancels carry the run's code. A run with steps to
+// undo is stopped by compensating instead (compensate.go).
 func (d *decider) stopRun(r *Run, status RunStatus, code Code, reason string) {
+	if d.compensating(r, status, code, reason) {
+		return
+	}
 	for _, st := range r.Steps {
 		if st.Active() && st.CancelSent != st.Attempt {
 			d.cancel(r, st.Spec.ID, st.Attempt, st.Node, code, reason)

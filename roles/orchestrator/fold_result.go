@@ -66,6 +66,7 @@ func foldTaskFinished(s *State, ev event.Event) {
 	exit := d.ExitCode
 	st.ExitCode = &exit
 	st.Error, st.Code, st.Class = reason, code, ""
+	foldEdits(st, ev.Seq, d)
 	switch {
 	case outcome == TaskFailed:
 		st.Class = failureClass(d)

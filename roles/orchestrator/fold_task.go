@@ -16,7 +16,7 @@ const ReasonNeedsDecision = "not idempotent and may have started: held for an op
 // next one and the policy in force admits it (admitted).
 func foldTaskAssigned(s *State, ev event.Event) {
 	var d event.TaskAssignedData
-	if !s.decode(ev, &d) || s.fenced(d.Epoch) {
+	if !s.decode(ev, &d) || s.fenced(d.Epoch) || (d.Compensates != nil && !s.addCompensation(ev.Run, d)) {
 		return
 	}
 	r, i, st := s.step(ev.Run, d.Step.ID)

@@ -112,61 +112,11 @@ func (s *State) judge(spec event.Step, subject string) policy.Verdict {
 	return v
 }
 
-// judgeStep is the policy's verdict on a step: for a shell step the worse
-// of its command's and its check's (each judged in the step's working
-// directory), with the approvals of the worse; a noop is allowed. File
-// edits are judged by their path (a write of that file) until the policy
-// judges edits themselves.
+// judgeStep is the policy's verdict on a step, in its working directory
+// as the plan gives it: policy.JudgeStep, the judgement the executor
+// makes again before running it.
 func judgeStep(p *policy.Policy, spec event.Step) policy.Verdict {
-	switch spec.Kind {
-	case event.KindNoop:
-		v := p.Judge("")
-		v.Why = "a noop runs nothing"
-		return v
-	case event.KindFileWrite, event.KindFilePatch:
-		return judgeFileEdit(p, spec)
-	}
-	v := p.JudgeIn(spec.Run, spec.Cwd)
-	if spec.Check != "" {
-		c := p.JudgeIn(spec.Check, spec.Cwd)
-		if worse(c, v) {
-			c.Why = "check: " + c.Why
-			c.Command = v.Command
-			v = c
-		}
-	}
-	return v
-}
-
-// judgeFileEdit judges a file edit as the write of its path: the file
-// scope and the rules that name writes decide. A patch names its files in
-// its diff; until the policy reads diffs it needs an operator.
-func judgeFileEdit(p *policy.Policy, spec event.Step) policy.Verdict {
-	if spec.Kind == event.KindFilePatch || spec.Path == "" {
-		v := p.Judge("")
-		v.Action, v.Level, v.Rule = policy.Confirm, policy.High, policy.RuleUnresolved
-		v.Why = "a patch is not judged by the policy yet: an operator confirms it"
-		a := p.Approvals[policy.High]
-		v.Approvals, v.NotSubmitter = a.Approvers, a.NotSubmitter
-		return v
-	}
-	// tee writes exactly its operand: the judge sees the write of Path.
-	v := p.JudgeIn("tee -- "+shellQuote(spec.Path), spec.Cwd)
-	v.Command = string(spec.Kind) + " " + spec.Path
-	return v
-}
-
-// shellQuote quotes s as one shell word.
-func shellQuote(s string) string {
-	out := "'"
-	for _, r := range s {
-		if r == '\'' {
-			out += `'\''`
-			continue
-		}
-		out += string(r)
-	}
-	return out + "'"
+	return p.JudgeStep(spec, spec.Cwd)
 }
 
 // worse reports whether a is stricter than b: action, then level.

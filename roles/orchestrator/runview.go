@@ -81,6 +81,9 @@ func (r *Run) reason() string {
 	if r.Reason != "" || r.Status.Terminal() {
 		return r.Reason
 	}
+	if c := r.compensatingReason(); c != "" {
+		return c
+	}
 	if r.Status == RunPaused {
 		return r.PauseReason
 	}
@@ -88,7 +91,8 @@ func (r *Run) reason() string {
 }
 
 // ShownReason is the reason RunView and RunSummary show (reason): why the
-// run ended, or while it goes on, which step waits for which capability.
+// run ended, or while it goes on, which compensation it runs or which step
+// waits for which capability.
 func (r *Run) ShownReason() string { return r.reason() }
 
 // timePtr is nil for the zero time.

@@ -25,7 +25,8 @@ import (
 //
 //	plan NAME            input lines: "ID [deps=a,b] [retries=N] [backoff=D]
 //	                     [idempotent] [on_failure=X] [subgoal=S] [kind=K]
-//	                     [title=T] [caps=a,b] [creates=P] [check=C]" or
+//	                     [title=T] [caps=a,b] [creates=P] [check=C]
+//	                     [compensate=C]" or
 //	                     "subgoal ID TITLE..."
 //	submit RUN plan=NAME
 //	propose RUN [plan=NAME] [rev=N]
@@ -53,7 +54,7 @@ import (
 //	assign RUN STEP ATTEMPT NODE [epoch=N]
 //	accept RUN REV [epoch=N]
 //	start RUN STEP ATTEMPT [node=N]
-//	finish RUN STEP ATTEMPT STATUS [CLASS] [exit=N] [node=N] [timedout] [interrupted] [err=TEXT...]
+//	finish RUN STEP ATTEMPT STATUS [CLASS] [exit=N] [node=N] [timedout] [interrupted] [edits=P,Q] [err=TEXT...]
 //	cancel RUN [REASON...]
 //	close RUN STATUS [epoch=N] [REASON...]   run.finished, as a leader would
 //	event TYPE [RUN]            an event this fold skips (memory.written, ...)
@@ -476,6 +477,7 @@ func (sc *script) finish(t *testing.T, a args) []string {
 	if len(a.pos) > 4 && a.pos[4] != "timedout" && a.pos[4] != "interrupted" {
 		d.Class = event.FailureClass(a.pos[4])
 	}
+	d.Edits = scriptEdits(a.opt["edits"])
 	return sc.fold(event.TaskFinished, run, node, d, sc.stepLine(step))
 }
 
@@ -646,6 +648,7 @@ func describe(d Decision) string {
 		if p.Policy.Version != 1 {
 			s += fmt.Sprintf(" policy=v%d", p.Policy.Version)
 		}
+		s += describeCompensation(p)
 		return s + suffix
 	case event.TaskCancel:
 		var p event.TaskCancelData
@@ -903,6 +906,10 @@ func parsePlan(t *testing.T, name string, lines []string) *event.Plan {
 				st.Run = strings.ReplaceAll(v, "_", " ")
 			case "cwd":
 				st.Cwd = v
+			case "compensate":
+				st.Compensate = v
+			case "path":
+				st.Path = v
 			default:
 				t.Fatalf("plan %s: unknown step option %q", name, kv)
 			}

@@ -14,8 +14,10 @@ import (
 // queues, capabilities and states, and what reassignment needs of steps
 // (SlotAt above all: a version-3 state would take every assigned attempt
 // for one that never started). Version 5: the policy in force (its text,
-// parsed again when read), gates, approvals, edits, paused runs.
-const SnapshotVersion = 5
+// parsed again when read), gates, approvals, edits, paused runs. Version
+// 6: what compensation needs of steps (end positions, file edits) and the
+// compensation steps a run added.
+const SnapshotVersion = 6
 
 // ErrSnapshotVersion: the snapshot was written by an unknown format version.
 var ErrSnapshotVersion = errors.New("orchestrator: unsupported snapshot version")

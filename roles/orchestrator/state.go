@@ -196,6 +196,15 @@ type Step struct {
 	// Edits are the commands operators replaced (gate edit), oldest
 	// first: the step runs its Spec's, the newest.
 	Edits []Edit `json:"edits,omitempty"`
+	// EndSeq is the ledger position of the task.finished that ended the
+	// latest attempt: compensation undoes steps latest end first.
+	EndSeq uint64 `json:"end_seq,omitempty"`
+	// FileEdits are the file edits the latest attempt reported
+	// (task.finished edits): what a file.restore puts back.
+	FileEdits []event.FileEdit `json:"file_edits,omitempty"`
+	// Compensates is set on a compensation step (not in the plan: added
+	// by its first task.assigned): the attempt of the plan step it undoes.
+	Compensates *event.Compensation `json:"compensates,omitempty"`
 }
 
 // Edit is one operator's edit of a gated step: the command it replaced.
