@@ -273,7 +273,7 @@ func (d *decider) assignCompensation(r *Run, st, cs *Step) {
 		ref = pf.Ref()
 	}
 	d.emit(assignKey(r.ID, spec.ID, attempt, node), event.TaskAssigned, r.ID, node,
-		event.TaskAssignedData{Decision: event.Decision{Epoch: d.epoch},
+		event.TaskAssignedData{Decision: d.decision(),
 			Step: spec, Attempt: attempt, Node: node, ReadyAt: d.now, Reason: why, Compensates: comp, Policy: ref})
 }
 

@@ -159,6 +159,14 @@ func (d *decider) unfolded(ref attemptRef) bool {
 	return st != nil && st.Status == StepPending && st.Attempt+1 == ref.attempt
 }
 
+// decision is what every decision of this Decide call carries: the
+// leader's epoch, and the basis — the ledger position of the state it was
+// decided on — so that a replay decides again on the same state
+// (roles/orchestrator/replay).
+func (d *decider) decision() event.Decision {
+	return event.Decision{Epoch: d.epoch, Basis: d.s.Seq}
+}
+
 // emit appends a decision unless its key is in flight.
 func (d *decider) emit(key DecisionKey, t event.Type, run, target string, payload any) {
 	if d.inflight[key] {

@@ -45,7 +45,7 @@ func (d *decider) admit(r *Run, st *Step) {
 		d.assign(r, st, ref, "", nil)
 		return
 	}
-	g := event.GateOpenedData{Decision: event.Decision{Epoch: d.epoch}, Step: st.Spec.ID, Attempt: st.Attempt + 1,
+	g := event.GateOpenedData{Decision: d.decision(), Step: st.Spec.ID, Attempt: st.Attempt + 1,
 		Revision: r.Revision, Kind: event.GatePolicy, Subject: subject, Policy: ref, Verdict: wireVerdict(v),
 		Approvals: v.Approvals, NotSubmitter: v.NotSubmitter}
 	if gt := pf.parsed.Gates; v.Action == policy.Confirm && gt.Timeout > 0 {
@@ -88,6 +88,6 @@ func (d *decider) expire(r *Run, st *Step) {
 		return
 	}
 	d.emit(closeKey(r.ID, st.Spec.ID, g.Number), event.GateClosed, r.ID, "", event.GateClosedData{
-		Decision: event.Decision{Epoch: d.epoch}, Step: st.Spec.ID, Subject: g.Subject, Action: g.OnExpiry,
+		Decision: d.decision(), Step: st.Spec.ID, Subject: g.Subject, Action: g.OnExpiry,
 		Code: CodeGateExpired.Wire(), Reason: fmt.Sprintf("no answer within %s", g.Expires.Sub(g.Opened))})
 }

@@ -23,7 +23,7 @@ func (d *decider) run(r *Run) {
 		d.finish(r, RunFailed, CodePlanInvalid, "invalid plan: "+r.Invalid)
 	case r.Status == RunPlanned:
 		d.emit(acceptKey(r.ID, r.Revision), event.PlanAccepted, r.ID, "",
-			event.PlanAcceptedData{Decision: event.Decision{Epoch: d.epoch}, Revision: r.Revision})
+			event.PlanAcceptedData{Decision: d.decision(), Revision: r.Revision})
 	case r.Status == RunRunning, r.Status == RunPaused:
 		d.running(r)
 	}
@@ -143,7 +143,7 @@ func (d *decider) assign(r *Run, st *Step, ref event.PolicyRef, approved string,
 	key := assignKey(r.ID, st.Spec.ID, attempt, node)
 	key.Revision, key.Policy = r.Resumes, ref.Version
 	d.emit(key, event.TaskAssigned, r.ID, node,
-		event.TaskAssignedData{Decision: event.Decision{Epoch: d.epoch},
+		event.TaskAssignedData{Decision: d.decision(),
 			Step: st.Spec, Attempt: attempt, Node: node, ReadyAt: readyAt, Reason: st.Next,
 			Policy: ref, Approved: approved, Approvers: approvers})
 }
@@ -173,14 +173,14 @@ func (d *decider) stopRun(r *Run, status RunStatus, code Code, reason string) {
 // cancel emits task.cancel for one attempt.
 func (d *decider) cancel(r *Run, step string, attempt int, node string, code Code, reason string) {
 	d.emit(cancelKey(r.ID, step, attempt), event.TaskCancel, r.ID, node,
-		event.TaskCancelData{Decision: event.Decision{Epoch: d.epoch},
+		event.TaskCancelData{Decision: d.decision(),
 			Step: step, Attempt: attempt, Node: node, Reason: reason, Code: code.Wire()})
 }
 
 // finish emits run.finished.
 func (d *decider) finish(r *Run, status RunStatus, code Code, reason string) {
 	d.emit(finishKey(r.ID), event.RunFinished, r.ID, "",
-		event.RunFinishedData{Decision: event.Decision{Epoch: d.epoch}, Status: status.Wire(), Reason: reason, Code: code.Wire()})
+		event.RunFinishedData{Decision: d.decision(), Status: status.Wire(), Reason: reason, Code: code.Wire()})
 }
 
 // stepEnd says why a step that ended without being done fails its run.

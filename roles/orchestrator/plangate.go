@@ -75,7 +75,7 @@ func (d *decider) planHeld(r *Run) bool {
 			d.wakeAt(g.Expires)
 		default:
 			d.emit(closeKey(r.ID, "", g.Number), event.GateClosed, r.ID, "", event.GateClosedData{
-				Decision: event.Decision{Epoch: d.epoch}, Subject: g.Subject, Action: event.GateDeny,
+				Decision: d.decision(), Subject: g.Subject, Action: event.GateDeny,
 				Code: CodeGateExpired.Wire(), Reason: fmt.Sprintf("no approval of the plan within %s", g.Expires.Sub(g.Opened))})
 		}
 		return true
@@ -87,7 +87,7 @@ func (d *decider) planHeld(r *Run) bool {
 	// No plan gate yet, or the open one shows what is no longer the plan
 	// (a step's command was edited at a needs-decision gate, or the
 	// policy changed): open one anew.
-	g := event.GateOpenedData{Decision: event.Decision{Epoch: d.epoch}, Revision: r.Revision, Kind: event.GatePlan,
+	g := event.GateOpenedData{Decision: d.decision(), Revision: r.Revision, Kind: event.GatePlan,
 		Subject: subject, Policy: ref, Verdict: wireVerdict(v), Approvals: v.Approvals, NotSubmitter: v.NotSubmitter}
 	if gt := pf.parsed.Gates; gt.Timeout > 0 {
 		g.Expires, g.OnExpiry = d.now.Add(gt.Timeout), event.GateDeny // a plan not approved in time is not run

@@ -213,9 +213,9 @@ func TestPropertyEntriesIndependentOfRestarts(t *testing.T) {
 		}
 	})
 	// The histories must reach every run status, or the property says
-	// little.
+	// little (with -short there are too few of them).
 	for _, s := range []string{"submitted", "planned", "running", "succeeded", "failed", "cancelled"} {
-		if statuses[s] == 0 {
+		if statuses[s] == 0 && !testing.Short() {
 			t.Errorf("no history left a run %s: %v", s, statuses)
 		}
 	}
