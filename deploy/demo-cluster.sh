@@ -55,9 +55,19 @@ export NATS_URL="$urls"
 export AGENTIC_CREDS="$dir/a/operator.creds"
 ctl() { "$BIN/agentctl" "$@"; }
 
+# agentd never runs steps as root unless told to: run as root, the demo
+# has its steps run as an unprivileged user, in work directories that user
+# may write.
+steps_as=()
+if [ "$(id -u)" = 0 ]; then
+  chmod 755 "$dir"
+  steps_as=(--executor-run-as "${DEMO_RUN_AS:-nobody}")
+fi
+
 start_agentd() { # name roles gossip-port http-port [flags...]
   local name=$1 roles=$2 gport=$3 hport=$4; shift 4
-  "$BIN/agentd" --data "$dir/$name" --name "$name" --roles "$roles" --nats "$urls" \
+  mkdir -p "$dir/work-$name" && chmod 1777 "$dir/work-$name"
+  "$BIN/agentd" --data "$dir/$name" --name "$name" --roles "$roles" --nats "$urls" "${steps_as[@]}" \
     --http-listen "127.0.0.1:$hport" --gossip-listen "127.0.0.1:$gport" \
     --executor-workdir "$dir/work-$name" --log-format json "$@" 2>"$dir/agentd-$name.log" &
   pids+=($!)

@@ -12,10 +12,22 @@ dir=$(mktemp -d -t agentic-demo.XXXXXX)
 log="$dir/agentd.log"
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
+# agentd never runs steps as root unless told to: run as root, the demo
+# has its steps run as an unprivileged user, in a work directory that user
+# may write.
+steps_as=()
+if [ "$(id -u)" = 0 ]; then
+  user=${DEMO_RUN_AS:-nobody}
+  chmod 755 "$dir"
+  mkdir -p "$dir/work" && chmod 1777 "$dir/work"
+  steps_as=(--executor-run-as "$user" --executor-workdir "$dir/work")
+  say "running as root: steps run as $user (--executor-run-as)"
+fi
+
 say "starting agentd (all roles, embedded NATS JetStream) in $dir"
 "$BIN/agentd" --data "$dir/data" --name demo \
   --nats-listen "127.0.0.1:$NATS_PORT" --http-listen "127.0.0.1:$HTTP_PORT" \
-  --log-format json 2>"$log" &
+  "${steps_as[@]}" --log-format json 2>"$log" &
 pid=$!
 cleanup() {
   if kill -0 "$pid" 2>/dev/null; then kill -TERM "$pid"; wait "$pid" || true; fi
