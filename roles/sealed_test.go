@@ -1,0 +1,108 @@
+package roles_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// startsProcesses are the packages that may start a process: the
+// executor's runner (the steps), the notify hook (an operator's
+// notification command, not a step) and the tmpfs test kit (it mounts a
+// file system for tests).
+var startsProcesses = []string{"roles/executor/runner", "node/notify", "node/diskspace/tmpfs"}
+
+// noFiles are the packages that judge, plan and schedule: they never write
+// a file, so nothing a step does can happen outside the executor.
+var noFiles = []string{"roles", "bus/event", "bus/envelope", "bus/redact", "node/api", "node/nodes", "node/settings"}
+
+// fileWriters are the os functions that change the file system.
+var fileWriters = []string{"WriteFile", "Create", "CreateTemp", "OpenFile", "Mkdir", "MkdirAll", "MkdirTemp",
+	"Remove", "RemoveAll", "Rename", "Symlink", "Link", "Chmod", "Chown", "Lchown", "Truncate", "OpenRoot"}
+
+// processStarters are the functions, by package, that start a process.
+var processStarters = map[string][]string{
+	"os":      {"StartProcess"},
+	"syscall": {"ForkExec", "Exec", "StartProcess"},
+}
+
+// TestStepEffectsStayInTheExecutor is the architecture test of the safety
+// policy: only the executor runs a step, so no other package starts a
+// process (os/exec, os.StartProcess, syscall.ForkExec…) — but those listed
+// with a reason in startsProcesses — and the packages that judge, plan and
+// schedule (noFiles, and every roles/ package but the executor's) write no
+// file. A bypass of the policy cannot then hide in another package: it
+// fails this test.
+func TestStepEffectsStayInTheExecutor(t *testing.T) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "bin") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, filepath.Dir(path))
+		rel = filepath.ToSlash(rel)
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+		if err != nil {
+			return err
+		}
+		checked++
+		mayStart := slices.Contains(startsProcesses, rel)
+		mayWrite := !slices.Contains(noFiles, rel) && (!strings.HasPrefix(rel, "roles/") || strings.HasPrefix(rel, "roles/executor"))
+		names := map[string]string{} // local name → import path
+		for _, im := range f.Imports {
+			p, _ := strconv.Unquote(im.Path.Value)
+			name := p[strings.LastIndex(p, "/")+1:]
+			if im.Name != nil {
+				name = im.Name.Name
+			}
+			names[name] = p
+			if p == "os/exec" && !mayStart {
+				t.Errorf("%s imports os/exec: only the executor runs steps (add a package to startsProcesses only with a reason)", rel+"/"+filepath.Base(path))
+			}
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			x, ok := sel.X.(*ast.Ident)
+			if !ok {
+				return true
+			}
+			pkg := names[x.Name]
+			switch {
+			case slices.Contains(processStarters[pkg], sel.Sel.Name) && !mayStart:
+				t.Errorf("%s calls %s.%s: only the executor runs steps", rel+"/"+filepath.Base(path), pkg, sel.Sel.Name)
+			case pkg == "os" && slices.Contains(fileWriters, sel.Sel.Name) && !mayWrite:
+				t.Errorf("%s calls os.%s: %s judges, plans or schedules, and writes no file", rel+"/"+filepath.Base(path), sel.Sel.Name, rel)
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked < 100 {
+		t.Fatalf("checked %d files: is the module root %s?", checked, root)
+	}
+}
