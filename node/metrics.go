@@ -2,6 +2,7 @@ package node
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/agentic-dev/agentic/node/settings"
 	"github.com/prometheus/client_golang/prometheus"
@@ -17,6 +18,22 @@ func (n *Node) metricsHandler() http.Handler {
 	gauge := func(name, help string, f func() float64) {
 		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "agentic", Name: name, Help: help, ConstLabels: prometheus.Labels{"node": n.cfg.Name}}, f))
 	}
+	gauge("gates_open", "Gates open: steps and plans waiting for operators (agentctl gate ls).", func() float64 {
+		if x := n.runs; x != nil {
+			if c, _, err := x.OpenGates(); err == nil {
+				return float64(c)
+			}
+		}
+		return 0
+	})
+	gauge("gates_open_oldest_seconds", "Age of the oldest open gate (0 when none is open): gates left unseen.", func() float64 {
+		if x := n.runs; x != nil {
+			if _, oldest, err := x.OpenGates(); err == nil && !oldest.IsZero() {
+				return time.Since(oldest).Seconds()
+			}
+		}
+		return 0
+	})
 	gauge("gate_notifications_sent_total", "Batches of opened gates sent to the notify webhook or hook since start.", func() float64 {
 		if nt := n.notifier; nt != nil {
 			return float64(nt.Stats().Sent)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"time"
 
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/roles/orchestrator"
@@ -133,4 +134,26 @@ func gatesError(run string, err error) error {
 		return fmt.Errorf("%w: no run matches %q", api.ErrNotFound, run)
 	}
 	return fmt.Errorf("runindex: list gates: %w", err)
+}
+
+// OpenGates counts the open gates and returns when the oldest of them
+// opened (zero when none is open): what the gate metrics show. It reads
+// every open gate, which is live work, bounded by the runs in flight.
+func (x *Index) OpenGates() (n int, oldest time.Time, err error) {
+	for e, err := range x.Gates("", "") {
+		if err != nil {
+			return n, oldest, err
+		}
+		var g struct {
+			Opened time.Time `json:"opened"`
+		}
+		if err := json.Unmarshal(e.Raw, &g); err != nil {
+			return n, oldest, fmt.Errorf("runindex: read gate: %w", err)
+		}
+		n++
+		if !g.Opened.IsZero() && (oldest.IsZero() || g.Opened.Before(oldest)) {
+			oldest = g.Opened
+		}
+	}
+	return n, oldest, nil
 }

@@ -64,6 +64,10 @@ func TestGatesListed(t *testing.T) {
 	if len(all.Items) != 2 || !all.End || all.Items[0].Step != "a" || all.Items[1].Step != "b" {
 		t.Fatalf("gates %+v, want a and b of %s", all, wipe)
 	}
+	if n, oldest, err := x.OpenGates(); err != nil || n != 2 || oldest.IsZero() ||
+		(!oldest.Equal(all.Items[0].Opened) && !oldest.Equal(all.Items[1].Opened)) {
+		t.Fatalf("OpenGates = %d, %v, %v; want 2 and the older opening", n, oldest, err)
+	}
 	g := all.Items[0]
 	if g.Run != wipe || g.Goal != "wipe" || g.Kind != event.GatePolicy || g.Verdict == nil || g.Verdict.Rule != "recursive-force-delete" ||
 		g.Spec == nil || g.Spec.Run != "rm -rf build" || g.Approvals != 1 || g.Subject == "" || g.Policy.Version != 1 || g.Opened.IsZero() {
