@@ -63,6 +63,10 @@ const (
 	TaskAssigned  Type = "task.assigned"
 	TaskCancel    Type = "task.cancel"
 	RunFinished   Type = "run.finished"
+	// PlanReplanRequested: a step of a running run failed with class logic
+	// and on_failure replan; the leader asks the planners for the next
+	// plan revision (PlanReplanRequestedData). Protocol version 5.
+	PlanReplanRequested Type = "plan.replan_requested"
 )
 
 // Executor events.
@@ -248,6 +252,7 @@ var table = []Spec{
 	{RootRetired, []string{RoleAdmin}, 5},
 	{PlanClaimed, []string{RolePlanner}, 5},
 	{PolicyRecorded, []string{RoleOrchestrator}, 5},
+	{PlanReplanRequested, []string{RoleOrchestrator}, 5},
 }
 
 // Types returns the event-type table, in order, as of every protocol

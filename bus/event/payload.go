@@ -57,6 +57,52 @@ type PlanProposedData struct {
 	// Planner is the provenance of a model's plan (Source "llm").
 	// Protocol version 5.
 	Planner *PlannerInfo `json:"planner_info,omitempty"`
+	// Rationale says why a revision after the first changes the plan (the
+	// model's words). Protocol version 5.
+	Rationale string `json:"rationale,omitempty"`
+	// Replaces is the revision a replanned revision replaces (Revision-1),
+	// and Failure the failure that asked for it. Protocol version 5.
+	Replaces int          `json:"replaces,omitempty"`
+	Failure  *StepFailure `json:"failure,omitempty"`
+}
+
+// StepFailure is the failure of a step that asked for a replan: what the
+// planner is told.
+type StepFailure struct {
+	Step    string `json:"step"`
+	Attempt int    `json:"attempt"`
+	// Command is the step's shell command (or, for a file edit, its
+	// kind and path).
+	Command  string       `json:"command,omitempty"`
+	ExitCode int          `json:"exit_code"`
+	Class    FailureClass `json:"class,omitempty"`
+	// Error is the failure's description.
+	Error string `json:"error,omitempty"`
+	// Output is the tail of the step's output, redacted by its executor.
+	Output string `json:"output,omitempty"`
+}
+
+// PlanReplanRequestedData asks the planners for revision Revision+1 of a
+// running run whose step failed (Failure) with on_failure replan. It
+// carries what a planner needs without having folded the run: the goal,
+// the plan in force, and the steps already done, which the next revision
+// keeps (by id, with the same spec) and does not run again.
+type PlanReplanRequestedData struct {
+	Decision
+	// Revision is the plan revision in force, the one to replace.
+	Revision int `json:"revision"`
+	// Replans counts the replans asked for this run, this one included.
+	Replans int `json:"replans"`
+	// Goal is the run's goal as submitted.
+	Goal GoalSubmittedData `json:"goal"`
+	// Source is where the plan in force came from ("file", "llm").
+	Source string `json:"source"`
+	// Plan is the plan in force.
+	Plan Plan `json:"plan"`
+	// Done lists the ids of the steps that succeeded or were skipped.
+	Done []string `json:"done,omitempty"`
+	// Failure is the failed step.
+	Failure StepFailure `json:"failure"`
 }
 
 // PlanClaimedData: the signing planner plans the event's run. The first
@@ -68,6 +114,9 @@ type PlanClaimedData struct {
 	Until time.Time `json:"until"`
 	// Source is how the planner will plan it: "file" or "llm".
 	Source string `json:"source"`
+	// Revision is the plan revision the claim is for: a replan is claimed
+	// anew. 0 (absent) means 1. Protocol version 5.
+	Revision int `json:"revision,omitempty"`
 }
 
 // NoPlanner is PlanRejectedData.Code when no planner that can plan the

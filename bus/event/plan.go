@@ -137,4 +137,9 @@ const (
 	OnFailureRetry OnFailure = "retry"
 	// OnFailureContinue marks the step failed and lets its dependents run.
 	OnFailureContinue OnFailure = "continue"
+	// OnFailureReplan asks the planner for a revised plan (protocol
+	// version 5): the run waits for the next revision, which keeps the
+	// steps already done, within the run's replans budget. A plan-file
+	// goal cannot be replanned: its run fails.
+	OnFailureReplan OnFailure = "replan"
 )

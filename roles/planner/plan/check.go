@@ -14,7 +14,7 @@ import (
 // Allowed values, for messages.
 var (
 	kinds      = []string{string(event.KindShell), string(event.KindNoop), string(event.KindFileWrite), string(event.KindFilePatch)}
-	onFailures = []string{string(event.OnFailureAbort), string(event.OnFailureRetry), string(event.OnFailureContinue)}
+	onFailures = []string{string(event.OnFailureAbort), string(event.OnFailureRetry), string(event.OnFailureContinue), string(event.OnFailureReplan)}
 )
 
 // checkID reports an id that breaks the protocol's id grammar
@@ -131,7 +131,7 @@ func checkStep(ps *problems, s *draftStep) {
 	checkDuration(ps, s.pos("timeout"), "timeout", st.Timeout, MaxTimeout)
 	checkDuration(ps, s.pos("backoff"), "backoff", st.Backoff, MaxBackoff)
 	switch st.OnFailure {
-	case "", event.OnFailureAbort, event.OnFailureContinue:
+	case "", event.OnFailureAbort, event.OnFailureContinue, event.OnFailureReplan:
 	case event.OnFailureRetry:
 		if st.Retries == 0 && s.ok("retries") {
 			ps.add(s.pos("on_failure"), "on_failure: retry needs retries > 0")

@@ -160,7 +160,7 @@ func TestParseErrors(t *testing.T) {
 		{"Latin-1", "p.yaml", "goal: caf\xe9\nsteps:\n  - {id: a, run: x}\n", []want{{line: 1, col: 10, msg: "plan file is not valid UTF-8 (byte 0xe9 at offset 9); save it as UTF-8"}}},
 		{"noop with run", "p.yaml", "steps:\n  - id: a\n    kind: noop\n    run: x\n", []want{{path: "steps[0].run", msg: "noop step has run"}}},
 		{"bad kind", "p.yaml", "steps:\n  - id: a\n    kind: bash\n    run: x\n", []want{{line: 3, col: 11, path: "steps[0].kind", msg: `unknown kind "bash"; allowed: shell, noop`}}},
-		{"bad on_failure", "p.yaml", "steps:\n  - id: a\n    run: x\n    on_failure: replan\n", []want{{path: "steps[0].on_failure", msg: `unknown on_failure "replan"; allowed: abort, retry, continue`}}},
+		{"bad on_failure", "p.yaml", "steps:\n  - id: a\n    run: x\n    on_failure: rebuild\n", []want{{path: "steps[0].on_failure", msg: `unknown on_failure "rebuild"; allowed: abort, retry, continue, replan`}}},
 		{"retry without retries", "p.yaml", "steps:\n  - id: a\n    run: x\n    on_failure: retry\n", []want{{path: "steps[0].on_failure", msg: "on_failure: retry needs retries > 0"}}},
 		{"negative retries", "p.yaml", "steps:\n  - id: a\n    run: x\n    retries: -1\n", []want{{path: "steps[0].retries", msg: "retries must not be negative, got -1"}}},
 		{"too many retries", "p.yaml", "steps:\n  - id: a\n    run: x\n    retries: 1000\n", []want{{path: "steps[0].retries", msg: "the limit is 100"}}},
