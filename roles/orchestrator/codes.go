@@ -90,6 +90,9 @@ const (
 	// CodePlanDenied: an operator denied the run's plan at its plan gate
 	// (a run's code).
 	CodePlanDenied Code = "plan_denied"
+	// CodeReplansExhausted: a step failed with on_failure replan and the
+	// run's replans budget was spent (a run's code).
+	CodeReplansExhausted Code = "replans_exhausted"
 )
 
 // codes is every code, in the order they were introduced.
@@ -101,6 +104,7 @@ var codes = []Code{
 	CodeStepCancelled,
 	CodeSuperseded, CodeNodeLost, CodeNotStarted, CodeNodeDraining, CodeSkippedByOperator,
 	CodeGateDenied, CodeGateExpired, CodePlanDenied,
+	CodeReplansExhausted,
 }
 
 // Codes returns every code, in the order they were introduced (a copy).

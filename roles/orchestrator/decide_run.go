@@ -34,9 +34,15 @@ func (d *decider) run(r *Run) {
 func (d *decider) running(r *Run) {
 	complete := true
 	var ready, active []*Step
+	var replan *Step
 	for i, st := range r.Steps {
 		switch {
 		case st.Done():
+		case st.Status == StepFailed && st.Replan:
+			complete = false
+			if replan == nil {
+				replan = st
+			}
 		case st.Status == StepPending:
 			complete = false
 			if r.depsDone(i) {
@@ -61,6 +67,10 @@ func (d *decider) running(r *Run) {
 	// them all (stopRun, above).
 	for _, st := range active {
 		d.check(r, st)
+	}
+	if replan != nil {
+		d.replan(r, replan, active)
+		return
 	}
 	if complete {
 		d.finish(r, RunSucceeded, "", "")

@@ -16,6 +16,7 @@ func foldGoalSubmitted(s *State, ev event.Event) {
 	r := &Run{
 		ID:        ev.Run,
 		Goal:      d.Goal,
+		Text:      d.Text,
 		Status:    RunSubmitted,
 		Order:     s.NextOrder,
 		CreatedAt: ev.Time,

@@ -6,13 +6,17 @@ import (
 
 // foldPlanProposed stores a plan revision for a submitted run, or replaces
 // the plan of a planned (not yet accepted) run with a newer revision.
-// Proposals for a running run are ignored: replanning comes later.
+// A proposal for a running run is the revision it waits for after a step
+// asked for a replan (held until accepted), or ignored.
 func foldPlanProposed(s *State, ev event.Event) {
 	var d event.PlanProposedData
 	if !s.decode(ev, &d) {
 		return
 	}
 	r := s.Runs[ev.Run]
+	if r != nil && proposeReplan(s, r, d) {
+		return
+	}
 	if r == nil || (r.Status == RunPlanned && d.Revision <= r.Revision) {
 		s.Ignored++
 		return
@@ -35,13 +39,17 @@ func foldPlanProposed(s *State, ev event.Event) {
 }
 
 // foldPlanRejected fails a run the planner could not plan: one that is not
-// running yet.
+// running yet. For a run waiting for a replan it records the rejection,
+// and Decide fails the run (stopping what runs).
 func foldPlanRejected(s *State, ev event.Event) {
 	var d event.PlanRejectedData
 	if !s.decode(ev, &d) {
 		return
 	}
 	r := s.Runs[ev.Run]
+	if r != nil && (r.Status == RunRunning || r.Status == RunPaused) && rejectReplan(s, r, d) {
+		return
+	}
 	if r == nil || !r.Status.CanMove(RunPlanned) {
 		s.Ignored++ // unknown, or past planning
 		return
@@ -54,13 +62,18 @@ func foldPlanRejected(s *State, ev event.Event) {
 }
 
 // foldPlanAccepted starts a planned run whose revision matches. Steps
-// without dependencies become ready at the time of acceptance.
+// without dependencies become ready at the time of acceptance. For a run
+// waiting for a replan it replaces the plan with the proposed revision
+// (acceptReplan).
 func foldPlanAccepted(s *State, ev event.Event) {
 	var d event.PlanAcceptedData
 	if !s.decode(ev, &d) || s.fenced(d.Epoch) {
 		return
 	}
 	r := s.Runs[ev.Run]
+	if r != nil && (r.Status == RunRunning || r.Status == RunPaused) && acceptReplan(s, r, d, ev.Time) {
+		return
+	}
 	if r == nil || r.Status != RunPlanned || r.Revision != d.Revision {
 		s.Ignored++
 		return

@@ -65,11 +65,11 @@ func foldTaskFinished(s *State, ev event.Event) {
 	st.FinishedAt = ev.Time
 	exit := d.ExitCode
 	st.ExitCode = &exit
-	st.Error, st.Code, st.Class = reason, code, ""
+	st.Error, st.Code, st.Class, st.Tail = reason, code, "", ""
 	foldEdits(st, ev.Seq, d)
 	switch {
 	case outcome == TaskFailed:
-		st.Class = failureClass(d)
+		st.Class, st.Tail = failureClass(d), d.OutputTail
 		s.failed(r, i, d.Attempt, retry, ev.Time)
 	case to != StepCancelled:
 		s.stepDone(r, i, ev.Time)
@@ -91,7 +91,8 @@ func cancelCode(r *Run, st *Step) Code {
 
 // failed routes a failed attempt of step i, now pending or failed: a retry
 // waits for its backoff; a final failure with on_failure "continue" lets
-// dependents run, and any other fails the run (Decide emits that).
+// dependents run; a final logic failure with on_failure "replan" asks for
+// a new plan revision; any other fails the run (Decide emits that).
 func (s *State) failed(r *Run, i, attempt int, retry bool, t time.Time) {
 	st := r.Steps[i]
 	if retry {
@@ -100,6 +101,7 @@ func (s *State) failed(r *Run, i, attempt int, retry bool, t time.Time) {
 		return
 	}
 	st.Abort = st.Spec.OnFailure != event.OnFailureContinue
+	st.Replan = st.Spec.OnFailure == event.OnFailureReplan && st.Class == event.ClassLogic && st.Code != CodePolicyDenied
 	if !st.Abort {
 		s.stepDone(r, i, t)
 	}
@@ -133,8 +135,8 @@ func interrupted(d event.TaskFinishedData) bool { return d.Interrupted }
 //   - transient: retried while attempt <= Retries (attempts are 1-based, so
 //     Retries 2 allows 3 attempts).
 //   - logic (and anything unknown): retried only with on_failure "retry",
-//     while attempt <= Retries. on_failure "replan" aborts until replanning
-//     exists.
+//     while attempt <= Retries. With on_failure "replan" the final failure
+//     asks for a new plan revision (see State.failed and Decide).
 func retryable(spec event.Step, d event.TaskFinishedData) (bool, Code, string) {
 	reason := d.Error
 	if reason == "" {

@@ -14,6 +14,7 @@ const (
 	KindPolicy DecisionKind = "policy" // policy.applied
 	KindGate   DecisionKind = "gate"   // gate.opened
 	KindClose  DecisionKind = "close"  // gate.closed
+	KindReplan DecisionKind = "replan" // plan.replan_requested
 
 	KindNodeJoined  DecisionKind = "node.joined"  // node.joined
 	KindNodeSuspect DecisionKind = "node.suspect" // node.suspect
@@ -36,6 +37,7 @@ const (
 //	policy: Revision (the base version), Run and Step (a remembered rule)
 //	gate:   Run, Step, Attempt, Revision (the step's gate number), Policy
 //	close:  Run, Step, Revision (the gate's number)
+//	replan: Run, Revision (the revision to replace)
 //
 // Every key names a one-way step of the state (a revision accepted, an
 // attempt assigned or cancelled, a run finished, the n-th change of a
@@ -97,7 +99,7 @@ func (k DecisionKey) isNode() bool {
 
 // String is the key for people and logs (never parsed back):
 // accept/<run>/<revision>, assign/<run>/<step>/<attempt>/<node>,
-// cancel/<run>/<step>/<attempt>, finish/<run>,
+// cancel/<run>/<step>/<attempt>, finish/<run>, replan/<run>/<revision>,
 // node.<state>/<node>/<incarnation>/<changes>, policy/<base>[/<run>/<step>],
 // gate/<run>/<step>/<attempt>/<gate>, close/<run>/<step>/<gate>.
 func (k DecisionKey) String() string {
@@ -117,7 +119,7 @@ func (k DecisionKey) String() string {
 		s += "/" + k.Step + "/" + strconv.Itoa(k.Attempt) + "/" + strconv.Itoa(k.Revision)
 	case KindClose:
 		s += "/" + k.Step + "/" + strconv.Itoa(k.Revision)
-	case KindAccept:
+	case KindAccept, KindReplan:
 		s += "/" + strconv.Itoa(k.Revision)
 	case KindAssign:
 		s += "/" + k.Step + "/" + strconv.Itoa(k.Attempt) + "/" + k.Node

@@ -54,7 +54,7 @@ import (
 //	assign RUN STEP ATTEMPT NODE [epoch=N]
 //	accept RUN REV [epoch=N]
 //	start RUN STEP ATTEMPT [node=N]
-//	finish RUN STEP ATTEMPT STATUS [CLASS] [exit=N] [node=N] [timedout] [interrupted] [edits=P,Q] [err=TEXT...]
+//	finish RUN STEP ATTEMPT STATUS [CLASS] [exit=N] [node=N] [timedout] [interrupted] [edits=P,Q] [tail=A_B] [err=TEXT...]
 //	cancel RUN [REASON...]
 //	close RUN STATUS [epoch=N] [REASON...]   run.finished, as a leader would
 //	event TYPE [RUN]            an event this fold skips (memory.written, ...)
@@ -472,7 +472,7 @@ func (sc *script) finish(t *testing.T, a args) []string {
 	d := event.TaskFinishedData{
 		Step: step, Attempt: a.int(t, 2), Node: node, Status: event.TaskStatus(a.pos[3]),
 		ExitCode: a.optInt(t, "exit", 0), Error: a.rest, TimedOut: a.flags["timedout"],
-		Interrupted: a.flags["interrupted"],
+		Interrupted: a.flags["interrupted"], OutputTail: strings.ReplaceAll(a.opt["tail"], "_", " "),
 	}
 	if len(a.pos) > 4 && a.pos[4] != "timedout" && a.pos[4] != "interrupted" {
 		d.Class = event.FailureClass(a.pos[4])
@@ -691,6 +691,13 @@ func describe(d Decision) string {
 		var p event.GateClosedData
 		_ = json.Unmarshal(d.Draft.Data, &p)
 		return fmt.Sprintf("close %s/%s %s [%s]: %s", d.Draft.Run, p.Step, p.Action, p.Code, p.Reason) + suffix
+	case event.PlanReplanRequested:
+		var p event.PlanReplanRequestedData
+		_ = json.Unmarshal(d.Draft.Data, &p)
+		f := p.Failure
+		return fmt.Sprintf("replan %s rev=%d replans=%d step=%s#%d exit=%d class=%s cmd=%q tail=%q done=%s steps=%d",
+			d.Draft.Run, p.Revision, p.Replans, f.Step, f.Attempt, f.ExitCode, f.Class, f.Command, f.Output,
+			strings.Join(p.Done, ","), len(p.Plan.Steps)) + suffix
 	case event.RunFinished:
 		var p event.RunFinishedData
 		_ = json.Unmarshal(d.Draft.Data, &p)
@@ -761,6 +768,18 @@ func (sc *script) runLine(id string) string {
 	}
 	if r.PlanApproved > 0 {
 		s += fmt.Sprintf(" plan-approved=rev%d", r.PlanApproved)
+	}
+	if r.Replans > 0 {
+		s += fmt.Sprintf(" replans=%d", r.Replans)
+	}
+	if rp := r.Replanning; rp != nil {
+		s += fmt.Sprintf(" replanning=rev%d", rp.Revision)
+		switch {
+		case rp.Rejected != "":
+			s += fmt.Sprintf(" rejected=%q", rp.Rejected)
+		case rp.Next != nil:
+			s += " proposed"
+		}
 	}
 	if r.Wait != "" && !r.Terminal() {
 		s += fmt.Sprintf(" wait=%q", r.Wait)

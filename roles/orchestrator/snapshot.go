@@ -16,8 +16,10 @@ import (
 // for one that never started). Version 5: the policy in force (its text,
 // parsed again when read), gates, approvals, edits, paused runs. Version
 // 6: what compensation needs of steps (end positions, file edits) and the
-// compensation steps a run added.
-const SnapshotVersion = 6
+// compensation steps a run added. Version 7: replanning (the goal's
+// text, the replans asked, the revision waited for, failed steps' output
+// tails and replan marks).
+const SnapshotVersion = 7
 
 // ErrSnapshotVersion: the snapshot was written by an unknown format version.
 var ErrSnapshotVersion = errors.New("orchestrator: unsupported snapshot version")

@@ -115,6 +115,13 @@ type Run struct {
 	// CancelRequested is set by an operator's run.cancel.
 	CancelRequested bool   `json:"cancel_requested,omitempty"`
 	CancelReason    string `json:"cancel_reason,omitempty"`
+	// Text is the goal's free text (empty for a plan file): what a replan
+	// request gives the planner.
+	Text string `json:"text,omitempty"`
+	// Replans counts the replans asked for (plan.replan_requested);
+	// Replanning is the revision the run waits for, nil when none.
+	Replans    int         `json:"replans,omitempty"`
+	Replanning *Replanning `json:"replanning,omitempty"`
 	// Steps in plan order (a topological order).
 	Steps []*Step `json:"steps,omitempty"`
 
@@ -151,6 +158,13 @@ type Step struct {
 	// Abort marks a terminal failure that fails the run (on_failure is not
 	// "continue").
 	Abort bool `json:"abort,omitempty"`
+	// Replan marks a terminal logic failure with on_failure "replan": the
+	// run waits for a new plan revision instead of failing (within its
+	// replans budget).
+	Replan bool `json:"replan,omitempty"`
+	// Tail is the redacted output tail of the last failed attempt (what a
+	// replan request tells the planner).
+	Tail string `json:"tail,omitempty"`
 	// CancelSent is the attempt for which a task.cancel was folded, so that
 	// Decide does not ask twice.
 	CancelSent int `json:"cancel_sent,omitempty"`
@@ -291,31 +305,32 @@ type foldFunc func(s *State, ev event.Event)
 
 // folds maps event types to their fold; types absent here are skipped.
 var folds = map[event.Type]foldFunc{
-	event.GoalSubmitted:  foldGoalSubmitted,
-	event.RunCancel:      foldRunCancel,
-	event.PlanProposed:   foldPlanProposed,
-	event.PlanRejected:   foldPlanRejected,
-	event.LeaderElected:  foldLeaderElected,
-	event.PlanAccepted:   foldPlanAccepted,
-	event.TaskAssigned:   foldTaskAssigned,
-	event.TaskCancel:     foldTaskCancel,
-	event.RunFinished:    foldRunFinished,
-	event.ExecutorOnline: foldExecutorOnline,
-	event.TaskStarted:    foldTaskStarted,
-	event.TaskFinished:   foldTaskFinished,
-	event.NodeJoined:     foldNodeJoined,
-	event.NodeSuspect:    foldNodeSuspect,
-	event.NodeFailed:     foldNodeFailed,
-	event.NodeLeft:       foldNodeLeft,
-	event.NodeDrain:      foldNodeDrain,
-	event.StepDecided:    foldStepDecided,
-	event.PolicyApplied:  foldPolicyApplied,
-	event.PolicyRecorded: foldPolicyApplied,
-	event.GateOpened:     foldGateOpened,
-	event.GateDecided:    foldGateDecided,
-	event.GateClosed:     foldGateClosed,
-	event.RunPause:       foldRunPause,
-	event.RunResume:      foldRunResume,
+	event.GoalSubmitted:       foldGoalSubmitted,
+	event.RunCancel:           foldRunCancel,
+	event.PlanProposed:        foldPlanProposed,
+	event.PlanRejected:        foldPlanRejected,
+	event.LeaderElected:       foldLeaderElected,
+	event.PlanAccepted:        foldPlanAccepted,
+	event.TaskAssigned:        foldTaskAssigned,
+	event.TaskCancel:          foldTaskCancel,
+	event.RunFinished:         foldRunFinished,
+	event.ExecutorOnline:      foldExecutorOnline,
+	event.TaskStarted:         foldTaskStarted,
+	event.TaskFinished:        foldTaskFinished,
+	event.NodeJoined:          foldNodeJoined,
+	event.NodeSuspect:         foldNodeSuspect,
+	event.NodeFailed:          foldNodeFailed,
+	event.NodeLeft:            foldNodeLeft,
+	event.NodeDrain:           foldNodeDrain,
+	event.StepDecided:         foldStepDecided,
+	event.PolicyApplied:       foldPolicyApplied,
+	event.PolicyRecorded:      foldPolicyApplied,
+	event.GateOpened:          foldGateOpened,
+	event.GateDecided:         foldGateDecided,
+	event.GateClosed:          foldGateClosed,
+	event.RunPause:            foldRunPause,
+	event.RunResume:           foldRunResume,
+	event.PlanReplanRequested: foldReplanRequested,
 }
 
 // Apply folds one committed event into s. It is pure and deterministic:
