@@ -161,7 +161,7 @@ func (d *decider) replan(r *Run, st *Step, active []*Step) {
 	case rp.Next == nil || len(active) > 0:
 		// Waiting for the planner, or for the running steps to finish.
 	default:
-		check := &Run{ID: r.ID, Status: RunPlanned, Steps: make([]*Step, len(rp.Next.Plan.Steps))}
+		check := &Run{ID: r.ID, Status: RunSubmitted, Steps: make([]*Step, len(rp.Next.Plan.Steps))}
 		for i, spec := range rp.Next.Plan.Steps {
 			check.Steps[i] = &Step{Spec: spec, Status: StepPending}
 		}
