@@ -50,7 +50,7 @@ Rules:
 - "run" is one /bin/sh -c script; make commands non-interactive (-y, --yes, no prompts).
 - "check": a command that exits 0 when the step's work is already done (the step is then skipped).
 - "kind": "file.write" with "path" and "content" writes a file; "file.patch" with a unified diff in "patch" edits files.
-- on_failure: abort (default), retry or continue.
+- on_failure: replan (default: you are shown the failure and asked for a revised plan), abort, retry or continue.
 - Prefer few, idempotent steps. Never use sudo unless the goal asks for it.`
 
 // messages builds the request's messages for goal.

@@ -66,15 +66,25 @@ func (s *Source) Plan(ctx context.Context, run string, goal event.GoalSubmittedD
 // failure quotes them. The provenance is returned with errors too, as far
 // as it got.
 func (s *Source) PlanInfo(ctx context.Context, run string, goal event.GoalSubmittedData) (*event.Plan, *event.PlannerInfo, error) {
-	text := goal.Text
-	if text == "" {
-		text = goal.Goal
-	}
 	var in Inputs
 	if s.cfg.Inputs != nil {
 		in = s.cfg.Inputs(ctx, goal)
 	}
-	msgs := messages(text, in)
+	p, _, info, err := s.ask(ctx, run, goal, messages(goalText(goal), in))
+	return p, info, err
+}
+
+// goalText is the words of a goal: its text, else its title.
+func goalText(goal event.GoalSubmittedData) string {
+	if goal.Text != "" {
+		return goal.Text
+	}
+	return goal.Goal
+}
+
+// ask sends msgs and reads a plan out of the answer, sending the problems
+// back once. It returns the plan with the answer's rationale.
+func (s *Source) ask(ctx context.Context, run string, goal event.GoalSubmittedData, msgs []Message) (*event.Plan, string, *event.PlannerInfo, error) {
 	info := &event.PlannerInfo{
 		Model: s.model.Name(), Planner: Version, PromptSHA256: promptHash(msgs),
 		Temperature: s.cfg.Temperature, Seed: s.cfg.Seed, MaxTokens: s.cfg.MaxTokens,
@@ -82,7 +92,7 @@ func (s *Source) PlanInfo(ctx context.Context, run string, goal event.GoalSubmit
 	var problems error
 	for attempt := 1; attempt <= 2; attempt++ {
 		if attempt == 2 && s.cfg.TokenBudget > 0 && info.PromptTokens+info.CompletionTokens >= s.cfg.TokenBudget {
-			return nil, info, fmt.Errorf("run %s: planning used %d tokens of a budget of %d, and the first answer was not a valid plan: %w\n%v",
+			return nil, "", info, fmt.Errorf("run %s: planning used %d tokens of a budget of %d, and the first answer was not a valid plan: %w\n%v",
 				run, info.PromptTokens+info.CompletionTokens, s.cfg.TokenBudget, ErrBudget, problems)
 		}
 		start := time.Now()
@@ -92,22 +102,22 @@ func (s *Source) PlanInfo(ctx context.Context, run string, goal event.GoalSubmit
 		})
 		info.Latency += event.Duration(time.Since(start))
 		if err != nil {
-			return nil, info, fmt.Errorf("run %s: planning with model %s: %w", run, s.model.Name(), err)
+			return nil, "", info, fmt.Errorf("run %s: planning with model %s: %w", run, s.model.Name(), err)
 		}
 		info.ServedModel, info.Fingerprint = resp.Model, resp.Fingerprint
 		info.PromptTokens += resp.PromptTokens
 		info.CompletionTokens += resp.CompletionTokens
 		info.Responses = append(info.Responses, resp.Text)
 		if s.cfg.TokenBudget > 0 && info.PromptTokens+info.CompletionTokens > s.cfg.TokenBudget {
-			return nil, info, fmt.Errorf("run %s: planning used %d tokens, over the budget of %d: %w",
+			return nil, "", info, fmt.Errorf("run %s: planning used %d tokens, over the budget of %d: %w",
 				run, info.PromptTokens+info.CompletionTokens, s.cfg.TokenBudget, ErrBudget)
 		}
-		p, err := check(resp)
+		p, rationale, err := check(resp)
 		if err == nil {
 			if p.Goal == "" {
 				p.Goal = goal.Goal
 			}
-			return p, info, nil
+			return p, rationale, info, nil
 		}
 		problems = err
 		msgs = append(msgs,
@@ -115,25 +125,32 @@ func (s *Source) PlanInfo(ctx context.Context, run string, goal event.GoalSubmit
 			Message{Role: "user", Content: "That answer is not a valid plan:\n" + err.Error() +
 				"\nAnswer again with the corrected plan: one JSON object, nothing else."})
 	}
-	return nil, info, fmt.Errorf("run %s: model %s, twice: %w:\n%v", run, s.model.Name(), ErrInvalidPlan, problems)
+	return nil, "", info, fmt.Errorf("run %s: model %s, twice: %w:\n%v", run, s.model.Name(), ErrInvalidPlan, problems)
 }
 
 // check reads a plan out of an answer: the JSON object, the schema, then
-// plan.Parse's validation.
-func check(resp Response) (*event.Plan, error) {
+// plan.Parse's validation. Steps that do not say on_failure get
+// "replan" (defaultOnFailure). The answer's "rationale" is taken out of
+// the plan and returned.
+func check(resp Response) (*event.Plan, string, error) {
 	doc, err := Extract(resp.Text)
 	if err != nil {
 		if resp.FinishReason == "length" {
-			return nil, fmt.Errorf("%w: the answer was cut at the token limit (planner.max_tokens)", err)
+			return nil, "", fmt.Errorf("%w: the answer was cut at the token limit (planner.max_tokens)", err)
 		}
-		return nil, err
+		return nil, "", err
 	}
 	if err := CheckSchema(doc); err != nil {
-		return nil, fmt.Errorf("the plan does not match the schema:\n%w", err)
+		return nil, "", fmt.Errorf("the plan does not match the schema:\n%w", err)
+	}
+	doc, rationale, err := takeRationale(doc)
+	if err != nil {
+		return nil, "", err
 	}
 	p, err := plan.Parse("plan.json", doc)
 	if err != nil {
-		return nil, errors.New(strings.TrimSpace(err.Error()))
+		return nil, "", errors.New(strings.TrimSpace(err.Error()))
 	}
-	return p, nil
+	defaultOnFailure(doc, p)
+	return p, rationale, nil
 }
