@@ -7,7 +7,8 @@ import (
 )
 
 // Fold learns from a committed event which runs need a plan: a
-// goal.submitted opens a run; a plan.proposed or plan.rejected (from any
+// goal.submitted opens a run, and a plan.replan_requested opens it again
+// for its next revision; a plan.proposed or plan.rejected (from any
 // planner) or a run.cancel closes it. It never blocks on I/O.
 func (p *Planner) Fold(ev event.Event) {
 	p.folded = ev.Seq
@@ -20,10 +21,20 @@ func (p *Planner) Fold(ev event.Event) {
 			return
 		}
 		p.mu.Lock()
-		p.mu.runs.claimed(ev.Run, ev.Node, ev.Time, d.Until)
+		p.mu.runs.claimed(ev.Run, max(d.Revision, 1), ev.Node, ev.Time, d.Until)
 		p.mu.Unlock()
 		p.poke()
-	case event.PlanProposed, event.PlanRejected, event.RunCancel:
+	case event.PlanReplanRequested:
+		p.foldReplan(ev)
+	case event.PlanProposed:
+		var d event.PlanProposedData
+		if ev.Run == "" || ev.Decode(&d) != nil {
+			return
+		}
+		p.mu.Lock()
+		p.mu.runs.proposed(ev.Run, d.Revision)
+		p.mu.Unlock()
+	case event.PlanRejected, event.RunCancel:
 		if ev.Run == "" {
 			return
 		}
@@ -45,6 +56,30 @@ func (p *Planner) foldGoal(ev event.Event) {
 	p.mu.Lock()
 	p.mu.runs.submit(r)
 	p.mu.Unlock()
+}
+
+// foldReplan opens a running run again for its next revision. A run
+// whose plan came from a file cannot be replanned: it is rejected at once
+// (by any planner), which fails the run.
+func (p *Planner) foldReplan(ev event.Event) {
+	if ev.Run == "" {
+		return
+	}
+	var d event.PlanReplanRequestedData
+	r := &pending{id: ev.Run, seq: ev.Seq, at: ev.Time, replan: &d}
+	switch err := ev.Decode(&d); {
+	case err != nil:
+		r.replan = &event.PlanReplanRequestedData{}
+		r.bad = fmt.Errorf("planner: unreadable replan request: %w", err)
+	case d.Source == "file" || d.Goal.Text == "":
+		r.bad = fmt.Errorf("%w: step %s failed (%s) and the plan came from a file; "+
+			"fix the plan file and submit it again, or submit the goal as text for a model to plan", ErrFileReplan, d.Failure.Step, d.Failure.Error)
+	}
+	r.goal = d.Goal
+	p.mu.Lock()
+	p.mu.runs.replan(r)
+	p.mu.Unlock()
+	p.poke()
 }
 
 // Settled wakes the planning loop when the node is live: every run still

@@ -39,8 +39,11 @@ type pending struct {
 	goal event.GoalSubmittedData
 	// claim is the claim that holds the run, nil while none does.
 	claim *claim
-	// bad is set when the goal's payload did not decode; the run is
-	// rejected with it.
+	// replan is the leader's request for the next revision of a running
+	// run, nil for a first plan.
+	replan *event.PlanReplanRequestedData
+	// bad is set when the goal's payload did not decode, or the run
+	// cannot be replanned; the run is rejected with it.
 	bad       error
 	phase     phase
 	failures  int       // failed emits so far
@@ -62,10 +65,19 @@ const (
 
 // job is a run handed to a worker: a copy, so the worker needs no lock.
 type job struct {
-	kind jobKind
-	id   string
-	goal event.GoalSubmittedData
-	bad  error
+	kind   jobKind
+	id     string
+	goal   event.GoalSubmittedData
+	replan *event.PlanReplanRequestedData
+	bad    error
+}
+
+// revision is the plan revision a pending run waits for.
+func (p *pending) revision() int {
+	if p.replan != nil {
+		return p.replan.Revision + 1
+	}
+	return 1
 }
 
 // runs tracks which runs need a plan. It is folded from the ledger, so after
@@ -96,10 +108,25 @@ func (r *runs) submit(p *pending) bool {
 // close forgets a run.
 func (r *runs) close(id string) { delete(r.pending, id) }
 
+// proposed forgets a run whose revision rev (or a later one) was
+// proposed; an older revision's proposal leaves a replan pending.
+func (r *runs) proposed(id string, rev int) {
+	if p := r.pending[id]; p != nil && rev >= p.revision() {
+		delete(r.pending, id)
+	}
+}
+
+// replan records the leader's request for the next revision of a running
+// run: it replaces what is pending for the run (the run's earlier
+// revision was proposed).
+func (r *runs) replan(p *pending) { r.pending[p.id] = p }
+
 // claimer is what take needs to know of this planner.
 type claimer struct {
-	self         string                               // this node
-	canPlan      func(g event.GoalSubmittedData) bool // whether it can plan a goal
+	self    string                               // this node
+	canPlan func(g event.GoalSubmittedData) bool // whether it can plan a goal
+	// canReplan says whether it can replan a run.
+	canReplan    func(req *event.PlanReplanRequestedData) bool
 	claimTimeout time.Duration
 }
 
@@ -140,7 +167,7 @@ func (r *runs) take(now time.Time, n int, c claimer) (jobs []job, wait time.Dura
 			continue
 		case p.claim != nil && !now.After(p.claim.until):
 			// Ours: plan it.
-		case c.canPlan(p.goal):
+		case p.replan == nil && c.canPlan(p.goal), p.replan != nil && c.canReplan(p.replan):
 			kind = jobClaim
 		case now.Sub(p.at) >= c.claimTimeout:
 			kind = jobNoPlanner
@@ -152,17 +179,19 @@ func (r *runs) take(now time.Time, n int, c claimer) (jobs []job, wait time.Dura
 		if kind == jobClaim {
 			p.phase = claiming
 		}
-		jobs = append(jobs, job{kind: kind, id: p.id, goal: p.goal, bad: p.bad})
+		jobs = append(jobs, job{kind: kind, id: p.id, goal: p.goal, replan: p.replan, bad: p.bad})
 	}
 	return jobs, wait
 }
 
-// claimed folds a plan.claimed for run id by node at time at: it holds the
-// run unless a claim still in force (by at) does. This planner's claim
-// that lost, or the outbox's copy of it, leaves the run waiting.
-func (r *runs) claimed(id, node string, at, until time.Time) {
+// claimed folds a plan.claimed for revision rev of run id by node at
+// time at: it holds the run unless a claim still in force (by at) does.
+// This planner's claim that lost, or the outbox's copy of it, leaves the
+// run waiting. A claim for another revision than the one pending is
+// ignored.
+func (r *runs) claimed(id string, rev int, node string, at, until time.Time) {
 	p := r.pending[id]
-	if p == nil {
+	if p == nil || rev != p.revision() {
 		return
 	}
 	if p.claim == nil || at.After(p.claim.until) {

@@ -13,11 +13,11 @@ import (
 
 // SnapshotVersion is the snapshot format this version writes. It only moves
 // forward; Restore refuses versions it does not know.
-const SnapshotVersion = 2
+const SnapshotVersion = 3
 
-// Version 2 added the goal's time and the claim that holds a run; a
-// version-1 snapshot is refused, so the planner folds again from the
-// ledger.
+// Version 2 added the goal's time and the claim that holds a run; version
+// 3 the replan requests pending. An older snapshot is refused, so the
+// planner folds again from the ledger.
 
 // ErrSnapshotVersion: the snapshot was written by an unknown format version.
 var ErrSnapshotVersion = errors.New("planner: unsupported snapshot version")
@@ -43,6 +43,8 @@ type snapPending struct {
 	// ClaimBy and ClaimUntil are the claim that holds the run, if any.
 	ClaimBy    string    `json:"claim_by,omitempty"`
 	ClaimUntil time.Time `json:"claim_until,omitzero"`
+	// Replan is the leader's request for the next revision, for a replan.
+	Replan *event.PlanReplanRequestedData `json:"replan,omitempty"`
 }
 
 // SnapshotName is "planner".
@@ -54,7 +56,7 @@ func (p *Planner) Snapshot() (uint64, []byte, error) {
 	snap := snapshot{Version: SnapshotVersion, Seq: p.folded, Pending: []snapPending{}}
 	p.mu.Lock()
 	for _, r := range p.mu.runs.pending {
-		sp := snapPending{Run: r.id, Seq: r.seq, At: r.at, Goal: r.goal}
+		sp := snapPending{Run: r.id, Seq: r.seq, At: r.at, Goal: r.goal, Replan: r.replan}
 		if r.bad != nil {
 			sp.Bad = r.bad.Error()
 		}
@@ -90,7 +92,7 @@ func (p *Planner) Restore(data []byte) error {
 		if sp.Run == "" {
 			return fmt.Errorf("planner: unmarshal snapshot: pending run %d has no id", i)
 		}
-		r := &pending{id: sp.Run, seq: sp.Seq, at: sp.At, goal: sp.Goal}
+		r := &pending{id: sp.Run, seq: sp.Seq, at: sp.At, goal: sp.Goal, replan: sp.Replan}
 		if sp.Bad != "" {
 			r.bad = errors.New(sp.Bad)
 		}

@@ -132,7 +132,7 @@ func TestSnapshotKeepsOnlyPendingRuns(t *testing.T) {
 	d.Time = time.Date(2026, 11, 23, 9, 30, 0, 0, time.UTC)
 	fold(p, l.commit(d))
 	seq, b := snap(t, p)
-	want := `{"version":2,"seq":201,"pending":[{"run":"open","seq":201,"at":"2026-11-23T09:30:00Z","goal":{"goal":"","plan_file":"steps: [{id: a, run: x}]"}}]}`
+	want := `{"version":3,"seq":201,"pending":[{"run":"open","seq":201,"at":"2026-11-23T09:30:00Z","goal":{"goal":"","plan_file":"steps: [{id: a, run: x}]"}}]}`
 	if seq != 201 || string(b) != want {
 		t.Fatalf("snapshot %d %s\nwant %s", seq, b, want)
 	}
@@ -146,14 +146,15 @@ func TestRestoreRefusesBadSnapshots(t *testing.T) {
 		in      string
 		wantErr error
 	}{
-		{"future version", `{"version":3,"seq":1,"pending":[]}`, ErrSnapshotVersion},
+		{"future version", `{"version":4,"seq":1,"pending":[]}`, ErrSnapshotVersion},
 		{"version 1, without claims", `{"version":1,"seq":1,"pending":[]}`, ErrSnapshotVersion},
+		{"version 2, without replans", `{"version":2,"seq":1,"pending":[]}`, ErrSnapshotVersion},
 		{"no version", `{"seq":1,"pending":[]}`, ErrSnapshotVersion},
 		{"garbage", "\x00\xffnot json", nil},
 		{"empty", "", nil},
-		{"wrong shape", `{"version":2,"pending":{"a":1}}`, nil},
-		{"run without id", `{"version":2,"seq":3,"pending":[{"seq":1}]}`, nil},
-		{"run twice", `{"version":2,"seq":3,"pending":[{"run":"a","seq":1},{"run":"a","seq":2}]}`, nil},
+		{"wrong shape", `{"version":3,"pending":{"a":1}}`, nil},
+		{"run without id", `{"version":3,"seq":3,"pending":[{"seq":1}]}`, nil},
+		{"run twice", `{"version":3,"seq":3,"pending":[{"run":"a","seq":1},{"run":"a","seq":2}]}`, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -37,12 +37,25 @@ type InfoSource interface {
 	PlanInfo(ctx context.Context, run string, goal event.GoalSubmittedData) (*event.Plan, *event.PlannerInfo, error)
 }
 
+// ReplanSource is a Source that can revise a running run's plan after a
+// step failed with on_failure replan (roles/planner/llm). A planner
+// without one does not claim replans; a plan-file goal is never
+// replanned (ErrFileReplan).
+type ReplanSource interface {
+	Source
+	// Replan returns the next revision for req with the model's
+	// rationale and the provenance (nil when planning got nowhere).
+	Replan(ctx context.Context, run string, req event.PlanReplanRequestedData) (*event.Plan, string, *event.PlannerInfo, error)
+}
+
 // Sentinel errors, wrapped in the PlanRejected messages they cause.
 var (
 	// ErrNeedLLM: a free-text goal reached a planner without an LLM source.
 	ErrNeedLLM = errors.New("planner: free-text goals need an LLM planner")
 	// ErrNoGoal: the goal has neither a plan file nor text.
 	ErrNoGoal = errors.New("planner: goal has neither a plan file nor text")
+	// ErrFileReplan: a step of a plan-file run asked for a replan.
+	ErrFileReplan = errors.New("planner: a plan-file goal cannot be replanned")
 )
 
 // FileSource plans goals submitted with a plan file: it parses the file

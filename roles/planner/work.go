@@ -52,7 +52,8 @@ func (p *Planner) take() ([]job, time.Duration) {
 	}
 	jobs, wait := p.mu.runs.take(p.now(), p.cfg.Workers-p.mu.running, claimer{
 		self: p.env.Node, claimTimeout: p.cfg.ClaimTimeout,
-		canPlan: func(g event.GoalSubmittedData) bool { _, err := p.source(g); return err == nil },
+		canPlan:   func(g event.GoalSubmittedData) bool { _, err := p.source(g); return err == nil },
+		canReplan: func(*event.PlanReplanRequestedData) bool { _, ok := p.cfg.Text.(ReplanSource); return ok },
 	})
 	p.mu.running += len(jobs)
 	return jobs, wait
@@ -112,7 +113,13 @@ func (p *Planner) draft(ctx context.Context, j job) (event.Draft, string) {
 		// The claim lapses once planning and emitting could both have
 		// timed out, so a planner that died does not hold the run.
 		until := p.now().UTC().Add(2*p.cfg.Timeout + p.cfg.MaxRetryBackoff)
-		return event.MustDraft(event.PlanClaimed, j.id, event.PlanClaimedData{Until: until, Source: src.Name()}), src.Name()
+		rev := 0
+		if j.replan != nil {
+			rev = j.replan.Revision + 1
+		}
+		return event.MustDraft(event.PlanClaimed, j.id, event.PlanClaimedData{Until: until, Source: src.Name(), Revision: rev}), src.Name()
+	case j.replan != nil:
+		return p.draftReplan(ctx, j)
 	}
 	src, err := p.source(j.goal)
 	if err != nil {
@@ -129,7 +136,13 @@ func (p *Planner) draft(ctx context.Context, j job) (event.Draft, string) {
 	} else {
 		pl, err = src.Plan(pctx, j.id, j.goal)
 	}
-	reject := func(err error) (event.Draft, string) { return rejectionInfo(j.id, err, info), src.Name() }
+	return p.proposal(ctx, j.id, src, pl, info, err, event.PlanProposedData{Revision: 1})
+}
+
+// proposal turns what src returned for run (a plan or an error, and the
+// provenance) into the plan.proposed d completes, or a plan.rejected.
+func (p *Planner) proposal(ctx context.Context, run string, src Source, pl *event.Plan, info *event.PlannerInfo, err error, d event.PlanProposedData) (event.Draft, string) {
+	reject := func(err error) (event.Draft, string) { return rejectionInfo(run, err, info), src.Name() }
 	switch {
 	case err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
 		return reject(fmt.Errorf("planner: %s planner timed out after %s: %w", src.Name(), p.cfg.Timeout, err))
@@ -141,15 +154,33 @@ func (p *Planner) draft(ctx context.Context, j job) (event.Draft, string) {
 	if err := plan.Normalize(pl); err != nil {
 		return reject(err)
 	}
-	d, err := event.NewDraft(event.PlanProposed, j.id, event.PlanProposedData{Revision: 1, Source: src.Name(), Plan: *pl, Planner: info})
+	d.Source, d.Plan, d.Planner = src.Name(), *pl, info
+	draft, err := event.NewDraft(event.PlanProposed, run, d)
 	if err != nil {
 		return reject(err)
 	}
-	if len(d.Data) > envelope.MaxEventBytes {
-		return rejection(j.id, fmt.Errorf("planner: the plan (%d steps) is %d bytes as an event; the limit is %d: split the goal into smaller plans",
-			len(pl.Steps), len(d.Data), envelope.MaxEventBytes)), src.Name()
+	if len(draft.Data) > envelope.MaxEventBytes {
+		return rejection(run, fmt.Errorf("planner: the plan (%d steps) is %d bytes as an event; the limit is %d: split the goal into smaller plans",
+			len(pl.Steps), len(draft.Data), envelope.MaxEventBytes)), src.Name()
 	}
-	return d, src.Name()
+	return draft, src.Name()
+}
+
+// draftReplan asks the replanning source for the next revision of run j:
+// the plan.proposed that carries it with the rationale, the failure and
+// the provenance, or the plan.rejected saying why there is none.
+func (p *Planner) draftReplan(ctx context.Context, j job) (event.Draft, string) {
+	src, ok := p.cfg.Text.(ReplanSource)
+	if !ok {
+		return rejection(j.id, fmt.Errorf("%w, and this planner node has no model that can replan", ErrNeedLLM)), ""
+	}
+	pctx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)
+	defer cancel()
+	req := *j.replan
+	pl, rationale, info, err := src.Replan(pctx, j.id, req)
+	return p.proposal(ctx, j.id, src, pl, info, err, event.PlanProposedData{
+		Revision: req.Revision + 1, Replaces: req.Revision, Rationale: rationale, Failure: &req.Failure,
+	})
 }
 
 // cannot says why this planner cannot plan g (for the no_planner
