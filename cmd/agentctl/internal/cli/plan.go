@@ -36,7 +36,9 @@ type planRevision struct {
 	Source   string             `json:"source"`
 	Accepted bool               `json:"accepted"`
 	Planner  *event.PlannerInfo `json:"planner_info,omitempty"`
-	Plan     event.Plan         `json:"plan"`
+	// Rationale says why a replanned revision changed the plan.
+	Rationale string     `json:"rationale,omitempty"`
+	Plan      event.Plan `json:"plan"`
 }
 
 // planRevisions reads every plan revision proposed for run (an id or a
@@ -65,7 +67,8 @@ func (a *app) planRevisions(ctx context.Context, id string) (string, []planRevis
 			if slices.ContainsFunc(revs, func(r planRevision) bool { return r.Revision == p.Revision }) {
 				continue // a second proposal of a revision is ignored, as the orchestrator does
 			}
-			revs = append(revs, planRevision{Run: sum.ID, Revision: p.Revision, Source: p.Source, Planner: p.Planner, Plan: p.Plan})
+			revs = append(revs, planRevision{Run: sum.ID, Revision: p.Revision, Source: p.Source, Planner: p.Planner,
+				Rationale: p.Rationale, Plan: p.Plan})
 		case event.PlanAccepted:
 			var p event.PlanAcceptedData
 			if json.Unmarshal(l.Data, &p) == nil {
@@ -328,6 +331,8 @@ type planDiff struct {
 	Changed []stepChange       `json:"changed"`
 	Same    int                `json:"unchanged"`
 	Planner *event.PlannerInfo `json:"planner_info,omitempty"`
+	// Rationale is the TO revision's, when it was replanned.
+	Rationale string `json:"rationale,omitempty"`
 }
 
 type stepChange struct {
@@ -342,7 +347,8 @@ func (a *app) planDiffCmd() *cobra.Command {
 		Use:   "diff RUN FROM TO",
 		Short: "Show what changed between two plan revisions of a run",
 		Long: `Compare two plan revisions of RUN: the steps added, removed and changed
-(with the fields that changed, old → new), by step id. -o json prints
+(with the fields that changed, old → new), by step id, and the rationale
+the planner gave for a replanned revision. -o json prints
 {"added","removed","changed":[{"id","fields","from","to"}],"unchanged"}.`,
 		Example: `  agentctl plan diff 0190a3c2 1 2`,
 		Args:    args(cobra.ExactArgs(3)),
@@ -367,7 +373,7 @@ func (a *app) planDiffCmd() *cobra.Command {
 				return err
 			}
 			d := diffPlans(rf.Plan, rt.Plan)
-			d.Run, d.From, d.To, d.Planner = run, from, to, rt.Planner
+			d.Run, d.From, d.To, d.Planner, d.Rationale = run, from, to, rt.Planner, rt.Rationale
 			if a.output != formatText {
 				return a.writeJSON(d)
 			}
@@ -432,6 +438,9 @@ func changedFields(a, b event.Step) []string {
 func renderDiff(w io.Writer, d planDiff) {
 	fmt.Fprintf(w, "run %s: plan revision %d → %d: %d added, %d removed, %d changed, %d unchanged\n",
 		d.Run, d.From, d.To, len(d.Added), len(d.Removed), len(d.Changed), d.Same)
+	if d.Rationale != "" {
+		fmt.Fprintf(w, "rationale: %s\n", oneLine(d.Rationale))
+	}
 	for _, s := range d.Added {
 		fmt.Fprintf(w, "+ %s  %s\n", s.ID, truncate(oneLine(stepAction(s)), 70))
 	}

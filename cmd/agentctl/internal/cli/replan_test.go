@@ -1,0 +1,158 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus"
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/bus/trust"
+	"github.com/agentic-dev/agentic/node/api"
+	"github.com/agentic-dev/agentic/node/nodetest"
+)
+
+// replanModel speaks the chat-completions API: it answers a first
+// planning request with first and a replan request (its prompt carries
+// the failure) with revised; prompts records every request's messages.
+type replanModel struct {
+	first, revised string
+	mu             sync.Mutex
+	prompts        []string
+}
+
+func (m *replanModel) serve(t *testing.T) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Messages []struct {
+				Content string `json:"content"`
+			} `json:"messages"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		var all strings.Builder
+		for _, msg := range req.Messages {
+			all.WriteString(msg.Content + "\n")
+		}
+		m.mu.Lock()
+		m.prompts = append(m.prompts, all.String())
+		m.mu.Unlock()
+		answer := m.first
+		if strings.Contains(all.String(), "a step failed") {
+			answer = m.revised
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"id": "chatcmpl-1", "object": "chat.completion", "created": 1763800000, "model": "served:1",
+			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
+				"message": map[string]any{"role": "assistant", "content": answer}}},
+			"usage": map[string]any{"prompt_tokens": 300, "completion_tokens": 60, "total_tokens": 360},
+		})
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// mustJSON is v as JSON.
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestReplanFixesAFailedStep: a model plans a step that fails; the leader
+// asks for a replan with the failure; the model's revision 2 fixes the
+// step; the run succeeds without running the step already done again, and
+// plan diff shows the change and the rationale.
+func TestReplanFixesAFailedStep(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o777); err != nil { // steps may run as another user
+		t.Fatal(err)
+	}
+	prepLog, marker := filepath.Join(dir, "prep.log"), filepath.Join(dir, "marker")
+	prep := map[string]any{"id": "prep", "run": "echo ran >> " + prepLog}
+	m := &replanModel{
+		first: "```json\n" + mustJSON(t, map[string]any{"steps": []any{prep,
+			map[string]any{"id": "check", "run": "test -f " + marker, "depends_on": []string{"prep"}}}}) + "\n```",
+		revised: mustJSON(t, map[string]any{"rationale": "the marker did not exist: create it before testing for it", "steps": []any{prep,
+			map[string]any{"id": "check", "run": "touch " + marker + " && test -f " + marker, "depends_on": []string{"prep"}},
+			map[string]any{"id": "report", "run": "echo checked", "depends_on": []string{"check"}}}}),
+	}
+	srv := m.serve(t)
+	cfg := nodetest.Config(t.TempDir())
+	cfg.Planner.BaseURL, cfg.Planner.Model = srv.URL+"/v1", "test-model"
+	n := nodetest.Start(t, cfg)
+	h := &harness{t: t, url: n.NATSURL(), creds: filepath.Join(n.Dir, trust.OperatorCredsFile)}
+
+	run := event.NewID()
+	text := "check the marker"
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := bus.PublishSigned(ctx, n.JS, n.Operator, event.MustDraft(event.GoalSubmitted, run, event.GoalSubmittedData{Goal: text, Text: text})); err != nil {
+		t.Fatal(err)
+	}
+	r := n.WaitRun(t, run, 60*time.Second)
+	if r.Status != event.RunSucceeded {
+		t.Fatalf("run %s: %s (%s)", r.ID, r.Status, r.Reason)
+	}
+	if b, err := os.ReadFile(prepLog); err != nil || string(b) != "ran\n" {
+		t.Fatalf("prep.log = %q, %v: the step done before the replan ran again", b, err)
+	}
+	m.mu.Lock()
+	prompts := append([]string(nil), m.prompts...)
+	m.mu.Unlock()
+	if len(prompts) != 2 || !strings.Contains(prompts[1], "Failed step: check (attempt 1)") ||
+		!strings.Contains(prompts[1], "Command: test -f "+marker) || !strings.Contains(prompts[1], "Exit code: 1") ||
+		!strings.Contains(prompts[1], "Steps done (they will not run again if the revised plan keeps them unchanged): prep") {
+		t.Fatalf("%d prompts; the replan prompt:\n%s", len(prompts), prompts[len(prompts)-1])
+	}
+
+	// The ledger: one assignment of prep; revision 2 replaces 1 and
+	// carries the rationale and the failure.
+	var prepAssigned int
+	var rev2 *event.PlanProposedData
+	for l, err := range n.API.AuditLines(context.Background(), api.AuditRequest{Run: run}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch event.Type(l.Type) {
+		case event.TaskAssigned:
+			var d event.TaskAssignedData
+			if json.Unmarshal(l.Data, &d) == nil && d.Step.ID == "prep" {
+				prepAssigned++
+			}
+		case event.PlanProposed:
+			var d event.PlanProposedData
+			if err := json.Unmarshal(l.Data, &d); err != nil {
+				t.Fatal(err)
+			}
+			if d.Revision == 2 {
+				rev2 = &d
+			}
+		}
+	}
+	if prepAssigned != 1 {
+		t.Errorf("prep assigned %d times, want 1", prepAssigned)
+	}
+	if rev2 == nil || rev2.Replaces != 1 || rev2.Failure == nil || rev2.Failure.Step != "check" || rev2.Planner == nil ||
+		!strings.Contains(rev2.Rationale, "marker did not exist") || rev2.Plan.Steps[0].OnFailure != event.OnFailureReplan {
+		t.Fatalf("revision 2 = %+v", rev2)
+	}
+
+	res := h.run("plan", "diff", run, "1", "2")
+	for _, s := range []string{"1 added, 0 removed, 1 changed, 1 unchanged", "rationale: the marker did not exist", "+ report", "~ check", "touch " + marker} {
+		if res.code != 0 || !strings.Contains(res.stdout, s) {
+			t.Errorf("plan diff lacks %q: %+v", s, res)
+		}
+	}
+}
