@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"fmt"
 	"slices"
 	"time"
 )
@@ -74,9 +75,11 @@ func (st *Step) wait() string {
 	return st.Wait
 }
 
-// reason is the run's Reason once it ended; while it runs, the first of
-// its pending steps that waits for an executor offering its capabilities,
-// if one does (Run.Wait).
+// reason is the run's Reason once it ended; while it runs, the
+// compensation it runs, why it is paused, the plan revision it waits for
+// after a step asked for a replan, or the first of its pending steps that
+// waits for an executor offering its capabilities, if one does
+// (Run.Wait).
 func (r *Run) reason() string {
 	if r.Reason != "" || r.Status.Terminal() {
 		return r.Reason
@@ -86,6 +89,9 @@ func (r *Run) reason() string {
 	}
 	if r.Status == RunPaused {
 		return r.PauseReason
+	}
+	if rp := r.Replanning; rp != nil {
+		return fmt.Sprintf("waiting for plan revision %d from the planner (replan %d)", rp.Revision, r.Replans)
 	}
 	return r.Wait
 }
