@@ -72,8 +72,7 @@ func (p *Planner) foldReplan(ev event.Event) {
 		r.replan = &event.PlanReplanRequestedData{}
 		r.bad = fmt.Errorf("planner: unreadable replan request: %w", err)
 	case d.Source == "file" || d.Goal.Text == "":
-		r.bad = fmt.Errorf("%w: step %s failed (%s) and the plan came from a file; "+
-			"fix the plan file and submit it again, or submit the goal as text for a model to plan", ErrFileReplan, d.Failure.Step, d.Failure.Error)
+		r.bad = fmt.Errorf("%w: fix the plan file and submit it again, or submit the goal as text for a model to plan", ErrFileReplan)
 	}
 	r.goal = d.Goal
 	p.mu.Lock()

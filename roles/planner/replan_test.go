@@ -119,7 +119,7 @@ func TestPlanFileRunIsNotReplanned(t *testing.T) {
 	if err := b.of(event.PlanRejected)[0].Decode(&d); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(d.Error, ErrFileReplan.Error()) || !strings.Contains(d.Error, "step b failed") || len(b.of(event.PlanClaimed)) != 0 {
+	if !strings.Contains(d.Error, ErrFileReplan.Error()) || !strings.Contains(d.Error, "fix the plan file") || len(b.of(event.PlanClaimed)) != 0 {
 		t.Fatalf("rejection %q, %d claims", d.Error, len(b.of(event.PlanClaimed)))
 	}
 }

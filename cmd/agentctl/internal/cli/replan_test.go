@@ -17,6 +17,7 @@ import (
 	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/node/nodetest"
+	"github.com/agentic-dev/agentic/roles/orchestrator/replay"
 )
 
 // replanModel speaks the chat-completions API: it answers a first
@@ -149,10 +150,31 @@ func TestReplanFixesAFailedStep(t *testing.T) {
 		t.Fatalf("revision 2 = %+v", rev2)
 	}
 
-	res := h.run("plan", "diff", run, "1", "2")
+	// Replay refolds the run, replan included, and decides the same.
+	res := h.run("run", "replay", run, "-o", "json", "--timeout", "20s")
+	var rep replay.Report
+	if err := json.Unmarshal([]byte(res.stdout), &rep); err != nil || res.code != 0 || rep.Diverged() || rep.Finished != event.RunSucceeded {
+		t.Fatalf("run replay = %+v (%v)", res, err)
+	}
+
+	res = h.run("plan", "diff", run, "1", "2")
 	for _, s := range []string{"1 added, 0 removed, 1 changed, 1 unchanged", "rationale: the marker did not exist", "+ report", "~ check", "touch " + marker} {
 		if res.code != 0 || !strings.Contains(res.stdout, s) {
 			t.Errorf("plan diff lacks %q: %+v", s, res)
 		}
+	}
+}
+
+// TestPlanFileStepAskingForReplanFailsTheRun: a plan file's step with
+// on_failure replan fails its run with the planner's clear refusal.
+func TestPlanFileStepAskingForReplanFailsTheRun(t *testing.T) {
+	h, n := nodeHarness(t)
+	r := n.WaitRun(t, n.Submit(t, "f.yaml", "steps:\n  - id: a\n    run: \"false\"\n    on_failure: replan\n"), 30*time.Second)
+	if r.Status != event.RunFailed || !strings.Contains(r.Reason, "a plan-file goal cannot be replanned") || !strings.Contains(r.Reason, "step a failed") {
+		t.Fatalf("run %s: %s (%s)", r.ID, r.Status, r.Reason)
+	}
+	res := h.run("run", "show", r.ID)
+	if res.code != 0 || !strings.Contains(res.stdout, "replan rejected: planner: a plan-file goal cannot be replanned") {
+		t.Fatalf("run show = %+v", res)
 	}
 }
