@@ -79,7 +79,8 @@ type Gates struct {
 	OnTimeout string
 }
 
-// Budgets bound a run; zero means no bound.
+// Budgets bound a run; zero means no bound, except for Replans, where it
+// means the orchestrator's default (orchestrator.DefaultReplans).
 type Budgets struct {
 	RunTime   time.Duration `json:"run_time,omitempty"`
 	Steps     int           `json:"steps,omitempty"`
