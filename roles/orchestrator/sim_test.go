@@ -309,7 +309,40 @@ func (m *sim) step() {
 			m.add(event.Type("memory.written"), "", "mem", map[string]string{"k": "v"})
 		}
 	case 13:
+		m.replan()
 		m.now = m.now.Add(time.Duration(m.rng.IntN(3000)) * time.Millisecond)
+	}
+}
+
+// replan answers some of the replans asked for, as a planner would: the
+// next revision (the plan in force with a changed step, or a new random
+// plan), sometimes a wrong revision, or a rejection.
+func (m *sim) replan() {
+	for _, r := range m.s.activeRuns() {
+		rp := r.Replanning
+		if rp == nil || rp.Next != nil || rp.Rejected != "" || m.rng.IntN(3) != 0 {
+			continue
+		}
+		switch x := m.rng.IntN(10); {
+		case x == 0:
+			m.add(event.PlanRejected, r.ID, "planner", event.PlanRejectedData{Error: "cannot"})
+		case x == 1:
+			m.add(event.PlanProposed, r.ID, "planner", event.PlanProposedData{Revision: rp.Revision + 1, Source: "llm", Plan: m.randomPlan()})
+		case x < 5:
+			m.add(event.PlanProposed, r.ID, "planner", event.PlanProposedData{Revision: rp.Revision, Source: "llm", Plan: m.randomPlan()})
+		default:
+			var p event.Plan
+			for _, st := range r.Steps {
+				if st.Compensates == nil {
+					p.Steps = append(p.Steps, st.Spec)
+				}
+			}
+			if len(p.Steps) > 0 {
+				i := m.rng.IntN(len(p.Steps))
+				p.Steps[i].Run += " --fixed"
+			}
+			m.add(event.PlanProposed, r.ID, "planner", event.PlanProposedData{Revision: rp.Revision, Source: "llm", Plan: p})
+		}
 	}
 }
 
@@ -333,7 +366,7 @@ func (m *sim) submit() {
 
 func (m *sim) randomPlan() event.Plan {
 	var p event.Plan
-	failures := []event.OnFailure{"", event.OnFailureAbort, event.OnFailureContinue, event.OnFailureRetry}
+	failures := []event.OnFailure{"", event.OnFailureAbort, event.OnFailureContinue, event.OnFailureRetry, event.OnFailureReplan}
 	for i := range 1 + m.rng.IntN(10) {
 		st := event.Step{ID: fmt.Sprintf("s%d", i), Kind: event.KindShell, Run: "true",
 			Retries: m.rng.IntN(3), Idempotent: m.rng.IntN(2) == 0,
