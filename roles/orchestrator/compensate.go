@@ -165,9 +165,12 @@ func (d *decider) giveUp(r *Run, cs *Step) {
 // ended without being done other than one the run's end cancelled (while
 // the run waits for its steps to end, a step it cancelled may come before
 // the one that failed it); code and reason as given when there is none.
+// A step that asked for a replan is not the cause: the replan's end is
+// (its budget spent, the planner's rejection, an invalid revision), as
+// given.
 func stopCause(r *Run, code Code, reason string) (Code, string) {
 	for _, st := range r.Steps {
-		if st.Compensates == nil && st.Terminal() && !st.Done() && st.Code != CodeRunEnded {
+		if st.Compensates == nil && st.Terminal() && !st.Done() && st.Code != CodeRunEnded && !(st.Replan && st.Status == StepFailed) {
 			return stepEnd(st)
 		}
 	}

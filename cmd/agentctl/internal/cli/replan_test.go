@@ -178,3 +178,59 @@ func TestPlanFileStepAskingForReplanFailsTheRun(t *testing.T) {
 		t.Fatalf("run show = %+v", res)
 	}
 }
+
+// TestReplansExhaustedCompensates: a model that never fixes the failing
+// step is replanned until the replans budget (the default 3) is spent;
+// the run then fails with replans_exhausted and its file edit is undone.
+func TestReplansExhaustedCompensates(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(dir, "app.txt")
+	if err := os.WriteFile(target, []byte("old\n"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	answer := mustJSON(t, map[string]any{"rationale": "try again", "steps": []any{
+		map[string]any{"id": "edit", "kind": "file.write", "path": target, "content": "new\n"},
+		map[string]any{"id": "test", "run": "grep -q fixed " + target, "depends_on": []string{"edit"}}}})
+	m := &replanModel{first: answer, revised: answer}
+	srv := m.serve(t)
+	cfg := nodetest.Config(t.TempDir())
+	cfg.Planner.BaseURL, cfg.Planner.Model = srv.URL+"/v1", "test-model"
+	n := nodetest.Start(t, cfg)
+
+	run := event.NewID()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := bus.PublishSigned(ctx, n.JS, n.Operator, event.MustDraft(event.GoalSubmitted, run, event.GoalSubmittedData{Goal: "fix it", Text: "fix it"})); err != nil {
+		t.Fatal(err)
+	}
+	r := n.WaitRun(t, run, 60*time.Second)
+	if r.Status != event.RunFailed || !strings.Contains(r.Reason, "the replans budget (3) is spent") {
+		t.Fatalf("run %s: %s (%s)", r.ID, r.Status, r.Reason)
+	}
+	var end event.RunFinishedData
+	for l, err := range n.API.AuditLines(context.Background(), api.AuditRequest{Run: run}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if event.Type(l.Type) == event.RunFinished {
+			if err := json.Unmarshal(l.Data, &end); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if end.Code != "replans_exhausted" {
+		t.Fatalf("run.finished = %+v", end)
+	}
+	if b, err := os.ReadFile(target); err != nil || string(b) != "old\n" {
+		t.Fatalf("%s = %q, %v: the edit was not undone", target, b, err)
+	}
+	m.mu.Lock()
+	calls := len(m.prompts)
+	m.mu.Unlock()
+	if calls != 4 {
+		t.Fatalf("%d model calls, want 4 (a plan and 3 replans)", calls)
+	}
+}
