@@ -164,6 +164,9 @@ func renderPlan(w io.Writer, r planRevision, of int) {
 	if p := r.Planner; p != nil {
 		fmt.Fprintf(w, "model: %s (served %s), %d+%d tokens, %s\n", p.Model, dash(p.ServedModel), p.PromptTokens, p.CompletionTokens, p.Latency)
 	}
+	if r.Rationale != "" {
+		fmt.Fprintf(w, "rationale: %s\n", oneLine(r.Rationale))
+	}
 	titles := map[string]string{}
 	for _, sg := range r.Plan.Subgoals {
 		titles[sg.ID] = sg.Title

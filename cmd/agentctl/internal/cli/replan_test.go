@@ -157,6 +157,11 @@ func TestReplanFixesAFailedStep(t *testing.T) {
 		t.Fatalf("run replay = %+v (%v)", res, err)
 	}
 
+	res = h.run("plan", "show", run)
+	if res.code != 0 || !strings.Contains(res.stdout, "plan revision 2 of 2 (accepted, from llm)") || !strings.Contains(res.stdout, "rationale: the marker did not exist") {
+		t.Errorf("plan show = %+v", res)
+	}
+
 	res = h.run("plan", "diff", run, "1", "2")
 	for _, s := range []string{"1 added, 0 removed, 1 changed, 1 unchanged", "rationale: the marker did not exist", "+ report", "~ check", "touch " + marker} {
 		if res.code != 0 || !strings.Contains(res.stdout, s) {
