@@ -124,7 +124,7 @@ func payloadExamples() map[event.Type]any {
 			Reason: "yearly rotation", Proof: "e18c5fdf82a5ea69e0a5f95ae090881d8c5a43a1c90dbf2a8842b1ae30ac76d9c134052b8e8dfbefb62cbac2d528ebb1fb9885dd14297e538f04e1cdf4cbaf04"},
 		event.RootRetired: event.RootRetiredData{KeyID: "7b3e0d51a94c2f68", Reason: "yearly rotation: cutover"},
 		event.PlanClaimed: event.PlanClaimedData{Until: at.Add(4 * time.Minute), Source: "llm"},
-		event.PlanReplanRequested: event.PlanReplanRequestedData{Decision: event.Decision{Epoch: 3}, Revision: 1, Replans: 1,
+		event.PlanReplanRequested: event.PlanReplanRequestedData{Decision: event.Decision{Epoch: 3}, Revision: 1, Replans: 1, Tokens: 1840,
 			Goal: event.GoalSubmittedData{Goal: "Serve /srv/www on port 8080", Text: "Serve /srv/www on port 8080"}, Source: "llm",
 			Plan: event.Plan{Goal: "Serve /srv/www on port 8080", Steps: []event.Step{
 				{ID: "www", Kind: event.KindShell, Run: "mkdir -p /srv/www", OnFailure: event.OnFailureReplan},

@@ -93,6 +93,10 @@ type PlanReplanRequestedData struct {
 	Revision int `json:"revision"`
 	// Replans counts the replans asked for this run, this one included.
 	Replans int `json:"replans"`
+	// Tokens is what the run's planning used so far (the model's prompt
+	// and answer tokens of its plan.proposed and plan.rejected): a
+	// planner counts them against the run's token budget.
+	Tokens int `json:"tokens,omitempty"`
 	// Goal is the run's goal as submitted.
 	Goal GoalSubmittedData `json:"goal"`
 	// Source is where the plan in force came from ("file", "llm").

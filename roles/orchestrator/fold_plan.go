@@ -14,6 +14,9 @@ func foldPlanProposed(s *State, ev event.Event) {
 		return
 	}
 	r := s.Runs[ev.Run]
+	if r != nil && d.Planner != nil && !r.Terminal() {
+		r.Tokens += d.Planner.PromptTokens + d.Planner.CompletionTokens
+	}
 	if r != nil && proposeReplan(s, r, d) {
 		return
 	}
@@ -47,6 +50,9 @@ func foldPlanRejected(s *State, ev event.Event) {
 		return
 	}
 	r := s.Runs[ev.Run]
+	if r != nil && d.Planner != nil && !r.Terminal() {
+		r.Tokens += d.Planner.PromptTokens + d.Planner.CompletionTokens
+	}
 	if r != nil && (r.Status == RunRunning || r.Status == RunPaused) && rejectReplan(s, r, d) {
 		return
 	}

@@ -178,7 +178,7 @@ func (d *decider) replan(r *Run, st *Step, active []*Step) {
 // st failed.
 func (d *decider) replanRequest(r *Run, st *Step) event.PlanReplanRequestedData {
 	req := event.PlanReplanRequestedData{
-		Decision: d.decision(), Revision: r.Revision, Replans: r.Replans + 1,
+		Decision: d.decision(), Revision: r.Revision, Replans: r.Replans + 1, Tokens: r.Tokens,
 		Goal: event.GoalSubmittedData{Goal: r.Goal, Text: r.Text}, Source: r.Source,
 		Plan: event.Plan{Goal: r.Goal, Subgoals: r.Subgoals},
 		Failure: event.StepFailure{Step: st.Spec.ID, Attempt: st.Attempt, Command: command(st.Spec),

@@ -122,6 +122,9 @@ type Run struct {
 	// Replanning is the revision the run waits for, nil when none.
 	Replans    int         `json:"replans,omitempty"`
 	Replanning *Replanning `json:"replanning,omitempty"`
+	// Tokens counts the model tokens the run's plan proposals used
+	// (planner_info): what a replan request tells the planner.
+	Tokens int `json:"tokens,omitempty"`
 	// Steps in plan order (a topological order).
 	Steps []*Step `json:"steps,omitempty"`
 

@@ -87,3 +87,25 @@ func TestFirstPlanDefaultsToReplan(t *testing.T) {
 		t.Fatalf("plan = %+v", p.Steps)
 	}
 }
+
+// TestReplanCountsEarlierTokens: the tokens earlier revisions used count
+// against the token budget: a spent budget asks the model nothing, and a
+// replan that goes over it fails.
+func TestReplanCountsEarlierTokens(t *testing.T) {
+	cs := newChatServer(t, answer{text: validPlan, usage: [2]int{400, 80}})
+	req := replanRequest()
+	req.Tokens = 1000
+	_, _, _, err := source(cs, Config{TokenBudget: 1000}).Replan(context.Background(), "run-1", req)
+	if !errors.Is(err, ErrBudget) || cs.count() != 0 || !strings.Contains(err.Error(), "1000 tokens of a budget of 1000 before this revision") {
+		t.Fatalf("err = %v, %d requests", err, cs.count())
+	}
+	req.Tokens = 600
+	_, _, info, err := source(cs, Config{TokenBudget: 1000}).Replan(context.Background(), "run-1", req)
+	if !errors.Is(err, ErrBudget) || cs.count() != 1 || info == nil || !strings.Contains(err.Error(), "1080 tokens, over the budget of 1000") {
+		t.Fatalf("err = %v, %d requests", err, cs.count())
+	}
+	req.Tokens = 100
+	if _, _, _, err := source(cs, Config{TokenBudget: 1000}).Replan(context.Background(), "run-1", req); err != nil {
+		t.Fatal(err)
+	}
+}

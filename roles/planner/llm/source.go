@@ -33,7 +33,8 @@ type Config struct {
 	// honour it repeatable).
 	Temperature *float64
 	Seed        *int64
-	// TokenBudget bounds the tokens (prompt and answer) planning one goal
+	// TokenBudget bounds the tokens (prompt and answer) planning one goal,
+	// its replans included (PlanReplanRequestedData.Tokens),
 	// may use; 0 means no bound.
 	TokenBudget int
 	// Inputs gives what the prompt tells beside the goal (policy,
@@ -70,7 +71,7 @@ func (s *Source) PlanInfo(ctx context.Context, run string, goal event.GoalSubmit
 	if s.cfg.Inputs != nil {
 		in = s.cfg.Inputs(ctx, goal)
 	}
-	p, _, info, err := s.ask(ctx, run, goal, messages(goalText(goal), in))
+	p, _, info, err := s.ask(ctx, run, goal, messages(goalText(goal), in), 0)
 	return p, info, err
 }
 
@@ -83,17 +84,23 @@ func goalText(goal event.GoalSubmittedData) string {
 }
 
 // ask sends msgs and reads a plan out of the answer, sending the problems
-// back once. It returns the plan with the answer's rationale.
-func (s *Source) ask(ctx context.Context, run string, goal event.GoalSubmittedData, msgs []Message) (*event.Plan, string, *event.PlannerInfo, error) {
+// back once. It returns the plan with the answer's rationale. used is
+// the tokens the run's planning used before (earlier revisions): they
+// count against the token budget.
+func (s *Source) ask(ctx context.Context, run string, goal event.GoalSubmittedData, msgs []Message, used int) (*event.Plan, string, *event.PlannerInfo, error) {
 	info := &event.PlannerInfo{
 		Model: s.model.Name(), Planner: Version, PromptSHA256: promptHash(msgs),
 		Temperature: s.cfg.Temperature, Seed: s.cfg.Seed, MaxTokens: s.cfg.MaxTokens,
 	}
+	if s.cfg.TokenBudget > 0 && used >= s.cfg.TokenBudget {
+		return nil, "", nil, fmt.Errorf("run %s: planning used %d tokens of a budget of %d before this revision: %w",
+			run, used, s.cfg.TokenBudget, ErrBudget)
+	}
 	var problems error
 	for attempt := 1; attempt <= 2; attempt++ {
-		if attempt == 2 && s.cfg.TokenBudget > 0 && info.PromptTokens+info.CompletionTokens >= s.cfg.TokenBudget {
+		if attempt == 2 && s.cfg.TokenBudget > 0 && used+info.PromptTokens+info.CompletionTokens >= s.cfg.TokenBudget {
 			return nil, "", info, fmt.Errorf("run %s: planning used %d tokens of a budget of %d, and the first answer was not a valid plan: %w\n%v",
-				run, info.PromptTokens+info.CompletionTokens, s.cfg.TokenBudget, ErrBudget, problems)
+				run, used+info.PromptTokens+info.CompletionTokens, s.cfg.TokenBudget, ErrBudget, problems)
 		}
 		start := time.Now()
 		resp, err := s.model.Complete(ctx, Request{
@@ -108,9 +115,9 @@ func (s *Source) ask(ctx context.Context, run string, goal event.GoalSubmittedDa
 		info.PromptTokens += resp.PromptTokens
 		info.CompletionTokens += resp.CompletionTokens
 		info.Responses = append(info.Responses, resp.Text)
-		if s.cfg.TokenBudget > 0 && info.PromptTokens+info.CompletionTokens > s.cfg.TokenBudget {
+		if s.cfg.TokenBudget > 0 && used+info.PromptTokens+info.CompletionTokens > s.cfg.TokenBudget {
 			return nil, "", info, fmt.Errorf("run %s: planning used %d tokens, over the budget of %d: %w",
-				run, info.PromptTokens+info.CompletionTokens, s.cfg.TokenBudget, ErrBudget)
+				run, used+info.PromptTokens+info.CompletionTokens, s.cfg.TokenBudget, ErrBudget)
 		}
 		p, rationale, err := check(resp)
 		if err == nil {

@@ -122,6 +122,7 @@ func TestReplanFixesAFailedStep(t *testing.T) {
 	// carries the rationale and the failure.
 	var prepAssigned int
 	var rev2 *event.PlanProposedData
+	var req *event.PlanReplanRequestedData
 	for l, err := range n.API.AuditLines(context.Background(), api.AuditRequest{Run: run}) {
 		if err != nil {
 			t.Fatal(err)
@@ -140,7 +141,15 @@ func TestReplanFixesAFailedStep(t *testing.T) {
 			if d.Revision == 2 {
 				rev2 = &d
 			}
+		case event.PlanReplanRequested:
+			req = new(event.PlanReplanRequestedData)
+			if err := json.Unmarshal(l.Data, req); err != nil {
+				t.Fatal(err)
+			}
 		}
+	}
+	if req == nil || req.Revision != 1 || req.Replans != 1 || req.Tokens != 360 || len(req.Done) != 1 || req.Failure.ExitCode != 1 || req.Failure.Class != event.ClassLogic {
+		t.Errorf("replan request = %+v", req)
 	}
 	if prepAssigned != 1 {
 		t.Errorf("prep assigned %d times, want 1", prepAssigned)
