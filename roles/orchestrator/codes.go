@@ -90,6 +90,9 @@ const (
 	// CodePlanDenied: an operator denied the run's plan at its plan gate
 	// (a run's code).
 	CodePlanDenied Code = "plan_denied"
+	// CodeBudgetExceeded: the run went past a budget of the policy in
+	// force — its run time, or its plan's number of steps (a run's code).
+	CodeBudgetExceeded Code = "budget_exceeded"
 )
 
 // codes is every code, in the order they were introduced.
@@ -101,6 +104,7 @@ var codes = []Code{
 	CodeStepCancelled,
 	CodeSuperseded, CodeNodeLost, CodeNotStarted, CodeNodeDraining, CodeSkippedByOperator,
 	CodeGateDenied, CodeGateExpired, CodePlanDenied,
+	CodeBudgetExceeded,
 }
 
 // Codes returns every code, in the order they were introduced (a copy).
