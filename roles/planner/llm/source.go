@@ -34,7 +34,8 @@ type Config struct {
 	Temperature *float64
 	Seed        *int64
 	// TokenBudget bounds the tokens (prompt and answer) planning one goal
-	// may use; 0 means no bound.
+	// may use; 0 means no bound. The policy's budgets.llm_tokens (Inputs)
+	// applies when tighter.
 	TokenBudget int
 	// Inputs gives what the prompt tells beside the goal (policy,
 	// capabilities, facts, notes); nil: the goal alone.
@@ -74,6 +75,10 @@ func (s *Source) PlanInfo(ctx context.Context, run string, goal event.GoalSubmit
 	if s.cfg.Inputs != nil {
 		in = s.cfg.Inputs(ctx, goal)
 	}
+	budget := s.cfg.TokenBudget
+	if in.Policy != nil && in.Policy.Budgets.LLMTokens > 0 && (budget == 0 || in.Policy.Budgets.LLMTokens < budget) {
+		budget = in.Policy.Budgets.LLMTokens // the policy's budgets.llm_tokens, when tighter
+	}
 	msgs := messages(text, in)
 	info := &event.PlannerInfo{
 		Model: s.model.Name(), Planner: Version, PromptSHA256: promptHash(msgs),
@@ -81,9 +86,9 @@ func (s *Source) PlanInfo(ctx context.Context, run string, goal event.GoalSubmit
 	}
 	var problems error
 	for attempt := 1; attempt <= 2; attempt++ {
-		if attempt == 2 && s.cfg.TokenBudget > 0 && info.PromptTokens+info.CompletionTokens >= s.cfg.TokenBudget {
+		if attempt == 2 && budget > 0 && info.PromptTokens+info.CompletionTokens >= budget {
 			return nil, info, fmt.Errorf("run %s: planning used %d tokens of a budget of %d, and the first answer was not a valid plan: %w\n%v",
-				run, info.PromptTokens+info.CompletionTokens, s.cfg.TokenBudget, ErrBudget, problems)
+				run, info.PromptTokens+info.CompletionTokens, budget, ErrBudget, problems)
 		}
 		start := time.Now()
 		resp, err := s.model.Complete(ctx, Request{
@@ -98,9 +103,9 @@ func (s *Source) PlanInfo(ctx context.Context, run string, goal event.GoalSubmit
 		info.PromptTokens += resp.PromptTokens
 		info.CompletionTokens += resp.CompletionTokens
 		info.Responses = append(info.Responses, resp.Text)
-		if s.cfg.TokenBudget > 0 && info.PromptTokens+info.CompletionTokens > s.cfg.TokenBudget {
+		if budget > 0 && info.PromptTokens+info.CompletionTokens > budget {
 			return nil, info, fmt.Errorf("run %s: planning used %d tokens, over the budget of %d: %w",
-				run, info.PromptTokens+info.CompletionTokens, s.cfg.TokenBudget, ErrBudget)
+				run, info.PromptTokens+info.CompletionTokens, budget, ErrBudget)
 		}
 		p, err := check(resp)
 		if err == nil {
