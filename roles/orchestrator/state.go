@@ -314,6 +314,7 @@ var folds = map[event.Type]foldFunc{
 	event.PolicyRecorded:    foldPolicyApplied,
 	event.GateOpened:        foldGateOpened,
 	event.GateDecided:       foldGateDecided,
+	event.GateDecidedFor:    foldGateDecidedFor,
 	event.GateClosed:        foldGateClosed,
 	event.RunPause:          foldRunPause,
 	event.RunResume:         foldRunResume,
