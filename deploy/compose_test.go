@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/natsauth"
 	"github.com/nats-io/nats-server/v2/server"
 	"gopkg.in/yaml.v3"
 )
@@ -138,6 +139,54 @@ func agentctlArgs(t *testing.T, where string, fields []string) (args []string, f
 	return args, flags
 }
 
+// authVolume and authFile are where the keys service writes the servers'
+// auth part: the volume and the file's name in it.
+var authVolume, authFile string
+
+// etcNATS lays out a compose nats service's /etc/nats in a temp dir as its
+// mounts make it — the configuration files from the repository, the auth
+// part (auth) in the volume the keys service writes — and returns the
+// path of the file its command loads. A server must not mount the keys
+// volume (root.key): only the auth part's.
+func etcNATS(t *testing.T, host string, s composeService, auth string) string {
+	t.Helper()
+	dir := t.TempDir()
+	var conf string
+	for target, src := range s.mounts() {
+		if !strings.HasPrefix(target, "/etc/nats") {
+			continue
+		}
+		rel, _ := filepath.Rel("/etc/nats", target)
+		dst := filepath.Join(dir, rel)
+		switch {
+		case src == "keys":
+			t.Errorf("compose: %s mounts the keys volume, which holds the root's key", host)
+		case src == authVolume:
+			if err := os.MkdirAll(dst, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dst, authFile), []byte(auth), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		case strings.HasPrefix(src, "."):
+			b, err := os.ReadFile(filepath.Join("compose", src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(dst, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if target == "/etc/nats/nats-server.conf" {
+				conf = dst
+			}
+		}
+	}
+	if conf == "" {
+		t.Fatalf("compose: %s mounts no /etc/nats/nats-server.conf", host)
+	}
+	return conf
+}
+
 // TestCompose: the three-machine demo. Each machine's nats-server loads
 // its deploy/nats file and stores where the volume is; each agentd shares
 // its machine's network, starts with flags that exist and resolve to a
@@ -180,6 +229,42 @@ func TestCompose(t *testing.T) {
 		}
 	}
 
+	// The keys service writes the servers' auth part (keys nats-config)
+	// into a volume the servers mount; here it is made from a fresh root.
+	keysSvc := c.Services["keys"]
+	var authConf, resolverDir string
+	for _, cmd := range scriptCommands(strings.Join(keysSvc.Command, "\n")) {
+		if len(cmd) > 1 && cmd[0] == "keys" && cmd[1] == "nats-config" {
+			_, flags := agentctlArgs(t, "compose keys", cmd)
+			vol, ok := keysSvc.mounts()[filepath.Dir(flags["out"])]
+			if !ok || flags["from"] != "/keys" {
+				t.Fatalf("compose keys: agentctl %v: --out is not on a volume, or --from is not the root", cmd)
+			}
+			root := t.TempDir()
+			if _, err := natsauth.InitRoot(root); err != nil {
+				t.Fatal(err)
+			}
+			b, err := natsauth.LoadBundle(root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The servers keep account JWTs in the resolver dir: it must be
+			// on their store's volume; here, a temp dir stands for it.
+			resolverDir = flags["resolver-dir"]
+			if authConf, err = natsauth.ServerConfig(b, t.TempDir()); err != nil {
+				t.Fatal(err)
+			}
+			authVolume = vol
+			authFile = filepath.Base(flags["out"])
+		}
+	}
+	if authConf == "" {
+		t.Fatal("compose keys: no agentctl keys nats-config: the NATS servers would take anonymous clients")
+	}
+	if _, mounted := keysSvc.mounts()["/nats-auth"]; !mounted {
+		t.Errorf("compose keys: the auth part goes to its own volume, which holds no secret")
+	}
+
 	// The machines: nats-server with its file, its store on a volume.
 	ips := map[string]string{}
 	for host, ns := range byName {
@@ -196,16 +281,23 @@ func TestCompose(t *testing.T) {
 		m := s.mounts()
 		args := slices.Clone(s.Command)
 		for i, a := range args {
-			if src, ok := m[a]; ok {
-				if filepath.Clean(filepath.Join("compose", src)) != ns.file {
-					t.Errorf("compose: %s loads %s, want %s", host, src, ns.file)
-				}
-				args[i] = ns.file
+			if _, ok := m[a]; ok {
+				args[i] = etcNATS(t, host, s, authConf)
 			}
 		}
 		opts, err := server.ConfigureOptions(flag.NewFlagSet("nats-server", flag.ContinueOnError), args, func() {}, func() {}, func() {})
 		if err != nil || opts.ServerName != host {
 			t.Fatalf("compose: %s: nats-server %v: %+v %v", host, s.Command, opts, err)
+		}
+		// Operator mode for the cluster's root: no anonymous client.
+		if len(opts.TrustedOperators) != 1 || opts.SystemAccount == "" || opts.AccountResolver == nil || opts.NoAuthUser != "" {
+			t.Errorf("compose: %s: not in operator mode for the cluster's root (operators %d, system account %q)", host, len(opts.TrustedOperators), opts.SystemAccount)
+		}
+		if opts.AccountResolver != nil {
+			opts.AccountResolver.Close()
+		}
+		if vol, ok := m[filepath.Dir(resolverDir)]; !ok || !strings.HasPrefix(vol, "nats-") {
+			t.Errorf("compose: %s keeps account JWTs in %s, which is not on its store's volume", host, resolverDir)
 		}
 		if _, ok := m[opts.StoreDir]; !ok {
 			t.Errorf("compose: %s stores JetStream in %s, which is not a volume", host, opts.StoreDir)

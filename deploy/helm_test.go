@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus"
+	"github.com/agentic-dev/agentic/bus/natsauth"
 	"gopkg.in/yaml.v3"
 )
 
@@ -223,11 +224,31 @@ func TestHelmChart(t *testing.T) {
 		}
 	}
 
-	// The credential the init container copies is the pod's.
+	// The init container copies every file node enroll writes for a node
+	// that is not the root's: the cluster's (root.pub, nats-bundle.json)
+	// and the pod's own (its key, credential and NATS user) — an agentd
+	// without them does not start.
 	init := str(path(pod, "initContainers", 0, "args", 0))
-	for _, f := range []string{"root.pub", "$(POD_NAME).node.key", "$(POD_NAME).node.cred"} {
+	root := t.TempDir()
+	r, err := natsauth.InitRoot(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	if _, err := natsauth.Enroll(out, r, release+"-0", []string{"executor"}, time.Hour, false); err != nil {
+		t.Fatal(err)
+	}
+	files, err := os.ReadDir(out)
+	if err != nil || len(files) == 0 {
+		t.Fatalf("enrolled files: %v %v", files, err)
+	}
+	for _, e := range files {
+		f := e.Name()
+		if strings.HasPrefix(f, "node.") {
+			f = "$(POD_NAME)." + f
+		}
 		if !strings.Contains(init, "/etc/agentic/nodes/"+f) {
-			t.Errorf("chart: the init container does not copy %s", f)
+			t.Errorf("chart: the init container does not copy %s, which node enroll writes", f)
 		}
 	}
 }

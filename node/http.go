@@ -72,7 +72,18 @@ func (n *Node) startHTTP() error {
 		mux.Handle("GET /metrics", probes)
 	}
 	if n.has(event.RoleUI) && n.runs != nil {
-		ui.New(n.runReads()).Register(mux)
+		root := n.root
+		ui.New(n.runReads()).WithGates(ui.Gates{
+			List: n.runs.GatesPage,
+			Emit: n.roleEnv(event.RoleUI).Emit,
+			Operator: func(tok string) (string, []string, error) {
+				cred, err := trust.VerifyAPIToken(root, tok, time.Now())
+				if err != nil {
+					return "", nil, err
+				}
+				return cred.ID, cred.Roles, nil
+			},
+		}).Register(mux)
 	}
 	var h http.Handler = mux
 	if n.cfg.HTTPAuthRequired() {

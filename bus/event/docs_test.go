@@ -123,6 +123,8 @@ func payloadExamples() map[event.Type]any {
 		event.RootAdded: event.RootAddedData{Key: "4d0ec3a0d03fefff93a9bcce2a24b406d46f44aeff1f7787daedb13caafa402c", KeyID: "9212cc8748a1dab2",
 			Reason: "yearly rotation", Proof: "e18c5fdf82a5ea69e0a5f95ae090881d8c5a43a1c90dbf2a8842b1ae30ac76d9c134052b8e8dfbefb62cbac2d528ebb1fb9885dd14297e538f04e1cdf4cbaf04"},
 		event.RootRetired: event.RootRetiredData{KeyID: "7b3e0d51a94c2f68", Reason: "yearly rotation: cutover"},
+		event.GateDecidedFor: event.GateDecidedForData{GateDecidedData: event.GateDecidedData{Step: "clean",
+			Subject: "sha256:5e0c2b7d91aa", Action: event.GateAccept, Reason: "checked the build dir"}, Operator: "alice"},
 		event.PlanClaimed: event.PlanClaimedData{Until: at.Add(4 * time.Minute), Source: "llm"},
 		event.PlanReplanRequested: event.PlanReplanRequestedData{Decision: event.Decision{Epoch: 3}, Revision: 1, Replans: 1, Tokens: 1840,
 			Goal: event.GoalSubmittedData{Goal: "Serve /srv/www on port 8080", Text: "Serve /srv/www on port 8080"}, Source: "llm",

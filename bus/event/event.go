@@ -146,6 +146,11 @@ const (
 	// GateClosed: the leader closes a gate no operator answered in time
 	// (GateClosedData). A decision.
 	GateClosed Type = "gate.closed"
+	// GateDecidedFor is an operator's answer to a gate given through the
+	// ui node, which authenticated the operator and signs on their behalf
+	// (GateDecidedForData): the approver is Operator, the signer the ui
+	// node; the event names both.
+	GateDecidedFor Type = "gate.decided_for"
 	// RunPause asks that a run get no new assignments (its running steps
 	// finish); RunResume lifts it (RunBrakeData).
 	RunPause  Type = "run.pause"
@@ -252,6 +257,7 @@ var table = []Spec{
 	{RootRetired, []string{RoleAdmin}, 5},
 	{PlanClaimed, []string{RolePlanner}, 5},
 	{PolicyRecorded, []string{RoleOrchestrator}, 5},
+	{GateDecidedFor, []string{RoleUI}, 5},
 	{PlanReplanRequested, []string{RoleOrchestrator}, 5},
 }
 

@@ -170,6 +170,15 @@ type GateDecidedData struct {
 	Remember bool `json:"remember,omitempty"`
 }
 
+// GateDecidedForData is an operator's answer to a gate that a ui node
+// signs on their behalf, having authenticated them (an API token of their
+// operator credential): the answer is Operator's.
+type GateDecidedForData struct {
+	GateDecidedData
+	// Operator is the operator id the ui node authenticated: the approver.
+	Operator string `json:"operator"`
+}
+
 // GateClosedData closes a gate without an operator's answer.
 type GateClosedData struct {
 	Decision

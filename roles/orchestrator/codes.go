@@ -90,6 +90,9 @@ const (
 	// CodePlanDenied: an operator denied the run's plan at its plan gate
 	// (a run's code).
 	CodePlanDenied Code = "plan_denied"
+	// CodeBudgetExceeded: the run went past a budget of the policy in
+	// force — its run time, or its plan's number of steps (a run's code).
+	CodeBudgetExceeded Code = "budget_exceeded"
 	// CodeReplansExhausted: a step failed with on_failure replan and the
 	// run's replans budget was spent (a run's code).
 	CodeReplansExhausted Code = "replans_exhausted"
@@ -104,6 +107,7 @@ var codes = []Code{
 	CodeStepCancelled,
 	CodeSuperseded, CodeNodeLost, CodeNotStarted, CodeNodeDraining, CodeSkippedByOperator,
 	CodeGateDenied, CodeGateExpired, CodePlanDenied,
+	CodeBudgetExceeded,
 	CodeReplansExhausted,
 }
 

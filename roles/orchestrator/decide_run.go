@@ -32,6 +32,9 @@ func (d *decider) run(r *Run) {
 // running finishes a running run that has failed or completed, and assigns
 // its ready steps otherwise.
 func (d *decider) running(r *Run) {
+	if d.overBudget(r) {
+		return
+	}
 	complete := true
 	var ready, active []*Step
 	var replan *Step

@@ -50,10 +50,10 @@ func (s *State) foldNode(ev event.Event, to NodeState) {
 	case NodeAlive:
 		switch {
 		case ex != nil && ex.Incarnation == d.Incarnation:
-			if ex.Gone != "" {
+			if ex.Gone != "" && ex.Gone != NodeRevoked {
 				ex.Gone, ex.Since = "", ev.Time
 			}
-		case (ex == nil || ex.Gone != "") && slices.Contains(d.Roles, event.RoleExecutor):
+		case (ex == nil || (ex.Gone != "" && ex.Gone != NodeRevoked)) && slices.Contains(d.Roles, event.RoleExecutor):
 			s.Executors[d.Node] = &Executor{Slots: d.Slots, Capabilities: d.Capabilities, Version: d.Version,
 				Incarnation: d.Incarnation, Since: ev.Time}
 		}

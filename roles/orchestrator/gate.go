@@ -112,29 +112,49 @@ func foldGateDecided(s *State, ev event.Event) {
 	if !s.decode(ev, &d) {
 		return
 	}
+	foldGateAnswer(s, ev, d, ev.Node)
+}
+
+// foldGateDecidedFor folds an operator's answer a ui node signed on their
+// behalf: the operator it names is the approver, as if they had signed it.
+func foldGateDecidedFor(s *State, ev event.Event) {
+	var d event.GateDecidedForData
+	if !s.decode(ev, &d) {
+		return
+	}
+	if d.Operator == "" {
+		s.Ignored++
+		return
+	}
+	foldGateAnswer(s, ev, d.GateDecidedData, d.Operator)
+}
+
+// foldGateAnswer folds answer d to a gate of ev's run, given by operator
+// by.
+func foldGateAnswer(s *State, ev event.Event, d event.GateDecidedData, by string) {
 	if d.Step == "" {
 		if r := s.Runs[ev.Run]; r != nil && r.goesOn() {
-			foldPlanGateDecided(s, r, d, ev.Node)
+			foldPlanGateDecided(s, r, d, by)
 		} else {
 			s.Ignored++
 		}
 		return
 	}
 	r, i, st := s.step(ev.Run, d.Step)
-	if st == nil || !r.goesOn() || st.Gate == nil || d.Subject != st.Gate.Subject || ev.Node == "" {
+	if st == nil || !r.goesOn() || st.Gate == nil || d.Subject != st.Gate.Subject || by == "" {
 		s.Ignored++
 		return
 	}
 	g := st.Gate
 	switch d.Action {
 	case event.GateAccept:
-		if (g.NotSubmitter && ev.Node == r.Submitter) || slices.Contains(g.Approvers, ev.Node) {
+		if (g.NotSubmitter && by == r.Submitter) || slices.Contains(g.Approvers, by) {
 			s.Ignored++
 			return
 		}
-		g.Approvers = append(g.Approvers, ev.Node)
+		g.Approvers = append(g.Approvers, by)
 		if d.Remember && g.Kind == event.GatePolicy && st.Spec.Kind == event.KindShell {
-			st.Remember = ev.Node
+			st.Remember = by
 		}
 		s.touchStep(r, i)
 		if len(g.Approvers) < g.Approvals {
@@ -148,7 +168,7 @@ func foldGateDecided(s *State, ev event.Event) {
 		st.Error, st.Code, st.Class = "", "", ""
 		if kind == event.GateNeedsDecision {
 			st.NotBefore, st.ReadyAt = time.Time{}, ev.Time
-			st.Next = "retry accepted by " + ev.Node
+			st.Next = "retry accepted by " + by
 			if d.Reason != "" {
 				st.Next += ": " + d.Reason
 			}
@@ -165,19 +185,19 @@ func foldGateDecided(s *State, ev event.Event) {
 		if !s.setStepStatus(r, i, StepPending) {
 			return
 		}
-		st.Edits = append(st.Edits, Edit{From: st.Spec.Run, To: d.Command, By: ev.Node, At: ev.Time})
+		st.Edits = append(st.Edits, Edit{From: st.Spec.Run, To: d.Command, By: by, At: ev.Time})
 		st.Spec.Run = d.Command
 		st.Approved, st.Approvers = "", nil
 		st.Error, st.Code, st.Class = "", "", ""
 		if kind == event.GateNeedsDecision {
 			st.NotBefore, st.ReadyAt = time.Time{}, ev.Time
-			st.Next = "command edited by " + ev.Node
+			st.Next = "command edited by " + by
 		}
 		s.setWait(r, i)
 	case event.GateSkip:
-		s.gateSkip(r, i, ev.Time, CodeSkippedByOperator, "skipped by "+ev.Node, d.Reason)
+		s.gateSkip(r, i, ev.Time, CodeSkippedByOperator, "skipped by "+by, d.Reason)
 	case event.GateDeny:
-		s.gateDeny(r, i, ev.Time, CodeGateDenied, "denied by "+ev.Node, d.Reason)
+		s.gateDeny(r, i, ev.Time, CodeGateDenied, "denied by "+by, d.Reason)
 	default:
 		s.Ignored++
 	}

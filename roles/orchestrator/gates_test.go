@@ -289,3 +289,32 @@ func TestGateNeedsWhatThePolicyAsks(t *testing.T) {
 		t.Fatalf("step %s class %s code %s, want failed by policy", st2.Status, st2.Class, st2.Code)
 	}
 }
+
+// TestAnswersThroughTheUI: an answer a ui node signs on an operator's
+// behalf (gate.decided_for) counts as that operator's — the submitter's
+// does not count on a not-submitter gate, the same operator counts once
+// whichever way they answered, and the ui node itself is no approver.
+func TestAnswersThroughTheUI(t *testing.T) {
+	f := newGateFixture(t)
+	f.decideAndFold()
+	subject := f.s.Runs["r"].Step("wipe").Gate.Subject
+	via := func(operator string) {
+		f.at = f.at.Add(time.Second)
+		f.add(event.GateDecidedFor, "r", "ui-1", event.GateDecidedForData{Operator: operator,
+			GateDecidedData: event.GateDecidedData{Step: "wipe", Subject: subject, Action: event.GateAccept}})
+	}
+	via("alice") // the submitter
+	via("")      // names nobody
+	via("bob")
+	f.answer("bob", event.GateAccept, subject) // bob again, signing himself
+	f.neverAssigned("after one operator's approvals, through the ui and not")
+	if got := f.s.Runs["r"].Step("wipe").Gate.Approvers; len(got) != 1 || got[0] != "bob" {
+		t.Fatalf("approvers %v, want bob once", got)
+	}
+	via("carol")
+	ds, _ := Decide(f.s, f.at, 1, nil)
+	var a event.TaskAssignedData
+	if len(ds) != 1 || json.Unmarshal(ds[0].Draft.Data, &a) != nil || len(a.Approvers) != 2 || a.Approvers[1] != "carol" {
+		t.Fatalf("decisions %v (%+v), want the step assigned, approved by bob and carol", ds, a)
+	}
+}

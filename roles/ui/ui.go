@@ -9,6 +9,10 @@
 //	GET /api/runs/{id}/steps?cursor=&limit=
 //	    → {"items": [step], "next": "…", "end": true}
 //
+//	GET  /api/gates?run=&step=&limit=&cursor= → a page of open gates
+//	POST /api/gates  → an operator's answer, signed by the ui node on their
+//	                   behalf (WithGates; always needs their API token)
+//
 // A page that is not the last also carries a Link header with rel="next".
 // Bad input is a 400, an unknown run a 404, an ambiguous id prefix a 409,
 // each with a JSON body {"error", "hint", "code"}.
@@ -37,8 +41,9 @@ type Runs interface {
 
 // UI serves the HTTP API.
 type UI struct {
-	runs Runs
-	now  func() time.Time
+	runs  Runs
+	now   func() time.Time
+	gates *Gates // nil: no gate routes (WithGates)
 }
 
 // New returns a UI over runs.
@@ -49,6 +54,10 @@ func (u *UI) Register(mux *http.ServeMux) {
 	mux.HandleFunc("GET /api/runs", u.list)
 	mux.HandleFunc("GET /api/runs/{id}", u.get)
 	mux.HandleFunc("GET /api/runs/{id}/steps", u.steps)
+	if u.gates != nil {
+		mux.HandleFunc("GET /api/gates", u.listGates)
+		mux.HandleFunc("POST /api/gates", u.answerGate)
+	}
 }
 
 func (u *UI) list(w http.ResponseWriter, r *http.Request) {

@@ -33,9 +33,10 @@ type Config struct {
 	// honour it repeatable).
 	Temperature *float64
 	Seed        *int64
-	// TokenBudget bounds the tokens (prompt and answer) planning one goal,
-	// its replans included (PlanReplanRequestedData.Tokens),
-	// may use; 0 means no bound.
+	// TokenBudget bounds the tokens (prompt and answer) planning one goal
+	// may use, its replans included (PlanReplanRequestedData.Tokens); 0
+	// means no bound. The policy's budgets.llm_tokens (Inputs) applies
+	// when tighter.
 	TokenBudget int
 	// Inputs gives what the prompt tells beside the goal (policy,
 	// capabilities, facts, notes); nil: the goal alone.
@@ -71,8 +72,18 @@ func (s *Source) PlanInfo(ctx context.Context, run string, goal event.GoalSubmit
 	if s.cfg.Inputs != nil {
 		in = s.cfg.Inputs(ctx, goal)
 	}
-	p, _, info, err := s.ask(ctx, run, goal, messages(goalText(goal), in), 0)
+	p, _, info, err := s.ask(ctx, run, goal, messages(goalText(goal), in), 0, s.budget(in))
 	return p, info, err
+}
+
+// budget is the token budget of one goal's planning: Config.TokenBudget,
+// or the policy's budgets.llm_tokens when tighter (0: none).
+func (s *Source) budget(in Inputs) int {
+	budget := s.cfg.TokenBudget
+	if in.Policy != nil && in.Policy.Budgets.LLMTokens > 0 && (budget == 0 || in.Policy.Budgets.LLMTokens < budget) {
+		budget = in.Policy.Budgets.LLMTokens // the policy's budgets.llm_tokens, when tighter
+	}
+	return budget
 }
 
 // goalText is the words of a goal: its text, else its title.
@@ -86,21 +97,21 @@ func goalText(goal event.GoalSubmittedData) string {
 // ask sends msgs and reads a plan out of the answer, sending the problems
 // back once. It returns the plan with the answer's rationale. used is
 // the tokens the run's planning used before (earlier revisions): they
-// count against the token budget.
-func (s *Source) ask(ctx context.Context, run string, goal event.GoalSubmittedData, msgs []Message, used int) (*event.Plan, string, *event.PlannerInfo, error) {
+// count against budget (0: none).
+func (s *Source) ask(ctx context.Context, run string, goal event.GoalSubmittedData, msgs []Message, used, budget int) (*event.Plan, string, *event.PlannerInfo, error) {
 	info := &event.PlannerInfo{
 		Model: s.model.Name(), Planner: Version, PromptSHA256: promptHash(msgs),
 		Temperature: s.cfg.Temperature, Seed: s.cfg.Seed, MaxTokens: s.cfg.MaxTokens,
 	}
-	if s.cfg.TokenBudget > 0 && used >= s.cfg.TokenBudget {
+	if budget > 0 && used >= budget {
 		return nil, "", nil, fmt.Errorf("run %s: planning used %d tokens of a budget of %d before this revision: %w",
-			run, used, s.cfg.TokenBudget, ErrBudget)
+			run, used, budget, ErrBudget)
 	}
 	var problems error
 	for attempt := 1; attempt <= 2; attempt++ {
-		if attempt == 2 && s.cfg.TokenBudget > 0 && used+info.PromptTokens+info.CompletionTokens >= s.cfg.TokenBudget {
+		if attempt == 2 && budget > 0 && used+info.PromptTokens+info.CompletionTokens >= budget {
 			return nil, "", info, fmt.Errorf("run %s: planning used %d tokens of a budget of %d, and the first answer was not a valid plan: %w\n%v",
-				run, used+info.PromptTokens+info.CompletionTokens, s.cfg.TokenBudget, ErrBudget, problems)
+				run, used+info.PromptTokens+info.CompletionTokens, budget, ErrBudget, problems)
 		}
 		start := time.Now()
 		resp, err := s.model.Complete(ctx, Request{
@@ -115,9 +126,9 @@ func (s *Source) ask(ctx context.Context, run string, goal event.GoalSubmittedDa
 		info.PromptTokens += resp.PromptTokens
 		info.CompletionTokens += resp.CompletionTokens
 		info.Responses = append(info.Responses, resp.Text)
-		if s.cfg.TokenBudget > 0 && used+info.PromptTokens+info.CompletionTokens > s.cfg.TokenBudget {
+		if budget > 0 && used+info.PromptTokens+info.CompletionTokens > budget {
 			return nil, "", info, fmt.Errorf("run %s: planning used %d tokens, over the budget of %d: %w",
-				run, used+info.PromptTokens+info.CompletionTokens, s.cfg.TokenBudget, ErrBudget)
+				run, used+info.PromptTokens+info.CompletionTokens, budget, ErrBudget)
 		}
 		p, rationale, err := check(resp)
 		if err == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -176,6 +177,9 @@ func TestPlanningFailures(t *testing.T) {
 			want: context.DeadlineExceeded, says: "planning timeout", calls: 1},
 		{name: "budget", answers: []answer{{text: "nope", usage: [2]int{900, 200}}}, cfg: Config{TokenBudget: 1000},
 			want: ErrBudget, says: "budget of 1000", calls: 1},
+		{name: "the policy's budget", answers: []answer{{text: "nope", usage: [2]int{400, 200}}}, cfg: Config{TokenBudget: 100000,
+			Inputs: func(context.Context, event.GoalSubmittedData) Inputs { return Inputs{Policy: budgetPolicy(500)} }},
+			want: ErrBudget, says: "budget of 500", calls: 1},
 		{name: "budget before retry", answers: []answer{{text: "nope", usage: [2]int{500, 100}}}, cfg: Config{TokenBudget: 600},
 			want: ErrBudget, says: "no JSON object", calls: 1},
 	} {
@@ -234,4 +238,13 @@ func TestExtract(t *testing.T) {
 	if _, err := Extract("no object here [1, 2]"); !errors.Is(err, ErrNoJSON) {
 		t.Fatalf("err = %v", err)
 	}
+}
+
+// budgetPolicy is a policy whose budgets.llm_tokens is n.
+func budgetPolicy(n int) *policy.Policy {
+	p, err := policy.Parse([]byte(fmt.Sprintf("default: allow\nbudgets: {llm_tokens: %d}\n", n)), "budget.yaml")
+	if err != nil {
+		panic(err)
+	}
+	return p
 }

@@ -1,0 +1,142 @@
+package ui
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/node/api"
+	"github.com/agentic-dev/agentic/roles"
+)
+
+// Gates is what the UI needs to show and answer gates: the open gates
+// (gates.list), an emitter that signs as the ui node, and the check of an
+// operator's API token.
+type Gates struct {
+	// List answers gates.list.
+	List func(ctx context.Context, req api.GatesRequest) (api.Page[json.RawMessage], error)
+	// Emit signs and publishes as the ui node.
+	Emit roles.Emitter
+	// Operator checks a bearer token (agentctl keys api-token) and returns
+	// the operator it names and the roles of their credential.
+	Operator func(token string) (id string, roles []string, err error)
+}
+
+// WithGates adds the gate routes:
+//
+//	GET  /api/gates?run=&step=&limit=&cursor= → a page of open gates
+//	POST /api/gates  {"run","step","subject","action","command","reason","remember"}
+//	     → 202 {"event","operator"}: a gate.decided_for the ui node signs
+//	     on behalf of the operator whose API token the request carries
+//
+// Answering always needs an operator token (Authorization: Bearer …),
+// whatever the listen address: the answer is that operator's, and a
+// viewer's token is refused (403).
+func (u *UI) WithGates(g Gates) *UI {
+	u.gates = &g
+	return u
+}
+
+func (u *UI) listGates(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	req := api.GatesRequest{Run: q.Get("run"), Step: q.Get("step"), Cursor: q.Get("cursor")}
+	var err error
+	if req.Limit, err = limit(q); err != nil {
+		writeError(w, err)
+		return
+	}
+	page, err := u.gates.List(r.Context(), req)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writePage(w, r, page)
+}
+
+// answer is the body of POST /api/gates.
+type answer struct {
+	Run      string           `json:"run"`
+	Step     string           `json:"step,omitempty"`
+	Subject  string           `json:"subject"`
+	Action   event.GateAction `json:"action"`
+	Command  string           `json:"command,omitempty"`
+	Reason   string           `json:"reason,omitempty"`
+	Remember bool             `json:"remember,omitempty"`
+}
+
+func (u *UI) answerGate(w http.ResponseWriter, r *http.Request) {
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || strings.TrimSpace(tok) == "" {
+		writeJSON(w, http.StatusUnauthorized, apiError{Error: "answering a gate needs an operator token",
+			Hint: "Authorization: Bearer $(agentctl keys api-token)"})
+		return
+	}
+	operator, roles, err := u.gates.Operator(strings.TrimSpace(tok))
+	if err != nil {
+		writeJSON(w, http.StatusUnauthorized, apiError{Error: err.Error(), Hint: "make a new token: agentctl keys api-token"})
+		return
+	}
+	if !slices.Contains(roles, event.RoleOperator) {
+		writeJSON(w, http.StatusForbidden, apiError{Error: fmt.Sprintf("%s's credential (roles %v) may not answer gates", operator, roles),
+			Hint: "an operator's credential answers gates: agentctl keys operator NAME --role operator"})
+		return
+	}
+	var a answer
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&a); err != nil {
+		writeError(w, fmt.Errorf("%w: the body: %w", api.ErrBadRequest, err))
+		return
+	}
+	if err := a.check(); err != nil {
+		writeError(w, err)
+		return
+	}
+	d, err := event.NewDraft(event.GateDecidedFor, a.Run, event.GateDecidedForData{Operator: operator,
+		GateDecidedData: event.GateDecidedData{Step: a.Step, Subject: a.Subject, Action: a.Action,
+			Command: a.Command, Reason: a.Reason, Remember: a.Remember}})
+	if err == nil {
+		err = u.gates.Emit.Emit(r.Context(), d)
+	}
+	if err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, apiError{Error: "the answer was not recorded: " + err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]string{"event": d.ID, "operator": operator})
+}
+
+// check refuses an answer that names no gate or no action, or lacks what
+// its action needs.
+func (a answer) check() error {
+	var problems []string
+	if event.ValidRunID(a.Run) != nil {
+		problems = append(problems, "run: a run's full id")
+	}
+	if a.Step != "" && event.ValidStepID(a.Step) != nil {
+		problems = append(problems, "step: not a step id")
+	}
+	if a.Subject == "" {
+		problems = append(problems, "subject: the gate's subject (GET /api/gates shows it)")
+	}
+	switch a.Action {
+	case event.GateAccept:
+	case event.GateEdit:
+		if a.Command == "" {
+			problems = append(problems, "command: an edit gives the new command")
+		}
+	case event.GateSkip, event.GateDeny:
+		if strings.TrimSpace(a.Reason) == "" {
+			problems = append(problems, "reason: say why, for the ledger")
+		}
+	default:
+		problems = append(problems, "action: accept, edit, skip or deny")
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%w: %s", api.ErrBadRequest, strings.Join(problems, "; "))
+	}
+	return nil
+}
