@@ -37,8 +37,14 @@ const (
 	// policyCacheSize is how many policy versions the executor keeps
 	// loaded, by hash; the oldest loaded is forgotten first.
 	policyCacheSize = 8
-	// policyFetchTimeout bounds one policy.show.
-	policyFetchTimeout = 10 * time.Second
+	// policyFetchTimeout bounds fetching a policy version, every attempt
+	// included.
+	policyFetchTimeout = 30 * time.Second
+	// policyAttemptTimeout bounds one policy.show: a ledger node that
+	// cannot answer (stopped, partitioned) still holds its place in the
+	// query group, so an attempt that lands there is given up quickly
+	// and the next goes, most likely, to another.
+	policyAttemptTimeout = time.Second
 )
 
 // policies loads the policy versions assignments name — fetched once per
@@ -124,13 +130,18 @@ func (ps *policies) remember(hash string, p *policy.Policy) {
 func (ps *policies) load(ctx context.Context, ref event.PolicyRef) (*policy.Policy, error) {
 	ctx, cancel := context.WithTimeout(ctx, policyFetchTimeout)
 	defer cancel()
-	// No node answering (a ledger node starting, a NATS hiccup) is asked
-	// again until policyFetchTimeout; an answer, even an error, is final.
+	// No node answering (a ledger node starting or stopped, a NATS
+	// hiccup) is asked again, each attempt bounded by policyAttemptTimeout,
+	// until policyFetchTimeout; an answer, even an error, is final.
 	var pv *api.PolicyVersion
 	var err error
 	for pause := 100 * time.Millisecond; ; pause = min(2*pause, time.Second) {
-		pv, err = ps.src.PolicyVersion(ctx, ref.Version)
-		if err == nil || !(errors.Is(err, api.ErrNoNode) || errors.Is(err, api.ErrTimeout)) {
+		actx, acancel := context.WithTimeout(ctx, policyAttemptTimeout)
+		pv, err = ps.src.PolicyVersion(actx, ref.Version)
+		acancel()
+		unanswered := errors.Is(err, api.ErrNoNode) || errors.Is(err, api.ErrTimeout) ||
+			(errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil)
+		if err == nil || !unanswered {
 			break
 		}
 		t := time.NewTimer(pause)
