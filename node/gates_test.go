@@ -16,23 +16,30 @@ import (
 	"github.com/agentic-dev/agentic/node/nodetest"
 )
 
-// A node started with --policy records that policy as the first one; a
-// step it gates is listed by gates.list and does not run — its marker file
-// stays absent — until an operator approves it, then runs exactly once.
-func TestGatedStepRunsOnceAfterApproval(t *testing.T) {
+// gatedRun starts a node whose --policy file gates "rm -rf", and submits a
+// run of one step that the policy gates, which appends a line to marker
+// when it runs.
+func gatedRun(t *testing.T) (n *nodetest.Node, run, marker string) {
+	t.Helper()
 	dir := t.TempDir()
 	policyFile := filepath.Join(dir, "policy.yaml")
 	if err := os.WriteFile(policyFile, []byte("name: gatekeeper\nrules:\n  - pattern: \"rm -rf\"\n    level: high\n    action: confirm\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	marker := filepath.Join(dir, "marker")
+	marker = filepath.Join(dir, "marker")
 	cfg := nodetest.Config(filepath.Join(dir, "node"))
 	cfg.Policy = policyFile
-	n := nodetest.Start(t, cfg)
-	ctx := context.Background()
+	n = nodetest.Start(t, cfg)
+	run = submitGoal(t, n, "wipe", "goal: wipe\nsteps:\n  - id: wipe\n    run: \"echo ran >> "+marker+" && rm -rf ./build\"\n")
+	return n, run, marker
+}
 
-	plan := "goal: wipe\nsteps:\n  - id: wipe\n    run: \"echo ran >> " + marker + " && rm -rf ./build\"\n"
-	run := submitGoal(t, n, "wipe", plan)
+// A node started with --policy records that policy as the first one; a
+// step it gates is listed by gates.list and does not run — its marker file
+// stays absent — until an operator approves it, then runs exactly once.
+func TestGatedStepRunsOnceAfterApproval(t *testing.T) {
+	n, run, marker := gatedRun(t)
+	ctx := context.Background()
 	var gates []api.Gate
 	poll.Eventually(t, 30*time.Second, "the step's gate is listed", func() bool {
 		var err error

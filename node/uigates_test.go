@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -15,7 +14,6 @@ import (
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/node/api"
-	"github.com/agentic-dev/agentic/node/nodetest"
 )
 
 // TestGateAnsweredThroughTheUI: the ui node lists the open gates over
@@ -23,17 +21,8 @@ import (
 // request carries (gate.decided_for, signed by the node, naming the
 // operator); without a token, or with a viewer's, nothing is recorded.
 func TestGateAnsweredThroughTheUI(t *testing.T) {
-	dir := t.TempDir()
-	policyFile := filepath.Join(dir, "policy.yaml")
-	if err := os.WriteFile(policyFile, []byte("name: gatekeeper\nrules:\n  - pattern: \"rm -rf\"\n    level: high\n    action: confirm\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	marker := filepath.Join(dir, "marker")
-	cfg := nodetest.Config(filepath.Join(dir, "node"))
-	cfg.Policy = policyFile
-	n := nodetest.Start(t, cfg)
+	n, run, marker := gatedRun(t)
 	ctx := context.Background()
-	run := submitGoal(t, n, "wipe", "goal: wipe\nsteps:\n  - id: wipe\n    run: \"echo ran >> "+marker+" && rm -rf ./build\"\n")
 
 	base := "http://" + n.HTTPAddr() + "/api/gates"
 	var page api.Page[api.Gate]
