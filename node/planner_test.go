@@ -3,7 +3,6 @@ package node_test
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -13,36 +12,19 @@ import (
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/node/nodetest"
+	"github.com/agentic-dev/agentic/roles/planner/llm/llmtest"
 )
 
-// modelServer speaks the chat-completions API and answers every request
-// with answer; prompts, if not nil, receives each request's messages.
+// modelServer answers every request with answer; prompts, if given,
+// receives each request's messages.
 func modelServer(t *testing.T, answer string, prompts ...chan string) *httptest.Server {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return llmtest.Server(t, func(prompt string) string {
 		if len(prompts) > 0 {
-			var req struct {
-				Messages []struct {
-					Content string `json:"content"`
-				} `json:"messages"`
-			}
-			_ = json.NewDecoder(r.Body).Decode(&req)
-			var all strings.Builder
-			for _, m := range req.Messages {
-				all.WriteString(m.Content + "\n")
-			}
-			prompts[0] <- all.String()
+			prompts[0] <- prompt
 		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{
-			"id": "chatcmpl-1", "object": "chat.completion", "created": 1763800000, "model": "served:1",
-			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
-				"message": map[string]any{"role": "assistant", "content": answer}}},
-			"usage": map[string]any{"prompt_tokens": 300, "completion_tokens": 60, "total_tokens": 360},
-		})
-	}))
-	t.Cleanup(srv.Close)
-	return srv
+		return answer
+	})
 }
 
 // submitText publishes a free-text goal and returns the run id.

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/node/nodetest"
 	"github.com/agentic-dev/agentic/roles/orchestrator/replay"
+	"github.com/agentic-dev/agentic/roles/planner/llm/llmtest"
 )
 
 // replanModel speaks the chat-completions API: it answers a first
@@ -31,34 +31,15 @@ type replanModel struct {
 
 func (m *replanModel) serve(t *testing.T) *httptest.Server {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			Messages []struct {
-				Content string `json:"content"`
-			} `json:"messages"`
-		}
-		_ = json.NewDecoder(r.Body).Decode(&req)
-		var all strings.Builder
-		for _, msg := range req.Messages {
-			all.WriteString(msg.Content + "\n")
-		}
+	return llmtest.Server(t, func(prompt string) string {
 		m.mu.Lock()
-		m.prompts = append(m.prompts, all.String())
+		m.prompts = append(m.prompts, prompt)
 		m.mu.Unlock()
-		answer := m.first
-		if strings.Contains(all.String(), "a step failed") {
-			answer = m.revised
+		if strings.Contains(prompt, "a step failed") {
+			return m.revised
 		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{
-			"id": "chatcmpl-1", "object": "chat.completion", "created": 1763800000, "model": "served:1",
-			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
-				"message": map[string]any{"role": "assistant", "content": answer}}},
-			"usage": map[string]any{"prompt_tokens": 300, "completion_tokens": 60, "total_tokens": 360},
-		})
-	}))
-	t.Cleanup(srv.Close)
-	return srv
+		return m.first
+	})
 }
 
 // mustJSON is v as JSON.
