@@ -10,7 +10,7 @@ import (
 
 // Version is the protocol version this build signs with: the newest in
 // its rules table.
-const Version = 5
+const Version = 6
 
 // Limits and times of the current rules.
 const (
@@ -109,6 +109,12 @@ var versions = []Rules{
 	// (protocol.md, "Upgrading to version 5").
 	{Version: 5, Algorithm: Algorithm, MaxMessageBytes: MaxMessageBytes, MaxEventBytes: MaxEventBytes,
 		TTL: TTL, Leeway: Leeway, Secrets: redact.Set2, Types: event.TypesAt(5), KeepUnknown: true},
+	// Version 6: the same limits and secret set; critique steps
+	// (critique.requested by orchestrators, critique.recorded by
+	// planners). Version-5 ledgers refuse the new category: upgrade every
+	// ledger node first (protocol.md, "Upgrading to version 6").
+	{Version: 6, Algorithm: Algorithm, MaxMessageBytes: MaxMessageBytes, MaxEventBytes: MaxEventBytes,
+		TTL: TTL, Leeway: Leeway, Secrets: redact.Set2, Types: event.TypesAt(6), KeepUnknown: true},
 }
 
 // Versions returns the rules table of this build, by version (a copy).

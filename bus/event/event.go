@@ -165,6 +165,16 @@ const (
 	RootRetired Type = "trust.root_retired"
 )
 
+// Critique (protocol version 6): a critique step is judged by a model,
+// not run by an executor. The leader asks for it (CritiqueRequestedData),
+// one planner claims it (plan.claimed with Step) and records the verdict
+// (CritiqueRecordedData), which the orchestrator folds as the step's
+// result — so a replay reads the judgement instead of asking the model.
+const (
+	CritiqueRequested Type = "critique.requested"
+	CritiqueRecorded  Type = "critique.recorded"
+)
+
 // RoleClusterAdmin is the role allowed to change cluster settings. For now
 // operators hold it; a dedicated admin role can take its place here.
 const RoleClusterAdmin = RoleOperator
@@ -259,6 +269,8 @@ var table = []Spec{
 	{PolicyRecorded, []string{RoleOrchestrator}, 5},
 	{GateDecidedFor, []string{RoleUI}, 5},
 	{PlanReplanRequested, []string{RoleOrchestrator}, 5},
+	{CritiqueRequested, []string{RoleOrchestrator}, 6},
+	{CritiqueRecorded, []string{RolePlanner}, 6},
 }
 
 // Types returns the event-type table, in order, as of every protocol

@@ -105,8 +105,36 @@ type PlanReplanRequestedData struct {
 	Plan Plan `json:"plan"`
 	// Done lists the ids of the steps that succeeded or were skipped.
 	Done []string `json:"done,omitempty"`
-	// Failure is the failed step.
+	// Failure is the failed step (Reason ReplanFailure).
 	Failure StepFailure `json:"failure"`
+	// Reason is why a revision is asked for: ReplanFailure (absent) or
+	// ReplanNext. Protocol version 6.
+	Reason string `json:"reason,omitempty"`
+	// Results are what the final steps of the plan in force ended with,
+	// in plan order: the observations a step-at-a-time planner plans the
+	// next step from. Protocol version 6.
+	Results []StepResult `json:"results,omitempty"`
+}
+
+// Reasons for a replan request (PlanReplanRequestedData.Reason).
+const (
+	// ReplanFailure: a step failed with on_failure replan.
+	ReplanFailure = "failure"
+	// ReplanNext: every step of an open plan (Plan.Open) is final; the
+	// planner plans what comes next, or closes the plan.
+	ReplanNext = "next"
+)
+
+// StepResult is how one step of a run ended, as the leader folded it.
+// Protocol version 6.
+type StepResult struct {
+	Step     string     `json:"step"`
+	Status   StepStatus `json:"status"`
+	ExitCode int        `json:"exit_code,omitempty"`
+	// Reason is the error or skip reason, if any.
+	Reason string `json:"reason,omitempty"`
+	// OutputTail is the redacted end of the last attempt's output.
+	OutputTail string `json:"output_tail,omitempty"`
 }
 
 // PlanClaimedData: the signing planner plans the event's run. The first
@@ -121,6 +149,11 @@ type PlanClaimedData struct {
 	// Revision is the plan revision the claim is for: a replan is claimed
 	// anew. 0 (absent) means 1. Protocol version 5.
 	Revision int `json:"revision,omitempty"`
+	// Step and Attempt, when set, make it a claim of a critique
+	// (critique.requested for that attempt of that step), not of a plan
+	// revision. Protocol version 6.
+	Step    string `json:"step,omitempty"`
+	Attempt int    `json:"attempt,omitempty"`
 }
 
 // NoPlanner is PlanRejectedData.Code when no planner that can plan the

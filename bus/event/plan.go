@@ -20,6 +20,25 @@ type Plan struct {
 	// Steps in a topological order: every step comes after the steps it
 	// depends on.
 	Steps []Step `json:"steps"`
+	// Hypotheses are what the plan sets out to test (a debugging
+	// playbook): steps name the ones they test (Step.Tests), and their
+	// results are the evidence. Protocol version 6.
+	Hypotheses []Hypothesis `json:"hypotheses,omitempty"`
+	// Open says the plan is not complete: it is planned a step at a time
+	// (the planner's ReAct mode). When every step of an open plan is
+	// final, the leader asks the planner for the next revision
+	// (plan.replan_requested with reason "next") instead of finishing
+	// the run; a revision that is not open ends it. Protocol version 6.
+	Open bool `json:"open,omitempty"`
+}
+
+// Hypothesis is one thing a plan tests. Protocol version 6.
+type Hypothesis struct {
+	// ID shares the step ids' grammar (ValidStepID) and is unique among
+	// the plan's hypotheses.
+	ID string `json:"id"`
+	// Statement says what is supposed, for people ("the cache is stale").
+	Statement string `json:"statement"`
 }
 
 // Subgoal is a named group of steps.
@@ -94,7 +113,68 @@ type Step struct {
 	// executor's default (never root when agentd runs as root). Protocol
 	// version 5.
 	RunAs string `json:"run_as,omitempty"`
+	// Target is the step a critique step judges (it is among DependsOn),
+	// and Criteria what its output must show to pass. Protocol version 6.
+	Target   string `json:"target,omitempty"`
+	Criteria string `json:"criteria,omitempty"`
+	// Next routes the run by this step's outcome: a step named by a
+	// branch runs only if that branch is taken (and depends on this step);
+	// the targets of branches not taken end skipped (SkipBranchNotTaken),
+	// and so does every step none of whose dependencies was reached. A
+	// failure that a branch routes is handled, like on_failure continue.
+	// Protocol version 6.
+	Next []Branch `json:"next,omitempty"`
+	// Tests names the hypotheses this step's result is evidence for.
+	// Protocol version 6.
+	Tests []HypothesisTest `json:"tests,omitempty"`
 }
+
+// Branch is one edge of Step.Next. Protocol version 6.
+type Branch struct {
+	// On is the outcome that takes the branch.
+	On BranchOn `json:"on"`
+	// To is the id of a later step of the plan.
+	To string `json:"to"`
+}
+
+// BranchOn is the outcome a branch is taken on. Values are append-only.
+type BranchOn string
+
+// Branch outcomes.
+const (
+	// BranchOnSuccess: the step succeeded (or was skipped by its guard).
+	BranchOnSuccess BranchOn = "success"
+	// BranchOnFailure: the step failed for good (its retries spent).
+	BranchOnFailure BranchOn = "failure"
+)
+
+// HypothesisTest says what a step's outcome means for one hypothesis.
+// Protocol version 6.
+type HypothesisTest struct {
+	// Hypothesis is the id of one of the plan's Hypotheses.
+	Hypothesis string `json:"hypothesis"`
+	// Success and Failure are the evidence the step's success and its
+	// failure give; absent means EvidenceSupports on success and
+	// EvidenceRefutes on failure.
+	Success Evidence `json:"success,omitempty"`
+	Failure Evidence `json:"failure,omitempty"`
+}
+
+// Evidence is what a result says of a hypothesis. Values are append-only.
+type Evidence string
+
+// Evidence values.
+const (
+	EvidenceSupports Evidence = "supports"
+	EvidenceRefutes  Evidence = "refutes"
+	// EvidenceNone: the outcome says nothing of the hypothesis.
+	EvidenceNone Evidence = "none"
+)
+
+// SkipBranchNotTaken is the reason shown for a step skipped because the
+// branch that leads to it was not taken (or none of its dependencies was
+// reached). Protocol version 6.
+const SkipBranchNotTaken = "branch_not_taken"
 
 // Step returns the step with the given id, or nil.
 func (p *Plan) Step(id string) *Step {
@@ -123,6 +203,11 @@ const (
 	// KindFilePatch applies the unified diff Patch to the files it names,
 	// relative to Cwd (protocol version 5), keeping their before-images.
 	KindFilePatch StepKind = "file.patch"
+	// KindCritique is judged by a model, not run by an executor
+	// (protocol version 6): a planner asks whether the output of Target
+	// meets Criteria, and the verdict passes or fails the step
+	// (critique.requested, critique.recorded).
+	KindCritique StepKind = "critique"
 )
 
 // OnFailure says what a logic failure (ClassLogic) of a step does to its
