@@ -39,9 +39,9 @@ func (n *Node) plannerConfig() planner.Config {
 	model := llm.NewOpenAI(llm.OpenAIConfig{BaseURL: pc.BaseURL, Model: pc.Model, APIKey: key})
 	cfg.Text = llm.NewSource(model, llm.Config{
 		MaxTokens: pc.MaxTokens, Temperature: pc.Temperature, Seed: pc.Seed, TokenBudget: pc.TokenBudget,
-		Inputs: n.promptInputs,
+		Mode: pc.Mode, Inputs: n.promptInputs,
 	})
-	n.log.Info("planner model", "base_url", pc.BaseURL, "model", pc.Model, "max_tokens", pc.MaxTokens)
+	n.log.Info("planner model", "base_url", pc.BaseURL, "model", pc.Model, "max_tokens", pc.MaxTokens, "mode", pc.Mode)
 	return cfg
 }
 

@@ -1,7 +1,9 @@
 package llm
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -25,8 +27,19 @@ var (
 	ErrBudget = errors.New("the token budget is spent")
 )
 
+// Modes of a Source (Config.Mode).
+const (
+	// ModePlan plans the whole goal at once, replanning on failures.
+	ModePlan = "plan"
+	// ModeReact plans a step at a time from the observations so far
+	// (open plans, event.Plan.Open).
+	ModeReact = "react"
+)
+
 // Config configures a Source. The zero Config is usable.
 type Config struct {
+	// Mode is ModePlan ("" too) or ModeReact.
+	Mode string
 	// MaxTokens caps each answer (0: the server's default).
 	MaxTokens int
 	// Temperature and Seed are sent when set (a seed makes servers that
@@ -72,7 +85,11 @@ func (s *Source) PlanInfo(ctx context.Context, run string, goal event.GoalSubmit
 	if s.cfg.Inputs != nil {
 		in = s.cfg.Inputs(ctx, goal)
 	}
-	p, _, info, err := s.ask(ctx, run, goal, messages(goalText(goal), in), 0, s.budget(in))
+	if s.cfg.Mode == ModeReact {
+		p, _, info, err := s.ask(ctx, run, goal, reactMessages(goalText(goal), in, nil), 0, s.budget(in), reactForm(nil, nil))
+		return p, info, err
+	}
+	p, _, info, err := s.ask(ctx, run, goal, messages(goalText(goal), in), 0, s.budget(in), planForm)
 	return p, info, err
 }
 
@@ -98,9 +115,9 @@ func goalText(goal event.GoalSubmittedData) string {
 // back once. It returns the plan with the answer's rationale. used is
 // the tokens the run's planning used before (earlier revisions): they
 // count against budget (0: none).
-func (s *Source) ask(ctx context.Context, run string, goal event.GoalSubmittedData, msgs []Message, used, budget int) (*event.Plan, string, *event.PlannerInfo, error) {
+func (s *Source) ask(ctx context.Context, run string, goal event.GoalSubmittedData, msgs []Message, used, budget int, f form) (*event.Plan, string, *event.PlannerInfo, error) {
 	info := &event.PlannerInfo{
-		Model: s.model.Name(), Planner: Version, PromptSHA256: promptHash(msgs),
+		Model: s.model.Name(), Planner: cmp.Or(f.planner, Version), PromptSHA256: promptHash(msgs),
 		Temperature: s.cfg.Temperature, Seed: s.cfg.Seed, MaxTokens: s.cfg.MaxTokens,
 	}
 	if budget > 0 && used >= budget {
@@ -115,7 +132,7 @@ func (s *Source) ask(ctx context.Context, run string, goal event.GoalSubmittedDa
 		}
 		start := time.Now()
 		resp, err := s.model.Complete(ctx, Request{
-			Messages: msgs, Schema: Schema(), SchemaName: "agentic_plan",
+			Messages: msgs, Schema: f.schema(), SchemaName: "agentic_plan",
 			MaxTokens: s.cfg.MaxTokens, Temperature: s.cfg.Temperature, Seed: s.cfg.Seed,
 		})
 		info.Latency += event.Duration(time.Since(start))
@@ -130,7 +147,7 @@ func (s *Source) ask(ctx context.Context, run string, goal event.GoalSubmittedDa
 			return nil, "", info, fmt.Errorf("run %s: planning used %d tokens, over the budget of %d: %w",
 				run, used+info.PromptTokens+info.CompletionTokens, budget, ErrBudget)
 		}
-		p, rationale, err := check(resp)
+		p, rationale, err := f.check(resp)
 		if err == nil {
 			if p.Goal == "" {
 				p.Goal = goal.Goal
@@ -145,6 +162,18 @@ func (s *Source) ask(ctx context.Context, run string, goal event.GoalSubmittedDa
 	}
 	return nil, "", info, fmt.Errorf("run %s: model %s, twice: %w:\n%v", run, s.model.Name(), ErrInvalidPlan, problems)
 }
+
+// form is what a model is asked to answer in: the response schema, and
+// how a plan is read out of an answer.
+type form struct {
+	schema func() json.RawMessage
+	check  func(Response) (*event.Plan, string, error)
+	// planner names the code and prompt in provenance ("": Version).
+	planner string
+}
+
+// planForm asks for a whole plan (the plan file format).
+var planForm = form{schema: Schema, check: check}
 
 // check reads a plan out of an answer: the JSON object, the schema, then
 // plan.Parse's validation. Steps that do not say on_failure get
