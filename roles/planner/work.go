@@ -151,9 +151,11 @@ func (p *Planner) proposal(ctx context.Context, run string, src Source, pl *even
 	case pl == nil:
 		return reject(fmt.Errorf("planner: %s planner returned no plan", src.Name()))
 	}
+	open := pl.Open // Normalize rebuilds the steps; a plan's openness is the source's word
 	if err := plan.Normalize(pl); err != nil {
 		return reject(err)
 	}
+	pl.Open = open
 	d.Source, d.Plan, d.Planner = src.Name(), *pl, info
 	draft, err := event.NewDraft(event.PlanProposed, run, d)
 	if err != nil {
