@@ -46,7 +46,7 @@ func (s *Source) next(ctx context.Context, run string, req event.PlanReplanReque
 		}
 	}
 	f := reactForm(kept, req.Plan.Subgoals)
-	return s.ask(ctx, run, req.Goal, reactMessages(goalText(req.Goal), in, &req), req.Tokens, s.budget(in), f)
+	return s.choose(ctx, run, req.Goal, reactMessages(goalText(req.Goal), in, &req), req.Tokens, in, f)
 }
 
 // reactMessages is the prompt of ModeReact: the first plan's prompt with

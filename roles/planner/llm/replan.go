@@ -33,7 +33,7 @@ func (s *Source) Replan(ctx context.Context, run string, req event.PlanReplanReq
 		return nil, "", nil, fmt.Errorf("run %s: replan prompt: %w", run, err)
 	}
 	msgs = append(msgs, Message{Role: "user", Content: body})
-	return s.ask(ctx, run, req.Goal, msgs, req.Tokens, s.budget(in), planForm)
+	return s.choose(ctx, run, req.Goal, msgs, req.Tokens, in, planForm)
 }
 
 // replanMessage tells the model the plan in force, what succeeded and

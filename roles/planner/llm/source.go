@@ -46,6 +46,11 @@ type Config struct {
 	// honour it repeatable).
 	Temperature *float64
 	Seed        *int64
+	// Candidates is how many plans the model is asked for each time
+	// (each with the seed + i when a seed is set): the best by its score
+	// (candidates.go) is proposed, and every candidate is recorded in the
+	// provenance. 0 or 1: one plan, no scoring.
+	Candidates int
 	// TokenBudget bounds the tokens (prompt and answer) planning one goal
 	// may use, its replans included (PlanReplanRequestedData.Tokens); 0
 	// means no bound. The policy's budgets.llm_tokens (Inputs) applies
@@ -86,10 +91,10 @@ func (s *Source) PlanInfo(ctx context.Context, run string, goal event.GoalSubmit
 		in = s.cfg.Inputs(ctx, goal)
 	}
 	if s.cfg.Mode == ModeReact {
-		p, _, info, err := s.ask(ctx, run, goal, reactMessages(goalText(goal), in, nil), 0, s.budget(in), reactForm(nil, nil))
+		p, _, info, err := s.choose(ctx, run, goal, reactMessages(goalText(goal), in, nil), 0, in, reactForm(nil, nil))
 		return p, info, err
 	}
-	p, _, info, err := s.ask(ctx, run, goal, messages(goalText(goal), in), 0, s.budget(in), planForm)
+	p, _, info, err := s.choose(ctx, run, goal, messages(goalText(goal), in), 0, in, planForm)
 	return p, info, err
 }
 
@@ -115,7 +120,7 @@ func goalText(goal event.GoalSubmittedData) string {
 // back once. It returns the plan with the answer's rationale. used is
 // the tokens the run's planning used before (earlier revisions): they
 // count against budget (0: none).
-func (s *Source) ask(ctx context.Context, run string, goal event.GoalSubmittedData, msgs []Message, used, budget int, f form) (*event.Plan, string, *event.PlannerInfo, error) {
+func (s *Source) ask(ctx context.Context, run string, goal event.GoalSubmittedData, msgs []Message, used, budget int, f form, seed *int64) (*event.Plan, string, *event.PlannerInfo, error) {
 	info := &event.PlannerInfo{
 		Model: s.model.Name(), Planner: cmp.Or(f.planner, Version), PromptSHA256: promptHash(msgs),
 		Temperature: s.cfg.Temperature, Seed: s.cfg.Seed, MaxTokens: s.cfg.MaxTokens,
@@ -133,7 +138,7 @@ func (s *Source) ask(ctx context.Context, run string, goal event.GoalSubmittedDa
 		start := time.Now()
 		resp, err := s.model.Complete(ctx, Request{
 			Messages: msgs, Schema: f.schema(), SchemaName: "agentic_plan",
-			MaxTokens: s.cfg.MaxTokens, Temperature: s.cfg.Temperature, Seed: s.cfg.Seed,
+			MaxTokens: s.cfg.MaxTokens, Temperature: s.cfg.Temperature, Seed: seed,
 		})
 		info.Latency += event.Duration(time.Since(start))
 		if err != nil {
