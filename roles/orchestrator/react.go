@@ -103,3 +103,17 @@ func observe(r *Run, st *Step, tail string) {
 // step that failed and let the run go on (on_failure continue) is an
 // observation, not work to do again.
 func keepFinal(r *Run, o *Step) bool { return r.Open && o.Status == StepFailed && o.Done() }
+
+// waitsForNext reports whether run r waits for the next revision of its
+// open plan (not for a revision after a failure).
+func (r *Run) waitsForNext() bool {
+	if !r.Open || r.Replanning == nil {
+		return false
+	}
+	for _, st := range r.Steps {
+		if st.Status == StepFailed && st.Replan {
+			return false
+		}
+	}
+	return true
+}

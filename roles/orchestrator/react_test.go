@@ -78,6 +78,9 @@ func TestReactRunPlannedAStepAtATime(t *testing.T) {
 	if ds := f.decide(t0.Add(3 * time.Second)); len(ds) != 0 {
 		t.Fatalf("asked twice: %v", ds)
 	}
+	if why := f.s.Runs["r"].ShownReason(); why != "waiting for the next steps (plan revision 2) from the planner" {
+		t.Fatalf("reason shown while waiting: %q", why)
+	}
 
 	f.propose("r", 2, true, a, b)
 	only(t, f.decide(t0.Add(4*time.Second)), event.PlanAccepted, nil)
