@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -89,5 +90,41 @@ func TestReactModelThatNeverSaysDone(t *testing.T) {
 	r := n.WaitRun(t, submitText(t, n, "count for ever"), 60*time.Second)
 	if r.Status != event.RunFailed || !strings.Contains(r.Reason, "token") || len(r.Steps) != 3 {
 		t.Fatalf("run %s: %s (%s), %d steps", r.ID, r.Status, r.Reason, len(r.Steps))
+	}
+}
+
+// TestCandidatesScoredByRecordedHistory: with planner.candidates 2, the
+// node asks for two plans and proposes the one whose command has not
+// failed before, by the command statistics of the cluster's memory; both
+// candidates and the scoring are recorded in the proposal.
+func TestCandidatesScoredByRecordedHistory(t *testing.T) {
+	var calls atomic.Int32
+	srv := llmtest.Server(t, func(string) string {
+		if calls.Add(1)%2 == 1 {
+			return `{"steps": [{"id": "list", "run": "ls --no-such-flag /nonexistent"}]}`
+		}
+		return `{"steps": [{"id": "list", "run": "ls /"}]}`
+	})
+	cfg := nodetest.Config(t.TempDir())
+	cfg.Planner.BaseURL, cfg.Planner.Model, cfg.Planner.Candidates = srv.URL+"/v1", "test-model", 2
+	n := nodetest.Start(t, cfg)
+	for i := range 3 {
+		r := n.WaitRun(t, n.Submit(t, "fails.yaml", "steps:\n  - id: list\n    run: ls --no-such-flag /nonexistent\n"), 30*time.Second)
+		if r.Status != event.RunFailed {
+			t.Fatalf("run %d: %s", i, r.Status)
+		}
+	}
+	r := n.WaitRun(t, submitText(t, n, "list the root"), 30*time.Second)
+	if r.Status != event.RunSucceeded {
+		t.Fatalf("run %s: %s (%s)", r.ID, r.Status, r.Reason)
+	}
+	props := runEvents[event.PlanProposedData](t, n, r.ID, event.PlanProposed)
+	if len(props) != 1 || props[0].Plan.Steps[0].Run != "ls /" {
+		t.Fatalf("proposals %+v", props)
+	}
+	p := props[0].Planner
+	if p == nil || len(p.Candidates) != 2 || p.Candidates[0].History != 1 || p.Candidates[0].Chosen || !p.Candidates[1].Chosen ||
+		p.Scoring == "" || p.PromptTokens != 2*llmtest.PromptTokens {
+		t.Fatalf("planner info %+v", p)
 	}
 }
