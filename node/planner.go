@@ -25,7 +25,7 @@ const promptQueryTimeout = 2 * time.Second
 // adaptive notes of the command statistics (promptInputs).
 func (n *Node) plannerConfig() planner.Config {
 	pc := n.cfg.Planner
-	cfg := planner.Config{Timeout: pc.Timeout, ClaimTimeout: pc.ClaimTimeout}
+	cfg := planner.Config{Timeout: pc.Timeout, ClaimTimeout: pc.ClaimTimeout, Settings: n.claimSettings()}
 	if pc.Model == "" {
 		return cfg
 	}

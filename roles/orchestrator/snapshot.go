@@ -18,8 +18,10 @@ import (
 // 6: what compensation needs of steps (end positions, file edits) and the
 // compensation steps a run added. Version 7: replanning (the goal's
 // text, the replans asked, the revision waited for, failed steps' output
-// tails and replan marks).
-const SnapshotVersion = 7
+// tails and replan marks). Version 8: the planning setting in force and
+// what the planners said of the revision a run waits for (the no-planner
+// rule).
+const SnapshotVersion = 8
 
 // ErrSnapshotVersion: the snapshot was written by an unknown format version.
 var ErrSnapshotVersion = errors.New("orchestrator: unsupported snapshot version")
