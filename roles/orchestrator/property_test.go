@@ -166,6 +166,7 @@ func TestSnapshotErrors(t *testing.T) {
 		{"finished run", `{"version":8,"state":{"runs":{"a":{"id":"a","status":"succeeded"}}}}`, nil},
 		{"misfiled run", `{"version":8,"state":{"runs":{"a":{"id":"b"}}}}`, nil},
 		{"null step", `{"version":8,"state":{"runs":{"a":{"id":"a","status":"running","steps":[null]}}}}`, nil},
+		{"null retired step", `{"version":8,"state":{"runs":{"a":{"id":"a","status":"running","retired":[null]}}}}`, nil},
 		{"unknown run status", `{"version":8,"state":{"runs":{"a":{"id":"a","status":"sleeping"}}}}`, nil},
 		{"run without status", `{"version":8,"state":{"runs":{"a":{"id":"a"}}}}`, nil},
 		{"unknown step status", `{"version":8,"state":{"runs":{"a":{"id":"a","status":"running","steps":[{"status":"dozing"}]}}}}`, nil},

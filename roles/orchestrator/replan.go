@@ -129,6 +129,7 @@ func acceptReplan(s *State, r *Run, d event.PlanAcceptedData, at time.Time) bool
 		}
 	}
 	r.Revision, r.Source, r.Subgoals = d.Revision, next.Source, next.Plan.Subgoals
+	r.retire(steps)
 	r.Steps = steps
 	r.Replanning = nil
 	r.Invalid = r.buildIndex()

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // SnapshotVersion is the snapshot format this version writes. It only moves
@@ -20,7 +21,7 @@ import (
 // text, the replans asked, the revision waited for, failed steps' output
 // tails and replan marks). Version 8: the planning setting in force and
 // what the planners said of the revision a run waits for (the no-planner
-// rule).
+// rule), and the attempts revisions retired that compensation undoes.
 const SnapshotVersion = 8
 
 // ErrSnapshotVersion: the snapshot was written by an unknown format version.
@@ -99,6 +100,9 @@ func UnmarshalSnapshot(b []byte) (*State, error) {
 			if !st.Status.Known() {
 				return nil, fmt.Errorf("orchestrator: unmarshal snapshot: run %s: step %d has unknown status %q", id, i, st.Status)
 			}
+		}
+		if slices.Contains(r.Retired, nil) {
+			return nil, fmt.Errorf("orchestrator: unmarshal snapshot: run %s: a retired step is null", id)
 		}
 		r.buildIndex()
 	}

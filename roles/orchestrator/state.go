@@ -132,6 +132,9 @@ type Run struct {
 	Awaiting *PlannerWait `json:"awaiting,omitempty"`
 	// Steps in plan order (a topological order).
 	Steps []*Step `json:"steps,omitempty"`
+	// Retired are the attempts earlier revisions left out that
+	// compensation still undoes (retired.go).
+	Retired []*Step `json:"retired,omitempty"`
 
 	index      map[string]int // step id → position in Steps
 	deps       [][]int        // position → positions of its dependencies (-1: unknown)
