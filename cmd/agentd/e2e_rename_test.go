@@ -130,9 +130,11 @@ func TestRenameAcrossModule(t *testing.T) {
 		t.Skipf("no Go build cache to share with the steps (go env GOCACHE: %q, %v)", gocache, err)
 	}
 
-	fixes, never := writeModule(t), writeModule(t)
+	fixes, never, switches := writeModule(t), writeModule(t), writeModule(t)
 	fixFirst, fixRevised := renamePlans(t, fixes, goBin, gocache)
 	neverFirst, _ := renamePlans(t, never, goBin, gocache)
+	switchFirst, _ := renamePlans(t, switches, goBin, gocache)
+	switchRevised := rewritePlan(t, switches, switchFirst)
 	var mu sync.Mutex
 	calls := map[string][]string{} // module dir -> the prompts about it
 	srv := llmtest.Server(t, func(prompt string) string {
@@ -148,6 +150,12 @@ func TestRenameAcrossModule(t *testing.T) {
 		case strings.Contains(prompt, never):
 			calls[never] = append(calls[never], prompt)
 			return neverFirst
+		case strings.Contains(prompt, switches):
+			calls[switches] = append(calls[switches], prompt)
+			if strings.Contains(prompt, "a step failed") {
+				return switchRevised
+			}
+			return switchFirst
 		}
 		return "I do not know that module."
 	})
@@ -253,6 +261,30 @@ func TestRenameAcrossModule(t *testing.T) {
 			t.Errorf("run replay: %+v", rep)
 		}
 	})
+
+	// Revision 2 drops the edit done (rename-def) for another
+	// (rewrite-def): both are undone when the replans run out, the later
+	// first.
+	t.Run("never fixed, edit dropped by a revision", func(t *testing.T) {
+		before := hashTree(t, switches)
+		if res := a.ctl("goal", "submit", "--wait", goal(switches)); res.code == 0 {
+			t.Fatalf("goal submit --wait: want a failed run, got %s", res)
+		}
+		run := runOf(t, a, switches)
+		v := a.waitRun(run, 2*time.Minute)
+		if v.Status != "failed" || !strings.HasSuffix(v.Reason, "compensated: rewrite-def, rename-def") {
+			t.Fatalf("want the run failed, both edits compensated:\n%s", v.dump())
+		}
+		if _, ok := v.lookup("rename-def"); ok {
+			t.Errorf("rename-def shown in the plan of revision %d:\n%s", v.Revision, v.dump())
+		}
+		if after := hashTree(t, switches); !equalTrees(before, after) {
+			t.Fatalf("the module changed:\nbefore %v\nafter  %v", before, after)
+		}
+		if rep := replayRun(t, a, run); len(rep.Divergences) != 0 {
+			t.Errorf("run replay: %+v", rep)
+		}
+	})
 }
 
 // replayReport is the documented run replay -o json object, the fields
@@ -273,6 +305,29 @@ func replayRun(t *testing.T, a *agentd, run string) replayReport {
 		t.Fatalf("run replay: %v\n%s", err, res)
 	}
 	return rep
+}
+
+// rewritePlan is a revision of first that drops its file.patch step
+// (done) for a file.write of the whole of greet.go, renamed with another
+// comment, and still forgets the call site.
+func rewritePlan(t *testing.T, dir, first string) string {
+	t.Helper()
+	var p struct {
+		Steps []map[string]any `json:"steps"`
+	}
+	if err := json.Unmarshal([]byte(strings.TrimSuffix(strings.TrimPrefix(first, "```json\n"), "\n```")), &p); err != nil {
+		t.Fatal(err)
+	}
+	test := p.Steps[1]
+	test["depends_on"] = []string{"rewrite-def"}
+	b, err := json.Marshal(map[string]any{"rationale": "write greet.go whole instead", "steps": []any{
+		map[string]any{"id": "rewrite-def", "kind": "file.write", "cwd": dir, "path": "greet.go",
+			"content": "package greet\n\n// Greet says hello to name.\nfunc Greet(name string) string {\n\treturn \"hello \" + name\n}\n"},
+		test}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // equalTrees reports whether two hashTree results are the same.
