@@ -14,8 +14,9 @@ import (
 // wait for ever: so the leader fails a run that no planner answered — no
 // plan.claimed, plan.proposed or plan.rejected for the revision it waits
 // for — once NoPlannerAfter has passed since the goal, the replan request,
-// or the lapse of the latest claim (a planner that died planning, with no
-// other to take its place). NoPlannerAfter is the claim timeout plus a
+// the lapse of the latest claim (a planner that died planning, with no
+// other to take its place) or the election of the leader, whichever is
+// latest. NoPlannerAfter is the claim timeout plus a
 // margin, so that a live planner's no_planner, which says why it could
 // not plan the goal, normally comes first.
 //
@@ -150,7 +151,10 @@ func (r *Run) awaitedRevision() int {
 // since when it began to), and wakes Decide then otherwise. It reports
 // whether it stopped the run.
 func (d *decider) awaitPlanner(r *Run, rev int, since time.Time, failed *Step) bool {
-	start := since
+	// A new leader gives the planners a whole wait from its election: a
+	// cluster restarted after a while does not fail every goal submitted
+	// before at once, ahead of its planners' first claims.
+	start := latest(since, d.s.ElectedAt)
 	if w := r.Awaiting; w != nil && w.Revision == rev && w.Until.After(start) {
 		start = w.Until
 	}

@@ -214,3 +214,19 @@ func TestNoPlannerStateSurvivesASnapshot(t *testing.T) {
 	}
 	expectNoPlannerAt(t, r, t0.Add(10*time.Second+5*time.Second+2500*time.Millisecond))
 }
+
+// TestNoPlannerWaitCountsFromTheElection: a leader elected after the goal
+// gives the planners a whole wait from its election (a restarted cluster).
+func TestNoPlannerWaitCountsFromTheElection(t *testing.T) {
+	l, s := noPlannerRun(t)
+	elected := t0.Add(10 * time.Minute)
+	s.Apply(l.add(event.LeaderElected, "", "o2", elected, event.LeaderElectedData{Decision: event.Decision{Epoch: 2}, Leader: "o2"}))
+	ds, wake := Decide(s, elected.Add(time.Second), 2, nil)
+	if runEnd(t, ds) != nil || !wake.Equal(elected.Add(45*time.Second)) {
+		t.Fatalf("after the election: %+v, wake %v", ds, wake)
+	}
+	ds, _ = Decide(s, elected.Add(45*time.Second), 2, nil)
+	if f := runEnd(t, ds); f == nil || f.Code != string(CodeNoPlanner) {
+		t.Fatalf("at the end of the wait: %+v", ds)
+	}
+}
