@@ -106,7 +106,8 @@ two thirds of it loses the lease.
 that can plan it, a Go duration from 1s to 1h (default 30s): then a planner
 that cannot rejects it with code no_planner, and when no planner answers at
 all (no planner node) the leader fails the run with that code the claim
-timeout and half of it again (at least 1s) after the goal.
+timeout and half of it again (at least 1s) after the goal, the replan
+request, the lapse of the latest claim or the leader's election.
 --streams-repair is the rule for a stream (or the leader bucket) found
 deleted or changed behind the settings: alarm (the default) raises the
 STREAM_MISSING or STREAM_DRIFT alarm and leaves the stream for an operator;
