@@ -28,7 +28,7 @@ const promptQueryTimeout = 2 * time.Second
 // and proposes the best by its score (roles/planner/llm).
 func (n *Node) plannerConfig() planner.Config {
 	pc := n.cfg.Planner
-	cfg := planner.Config{Timeout: pc.Timeout, ClaimTimeout: pc.ClaimTimeout}
+	cfg := planner.Config{Timeout: pc.Timeout, ClaimTimeout: pc.ClaimTimeout, Settings: n.claimSettings()}
 	if pc.Model == "" {
 		return cfg
 	}

@@ -78,7 +78,8 @@ func payloadExamples() map[event.Type]any {
 			Events: event.StreamSettingsData{MaxAge: "720h0m0s", MaxBytes: 4 << 30, Replicas: 3},
 			Logs:   event.StreamSettingsData{MaxAge: "168h0m0s", MaxBytes: 1 << 30, Replicas: 1},
 			Repair: event.StreamsRepairRestore,
-		}, Lease: event.LeaseSettingsData{TTL: event.Duration(1500 * time.Millisecond)}},
+		}, Lease: event.LeaseSettingsData{TTL: event.Duration(1500 * time.Millisecond)},
+			Planning: event.PlanningSettingsData{ClaimTimeout: event.Duration(30 * time.Second)}},
 		event.Rejected: event.RejectedData{
 			Code: event.RejectRoleNotAllowed, Reason: "node-c with roles [executor] may not emit plan.proposed",
 			Subject: "agentic.ev.plan.proposed", Signer: "node-c", ClaimedType: "plan.proposed",

@@ -459,7 +459,27 @@ type ClusterSettingsData struct {
 	// Lease is the orchestrators' leader lease; absent in settings written
 	// before protocol version 2 (the default applies).
 	Lease LeaseSettingsData `json:"lease,omitzero"`
+	// Planning is what planners and orchestrators time the planning of a
+	// goal by; absent in settings written before protocol version 6 (the
+	// defaults apply).
+	Planning PlanningSettingsData `json:"planning,omitzero"`
 }
+
+// PlanningSettingsData is the planning settings every planner and every
+// orchestrator agree on.
+type PlanningSettingsData struct {
+	// ClaimTimeout is how long a goal (or a replan request) may wait for
+	// a planner that can plan it to claim it: then a planner that cannot
+	// rejects it with code no_planner, and the leader orchestrator fails
+	// the run with that code a margin later if no planner said anything
+	// (no planner node at all). Zero means the default
+	// (DefaultClaimTimeout).
+	ClaimTimeout Duration `json:"claim_timeout,omitzero"`
+}
+
+// DefaultClaimTimeout is the claim timeout while the cluster settings
+// record none.
+const DefaultClaimTimeout = 30 * time.Second
 
 // LeaseSettingsData is the leader lease every orchestrator times itself
 // by and the leader bucket expires entries by.

@@ -18,6 +18,15 @@ func (c *Cluster) LeaseTTL() time.Duration {
 	return c.mu.rec.settings.LeaseTTL
 }
 
+// ClaimTimeout is the claim timeout in force: what the node's planner
+// times its no_planner rejections by (the orchestrator folds the same
+// setting itself, roles/orchestrator).
+func (c *Cluster) ClaimTimeout() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.mu.rec.settings.ClaimTimeout
+}
+
 // reconcileLeader compares the leader bucket with the lease TTL at rev, as
 // reconcile does a stream, and returns how it differs: its TTL, and its
 // revision when it is behind (a bucket without a settings revision was

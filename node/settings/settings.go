@@ -28,6 +28,11 @@ const (
 	// the lease; above a minute a dead leader stops the cluster that long.
 	MinLeaseTTL = 500 * time.Millisecond
 	MaxLeaseTTL = time.Minute
+	// MinClaimTimeout and MaxClaimTimeout bound the claim timeout: below a
+	// second a planner that is busy claiming loses goals to no_planner;
+	// above an hour a cluster without a planner holds a goal that long.
+	MinClaimTimeout = time.Second
+	MaxClaimTimeout = time.Hour
 )
 
 // Settings are the cluster settings in force: revision 0 is the defaults,
@@ -43,6 +48,10 @@ type Settings struct {
 	// event.StreamsRepairAlarm (the default) or
 	// event.StreamsRepairRestore. See RepairRule.
 	Repair string
+	// ClaimTimeout is how long a goal waits for a planner that can plan
+	// it (event.PlanningSettingsData): planners and orchestrators time
+	// no_planner by it.
+	ClaimTimeout time.Duration
 }
 
 // Restores reports whether the settings' repair rule is restore.
@@ -63,7 +72,8 @@ func ParseRepair(v string) (string, error) {
 // Default returns the settings in force on a lone NATS server when the
 // ledger records none.
 func Default() Settings {
-	return Settings{Events: bus.DefaultEventsSettings, Logs: bus.DefaultLogsSettings, LeaseTTL: event.DefaultLeaseTTL, Repair: event.StreamsRepairAlarm}
+	return Settings{Events: bus.DefaultEventsSettings, Logs: bus.DefaultLogsSettings, LeaseTTL: event.DefaultLeaseTTL, Repair: event.StreamsRepairAlarm,
+		ClaimTimeout: event.DefaultClaimTimeout}
 }
 
 // DefaultWith returns the settings in force when the ledger records none
@@ -85,7 +95,20 @@ func (s Settings) Validate() error {
 		lease = fmt.Errorf("lease %w", err)
 	}
 	_, repair := ParseRepair(s.Repair)
-	return errors.Join(checkStream("events", s.Events), checkStream("logs", s.Logs), lease, repair)
+	var claim error
+	if err := CheckClaimTimeout(s.ClaimTimeout); err != nil {
+		claim = fmt.Errorf("planning %w", err)
+	}
+	return errors.Join(checkStream("events", s.Events), checkStream("logs", s.Logs), lease, repair, claim)
+}
+
+// CheckClaimTimeout checks a claim timeout: MinClaimTimeout to
+// MaxClaimTimeout.
+func CheckClaimTimeout(d time.Duration) error {
+	if d < MinClaimTimeout || d > MaxClaimTimeout {
+		return fmt.Errorf("claim timeout %s: want %s to %s", d, MinClaimTimeout, FormatAge(MaxClaimTimeout))
+	}
+	return nil
 }
 
 // CheckLeaseTTL checks a leader lease TTL: MinLeaseTTL to MaxLeaseTTL.
@@ -136,7 +159,8 @@ func (s Settings) Data() event.ClusterSettingsData {
 		Events: streamData(s.Events),
 		Logs:   streamData(s.Logs),
 		Repair: repairData(s.Repair),
-	}, Lease: event.LeaseSettingsData{TTL: event.Duration(s.LeaseTTL)}}
+	}, Lease: event.LeaseSettingsData{TTL: event.Duration(s.LeaseTTL)},
+		Planning: event.PlanningSettingsData{ClaimTimeout: event.Duration(s.ClaimTimeout)}}
 }
 
 // repairData is the repair rule as a payload carries it: absent for the
@@ -155,12 +179,16 @@ func streamData(st bus.StreamSettings) event.StreamSettingsData {
 
 // FromData parses and validates a cluster.settings payload, reporting
 // every problem at once. A payload without a lease TTL (written before the
-// TTL was a setting) takes the default, and one without a repair rule
-// the alarm rule.
+// TTL was a setting) takes the default, one without a repair rule the
+// alarm rule, and one without a claim timeout (before protocol version 6)
+// the default.
 func FromData(d event.ClusterSettingsData) (Settings, error) {
-	s := Settings{Revision: d.Revision, LeaseTTL: d.Lease.TTL.Std()}
+	s := Settings{Revision: d.Revision, LeaseTTL: d.Lease.TTL.Std(), ClaimTimeout: d.Planning.ClaimTimeout.Std()}
 	if s.LeaseTTL == 0 {
 		s.LeaseTTL = event.DefaultLeaseTTL
+	}
+	if s.ClaimTimeout == 0 {
+		s.ClaimTimeout = event.DefaultClaimTimeout
 	}
 	var errs []error
 	var err error

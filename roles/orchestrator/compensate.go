@@ -180,7 +180,7 @@ func stopCause(r *Run, code Code, reason string) (Code, string) {
 // mayCompensate reports whether r has a plan step that is, or may become,
 // one to undo, or a compensation already.
 func mayCompensate(r *Run) bool {
-	for _, st := range r.Steps {
+	for _, st := range r.undoSteps() {
 		if st.Compensates != nil || undoable(st) || (st.Active() && undoKind(st.Spec) != "") {
 			return true
 		}
@@ -222,7 +222,7 @@ func undoable(st *Step) bool {
 // (ties, which the fold does not give, by plan order reversed).
 func undoOrder(r *Run) []*Step {
 	var out []*Step
-	for _, st := range r.Steps {
+	for _, st := range r.undoSteps() {
 		if undoable(st) {
 			out = append(out, st)
 		}

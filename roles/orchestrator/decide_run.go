@@ -21,6 +21,8 @@ func (d *decider) run(r *Run) {
 		d.stopRun(r, RunCancelled, CodeCancelledByOperator, reason)
 	case r.Status == RunPlanned && r.Invalid != "":
 		d.finish(r, RunFailed, CodePlanInvalid, "invalid plan: "+r.Invalid)
+	case r.Status == RunSubmitted:
+		d.awaitFirstPlan(r)
 	case r.Status == RunPlanned:
 		d.emit(acceptKey(r.ID, r.Revision), event.PlanAccepted, r.ID, "",
 			event.PlanAcceptedData{Decision: d.decision(), Revision: r.Revision})

@@ -30,7 +30,7 @@ func (s *State) addCompensation(run string, d event.TaskAssignedData) bool {
 		return false
 	}
 	target, ok := r.index[c.Step]
-	if !ok || r.Steps[target].Compensates != nil || event.ValidStepID(d.Step.ID) != nil {
+	if (!ok && r.retired(c.Step, c.Attempt) == nil) || (ok && r.Steps[target].Compensates != nil) || event.ValidStepID(d.Step.ID) != nil {
 		s.Ignored++
 		return false
 	}

@@ -64,7 +64,7 @@ func foldPlanRejected(s *State, ev event.Event) {
 	if !s.setRunStatus(r, RunFailed) { // no step shows otherwise: "ready" is shown only while running
 		return
 	}
-	r.Reason, r.Code = "plan rejected: "+d.Error, CodePlanRejected
+	r.Reason, r.Code = "plan rejected: "+d.Error, rejectionCode(d.Code)
 	r.FinishedAt = ev.Time
 }
 

@@ -130,6 +130,7 @@ func acceptReplan(s *State, r *Run, d event.PlanAcceptedData, at time.Time) bool
 	}
 	r.Revision, r.Source, r.Subgoals = d.Revision, next.Source, next.Plan.Subgoals
 	r.Open = next.Plan.Open // react.go
+	r.retire(steps)
 	r.Steps = steps
 	r.Replanning = nil
 	r.Invalid = r.buildIndex()
@@ -158,7 +159,8 @@ func (d *decider) replan(r *Run, st *Step, active []*Step) {
 	case rp == nil:
 		d.emit(replanKey(r.ID, r.Revision), event.PlanReplanRequested, r.ID, "", d.replanRequest(r, st))
 	case rp.Rejected != "":
-		d.stopRun(r, RunFailed, CodePlanRejected, fmt.Sprintf("step %s failed: %s; replan rejected: %s", st.Spec.ID, st.Error, rp.Rejected))
+		d.stopRun(r, RunFailed, r.replanRejectedCode(), fmt.Sprintf("step %s failed: %s; replan rejected: %s", st.Spec.ID, st.Error, rp.Rejected))
+	case rp.Next == nil && d.awaitReplan(r, st):
 	case rp.Next == nil || len(active) > 0:
 		// Waiting for the planner, or for the running steps to finish.
 	default:

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // SnapshotVersion is the snapshot format this version writes. It only moves
@@ -18,8 +19,10 @@ import (
 // 6: what compensation needs of steps (end positions, file edits) and the
 // compensation steps a run added. Version 7: replanning (the goal's
 // text, the replans asked, the revision waited for, failed steps' output
-// tails and replan marks).
-const SnapshotVersion = 7
+// tails and replan marks). Version 8: the planning setting in force and
+// what the planners said of the revision a run waits for (the no-planner
+// rule), and the attempts revisions retired that compensation undoes.
+const SnapshotVersion = 8
 
 // ErrSnapshotVersion: the snapshot was written by an unknown format version.
 var ErrSnapshotVersion = errors.New("orchestrator: unsupported snapshot version")
@@ -97,6 +100,9 @@ func UnmarshalSnapshot(b []byte) (*State, error) {
 			if !st.Status.Known() {
 				return nil, fmt.Errorf("orchestrator: unmarshal snapshot: run %s: step %d has unknown status %q", id, i, st.Status)
 			}
+		}
+		if slices.Contains(r.Retired, nil) {
+			return nil, fmt.Errorf("orchestrator: unmarshal snapshot: run %s: a retired step is null", id)
 		}
 		r.buildIndex()
 	}

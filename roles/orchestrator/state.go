@@ -52,6 +52,8 @@ type State struct {
 	// Policy is the safety policy in force (policy.applied); nil while
 	// the ledger holds none, and then Decide assigns nothing.
 	Policy *PolicyInForce `json:"policy,omitempty"`
+	// Planning is the planning setting in force (noplanner.go).
+	Planning *Planning `json:"planning,omitempty"`
 
 	// track records changes for TakeChanges; nil unless TrackChanges.
 	track *tracker
@@ -128,8 +130,14 @@ type Run struct {
 	// Tokens counts the model tokens the run's plan proposals used
 	// (planner_info): what a replan request tells the planner.
 	Tokens int `json:"tokens,omitempty"`
+	// Awaiting is what the planners said of the revision it waits for
+	// (noplanner.go).
+	Awaiting *PlannerWait `json:"awaiting,omitempty"`
 	// Steps in plan order (a topological order).
 	Steps []*Step `json:"steps,omitempty"`
+	// Retired are the attempts earlier revisions left out that
+	// compensation still undoes (retired.go).
+	Retired []*Step `json:"retired,omitempty"`
 
 	index      map[string]int // step id → position in Steps
 	deps       [][]int        // position → positions of its dependencies (-1: unknown)

@@ -20,7 +20,10 @@ type Config struct {
 	MaxRetryBackoff time.Duration
 	// ClaimTimeout is how long a goal may wait for a planner that can plan
 	// it to claim it; then a planner rejects the run with code no_planner.
+	// Settings, when set, gives it instead (claimtimeout.go).
 	ClaimTimeout time.Duration
+	// Settings gives the claim timeout in force: the cluster setting.
+	Settings ClaimSettings
 }
 
 // DefaultConfig returns the defaults: no LLM source, 4 workers, a 2 minute

@@ -51,7 +51,7 @@ func (p *Planner) take() ([]job, time.Duration) {
 		return nil, 0
 	}
 	jobs, wait := p.mu.runs.take(p.now(), p.cfg.Workers-p.mu.running, claimer{
-		self: p.env.Node, claimTimeout: p.cfg.ClaimTimeout,
+		self: p.env.Node, claimTimeout: p.claimTimeout(),
 		canPlan:   func(g event.GoalSubmittedData) bool { _, err := p.source(g); return err == nil },
 		canReplan: func(*event.PlanReplanRequestedData) bool { _, ok := p.cfg.Text.(ReplanSource); return ok },
 	})
@@ -106,7 +106,7 @@ func (p *Planner) draft(ctx context.Context, j job) (event.Draft, string) {
 		return rejection(j.id, j.bad), ""
 	case j.kind == jobNoPlanner:
 		d := event.MustDraft(event.PlanRejected, j.id, event.PlanRejectedData{Code: event.NoPlanner,
-			Error: fmt.Sprintf("planner: no planner that can plan this goal claimed it within %s: %v", p.cfg.ClaimTimeout, p.cannot(j.goal))})
+			Error: fmt.Sprintf("planner: no planner that can plan this goal claimed it within %s: %v", p.claimTimeout(), p.cannot(j.goal))})
 		return d, ""
 	case j.kind == jobClaim:
 		src, _ := p.source(j.goal)

@@ -21,9 +21,10 @@ func (a *app) clusterCmd() *cobra.Command {
 	return group("cluster", "Cluster-wide settings",
 		`Cluster-wide settings are facts in the ledger, the same for every node,
 changed only with agentctl (no node takes them from its configuration file).`,
-		group("settings", "Show or change the cluster settings (stream limits and replicas, lease TTL)",
+		group("settings", "Show or change the cluster settings (stream limits and replicas, lease TTL, claim timeout)",
 			`The cluster settings are the limits and replicas of the AGENTIC_EVENTS and
-AGENTIC_LOGS streams and the orchestrators' leader lease TTL. Each change is
+AGENTIC_LOGS streams, the orchestrators' leader lease TTL and the planners'
+claim timeout. Each change is
 a cluster.settings event in the ledger carrying the full settings and a
 revision number; ledger nodes apply it to the streams and the leader bucket,
 and every orchestrator times its lease by it. A stream that differs from the
@@ -76,6 +77,7 @@ type settingsFlags struct {
 	eventsReplicas, logsReplicas               int
 	leaseTTL                                   string
 	streamsRepair                              string
+	claimTimeout                               string
 	reapply                                    bool
 }
 
@@ -100,6 +102,12 @@ Sizes take binary units (512MiB, 4GiB; also K, M, G, T) or decimal ones
 The lease TTL is a Go duration from 500ms to 1m (default 1.5s): a killed
 leader is replaced within about a TTL, and a leader that cannot renew for
 two thirds of it loses the lease.
+--claim-timeout is how long a goal (or a replan request) waits for a planner
+that can plan it, a Go duration from 1s to 1h (default 30s): then a planner
+that cannot rejects it with code no_planner, and when no planner answers at
+all (no planner node) the leader fails the run with that code the claim
+timeout and half of it again (at least 1s) after the goal, the replan
+request, the lapse of the latest claim or the leader's election.
 --streams-repair is the rule for a stream (or the leader bucket) found
 deleted or changed behind the settings: alarm (the default) raises the
 STREAM_MISSING or STREAM_DRIFT alarm and leaves the stream for an operator;
@@ -110,6 +118,7 @@ unchanged and applies them to the streams (the way to repair drift).`,
 		Example: `  agentctl cluster settings set --events-max-age 720h --logs-max-bytes 2GiB
   agentctl cluster settings set --events-max-bytes 0     # no byte limit
   agentctl cluster settings set --lease-ttl 3s
+  agentctl cluster settings set --claim-timeout 1m
   agentctl cluster settings set --streams-repair restore
   agentctl cluster settings set --reapply`,
 		Args: args(cobra.NoArgs),
@@ -125,6 +134,7 @@ unchanged and applies them to the streams (the way to repair drift).`,
 	fl.StringVar(&f.logsBytes, "logs-max-bytes", "", "byte limit of AGENTIC_LOGS (e.g. 1GiB; 0: none)")
 	fl.IntVar(&f.logsReplicas, "logs-replicas", 0, "replicas of AGENTIC_LOGS (1-5)")
 	fl.StringVar(&f.leaseTTL, "lease-ttl", "", "orchestrators' leader lease TTL (Go duration, 500ms to 1m)")
+	fl.StringVar(&f.claimTimeout, "claim-timeout", "", "how long a goal waits for a planner that can plan it (Go duration, 1s to 1h)")
 	fl.StringVar(&f.streamsRepair, "streams-repair", "", "rule for a deleted or drifted stream: alarm (default) or restore")
 	fl.BoolVar(&f.reapply, "reapply", false, "publish the settings in force again, unchanged")
 	return cmd
@@ -189,6 +199,19 @@ func (f settingsFlags) apply(cmd *cobra.Command, s *settings.Settings) error {
 			s.LeaseTTL = d
 		}
 	}
+	if changed("claim-timeout") {
+		d, err := time.ParseDuration(strings.TrimSpace(f.claimTimeout))
+		if err != nil {
+			err = fmt.Errorf("%q is not a duration: want a Go duration such as \"30s\" or \"2m\"", f.claimTimeout)
+		} else {
+			err = settings.CheckClaimTimeout(d)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--claim-timeout: %w", err))
+		} else {
+			s.ClaimTimeout = d
+		}
+	}
 	if changed("streams-repair") {
 		if r, err := settings.ParseRepair(f.streamsRepair); err != nil || strings.TrimSpace(f.streamsRepair) == "" {
 			errs = append(errs, fmt.Errorf("--streams-repair %q: want %s or %s", f.streamsRepair, event.StreamsRepairAlarm, event.StreamsRepairRestore))
@@ -206,8 +229,8 @@ func (f settingsFlags) apply(cmd *cobra.Command, s *settings.Settings) error {
 }
 
 func (a *app) clusterSettingsSet(cmd *cobra.Command, f settingsFlags) error {
-	if !f.reapply && !anyChanged(cmd, "events-max-age", "events-max-bytes", "events-replicas", "logs-max-age", "logs-max-bytes", "logs-replicas", "lease-ttl", "streams-repair") {
-		return usagef("nothing to change: give at least one of --events-max-age, --events-max-bytes, --events-replicas, --logs-max-age, --logs-max-bytes, --logs-replicas, --lease-ttl, --streams-repair, or --reapply")
+	if !f.reapply && !anyChanged(cmd, "events-max-age", "events-max-bytes", "events-replicas", "logs-max-age", "logs-max-bytes", "logs-replicas", "lease-ttl", "claim-timeout", "streams-repair") {
+		return usagef("nothing to change: give at least one of --events-max-age, --events-max-bytes, --events-replicas, --logs-max-age, --logs-max-bytes, --logs-replicas, --lease-ttl, --claim-timeout, --streams-repair, or --reapply")
 	}
 	// Check the values before asking anything: a bad flag never costs a
 	// round trip, and nothing is published.
@@ -390,6 +413,11 @@ func (a *app) printSettings(in *settings.InForce) error {
 		ttl = event.DefaultLeaseTTL
 	}
 	fmt.Fprintf(w, "leader lease TTL %s (renewed every %s; the %s bucket expires it)\n", ttl, ttl/3, bus.LeaderBucket)
+	claim := in.Planning.ClaimTimeout.Std()
+	if claim == 0 {
+		claim = event.DefaultClaimTimeout
+	}
+	fmt.Fprintf(w, "claim timeout %s (a goal no planner can plan fails with no_planner)\n", claim)
 	if in.Streams.Repair == event.StreamsRepairRestore {
 		fmt.Fprintln(w, "streams repair: restore (a deleted stream is recreated, a drifted one put back, by the ledger node that notices)")
 	} else {

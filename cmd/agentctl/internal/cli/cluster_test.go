@@ -61,7 +61,7 @@ func TestClusterSettingsSetChangesStreamsAndLedger(t *testing.T) {
 
 	// set waits for the node to fold and apply: give it more than the
 	// harness's 2s on a busy machine.
-	r = h.run("cluster", "settings", "set", "--events-max-age", "48h", "--logs-max-bytes", "2GiB", "--logs-max-age", "0s", "--lease-ttl", "3s", "--timeout", "20s")
+	r = h.run("cluster", "settings", "set", "--events-max-age", "48h", "--logs-max-bytes", "2GiB", "--logs-max-age", "0s", "--lease-ttl", "3s", "--claim-timeout", "2m", "--timeout", "20s")
 	if r.code != 0 || !strings.Contains(r.stdout, "cluster settings revision 1, set by") || !strings.Contains(r.stdout, "they match") {
 		t.Fatalf("set = %+v", r)
 	}
@@ -87,7 +87,8 @@ func TestClusterSettingsSetChangesStreamsAndLedger(t *testing.T) {
 	want := event.ClusterSettingsData{Revision: 1, Streams: event.ClusterStreamsData{
 		Events: event.StreamSettingsData{MaxAge: "48h", MaxBytes: 4 << 30, Replicas: 1},
 		Logs:   event.StreamSettingsData{MaxAge: "0s", MaxBytes: 2 << 30, Replicas: 1},
-	}, Lease: event.LeaseSettingsData{TTL: event.Duration(3 * time.Second)}}
+	}, Lease: event.LeaseSettingsData{TTL: event.Duration(3 * time.Second)},
+		Planning: event.PlanningSettingsData{ClaimTimeout: event.Duration(2 * time.Minute)}}
 	if d != want || recorded[0].Node != n.Operator.ID {
 		t.Errorf("recorded %+v by %s, want %+v", d, recorded[0].Node, want)
 	}
@@ -98,7 +99,7 @@ func TestClusterSettingsSetChangesStreamsAndLedger(t *testing.T) {
 		t.Fatalf("show after set = %+v", in)
 	}
 	r = h.run("cluster", "settings", "show")
-	for _, s := range []string{"revision 1", "AGENTIC_EVENTS  48h      4GiB", "AGENTIC_LOGS    none     2GiB", "leader lease TTL 3s (renewed every 1s", "they match"} {
+	for _, s := range []string{"revision 1", "AGENTIC_EVENTS  48h      4GiB", "AGENTIC_LOGS    none     2GiB", "leader lease TTL 3s (renewed every 1s", "claim timeout 2m0s", "they match"} {
 		if !strings.Contains(r.stdout, s) {
 			t.Errorf("show text lacks %q:\n%s", s, r.stdout)
 		}
@@ -139,6 +140,8 @@ func TestClusterSettingsSetRefusesBadValues(t *testing.T) {
 		{[]string{"--logs-replicas", "abc"}, []string{`invalid argument "abc"`}},
 		{[]string{"--lease-ttl", "100ms"}, []string{"--lease-ttl: ttl 100ms: want 500ms to 1m"}},
 		{[]string{"--lease-ttl", "2"}, []string{`--lease-ttl: "2" is not a duration`}},
+		{[]string{"--claim-timeout", "10ms"}, []string{"--claim-timeout: claim timeout 10ms: want 1s to 1h"}},
+		{[]string{"--claim-timeout", "soon"}, []string{`--claim-timeout: "soon" is not a duration`}},
 		{[]string{"--streams-repair", "fix"}, []string{`--streams-repair "fix": want alarm or restore`}},
 		{[]string{"--streams-repair", ""}, []string{`--streams-repair "": want alarm or restore`}},
 		{[]string{"--events-max-age", "10m", "--logs-max-bytes", "-1", "--logs-replicas", "7"},
