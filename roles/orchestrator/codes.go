@@ -109,6 +109,7 @@ var codes = []Code{
 	CodeGateDenied, CodeGateExpired, CodePlanDenied,
 	CodeBudgetExceeded,
 	CodeReplansExhausted,
+	CodeBranchNotTaken,
 }
 
 // Codes returns every code, in the order they were introduced (a copy).

@@ -71,10 +71,14 @@ func (r *Run) depsDone(i int) bool {
 }
 
 // stepDone records that step i of r is done at t: every pending dependent
-// whose dependencies are now all done becomes ready at t (and shows so).
+// whose dependencies are now all done becomes ready at t (and shows so),
+// or ends skipped when a branch does not reach it (skipUnreached).
 func (s *State) stepDone(r *Run, i int, t time.Time) {
 	for _, j := range r.dependents[i] {
 		if r.Steps[j].Status == StepPending && r.depsDone(j) {
+			if s.skipUnreached(r, j, t) { // branch.go
+				continue
+			}
 			r.Steps[j].ReadyAt = t
 			s.touchStep(r, j)
 		}
