@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
@@ -181,22 +182,35 @@ type HypothesisEvidence struct {
 	Evidence event.Evidence `json:"evidence"`
 }
 
-// Hypotheses gives each of hyps (a plan's) with its evidence, from the
-// views of the run's steps (StepView.Evidence), and its verdict.
-func Hypotheses(hyps []event.Hypothesis, steps []StepView) []HypothesisView {
-	out := make([]HypothesisView, 0, len(hyps))
-	for _, h := range hyps {
+// Hypotheses gives each hypothesis of plan p with its verdict and the
+// evidence of every step of p that tests it, from the views of the run's
+// steps (StepView.Evidence): a step without a view (the run runs another
+// revision) shows status "-", and one not final yet evidence none.
+func Hypotheses(p event.Plan, steps []StepView) []HypothesisView {
+	views := make(map[string]StepView, len(steps))
+	for _, sv := range steps {
+		views[sv.ID] = sv
+	}
+	out := make([]HypothesisView, 0, len(p.Hypotheses))
+	for _, h := range p.Hypotheses {
 		v := HypothesisView{ID: h.ID, Statement: h.Statement, Evidence: []HypothesisEvidence{}}
 		var supports, refutes bool
-		for _, st := range steps {
-			for _, e := range st.Evidence {
-				if e.Hypothesis != h.ID {
-					continue
-				}
-				v.Evidence = append(v.Evidence, HypothesisEvidence{Step: st.ID, Status: st.Status, Evidence: e.Evidence})
-				supports = supports || e.Evidence == event.EvidenceSupports
-				refutes = refutes || e.Evidence == event.EvidenceRefutes
+		for _, spec := range p.Steps {
+			if !slices.ContainsFunc(spec.Tests, func(t event.HypothesisTest) bool { return t.Hypothesis == h.ID }) {
+				continue
 			}
+			e := HypothesisEvidence{Step: spec.ID, Status: "-", Evidence: event.EvidenceNone}
+			if sv, ok := views[spec.ID]; ok {
+				e.Status = sv.Status
+				for _, se := range sv.Evidence {
+					if se.Hypothesis == h.ID {
+						e.Evidence = se.Evidence
+					}
+				}
+			}
+			v.Evidence = append(v.Evidence, e)
+			supports = supports || e.Evidence == event.EvidenceSupports
+			refutes = refutes || e.Evidence == event.EvidenceRefutes
 		}
 		switch {
 		case supports && refutes:

@@ -296,7 +296,8 @@ func TestBranchFailureRouted(t *testing.T) {
 	if after := v.Steps[3]; after.Code != string(CodeBranchNotTaken) || !strings.Contains(after.Error, "none of its dependencies was reached") {
 		t.Errorf("after: code %q error %q", after.Code, after.Error)
 	}
-	hyps := Hypotheses([]event.Hypothesis{{ID: "h", Statement: "s"}, {ID: "u", Statement: "t"}}, v.Steps)
+	p.Hypotheses = []event.Hypothesis{{ID: "h", Statement: "s"}, {ID: "u", Statement: "t"}}
+	hyps := Hypotheses(p, v.Steps)
 	wantH := []HypothesisView{
 		{ID: "h", Statement: "s", Verdict: VerdictRefuted, Evidence: []HypothesisEvidence{
 			{Step: "probe", Status: "failed", Evidence: event.EvidenceRefutes}, {Step: "ok", Status: "skipped", Evidence: event.EvidenceNone}}},
@@ -315,17 +316,25 @@ func TestBranchFailureRouted(t *testing.T) {
 
 // TestHypothesisVerdicts: supported, refuted, mixed and untested.
 func TestHypothesisVerdicts(t *testing.T) {
-	ev := func(step, h string, e event.Evidence) StepView {
-		return StepView{ID: step, Status: "x", Evidence: []StepEvidence{{Hypothesis: h, Evidence: e}}}
+	p := event.Plan{Hypotheses: []event.Hypothesis{{ID: "s"}, {ID: "r"}, {ID: "m"}, {ID: "n"}}}
+	var steps []StepView
+	for _, x := range []struct {
+		step, h string
+		e       event.Evidence
+	}{{"a", "s", event.EvidenceSupports}, {"b", "r", event.EvidenceRefutes}, {"c", "m", event.EvidenceSupports},
+		{"d", "m", event.EvidenceRefutes}, {"e", "n", event.EvidenceNone}} {
+		p.Steps = append(p.Steps, event.Step{ID: x.step, Tests: []event.HypothesisTest{{Hypothesis: x.h}}})
+		steps = append(steps, StepView{ID: x.step, Status: "x", Evidence: []StepEvidence{{Hypothesis: x.h, Evidence: x.e}}})
 	}
-	steps := []StepView{ev("a", "s", event.EvidenceSupports), ev("b", "r", event.EvidenceRefutes), ev("c", "m", event.EvidenceSupports),
-		ev("d", "m", event.EvidenceRefutes), ev("e", "n", event.EvidenceNone)}
-	hyps := []event.Hypothesis{{ID: "s"}, {ID: "r"}, {ID: "m"}, {ID: "n"}}
+	p.Steps = append(p.Steps, event.Step{ID: "f", Tests: []event.HypothesisTest{{Hypothesis: "s"}}}) // no view: another revision
 	var got []string
-	for _, h := range Hypotheses(hyps, steps) {
-		got = append(got, h.ID+"="+h.Verdict)
+	for _, h := range Hypotheses(p, steps) {
+		got = append(got, fmt.Sprintf("%s=%s/%d", h.ID, h.Verdict, len(h.Evidence)))
 	}
-	if want := []string{"s=supported", "r=refuted", "m=mixed", "n=untested"}; !reflect.DeepEqual(got, want) {
+	if want := []string{"s=supported/2", "r=refuted/1", "m=mixed/2", "n=untested/1"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("verdicts %v, want %v", got, want)
+	}
+	if e := Hypotheses(p, steps)[0].Evidence[1]; e != (HypothesisEvidence{Step: "f", Status: "-", Evidence: event.EvidenceNone}) {
+		t.Errorf("a step without a view: %+v", e)
 	}
 }

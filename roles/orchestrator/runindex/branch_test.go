@@ -55,7 +55,8 @@ func TestBranchesOnDisk(t *testing.T) {
 		!slices.Equal(fix.Evidence, []orchestrator.StepEvidence{{Hypothesis: "h", Evidence: event.EvidenceNone}}) {
 		t.Errorf("fix %+v", fix)
 	}
-	hyps := orchestrator.Hypotheses([]event.Hypothesis{{ID: "h", Statement: "it is broken"}}, views)
+	hyps := orchestrator.Hypotheses(event.Plan{Hypotheses: []event.Hypothesis{{ID: "h", Statement: "it is broken"}}, Steps: []event.Step{
+		{ID: "probe", Tests: []event.HypothesisTest{{Hypothesis: "h"}}}, {ID: "fix", Tests: []event.HypothesisTest{{Hypothesis: "h"}}}}}, views)
 	if len(hyps) != 1 || hyps[0].Verdict != orchestrator.VerdictRefuted || len(hyps[0].Evidence) != 2 {
 		t.Errorf("hypotheses %+v", hyps)
 	}
