@@ -11,6 +11,7 @@ import (
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/roles/orchestrator"
+	"github.com/agentic-dev/agentic/roles/orchestrator/replay"
 	"github.com/agentic-dev/agentic/roles/planner/plan"
 )
 
@@ -69,6 +70,14 @@ func TestDebugPlaybook(t *testing.T) {
 	}
 	if e := rev.Hypotheses[0].Evidence; len(e) != 2 || e[0] != (orchestrator.HypothesisEvidence{Step: "diagnose", Status: "succeeded", Evidence: event.EvidenceSupports}) {
 		t.Errorf("empty-name evidence %+v", e)
+	}
+
+	// The run replays without divergence: the skips follow from the
+	// outcomes the ledger holds.
+	r = h.run("run", "replay", run, "-o", "json", "--timeout", "20s")
+	var rep replay.Report
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || r.code != 0 || rep.Diverged() || rep.Finished != event.RunSucceeded {
+		t.Fatalf("run replay = %+v (%v)", r, err)
 	}
 
 	r = h.run("plan", "show", run, "-o", "mermaid")
