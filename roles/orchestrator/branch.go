@@ -37,6 +37,38 @@ import (
 // skipped without running (event.SkipBranchNotTaken).
 const CodeBranchNotTaken Code = event.SkipBranchNotTaken
 
+// branchProblem reports the first branch of the plan that the planner
+// would not have let through, "" if none: a branch whose target is not a
+// step that depends on the branching step (normalization adds that
+// dependency), two branches on one outcome or to one target, or a step
+// that branches of two steps lead to. Such a plan is invalid: Decide fails
+// its run.
+func (r *Run) branchProblem() string {
+	from := map[string]string{}
+	for _, st := range r.Steps {
+		var ons []event.BranchOn
+		var tos []string
+		for _, b := range st.Spec.Next {
+			t, ok := r.index[b.To]
+			switch {
+			case b.On != event.BranchOnSuccess && b.On != event.BranchOnFailure:
+				return fmt.Sprintf("step %q branches on %q, neither success nor failure", st.Spec.ID, b.On)
+			case !ok || !slices.Contains(r.Steps[t].Spec.DependsOn, st.Spec.ID):
+				return fmt.Sprintf("step %q branches to %q, which is not a step that depends on it", st.Spec.ID, b.To)
+			case slices.Contains(ons, b.On):
+				return fmt.Sprintf("step %q has two branches on %s", st.Spec.ID, b.On)
+			case slices.Contains(tos, b.To):
+				return fmt.Sprintf("step %q has two branches to %q", st.Spec.ID, b.To)
+			case from[b.To] != "":
+				return fmt.Sprintf("step %q is the target of branches of both %q and %q", b.To, from[b.To], st.Spec.ID)
+			}
+			ons, tos = append(ons, b.On), append(tos, b.To)
+			from[b.To] = st.Spec.ID
+		}
+	}
+	return ""
+}
+
 // routeFailure makes a final failure of st that one of its branches routes
 // (a failure branch) a handled one: neither failing the run nor asking for
 // a replan, like on_failure continue.

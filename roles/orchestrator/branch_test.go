@@ -338,3 +338,38 @@ func TestHypothesisVerdicts(t *testing.T) {
 		t.Errorf("a step without a view: %+v", e)
 	}
 }
+
+// TestBranchPlanInvalid: a plan whose branches break the planner's rules
+// cannot be scheduled (Run.Invalid; Decide fails the run).
+func TestBranchPlanInvalid(t *testing.T) {
+	step := func(id string, deps []string, next ...event.Branch) event.Step {
+		return event.Step{ID: id, Kind: event.KindNoop, DependsOn: deps, Next: next}
+	}
+	fail, ok := event.Branch{On: event.BranchOnFailure, To: "b"}, event.Branch{On: event.BranchOnSuccess, To: "b"}
+	for _, tc := range []struct {
+		name  string
+		steps []event.Step
+		want  string
+	}{
+		{"target without the dependency", []event.Step{step("a", nil, fail), step("b", nil)}, `step "a" branches to "b", which is not a step that depends on it`},
+		{"unknown target", []event.Step{step("a", nil, event.Branch{On: event.BranchOnFailure, To: "zz"})}, `branches to "zz"`},
+		{"unknown outcome", []event.Step{step("a", nil, event.Branch{On: "maybe", To: "b"}), step("b", []string{"a"})}, `branches on "maybe"`},
+		{"both outcomes to one target", []event.Step{step("a", nil, fail, ok), step("b", []string{"a"})}, `step "a" has two branches to "b"`},
+		{"two branches on one outcome", []event.Step{step("a", nil, fail, event.Branch{On: event.BranchOnFailure, To: "c"}), step("b", []string{"a"}), step("c", []string{"a"})}, `step "a" has two branches on failure`},
+		{"target of two steps", []event.Step{step("a", nil, fail), step("c", nil, ok), step("b", []string{"a", "c"})}, `target of branches of both "a" and "c"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &Run{ID: "r", Steps: make([]*Step, len(tc.steps))}
+			for i, spec := range tc.steps {
+				r.Steps[i] = &Step{Spec: spec}
+			}
+			if got := r.buildIndex(); !strings.Contains(got, tc.want) {
+				t.Errorf("buildIndex = %q, want %q", got, tc.want)
+			}
+		})
+	}
+	r := &Run{ID: "r", Steps: []*Step{{Spec: step("a", nil, fail)}, {Spec: step("b", []string{"a"})}}}
+	if got := r.buildIndex(); got != "" {
+		t.Errorf("a valid branch: %q", got)
+	}
+}

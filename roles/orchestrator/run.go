@@ -21,8 +21,9 @@ func (r *Run) Step(id string) *Step {
 // buildIndex rebuilds the step index and the dependents lists from Steps,
 // and reports the first structural problem of the plan ("" if none): a run
 // or step id that breaks the protocol's grammar (ids travel in subjects:
-// event.ValidRunID, event.ValidStepID), a duplicate id, or a dependency
-// that is unknown or does not come earlier in the (topological) step order.
+// event.ValidRunID, event.ValidStepID), a duplicate id, a dependency
+// that is unknown or does not come earlier in the (topological) step
+// order, or a branch that breaks the rules (branchProblem).
 func (r *Run) buildIndex() string {
 	r.index = make(map[string]int, len(r.Steps))
 	r.caps = false
@@ -55,6 +56,9 @@ func (r *Run) buildIndex() string {
 			r.deps[i] = append(r.deps[i], j)
 			r.dependents[j] = append(r.dependents[j], i)
 		}
+	}
+	if problem == "" {
+		problem = r.branchProblem() // branch.go
 	}
 	return problem
 }
