@@ -231,15 +231,16 @@ func Hypotheses(p event.Plan, steps []StepView) []HypothesisView {
 			if !slices.ContainsFunc(spec.Tests, func(t event.HypothesisTest) bool { return t.Hypothesis == h.ID }) {
 				continue
 			}
-			e := HypothesisEvidence{Step: spec.ID, Status: "-", Evidence: event.EvidenceNone}
+			status, evidence := "-", event.EvidenceNone
 			if sv, ok := views[spec.ID]; ok {
-				e.Status = sv.Status
+				status = sv.Status
 				for _, se := range sv.Evidence {
 					if se.Hypothesis == h.ID {
-						e.Evidence = se.Evidence
+						evidence = se.Evidence
 					}
 				}
 			}
+			e := HypothesisEvidence{Step: spec.ID, Status: status, Evidence: evidence}
 			v.Evidence = append(v.Evidence, e)
 			supports = supports || e.Evidence == event.EvidenceSupports
 			refutes = refutes || e.Evidence == event.EvidenceRefutes
