@@ -72,6 +72,7 @@ func foldTaskFinished(s *State, ev event.Event) {
 		st.Class, st.Tail = failureClass(d), d.OutputTail
 		s.failed(r, i, d.Attempt, retry, ev.Time)
 	case to != StepCancelled:
+		observe(r, st, d.OutputTail) // react.go
 		s.stepDone(r, i, ev.Time)
 	}
 }
