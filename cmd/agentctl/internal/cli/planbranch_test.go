@@ -44,7 +44,15 @@ func TestDebugPlaybook(t *testing.T) {
 	}
 	run := submitDebug(t, h, file)
 
-	r := h.run("plan", "show", run)
+	r := h.run("run", "show", run)
+	for _, s := range []string{"done (attempt 0): branch not taken: reproduce failed, and this step is its success branch",
+		"locale (attempt 0): branch not taken: diagnose succeeded, and this step is its failure branch"} {
+		if !strings.Contains(r.stdout, s) {
+			t.Errorf("run show lacks %q:\n%s", s, r.stdout)
+		}
+	}
+
+	r = h.run("plan", "show", run)
 	for _, s := range []string{"-          → on success: done  → on failure: diagnose\n",
 		"\nhypotheses\n", "empty-name  supported  the input gives an empty name", "    diagnose  succeeded  supports\n", "    fix       succeeded  supports\n",
 		"no-shell    refuted    the box cannot run /bin/sh scripts", "    shell     succeeded  refutes\n", "locale      untested", "    locale    skipped    none\n", "  report     shell  echo debugging done                        fix,locale,done\n"} {
