@@ -49,6 +49,13 @@ func formatEvidence(es []StepEvidence) string {
 // absent). It returns the final run and every event committed.
 func branchRun(t *testing.T, p event.Plan, outcomes map[string]event.TaskStatus) (*Run, []event.Event) {
 	t.Helper()
+	return branchReplanRun(t, p, outcomes, nil)
+}
+
+// branchReplanRun is branchRun with a planner that answers a replan
+// request for revision N with revision N+1, the plan next gives.
+func branchReplanRun(t *testing.T, p event.Plan, outcomes map[string]event.TaskStatus, next func(rev int) event.Plan) (*Run, []event.Event) {
+	t.Helper()
 	var l ledger
 	s := policied()
 	s.TrackChanges()
@@ -78,6 +85,13 @@ func branchRun(t *testing.T, p event.Plan, outcomes map[string]event.TaskStatus)
 		var assigned []event.TaskAssignedData
 		for _, d := range ds {
 			apply(l.commit(d.Draft, "o"))
+			if d.Draft.Type == event.PlanReplanRequested && next != nil {
+				var rq event.PlanReplanRequestedData
+				if err := json.Unmarshal(d.Draft.Data, &rq); err != nil {
+					t.Fatal(err)
+				}
+				apply(l.add(event.PlanProposed, "r", "p", now, event.PlanProposedData{Revision: rq.Revision + 1, Plan: next(rq.Revision)}))
+			}
 			if d.Draft.Type == event.TaskAssigned {
 				var a event.TaskAssignedData
 				if err := json.Unmarshal(d.Draft.Data, &a); err != nil {
@@ -371,5 +385,36 @@ func TestBranchPlanInvalid(t *testing.T) {
 	r := &Run{ID: "r", Steps: []*Step{{Spec: step("a", nil, fail)}, {Spec: step("b", []string{"a"})}}}
 	if got := r.buildIndex(); got != "" {
 		t.Errorf("a valid branch: %q", got)
+	}
+}
+
+// TestBranchAfterReplan: a revision keeps the steps done but no step
+// skipped for a branch: the fold settles it again against the revision,
+// so a branch target stays skipped when the outcome that decided it is
+// kept, and runs when the revision changes that.
+func TestBranchAfterReplan(t *testing.T) {
+	probe := event.Step{ID: "probe", Kind: event.KindShell, Run: "true", Next: []event.Branch{{On: event.BranchOnFailure, To: "fix"}}}
+	fix := event.Step{ID: "fix", Kind: event.KindShell, Run: "true", DependsOn: []string{"probe"}}
+	x := event.Step{ID: "x", Kind: event.KindShell, Run: "false", OnFailure: event.OnFailureReplan}
+	p := event.Plan{Steps: []event.Step{probe, fix, x}}
+	x2 := event.Step{ID: "x2", Kind: event.KindShell, Run: "true"}
+	r, _ := branchReplanRun(t, p, map[string]event.TaskStatus{"x": event.TaskFailed}, func(int) event.Plan {
+		return event.Plan{Steps: []event.Step{probe, fix, x2}}
+	})
+	if r.Status != RunSucceeded || r.Revision != 2 {
+		t.Fatalf("run %s rev %d\n%s", r.Status, r.Revision, viewLines(r))
+	}
+	if f := r.Step("fix"); !f.notReached() || r.Step("probe").Attempt != 1 {
+		t.Fatalf("after the replan:\n%s", viewLines(r))
+	}
+
+	// The revision drops probe's branch: fix is an ordinary dependent now.
+	plain := probe
+	plain.Next = nil
+	r, _ = branchReplanRun(t, p, map[string]event.TaskStatus{"x": event.TaskFailed}, func(int) event.Plan {
+		return event.Plan{Steps: []event.Step{plain, fix, x2}}
+	})
+	if r.Status != RunSucceeded || r.Step("fix").Status != StepSucceeded {
+		t.Fatalf("after a replan without the branch:\n%s", viewLines(r))
 	}
 }
