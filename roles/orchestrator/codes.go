@@ -110,6 +110,7 @@ var codes = []Code{
 	CodeBudgetExceeded,
 	CodeReplansExhausted,
 	CodeNoPlanner,
+	CodeBranchNotTaken,
 }
 
 // Codes returns every code, in the order they were introduced (a copy).

@@ -103,6 +103,7 @@ func (s *State) failed(r *Run, i, attempt int, retry bool, t time.Time) {
 	}
 	st.Abort = st.Spec.OnFailure != event.OnFailureContinue
 	st.Replan = st.Spec.OnFailure == event.OnFailureReplan && st.Class == event.ClassLogic && st.Code != CodePolicyDenied
+	routeFailure(st) // branch.go
 	if !st.Abort {
 		s.stepDone(r, i, t)
 	}

@@ -119,7 +119,7 @@ func acceptReplan(s *State, r *Run, d event.PlanAcceptedData, at time.Time) bool
 	for _, spec := range next.Plan.Steps {
 		o := old[spec.ID]
 		switch {
-		case o != nil && (o.Status == StepSucceeded || o.Status == StepSkipped || keepFinal(r, o)) && reflect.DeepEqual(o.Spec, spec):
+		case o != nil && (o.Status == StepSucceeded || o.Status == StepSkipped || keepFinal(r, o)) && !o.notReached() && reflect.DeepEqual(o.Spec, spec):
 			steps = append(steps, o)
 		case o != nil:
 			steps = append(steps, &Step{Spec: spec, Status: StepPending, Attempt: o.Attempt,
@@ -137,7 +137,7 @@ func acceptReplan(s *State, r *Run, d event.PlanAcceptedData, at time.Time) bool
 	s.touchPlan(r)
 	for i, st := range r.Steps {
 		s.setWait(r, i)
-		if st.Status == StepPending && r.depsDone(i) {
+		if st.Status == StepPending && r.depsDone(i) && !s.skipUnreached(r, i, at) {
 			st.ReadyAt = at
 			s.touchStep(r, i)
 		}

@@ -21,8 +21,9 @@ func (r *Run) Step(id string) *Step {
 // buildIndex rebuilds the step index and the dependents lists from Steps,
 // and reports the first structural problem of the plan ("" if none): a run
 // or step id that breaks the protocol's grammar (ids travel in subjects:
-// event.ValidRunID, event.ValidStepID), a duplicate id, or a dependency
-// that is unknown or does not come earlier in the (topological) step order.
+// event.ValidRunID, event.ValidStepID), a duplicate id, a dependency
+// that is unknown or does not come earlier in the (topological) step
+// order, or a branch that breaks the rules (branchProblem).
 func (r *Run) buildIndex() string {
 	r.index = make(map[string]int, len(r.Steps))
 	r.caps = false
@@ -56,6 +57,9 @@ func (r *Run) buildIndex() string {
 			r.dependents[j] = append(r.dependents[j], i)
 		}
 	}
+	if problem == "" {
+		problem = r.branchProblem() // branch.go
+	}
 	return problem
 }
 
@@ -71,10 +75,14 @@ func (r *Run) depsDone(i int) bool {
 }
 
 // stepDone records that step i of r is done at t: every pending dependent
-// whose dependencies are now all done becomes ready at t (and shows so).
+// whose dependencies are now all done becomes ready at t (and shows so),
+// or ends skipped when a branch does not reach it (skipUnreached).
 func (s *State) stepDone(r *Run, i int, t time.Time) {
 	for _, j := range r.dependents[i] {
 		if r.Steps[j].Status == StepPending && r.depsDone(j) {
+			if s.skipUnreached(r, j, t) { // branch.go
+				continue
+			}
 			r.Steps[j].ReadyAt = t
 			s.touchStep(r, j)
 		}

@@ -26,7 +26,8 @@ import (
 //	plan NAME            input lines: "ID [deps=a,b] [retries=N] [backoff=D]
 //	                     [idempotent] [on_failure=X] [subgoal=S] [kind=K]
 //	                     [title=T] [caps=a,b] [creates=P] [check=C]
-//	                     [compensate=C]" or
+//	                     [compensate=C] [next=success:X,failure:Y]
+//	                     [tests=H[:SUCCESS:FAILURE],...]" or
 //	                     "subgoal ID TITLE..."
 //	submit RUN plan=NAME
 //	propose RUN [plan=NAME] [rev=N]
@@ -837,6 +838,7 @@ func formatStep(v StepView, st *Step) string {
 	if v.Wait != "" {
 		s += fmt.Sprintf(" wait=%q", v.Wait)
 	}
+	s += formatEvidence(v.Evidence) // branch_test.go
 	if g := st.Gate; g != nil {
 		s += fmt.Sprintf(" gate=%s#%d approvals=%d/%d", g.Kind, g.Number, len(g.Approvers), g.Approvals)
 		if len(g.Approvers) > 0 {
@@ -929,6 +931,8 @@ func parsePlan(t *testing.T, name string, lines []string) *event.Plan {
 				st.Compensate = v
 			case "path":
 				st.Path = v
+			case "next", "tests": // branch_test.go
+				branchOption(&st, k, v)
 			default:
 				t.Fatalf("plan %s: unknown step option %q", name, kv)
 			}

@@ -95,8 +95,8 @@ var runTable = lifecycle[RunStatus]{
 // pending moves where ready does. Any step not yet final may be cancelled
 // (its run ended). A status without successors is final.
 var stepTable = lifecycle[StepStatus]{
-	{StepPending, []StepStatus{StepReady, StepGated, StepAssigned, StepFailed, StepCancelled}},
-	{StepReady, []StepStatus{StepGated, StepAssigned, StepFailed, StepCancelled}},
+	{StepPending, []StepStatus{StepReady, StepGated, StepAssigned, StepFailed, StepSkipped, StepCancelled}},
+	{StepReady, []StepStatus{StepGated, StepAssigned, StepFailed, StepSkipped, StepCancelled}},
 	{StepGated, []StepStatus{StepPending, StepApproved, StepEdited, StepSkipped, StepFailed, StepDenied, StepCancelled}},
 	{StepApproved, []StepStatus{StepAssigned, StepCancelled}},
 	{StepEdited, []StepStatus{StepAssigned, StepCancelled}},

@@ -53,6 +53,10 @@ type StepView struct {
 	// Edits are the commands operators replaced at the step's gate,
 	// oldest first; the step runs the newest.
 	Edits []Edit `json:"edits,omitempty"`
+	// Evidence is what the step's outcome says of each hypothesis it
+	// tests (event.Step.Tests), once it is final: "none" unless it
+	// succeeded or failed.
+	Evidence []StepEvidence `json:"evidence,omitempty"`
 }
 
 // RunSummary is a run without its steps: one row of a run listing

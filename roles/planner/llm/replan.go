@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/agentic-dev/agentic/bus/event"
@@ -126,8 +127,8 @@ func defaultOnFailure(doc []byte, p *event.Plan) {
 		mark(sg.Steps)
 	}
 	for i := range p.Steps {
-		if !explicit[p.Steps[i].ID] {
-			p.Steps[i].OnFailure = event.OnFailureReplan
+		if !explicit[p.Steps[i].ID] && !slices.ContainsFunc(p.Steps[i].Next, func(b event.Branch) bool { return b.On == event.BranchOnFailure }) {
+			p.Steps[i].OnFailure = event.OnFailureReplan // a failure branch routes the failure itself
 		}
 	}
 }

@@ -9,9 +9,9 @@ import (
 
 // Fields of each element of the plan file formats.
 var (
-	planFields     = []string{"goal", "steps", "subgoals"}
+	planFields     = []string{"goal", "steps", "subgoals", "hypotheses"}
 	subgoalFields  = []string{"id", "title", "depends_on", "steps"}
-	stepFields     = []string{"id", "title", "kind", "run", "depends_on", "timeout", "retries", "backoff", "idempotent", "creates", "check", "on_failure", "env", "cwd", "capabilities", "path", "content", "mode", "patch", "compensate", "run_as"}
+	stepFields     = []string{"id", "title", "kind", "run", "depends_on", "timeout", "retries", "backoff", "idempotent", "creates", "check", "on_failure", "env", "cwd", "capabilities", "path", "content", "mode", "patch", "compensate", "run_as", "next", "tests"}
 	seedFields     = []string{"mode", "goal", "steps"}
 	seedStepFields = []string{"goal", "commands"}
 )
@@ -46,6 +46,8 @@ func (w *walker) decode(root *yaml.Node) *draft {
 			w.decodeSteps(d, e.val, p, "")
 		case "subgoals":
 			w.decodeSubgoals(d, e.val, p)
+		case "hypotheses":
+			w.decodeHypotheses(d, e.val, p)
 		}
 	}
 	return d
@@ -188,6 +190,10 @@ func (w *walker) stepField(s *draftStep, e entry, p pos) (ok bool) {
 		st.Compensate, ok = w.str(e.val, p)
 	case "run_as":
 		st.RunAs, ok = w.str(e.val, p)
+	case "next":
+		ok = w.next(s, e.val, p)
+	case "tests":
+		ok = w.tests(s, e.val, p)
 	case "capabilities":
 		var caps []ref
 		caps, ok = w.refs(e.val, p)

@@ -43,7 +43,12 @@
 // on_failure, env, cwd, capabilities (a list, or one name: what the
 // executor must offer, all of it — capabilities: [docker]; names of
 // letters, digits, '-' and '_'), path, content, mode, patch, compensate,
-// run_as. YAML anchors, aliases and merge keys (<<) work.
+// run_as, next, tests. YAML anchors, aliases and merge keys (<<) work.
+//
+// Branches and hypotheses (a debugging playbook; see branch.go): a step's
+// next routes the run by its outcome (next: [{on: failure, to: diagnose}]),
+// the plan's hypotheses ([{id, statement}]) are what it tests, and a
+// step's tests names the hypotheses its result is evidence for.
 //
 // File edits: a file.write step writes content to path (relative to cwd;
 // mode, octal as chmod reads it, for a file it creates — 0644 by

@@ -63,6 +63,7 @@ func compile(d *draft, ps *problems) *event.Plan {
 	for _, s := range d.steps {
 		checkStep(ps, s)
 	}
+	checkBranches(d, ps, stepIdx, subIdx)
 	if d.truncated {
 		return nil
 	}
@@ -76,7 +77,7 @@ func compile(d *draft, ps *problems) *event.Plan {
 // plan builds the normalized plan of a checked, acyclic graph.
 func (g *graph) plan() *event.Plan {
 	d := g.d
-	p := &event.Plan{Goal: d.goal, Steps: make([]event.Step, 0, len(d.steps))}
+	p := &event.Plan{Goal: d.goal, Steps: make([]event.Step, 0, len(d.steps)), Hypotheses: normalHypotheses(d)}
 	for _, sg := range d.subgoals {
 		p.Subgoals = append(p.Subgoals, event.Subgoal{ID: sg.id, Title: sg.title})
 	}
@@ -103,6 +104,7 @@ func (g *graph) plan() *event.Plan {
 		if len(st.Env) == 0 {
 			st.Env = nil
 		}
+		normalBranches(&st)
 		st.Capabilities = slices.Compact(slices.Sorted(slices.Values(st.Capabilities)))
 		if len(st.Capabilities) == 0 {
 			st.Capabilities = nil

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/api"
+	"github.com/agentic-dev/agentic/roles/orchestrator"
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
 )
@@ -39,6 +40,9 @@ type planRevision struct {
 	// Rationale says why a replanned revision changed the plan.
 	Rationale string     `json:"rationale,omitempty"`
 	Plan      event.Plan `json:"plan"`
+	// Hypotheses are the plan's, with the evidence of the run's steps
+	// and a verdict each (planbranch.go).
+	Hypotheses []orchestrator.HypothesisView `json:"hypotheses,omitempty"`
 }
 
 // planRevisions reads every plan revision proposed for run (an id or a
@@ -110,10 +114,13 @@ func (a *app) planShowCmd() *cobra.Command {
 		Short: "Show a plan revision of a run: text, JSON, YAML (a plan file) or Mermaid",
 		Long: `Show the plan the planner proposed for RUN: the newest revision, or
 --revision N. Text lists the steps by subgoal with their commands and
-dependencies; -o json prints the revision with its provenance (the
-model's, for LLM plans); -o yaml prints it as a plan file, which
-'agentctl goal submit -f' accepts as it is; -o mermaid prints a Mermaid
-flowchart of the DAG.`,
+dependencies and branches ("→ on failure: diagnose"), then the plan's
+hypotheses, each with its verdict (supported, refuted, mixed or
+untested) and the evidence of the steps that test it; -o json prints the
+revision with its provenance (the model's, for LLM plans) and its
+hypotheses; -o yaml prints it as a plan file, which 'agentctl goal
+submit -f' accepts as it is; -o mermaid prints a Mermaid flowchart of the
+DAG, branch edges labelled success or failure.`,
 		Example: `  agentctl plan show 0190a3c2
   agentctl plan show 0190a3c2 -o yaml > plan.yaml && agentctl goal submit -f plan.yaml
   agentctl plan show 0190a3c2 --revision 1 -o mermaid`,
@@ -126,6 +133,9 @@ flowchart of the DAG.`,
 			}
 			r, err := pick(run, revs, revision)
 			if err != nil {
+				return err
+			}
+			if r.Hypotheses, err = a.hypotheses(cmd.Context(), run, r); err != nil {
 				return err
 			}
 			switch a.output {
@@ -189,9 +199,10 @@ func renderPlan(w io.Writer, r planRevision, of int) {
 				fmt.Fprintf(tw, "\n%s\n", s.Subgoal)
 			}
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", s.ID, s.Kind, truncate(oneLine(stepAction(s)), 60), dash(strings.Join(s.DependsOn, ",")))
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s%s\n", s.ID, s.Kind, truncate(oneLine(stepAction(s)), 60), dash(strings.Join(s.DependsOn, ",")), branchCell(s))
 	}
 	tw.Flush()
+	renderHypotheses(w, r.Hypotheses)
 }
 
 // stepAction is what a step does, in one phrase.
@@ -230,6 +241,8 @@ type fileStep struct {
 	Patch        string            `yaml:"patch,omitempty"`
 	Compensate   string            `yaml:"compensate,omitempty"`
 	RunAs        string            `yaml:"run_as,omitempty"`
+	Next         []fileBranch      `yaml:"next,omitempty,flow"`
+	Tests        []fileTest        `yaml:"tests,omitempty,flow"`
 }
 
 type fileSubgoal struct {
@@ -239,15 +252,16 @@ type fileSubgoal struct {
 }
 
 type planFile struct {
-	Goal     string        `yaml:"goal,omitempty"`
-	Steps    []fileStep    `yaml:"steps,omitempty"`
-	Subgoals []fileSubgoal `yaml:"subgoals,omitempty"`
+	Goal       string           `yaml:"goal,omitempty"`
+	Hypotheses []fileHypothesis `yaml:"hypotheses,omitempty"`
+	Steps      []fileStep       `yaml:"steps,omitempty"`
+	Subgoals   []fileSubgoal    `yaml:"subgoals,omitempty"`
 }
 
 // planYAML writes p as a hierarchical plan file: the steps of each subgoal
 // under it, the others at the top; defaults are left out.
 func planYAML(p event.Plan) ([]byte, error) {
-	f := planFile{Goal: p.Goal}
+	f := planFile{Goal: p.Goal, Hypotheses: fileHypotheses(p)}
 	idx := map[string]int{}
 	for _, sg := range p.Subgoals {
 		idx[sg.ID] = len(f.Subgoals)
@@ -262,6 +276,7 @@ func planYAML(p event.Plan) ([]byte, error) {
 		if !(s.Kind == event.KindShell && s.Run != "") && !(s.Kind == event.KindNoop && s.Run == "") {
 			fs.Kind = string(s.Kind)
 		}
+		branchFields(&fs, s)
 		if s.Timeout > 0 {
 			fs.Timeout = s.Timeout.String()
 		}
@@ -320,8 +335,16 @@ func planMermaid(p event.Plan) string {
 		}
 		b.WriteString("  end\n")
 	}
+	spec := map[string]event.Step{}
+	for _, s := range p.Steps {
+		spec[s.ID] = s
+	}
 	for _, s := range p.Steps {
 		for _, d := range s.DependsOn {
+			if on := branchEdge(spec[d], s.ID); on != "" {
+				fmt.Fprintf(&b, "  %s -->|%s| %s\n", node[d], on, node[s.ID])
+				continue
+			}
 			fmt.Fprintf(&b, "  %s --> %s\n", node[d], node[s.ID])
 		}
 	}
