@@ -56,6 +56,9 @@ Rules:
 - "check": a command that exits 0 when the step's work is already done (the step is then skipped).
 - "kind": "file.write" with "path" and "content" writes a file; "file.patch" with a unified diff in "patch" edits files.
 - on_failure: replan (default: you are shown the failure and asked for a revised plan), abort, retry or continue.
+- "kind": "critique" with "target" (a step id) and "criteria" has a reviewer judge that step's output against the criteria; the critique fails when they are not met.
+- "next": [{"on": "success" or "failure", "to": "step-id"}] runs the named step only on that outcome; steps not reached are skipped. Use it to diagnose: try, then branch.
+- "hypotheses": [{"id": "h1", "statement": "..."}] at the top lists what a diagnosis tests; "tests": ["h1"] on a step says its success supports h1 and its failure refutes it.
 - Prefer few, idempotent steps. Never use sudo unless the goal asks for it.`
 
 // messages builds the request's messages for goal.
