@@ -11,7 +11,7 @@ import (
 var (
 	planFields     = []string{"goal", "steps", "subgoals"}
 	subgoalFields  = []string{"id", "title", "depends_on", "steps"}
-	stepFields     = []string{"id", "title", "kind", "run", "depends_on", "timeout", "retries", "backoff", "idempotent", "creates", "check", "on_failure", "env", "cwd", "capabilities", "path", "content", "mode", "patch", "compensate", "run_as"}
+	stepFields     = []string{"id", "title", "kind", "run", "depends_on", "timeout", "retries", "backoff", "idempotent", "creates", "check", "on_failure", "env", "cwd", "capabilities", "path", "content", "mode", "patch", "compensate", "run_as", "target", "criteria"}
 	seedFields     = []string{"mode", "goal", "steps"}
 	seedStepFields = []string{"goal", "commands"}
 )
@@ -188,6 +188,8 @@ func (w *walker) stepField(s *draftStep, e entry, p pos) (ok bool) {
 		st.Compensate, ok = w.str(e.val, p)
 	case "run_as":
 		st.RunAs, ok = w.str(e.val, p)
+	case "target", "criteria":
+		ok = w.critiqueField(s, e.name, e.val, p)
 	case "capabilities":
 		var caps []ref
 		caps, ok = w.refs(e.val, p)
