@@ -56,6 +56,9 @@ func (r *Run) buildIndex() string {
 			r.dependents[j] = append(r.dependents[j], i)
 		}
 	}
+	if problem == "" {
+		problem = r.critiqueProblem()
+	}
 	return problem
 }
 

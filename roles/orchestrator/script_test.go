@@ -26,7 +26,7 @@ import (
 //	plan NAME            input lines: "ID [deps=a,b] [retries=N] [backoff=D]
 //	                     [idempotent] [on_failure=X] [subgoal=S] [kind=K]
 //	                     [title=T] [caps=a,b] [creates=P] [check=C]
-//	                     [compensate=C]" or
+//	                     [compensate=C] [target=T criteria=WORDS_WITH_UNDERSCORES]" or
 //	                     "subgoal ID TITLE..."
 //	submit RUN plan=NAME
 //	propose RUN [plan=NAME] [rev=N]
@@ -55,6 +55,8 @@ import (
 //	accept RUN REV [epoch=N]
 //	start RUN STEP ATTEMPT [node=N]
 //	finish RUN STEP ATTEMPT STATUS [CLASS] [exit=N] [node=N] [timedout] [interrupted] [edits=P,Q] [tail=A_B] [err=TEXT...]
+//	verdict RUN STEP ATTEMPT pass|fail|error [code=C] [node=N] [err=JUDGEMENT_OR_ERROR...]
+//	                            critique.recorded, from a planner
 //	cancel RUN [REASON...]
 //	close RUN STATUS [epoch=N] [REASON...]   run.finished, as a leader would
 //	event TYPE [RUN]            an event this fold skips (memory.written, ...)
@@ -315,6 +317,8 @@ func (sc *script) exec(t *testing.T, line string, input []string) []string {
 			Step: step, Attempt: a.int(t, 2), Node: node}, sc.stepLine(step))
 	case "finish":
 		return sc.finish(t, a)
+	case "verdict":
+		return sc.verdict(t, a)
 	case "close":
 		return sc.fold(event.RunFinished, a.pos[0], sc.leader, event.RunFinishedData{
 			Decision: event.Decision{Epoch: uint64(a.optInt(t, "epoch", int(sc.epoch)))},
@@ -709,6 +713,8 @@ func describe(d Decision) string {
 			s += ": " + p.Reason
 		}
 		return s + suffix
+	case event.CritiqueRequested:
+		return describeCritique(d) + suffix
 	}
 	return "unexpected " + string(d.Draft.Type)
 }
@@ -929,6 +935,8 @@ func parsePlan(t *testing.T, name string, lines []string) *event.Plan {
 				st.Compensate = v
 			case "path":
 				st.Path = v
+			case "target", "criteria":
+				critiqueOption(&st, k, v)
 			default:
 				t.Fatalf("plan %s: unknown step option %q", name, kv)
 			}

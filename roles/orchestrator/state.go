@@ -336,6 +336,8 @@ var folds = map[event.Type]foldFunc{
 	event.RunPause:            foldRunPause,
 	event.RunResume:           foldRunResume,
 	event.PlanReplanRequested: foldReplanRequested,
+	event.CritiqueRequested:   foldCritiqueRequested,
+	event.CritiqueRecorded:    foldCritiqueRecorded,
 }
 
 // Apply folds one committed event into s. It is pure and deterministic:
@@ -408,6 +410,9 @@ func (s *State) schedulable(node string, ex *Executor) bool {
 // slot of its node (active: assigned or running), and marks the node for
 // reslot.
 func (s *State) holding(st *Step, active bool) {
+	if st.Node == "" {
+		return // a critique: no node holds it (critique.go)
+	}
 	steps := s.onNode[st.Node]
 	if active {
 		s.onNode[st.Node] = append(steps, st)
@@ -462,7 +467,7 @@ func (s *State) indexNodes() {
 	s.onNode = map[string][]*Step{}
 	for _, r := range s.activeRuns() {
 		for _, st := range r.Steps {
-			if st.Active() {
+			if st.Active() && st.Node != "" {
 				s.onNode[st.Node] = append(s.onNode[st.Node], st)
 			}
 		}
