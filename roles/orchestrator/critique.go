@@ -90,7 +90,7 @@ func foldCritiqueRequested(s *State, ev event.Event) {
 	st.AssignedSeq, st.SlotAt, st.Next = ev.Seq, time.Time{}, ""
 	s.setWait(r, i)
 	st.StartedAt, st.FinishedAt = ev.Time, time.Time{}
-	st.ExitCode, st.Error, st.Code, st.Class = nil, "", "", ""
+	st.ExitCode, st.Error, st.Code, st.Class, st.Critique = nil, "", "", "", nil
 }
 
 // foldCritiqueRecorded folds a planner's verdict as the result of the
@@ -109,6 +109,27 @@ func foldCritiqueRecorded(s *State, ev event.Event) {
 		return
 	}
 	s.attemptEnded(r, i, verdictResult(st, d), ev)
+	st.Critique = &Verdict{Verdict: d.Verdict, Judgement: d.Judgement, Error: d.Error, Code: d.Code}
+	s.touchStep(r, i)
+}
+
+// Verdict is a critique attempt's recorded verdict, as State and views
+// keep it: pass or fail with the model's judgement, or error with why
+// there is none.
+type Verdict struct {
+	Verdict   event.CritiqueVerdict `json:"verdict"`
+	Judgement string                `json:"judgement,omitempty"`
+	Error     string                `json:"error,omitempty"`
+	Code      string                `json:"code,omitempty"`
+}
+
+// clone copies v (nil stays nil).
+func (v *Verdict) clone() *Verdict {
+	if v == nil {
+		return nil
+	}
+	c := *v
+	return &c
 }
 
 // verdictResult is the task result a verdict stands for.

@@ -64,6 +64,7 @@ func (r *Run) StepView(i int) StepView {
 		Wait:       st.wait(),
 		Approvers:  slices.Clone(st.Approvers),
 		Edits:      slices.Clone(st.Edits),
+		Critique:   st.Critique.clone(),
 	}
 }
 

@@ -222,6 +222,9 @@ type Step struct {
 	// Compensates is set on a compensation step (not in the plan: added
 	// by its first task.assigned): the attempt of the plan step it undoes.
 	Compensates *event.Compensation `json:"compensates,omitempty"`
+	// Critique is the verdict of a critique step's latest attempt
+	// (critique.go); nil before one is recorded.
+	Critique *Verdict `json:"critique,omitempty"`
 }
 
 // Edit is one operator's edit of a gated step: the command it replaced.

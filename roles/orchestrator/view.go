@@ -53,6 +53,8 @@ type StepView struct {
 	// Edits are the commands operators replaced at the step's gate,
 	// oldest first; the step runs the newest.
 	Edits []Edit `json:"edits,omitempty"`
+	// Critique is a critique step's latest verdict and judgement.
+	Critique *Verdict `json:"critique,omitempty"`
 }
 
 // RunSummary is a run without its steps: one row of a run listing
