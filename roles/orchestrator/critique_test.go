@@ -52,3 +52,30 @@ func describeCritique(d Decision) string {
 	}
 	return s
 }
+
+// critiqueStep makes step i of a simulated plan a critique of an earlier
+// step (the first step stays as it is: it has nothing to judge).
+func critiqueStep(st *event.Step, i int) {
+	if i == 0 {
+		return
+	}
+	target := fmt.Sprintf("s%d", i-1)
+	st.Kind, st.Run, st.Target, st.Criteria = event.KindCritique, "", target, "it worked"
+	st.DependsOn = append(st.DependsOn, target)
+	st.Idempotent, st.Creates, st.Capabilities = false, "", nil
+}
+
+// verdict records a planner's verdict on a critique attempt: pass, fail,
+// error (no_planner), or a verdict this version does not know.
+func (m *sim) verdict(r *Run, st *Step, attempt int) {
+	d := event.CritiqueRecordedData{Step: st.Spec.ID, Attempt: attempt, Verdict: event.VerdictPass, Judgement: "fine"}
+	switch m.rng.IntN(8) {
+	case 0, 1:
+		d.Verdict, d.Judgement = event.VerdictFail, "not fine"
+	case 2:
+		d.Verdict, d.Judgement, d.Code, d.Error = event.VerdictError, "", event.NoPlanner, "nobody"
+	case 3:
+		d.Verdict = "maybe"
+	}
+	m.add(event.CritiqueRecorded, r.ID, "planner", d)
+}

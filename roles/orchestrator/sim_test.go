@@ -382,6 +382,8 @@ func (m *sim) randomPlan() event.Plan {
 			st.Run = "rm -rf build" // gated by the default policy
 		case 4:
 			st.Run = "curl -fsS https://example.com" // denied by one of simPolicies
+		case 5:
+			critiqueStep(&st, i)
 		}
 		if m.rng.IntN(2) == 0 {
 			st.Backoff = event.Duration(500 * time.Millisecond)
@@ -423,6 +425,10 @@ func (m *sim) pickStep(active bool) (*Run, *Step) {
 }
 
 func (m *sim) finish(r *Run, st *Step, attempt int, node string) {
+	if isCritique(st) && m.rng.IntN(4) != 0 {
+		m.verdict(r, st, attempt)
+		return
+	}
 	d := event.TaskFinishedData{Step: st.Spec.ID, Attempt: attempt, Node: node, Status: event.TaskSucceeded}
 	switch x := m.rng.IntN(20); {
 	case x < 3:
