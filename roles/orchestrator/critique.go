@@ -19,8 +19,9 @@ import (
 //     goal. It takes no executor slot and is not judged by the policy
 //     (the policy allows critique steps: they run no command); the run's
 //     budgets count it like any step.
-//   - Fold of critique.requested: the attempt is running, held by no
-//     node (Step.Node empty, in no node's slots).
+//   - Fold of critique.requested: the attempt is assigned, held by no
+//     node (Step.Node empty, in no node's slots); the fold of a
+//     planner's plan.claimed of that attempt makes it running.
 //   - Fold of critique.recorded (signed by a planner: the envelope
 //     rules refuse another signer): the verdict of the current attempt
 //     is its result, folded as a task.finished result would be (State.
@@ -70,7 +71,7 @@ func (d *decider) critique(r *Run, st *Step) {
 }
 
 // foldCritiqueRequested starts the next attempt of a pending critique
-// step of a running run: it runs, held by no node. A request for another
+// step of a running run: it is assigned, held by no node. A request for another
 // attempt, another kind of step, or a run that does not run is ignored.
 func foldCritiqueRequested(s *State, ev event.Event) {
 	var d event.CritiqueRequestedData
@@ -83,14 +84,32 @@ func foldCritiqueRequested(s *State, ev event.Event) {
 		return
 	}
 	st.Node = "" // no node holds a critique: it takes no slot (holding)
-	if !s.setStepStatus(r, i, StepAssigned) || !s.setStepStatus(r, i, StepRunning) {
+	if !s.setStepStatus(r, i, StepAssigned) {
 		return
 	}
 	st.Attempt = d.Attempt
 	st.AssignedSeq, st.SlotAt, st.Next = ev.Seq, time.Time{}, ""
 	s.setWait(r, i)
-	st.StartedAt, st.FinishedAt = ev.Time, time.Time{}
+	st.StartedAt, st.FinishedAt = time.Time{}, time.Time{}
 	st.ExitCode, st.Error, st.Code, st.Class, st.Critique = nil, "", "", "", nil
+}
+
+// foldPlanClaimed folds a planner's claim of a critique attempt: the
+// attempt, assigned (asked for), runs from then on (a planner judges it).
+// A claim of a plan revision, of another attempt, or of an attempt that
+// already runs (a claim taken over) changes nothing.
+func foldPlanClaimed(s *State, ev event.Event) {
+	var d event.PlanClaimedData
+	if ev.Decode(&d) != nil || d.Step == "" {
+		return
+	}
+	r, i, st := s.step(ev.Run, d.Step)
+	if st == nil || !isCritique(st) || d.Attempt != st.Attempt || st.Status != StepAssigned {
+		return
+	}
+	if s.setStepStatus(r, i, StepRunning) {
+		st.StartedAt = ev.Time
+	}
 }
 
 // foldCritiqueRecorded folds a planner's verdict as the result of the

@@ -57,6 +57,7 @@ import (
 //	finish RUN STEP ATTEMPT STATUS [CLASS] [exit=N] [node=N] [timedout] [interrupted] [edits=P,Q] [tail=A_B] [err=TEXT...]
 //	verdict RUN STEP ATTEMPT pass|fail|error [code=C] [node=N] [err=JUDGEMENT_OR_ERROR...]
 //	                            critique.recorded, from a planner
+//	claim RUN STEP ATTEMPT      plan.claimed of a critique attempt, from a planner
 //	cancel RUN [REASON...]
 //	close RUN STATUS [epoch=N] [REASON...]   run.finished, as a leader would
 //	event TYPE [RUN]            an event this fold skips (memory.written, ...)
@@ -319,6 +320,8 @@ func (sc *script) exec(t *testing.T, line string, input []string) []string {
 		return sc.finish(t, a)
 	case "verdict":
 		return sc.verdict(t, a)
+	case "claim":
+		return sc.claim(t, a)
 	case "close":
 		return sc.fold(event.RunFinished, a.pos[0], sc.leader, event.RunFinishedData{
 			Decision: event.Decision{Epoch: uint64(a.optInt(t, "epoch", int(sc.epoch)))},

@@ -35,6 +35,8 @@ type sim struct {
 	reused, refused int
 	// check is called after every fold.
 	check func(*State)
+	// critiques makes some plan steps critique steps (critique_test.go).
+	critiques bool
 }
 
 func newSim(seed uint64, check func(*State)) *sim {
@@ -383,7 +385,9 @@ func (m *sim) randomPlan() event.Plan {
 		case 4:
 			st.Run = "curl -fsS https://example.com" // denied by one of simPolicies
 		case 5:
-			critiqueStep(&st, i)
+			if m.critiques {
+				critiqueStep(&st, i)
+			}
 		}
 		if m.rng.IntN(2) == 0 {
 			st.Backoff = event.Duration(500 * time.Millisecond)

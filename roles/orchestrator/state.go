@@ -166,7 +166,8 @@ type Step struct {
 	// replans budget).
 	Replan bool `json:"replan,omitempty"`
 	// Tail is the redacted output tail of the last failed attempt (what a
-	// replan request tells the planner).
+	// replan request tells the planner), and of the last attempt of a
+	// step a critique targets (what the critique judges).
 	Tail string `json:"tail,omitempty"`
 	// CancelSent is the attempt for which a task.cancel was folded, so that
 	// Decide does not ask twice.
@@ -341,6 +342,7 @@ var folds = map[event.Type]foldFunc{
 	event.PlanReplanRequested: foldReplanRequested,
 	event.CritiqueRequested:   foldCritiqueRequested,
 	event.CritiqueRecorded:    foldCritiqueRecorded,
+	event.PlanClaimed:         foldPlanClaimed,
 }
 
 // Apply folds one committed event into s. It is pure and deterministic:
