@@ -186,6 +186,9 @@ func orNone(s string) string {
 // that just ended when a critique step targets it: the critique's
 // request carries it. Other steps keep the tail of failures only.
 func (s *State) keepTargetTail(r *Run, i int, tail string) {
+	if i >= len(r.dependents) {
+		return
+	}
 	for _, j := range r.dependents[i] {
 		if c := r.Steps[j]; isCritique(c) && c.Spec.Target == r.Steps[i].Spec.ID {
 			r.Steps[i].Tail = tail
