@@ -114,7 +114,8 @@ policy: /etc/agentic/policy.yaml
 					NATSClusterName: "agentic", GossipPreset: "fast",
 					Ledger: LedgerConfig{BootstrapTimeout: 10 * time.Second},
 					Planner: PlannerConfig{BaseURL: DefaultPlannerBaseURL, Model: "qwen2.5-coder:7b", APIKeyEnv: "OPENAI_KEY",
-						Timeout: DefaultPlannerTimeout, ClaimTimeout: DefaultClaimTimeout, MaxTokens: DefaultPlannerMaxTokens, TokenBudget: 50000, Temperature: &temp, Seed: &seed},
+						Timeout: DefaultPlannerTimeout, ClaimTimeout: DefaultClaimTimeout, MaxTokens: DefaultPlannerMaxTokens, TokenBudget: 50000, Temperature: &temp, Seed: &seed,
+						Mode: PlannerModePlan, Candidates: 1},
 					Notify: NotifyConfig{Batch: DefaultNotifyBatch},
 				}
 				if !equal(c, want) {

@@ -65,6 +65,8 @@
 //	  token_budget: 0             # AGENTIC_PLANNER_TOKEN_BUDGET --planner-token-budget (0: no bound)
 //	  temperature: ""             # AGENTIC_PLANNER_TEMPERATURE --planner-temperature 0..2 (empty: the server's)
 //	  seed: ""                    # AGENTIC_PLANNER_SEED    --planner-seed (empty: none)
+//	  mode: plan                  # AGENTIC_PLANNER_MODE    --planner-mode plan|react (react: a step at a time)
+//	  candidates: 1               # AGENTIC_PLANNER_CANDIDATES --planner-candidates 1..8 (the best by a recorded score)
 //	notify:
 //	  webhook: ""                 # AGENTIC_NOTIFY_WEBHOOK  --notify-webhook (gates that open, POSTed as JSON; leader only)
 //	  exec: ""                    # AGENTIC_NOTIFY_EXEC     --notify-exec (shell command, the JSON on stdin)

@@ -35,7 +35,24 @@ type PlannerConfig struct {
 	// Temperature and Seed are sent when set.
 	Temperature *float64 `yaml:"temperature"`
 	Seed        *int64   `yaml:"seed"`
+	// Mode is how goals are planned: PlannerModePlan (the whole plan at
+	// once, replanned on failures) or PlannerModeReact (a step at a time
+	// from the observations so far).
+	Mode string `yaml:"mode"`
+	// Candidates is how many plans the model is asked for, each time it
+	// plans: the best by a recorded score is proposed (1: one plan, no
+	// scoring).
+	Candidates int `yaml:"candidates"`
 }
+
+// Planner modes (planner.mode).
+const (
+	PlannerModePlan  = "plan"
+	PlannerModeReact = "react"
+)
+
+// MaxPlannerCandidates bounds planner.candidates.
+const MaxPlannerCandidates = 8
 
 // DefaultPlannerTimeout bounds planning one goal.
 const DefaultPlannerTimeout = 2 * time.Minute
@@ -49,7 +66,8 @@ const DefaultClaimTimeout = 30 * time.Second
 const DefaultPlannerMaxTokens = 8192
 
 func defaultPlanner() PlannerConfig {
-	return PlannerConfig{BaseURL: DefaultPlannerBaseURL, Timeout: DefaultPlannerTimeout, MaxTokens: DefaultPlannerMaxTokens, ClaimTimeout: DefaultClaimTimeout}
+	return PlannerConfig{BaseURL: DefaultPlannerBaseURL, Timeout: DefaultPlannerTimeout, MaxTokens: DefaultPlannerMaxTokens, ClaimTimeout: DefaultClaimTimeout,
+		Mode: PlannerModePlan, Candidates: 1}
 }
 
 // plannerSettings are the planner's keys, env variables and flags.
@@ -61,6 +79,8 @@ var plannerSettings = []setting{
 	duration("planner.claim_timeout", "planner-claim-timeout", "AGENTIC_PLANNER_CLAIM_TIMEOUT", "how long a goal waits for a planner that can plan it before its run fails with no_planner", func(c *Config) *time.Duration { return &c.Planner.ClaimTimeout }),
 	integer("planner.max_tokens", "planner-max-tokens", "AGENTIC_PLANNER_MAX_TOKENS", "longest answer asked of the model, in tokens", func(c *Config) *int { return &c.Planner.MaxTokens }),
 	integer("planner.token_budget", "planner-token-budget", "AGENTIC_PLANNER_TOKEN_BUDGET", "tokens planning one goal may use, prompts included (0: no bound)", func(c *Config) *int { return &c.Planner.TokenBudget }),
+	str("planner.mode", "planner-mode", "AGENTIC_PLANNER_MODE", "plan (the whole plan at once) or react (a step at a time from the observations so far)", func(c *Config) *string { return &c.Planner.Mode }),
+	integer("planner.candidates", "planner-candidates", "AGENTIC_PLANNER_CANDIDATES", "plans asked of the model each time, the best by a recorded score proposed (1: no scoring)", func(c *Config) *int { return &c.Planner.Candidates }),
 	{
 		key: "planner.temperature", flag: "planner-temperature", env: "AGENTIC_PLANNER_TEMPERATURE", kind: "float",
 		usage: "model temperature, 0 to 2 (empty: the server's default)",
@@ -135,6 +155,12 @@ func (c *Config) validatePlanner(bad func(key, format string, args ...any)) {
 	}
 	if p.TokenBudget < 0 {
 		bad("planner.token_budget", "must be 0 (no bound) or more, got %d", p.TokenBudget)
+	}
+	if p.Mode != PlannerModePlan && p.Mode != PlannerModeReact {
+		bad("planner.mode", "must be %s or %s, got %q", PlannerModePlan, PlannerModeReact, p.Mode)
+	}
+	if p.Candidates < 1 || p.Candidates > MaxPlannerCandidates {
+		bad("planner.candidates", "must be between 1 and %d, got %d", MaxPlannerCandidates, p.Candidates)
 	}
 	if p.Temperature != nil && (*p.Temperature < 0 || *p.Temperature > 2) {
 		bad("planner.temperature", "must be between 0 and 2, got %g", *p.Temperature)

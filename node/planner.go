@@ -9,6 +9,7 @@ import (
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/node/nodes"
+	"github.com/agentic-dev/agentic/roles/memory"
 	"github.com/agentic-dev/agentic/roles/planner"
 	"github.com/agentic-dev/agentic/roles/planner/llm"
 	"github.com/agentic-dev/agentic/roles/policy"
@@ -22,7 +23,9 @@ const promptQueryTimeout = 2 * time.Second
 // set, free-text goals are planned by that model over the
 // OpenAI-compatible API at planner.base_url, with a prompt that carries
 // the policy in force, the capabilities the live executors offer and the
-// adaptive notes of the command statistics (promptInputs).
+// adaptive notes of the command statistics (promptInputs). planner.mode
+// react plans a step at a time; planner.candidates asks for several plans
+// and proposes the best by its score (roles/planner/llm).
 func (n *Node) plannerConfig() planner.Config {
 	pc := n.cfg.Planner
 	cfg := planner.Config{Timeout: pc.Timeout, ClaimTimeout: pc.ClaimTimeout}
@@ -39,16 +42,17 @@ func (n *Node) plannerConfig() planner.Config {
 	model := llm.NewOpenAI(llm.OpenAIConfig{BaseURL: pc.BaseURL, Model: pc.Model, APIKey: key})
 	cfg.Text = llm.NewSource(model, llm.Config{
 		MaxTokens: pc.MaxTokens, Temperature: pc.Temperature, Seed: pc.Seed, TokenBudget: pc.TokenBudget,
-		Inputs: n.promptInputs,
+		Mode: pc.Mode, Candidates: pc.Candidates, Inputs: n.promptInputs,
 	})
-	n.log.Info("planner model", "base_url", pc.BaseURL, "model", pc.Model, "max_tokens", pc.MaxTokens)
+	n.log.Info("planner model", "base_url", pc.BaseURL, "model", pc.Model, "max_tokens", pc.MaxTokens, "mode", pc.Mode, "candidates", pc.Candidates)
 	return cfg
 }
 
 // promptInputs gathers what a plan's prompt tells beside the goal, by
 // asking the cluster: the policy in force (policy.show), the capabilities
 // of the live executors (nodes.list) and the adaptive notes
-// (memory.commands). What does not answer in time is left out, and said
+// (memory.commands), with the command statistics themselves when plan
+// candidates are scored by them. What does not answer in time is left out, and said
 // in the log at debug.
 func (n *Node) promptInputs(ctx context.Context, _ event.GoalSubmittedData) llm.Inputs {
 	var in llm.Inputs
@@ -79,8 +83,17 @@ func (n *Node) promptInputs(ctx context.Context, _ event.GoalSubmittedData) llm.
 	} else {
 		n.log.Debug("prompt: no nodes", "err", err)
 	}
-	if st, err := c.MemoryCommands(ctx, api.CommandsRequest{Limit: 1, Notes: 20}); err == nil {
+	limit := 1
+	if n.cfg.Planner.Candidates > 1 {
+		limit = api.MaxCommands // the candidates' history score
+	}
+	if st, err := c.MemoryCommands(ctx, api.CommandsRequest{Limit: limit, Notes: 20}); err == nil {
 		in.Notes = st.Notes
+		if limit > 1 {
+			for _, cs := range st.Commands {
+				in.Commands = append(in.Commands, memory.CommandStat(cs))
+			}
+		}
 	} else {
 		n.log.Debug("prompt: no command notes", "err", err)
 	}

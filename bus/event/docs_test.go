@@ -24,6 +24,7 @@ const protocolDoc = "../../docs/protocol.md"
 // the types.
 func payloadExamples() map[event.Type]any {
 	at := time.Date(2026, 11, 22, 16, 39, 23, 201479010, time.UTC)
+	seed, seed1, seed2 := int64(7), int64(8), int64(9)
 	build := event.Step{
 		ID: "build", Title: "Compile", Subgoal: "ship", Kind: event.KindShell, Run: "make",
 		Timeout: event.Duration(10 * time.Minute), Retries: 2, Backoff: event.Duration(time.Second),
@@ -42,11 +43,19 @@ func payloadExamples() map[event.Type]any {
 		},
 		event.RunCancel: event.RunCancelData{Reason: "wrong branch"},
 		event.MemoryPut: event.MemoryPutData{Scope: "shared", Key: "deploy.target", Value: "staging", TTL: event.Duration(2 * time.Hour)},
-		event.PlanProposed: event.PlanProposedData{Revision: 1, Source: "file", Plan: event.Plan{
+		event.PlanProposed: event.PlanProposedData{Revision: 1, Source: "llm", Plan: event.Plan{
 			Goal:     "Build and ship",
 			Subgoals: []event.Subgoal{{ID: "ship", Title: "Build and deploy"}},
 			Steps:    []event.Step{build, deploy, done},
-		}},
+		}, Planner: &event.PlannerInfo{Model: "qwen2.5-coder:7b", ServedModel: "qwen2.5-coder:7b", Planner: "llm/1",
+			PromptSHA256: "5be0c2a9e4d17f38", Seed: &seed, PromptTokens: 1260, CompletionTokens: 410, Latency: event.Duration(5400 * time.Millisecond),
+			Responses: []string{`{"steps":[...]}`, "Sure! Here is a plan:", "Here it is again:", `{"steps":[...]}`},
+			Candidates: []event.Candidate{
+				{Response: 0, Seed: &seed, Score: 13, Risk: 1, Steps: 3, History: 0},
+				{Response: 2, Seed: &seed1, Error: "model qwen2.5-coder:7b, twice: the model did not give a valid plan:\nno JSON object in the answer"},
+				{Response: 3, Seed: &seed2, Score: 3.5, Steps: 3, History: 0.1, Chosen: true},
+			},
+			Scoring: "candidates/1: ..."}},
 		event.PlanRejected:   event.PlanRejectedData{Error: `ship.yaml:5:18: steps[1].depends_on[0]: unknown step "bulid" (did you mean "build"?)`},
 		event.LeaderElected:  event.LeaderElectedData{Decision: event.Decision{Epoch: 3}, Leader: "node-a"},
 		event.PlanAccepted:   event.PlanAcceptedData{Decision: event.Decision{Epoch: 3}, Revision: 1},

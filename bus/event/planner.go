@@ -28,4 +28,34 @@ type PlannerInfo struct {
 	// like every payload); the last is the plan's. More than one means
 	// the first failed the checks and was sent back with the problems.
 	Responses []string `json:"responses"`
+	// Candidates are the plans the model was asked for when the planner
+	// asks for more than one (planner.candidates), in the order asked,
+	// with their scores; the chosen one is the plan. Scoring names the
+	// formula and its version. Protocol version 6.
+	Candidates []Candidate `json:"candidates,omitempty"`
+	Scoring    string      `json:"scoring,omitempty"`
+}
+
+// Candidate is one of the plans a model was asked for, and its score
+// (PlannerInfo.Scoring says how it is computed; lowest wins). Protocol
+// version 6.
+type Candidate struct {
+	// Response is the index in PlannerInfo.Responses of the candidate's
+	// last answer; Seed the seed it was asked with, if any.
+	Response int    `json:"response"`
+	Seed     *int64 `json:"seed,omitempty"`
+	// Score is the candidate's score; Risk the steps the policy would
+	// gate, Denied those it would deny (a denied step disqualifies),
+	// Steps the step count, History the failures its commands are
+	// expected to have by their history.
+	Score   float64 `json:"score"`
+	Risk    int     `json:"risk"`
+	Denied  int     `json:"denied,omitempty"`
+	Steps   int     `json:"steps"`
+	History float64 `json:"history"`
+	// Error says why the candidate is no plan (it failed the checks
+	// twice); such a candidate has no score and is never chosen.
+	Error string `json:"error,omitempty"`
+	// Chosen marks the candidate proposed.
+	Chosen bool `json:"chosen,omitempty"`
 }

@@ -76,7 +76,9 @@ func (d *decider) running(r *Run) {
 		return
 	}
 	if complete {
-		d.finish(r, RunSucceeded, "", "")
+		if !d.next(r) { // react.go: an open plan asks for its next revision
+			d.finish(r, RunSucceeded, "", "")
+		}
 		return
 	}
 	if r.Status == RunPaused || d.s.Policy == nil || d.planHeld(r) {

@@ -30,6 +30,7 @@ func foldPlanProposed(s *State, ev event.Event) {
 	r.Revision = d.Revision
 	r.Source = d.Source
 	r.Subgoals = d.Plan.Subgoals
+	r.Open = d.Plan.Open // react.go
 	r.Steps = make([]*Step, len(d.Plan.Steps))
 	for i, spec := range d.Plan.Steps {
 		r.Steps[i] = &Step{Spec: spec, Status: StepPending}

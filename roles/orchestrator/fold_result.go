@@ -80,6 +80,7 @@ func (s *State) attemptEnded(r *Run, i int, d event.TaskFinishedData, ev event.E
 		st.Class, st.Tail = failureClass(d), d.OutputTail
 		s.failed(r, i, d.Attempt, retry, ev.Time)
 	case to != StepCancelled:
+		observe(r, st, d.OutputTail) // react.go
 		s.stepDone(r, i, ev.Time)
 	}
 }

@@ -119,7 +119,7 @@ func acceptReplan(s *State, r *Run, d event.PlanAcceptedData, at time.Time) bool
 	for _, spec := range next.Plan.Steps {
 		o := old[spec.ID]
 		switch {
-		case o != nil && (o.Status == StepSucceeded || o.Status == StepSkipped) && reflect.DeepEqual(o.Spec, spec):
+		case o != nil && (o.Status == StepSucceeded || o.Status == StepSkipped || keepFinal(r, o)) && reflect.DeepEqual(o.Spec, spec):
 			steps = append(steps, o)
 		case o != nil:
 			steps = append(steps, &Step{Spec: spec, Status: StepPending, Attempt: o.Attempt,
@@ -129,6 +129,7 @@ func acceptReplan(s *State, r *Run, d event.PlanAcceptedData, at time.Time) bool
 		}
 	}
 	r.Revision, r.Source, r.Subgoals = d.Revision, next.Source, next.Plan.Subgoals
+	r.Open = next.Plan.Open // react.go
 	r.Steps = steps
 	r.Replanning = nil
 	r.Invalid = r.buildIndex()
@@ -161,17 +162,23 @@ func (d *decider) replan(r *Run, st *Step, active []*Step) {
 	case rp.Next == nil || len(active) > 0:
 		// Waiting for the planner, or for the running steps to finish.
 	default:
-		check := &Run{ID: r.ID, Status: RunSubmitted, Steps: make([]*Step, len(rp.Next.Plan.Steps))}
-		for i, spec := range rp.Next.Plan.Steps {
-			check.Steps[i] = &Step{Spec: spec, Status: StepPending}
-		}
-		if bad := check.buildIndex(); bad != "" {
-			d.stopRun(r, RunFailed, CodePlanInvalid, fmt.Sprintf("invalid plan revision %d: %s", rp.Revision, bad))
-			return
-		}
-		d.emit(acceptKey(r.ID, rp.Revision), event.PlanAccepted, r.ID, "",
-			event.PlanAcceptedData{Decision: d.decision(), Revision: rp.Revision})
+		d.acceptRevision(r, rp)
 	}
+}
+
+// acceptRevision accepts the proposed revision a replanning run waits
+// for, or fails the run when the revision cannot be scheduled.
+func (d *decider) acceptRevision(r *Run, rp *Replanning) {
+	check := &Run{ID: r.ID, Status: RunSubmitted, Steps: make([]*Step, len(rp.Next.Plan.Steps))}
+	for i, spec := range rp.Next.Plan.Steps {
+		check.Steps[i] = &Step{Spec: spec, Status: StepPending}
+	}
+	if bad := check.buildIndex(); bad != "" {
+		d.stopRun(r, RunFailed, CodePlanInvalid, fmt.Sprintf("invalid plan revision %d: %s", rp.Revision, bad))
+		return
+	}
+	d.emit(acceptKey(r.ID, rp.Revision), event.PlanAccepted, r.ID, "",
+		event.PlanAcceptedData{Decision: d.decision(), Revision: rp.Revision})
 }
 
 // replanRequest is the plan.replan_requested payload for run r whose step

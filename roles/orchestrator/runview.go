@@ -92,6 +92,9 @@ func (r *Run) reason() string {
 		return r.PauseReason
 	}
 	if rp := r.Replanning; rp != nil {
+		if r.waitsForNext() { // react.go
+			return fmt.Sprintf("waiting for the next steps (plan revision %d) from the planner", rp.Revision)
+		}
 		return fmt.Sprintf("waiting for plan revision %d from the planner (replan %d)", rp.Revision, r.Replans)
 	}
 	return r.Wait

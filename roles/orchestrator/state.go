@@ -81,6 +81,9 @@ type Run struct {
 	Source string `json:"source,omitempty"`
 	// Subgoals of the current plan, in declaration order.
 	Subgoals []event.Subgoal `json:"subgoals,omitempty"`
+	// Open says the current plan is planned a step at a time
+	// (event.Plan.Open): its end asks for the next revision (react.go).
+	Open bool `json:"open,omitempty"`
 	// Invalid explains why the proposed plan cannot be scheduled (unknown or
 	// forward dependency, duplicate step id); Decide fails such a run.
 	Invalid string `json:"invalid,omitempty"`

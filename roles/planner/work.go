@@ -157,9 +157,11 @@ func (p *Planner) proposal(ctx context.Context, run string, src Source, pl *even
 	case pl == nil:
 		return reject(fmt.Errorf("planner: %s planner returned no plan", src.Name()))
 	}
+	open := pl.Open // Normalize rebuilds the steps; a plan's openness is the source's word
 	if err := plan.Normalize(pl); err != nil {
 		return reject(err)
 	}
+	pl.Open = open
 	d.Source, d.Plan, d.Planner = src.Name(), *pl, info
 	draft, err := event.NewDraft(event.PlanProposed, run, d)
 	if err != nil {
@@ -172,9 +174,11 @@ func (p *Planner) proposal(ctx context.Context, run string, src Source, pl *even
 	return draft, src.Name()
 }
 
-// draftReplan asks the replanning source for the next revision of run j:
-// the plan.proposed that carries it with the rationale, the failure and
-// the provenance, or the plan.rejected saying why there is none.
+// draftReplan asks the replanning source for the next revision of run j
+// (after a failure, or the next steps of an open plan, req.Reason): the
+// plan.proposed that carries it with the rationale, the failure if one
+// asked for it and the provenance, or the plan.rejected saying why there
+// is none.
 func (p *Planner) draftReplan(ctx context.Context, j job) (event.Draft, string) {
 	src, ok := p.cfg.Text.(ReplanSource)
 	if !ok {
@@ -184,8 +188,12 @@ func (p *Planner) draftReplan(ctx context.Context, j job) (event.Draft, string) 
 	defer cancel()
 	req := *j.replan
 	pl, rationale, info, err := src.Replan(pctx, j.id, req)
+	failure := &req.Failure
+	if req.Reason == event.ReplanNext {
+		failure = nil // every step of the open plan ended: no failure asked for it
+	}
 	return p.proposal(ctx, j.id, src, pl, info, err, event.PlanProposedData{
-		Revision: req.Revision + 1, Replaces: req.Revision, Rationale: rationale, Failure: &req.Failure,
+		Revision: req.Revision + 1, Replaces: req.Revision, Rationale: rationale, Failure: failure,
 	})
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/agentic-dev/agentic/roles/memory"
 	"github.com/agentic-dev/agentic/roles/policy"
 )
 
@@ -23,6 +24,10 @@ type Inputs struct {
 	// Notes are adaptive notes from command statistics ("apt-get install
 	// without -y failed 4 of 5 times").
 	Notes []string
+	// Commands are command shapes' successes and failures (memory's
+	// command statistics, those that failed most first): the history
+	// score of plan candidates (candidates.go).
+	Commands []memory.CommandStat
 }
 
 // maxPromptList caps each list the prompt carries.

@@ -24,13 +24,16 @@ func (s *Source) Replan(ctx context.Context, run string, req event.PlanReplanReq
 	if s.cfg.Inputs != nil {
 		in = s.cfg.Inputs(ctx, req.Goal)
 	}
+	if req.Reason == event.ReplanNext || s.cfg.Mode == ModeReact {
+		return s.next(ctx, run, req, in)
+	}
 	msgs := messages(goalText(req.Goal), in)
 	body, err := replanMessage(req)
 	if err != nil {
 		return nil, "", nil, fmt.Errorf("run %s: replan prompt: %w", run, err)
 	}
 	msgs = append(msgs, Message{Role: "user", Content: body})
-	return s.ask(ctx, run, req.Goal, msgs, req.Tokens, s.budget(in))
+	return s.choose(ctx, run, req.Goal, msgs, req.Tokens, in, planForm)
 }
 
 // replanMessage tells the model the plan in force, what succeeded and

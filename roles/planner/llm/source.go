@@ -1,7 +1,9 @@
 package llm
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -25,14 +27,30 @@ var (
 	ErrBudget = errors.New("the token budget is spent")
 )
 
+// Modes of a Source (Config.Mode).
+const (
+	// ModePlan plans the whole goal at once, replanning on failures.
+	ModePlan = "plan"
+	// ModeReact plans a step at a time from the observations so far
+	// (open plans, event.Plan.Open).
+	ModeReact = "react"
+)
+
 // Config configures a Source. The zero Config is usable.
 type Config struct {
+	// Mode is ModePlan ("" too) or ModeReact.
+	Mode string
 	// MaxTokens caps each answer (0: the server's default).
 	MaxTokens int
 	// Temperature and Seed are sent when set (a seed makes servers that
 	// honour it repeatable).
 	Temperature *float64
 	Seed        *int64
+	// Candidates is how many plans the model is asked for each time
+	// (each with the seed + i when a seed is set): the best by its score
+	// (candidates.go) is proposed, and every candidate is recorded in the
+	// provenance. 0 or 1: one plan, no scoring.
+	Candidates int
 	// TokenBudget bounds the tokens (prompt and answer) planning one goal
 	// may use, its replans included (PlanReplanRequestedData.Tokens); 0
 	// means no bound. The policy's budgets.llm_tokens (Inputs) applies
@@ -72,7 +90,11 @@ func (s *Source) PlanInfo(ctx context.Context, run string, goal event.GoalSubmit
 	if s.cfg.Inputs != nil {
 		in = s.cfg.Inputs(ctx, goal)
 	}
-	p, _, info, err := s.ask(ctx, run, goal, messages(goalText(goal), in), 0, s.budget(in))
+	if s.cfg.Mode == ModeReact {
+		p, _, info, err := s.choose(ctx, run, goal, reactMessages(goalText(goal), in, nil), 0, in, reactForm(nil, nil))
+		return p, info, err
+	}
+	p, _, info, err := s.choose(ctx, run, goal, messages(goalText(goal), in), 0, in, planForm)
 	return p, info, err
 }
 
@@ -98,9 +120,9 @@ func goalText(goal event.GoalSubmittedData) string {
 // back once. It returns the plan with the answer's rationale. used is
 // the tokens the run's planning used before (earlier revisions): they
 // count against budget (0: none).
-func (s *Source) ask(ctx context.Context, run string, goal event.GoalSubmittedData, msgs []Message, used, budget int) (*event.Plan, string, *event.PlannerInfo, error) {
+func (s *Source) ask(ctx context.Context, run string, goal event.GoalSubmittedData, msgs []Message, used, budget int, f form, seed *int64) (*event.Plan, string, *event.PlannerInfo, error) {
 	info := &event.PlannerInfo{
-		Model: s.model.Name(), Planner: Version, PromptSHA256: promptHash(msgs),
+		Model: s.model.Name(), Planner: cmp.Or(f.planner, Version), PromptSHA256: promptHash(msgs),
 		Temperature: s.cfg.Temperature, Seed: s.cfg.Seed, MaxTokens: s.cfg.MaxTokens,
 	}
 	if budget > 0 && used >= budget {
@@ -115,8 +137,8 @@ func (s *Source) ask(ctx context.Context, run string, goal event.GoalSubmittedDa
 		}
 		start := time.Now()
 		resp, err := s.model.Complete(ctx, Request{
-			Messages: msgs, Schema: Schema(), SchemaName: "agentic_plan",
-			MaxTokens: s.cfg.MaxTokens, Temperature: s.cfg.Temperature, Seed: s.cfg.Seed,
+			Messages: msgs, Schema: f.schema(), SchemaName: "agentic_plan",
+			MaxTokens: s.cfg.MaxTokens, Temperature: s.cfg.Temperature, Seed: seed,
 		})
 		info.Latency += event.Duration(time.Since(start))
 		if err != nil {
@@ -130,7 +152,7 @@ func (s *Source) ask(ctx context.Context, run string, goal event.GoalSubmittedDa
 			return nil, "", info, fmt.Errorf("run %s: planning used %d tokens, over the budget of %d: %w",
 				run, used+info.PromptTokens+info.CompletionTokens, budget, ErrBudget)
 		}
-		p, rationale, err := check(resp)
+		p, rationale, err := f.check(resp)
 		if err == nil {
 			if p.Goal == "" {
 				p.Goal = goal.Goal
@@ -145,6 +167,18 @@ func (s *Source) ask(ctx context.Context, run string, goal event.GoalSubmittedDa
 	}
 	return nil, "", info, fmt.Errorf("run %s: model %s, twice: %w:\n%v", run, s.model.Name(), ErrInvalidPlan, problems)
 }
+
+// form is what a model is asked to answer in: the response schema, and
+// how a plan is read out of an answer.
+type form struct {
+	schema func() json.RawMessage
+	check  func(Response) (*event.Plan, string, error)
+	// planner names the code and prompt in provenance ("": Version).
+	planner string
+}
+
+// planForm asks for a whole plan (the plan file format).
+var planForm = form{schema: Schema, check: check}
 
 // check reads a plan out of an answer: the JSON object, the schema, then
 // plan.Parse's validation. Steps that do not say on_failure get

@@ -163,6 +163,10 @@ func renderPlan(w io.Writer, r planRevision, of int) {
 	}
 	if p := r.Planner; p != nil {
 		fmt.Fprintf(w, "model: %s (served %s), %d+%d tokens, %s\n", p.Model, dash(p.ServedModel), p.PromptTokens, p.CompletionTokens, p.Latency)
+		renderCandidates(w, p) // plancandidates.go
+	}
+	if r.Plan.Open {
+		fmt.Fprintln(w, "open: planned a step at a time; the next steps come from these steps' results")
 	}
 	if r.Rationale != "" {
 		fmt.Fprintf(w, "rationale: %s\n", oneLine(r.Rationale))
