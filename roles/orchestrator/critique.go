@@ -27,7 +27,8 @@ import (
 //     is its result, folded as a task.finished result would be (State.
 //     attemptEnded), so retries, on_failure (replan included) and
 //     compensation apply: pass succeeds the step; fail fails it with
-//     class logic and the judgement as its error and output; error (or a
+//     class logic and the judgement as its error and output (a pass's
+//     judgement is its output too); error (or a
 //     verdict this version does not know) fails it with class transient,
 //     retried within its retries. A verdict for another attempt, or a
 //     second one, is ignored.
@@ -156,7 +157,7 @@ func verdictResult(st *Step, d event.CritiqueRecordedData) event.TaskFinishedDat
 	status, class, why, tail := event.TaskFailed, event.ClassTransient, "", ""
 	switch d.Verdict {
 	case event.VerdictPass:
-		status, class = event.TaskSucceeded, ""
+		status, class, tail = event.TaskSucceeded, "", d.Judgement // an open plan's next request shows it
 	case event.VerdictFail:
 		class, tail = event.ClassLogic, d.Judgement
 		why = fmt.Sprintf("critique of %s failed: %s", st.Spec.Target, orNone(d.Judgement))
