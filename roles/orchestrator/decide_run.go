@@ -92,6 +92,10 @@ func (d *decider) running(r *Run) {
 			d.wakeAt(st.NotBefore)
 			continue
 		}
+		if isCritique(st) {
+			d.critique(r, st)
+			continue
+		}
 		d.admit(r, st)
 	}
 }
@@ -189,6 +193,9 @@ func (d *decider) stopRun(r *Run, status RunStatus, code Code, reason string) {
 
 // cancel emits task.cancel for one attempt.
 func (d *decider) cancel(r *Run, step string, attempt int, node string, code Code, reason string) {
+	if node == "" {
+		return // a critique attempt: no executor holds it (critique.go)
+	}
 	d.emit(cancelKey(r.ID, step, attempt), event.TaskCancel, r.ID, node,
 		event.TaskCancelData{Decision: d.decision(),
 			Step: step, Attempt: attempt, Node: node, Reason: reason, Code: code.Wire()})

@@ -29,6 +29,13 @@ func foldTaskFinished(s *State, ev event.Event) {
 	if !s.currentAttempt(st, d.Attempt, signer(ev, d.Node)) {
 		return
 	}
+	s.attemptEnded(r, i, d, ev)
+}
+
+// attemptEnded folds d, the result of the current attempt of step i of r,
+// ended by ev: a task.finished, or a critique's verdict (critique.go).
+func (s *State) attemptEnded(r *Run, i int, d event.TaskFinishedData, ev event.Event) {
+	st := r.Steps[i]
 	outcome, ok := taskStatusFromWire(d.Status)
 	if !ok || !outcome.Terminal() {
 		outcome = TaskFailed
@@ -66,6 +73,7 @@ func foldTaskFinished(s *State, ev event.Event) {
 	exit := d.ExitCode
 	st.ExitCode = &exit
 	st.Error, st.Code, st.Class, st.Tail = reason, code, "", ""
+	s.keepTargetTail(r, i, d.OutputTail)
 	foldEdits(st, ev.Seq, d)
 	switch {
 	case outcome == TaskFailed:

@@ -53,23 +53,11 @@ type PlannerWait struct {
 	Rejected Code `json:"rejected,omitempty"`
 }
 
-func init() {
-	chainFold(event.PlanClaimed, foldPlanClaimed)
-	chainFold(event.ClusterSettings, foldClusterPlanning)
-	chainFold(event.PlanReplanRequested, foldReplanWait)
-	chainFold(event.PlanRejected, foldReplanNoPlanner)
-}
-
-// chainFold adds f to the fold of t, after the fold already there.
-func chainFold(t event.Type, f foldFunc) {
-	prev := folds[t]
-	if prev == nil {
-		folds[t] = f
-		return
-	}
-	folds[t] = func(s *State, ev event.Event) {
-		prev(s, ev)
+// both folds an event with f and then g (one type that two rules read).
+func both(f, g foldFunc) foldFunc {
+	return func(s *State, ev event.Event) {
 		f(s, ev)
+		g(s, ev)
 	}
 }
 
@@ -102,9 +90,9 @@ func foldClusterPlanning(s *State, ev event.Event) {
 	s.Planning = &Planning{Revision: d.Revision, ClaimTimeout: max(d.Planning.ClaimTimeout, 0)}
 }
 
-// foldPlanClaimed records a planner's claim of the plan revision a live
+// foldPlanClaimWait records a planner's claim of the plan revision a live
 // run waits for. A critique's claim (Step set) is not a plan's.
-func foldPlanClaimed(s *State, ev event.Event) {
+func foldPlanClaimWait(s *State, ev event.Event) {
 	var d event.PlanClaimedData
 	if ev.Decode(&d) != nil || d.Step != "" {
 		return

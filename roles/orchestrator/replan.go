@@ -216,6 +216,8 @@ func command(spec event.Step) string {
 		return spec.Run
 	case event.KindFileWrite, event.KindFilePatch:
 		return string(spec.Kind) + " " + spec.Path
+	case event.KindCritique:
+		return "critique of " + spec.Target + ": " + spec.Criteria
 	}
 	return string(spec.Kind)
 }

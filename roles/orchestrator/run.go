@@ -60,6 +60,9 @@ func (r *Run) buildIndex() string {
 	if problem == "" {
 		problem = r.branchProblem() // branch.go
 	}
+	if problem == "" {
+		problem = r.critiqueProblem()
+	}
 	return problem
 }
 

@@ -27,7 +27,8 @@ import (
 //	                     [idempotent] [on_failure=X] [subgoal=S] [kind=K]
 //	                     [title=T] [caps=a,b] [creates=P] [check=C]
 //	                     [compensate=C] [next=success:X,failure:Y]
-//	                     [tests=H[:SUCCESS:FAILURE],...]" or
+//	                     [tests=H[:SUCCESS:FAILURE],...]
+//	                     [target=T criteria=WORDS_WITH_UNDERSCORES]" or
 //	                     "subgoal ID TITLE..."
 //	submit RUN plan=NAME
 //	propose RUN [plan=NAME] [rev=N]
@@ -56,6 +57,9 @@ import (
 //	accept RUN REV [epoch=N]
 //	start RUN STEP ATTEMPT [node=N]
 //	finish RUN STEP ATTEMPT STATUS [CLASS] [exit=N] [node=N] [timedout] [interrupted] [edits=P,Q] [tail=A_B] [err=TEXT...]
+//	verdict RUN STEP ATTEMPT pass|fail|error [code=C] [node=N] [err=JUDGEMENT_OR_ERROR...]
+//	                            critique.recorded, from a planner
+//	claim RUN STEP ATTEMPT      plan.claimed of a critique attempt, from a planner
 //	cancel RUN [REASON...]
 //	close RUN STATUS [epoch=N] [REASON...]   run.finished, as a leader would
 //	event TYPE [RUN]            an event this fold skips (memory.written, ...)
@@ -316,6 +320,10 @@ func (sc *script) exec(t *testing.T, line string, input []string) []string {
 			Step: step, Attempt: a.int(t, 2), Node: node}, sc.stepLine(step))
 	case "finish":
 		return sc.finish(t, a)
+	case "verdict":
+		return sc.verdict(t, a)
+	case "claim":
+		return sc.claim(t, a)
 	case "close":
 		return sc.fold(event.RunFinished, a.pos[0], sc.leader, event.RunFinishedData{
 			Decision: event.Decision{Epoch: uint64(a.optInt(t, "epoch", int(sc.epoch)))},
@@ -710,6 +718,8 @@ func describe(d Decision) string {
 			s += ": " + p.Reason
 		}
 		return s + suffix
+	case event.CritiqueRequested:
+		return describeCritique(d) + suffix
 	}
 	return "unexpected " + string(d.Draft.Type)
 }
@@ -933,6 +943,8 @@ func parsePlan(t *testing.T, name string, lines []string) *event.Plan {
 				st.Path = v
 			case "next", "tests": // branch_test.go
 				branchOption(&st, k, v)
+			case "target", "criteria":
+				critiqueOption(&st, k, v)
 			default:
 				t.Fatalf("plan %s: unknown step option %q", name, kv)
 			}

@@ -35,6 +35,8 @@ type sim struct {
 	reused, refused int
 	// check is called after every fold.
 	check func(*State)
+	// critiques makes some plan steps critique steps (critique_test.go).
+	critiques bool
 }
 
 func newSim(seed uint64, check func(*State)) *sim {
@@ -382,6 +384,10 @@ func (m *sim) randomPlan() event.Plan {
 			st.Run = "rm -rf build" // gated by the default policy
 		case 4:
 			st.Run = "curl -fsS https://example.com" // denied by one of simPolicies
+		case 5:
+			if m.critiques {
+				critiqueStep(&st, i)
+			}
 		}
 		if m.rng.IntN(2) == 0 {
 			st.Backoff = event.Duration(500 * time.Millisecond)
@@ -423,6 +429,10 @@ func (m *sim) pickStep(active bool) (*Run, *Step) {
 }
 
 func (m *sim) finish(r *Run, st *Step, attempt int, node string) {
+	if isCritique(st) && m.rng.IntN(4) != 0 {
+		m.verdict(r, st, attempt)
+		return
+	}
 	d := event.TaskFinishedData{Step: st.Spec.ID, Attempt: attempt, Node: node, Status: event.TaskSucceeded}
 	switch x := m.rng.IntN(20); {
 	case x < 3:

@@ -177,7 +177,8 @@ type Step struct {
 	// replans budget).
 	Replan bool `json:"replan,omitempty"`
 	// Tail is the redacted output tail of the last failed attempt (what a
-	// replan request tells the planner).
+	// replan request tells the planner), and of the last attempt of a
+	// step a critique targets (what the critique judges).
 	Tail string `json:"tail,omitempty"`
 	// CancelSent is the attempt for which a task.cancel was folded, so that
 	// Decide does not ask twice.
@@ -233,6 +234,9 @@ type Step struct {
 	// Compensates is set on a compensation step (not in the plan: added
 	// by its first task.assigned): the attempt of the plan step it undoes.
 	Compensates *event.Compensation `json:"compensates,omitempty"`
+	// Critique is the verdict of a critique step's latest attempt
+	// (critique.go); nil before one is recorded.
+	Critique *Verdict `json:"critique,omitempty"`
 }
 
 // Edit is one operator's edit of a gated step: the command it replaced.
@@ -322,7 +326,7 @@ var folds = map[event.Type]foldFunc{
 	event.GoalSubmitted:       foldGoalSubmitted,
 	event.RunCancel:           foldRunCancel,
 	event.PlanProposed:        foldPlanProposed,
-	event.PlanRejected:        foldPlanRejected,
+	event.PlanRejected:        both(foldPlanRejected, foldReplanNoPlanner), // noplanner.go
 	event.LeaderElected:       foldLeaderElected,
 	event.PlanAccepted:        foldPlanAccepted,
 	event.TaskAssigned:        foldTaskAssigned,
@@ -346,7 +350,11 @@ var folds = map[event.Type]foldFunc{
 	event.GateClosed:          foldGateClosed,
 	event.RunPause:            foldRunPause,
 	event.RunResume:           foldRunResume,
-	event.PlanReplanRequested: foldReplanRequested,
+	event.PlanReplanRequested: both(foldReplanRequested, foldReplanWait),
+	event.CritiqueRequested:   foldCritiqueRequested,
+	event.CritiqueRecorded:    foldCritiqueRecorded,
+	event.PlanClaimed:         both(foldCritiqueClaimed, foldPlanClaimWait),
+	event.ClusterSettings:     foldClusterPlanning,
 }
 
 // Apply folds one committed event into s. It is pure and deterministic:
@@ -419,6 +427,9 @@ func (s *State) schedulable(node string, ex *Executor) bool {
 // slot of its node (active: assigned or running), and marks the node for
 // reslot.
 func (s *State) holding(st *Step, active bool) {
+	if st.Node == "" {
+		return // a critique: no node holds it (critique.go)
+	}
 	steps := s.onNode[st.Node]
 	if active {
 		s.onNode[st.Node] = append(steps, st)
@@ -473,7 +484,7 @@ func (s *State) indexNodes() {
 	s.onNode = map[string][]*Step{}
 	for _, r := range s.activeRuns() {
 		for _, st := range r.Steps {
-			if st.Active() {
+			if st.Active() && st.Node != "" {
 				s.onNode[st.Node] = append(s.onNode[st.Node], st)
 			}
 		}

@@ -57,6 +57,8 @@ type StepView struct {
 	// tests (event.Step.Tests), once it is final: "none" unless it
 	// succeeded or failed.
 	Evidence []StepEvidence `json:"evidence,omitempty"`
+	// Critique is a critique step's latest verdict and judgement.
+	Critique *Verdict `json:"critique,omitempty"`
 }
 
 // RunSummary is a run without its steps: one row of a run listing

@@ -23,6 +23,14 @@
 // goal, it rejects the run with code no_planner, saying why it could not
 // plan it.
 //
+// Critique steps are jobs too (critique.go): a critique.requested opens
+// one (a later attempt replaces it), its critique.recorded or the run's
+// run.finished closes it. A planner whose Config.Text is a
+// CritiqueSource (the model) claims it (plan.claimed with the step and
+// attempt), judges it and emits critique.recorded; when no claim came
+// within the claim timeout of the request, any planner records verdict
+// error with code no_planner.
+//
 // Invariants:
 //
 //  1. Nothing is planned before the node is live, and a run is planned at

@@ -21,11 +21,17 @@ func (p *Planner) Fold(ev event.Event) {
 			return
 		}
 		p.mu.Lock()
-		p.mu.runs.claimed(ev.Run, max(d.Revision, 1), ev.Node, ev.Time, d.Until)
+		if d.Step != "" {
+			p.mu.runs.critiqueClaimed(ev.Run, d.Step, d.Attempt, ev.Node, ev.Time, d.Until)
+		} else {
+			p.mu.runs.claimed(ev.Run, max(d.Revision, 1), ev.Node, ev.Time, d.Until)
+		}
 		p.mu.Unlock()
 		p.poke()
 	case event.PlanReplanRequested:
 		p.foldReplan(ev)
+	case event.CritiqueRequested, event.CritiqueRecorded, event.RunFinished:
+		p.foldCritique(ev)
 	case event.PlanProposed:
 		var d event.PlanProposedData
 		if ev.Run == "" || ev.Decode(&d) != nil {

@@ -42,6 +42,9 @@ type pending struct {
 	// replan is the leader's request for the next revision of a running
 	// run, nil for a first plan.
 	replan *event.PlanReplanRequestedData
+	// critique is the leader's request to judge a critique attempt, nil
+	// for a plan (critique.go).
+	critique *event.CritiqueRequestedData
 	// bad is set when the goal's payload did not decode, or the run
 	// cannot be replanned; the run is rejected with it.
 	bad       error
@@ -70,6 +73,8 @@ type job struct {
 	goal   event.GoalSubmittedData
 	replan *event.PlanReplanRequestedData
 	bad    error
+	// critique is the attempt a critique job judges (critique.go).
+	critique *event.CritiqueRequestedData
 }
 
 // revision is the plan revision a pending run waits for.
@@ -98,10 +103,10 @@ func newRuns() runs {
 // submit records a submitted goal. It reports false for a run already
 // pending (the first goal stands).
 func (r *runs) submit(p *pending) bool {
-	if _, dup := r.pending[p.id]; dup {
+	if _, dup := r.pending[p.key()]; dup {
 		return false
 	}
-	r.pending[p.id] = p
+	r.pending[p.key()] = p
 	return true
 }
 
@@ -126,7 +131,9 @@ type claimer struct {
 	self    string                               // this node
 	canPlan func(g event.GoalSubmittedData) bool // whether it can plan a goal
 	// canReplan says whether it can replan a run.
-	canReplan    func(req *event.PlanReplanRequestedData) bool
+	canReplan func(req *event.PlanReplanRequestedData) bool
+	// canCritique says whether it can judge critiques (it has a model).
+	canCritique  bool
 	claimTimeout time.Duration
 }
 
@@ -160,7 +167,7 @@ func (r *runs) take(now time.Time, n int, c claimer) (jobs []job, wait time.Dura
 		}
 		kind := jobPlan
 		switch {
-		case p.bad != nil || (p.goal.PlanFile == "" && p.goal.Text == ""):
+		case p.critique == nil && (p.bad != nil || (p.goal.PlanFile == "" && p.goal.Text == "")):
 			// Nothing to plan: rejected by whoever sees it first.
 		case p.claim != nil && !now.After(p.claim.until) && p.claim.by != c.self:
 			later(p.claim.until)
@@ -168,6 +175,8 @@ func (r *runs) take(now time.Time, n int, c claimer) (jobs []job, wait time.Dura
 		case p.claim != nil && !now.After(p.claim.until):
 			// Ours: plan it.
 		case p.replan == nil && c.canPlan(p.goal), p.replan != nil && c.canReplan(p.replan):
+			kind = jobClaim
+		case p.critique != nil && c.canCritique:
 			kind = jobClaim
 		case now.Sub(p.at) >= c.claimTimeout:
 			kind = jobNoPlanner
@@ -179,7 +188,7 @@ func (r *runs) take(now time.Time, n int, c claimer) (jobs []job, wait time.Dura
 		if kind == jobClaim {
 			p.phase = claiming
 		}
-		jobs = append(jobs, job{kind: kind, id: p.id, goal: p.goal, replan: p.replan, bad: p.bad})
+		jobs = append(jobs, job{kind: kind, id: p.id, goal: p.goal, replan: p.replan, bad: p.bad, critique: p.critique})
 	}
 	return jobs, wait
 }
@@ -211,10 +220,10 @@ const (
 	outAbandoned                // the planner stopped: plan again later
 )
 
-// finish records the end of a job on run id; backoff gives the delay
+// finish records the end of a job on the run (or critique) of key; backoff gives the delay
 // before a retry after the given number of failures.
-func (r *runs) finish(id string, kind jobKind, o outcome, now time.Time, backoff func(failures int) time.Duration) {
-	p := r.pending[id]
+func (r *runs) finish(key string, kind jobKind, o outcome, now time.Time, backoff func(failures int) time.Duration) {
+	p := r.pending[key]
 	if p == nil {
 		return // closed meanwhile: its event was folded, or it was cancelled
 	}

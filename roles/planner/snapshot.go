@@ -13,10 +13,11 @@ import (
 
 // SnapshotVersion is the snapshot format this version writes. It only moves
 // forward; Restore refuses versions it does not know.
-const SnapshotVersion = 3
+const SnapshotVersion = 4
 
 // Version 2 added the goal's time and the claim that holds a run; version
-// 3 the replan requests pending. An older snapshot is refused, so the
+// 3 the replan requests pending; version 4 the critique requests
+// pending. An older snapshot is refused, so the
 // planner folds again from the ledger.
 
 // ErrSnapshotVersion: the snapshot was written by an unknown format version.
@@ -45,6 +46,9 @@ type snapPending struct {
 	ClaimUntil time.Time `json:"claim_until,omitzero"`
 	// Replan is the leader's request for the next revision, for a replan.
 	Replan *event.PlanReplanRequestedData `json:"replan,omitempty"`
+	// Critique is the leader's request to judge a critique attempt, for
+	// a critique.
+	Critique *event.CritiqueRequestedData `json:"critique,omitempty"`
 }
 
 // SnapshotName is "planner".
@@ -56,7 +60,7 @@ func (p *Planner) Snapshot() (uint64, []byte, error) {
 	snap := snapshot{Version: SnapshotVersion, Seq: p.folded, Pending: []snapPending{}}
 	p.mu.Lock()
 	for _, r := range p.mu.runs.pending {
-		sp := snapPending{Run: r.id, Seq: r.seq, At: r.at, Goal: r.goal, Replan: r.replan}
+		sp := snapPending{Run: r.id, Seq: r.seq, At: r.at, Goal: r.goal, Replan: r.replan, Critique: r.critique}
 		if r.bad != nil {
 			sp.Bad = r.bad.Error()
 		}
@@ -92,7 +96,7 @@ func (p *Planner) Restore(data []byte) error {
 		if sp.Run == "" {
 			return fmt.Errorf("planner: unmarshal snapshot: pending run %d has no id", i)
 		}
-		r := &pending{id: sp.Run, seq: sp.Seq, at: sp.At, goal: sp.Goal, replan: sp.Replan}
+		r := &pending{id: sp.Run, seq: sp.Seq, at: sp.At, goal: sp.Goal, replan: sp.Replan, critique: sp.Critique}
 		if sp.Bad != "" {
 			r.bad = errors.New(sp.Bad)
 		}
@@ -100,7 +104,7 @@ func (p *Planner) Restore(data []byte) error {
 			r.claim = &claim{by: sp.ClaimBy, until: sp.ClaimUntil}
 		}
 		if !rs.submit(r) {
-			return fmt.Errorf("planner: unmarshal snapshot: run %s appears twice", sp.Run)
+			return fmt.Errorf("planner: unmarshal snapshot: run %s appears twice", r.key())
 		}
 	}
 	p.mu.Lock()

@@ -24,7 +24,7 @@ func historyGen() *rapid.Generator[[]event.Event] {
 		for range n {
 			run := rapid.SampledFrom([]string{"r1", "r2", "r3", "r4", "r5", ""}).Draw(t, "run")
 			var ev event.Event
-			switch rapid.IntRange(0, 7).Draw(t, "kind") {
+			switch rapid.IntRange(0, 11).Draw(t, "kind") {
 			case 0, 1:
 				ev = l.event(event.GoalSubmitted, run, event.GoalSubmittedData{
 					Goal: "g-" + run, PlanFile: fmt.Sprintf("steps: [{id: a, run: echo %d}]", l.seq+1), PlanName: "p.yaml"})
@@ -39,6 +39,19 @@ func historyGen() *rapid.Generator[[]event.Event] {
 				ev = l.event(event.PlanRejected, run, event.PlanRejectedData{Error: "no"})
 			case 6:
 				ev = l.event(event.RunCancel, run, event.RunCancelData{})
+			case 8:
+				ev = l.event(event.CritiqueRequested, run, event.CritiqueRequestedData{
+					Step: rapid.SampledFrom([]string{"c", "d"}).Draw(t, "step"), Attempt: rapid.IntRange(1, 3).Draw(t, "attempt"),
+					Target: "a", Criteria: "ok"})
+			case 9:
+				ev = l.event(event.CritiqueRecorded, run, event.CritiqueRecordedData{
+					Step: rapid.SampledFrom([]string{"c", "d"}).Draw(t, "step"), Attempt: rapid.IntRange(1, 3).Draw(t, "attempt"),
+					Verdict: event.VerdictPass})
+			case 10:
+				ev = l.event(event.PlanClaimed, run, event.PlanClaimedData{Until: time.Unix(int64(l.seq), 0).UTC(), Source: "llm",
+					Step: rapid.SampledFrom([]string{"", "c", "d"}).Draw(t, "step"), Attempt: rapid.IntRange(1, 3).Draw(t, "attempt")})
+			case 11:
+				ev = l.event(event.RunFinished, run, event.RunFinishedData{Status: event.RunSucceeded})
 			default:
 				ev = l.event(event.TaskFinished, run, event.TaskFinishedData{Step: "a", Status: event.TaskSucceeded})
 			}
@@ -74,14 +87,15 @@ func snap(t interface {
 func plannedOrder(p *Planner) []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	jobs, _ := p.mu.runs.take(time.Now(), 1<<30, claimer{self: "p", canPlan: func(event.GoalSubmittedData) bool { return true }, claimTimeout: time.Hour})
+	jobs, _ := p.mu.runs.take(time.Now(), 1<<30, claimer{self: "p", canPlan: func(event.GoalSubmittedData) bool { return true },
+		canCritique: true, claimTimeout: time.Hour})
 	var out []string
 	for _, j := range jobs {
 		bad := ""
 		if j.bad != nil {
 			bad = j.bad.Error()
 		}
-		out = append(out, fmt.Sprintf("%s %d %+v %q", j.id, j.kind, j.goal, bad))
+		out = append(out, fmt.Sprintf("%s %d %+v %q %+v", j.id, j.kind, j.goal, bad, j.critique))
 	}
 	return out
 }
@@ -132,7 +146,7 @@ func TestSnapshotKeepsOnlyPendingRuns(t *testing.T) {
 	d.Time = time.Date(2026, 11, 23, 9, 30, 0, 0, time.UTC)
 	fold(p, l.commit(d))
 	seq, b := snap(t, p)
-	want := `{"version":3,"seq":201,"pending":[{"run":"open","seq":201,"at":"2026-11-23T09:30:00Z","goal":{"goal":"","plan_file":"steps: [{id: a, run: x}]"}}]}`
+	want := `{"version":4,"seq":201,"pending":[{"run":"open","seq":201,"at":"2026-11-23T09:30:00Z","goal":{"goal":"","plan_file":"steps: [{id: a, run: x}]"}}]}`
 	if seq != 201 || string(b) != want {
 		t.Fatalf("snapshot %d %s\nwant %s", seq, b, want)
 	}
@@ -146,15 +160,17 @@ func TestRestoreRefusesBadSnapshots(t *testing.T) {
 		in      string
 		wantErr error
 	}{
-		{"future version", `{"version":4,"seq":1,"pending":[]}`, ErrSnapshotVersion},
+		{"future version", `{"version":5,"seq":1,"pending":[]}`, ErrSnapshotVersion},
+		{"version 3, without critiques", `{"version":3,"seq":1,"pending":[]}`, ErrSnapshotVersion},
 		{"version 1, without claims", `{"version":1,"seq":1,"pending":[]}`, ErrSnapshotVersion},
 		{"version 2, without replans", `{"version":2,"seq":1,"pending":[]}`, ErrSnapshotVersion},
 		{"no version", `{"seq":1,"pending":[]}`, ErrSnapshotVersion},
 		{"garbage", "\x00\xffnot json", nil},
 		{"empty", "", nil},
-		{"wrong shape", `{"version":3,"pending":{"a":1}}`, nil},
-		{"run without id", `{"version":3,"seq":3,"pending":[{"seq":1}]}`, nil},
-		{"run twice", `{"version":3,"seq":3,"pending":[{"run":"a","seq":1},{"run":"a","seq":2}]}`, nil},
+		{"wrong shape", `{"version":4,"pending":{"a":1}}`, nil},
+		{"run without id", `{"version":4,"seq":3,"pending":[{"seq":1}]}`, nil},
+		{"run twice", `{"version":4,"seq":3,"pending":[{"run":"a","seq":1},{"run":"a","seq":2}]}`, nil},
+		{"critique twice", `{"version":4,"seq":3,"pending":[{"run":"a","seq":1,"critique":{"step":"c","attempt":1}},{"run":"a","seq":2,"critique":{"step":"c","attempt":2}}]}`, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -54,6 +54,7 @@ func (p *Planner) take() ([]job, time.Duration) {
 		self: p.env.Node, claimTimeout: p.claimTimeout(),
 		canPlan:   func(g event.GoalSubmittedData) bool { _, err := p.source(g); return err == nil },
 		canReplan: func(*event.PlanReplanRequestedData) bool { _, ok := p.cfg.Text.(ReplanSource); return ok },
+		canCritique: p.canCritique(),
 	})
 	p.mu.running += len(jobs)
 	return jobs, wait
@@ -64,7 +65,7 @@ func (p *Planner) runJob(ctx context.Context, j job) {
 	o := p.process(ctx, j)
 	p.mu.Lock()
 	p.mu.running--
-	p.mu.runs.finish(j.id, j.kind, o, p.now(), p.backoff)
+	p.mu.runs.finish(j.key(), j.kind, o, p.now(), p.backoff)
 	p.mu.Unlock()
 	p.poke()
 }
@@ -89,6 +90,8 @@ func (p *Planner) process(ctx context.Context, j job) outcome {
 		p.log.Debug("plan claimed", "run", j.id, "source", src, "event", d.ID)
 	case event.PlanProposed:
 		p.log.Info("plan proposed", "run", j.id, "source", src, "event", d.ID)
+	case event.CritiqueRecorded:
+		p.logVerdict(j, d)
 	default:
 		var r event.PlanRejectedData
 		_ = json.Unmarshal(d.Data, &r)
@@ -101,6 +104,9 @@ func (p *Planner) process(ctx context.Context, j job) outcome {
 // plan.proposed, or a plan.rejected saying why there is no plan. It also
 // returns the source's name.
 func (p *Planner) draft(ctx context.Context, j job) (event.Draft, string) {
+	if j.critique != nil {
+		return p.draftCritique(ctx, j)
+	}
 	switch {
 	case j.bad != nil:
 		return rejection(j.id, j.bad), ""

@@ -51,11 +51,14 @@ func (p *Policy) JudgeStep(s event.Step, dir string) Verdict {
 		return v
 	case event.KindFileWrite, event.KindFilePatch:
 		return p.JudgeEdit(s, dir)
-	case event.KindNoop, event.KindFileRestore:
+	case event.KindNoop, event.KindFileRestore, event.KindCritique:
 		v := p.allowed(string(s.Kind))
 		v.Why = "a noop runs nothing"
-		if s.Kind == event.KindFileRestore {
+		switch s.Kind {
+		case event.KindFileRestore:
 			v.Why = "a restore puts back the before-images of an edit that was judged"
+		case event.KindCritique:
+			v.Why = "a critique runs nothing: a model judges its target's output"
 		}
 		return v
 	}

@@ -52,7 +52,7 @@ const Window = 4096
 var checked = map[event.Type]bool{
 	event.PlanAccepted: true, event.TaskAssigned: true, event.TaskCancel: true,
 	event.RunFinished: true, event.GateOpened: true, event.GateClosed: true,
-	event.PlanReplanRequested: true,
+	event.PlanReplanRequested: true, event.CritiqueRequested: true,
 }
 
 // Options select what is checked.

@@ -13,7 +13,7 @@ import (
 
 // Allowed values, for messages.
 var (
-	kinds      = []string{string(event.KindShell), string(event.KindNoop), string(event.KindFileWrite), string(event.KindFilePatch)}
+	kinds      = []string{string(event.KindShell), string(event.KindNoop), string(event.KindFileWrite), string(event.KindFilePatch), string(event.KindCritique)}
 	onFailures = []string{string(event.OnFailureAbort), string(event.OnFailureRetry), string(event.OnFailureContinue), string(event.OnFailureReplan)}
 )
 
@@ -89,7 +89,7 @@ func checkTexts(d *draft, ps *problems) {
 func checkStep(ps *problems, s *draftStep) {
 	st := &s.step
 	switch st.Kind {
-	case "", event.KindShell, event.KindNoop, event.KindFileWrite, event.KindFilePatch:
+	case "", event.KindShell, event.KindNoop, event.KindFileWrite, event.KindFilePatch, event.KindCritique:
 	case event.KindFileRestore:
 		ps.add(s.pos("kind"), "kind %s is not for plans: the orchestrator makes file.restore steps to compensate file edits; allowed: %s", st.Kind, strings.Join(kinds, ", "))
 	default:
@@ -104,6 +104,7 @@ func checkStep(ps *problems, s *draftStep) {
 		ps.add(s.pos("run"), "noop step has run; remove run or set kind: shell")
 	}
 	checkFileFields(ps, s, effectiveKind(st))
+	checkCritique(ps, s, effectiveKind(st))
 	if s.blank("check", st.Check) {
 		ps.add(s.pos("check"), "check is empty: give the command whose exit 0 skips the step, or remove check")
 	}

@@ -38,17 +38,25 @@
 //
 //	{"mode": "plan", "steps": [{"goal": "…", "commands": ["…", "…"]}]}
 //
-// Step fields: id, title, kind (shell | noop | file.write | file.patch),
-// run, depends_on, timeout, retries, backoff, idempotent, creates, check,
-// on_failure, env, cwd, capabilities (a list, or one name: what the
-// executor must offer, all of it — capabilities: [docker]; names of
-// letters, digits, '-' and '_'), path, content, mode, patch, compensate,
-// run_as, next, tests. YAML anchors, aliases and merge keys (<<) work.
+// Step fields: id, title, kind (shell | noop | file.write | file.patch |
+// critique), run, depends_on, timeout, retries, backoff, idempotent,
+// creates, check, on_failure, env, cwd, capabilities (a list, or one
+// name: what the executor must offer, all of it — capabilities: [docker];
+// names of letters, digits, '-' and '_'), path, content, mode, patch,
+// compensate, run_as, next, tests, target, criteria. YAML anchors, aliases
+// and merge keys (<<) work.
 //
 // Branches and hypotheses (a debugging playbook; see branch.go): a step's
 // next routes the run by its outcome (next: [{on: failure, to: diagnose}]),
 // the plan's hypotheses ([{id, statement}]) are what it tests, and a
 // step's tests names the hypotheses its result is evidence for.
+//
+// Critique steps (kind: critique) run nothing: a model judges whether the
+// output of the step named by target meets criteria (see critique.go).
+// target must name another step, not a critique; the critique depends on
+// it (Normalize adds the dependency); criteria is not empty; a critique
+// has none of the fields of a step that runs (run, guards, cwd, env,
+// capabilities, timeout, idempotent, file edits, compensate, run_as).
 //
 // File edits: a file.write step writes content to path (relative to cwd;
 // mode, octal as chmod reads it, for a file it creates — 0644 by

@@ -45,6 +45,7 @@ func newGraph(d *draft, ps *problems, stepIdx, subIdx map[string]int) *graph {
 	}
 	g.assignSubgoals()
 	sgRefs := g.resolveStepDeps()
+	g.critiqueDeps()
 	entries, exits := g.ends()
 	for _, r := range sgRefs {
 		for _, x := range exits[r.sg] {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/node/api"
+	"github.com/agentic-dev/agentic/roles/orchestrator"
 )
 
 // renderRun prints a run as a header and a step table grouped by subgoal:
@@ -72,6 +73,9 @@ func renderRun(w io.Writer, r *api.Run, now time.Time) error {
 		if s.Wait != "" {
 			fmt.Fprintf(w, "\n%s waits: %s", s.ID, s.Wait)
 		}
+		if c := s.Critique; c != nil {
+			fmt.Fprintf(w, "\n%s verdict: %s", s.ID, critiqueLine(c))
+		}
 	}
 	if hasErrors(r.Steps) {
 		fmt.Fprintln(w)
@@ -121,9 +125,25 @@ func exitCode(c *int) string {
 
 func hasErrors(steps []api.Step) bool {
 	for _, s := range steps {
-		if s.Error != "" || s.Reassigned > 0 || s.Wait != "" {
+		if s.Error != "" || s.Reassigned > 0 || s.Wait != "" || s.Critique != nil {
 			return true
 		}
 	}
 	return false
+}
+
+// critiqueLine shows a critique step's verdict: pass or fail with the
+// judgement, or error with why there is none.
+func critiqueLine(c *orchestrator.Verdict) string {
+	s := string(c.Verdict)
+	if c.Code != "" {
+		s += " [" + c.Code + "]"
+	}
+	switch {
+	case c.Judgement != "":
+		s += ": " + c.Judgement
+	case c.Error != "":
+		s += ": " + c.Error
+	}
+	return s
 }
