@@ -33,10 +33,14 @@ import (
 //     retried within its retries. A verdict for another attempt, or a
 //     second one, is ignored.
 //
-// No bound of the orchestrator's own waits for a verdict: the planners
-// answer every request, with verdict error code no_planner when no
-// planner that can judge claimed it within their claim timeout, and a
-// planner's judge is bounded by its planning timeout. A run stopped
+// The planners answer every request, with verdict error code no_planner
+// when no planner that can judge claimed it within their claim timeout,
+// and a planner's judge is bounded by its planning timeout. With no
+// planner node at all nobody would answer: the leader applies the
+// no-planner rule (noplanner.go) to a request no planner claimed — the
+// run fails with code no_planner NoPlannerAfter the request (or the
+// leader's election, whichever is later). A claimed attempt is the
+// claiming planner's to answer. A run stopped
 // meanwhile (cancelled, failed) finishes without waiting: there is no
 // attempt to cancel, and a late verdict is ignored.
 
@@ -89,7 +93,7 @@ func foldCritiqueRequested(s *State, ev event.Event) {
 		return
 	}
 	st.Attempt = d.Attempt
-	st.AssignedSeq, st.SlotAt, st.Next = ev.Seq, time.Time{}, ""
+	st.AssignedSeq, st.SlotAt, st.Next, st.RequestedAt = ev.Seq, time.Time{}, "", ev.Time
 	s.setWait(r, i)
 	st.StartedAt, st.FinishedAt = time.Time{}, time.Time{}
 	st.ExitCode, st.Error, st.Code, st.Class, st.Critique = nil, "", "", "", nil
@@ -222,4 +226,25 @@ func (r *Run) critiqueProblem() string {
 		}
 	}
 	return ""
+}
+
+// unclaimedCritique applies the no-planner rule to an active critique
+// attempt that no planner claimed (still assigned): it fails the run with
+// CodeNoPlanner once NoPlannerAfter has passed since the request or the
+// leader's election, and wakes Decide then otherwise. It reports whether
+// it stopped the run.
+func (d *decider) unclaimedCritique(r *Run, st *Step) bool {
+	if !isCritique(st) || st.Status != StepAssigned || st.RequestedAt.IsZero() {
+		return false
+	}
+	timeout := d.s.claimTimeout()
+	due := latest(st.RequestedAt, d.s.ElectedAt).Add(NoPlannerAfter(timeout))
+	if d.now.Before(due) {
+		d.wakeAt(due)
+		return false
+	}
+	d.stopRun(r, RunFailed, CodeNoPlanner, fmt.Sprintf(
+		"no planner answered the critique of step %s (attempt %d) within %s (the claim timeout %s and a margin): is a node with the planner role and a model running?",
+		st.Spec.ID, st.Attempt, NoPlannerAfter(timeout), timeout))
+	return true
 }

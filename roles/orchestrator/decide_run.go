@@ -71,6 +71,9 @@ func (d *decider) running(r *Run) {
 	// Only a run that goes on gives attempts up: one that stops cancels
 	// them all (stopRun, above).
 	for _, st := range active {
+		if d.unclaimedCritique(r, st) { // critique.go
+			return
+		}
 		d.check(r, st)
 	}
 	if replan != nil {

@@ -192,6 +192,9 @@ type Step struct {
 	// before it). Zero while it waits in the executor's queue. An attempt
 	// with a SlotAt may have started; one without never did.
 	SlotAt time.Time `json:"slot_at,omitzero"`
+	// RequestedAt is when the current attempt of a critique step was
+	// asked for (critique.requested): the start of its no-planner wait.
+	RequestedAt time.Time `json:"requested_at,omitzero"`
 	// Lost is the latest attempt given up (a task.cancel with code
 	// superseded): reports about it are superseded.
 	Lost int `json:"lost,omitempty"`
