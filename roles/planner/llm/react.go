@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/agentic-dev/agentic/bus/event"
-	"github.com/agentic-dev/agentic/roles/planner/plan"
 )
 
 // ReactVersion names the planner's code and prompt in provenance in
@@ -198,18 +197,10 @@ func reactForm(kept []event.Step, subgoals []event.Subgoal) form {
 		}
 		top["steps"], _ = json.Marshal(all) // raw messages
 		doc, _ = json.Marshal(top)
-		if err := CheckSchema(doc); err != nil {
-			return nil, "", fmt.Errorf("the plan does not match the schema:\n%w", err)
-		}
-		doc, rationale, err := takeRationale(doc)
+		p, rationale, err := checkPlanDoc(doc)
 		if err != nil {
 			return nil, "", err
 		}
-		p, err := plan.Parse("plan.json", doc)
-		if err != nil {
-			return nil, "", errors.New(strings.TrimSpace(err.Error()))
-		}
-		defaultOnFailure(doc, p)
 		out := &event.Plan{Goal: p.Goal, Subgoals: subgoals, Open: !done, Steps: slices.Clone(kept)}
 		for _, st := range p.Steps {
 			if !ids[st.ID] {

@@ -192,6 +192,13 @@ func check(resp Response) (*event.Plan, string, error) {
 		}
 		return nil, "", err
 	}
+	return checkPlanDoc(doc)
+}
+
+// checkPlanDoc checks a model's plan document — the schema, then the
+// plan rules — and returns the plan with the defaults a model's plan gets
+// (defaultOnFailure) and the rationale it gave.
+func checkPlanDoc(doc []byte) (*event.Plan, string, error) {
 	if err := CheckSchema(doc); err != nil {
 		return nil, "", fmt.Errorf("the plan does not match the schema:\n%w", err)
 	}
