@@ -83,9 +83,7 @@ func critiqueMessage(req event.CritiqueRequestedData) string {
 	}
 	fmt.Fprintf(&b, "Step judged: %s\nIts status: %s\nIts exit code: %d\n", req.Target, orUnknown(string(req.TargetStatus)), req.ExitCode)
 	if out := req.Output; out != "" {
-		if len(out) > maxOutputTail {
-			out = "..." + out[len(out)-maxOutputTail:]
-		}
+		out = outputEnd(out)
 		fmt.Fprintf(&b, "Its output (end):\n%s\n", out)
 	} else {
 		b.WriteString("Its output: (none)\n")

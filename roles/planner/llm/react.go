@@ -76,9 +76,7 @@ func reactMessages(goal string, in Inputs, req *event.PlanReplanRequestedData) [
 			}
 			b.WriteString("\n")
 			if out := strings.TrimRight(r.OutputTail, "\n"); out != "" {
-				if len(out) > maxOutputTail {
-					out = "..." + out[len(out)-maxOutputTail:]
-				}
+				out = outputEnd(out)
 				fmt.Fprintf(&b, "  output (end):\n%s\n", indent(out, "    "))
 			}
 		case slices.Contains(req.Done, st.ID):
@@ -95,9 +93,7 @@ func reactMessages(goal string, in Inputs, req *event.PlanReplanRequestedData) [
 		}
 		b.WriteString("\n")
 		if out := strings.TrimRight(f.Output, "\n"); out != "" {
-			if len(out) > maxOutputTail {
-				out = "..." + out[len(out)-maxOutputTail:]
-			}
+			out = outputEnd(out)
 			fmt.Fprintf(&b, "Its output (end):\n%s\n", indent(out, "    "))
 		}
 		b.WriteString("The steps done stay; the failed step and the steps that did not run are dropped: give what replaces them, under new ids or the same.\n")

@@ -7,12 +7,26 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentic-dev/agentic/bus/event"
 )
 
 // maxOutputTail caps the failed step's output the replan prompt quotes.
 const maxOutputTail = 4 << 10
+
+// outputEnd is the end of a step's output as a prompt quotes it: at most
+// maxOutputTail bytes, cut at a character boundary, marked when cut.
+func outputEnd(out string) string {
+	if len(out) <= maxOutputTail {
+		return out
+	}
+	i := len(out) - maxOutputTail
+	for i < len(out) && !utf8.RuneStart(out[i]) {
+		i++
+	}
+	return "..." + out[i:]
+}
 
 // Replan asks the model for the next revision of a running run's plan
 // after a step failed (req: the goal, the plan in force, the steps done,
@@ -61,9 +75,7 @@ func replanMessage(req event.PlanReplanRequestedData) (string, error) {
 		fmt.Fprintf(&b, "Error: %s\n", f.Error)
 	}
 	if out := f.Output; out != "" {
-		if len(out) > maxOutputTail {
-			out = "..." + out[len(out)-maxOutputTail:]
-		}
+		out = outputEnd(out)
 		fmt.Fprintf(&b, "Output (end):\n%s\n", out)
 	}
 	b.WriteString("\nAnswer with the revised plan, the whole of it, as ONE JSON object in the same format, " +

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/agentic-dev/agentic/bus/event"
 )
@@ -107,5 +108,22 @@ func TestReplanCountsEarlierTokens(t *testing.T) {
 	req.Tokens = 100
 	if _, _, _, err := source(cs, Config{TokenBudget: 1000}).Replan(context.Background(), "run-1", req); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestOutputEndCutsAtACharacter: a long output is quoted from its end,
+// never from the middle of a character, and marked as cut.
+func TestOutputEndCutsAtACharacter(t *testing.T) {
+	short := "all good\n"
+	if got := outputEnd(short); got != short {
+		t.Fatalf("short output changed: %q", got)
+	}
+	long := strings.Repeat("é", maxOutputTail) // 2 bytes each
+	got := outputEnd(long)
+	if !strings.HasPrefix(got, "...") || !utf8.ValidString(got) || len(got) > maxOutputTail+3 {
+		t.Fatalf("outputEnd of %d bytes: %d bytes, valid=%v, prefix %q", len(long), len(got), utf8.ValidString(got), got[:5])
+	}
+	if !strings.HasSuffix(long, got[3:]) {
+		t.Fatal("outputEnd is not the end of the output")
 	}
 }
