@@ -54,8 +54,17 @@ import (
 // and the secret values this process knows (redact.Scan), stricter than
 // any receiver; the error names the rule and the field, never the secret.
 func CheckDraft(d event.Draft) error {
-	if err := checkDraft(versions[Version], d); err != nil {
+	r := versions[Version]
+	if err := checkSize(r, d); err != nil {
 		return err
+	}
+	// redact.Scan judges by the Latest set and the known values: when the
+	// current rules' set is Latest, its verdict (and first finding) is
+	// the set's own and more, so the payload is scanned once.
+	if r.Secrets != redact.Latest {
+		if f, ok := r.Secrets.Scan(d.Data); ok {
+			return secretError(d, f)
+		}
 	}
 	if f, ok := redact.Scan(d.Data); ok {
 		return secretError(d, f)
@@ -86,11 +95,18 @@ func secretError(d event.Draft, f redact.Finding) error {
 }
 
 func checkDraft(r Rules, d event.Draft) error {
-	if len(d.Data) > r.MaxEventBytes {
-		return fmt.Errorf("%w: event %s (%s) payload is %d bytes, limit %d", ErrTooLarge, d.ID, d.Type, len(d.Data), r.MaxEventBytes)
+	if err := checkSize(r, d); err != nil {
+		return err
 	}
 	if f, ok := r.Secrets.Scan(d.Data); ok {
 		return secretError(d, f)
+	}
+	return nil
+}
+
+func checkSize(r Rules, d event.Draft) error {
+	if len(d.Data) > r.MaxEventBytes {
+		return fmt.Errorf("%w: event %s (%s) payload is %d bytes, limit %d", ErrTooLarge, d.ID, d.Type, len(d.Data), r.MaxEventBytes)
 	}
 	return nil
 }
@@ -113,6 +129,19 @@ func Sign(id *trust.Identity, drafts []event.Draft) ([]byte, string, error) {
 // of an older (0: no "pv" claim) or newer version. A version newer than
 // this build knows is signed under the newest rules it knows.
 func SignAt(id *trust.Identity, drafts []event.Draft, now time.Time, version int) ([]byte, string, error) {
+	return signAt(id, drafts, now, version, true)
+}
+
+// SignChecked is SignAt under the current protocol version for drafts
+// that CheckDraft accepted in this process (an outbox signing what its
+// Emit checked): the payloads are not scanned for secrets again —
+// CheckDraft's scan is the stricter — while size and subjects are
+// checked as by SignAt.
+func SignChecked(id *trust.Identity, drafts []event.Draft, now time.Time) ([]byte, string, error) {
+	return signAt(id, drafts, now, Version, false)
+}
+
+func signAt(id *trust.Identity, drafts []event.Draft, now time.Time, version int, scan bool) ([]byte, string, error) {
 	if len(drafts) == 0 {
 		return nil, "", errors.New("envelope: nothing to sign")
 	}
@@ -129,7 +158,11 @@ func SignAt(id *trust.Identity, drafts []event.Draft, now time.Time, version int
 		Type:      drafts[0].Type,
 	}
 	for _, d := range drafts {
-		if err := checkDraft(r, d); err != nil {
+		check := checkDraft
+		if !scan {
+			check = checkSize
+		}
+		if err := check(r, d); err != nil {
 			return nil, "", err
 		}
 		if d.Subject() != subj {

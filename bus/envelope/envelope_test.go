@@ -134,3 +134,37 @@ func TestLargestEventSigns(t *testing.T) {
 		t.Fatalf("one byte over: %v", err)
 	}
 }
+
+// SignChecked signs what CheckDraft accepted as Sign does (the receiver
+// verifies it alike) and still refuses what is too large or mixes
+// subjects: only the secret scan, done by CheckDraft, is not repeated.
+func TestSignChecked(t *testing.T) {
+	ids := bustest.NewIdentities(t)
+	ex := ids.Node(t, "exec-1", event.RoleExecutor)
+	v := envelope.NewVerifier(ids.Root)
+	batch := []event.Draft{draft(event.TaskStarted), draft(event.TaskStarted)}
+	for _, d := range batch {
+		if err := envelope.CheckDraft(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw, jti, err := envelope.SignChecked(ex, batch, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := v.Verify(raw, batch[0].Subject(), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if env.ID != jti || len(env.Events) != 2 || env.Events[1].ID != batch[1].ID {
+		t.Fatalf("verified %s with %d events", env.ID, len(env.Events))
+	}
+	if _, _, err := envelope.SignChecked(ex, []event.Draft{draft(event.TaskStarted), draft(event.TaskFinished)}, time.Now()); err == nil {
+		t.Fatal("mixed subjects signed")
+	}
+	big := event.Draft{ID: event.NewID(), Type: event.TaskStarted, Run: "run-1", Time: time.Now(),
+		Data: json.RawMessage(`"` + strings.Repeat("a", envelope.MaxEventBytes-1) + `"`)}
+	if _, _, err := envelope.SignChecked(ex, []event.Draft{big}, time.Now()); !errors.Is(err, envelope.ErrTooLarge) {
+		t.Fatalf("too large: %v, want ErrTooLarge", err)
+	}
+}

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -58,6 +59,9 @@ type policies struct {
 	// inflight are the fetches under way, by hash: a second assignment
 	// naming the same version waits for the first fetch.
 	inflight map[string]*fetch
+	// scopes are the scope-only policies of the file scopes in use (see
+	// scopeOnly), by the scope's JSON: parsed once, not per attempt.
+	scopes map[string]*policy.Policy
 }
 
 type fetch struct {
@@ -67,7 +71,33 @@ type fetch struct {
 }
 
 func newPolicies(src PolicySource) *policies {
-	return &policies{src: src, byHash: map[string]*policy.Policy{}, inflight: map[string]*fetch{}}
+	return &policies{src: src, byHash: map[string]*policy.Policy{}, inflight: map[string]*fetch{}, scopes: map[string]*policy.Policy{}}
+}
+
+// scope returns scopeOnly(p), parsed once per distinct file scope (at
+// most policyCacheSize are kept).
+func (ps *policies) scope(p *policy.Policy) (*policy.Policy, error) {
+	files, err := json.Marshal(p.Scopes.Files)
+	if err != nil {
+		return nil, err
+	}
+	k := string(files)
+	ps.mu.Lock()
+	sp := ps.scopes[k]
+	ps.mu.Unlock()
+	if sp != nil {
+		return sp, nil
+	}
+	if sp, err = scopeOnly(files); err != nil {
+		return nil, err
+	}
+	ps.mu.Lock()
+	if len(ps.scopes) >= policyCacheSize {
+		clear(ps.scopes)
+	}
+	ps.scopes[k] = sp
+	ps.mu.Unlock()
+	return sp, nil
 }
 
 // errNoSource: the executor was given no way to fetch policies.

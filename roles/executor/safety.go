@@ -2,7 +2,6 @@ package executor
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path"
@@ -189,7 +188,7 @@ func worse(a, b policy.Verdict) bool {
 // decides, with a policy holding p's scope alone, so that globs mean here
 // exactly what they mean in verdicts.
 func (e *Executor) inFileScope(p *policy.Policy, dir string) bool {
-	sp, err := scopeOnly(p)
+	sp, err := e.policies.scope(p)
 	if err != nil {
 		e.log.Error("file scope check", "err", err)
 		return false
@@ -204,12 +203,9 @@ func (e *Executor) inFileScope(p *policy.Policy, dir string) bool {
 	return v.Rule != policy.RuleScope && v.Action == policy.Allow
 }
 
-// scopeOnly is a policy with p's file scope and nothing else.
-func scopeOnly(p *policy.Policy) (*policy.Policy, error) {
-	files, err := json.Marshal(p.Scopes.Files)
-	if err != nil {
-		return nil, err
-	}
+// scopeOnly is a policy with the file scope files (a policy's
+// Scopes.Files in JSON) and nothing else.
+func scopeOnly(files []byte) (*policy.Policy, error) {
 	text := "default: allow\nunresolved: deny\nlevels: {high: deny}\nscopes: {outside: high, files: " + string(files) + "}\n"
 	return policy.Parse([]byte(text), "file scope")
 }

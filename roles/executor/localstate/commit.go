@@ -27,6 +27,7 @@ const (
 	opStart  op = iota // record as started
 	opFinish           // mark finished
 	opDrop             // record as dropped, unless recorded already
+	opForget           // delete a started record (never a finished or dropped one)
 )
 
 // queue holds the requests the commit loop has not taken yet.
@@ -190,7 +191,14 @@ func (g *group) stage(r *request) ([]Attempt, error) {
 				return nil, err
 			}
 		}
+		if ok && cur.State == "" { // forgotten earlier in this group
+			ok = false
+		}
 		switch {
+		case r.op == opForget && (!ok || cur.State != StateStarted):
+			continue // nothing to forget: never undo a finish or a drop
+		case r.op == opForget:
+			a = Attempt{Run: a.Run, Step: a.Step, Attempt: a.Attempt} // State "": deleted
 		case r.op == opDrop && ok:
 			continue // recorded already: a drop never hides a start
 		case r.op == opDrop:
@@ -242,6 +250,15 @@ func putAttempt(b *pebble.Batch, a Attempt) error {
 	}
 	rk := attemptKey(recordPrefix, a.Run, a.Step, a.Attempt)
 	uk := attemptKey(unfinishedPrefix, a.Run, a.Step, a.Attempt)
+	if a.State == "" { // forgotten: no record at all
+		if err := b.Delete(rk, nil); err != nil {
+			return fmt.Errorf("localstate: batch %s/%s attempt %d: %w", a.Run, a.Step, a.Attempt, err)
+		}
+		if err := b.Delete(uk, nil); err != nil {
+			return fmt.Errorf("localstate: batch %s/%s attempt %d: %w", a.Run, a.Step, a.Attempt, err)
+		}
+		return nil
+	}
 	if err := b.Set(rk, v, nil); err != nil {
 		return fmt.Errorf("localstate: batch %s/%s attempt %d: %w", a.Run, a.Step, a.Attempt, err)
 	}

@@ -153,6 +153,24 @@ func (s *Store) MarkDropped(as ...Attempt) error {
 	return s.submit(&request{op: opDrop, attempts: ids})
 }
 
+// Forget deletes the records of attempts (identified by Run, Step and
+// Attempt) that were recorded started but whose process never started —
+// the executor recorded them ahead of a free slot and gave them back —
+// synced before it returns, in one commit shared like MarkStarted's.
+// Afterwards Lookup does not find them and they are not in Unfinished,
+// so their assignment, delivered again, may run. A finished or dropped
+// attempt, or one not recorded, is left as it is.
+func (s *Store) Forget(as ...Attempt) error {
+	ids := make([]Attempt, len(as))
+	for i, a := range as {
+		if err := checkID(a.Run, a.Step, a.Attempt); err != nil {
+			return err
+		}
+		ids[i] = Attempt{Run: a.Run, Step: a.Step, Attempt: a.Attempt}
+	}
+	return s.submit(&request{op: opForget, attempts: ids})
+}
+
 // Lookup returns the record of one attempt; ok is false if it was never
 // started.
 func (s *Store) Lookup(run, step string, attempt int) (Attempt, bool, error) {

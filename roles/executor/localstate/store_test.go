@@ -266,3 +266,53 @@ func TestMarkDropped(t *testing.T) {
 		t.Fatal("the dropped attempt survived Prune")
 	}
 }
+
+// Forget deletes a started record for good (across a reopen), so the
+// attempt may be recorded started again; it never undoes a finish or a
+// drop.
+func TestForget(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir)
+	a := Attempt{Run: "r1", Step: "s", Attempt: 1}
+	fin := Attempt{Run: "r1", Step: "f", Attempt: 1}
+	drop := Attempt{Run: "r1", Step: "d", Attempt: 1}
+	if err := s.MarkStarted(a, fin); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.MarkFinishedAll(fin); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.MarkDropped(drop); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Forget(a, fin, drop, Attempt{Run: "r1", Step: "never", Attempt: 1}); err != nil {
+		t.Fatal(err)
+	}
+	check := func(s *Store) {
+		t.Helper()
+		if _, ok, err := s.Lookup("r1", "s", 1); err != nil || ok {
+			t.Fatalf("forgotten attempt: found %v, err %v", ok, err)
+		}
+		if rec, _, _ := s.Lookup("r1", "f", 1); rec.State != StateFinished {
+			t.Fatalf("finished attempt after Forget: %+v", rec)
+		}
+		if rec, _, _ := s.Lookup("r1", "d", 1); rec.State != StateDropped {
+			t.Fatalf("dropped attempt after Forget: %+v", rec)
+		}
+		if u, err := s.Unfinished(); err != nil || len(u) != 0 {
+			t.Fatalf("Unfinished after Forget = %+v, %v", u, err)
+		}
+	}
+	check(s)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = open(t, dir)
+	check(s)
+	if err := s.MarkStarted(a); err != nil {
+		t.Fatalf("MarkStarted after Forget: %v", err)
+	}
+	if rec, ok, _ := s.Lookup("r1", "s", 1); !ok || rec.State != StateStarted {
+		t.Fatalf("started again after Forget: %+v %v", rec, ok)
+	}
+}
