@@ -17,6 +17,10 @@ type hintIndex struct {
 	// always marks rules without hints; ruleHints lists each rule's hint ids.
 	always    []bool
 	ruleHints [][]int
+	// alwaysOnly is rulesFor's answer for a text holding no hint (most
+	// strings of a payload): whole for the rules without hints. Shared and
+	// read-only.
+	alwaysOnly [][][2]int
 }
 
 type hintRef struct {
@@ -61,6 +65,12 @@ func newHintIndex(rules []rule) *hintIndex {
 			add(i, h, false)
 		}
 	}
+	ix.alwaysOnly = make([][][2]int, len(rules))
+	for r, a := range ix.always {
+		if a {
+			ix.alwaysOnly[r] = whole
+		}
+	}
 	return ix
 }
 
@@ -70,7 +80,8 @@ var whole = [][2]int{{0, -1}}
 // rulesFor returns, for each rule, where in s it may match: nil when
 // nowhere (none of its hints occurs), whole for the whole text (a rule
 // without hints, or one whose matches span lines), otherwise the lines
-// that hold one of its hints, in order and merged.
+// that hold one of its hints, in order and merged. The caller must not
+// modify the answer (it may be shared).
 func (ix *hintIndex) rulesFor(s string, rules []rule) [][][2]int {
 	var hits [][]int // by hint id: positions
 	for i := 0; i+1 < len(s); i++ {
@@ -87,13 +98,13 @@ func (ix *hintIndex) rulesFor(s string, rules []rule) [][][2]int {
 			}
 		}
 	}
+	if hits == nil {
+		return ix.alwaysOnly
+	}
 	out := make([][][2]int, len(ix.always))
 	for r := range out {
 		if ix.always[r] {
 			out[r] = whole
-			continue
-		}
-		if hits == nil {
 			continue
 		}
 		var pos []int
