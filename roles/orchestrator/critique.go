@@ -132,6 +132,7 @@ func foldCritiqueRecorded(s *State, ev event.Event) {
 	if !s.currentAttempt(st, d.Attempt, "") {
 		return
 	}
+	d.Judgement, d.Error = cutEnd(d.Judgement, maxJudgement), cutEnd(d.Error, maxVerdictError)
 	s.attemptEnded(r, i, verdictResult(st, d), ev)
 	st.Critique = &Verdict{Verdict: d.Verdict, Judgement: d.Judgement, Error: d.Error, Code: d.Code}
 	s.touchStep(r, i)
@@ -155,6 +156,14 @@ func (v *Verdict) clone() *Verdict {
 	c := *v
 	return &c
 }
+
+// Bounds of a verdict's texts as the fold keeps them: a judgement or an
+// error longer (a planner cuts them shorter) would make the step's error,
+// the run's end and a replan request carry it whole.
+const (
+	maxJudgement    = 8 << 10
+	maxVerdictError = 20 << 10
+)
 
 // verdictResult is the task result a verdict stands for.
 func verdictResult(st *Step, d event.CritiqueRecordedData) event.TaskFinishedData {

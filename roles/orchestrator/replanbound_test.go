@@ -82,3 +82,32 @@ func TestReplanRequestFitsAnEvent(t *testing.T) {
 		}
 	}
 }
+
+// TestCritiqueHugeJudgementIsBounded: a verdict whose judgement runs to
+// 600 KiB (a planner that did not cut it) fails the critique step with
+// the judgement cut, and the run's end fits in an event.
+func TestCritiqueHugeJudgementIsBounded(t *testing.T) {
+	f := newFixture(t)
+	f.online("n1", 1, 0)
+	f.add(event.GoalSubmitted, "r", "op", event.GoalSubmittedData{Goal: "r"})
+	f.add(event.PlanProposed, "r", "planner", event.PlanProposedData{Revision: 1, Plan: event.Plan{Steps: []event.Step{
+		{ID: "a", Kind: event.KindShell, Run: "echo hello"},
+		{ID: "c", Kind: event.KindCritique, Target: "a", Criteria: "says hello", DependsOn: []string{"a"}},
+	}}})
+	f.add(event.PlanAccepted, "r", "o1", event.PlanAcceptedData{Decision: event.Decision{Epoch: 1}, Revision: 1})
+	now := t0.Add(time.Second)
+	f.runStep("r", "a", now, event.TaskSucceeded, 0, "hello")
+	var req event.CritiqueRequestedData
+	only(t, f.decide(now), event.CritiqueRequested, &req)
+	f.add(event.PlanClaimed, "r", "planner", event.PlanClaimedData{Until: now.Add(time.Minute), Step: "c", Attempt: req.Attempt})
+	f.add(event.CritiqueRecorded, "r", "planner", event.CritiqueRecordedData{Step: "c", Attempt: req.Attempt,
+		Verdict: event.VerdictFail, Judgement: strings.Repeat("no. ", 150<<10)})
+	if st := f.step("r", "c"); st.Status != StepFailed || len(st.Error) > 2*maxJudgement || len(st.Critique.Judgement) > maxJudgement+3 {
+		t.Fatalf("critique step %s, error of %d bytes, judgement of %d", st.Status, len(st.Error), len(st.Critique.Judgement))
+	}
+	ds := f.decide(now)
+	checkSizes(t, ds)
+	if fin := finished(t, ds); fin.Code != string(CodeStepFailed) || !strings.Contains(fin.Reason, "critique of a failed: no. no.") {
+		t.Fatalf("run end %+v", fin)
+	}
+}
