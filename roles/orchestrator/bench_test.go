@@ -145,6 +145,22 @@ func branchingPlan() event.Plan {
 	return p
 }
 
+// chainPlan is a 10,000-step plan whose first step branches on success
+// to ok and on failure to the head of a 9,997-step chain, which is not
+// reached: the longest skip cascade, settled by one result. end joins ok
+// and the chain's end.
+func chainPlan() event.Plan {
+	p := event.Plan{Steps: []event.Step{{ID: "d", Kind: event.KindNoop,
+		Next: []event.Branch{{On: event.BranchOnSuccess, To: "ok"}, {On: event.BranchOnFailure, To: "f-0"}}},
+		{ID: "ok", Kind: event.KindNoop, DependsOn: []string{"d"}},
+		{ID: "f-0", Kind: event.KindNoop, DependsOn: []string{"d"}}}}
+	for i := 1; i < 9997; i++ {
+		p.Steps = append(p.Steps, event.Step{ID: fmt.Sprintf("f-%d", i), Kind: event.KindNoop, DependsOn: []string{fmt.Sprintf("f-%d", i-1)}})
+	}
+	p.Steps = append(p.Steps, event.Step{ID: "end", Kind: event.KindNoop, DependsOn: []string{"ok", "f-9996"}})
+	return p
+}
+
 // critiquePlan is a 10,000-step plan: 5,000 noop steps, each judged by a
 // critique step; each pair depends on the one before.
 func critiquePlan() event.Plan {
@@ -178,13 +194,14 @@ func joinPlan() event.Plan {
 // 10 slots, the way the leader loop does (as BenchmarkDecideApply), with
 // a planner that claims every critique attempt and passes it: "branching"
 // (branchingPlan: 9,603 steps skipped behind untaken branches, many
-// joins), "critique" (critiquePlan: 5,000 critique steps) and "join"
+// joins), "chain" (chainPlan: one skip cascade 9,997 steps long),
+// "critique" (critiquePlan: 5,000 critique steps) and "join"
 // (joinPlan). It reports the steps settled per second.
 func BenchmarkSettle(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		plan func() event.Plan
-	}{{"branching", branchingPlan}, {"critique", critiquePlan}, {"join", joinPlan}} {
+	}{{"branching", branchingPlan}, {"chain", chainPlan}, {"critique", critiquePlan}, {"join", joinPlan}} {
 		b.Run(c.name, func(b *testing.B) { benchSettle(b, c.plan()) })
 	}
 }

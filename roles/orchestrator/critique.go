@@ -56,6 +56,11 @@ func critiqueKey(run, step string, attempt, resumes int) DecisionKey {
 // isCritique reports whether a step is a critique step.
 func isCritique(st *Step) bool { return st.Spec.Kind == event.KindCritique }
 
+// maxCritiqueText caps the goal and the target's output tail a critique
+// request carries (an executor keeps 4 KiB of output; a goal's text may
+// be far longer), so that the request fits in one event.
+const maxCritiqueText = 16 << 10
+
 // critique asks the planners to judge the next attempt of critique step
 // st of r (ready): critique.requested.
 func (d *decider) critique(r *Run, st *Step) {
@@ -65,9 +70,10 @@ func (d *decider) critique(r *Run, st *Step) {
 	if r.Text != "" {
 		req.Goal = r.Text
 	}
+	req.Goal = cutEnd(req.Goal, maxCritiqueText)
 	if i, ok := r.index[st.Spec.Target]; ok {
 		t := r.Steps[i]
-		req.TargetStatus, req.Output = event.StepStatus(t.Status.Wire()), t.Tail
+		req.TargetStatus, req.Output = event.StepStatus(t.Status.Wire()), cutStart(t.Tail, maxCritiqueText)
 		if t.ExitCode != nil {
 			req.ExitCode = *t.ExitCode
 		}

@@ -111,3 +111,27 @@ func TestCritiqueHugeJudgementIsBounded(t *testing.T) {
 		t.Fatalf("run end %+v", fin)
 	}
 }
+
+// TestCritiqueRequestFitsAnEvent: a critique of a step whose report
+// carried a 600 KiB output tail, in a run whose goal text is 600 KiB,
+// is asked for with both cut (the end of the output, the start of the
+// goal): the request fits in one event.
+func TestCritiqueRequestFitsAnEvent(t *testing.T) {
+	f := newFixture(t)
+	f.online("n1", 1, 0)
+	f.add(event.GoalSubmitted, "r", "op", event.GoalSubmittedData{Goal: "r", Text: "goal " + strings.Repeat("g", 600<<10)})
+	f.add(event.PlanProposed, "r", "planner", event.PlanProposedData{Revision: 1, Plan: event.Plan{Steps: []event.Step{
+		{ID: "a", Kind: event.KindShell, Run: "echo hello"},
+		{ID: "c", Kind: event.KindCritique, Target: "a", Criteria: "says hello", DependsOn: []string{"a"}},
+	}}})
+	f.add(event.PlanAccepted, "r", "o1", event.PlanAcceptedData{Decision: event.Decision{Epoch: 1}, Revision: 1})
+	now := t0.Add(time.Second)
+	f.runStep("r", "a", now, event.TaskSucceeded, 0, strings.Repeat("o", 600<<10)+" hello")
+	ds := f.decide(now)
+	checkSizes(t, ds)
+	var req event.CritiqueRequestedData
+	only(t, ds, event.CritiqueRequested, &req)
+	if !strings.HasSuffix(req.Output, "o hello") || !strings.HasPrefix(req.Goal, "goal g") || len(req.Output) > maxCritiqueText+3 || len(req.Goal) > maxCritiqueText+3 {
+		t.Fatalf("request with output of %d bytes, goal of %d", len(req.Output), len(req.Goal))
+	}
+}
