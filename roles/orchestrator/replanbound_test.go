@@ -135,3 +135,25 @@ func TestCritiqueRequestFitsAnEvent(t *testing.T) {
 		t.Fatalf("request with output of %d bytes, goal of %d", len(req.Output), len(req.Goal))
 	}
 }
+
+// TestRunEndReasonFitsAnEvent: a step whose report carries a 700 KiB
+// error fails its run with the reason cut: the run's end fits in an
+// event (the outbox would refuse it, and the run would never end).
+func TestRunEndReasonFitsAnEvent(t *testing.T) {
+	f := newFixture(t)
+	f.online("n1", 1, 0)
+	f.add(event.GoalSubmitted, "r", "op", event.GoalSubmittedData{Goal: "r"})
+	f.add(event.PlanProposed, "r", "planner", event.PlanProposedData{Revision: 1, Plan: event.Plan{Steps: []event.Step{
+		{ID: "a", Kind: event.KindShell, Run: "false"}}}})
+	f.add(event.PlanAccepted, "r", "o1", event.PlanAcceptedData{Decision: event.Decision{Epoch: 1}, Revision: 1})
+	now := t0.Add(time.Second)
+	var a event.TaskAssignedData
+	only(t, f.decide(now), event.TaskAssigned, &a)
+	f.add(event.TaskFinished, "r", a.Node, event.TaskFinishedData{Step: "a", Attempt: a.Attempt, Node: a.Node,
+		Status: event.TaskFailed, Class: event.ClassLogic, ExitCode: 1, Error: "broke: " + strings.Repeat("e", 700<<10)})
+	ds := f.decide(now)
+	checkSizes(t, ds)
+	if fin := finished(t, ds); fin.Code != string(CodeStepFailed) || !strings.HasPrefix(fin.Reason, "step a failed: broke: eee") || !strings.HasSuffix(fin.Reason, "...") {
+		t.Fatalf("run end %s [%s] with a reason of %d bytes", fin.Status, fin.Code, len(fin.Reason))
+	}
+}
