@@ -52,8 +52,8 @@ func (p *Planner) take() ([]job, time.Duration) {
 	}
 	jobs, wait := p.mu.runs.take(p.now(), p.cfg.Workers-p.mu.running, claimer{
 		self: p.env.Node, claimTimeout: p.claimTimeout(),
-		canPlan:   func(g event.GoalSubmittedData) bool { _, err := p.source(g); return err == nil },
-		canReplan: func(*event.PlanReplanRequestedData) bool { _, ok := p.cfg.Text.(ReplanSource); return ok },
+		canPlan:     func(g event.GoalSubmittedData) bool { _, err := p.source(g); return err == nil },
+		canReplan:   func(*event.PlanReplanRequestedData) bool { _, ok := p.cfg.Text.(ReplanSource); return ok },
 		canCritique: p.canCritique(),
 	})
 	p.mu.running += len(jobs)
