@@ -219,29 +219,48 @@ type HypothesisEvidence struct {
 // steps (StepView.Evidence): a step without a view (the run runs another
 // revision) shows status "-", and one not final yet evidence none.
 func Hypotheses(p event.Plan, steps []StepView) []HypothesisView {
-	views := make(map[string]StepView, len(steps))
-	for _, sv := range steps {
-		views[sv.ID] = sv
+	views := make(map[string]*StepView, len(steps))
+	for k := range steps {
+		views[steps[k].ID] = &steps[k]
 	}
-	out := make([]HypothesisView, 0, len(p.Hypotheses))
-	for _, h := range p.Hypotheses {
-		v := HypothesisView{ID: h.ID, Statement: h.Statement, Evidence: []HypothesisEvidence{}}
-		var supports, refutes bool
-		for _, spec := range p.Steps {
-			if !slices.ContainsFunc(spec.Tests, func(t event.HypothesisTest) bool { return t.Hypothesis == h.ID }) {
+	out := make([]HypothesisView, len(p.Hypotheses))
+	at := make(map[string]int, len(p.Hypotheses))
+	for k, h := range p.Hypotheses {
+		out[k] = HypothesisView{ID: h.ID, Statement: h.Statement, Evidence: []HypothesisEvidence{}}
+		if _, dup := at[h.ID]; !dup {
+			at[h.ID] = k
+		}
+	}
+	// One pass over the steps and their tests (a plan may have 10,000
+	// steps testing 100 hypotheses each): linear in the tests.
+	for _, spec := range p.Steps {
+		sv := views[spec.ID]
+		for j, t := range spec.Tests {
+			k, ok := at[t.Hypothesis]
+			if !ok {
 				continue
 			}
 			status, evidence := "-", event.EvidenceNone
-			if sv, ok := views[spec.ID]; ok {
+			if sv != nil {
 				status = sv.Status
-				for _, se := range sv.Evidence {
-					if se.Hypothesis == h.ID {
-						evidence = se.Evidence
+				if j < len(sv.Evidence) && sv.Evidence[j].Hypothesis == t.Hypothesis {
+					evidence = sv.Evidence[j].Evidence // in the order of the tests
+				} else {
+					for _, se := range sv.Evidence {
+						if se.Hypothesis == t.Hypothesis {
+							evidence = se.Evidence
+							break
+						}
 					}
 				}
 			}
-			e := HypothesisEvidence{Step: spec.ID, Status: status, Evidence: evidence}
-			v.Evidence = append(v.Evidence, e)
+			out[k].Evidence = append(out[k].Evidence, HypothesisEvidence{Step: spec.ID, Status: status, Evidence: evidence})
+		}
+	}
+	for k := range out {
+		v := &out[k]
+		var supports, refutes bool
+		for _, e := range v.Evidence {
 			supports = supports || e.Evidence == event.EvidenceSupports
 			refutes = refutes || e.Evidence == event.EvidenceRefutes
 		}
@@ -255,7 +274,6 @@ func Hypotheses(p event.Plan, steps []StepView) []HypothesisView {
 		default:
 			v.Verdict = VerdictUntested
 		}
-		out = append(out, v)
 	}
 	return out
 }

@@ -417,4 +417,13 @@ func TestBranchAfterReplan(t *testing.T) {
 	if r.Status != RunSucceeded || r.Step("fix").Status != StepSucceeded {
 		t.Fatalf("after a replan without the branch:\n%s", viewLines(r))
 	}
+
+	// The revision drops fix but keeps probe's branch to it: the
+	// revision cannot be scheduled, and the run fails saying why.
+	r, _ = branchReplanRun(t, p, map[string]event.TaskStatus{"x": event.TaskFailed}, func(int) event.Plan {
+		return event.Plan{Steps: []event.Step{probe, x2}}
+	})
+	if r.Status != RunFailed || r.Code != CodePlanInvalid || !strings.Contains(r.Reason, `invalid plan revision 2: step "probe" branches to "fix"`) || r.Revision != 1 {
+		t.Fatalf("after a revision that drops a branch's target: %s %s %q rev %d\n%s", r.Status, r.Code, r.Reason, r.Revision, viewLines(r))
+	}
 }

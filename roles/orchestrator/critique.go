@@ -56,6 +56,11 @@ func critiqueKey(run, step string, attempt, resumes int) DecisionKey {
 // isCritique reports whether a step is a critique step.
 func isCritique(st *Step) bool { return st.Spec.Kind == event.KindCritique }
 
+// maxCritiqueText caps the goal and the target's output tail a critique
+// request carries (an executor keeps 4 KiB of output; a goal's text may
+// be far longer), so that the request fits in one event.
+const maxCritiqueText = 16 << 10
+
 // critique asks the planners to judge the next attempt of critique step
 // st of r (ready): critique.requested.
 func (d *decider) critique(r *Run, st *Step) {
@@ -65,9 +70,10 @@ func (d *decider) critique(r *Run, st *Step) {
 	if r.Text != "" {
 		req.Goal = r.Text
 	}
+	req.Goal = cutEnd(req.Goal, maxCritiqueText)
 	if i, ok := r.index[st.Spec.Target]; ok {
 		t := r.Steps[i]
-		req.TargetStatus, req.Output = event.StepStatus(t.Status.Wire()), t.Tail
+		req.TargetStatus, req.Output = event.StepStatus(t.Status.Wire()), cutStart(t.Tail, maxCritiqueText)
 		if t.ExitCode != nil {
 			req.ExitCode = *t.ExitCode
 		}
@@ -132,6 +138,7 @@ func foldCritiqueRecorded(s *State, ev event.Event) {
 	if !s.currentAttempt(st, d.Attempt, "") {
 		return
 	}
+	d.Judgement, d.Error = cutEnd(d.Judgement, maxJudgement), cutEnd(d.Error, maxVerdictError)
 	s.attemptEnded(r, i, verdictResult(st, d), ev)
 	st.Critique = &Verdict{Verdict: d.Verdict, Judgement: d.Judgement, Error: d.Error, Code: d.Code}
 	s.touchStep(r, i)
@@ -155,6 +162,14 @@ func (v *Verdict) clone() *Verdict {
 	c := *v
 	return &c
 }
+
+// Bounds of a verdict's texts as the fold keeps them: a judgement or an
+// error longer (a planner cuts them shorter) would make the step's error,
+// the run's end and a replan request carry it whole.
+const (
+	maxJudgement    = 8 << 10
+	maxVerdictError = 20 << 10
+)
 
 // verdictResult is the task result a verdict stands for.
 func verdictResult(st *Step, d event.CritiqueRecordedData) event.TaskFinishedData {

@@ -125,8 +125,11 @@ type decider struct {
 	// each holds, in-flight assignments included.
 	nodes []string
 	load  map[string]int
-	out   []Decision
-	wake  time.Time
+	// full is set once no schedulable executor has room: loads only grow
+	// within a Decide, so no later step of it finds a node either.
+	full bool
+	out  []Decision
+	wake time.Time
 }
 
 // newDecider indexes the in-flight assignments and counts each executor's
@@ -201,15 +204,23 @@ func (d *decider) pickNode(caps []string, avoid string) string {
 
 // pick is pickNode without a second chance for skip.
 func (d *decider) pick(caps []string, skip string) string {
-	best, bestFree := "", 0
+	if d.full {
+		return ""
+	}
+	best, bestFree, room := "", 0, false
 	for _, n := range d.nodes {
 		ex := d.s.Executors[n]
-		if n == skip || d.load[n] >= ex.Capacity() || !ex.Offers(caps) {
+		if d.load[n] >= ex.Capacity() {
+			continue
+		}
+		room = true
+		if n == skip || !ex.Offers(caps) {
 			continue
 		}
 		if free := ex.Slots - d.load[n]; best == "" || free > bestFree {
 			best, bestFree = n, free
 		}
 	}
+	d.full = !room
 	return best
 }

@@ -32,7 +32,7 @@ func (d *decider) bootstrap(text []byte) {
 func (d *decider) admit(r *Run, st *Step) {
 	pf := d.s.Policy
 	ref := pf.Ref()
-	subject := event.GateSubject(st.Spec, ref)
+	subject := st.gateSubject(ref)
 	v := d.s.judge(st.Spec, subject)
 	if v.Action != policy.Deny && st.Approved != "" && st.Approved == subject { // no approval overrides a deny
 		if st.Remember != "" && d.remember(r, st) {
@@ -90,4 +90,25 @@ func (d *decider) expire(r *Run, st *Step) {
 	d.emit(closeKey(r.ID, st.Spec.ID, g.Number), event.GateClosed, r.ID, "", event.GateClosedData{
 		Decision: d.decision(), Step: st.Spec.ID, Subject: g.Subject, Action: g.OnExpiry,
 		Code: CodeGateExpired.Wire(), Reason: fmt.Sprintf("no answer within %s", g.Expires.Sub(g.Opened))})
+}
+
+// subjectCache is a step's gate subject as computed for a policy and a
+// command: a ready step that waits for a slot is admitted by every
+// Decide, and hashing its spec each time made a wide plan's settling
+// quadratic in hashing (BenchmarkSettle/join).
+type subjectCache struct {
+	ref     event.PolicyRef
+	run     string
+	subject string
+}
+
+// gateSubject is event.GateSubject of st's spec under the policy ref.
+// The spec of a step changes in place only by an operator's edit of its
+// command (gate edit); a new revision makes new steps.
+func (st *Step) gateSubject(ref event.PolicyRef) string {
+	c := &st.subject
+	if c.subject == "" || c.ref != ref || c.run != st.Spec.Run {
+		*c = subjectCache{ref: ref, run: st.Spec.Run, subject: event.GateSubject(st.Spec, ref)}
+	}
+	return c.subject
 }

@@ -204,10 +204,14 @@ func (d *decider) cancel(r *Run, step string, attempt int, node string, code Cod
 			Step: step, Attempt: attempt, Node: node, Reason: reason, Code: code.Wire()})
 }
 
+// maxReason caps a run's end's reason: it quotes a step's error, which
+// an executor's report or a verdict may make long.
+const maxReason = 64 << 10
+
 // finish emits run.finished.
 func (d *decider) finish(r *Run, status RunStatus, code Code, reason string) {
 	d.emit(finishKey(r.ID), event.RunFinished, r.ID, "",
-		event.RunFinishedData{Decision: d.decision(), Status: status.Wire(), Reason: reason, Code: code.Wire()})
+		event.RunFinishedData{Decision: d.decision(), Status: status.Wire(), Reason: cutEnd(reason, maxReason), Code: code.Wire()})
 }
 
 // stepEnd says why a step that ended without being done fails its run.

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/envelope"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/membership"
 	"github.com/agentic-dev/agentic/roles"
@@ -249,7 +251,11 @@ func (o *Orchestrator) decideLoop(ctx context.Context) {
 					return
 				}
 				o.log.Error("emit decisions", "err", err, "count", len(drafts))
-				o.forget(drafts)
+				if len(drafts) > 1 && refused(err) {
+					o.emitEach(ctx, drafts)
+				} else {
+					o.forget(drafts)
+				}
 			}
 		}
 		if !timer.Stop() {
@@ -314,6 +320,29 @@ func (o *Orchestrator) decide(absentAfter time.Time) ([]event.Draft, time.Time) 
 }
 
 // forget drops in-flight marks of drafts that could not be emitted.
+// refused reports whether the emitter refused a draft for what it
+// carries (too large for an event, or a secret left after redaction):
+// emitting it again will not help.
+func refused(err error) bool {
+	return errors.Is(err, envelope.ErrTooLarge) || errors.Is(err, envelope.ErrSecret)
+}
+
+// emitEach emits drafts one at a time, after the emitter refused them
+// together: a decision it refuses must not hold back the others (of
+// every run) at every Decide. The refused one is logged and forgotten.
+func (o *Orchestrator) emitEach(ctx context.Context, drafts []event.Draft) {
+	for i, d := range drafts {
+		if err := o.env.Emit.Emit(ctx, d); err != nil {
+			if ctx.Err() != nil {
+				o.forget(drafts[i:])
+				return
+			}
+			o.log.Error("emit decision", "err", err, "type", d.Type, "run", d.Run, "id", d.ID)
+			o.forget(drafts[i : i+1])
+		}
+	}
+}
+
 func (o *Orchestrator) forget(drafts []event.Draft) {
 	o.mu.Lock()
 	defer o.mu.Unlock()

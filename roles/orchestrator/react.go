@@ -39,7 +39,7 @@ func (d *decider) next(r *Run) bool {
 		d.stopRun(r, RunFailed, CodeBudgetExceeded, fmt.Sprintf(
 			"the plan is still open after %d revisions, the most a run planned a step at a time may have", MaxOpenRevisions))
 	case rp == nil:
-		d.emit(replanKey(r.ID, r.Revision), event.PlanReplanRequested, r.ID, "", d.nextRequest(r))
+		d.requestReplan(r, d.nextRequest(r)) // replan.go
 	case rp.Rejected != "":
 		d.stopRun(r, RunFailed, CodePlanRejected, fmt.Sprintf("plan revision %d (the next step) rejected: %s", rp.Revision, rp.Rejected))
 	case rp.Next == nil:

@@ -1,10 +1,13 @@
 package orchestrator
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"time"
+	"unicode/utf8"
 
+	"github.com/agentic-dev/agentic/bus/envelope"
 	"github.com/agentic-dev/agentic/bus/event"
 )
 
@@ -157,7 +160,7 @@ func (d *decider) replan(r *Run, st *Step, active []*Step) {
 		d.stopRun(r, RunFailed, CodeReplansExhausted, fmt.Sprintf("step %s failed: %s; the replans budget (%d) is spent",
 			st.Spec.ID, st.Error, d.s.replansBudget()))
 	case rp == nil:
-		d.emit(replanKey(r.ID, r.Revision), event.PlanReplanRequested, r.ID, "", d.replanRequest(r, st))
+		d.requestReplan(r, d.replanRequest(r, st))
 	case rp.Rejected != "":
 		d.stopRun(r, RunFailed, r.replanRejectedCode(), fmt.Sprintf("step %s failed: %s; replan rejected: %s", st.Spec.ID, st.Error, rp.Rejected))
 	case rp.Next == nil && d.awaitReplan(r, st):
@@ -220,4 +223,76 @@ func command(spec event.Step) string {
 		return "critique of " + spec.Target + ": " + spec.Criteria
 	}
 	return string(spec.Kind)
+}
+
+// maxRequestBytes caps a replan request's payload: the most an event may
+// carry (envelope.MaxEventBytes), less room for the redaction the outbox
+// applies when it is emitted.
+const maxRequestBytes = envelope.MaxEventBytes - 16<<10
+
+// Bounds of what a replan request too large for one event keeps of its
+// observations and of its failure.
+const (
+	maxShortReason  = 256
+	maxShortFailure = 4 << 10
+)
+
+// requestReplan asks the planners for the next revision of run r
+// (plan.replan_requested req, after a failure or for the next steps of
+// an open plan). A request larger than one event may be is cut: the
+// output tails of the results are left out, their reasons and the
+// failure's error and output shortened; when the plan itself is still too
+// large, the run fails with CodeBudgetExceeded saying so. (An event the
+// outbox refuses would fail every decision emitted with it, at every
+// Decide.)
+func (d *decider) requestReplan(r *Run, req event.PlanReplanRequestedData) {
+	size := requestSize(req)
+	if size > maxRequestBytes {
+		for i := range req.Results {
+			res := &req.Results[i]
+			res.OutputTail, res.Reason = "", cutEnd(res.Reason, maxShortReason)
+		}
+		req.Failure.Error = cutEnd(req.Failure.Error, maxShortFailure)
+		req.Failure.Output = cutStart(req.Failure.Output, maxShortFailure)
+		size = requestSize(req)
+	}
+	if size > maxRequestBytes {
+		d.stopRun(r, RunFailed, CodeBudgetExceeded, fmt.Sprintf(
+			"the plan (%d steps) is too large to send to the planner for revision %d: the request is %d bytes, and an event may carry %d; split the goal into smaller runs",
+			len(req.Plan.Steps), req.Revision+1, size, maxRequestBytes))
+		return
+	}
+	d.emit(replanKey(r.ID, r.Revision), event.PlanReplanRequested, r.ID, "", req)
+}
+
+// requestSize is the size of req's payload.
+func requestSize(req event.PlanReplanRequestedData) int {
+	b, err := json.Marshal(req)
+	if err != nil {
+		panic(fmt.Sprintf("orchestrator: marshal %s payload: %v", event.PlanReplanRequested, err)) // plain structs cannot fail
+	}
+	return len(b)
+}
+
+// cutEnd is s cut to its first n bytes (on a rune boundary), marked.
+func cutEnd(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "..."
+}
+
+// cutStart is s cut to its last n bytes (on a rune boundary), marked.
+func cutStart(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := len(s) - n
+	for i < len(s) && !utf8.RuneStart(s[i]) {
+		i++
+	}
+	return "..." + s[i:]
 }

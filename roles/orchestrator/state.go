@@ -225,6 +225,9 @@ type Step struct {
 	// remember) once the gate has its approvals, and the fold of a
 	// remembered policy naming the step clears it.
 	Remember string `json:"remember,omitempty"`
+	// subject caches the step's gate subject (gateSubject) for the
+	// policy and command it was computed for.
+	subject subjectCache
 	// Edits are the commands operators replaced (gate edit), oldest
 	// first: the step runs its Spec's, the newest.
 	Edits []Edit `json:"edits,omitempty"`

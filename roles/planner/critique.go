@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentic-dev/agentic/bus/envelope"
 	"github.com/agentic-dev/agentic/bus/event"
@@ -121,6 +122,12 @@ func (p *Planner) foldCritique(ev event.Event) {
 	}
 }
 
+// MaxJudgement caps the judgement a critique.recorded carries (a model
+// asked for one to three sentences may answer with pages): the rest is
+// cut, marked "(truncated)". The full answer stays in the provenance
+// (PlannerInfo.Responses) when the event has room for it.
+const MaxJudgement = 4 << 10
+
 // canCritique reports whether this planner can judge critiques.
 func (p *Planner) canCritique() bool {
 	_, ok := p.cfg.Text.(CritiqueSource)
@@ -163,6 +170,12 @@ func (p *Planner) draftCritique(ctx context.Context, j job) (event.Draft, string
 	}
 	if len(rec.Error) > maxRejection {
 		rec.Error = rec.Error[:maxRejection] + "\n... (truncated)"
+	}
+	if n := MaxJudgement; len(rec.Judgement) > n {
+		for n > 0 && !utf8.RuneStart(rec.Judgement[n]) {
+			n--
+		}
+		rec.Judgement = rec.Judgement[:n] + "\n... (truncated)"
 	}
 	d := event.MustDraft(event.CritiqueRecorded, j.id, rec)
 	if len(d.Data) > envelope.MaxEventBytes && rec.Planner != nil {

@@ -98,3 +98,25 @@ func TestCandidatesWithinTheTokenBudget(t *testing.T) {
 		t.Fatalf("%d requests, info %+v, err %v", cs.count(), info, err)
 	}
 }
+
+// TestCandidatesAllDenied: when every candidate has a step the policy
+// denies, the best of them is proposed all the same (Scoring says so),
+// each recorded with its denied steps: the run then ends policy_denied
+// at that step, with the policy's reason, rather than the planning
+// failing without one.
+func TestCandidatesAllDenied(t *testing.T) {
+	cs := newChatServer(t,
+		answer{text: `{"steps": [{"id": "wipe", "run": "mkfs /dev/sdb"}, {"id": "b", "run": "echo b", "depends_on": ["wipe"]}]}`, usage: [2]int{10, 1}},
+		answer{text: `{"steps": [{"id": "wipe", "run": "mkfs /dev/sdc"}]}`, usage: [2]int{10, 1}})
+	cfg := Config{Candidates: 2, Inputs: func(context.Context, event.GoalSubmittedData) Inputs {
+		return Inputs{Policy: candidatePolicy(t)}
+	}}
+	p, info, err := source(cs, cfg).PlanInfo(context.Background(), "run-1", goal)
+	if err != nil || p == nil || len(p.Steps) != 1 || p.Steps[0].Run != "mkfs /dev/sdc" {
+		t.Fatalf("plan %+v, err %v", p, err)
+	}
+	c := info.Candidates
+	if len(c) != 2 || c[0].Denied != 1 || c[1].Denied != 1 || c[0].Chosen || !c[1].Chosen {
+		t.Fatalf("candidates %+v", c)
+	}
+}
