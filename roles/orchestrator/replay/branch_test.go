@@ -26,6 +26,7 @@ func TestReplayBranchingRun(t *testing.T) {
 	n := nodetest.Start(t, nodetest.Config(t.TempDir()))
 	run := n.Submit(t, "debug.yaml", string(plan))
 	r := n.WaitRun(t, run, 30*time.Second)
+	waitEnd(t, n, run)
 	skipped := 0
 	for _, st := range r.Steps {
 		if st.Code == string(orchestrator.CodeBranchNotTaken) {

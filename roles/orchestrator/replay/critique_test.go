@@ -42,6 +42,7 @@ steps:
 	if r.Status != event.RunSucceeded || r.Steps[1].Attempt != 2 {
 		t.Fatalf("run %s: %s (%s), review %+v", r.ID, r.Status, r.Reason, r.Steps[1])
 	}
+	waitEnd(t, n, run)
 	asked := calls.Load()
 	rep, err := replay.Check(n.API.Events(context.Background(), 0, nil), replay.Options{Run: run})
 	if err != nil {

@@ -42,6 +42,7 @@ func TestReplayReactRun(t *testing.T) {
 	if r := n.WaitRun(t, run, 60*time.Second); r.Status != event.RunSucceeded || len(r.Steps) != 3 {
 		t.Fatalf("run %s: %s (%s), %d steps", r.ID, r.Status, r.Reason, len(r.Steps))
 	}
+	waitEnd(t, n, run)
 	rep, err := replay.Check(n.API.Events(context.Background(), 0, nil), replay.Options{Run: run})
 	if err != nil {
 		t.Fatal(err)

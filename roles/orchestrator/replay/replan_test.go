@@ -54,6 +54,7 @@ func replanHistory(t *testing.T) (n *nodetest.Node, run string, replanSeq, retry
 	if r := n.WaitRun(t, run, 60*time.Second); r.Status != event.RunSucceeded || r.Revision != 2 {
 		t.Fatalf("run %s: %s (%s) at revision %d", r.ID, r.Status, r.Reason, r.Revision)
 	}
+	waitEnd(t, n, run)
 	for ev, err := range n.API.Events(context.Background(), 0, nil) {
 		if err != nil {
 			t.Fatal(err)

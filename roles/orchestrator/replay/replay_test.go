@@ -48,6 +48,8 @@ steps:
 	if r := n.WaitRun(t, other, 30*time.Second); r.Status != event.RunFailed {
 		t.Fatalf("run %s: %s (%s)", r.ID, r.Status, r.Reason)
 	}
+	waitEnd(t, n, run)
+	waitEnd(t, n, other)
 	return n, run
 }
 
