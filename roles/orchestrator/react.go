@@ -60,15 +60,9 @@ func (d *decider) nextRequest(r *Run) event.PlanReplanRequestedData {
 		Plan:   event.Plan{Goal: r.Goal, Subgoals: r.Subgoals, Open: true},
 		Reason: event.ReplanNext,
 	}
+	req.Plan.Steps, req.Done = r.planInForce()
 	for _, st := range r.Steps {
-		if st.Compensates != nil {
-			continue
-		}
-		req.Plan.Steps = append(req.Plan.Steps, st.Spec)
-		if st.Status == StepSucceeded || st.Status == StepSkipped {
-			req.Done = append(req.Done, st.Spec.ID)
-		}
-		if !st.Terminal() {
+		if st.Compensates != nil || !st.Terminal() {
 			continue
 		}
 		res := event.StepResult{Step: st.Spec.ID, Status: event.StepStatus(st.Status), Reason: st.Error, OutputTail: st.Tail}

@@ -199,16 +199,24 @@ func (d *decider) replanRequest(r *Run, st *Step) event.PlanReplanRequestedData 
 	if st.ExitCode != nil {
 		req.Failure.ExitCode = *st.ExitCode
 	}
-	for _, s := range r.Steps {
-		if s.Compensates != nil {
+	req.Plan.Steps, req.Done = r.planInForce()
+	return req
+}
+
+// planInForce is what a replan request tells the planner of r's plan: its
+// steps (the compensations the run added left out) and the ids of those
+// done (succeeded or skipped), which the next revision keeps.
+func (r *Run) planInForce() (steps []event.Step, done []string) {
+	for _, st := range r.Steps {
+		if st.Compensates != nil {
 			continue
 		}
-		req.Plan.Steps = append(req.Plan.Steps, s.Spec)
-		if s.Status == StepSucceeded || s.Status == StepSkipped {
-			req.Done = append(req.Done, s.Spec.ID)
+		steps = append(steps, st.Spec)
+		if st.Status == StepSucceeded || st.Status == StepSkipped {
+			done = append(done, st.Spec.ID)
 		}
 	}
-	return req
+	return steps, done
 }
 
 // command is what a step runs, for the planner: its shell command, or its
