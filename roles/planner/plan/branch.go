@@ -78,18 +78,14 @@ func (w *walker) next(s *draftStep, n *yaml.Node, p pos) bool {
 		key := fmt.Sprintf("next[%d]", j)
 		s.field[key] = ip
 		var b event.Branch
-		for _, e := range entries {
-			fp := at(e.val, ip.child(e.name).path)
-			s.field[key+"."+e.name] = fp
-			v, good := w.str(e.val, fp)
-			ok = ok && good
-			switch e.name {
+		ok = w.strFields(s, key, ip, entries, func(name, v string) {
+			switch name {
 			case "on":
 				b.On = event.BranchOn(v)
 			case "to":
 				b.To = v
 			}
-		}
+		}) && ok
 		s.step.Next = append(s.step.Next, b)
 	}
 	return ok
@@ -134,12 +130,8 @@ func (w *walker) tests(s *draftStep, n *yaml.Node, p pos) bool {
 			ok = false
 			continue
 		}
-		for _, e := range entries {
-			fp := at(e.val, ip.child(e.name).path)
-			s.field[key+"."+e.name] = fp
-			v, good := w.str(e.val, fp)
-			ok = ok && good
-			switch e.name {
+		ok = w.strFields(s, key, ip, entries, func(name, v string) {
+			switch name {
 			case "hypothesis":
 				t.Hypothesis = v
 			case "success":
@@ -147,8 +139,23 @@ func (w *walker) tests(s *draftStep, n *yaml.Node, p pos) bool {
 			case "failure":
 				t.Failure = event.Evidence(v)
 			}
-		}
+		}) && ok
 		s.step.Tests = append(s.step.Tests, t)
+	}
+	return ok
+}
+
+// strFields decodes the entries of a mapping at ip, every one a string,
+// records their positions under key for the step's errors, and gives each
+// to set; it reports whether all were strings.
+func (w *walker) strFields(s *draftStep, key string, ip pos, entries []entry, set func(name, v string)) bool {
+	ok := true
+	for _, e := range entries {
+		fp := at(e.val, ip.child(e.name).path)
+		s.field[key+"."+e.name] = fp
+		v, good := w.str(e.val, fp)
+		ok = ok && good
+		set(e.name, v)
 	}
 	return ok
 }
