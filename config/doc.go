@@ -60,7 +60,7 @@
 //	  model: ""                   # AGENTIC_PLANNER_MODEL   --planner-model (empty: plan files only)
 //	  api_key_env: ""             # AGENTIC_PLANNER_API_KEY_ENV --planner-api-key-env (the variable that holds the key)
 //	  timeout: 2m                 # AGENTIC_PLANNER_TIMEOUT --planner-timeout
-//	  claim_timeout: 30s          # AGENTIC_PLANNER_CLAIM_TIMEOUT --planner-claim-timeout (deprecated: the cluster setting planning.claim_timeout governs; this applies only until a planner has read it)
+//	  claim_timeout: 30s          # AGENTIC_PLANNER_CLAIM_TIMEOUT --planner-claim-timeout (deprecated, ignored with a warning: the cluster setting planning.claim_timeout governs)
 //	  max_tokens: 8192            # AGENTIC_PLANNER_MAX_TOKENS --planner-max-tokens
 //	  token_budget: 0             # AGENTIC_PLANNER_TOKEN_BUDGET --planner-token-budget (0: no bound)
 //	  temperature: ""             # AGENTIC_PLANNER_TEMPERATURE --planner-temperature 0..2 (empty: the server's)

@@ -9,8 +9,8 @@ import (
 // rejections by: the claim timeout the ledger's cluster settings hold
 // (n.settings, folded before the planner), the one the orchestrators
 // decide by. planner.claim_timeout in the configuration file is
-// deprecated: a value other than the default is logged and ignored while
-// the node has the settings (always, for a node that plans).
+// deprecated: a value other than the default is logged and ignored (with
+// no claim timeout in the ledger, the protocol's default applies).
 func (n *Node) claimSettings() planner.ClaimSettings {
 	if pc := n.cfg.Planner.ClaimTimeout; pc != 0 && pc != config.DefaultClaimTimeout {
 		n.log.Warn("planner.claim_timeout is deprecated and ignored: the claim timeout is a cluster setting",

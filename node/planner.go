@@ -28,7 +28,9 @@ const promptQueryTimeout = 2 * time.Second
 // and proposes the best by its score (roles/planner/llm).
 func (n *Node) plannerConfig() planner.Config {
 	pc := n.cfg.Planner
-	cfg := planner.Config{Timeout: pc.Timeout, ClaimTimeout: pc.ClaimTimeout, Settings: n.claimSettings()}
+	// ClaimTimeout is the fallback while the ledger holds no claim timeout:
+	// the protocol's default, the one the orchestrators use then.
+	cfg := planner.Config{Timeout: pc.Timeout, ClaimTimeout: event.DefaultClaimTimeout, Settings: n.claimSettings()}
 	if pc.Model == "" {
 		return cfg
 	}
