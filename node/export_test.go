@@ -5,3 +5,11 @@ import "github.com/agentic-dev/agentic/node/health"
 // HealthOf gives tests the node's health monitor, to register a check of
 // their own.
 func HealthOf(n *Node) *health.Monitor { return n.health }
+
+// SetAuditExamine sets how many entries a filtered audit page passes over
+// at most, and returns what restores it.
+func SetAuditExamine(n int) (restore func()) {
+	old := auditExamine
+	auditExamine = n
+	return func() { auditExamine = old }
+}

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +18,7 @@ import (
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/node"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/node/nodetest"
 )
@@ -254,4 +257,81 @@ func metric(t *testing.T, n *nodetest.Node, name string) string {
 		}
 	}
 	return ""
+}
+
+// An audit filtered by type returns exactly the entries of those types, in
+// order, however the pages are cut — pages that pass over their budget of
+// other entries say where they stopped and are not the end — and a filter
+// that matches nothing still ends.
+func TestAuditFiltersByType(t *testing.T) {
+	n, run := finishedRun(t)
+	ctx := context.Background()
+	var want []uint64
+	for l, err := range n.API.AuditLines(ctx, api.AuditRequest{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.Type == string(event.TaskFinished) || l.Type == string(event.PlanAccepted) {
+			want = append(want, l.Seq)
+		}
+	}
+	if len(want) < 2 {
+		t.Fatalf("the run left %d task.finished and plan.accepted entries", len(want))
+	}
+	types := []string{string(event.TaskFinished), string(event.PlanAccepted)}
+	collect := func(req api.AuditRequest) (seqs []uint64, empty int) {
+		t.Helper()
+		cursor := ""
+		for range 10_000 {
+			req.Cursor = cursor
+			p, err := n.API.Audit(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, l := range p.Items {
+				if !slices.Contains(types, l.Type) {
+					t.Fatalf("a %s entry in a listing of %v", l.Type, types)
+				}
+				seqs = append(seqs, l.Seq)
+			}
+			if len(p.Items) == 0 && !p.End {
+				empty++
+			}
+			if p.End {
+				return seqs, empty
+			}
+			cursor = p.Next
+		}
+		t.Fatal("the listing never ended")
+		return nil, 0
+	}
+	if got, _ := collect(api.AuditRequest{Types: types}); !slices.Equal(got, want) {
+		t.Fatalf("filtered = %v, want %v", got, want)
+	}
+	if got, _ := collect(api.AuditRequest{Types: types, Run: run, Limit: 1}); !slices.Equal(got, want) {
+		t.Fatalf("filtered by run, pages of one = %v, want %v", got, want)
+	}
+	restore := node.SetAuditExamine(2)
+	got, empty := collect(api.AuditRequest{Types: types})
+	restore()
+	if !slices.Equal(got, want) || empty == 0 {
+		t.Fatalf("with a budget of 2 = %v (%d empty pages), want %v", got, empty, want)
+	}
+
+	// Nothing of the type: the listing ends, a long-poll too.
+	none := []string{"no.such"}
+	if got, _ := collect(api.AuditRequest{Types: none}); len(got) != 0 {
+		t.Fatalf("no.such = %v", got)
+	}
+	p, err := n.API.Audit(ctx, api.AuditRequest{Types: none, Wait: 100 * time.Millisecond})
+	if err != nil || len(p.Items) != 0 || !p.End {
+		t.Fatalf("long-poll of no.such = %+v, %v", p, err)
+	}
+	many := make([]string, 65)
+	for i := range many {
+		many[i] = fmt.Sprint("t", i)
+	}
+	if _, err := n.API.Audit(ctx, api.AuditRequest{Types: many}); !errors.Is(err, api.ErrBadRequest) {
+		t.Fatalf("65 types: %v, want a bad request", err)
+	}
 }

@@ -131,6 +131,10 @@ type AuditRequest struct {
 	// (the time the stream stamped the message: AuditLine.StreamTime),
 	// through the ledger's time index; every entry after that one follows.
 	Since time.Time `json:"since,omitzero"`
+	// Types restricts to events of these types (empty: every type). The
+	// filter is applied by the node as it reads, so a page may hold fewer
+	// entries than Limit — or none — without being the end: Page.End is.
+	Types []string `json:"types,omitempty"`
 	// Limit caps the page (default and maximum 1000); pages are also cut
 	// by size, so a shorter page is not the end: Page.End is.
 	Limit int `json:"limit,omitempty"`

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/spf13/cobra"
 )
@@ -27,6 +28,7 @@ type tailOpts struct {
 	follow bool
 	run    string
 	since  time.Duration
+	types  []string
 }
 
 func (a *app) auditCmd() *cobra.Command {
@@ -45,14 +47,23 @@ envelope the event travelled in (verify it with the cluster's root.pub).
 
 --since selects by stream time (when the stream received the message, the
 clock events are judged by): the first entry at or after it, and every one
-after that. agentctl reads every page up to the end the node reports.`,
+after that. --type keeps the entries of the types named (repeat it, or
+separate them with commas); the node filters, so selecting a few entries of
+a long history costs those entries. agentctl reads every page up to the
+end the node reports.`,
 		Example: `  agentctl audit tail
   agentctl audit tail --run 0190a3c2 --since 1h
+  agentctl audit tail --type gate.opened,gate.decided --since 24h
   agentctl audit tail --follow -o jsonl | jq -c 'select(.type=="task.finished")'`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.since < 0 {
 				return usagef("--since must not be negative")
+			}
+			for _, t := range o.types {
+				if !event.Known(event.Type(t)) {
+					return usagef("--type %q is not an event type (see docs/protocol.md; e.g. task.finished, gate.opened)", t)
+				}
 			}
 			return a.auditTail(cmd.Context(), o)
 		},
@@ -61,6 +72,7 @@ after that. agentctl reads every page up to the end the node reports.`,
 	f.BoolVar(&o.follow, "follow", false, "keep printing entries as they commit (Ctrl-C to stop)")
 	f.StringVar(&o.run, "run", "", "only entries of this run (id or prefix)")
 	f.DurationVar(&o.since, "since", 0, "only entries newer than this (e.g. 30m, 2h)")
+	f.StringSliceVar(&o.types, "type", nil, "only entries of these event types (repeat, or separate with commas)")
 	return group("audit", "Read the audit ledger", "Every event of the cluster, in ledger order, as committed.", tail)
 }
 
@@ -69,7 +81,7 @@ func (a *app) auditTail(ctx context.Context, o tailOpts) error {
 	if err != nil {
 		return err
 	}
-	req := api.AuditRequest{Run: o.run, Limit: auditPage}
+	req := api.AuditRequest{Run: o.run, Types: o.types, Limit: auditPage}
 	if o.since > 0 {
 		req.Since = now().Add(-o.since)
 	}

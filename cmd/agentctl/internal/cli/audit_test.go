@@ -73,6 +73,15 @@ func TestAuditTail(t *testing.T) {
 		t.Errorf("jsonl line = %s", jl[4])
 	}
 
+	r = h.run("audit", "tail", "--type", "task.finished,plan.proposed", "-o", "json")
+	if got := decodeJSON[[]api.AuditLine](t, r.stdout); r.code != 0 || len(got) != 2 || got[0].Seq != 2 || got[1].Seq != 3 {
+		t.Errorf("--type task.finished,plan.proposed = %+v", r)
+	}
+	r = h.run("audit", "tail", "--type", "task.finish")
+	if r.code != 2 || !strings.Contains(r.stderr, `"task.finish" is not an event type`) {
+		t.Errorf("--type task.finish = %+v", r)
+	}
+
 	r = h.run("audit", "tail", "--since", "1h", "-o", "json")
 	if got := decodeJSON[[]api.AuditLine](t, r.stdout); len(got) != 5 {
 		t.Errorf("--since 1h gave %d lines", len(got))

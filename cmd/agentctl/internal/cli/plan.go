@@ -58,7 +58,10 @@ func (a *app) planRevisions(ctx context.Context, id string) (string, []planRevis
 	}
 	var revs []planRevision
 	accepted := map[int]bool{}
-	for l, err := range c.AuditLines(ctx, api.AuditRequest{Run: sum.ID}) {
+	// Only the plan events: the node filters, so a run of thousands of
+	// steps costs its revisions, not its steps.
+	req := api.AuditRequest{Run: sum.ID, Types: []string{string(event.PlanProposed), string(event.PlanAccepted)}}
+	for l, err := range c.AuditLines(ctx, req) {
 		if err != nil {
 			return "", nil, err
 		}
@@ -84,8 +87,16 @@ func (a *app) planRevisions(ctx context.Context, id string) (string, []planRevis
 		revs[i].Accepted = accepted[revs[i].Revision]
 	}
 	if len(revs) == 0 {
-		return sum.ID, nil, api.WithHint(fmt.Errorf("run %s has no plan yet (status %s)", sum.ID, sum.Status),
-			"a planner has not answered; 'agentctl run show "+sum.ID+"' says why")
+		err := fmt.Errorf("run %s has no plan yet (status %s)", sum.ID, sum.Status)
+		hint := "a planner has not answered; 'agentctl run show " + sum.ID + "' says why"
+		if orchestrator.RunStatus(sum.Status).Terminal() {
+			err = fmt.Errorf("run %s ended without a plan (status %s)", sum.ID, sum.Status)
+			hint = "'agentctl run show " + sum.ID + "' says why"
+			if sum.Reason != "" {
+				hint = "it ended: " + sum.Reason
+			}
+		}
+		return sum.ID, nil, api.WithHint(err, hint)
 	}
 	return sum.ID, revs, nil
 }

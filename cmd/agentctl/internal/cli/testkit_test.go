@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -258,7 +259,8 @@ func (f *fakeNode) auditPage(ctx context.Context, req api.AuditRequest) (api.Aud
 		lines := []api.AuditLine{}
 		last, end := after, true
 		for _, l := range f.audit {
-			if l.Seq <= after || (req.Run != "" && !strings.HasPrefix(l.Run, req.Run)) || l.Time.Before(req.Since) {
+			if l.Seq <= after || (req.Run != "" && !strings.HasPrefix(l.Run, req.Run)) || l.Time.Before(req.Since) ||
+				(len(req.Types) > 0 && !slices.Contains(req.Types, l.Type)) {
 				continue
 			}
 			if req.Limit > 0 && len(lines) == req.Limit {
