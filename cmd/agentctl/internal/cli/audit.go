@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
@@ -88,6 +89,9 @@ func (a *app) auditTail(ctx context.Context, o tailOpts) error {
 	var collected []api.AuditLine // json array mode
 	arrayMode := a.output == formatJSON && !o.follow
 	emit := func(l api.AuditLine) error {
+		if len(o.types) > 0 && !slices.Contains(o.types, l.Type) {
+			return nil // a node older than the filter sends every type
+		}
 		if arrayMode {
 			collected = append(collected, l)
 			return nil
