@@ -46,6 +46,22 @@ func Scan(data []byte) (Finding, bool) { return Latest.scan(data, true) }
 func (set Set) Scan(data []byte) (Finding, bool) { return set.scan(data, false) }
 
 func (set Set) scan(data []byte, withKnown bool) (Finding, bool) {
+	if len(data) == 0 {
+		return Finding{}, false // what the text "" holds
+	}
+	// Most payloads hold no secret: one pass over the bytes says so. A
+	// candidate, or data json.Unmarshal might refuse, is judged by the
+	// tree walk, which names the first secret in its order.
+	if set.walkClean(data, withKnown) {
+		return Finding{}, false
+	}
+	return set.scanTree(data, withKnown)
+}
+
+// scanTree is scan by a decoded tree: the order in which the first secret
+// is chosen (keys sorted, the last of duplicate keys) and the path it is
+// reported with.
+func (set Set) scanTree(data []byte, withKnown bool) (Finding, bool) {
 	// The decoded strings are judged, not the raw bytes: escapes (\n,
 	// \u0041) would hide a secret from the patterns, and the lines of a
 	// decoded string let each pattern look only at the lines that hold its
