@@ -11,8 +11,11 @@ import (
 // per hint, which scanning large outputs for dozens of hints made the
 // main cost of redaction.
 type hintIndex struct {
-	bits     [1 << 16 / 64]uint64
-	byPrefix map[uint16][]hintRef
+	bits [1 << 16 / 64]uint64
+	// slot[pair] is 1 + the index in byPrefix of the hints that start
+	// with pair (0: none).
+	slot     [1 << 16]uint8
+	byPrefix [][]hintRef
 	n        int
 	// always marks rules without hints; ruleHints lists each rule's hint ids.
 	always    []bool
@@ -43,20 +46,29 @@ var lowerASCII = func() (t [256]byte) {
 func pairKey(a, b byte) uint16 { return uint16(lowerASCII[a])<<8 | uint16(lowerASCII[b]) }
 
 func newHintIndex(rules []rule) *hintIndex {
-	ix := &hintIndex{byPrefix: map[uint16][]hintRef{}, always: make([]bool, len(rules)), ruleHints: make([][]int, len(rules))}
+	ix := &hintIndex{always: make([]bool, len(rules)), ruleHints: make([][]int, len(rules))}
 	add := func(r int, h string, exact bool) {
 		if len(h) < 2 {
 			panic("redact: hint shorter than two bytes: " + h)
 		}
 		k := pairKey(h[0], h[1])
 		ix.bits[k>>6] |= 1 << (k & 63)
-		ix.byPrefix[k] = append(ix.byPrefix[k], hintRef{id: ix.n, text: h, exact: exact})
+		if ix.slot[k] == 0 {
+			if len(ix.byPrefix) == 255 {
+				panic("redact: more than 255 hint prefixes")
+			}
+			ix.byPrefix = append(ix.byPrefix, nil)
+			ix.slot[k] = uint8(len(ix.byPrefix))
+		}
+		ix.byPrefix[ix.slot[k]-1] = append(ix.byPrefix[ix.slot[k]-1], hintRef{id: ix.n, text: h, exact: exact})
 		ix.ruleHints[r] = append(ix.ruleHints[r], ix.n)
 		ix.n++
 	}
 	for i, r := range rules {
 		if len(r.hints) == 0 && len(r.exact) == 0 {
 			ix.always[i] = true
+		} else if r.runs != nil {
+			panic("redact: a rule by runs with hints: " + r.name)
 		}
 		for _, h := range r.exact {
 			add(i, h, true)
@@ -89,7 +101,7 @@ func (ix *hintIndex) rulesFor(s string, rules []rule) [][][2]int {
 		if ix.bits[k>>6]&(1<<(k&63)) == 0 {
 			continue
 		}
-		for _, h := range ix.byPrefix[k] {
+		for _, h := range ix.byPrefix[ix.slot[k]-1] {
 			if hintAt(s, i, h) {
 				if hits == nil {
 					hits = make([][]int, ix.n)

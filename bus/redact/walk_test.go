@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -296,4 +297,68 @@ func damage(rng *rand.Rand, doc []byte) []byte {
 		doc = doc[:i]
 	}
 	return doc
+}
+
+// findTexts are texts for the differential test of find: secrets of every
+// rule, near misses, runs of random-looking characters, several lines.
+func findTexts(rng *rand.Rand) string {
+	pieces := append(append([]string{}, walkVals...),
+		"password=", "DB_PASSWORD=", "token: ", "--password ", "-p", "mysql -u root -p", "sshpass -p ", "docker login -u bob -p ",
+		"curl -u ", "bob:", "https://", "://:", "@host", "Authorization: Bearer ", "bearer ", " ", " ", "\n", "\n", "=", "==", ".", "/", "\"", "'",
+		"AbCdEfGhIjKlMnOpQrStUvWxYz0123456789+/", "aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5zA7b", "h1:", "sha256-", "sk_live_51H8xQ2LkdIwHu7ixyzAbCdEf0123",
+		"AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY", "glpat-xR4nD0mT0k3nV4lu3zzZ9", "-----BEGIN RSA PRIVATE KEY-----\n", "-----END RSA PRIVATE KEY-----",
+		"xoxb-123456789012-abcdefghij", "sk-proj-abcdefghijklmnopqrstuvwx", "npm_", "hvs.", "password is ", "Pa55word9", "module-12 && go build ./...")
+	var b strings.Builder
+	for range rng.IntN(12) {
+		b.WriteString(pieces[rng.IntN(len(pieces))])
+	}
+	return b.String()
+}
+
+// find reports the spans the reference reports, on random texts, for
+// every set, with and without the known values, first or all.
+func TestFindMatchesReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1123, 5))
+	n := 8000
+	if testing.Short() {
+		n = 800
+	}
+	found := 0
+	for range n {
+		s := findTexts(rng)
+		for _, set := range []Set{Set1, Set2} {
+			for _, withKnown := range []bool{false, true} {
+				for _, first := range []bool{false, true} {
+					got, want := find(s, set, withKnown, first), refFind(s, set, withKnown, first)
+					if !slices.Equal(got, want) {
+						t.Fatalf("set %d known %v first %v: find(%q) = %v, reference %v", set, withKnown, first, s, got, want)
+					}
+					if len(got) > 0 {
+						found++
+					}
+				}
+			}
+		}
+	}
+	if found < n || found > n*7 {
+		t.Fatalf("%d findings in %d texts × 8: the generator misses the cases", found, n)
+	}
+	t.Logf("%d findings in %d texts × 8", found, n)
+}
+
+// FuzzFind: on any text, find reports what the reference reports.
+func FuzzFind(f *testing.F) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 50 {
+		f.Add(findTexts(rng))
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, set := range []Set{Set1, Set2} {
+			for _, first := range []bool{false, true} {
+				if got, want := find(s, set, true, first), refFind(s, set, true, first); !slices.Equal(got, want) {
+					t.Fatalf("set %d first %v: find(%q) = %v, reference %v", set, first, s, got, want)
+				}
+			}
+		}
+	})
 }
