@@ -119,20 +119,14 @@ func find(s string, set Set, withKnown, first bool) []span {
 	}
 	var out []span
 	rules := set.rules()
-	where := set.index().rulesFor(s, rules)
-	longest := -1 // longestRun(s), once a rule by runs asks
+	ts := set.index().rulesFor(s, rules)
 	var buf [8][2]int
-	for i := range rules {
+	for _, i := range ts.rules {
 		r := &rules[i]
-		if where[i] == nil {
-			continue
-		}
 		if r.runs != nil {
-			// A rule by runs has no hints: it looks at the whole text.
-			if longest < 0 {
-				longest = longestRun(s)
-			}
-			if longest < r.runs.min {
+			// A rule by runs has no hints: it looks at the whole text, and
+			// judges whole runs only.
+			if ts.longest < r.runs.min {
 				continue
 			}
 			for _, m := range r.runs.appendMatches(buf[:0], s) {
@@ -146,7 +140,7 @@ func find(s string, set Set, withKnown, first bool) []span {
 			}
 			continue
 		}
-		for _, m := range r.matchesIn(s, where[i]) {
+		for _, m := range r.matchesIn(s, ts.where[i]) {
 			lo, hi := r.secret(m)
 			if !r.accepts(s, lo, hi, m[0], m[1]) {
 				continue

@@ -89,7 +89,9 @@ type runRule struct {
 	assign   bool
 }
 
-// appendMatches appends the bounds of the rule's runs in s to out.
+// appendMatches appends the bounds of the rule's runs in s to out. Every
+// run it judges is a whole run of secretByte: in a text whose longest run
+// is shorter than min it finds none.
 func (rr *runRule) appendMatches(out [][2]int, s string) [][2]int {
 	for i := 0; i < len(s); {
 		if !secretBytes[s[i]] {
@@ -117,21 +119,6 @@ func (rr *runRule) appendMatches(out [][2]int, s string) [][2]int {
 		i = end
 	}
 	return out
-}
-
-// longestRun returns the length of the longest run of secretByte in s:
-// a runRule finds nothing in a text whose longest run is shorter than its
-// min (every run it judges is a whole run).
-func longestRun(s string) int {
-	longest, n := 0, 0
-	for i := 0; i < len(s); i++ {
-		if secretBytes[s[i]] {
-			n++
-			continue
-		}
-		longest, n = max(longest, n), 0
-	}
-	return max(longest, n)
 }
 
 // assignedAt reports whether the value starting at i follows NAME= or

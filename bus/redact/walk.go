@@ -1,7 +1,10 @@
 package redact
 
 import (
+	"bytes"
+	"slices"
 	"strconv"
+	"sync"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -45,10 +48,23 @@ type walker struct {
 // holds a secret by set (and the known values, withKnown). False means
 // "ask the tree walk", not "holds a secret".
 func (set Set) walkClean(data []byte, withKnown bool) bool {
-	w := walker{data: data, set: set, withKnown: withKnown, judge: true}
+	bufs := scratch.Get().(*walkBuffers)
+	w := walker{data: data, set: set, withKnown: withKnown, judge: true, key: bufs.key[:0], text: bufs.text[:0]}
 	w.document()
+	if cap(w.key)+cap(w.text) <= maxScratch {
+		bufs.key, bufs.text = w.key, w.text
+		scratch.Put(bufs)
+	}
 	return !w.stop
 }
+
+// walkBuffers are a walker's scratch buffers, reused across documents up
+// to maxScratch bytes.
+type walkBuffers struct{ key, text []byte }
+
+const maxScratch = 64 << 10
+
+var scratch = sync.Pool{New: func() any { return new(walkBuffers) }}
 
 // walkValid reports whether json.Unmarshal of data into an `any`
 // succeeds: data is JSON (encoding/json's grammar and nesting limit) and
@@ -388,49 +404,59 @@ func (w *walker) number() {
 // it: escapes resolved, a \u surrogate not followed by its pair and
 // malformed UTF-8 become U+FFFD.
 func appendUnquoted(b, s []byte) []byte {
+	b = slices.Grow(b, len(s))
 	for r := 0; r < len(s); {
-		switch c := s[r]; {
-		case c == '\\':
-			r++
-			switch s[r] {
-			case '"', '\\', '/', '\'':
-				b = append(b, s[r])
-				r++
-			case 'b':
-				b = append(b, '\b')
-				r++
-			case 'f':
-				b = append(b, '\f')
-				r++
-			case 'n':
-				b = append(b, '\n')
-				r++
-			case 'r':
-				b = append(b, '\r')
-				r++
-			case 't':
-				b = append(b, '\t')
-				r++
-			case 'u':
-				r--
-				rr := getu4(s[r:])
-				r += 6
-				if utf16.IsSurrogate(rr) {
-					if dec := utf16.DecodeRune(rr, getu4(s[r:])); dec != unicode.ReplacementChar {
-						r += 6
-						b = utf8.AppendRune(b, dec)
-						break
-					}
-					rr = unicode.ReplacementChar
-				}
+		// The bytes up to the next escape: at once when they are UTF-8,
+		// else rune by rune, each malformed byte becoming U+FFFD.
+		k := bytes.IndexByte(s[r:], '\\')
+		if k < 0 {
+			k = len(s) - r
+		}
+		if chunk := s[r : r+k]; utf8.Valid(chunk) {
+			b = append(b, chunk...)
+		} else {
+			for len(chunk) > 0 {
+				rr, size := utf8.DecodeRune(chunk)
+				chunk = chunk[size:]
 				b = utf8.AppendRune(b, rr)
 			}
-		case c < utf8.RuneSelf:
-			b = append(b, c)
+		}
+		r += k
+		if r == len(s) {
+			break
+		}
+		r++ // the backslash
+		switch s[r] {
+		case '"', '\\', '/', '\'':
+			b = append(b, s[r])
 			r++
-		default:
-			rr, size := utf8.DecodeRune(s[r:])
-			r += size
+		case 'b':
+			b = append(b, '\b')
+			r++
+		case 'f':
+			b = append(b, '\f')
+			r++
+		case 'n':
+			b = append(b, '\n')
+			r++
+		case 'r':
+			b = append(b, '\r')
+			r++
+		case 't':
+			b = append(b, '\t')
+			r++
+		case 'u':
+			r--
+			rr := getu4(s[r:])
+			r += 6
+			if utf16.IsSurrogate(rr) {
+				if dec := utf16.DecodeRune(rr, getu4(s[r:])); dec != unicode.ReplacementChar {
+					r += 6
+					b = utf8.AppendRune(b, dec)
+					break
+				}
+				rr = unicode.ReplacementChar
+			}
 			b = utf8.AppendRune(b, rr)
 		}
 	}
