@@ -86,6 +86,26 @@ func RedactDraft(d event.Draft) (event.Draft, error) {
 	return d, nil
 }
 
+// RedactCheckDraft is RedactDraft then CheckDraft — the draft as
+// redacted, or the first error of the two — in one pass over the payload
+// when that pass redacts nothing and proves that CheckDraft's scan would
+// find nothing (redact.RedactJSONClean): how an emitter accepts a draft.
+func RedactCheckDraft(d event.Draft) (event.Draft, error) {
+	data, changed, clean, err := redact.RedactJSONClean(d.Data)
+	if err != nil {
+		return d, fmt.Errorf("envelope: redact %s event %s: %w", d.Type, d.ID, err)
+	}
+	if changed {
+		d.Data = data
+	}
+	r := versions[Version]
+	if clean && r.Secrets == redact.Latest {
+		// CheckDraft's scan is redact.Scan alone, and would find nothing.
+		return d, checkSize(r, d)
+	}
+	return d, CheckDraft(d)
+}
+
 func secretError(d event.Draft, f redact.Finding) error {
 	where := "payload"
 	if f.Path != "" {

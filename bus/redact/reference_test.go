@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -258,4 +259,80 @@ func (ix *refHintIndex) rulesFor(s string, rules []rule) [][][2]int {
 		out[r] = lineRanges(s, pos)
 	}
 	return out
+}
+
+// refRedactJSON is RedactJSON as it was before the walker: json.Valid,
+// strings with escapes decoded by json.Unmarshal, judged by refFind.
+func refRedactJSON(data []byte) ([]byte, bool, error) {
+	if len(data) == 0 {
+		return data, false, nil // no payload
+	}
+	if !json.Valid(data) {
+		return data, false, fmt.Errorf("redact: payload is not JSON")
+	}
+	var out []byte
+	last, changed := 0, false
+	key := "" // the member name the next value belongs to
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
+		case '"':
+			end := stringEnd(data, i)
+			s := string(data[i+1 : end-1])
+			if bytes.IndexByte(data[i:end], '\\') >= 0 {
+				if err := json.Unmarshal(data[i:end], &s); err != nil {
+					return data, false, fmt.Errorf("redact: string at %d: %w", i, err)
+				}
+			}
+			isKey := nextIs(data, end, ':')
+			var red string
+			switch {
+			case isKey && nextIs(data, afterColon(data, end), '"'):
+				red = s // judged with its value, as key=value
+			case isKey:
+				red = refRedact(s)
+			case key != "":
+				red = refRedactMember(key, s)
+			default:
+				red = refRedact(s)
+			}
+			if isKey {
+				key = s
+			} else {
+				key = ""
+			}
+			if red != s {
+				out = append(out, data[last:i]...)
+				out = appendString(out, red)
+				last, changed = end, true
+			}
+			i = end - 1
+		case '{', '[', ',':
+			key = ""
+		}
+	}
+	if !changed {
+		return data, false, nil
+	}
+	return append(out, data[last:]...), true, nil
+}
+
+func refRedact(s string) string {
+	if s == "" {
+		return s
+	}
+	return apply(s, refFind(s, Latest, true, false))
+}
+
+func refRedactMember(key, value string) string {
+	text := key + "=" + value
+	off := len(key) + 1
+	var sp []span
+	for _, x := range refFind(text, Latest, true, false) {
+		if x.hi <= off {
+			continue
+		}
+		x.lo, x.hi = max(x.lo, off)-off, x.hi-off
+		sp = append(sp, x)
+	}
+	return apply(value, sp)
 }

@@ -36,6 +36,14 @@ type walker struct {
 	withKnown bool
 	// judge, when false, only checks the document (walkValid).
 	judge bool
+	// lenientNumbers takes a number that overflows a float64 (json.Valid
+	// does), noting it in overflow, instead of refusing the document
+	// (json.Unmarshal into an `any` does).
+	lenientNumbers, overflow bool
+	// emptyKeyString is set by a member "": "v", malformedUTF8 by a
+	// string without escapes that is not UTF-8: texts RedactJSON judges
+	// otherwise (v alone, the bytes as they are).
+	emptyKeyString, malformedUTF8 bool
 	// stop is set by the first text that holds a candidate secret or the
 	// first byte that makes the data something else than JSON.
 	stop, found bool
@@ -48,6 +56,13 @@ type walker struct {
 // holds a secret by set (and the known values, withKnown). False means
 // "ask the tree walk", not "holds a secret".
 func (set Set) walkClean(data []byte, withKnown bool) bool {
+	w := set.walk(data, withKnown)
+	return !w.stop
+}
+
+// walk judges data with the reused buffers and returns the walker as it
+// ended.
+func (set Set) walk(data []byte, withKnown bool) walker {
 	bufs := scratch.Get().(*walkBuffers)
 	w := walker{data: data, set: set, withKnown: withKnown, judge: true, key: bufs.key[:0], text: bufs.text[:0]}
 	w.document()
@@ -55,7 +70,8 @@ func (set Set) walkClean(data []byte, withKnown bool) bool {
 		bufs.key, bufs.text = w.key, w.text
 		scratch.Put(bufs)
 	}
-	return !w.stop
+	w.key, w.text = nil, nil
+	return w
 }
 
 // walkBuffers are a walker's scratch buffers, reused across documents up
@@ -224,6 +240,7 @@ func (w *walker) object() {
 			if w.stop {
 				return
 			}
+			w.emptyKeyString = w.emptyKeyString || khi == klo
 			if w.judge {
 				t := w.appendText(w.text[:0], klo, khi, kraw)
 				t = append(t, '=')
@@ -303,7 +320,7 @@ func (w *walker) str() (lo, hi int, raw bool) {
 		switch {
 		case c == '"':
 			if high && raw && !utf8.Valid(d[lo:i]) {
-				raw = false
+				raw, w.malformedUTF8 = false, true
 			}
 			w.pos = i + 1
 			return lo, i, raw
@@ -394,7 +411,9 @@ func (w *walker) number() {
 	// math.MaxFloat64 (about 1.8e308); anything else is parsed.
 	if exp || intEnd-start > 300 {
 		if _, err := strconv.ParseFloat(string(d[start:i]), 64); err != nil {
-			w.fail()
+			if w.overflow = true; !w.lenientNumbers {
+				w.fail()
+			}
 		}
 	}
 }

@@ -95,6 +95,19 @@ func checkWalk(t *testing.T, data []byte) {
 	if got := walkValid(data); got != want {
 		t.Fatalf("walkValid(%.200q) = %v, json.Unmarshal accepts it: %v", data, got, want)
 	}
+	lenient := walker{data: data, lenientNumbers: true}
+	if lenient.document(); lenient.stop == json.Valid(data) {
+		t.Fatalf("walker with lenient numbers on %.200q: valid %v, json.Valid %v", data, !lenient.stop, json.Valid(data))
+	}
+	// RedactJSON redacts as it did; when it says clean, Scan agrees.
+	out, changed, clean, err := RedactJSONClean(data)
+	wantOut, wantChanged, wantErr := refRedactJSON(data)
+	if !bytes.Equal(out, wantOut) || changed != wantChanged || (err == nil) != (wantErr == nil) {
+		t.Fatalf("RedactJSON(%.200q) = %.200q %v %v, reference %.200q %v %v", data, out, changed, err, wantOut, wantChanged, wantErr)
+	}
+	if f, found := Latest.refScan(out, true); clean && found {
+		t.Fatalf("RedactJSONClean(%.200q) says clean, Scan finds %+v", data, f)
+	}
 	for _, set := range []Set{Set1, Set2} {
 		for _, withKnown := range []bool{false, true} {
 			want, wok := set.refScan(data, withKnown)
@@ -122,7 +135,7 @@ func TestScanMatchesReferenceRandom(t *testing.T) {
 	if testing.Short() {
 		n = 300
 	}
-	var valid, found, tree int
+	var valid, found, tree, cleanRedact int
 	for range n {
 		doc := randomDoc(rng, 0)
 		if rng.IntN(4) == 0 {
@@ -138,13 +151,38 @@ func TestScanMatchesReferenceRandom(t *testing.T) {
 		if !Latest.walkClean(doc, true) {
 			tree++
 		}
+		if _, _, clean, _ := RedactJSONClean(doc); clean {
+			cleanRedact++
+		}
 	}
 	// The generator must reach every case: valid and not, clean and not,
 	// and clean documents judged by the walk alone.
-	if valid < n/2 || valid > n*9/10 || found < n/5 || found > n*9/10 || tree == n {
-		t.Fatalf("of %d documents %d valid, %d with a secret, %d judged by the tree", n, valid, found, tree)
+	if valid < n/2 || valid > n*9/10 || found < n/5 || found > n*9/10 || tree == n || cleanRedact < n/10 {
+		t.Fatalf("of %d documents %d valid, %d with a secret, %d judged by the tree, %d clean by RedactJSONClean", n, valid, found, tree, cleanRedact)
 	}
-	t.Logf("of %d documents %d valid, %d with a secret, %d judged by the tree", n, valid, found, tree)
+	t.Logf("of %d documents %d valid, %d with a secret, %d judged by the tree, %d clean by RedactJSONClean", n, valid, found, tree, cleanRedact)
+}
+
+// RedactJSONClean proves ordinary payloads clean, and leaves to Scan
+// what its pass judged otherwise than Scan.
+func TestRedactJSONClean(t *testing.T) {
+	for _, p := range scanPayloads(t) {
+		if out, changed, clean, err := RedactJSONClean(p.data); err != nil || changed || !clean || !bytes.Equal(out, p.data) {
+			t.Errorf("%s: changed %v, clean %v, err %v", p.name, changed, clean, err)
+		}
+	}
+	for _, s := range []string{
+		`{"":"MIIEowIBAAKCAQEAuQ8aeqn3u2l1"}`, // Scan judges =MII…, redaction MII…
+		`{"":"x"}`,
+		`{"a":"x","n":1e400}`,          // Scan judges it as text
+		"{\"a\":\"\xff\"}",             // Scan judges U+FFFD
+		`{"AKIAIOSFODNN7EXAMPLE":"v"}`, // a secret in a key is not redacted
+		`{"password":"hunter2"}`,       // redacted
+	} {
+		if _, _, clean, _ := RedactJSONClean([]byte(s)); clean {
+			t.Errorf("RedactJSONClean(%q) says clean", s)
+		}
+	}
 }
 
 // FuzzScan: on any input, the walker reports what the reference reports.
