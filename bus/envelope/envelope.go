@@ -234,7 +234,11 @@ type Envelope struct {
 type Verifier struct {
 	root  *trust.Root
 	rules []Rules
-	mu    struct {
+	// seen remembers recent messages whose signature verified: the same
+	// message verified again (the ledger follower and an executor of one
+	// node both verify it) skips parsing and the signature check.
+	seen seenMessages
+	mu   struct {
 		sync.Mutex
 		creds map[string]*trust.Credential
 		// ledger, when set, is the keyring of the roots a ledger trusts
@@ -382,9 +386,15 @@ func (v *Verifier) Verify(raw []byte, subject string, at time.Time) (*Envelope, 
 }
 
 func (v *Verifier) verify(raw []byte, subject string, at time.Time) (*Envelope, *Rejection) {
-	j, err := parse(raw)
-	if err != nil {
-		return nil, &Rejection{Code: event.RejectMalformed, Reason: reasonUnreadable(), Cause: err}
+	// A message seen before parses as it did and its signature verifies
+	// with the key it verified with: parse and ed25519.Verify are
+	// functions of the bytes alone. Every other check runs again.
+	j, signedBy := v.seen.lookup(raw)
+	if j == nil {
+		var err error
+		if j, err = parse(raw); err != nil {
+			return nil, &Rejection{Code: event.RejectMalformed, Reason: reasonUnreadable(), Cause: err}
+		}
 	}
 	c := &j.claims
 	rej := func(code event.RejectCode, reason string, cause error) *Rejection {
@@ -412,8 +422,13 @@ func (v *Verifier) verify(raw []byte, subject string, at time.Time) (*Envelope, 
 		return nil, rej(event.RejectUnknownSigner, reasonUnknownSigner(kid), err)
 	case cred.ID != kid:
 		return nil, rej(event.RejectSignerMismatch, fmt.Sprintf("kid %q but the credential is for %q", kid, cred.ID), nil)
-	case len(cred.PublicKey) != ed25519.PublicKeySize || !ed25519.Verify(cred.PublicKey, j.signing, j.sig):
+	case len(cred.PublicKey) != ed25519.PublicKeySize:
 		return nil, rej(event.RejectBadSignature, reasonSignature(kid), nil)
+	case !bytes.Equal(signedBy, cred.PublicKey):
+		if !ed25519.Verify(cred.PublicKey, j.signing, j.sig) {
+			return nil, rej(event.RejectBadSignature, reasonSignature(kid), nil)
+		}
+		v.seen.remember(raw, j, cred.PublicKey)
 	}
 	// The signer is authenticated from here on.
 	authed := func(code event.RejectCode, reason string) *Rejection {
@@ -451,9 +466,17 @@ func (v *Verifier) verify(raw []byte, subject string, at time.Time) (*Envelope, 
 		}
 	}
 	env := &Envelope{ID: c.ID, Signer: cred, Type: c.Type, Version: c.Version, Known: known, IssuedAt: c.IssuedAt.time()}
+	// The payloads are copied out of j, which the verifier may keep: a
+	// caller may write to its events' Data.
+	own := make([]byte, 0, payloadBytes(c))
 	mk := func(id, run string, t time.Time, data json.RawMessage) event.Event {
 		if t.IsZero() {
 			t = env.IssuedAt
+		}
+		if data != nil {
+			n := len(own)
+			own = append(own, data...)
+			data = own[n:len(own):len(own)]
 		}
 		return event.Event{ID: id, Type: c.Type, Run: run, Node: cred.ID, Time: t.UTC(), Subject: subject, Data: data}
 	}
