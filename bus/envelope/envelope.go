@@ -206,6 +206,10 @@ func signAt(id *trust.Identity, drafts []event.Draft, now time.Time, version int
 	if len(raw) > r.MaxMessageBytes {
 		return nil, "", fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, len(raw), r.MaxMessageBytes)
 	}
+	// A verifier of this process need not check the signature again.
+	if pub, ok := id.Key.Public().(ed25519.PublicKey); ok {
+		seen.remember(raw, nil, pub)
+	}
 	return raw, c.ID, nil
 }
 
@@ -234,11 +238,7 @@ type Envelope struct {
 type Verifier struct {
 	root  *trust.Root
 	rules []Rules
-	// seen remembers recent messages whose signature verified: the same
-	// message verified again (the ledger follower and an executor of one
-	// node both verify it) skips parsing and the signature check.
-	seen seenMessages
-	mu   struct {
+	mu    struct {
 		sync.Mutex
 		creds map[string]*trust.Credential
 		// ledger, when set, is the keyring of the roots a ledger trusts
@@ -386,11 +386,13 @@ func (v *Verifier) Verify(raw []byte, subject string, at time.Time) (*Envelope, 
 }
 
 func (v *Verifier) verify(raw []byte, subject string, at time.Time) (*Envelope, *Rejection) {
-	// A message seen before parses as it did and its signature verifies
-	// with the key it verified with: parse and ed25519.Verify are
-	// functions of the bytes alone. Every other check runs again.
-	j, signedBy := v.seen.lookup(raw)
-	if j == nil {
+	// A message this process signed or verified before (seen) parses as
+	// it did and its signature verifies with the key it was made or
+	// verified with: parse and ed25519.Verify are functions of the bytes
+	// and the key alone. Every other check runs again.
+	j, signedBy := seen.lookup(raw)
+	parsed := j != nil
+	if !parsed {
 		var err error
 		if j, err = parse(raw); err != nil {
 			return nil, &Rejection{Code: event.RejectMalformed, Reason: reasonUnreadable(), Cause: err}
@@ -424,11 +426,11 @@ func (v *Verifier) verify(raw []byte, subject string, at time.Time) (*Envelope, 
 		return nil, rej(event.RejectSignerMismatch, fmt.Sprintf("kid %q but the credential is for %q", kid, cred.ID), nil)
 	case len(cred.PublicKey) != ed25519.PublicKeySize:
 		return nil, rej(event.RejectBadSignature, reasonSignature(kid), nil)
-	case !bytes.Equal(signedBy, cred.PublicKey):
-		if !ed25519.Verify(cred.PublicKey, j.signing, j.sig) {
-			return nil, rej(event.RejectBadSignature, reasonSignature(kid), nil)
-		}
-		v.seen.remember(raw, j, cred.PublicKey)
+	case !bytes.Equal(signedBy, cred.PublicKey) && !ed25519.Verify(cred.PublicKey, j.signing, j.sig):
+		return nil, rej(event.RejectBadSignature, reasonSignature(kid), nil)
+	}
+	if !parsed || !bytes.Equal(signedBy, cred.PublicKey) {
+		seen.remember(raw, j, cred.PublicKey)
 	}
 	// The signer is authenticated from here on.
 	authed := func(code event.RejectCode, reason string) *Rejection {

@@ -13,10 +13,15 @@ const (
 	maxSeenMessage  = 256 << 10
 )
 
-// seenMessages remembers the most recent messages whose signature
-// verified, by their signature segment: a copy of the message, its parse
-// and the key its signature verified with. An entry is used only for a
-// message byte for byte the same; the oldest entries go first.
+// seen is this process's memory of the messages it signed or whose
+// signature it verified.
+var seen seenMessages
+
+// seenMessages remembers the most recent messages signed with a key (by
+// this process, or verified with the key), by their signature segment: a
+// copy of the message, its parse once a verifier made it, and the key. An
+// entry is used only for a message byte for byte the same; the oldest
+// entries go first.
 type seenMessages struct {
 	mu    sync.Mutex
 	m     map[string]*seenMessage
@@ -36,9 +41,9 @@ func sigSegment(raw []byte) []byte {
 	return raw[bytes.LastIndexByte(raw, '.')+1:]
 }
 
-// lookup returns the parse of raw and the key its signature verified
-// with, when raw was remembered; nil, nil when not. The parse is shared:
-// read-only.
+// lookup returns the parse of raw (nil if none was made) and the key it
+// is signed with, when raw was remembered; nil, nil when not. The parse
+// is shared: read-only.
 func (s *seenMessages) lookup(raw []byte) (*jws, ed25519.PublicKey) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -49,17 +54,20 @@ func (s *seenMessages) lookup(raw []byte) (*jws, ed25519.PublicKey) {
 	return e.j, e.key
 }
 
-// remember records that raw, parsed as j, is signed by key. j's parts
-// must not be written to from here on; nothing of raw is kept (its caller
-// may reuse it).
+// remember records that raw, parsed as j (nil: not parsed), is signed by
+// key. j's parts must not be written to from here on; nothing of raw is
+// kept (its caller may reuse it).
 func (s *seenMessages) remember(raw []byte, j *jws, key ed25519.PublicKey) {
 	if len(raw) > maxSeenMessage {
 		return
 	}
 	own := bytes.Clone(raw)
-	kept := *j
-	kept.signing = own[:len(j.signing)] // parse's signing is a part of raw
-	e := &seenMessage{raw: own, j: &kept, key: bytes.Clone(key)}
+	e := &seenMessage{raw: own, key: bytes.Clone(key)}
+	if j != nil {
+		kept := *j
+		kept.signing = own[:len(j.signing)] // parse's signing is a part of raw
+		e.j = &kept
+	}
 	k := string(sigSegment(e.raw))
 	s.mu.Lock()
 	defer s.mu.Unlock()

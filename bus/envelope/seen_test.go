@@ -106,3 +106,32 @@ func TestVerifyAgainNeedsTheSameBytes(t *testing.T) {
 		t.Fatalf("the original after the forgeries: %v", err)
 	}
 }
+
+// A message this process signed with a key other than its credential's
+// is refused as before: the memory of what was signed here answers only
+// for the key it was signed with.
+func TestSignedHereWithAnotherKeyIsRefused(t *testing.T) {
+	ids := bustest.NewIdentities(t)
+	exec := ids.Node(t, "exec-1", event.RoleExecutor)
+	impostor := ids.Node(t, "exec-2", event.RoleExecutor)
+	mixed := *exec
+	mixed.Key = impostor.Key // exec-1's credential, exec-2's key
+	d := event.MustDraft(event.TaskStarted, "run-1", event.TaskStartedData{Step: "a", Attempt: 1, Node: "exec-1"})
+	raw, _, err := envelope.Sign(&mixed, []event.Draft{d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := envelope.NewVerifier(ids.Root)
+	for range 2 {
+		if _, err := v.Verify(raw, d.Subject(), time.Now()); envelope.AsRejection(err).Code != event.RejectBadSignature {
+			t.Fatalf("signed here with another key than the credential's: %v", err)
+		}
+	}
+	good, _, err := envelope.Sign(exec, []event.Draft{d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.Verify(good, d.Subject(), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+}
