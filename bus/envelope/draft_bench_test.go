@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentic-dev/agentic/bus/envelope"
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/bus/trust"
 )
 
 // benchDrafts are realistic drafts without secrets: a task.finished with
@@ -53,3 +54,42 @@ func BenchmarkAcceptDraft(b *testing.B) {
 }
 
 func acceptDraft(d event.Draft) (event.Draft, error) { return envelope.RedactCheckDraft(d) }
+
+// BenchmarkSign measures signing a checked draft as an outbox does
+// (SignChecked), and a batch of 16 task.started events.
+func BenchmarkSign(b *testing.B) {
+	id, err := trust.NewIdentity(mustRoot(b), "exec-1", trust.KindNode, []string{event.RoleExecutor, event.RolePlanner, event.RoleOrchestrator}, time.Hour)
+	if err != nil {
+		b.Fatal(err)
+	}
+	batch := make([]event.Draft, 16)
+	for i := range batch {
+		batch[i] = event.MustDraft(event.TaskStarted, "run-1", event.TaskStartedData{Step: fmt.Sprint("step-", i), Attempt: 1, Node: "exec-1"})
+	}
+	cases := [][]event.Draft{batch}
+	for _, d := range benchDrafts() {
+		cases = append(cases, []event.Draft{d})
+	}
+	for _, drafts := range cases {
+		name := string(drafts[0].Type)
+		if len(drafts) > 1 {
+			name = fmt.Sprintf("%s×%d", name, len(drafts))
+		}
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, err := envelope.SignChecked(id, drafts, time.Now()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func mustRoot(b *testing.B) *trust.Root {
+	root, err := trust.NewRoot()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return root
+}
