@@ -27,7 +27,7 @@ func walkCorpus() []string {
 	deepObj := func(n int, inner string) string {
 		return strings.Repeat(`{"a":`, n) + inner + strings.Repeat("}", n)
 	}
-	huge := strings.Repeat("compiling module foo/bar with 12 files, cache hit\n", 20000)
+	huge := strings.Repeat("compiling module foo/bar with 12 files, cache hit\n", 8000)
 	return []string{
 		``, ` `, `null`, `true`, `false`, `0`, `-0.5e+3`, `"x"`, `{}`, `[]`, `[[]]`, `{"a":{}}`,
 		`"ghp_abcdefghijklmnopqrstuvwxyz0123456789"`,
@@ -132,8 +132,8 @@ func TestScanMatchesReference(t *testing.T) {
 func TestScanMatchesReferenceRandom(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1123, 3))
 	n := 3000
-	if testing.Short() {
-		n = 300
+	if testing.Short() || raceEnabled {
+		n = 500
 	}
 	var valid, found, tree, cleanRedact int
 	for range n {
@@ -358,7 +358,7 @@ func findTexts(rng *rand.Rand) string {
 func TestFindMatchesReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1123, 5))
 	n := 8000
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		n = 800
 	}
 	found := 0
