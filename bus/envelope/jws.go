@@ -110,14 +110,18 @@ func parse(raw []byte) (*jws, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: header: %w", errMalformed, err)
 	}
-	if err := json.Unmarshal(hb, &j.header); err != nil {
+	if h, ok := parseHeader(hb); ok {
+		j.header = h
+	} else if err := json.Unmarshal(hb, &j.header); err != nil {
 		return nil, fmt.Errorf("%w: header: %w", errMalformed, err)
 	}
 	cb, err := b64.AppendDecode(nil, raw[first+1:last])
 	if err != nil {
 		return nil, fmt.Errorf("%w: claims: %w", errMalformed, err)
 	}
-	if err := json.Unmarshal(cb, &j.claims); err != nil {
+	if c, ok := parseClaims(cb); ok {
+		j.claims = c
+	} else if err := json.Unmarshal(cb, &j.claims); err != nil {
 		return nil, fmt.Errorf("%w: claims: %w", errMalformed, err)
 	}
 	if j.sig, err = b64.AppendDecode(nil, raw[last+1:]); err != nil {
