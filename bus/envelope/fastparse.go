@@ -1,6 +1,7 @@
 package envelope
 
 import (
+	"bytes"
 	"slices"
 	"time"
 	"unicode/utf8"
@@ -69,12 +70,9 @@ func (r *reader) plainString() ([]byte, bool) {
 }
 
 // key reads a member name (a plain string) and its colon.
-func (r *reader) key() (string, bool) {
+func (r *reader) key() ([]byte, bool) {
 	k, ok := r.plainString()
-	if !ok || !r.next(':') {
-		return "", false
-	}
-	return string(k), true
+	return k, ok && r.next(':')
 }
 
 // integer reads an integer of at most 15 digits (exact in a float64).
@@ -268,15 +266,15 @@ func (r *reader) literal(lit string) bool {
 
 // members reads an object whose members member reads (by name, each at
 // most once: a repeated name gives up), and nothing after it when whole.
-func (r *reader) members(whole bool, member func(name string) bool) bool {
+func (r *reader) members(whole bool, member func(name []byte) bool) bool {
 	if !r.next('{') {
 		return false
 	}
 	if !r.next('}') {
-		var seen [16]string
+		var seen [16][]byte
 		for n := 0; ; n++ {
 			name, ok := r.key()
-			if !ok || n == len(seen) || slices.Contains(seen[:n], name) || !member(name) {
+			if !ok || n == len(seen) || slices.ContainsFunc(seen[:n], func(s []byte) bool { return bytes.Equal(s, name) }) || !member(name) {
 				return false
 			}
 			seen[n] = name
@@ -305,8 +303,8 @@ func (r *reader) strInto(dst *string) bool {
 func parseHeader(b []byte) (header, bool) {
 	var h header
 	r := reader{b: b}
-	ok := r.members(true, func(name string) bool {
-		switch name {
+	ok := r.members(true, func(name []byte) bool {
+		switch string(name) {
 		case "alg":
 			return r.strInto(&h.Alg)
 		case "typ":
@@ -326,9 +324,9 @@ func parseHeader(b []byte) (header, bool) {
 func parseClaims(b []byte) (claims, bool) {
 	var c claims
 	r := reader{b: b}
-	ok := r.members(true, func(name string) bool {
+	ok := r.members(true, func(name []byte) bool {
 		var ok bool
-		switch name {
+		switch string(name) {
 		case "iss":
 			return r.strInto(&c.Issuer)
 		case "iat":
@@ -369,9 +367,9 @@ func (r *reader) batch() ([]item, bool) {
 	var out []item
 	for {
 		var it item
-		ok := r.members(false, func(name string) bool {
+		ok := r.members(false, func(name []byte) bool {
 			var ok bool
-			switch name {
+			switch string(name) {
 			case "id":
 				return r.strInto(&it.ID)
 			case "run":
