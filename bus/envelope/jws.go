@@ -132,13 +132,19 @@ func parse(raw []byte) (*jws, error) {
 
 // encode signs h and c with key into a compact JWS.
 func encode(h header, c claims, key ed25519.PrivateKey) ([]byte, error) {
-	hb, err := json.Marshal(h)
-	if err != nil {
-		return nil, err
+	hb, ok := appendHeader(nil, h)
+	if !ok {
+		var err error
+		if hb, err = json.Marshal(h); err != nil {
+			return nil, err
+		}
 	}
-	cb, err := json.Marshal(c)
-	if err != nil {
-		return nil, err
+	cb, ok := appendClaims(make([]byte, 0, 256+payloadBytes(&c)), c)
+	if !ok {
+		var err error
+		if cb, err = json.Marshal(c); err != nil {
+			return nil, err
+		}
 	}
 	n := b64.EncodedLen(len(hb)) + 1 + b64.EncodedLen(len(cb))
 	out := make([]byte, n, n+1+b64.EncodedLen(ed25519.SignatureSize))
