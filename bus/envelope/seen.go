@@ -9,7 +9,7 @@ import (
 // Limits of a verifier's memory of messages (seenMessages).
 const (
 	maxSeenMessages = 1024
-	maxSeenBytes    = 8 << 20
+	maxSeenBytes    = 4 << 20
 	maxSeenMessage  = 256 << 10
 )
 
