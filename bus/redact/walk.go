@@ -34,7 +34,7 @@ type walker struct {
 	depth     int
 	set       Set
 	withKnown bool
-	// judge, when false, only checks the document (walkValid).
+	// judge, when false, only checks the document.
 	judge bool
 	// lenientNumbers takes a number that overflows a float64 (json.Valid
 	// does), noting it in overflow, instead of refusing the document
@@ -81,15 +81,6 @@ type walkBuffers struct{ key, text []byte }
 const maxScratch = 64 << 10
 
 var scratch = sync.Pool{New: func() any { return new(walkBuffers) }}
-
-// walkValid reports whether json.Unmarshal of data into an `any`
-// succeeds: data is JSON (encoding/json's grammar and nesting limit) and
-// every number fits a float64.
-func walkValid(data []byte) bool {
-	w := walker{data: data}
-	w.document()
-	return !w.stop
-}
 
 func (w *walker) document() {
 	w.value()

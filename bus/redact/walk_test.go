@@ -80,6 +80,15 @@ func walkCorpus() []string {
 	}
 }
 
+// walkValid reports whether the walker takes data as json.Unmarshal
+// into an `any` does: JSON (encoding/json's grammar and nesting limit)
+// whose numbers fit a float64.
+func walkValid(data []byte) bool {
+	w := walker{data: data}
+	w.document()
+	return !w.stop
+}
+
 // jsonString encodes s as encoding/json does.
 func jsonString(s string) string {
 	b, _ := json.Marshal(s)
