@@ -86,6 +86,26 @@ func RedactDraft(d event.Draft) (event.Draft, error) {
 	return d, nil
 }
 
+// RedactCheckDraft is RedactDraft then CheckDraft — the draft as
+// redacted, or the first error of the two — in one pass over the payload
+// when that pass redacts nothing and proves that CheckDraft's scan would
+// find nothing (redact.RedactJSONClean): how an emitter accepts a draft.
+func RedactCheckDraft(d event.Draft) (event.Draft, error) {
+	data, changed, clean, err := redact.RedactJSONClean(d.Data)
+	if err != nil {
+		return d, fmt.Errorf("envelope: redact %s event %s: %w", d.Type, d.ID, err)
+	}
+	if changed {
+		d.Data = data
+	}
+	r := versions[Version]
+	if clean && r.Secrets == redact.Latest {
+		// CheckDraft's scan is redact.Scan alone, and would find nothing.
+		return d, checkSize(r, d)
+	}
+	return d, CheckDraft(d)
+}
+
 func secretError(d event.Draft, f redact.Finding) error {
 	where := "payload"
 	if f.Path != "" {
@@ -185,6 +205,10 @@ func signAt(id *trust.Identity, drafts []event.Draft, now time.Time, version int
 	}
 	if len(raw) > r.MaxMessageBytes {
 		return nil, "", fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, len(raw), r.MaxMessageBytes)
+	}
+	// A verifier of this process need not check the signature again.
+	if pub, ok := id.Key.Public().(ed25519.PublicKey); ok {
+		seen.remember(raw, nil, pub)
 	}
 	return raw, c.ID, nil
 }
@@ -362,9 +386,17 @@ func (v *Verifier) Verify(raw []byte, subject string, at time.Time) (*Envelope, 
 }
 
 func (v *Verifier) verify(raw []byte, subject string, at time.Time) (*Envelope, *Rejection) {
-	j, err := parse(raw)
-	if err != nil {
-		return nil, &Rejection{Code: event.RejectMalformed, Reason: reasonUnreadable(), Cause: err}
+	// A message this process signed or verified before (seen) parses as
+	// it did and its signature verifies with the key it was made or
+	// verified with: parse and ed25519.Verify are functions of the bytes
+	// and the key alone. Every other check runs again.
+	j, signedBy := seen.lookup(raw)
+	parsed := j != nil
+	if !parsed {
+		var err error
+		if j, err = parse(raw); err != nil {
+			return nil, &Rejection{Code: event.RejectMalformed, Reason: reasonUnreadable(), Cause: err}
+		}
 	}
 	c := &j.claims
 	rej := func(code event.RejectCode, reason string, cause error) *Rejection {
@@ -392,8 +424,13 @@ func (v *Verifier) verify(raw []byte, subject string, at time.Time) (*Envelope, 
 		return nil, rej(event.RejectUnknownSigner, reasonUnknownSigner(kid), err)
 	case cred.ID != kid:
 		return nil, rej(event.RejectSignerMismatch, fmt.Sprintf("kid %q but the credential is for %q", kid, cred.ID), nil)
-	case len(cred.PublicKey) != ed25519.PublicKeySize || !ed25519.Verify(cred.PublicKey, j.signing, j.sig):
+	case len(cred.PublicKey) != ed25519.PublicKeySize:
 		return nil, rej(event.RejectBadSignature, reasonSignature(kid), nil)
+	case !bytes.Equal(signedBy, cred.PublicKey) && !ed25519.Verify(cred.PublicKey, j.signing, j.sig):
+		return nil, rej(event.RejectBadSignature, reasonSignature(kid), nil)
+	}
+	if !parsed || !bytes.Equal(signedBy, cred.PublicKey) {
+		seen.remember(raw, j, cred.PublicKey)
 	}
 	// The signer is authenticated from here on.
 	authed := func(code event.RejectCode, reason string) *Rejection {
@@ -431,9 +468,17 @@ func (v *Verifier) verify(raw []byte, subject string, at time.Time) (*Envelope, 
 		}
 	}
 	env := &Envelope{ID: c.ID, Signer: cred, Type: c.Type, Version: c.Version, Known: known, IssuedAt: c.IssuedAt.time()}
+	// The payloads are copied out of j, which the verifier may keep: a
+	// caller may write to its events' Data.
+	own := make([]byte, 0, payloadBytes(c))
 	mk := func(id, run string, t time.Time, data json.RawMessage) event.Event {
 		if t.IsZero() {
 			t = env.IssuedAt
+		}
+		if data != nil {
+			n := len(own)
+			own = append(own, data...)
+			data = own[n:len(own):len(own)]
 		}
 		return event.Event{ID: id, Type: c.Type, Run: run, Node: cred.ID, Time: t.UTC(), Subject: subject, Data: data}
 	}

@@ -110,14 +110,18 @@ func parse(raw []byte) (*jws, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: header: %w", errMalformed, err)
 	}
-	if err := json.Unmarshal(hb, &j.header); err != nil {
+	if h, ok := parseHeader(hb); ok {
+		j.header = h
+	} else if err := json.Unmarshal(hb, &j.header); err != nil {
 		return nil, fmt.Errorf("%w: header: %w", errMalformed, err)
 	}
 	cb, err := b64.AppendDecode(nil, raw[first+1:last])
 	if err != nil {
 		return nil, fmt.Errorf("%w: claims: %w", errMalformed, err)
 	}
-	if err := json.Unmarshal(cb, &j.claims); err != nil {
+	if c, ok := parseClaims(cb); ok {
+		j.claims = c
+	} else if err := json.Unmarshal(cb, &j.claims); err != nil {
 		return nil, fmt.Errorf("%w: claims: %w", errMalformed, err)
 	}
 	if j.sig, err = b64.AppendDecode(nil, raw[last+1:]); err != nil {
@@ -128,13 +132,19 @@ func parse(raw []byte) (*jws, error) {
 
 // encode signs h and c with key into a compact JWS.
 func encode(h header, c claims, key ed25519.PrivateKey) ([]byte, error) {
-	hb, err := json.Marshal(h)
-	if err != nil {
-		return nil, err
+	hb, ok := appendHeader(nil, h)
+	if !ok {
+		var err error
+		if hb, err = json.Marshal(h); err != nil {
+			return nil, err
+		}
 	}
-	cb, err := json.Marshal(c)
-	if err != nil {
-		return nil, err
+	cb, ok := appendClaims(make([]byte, 0, 256+payloadBytes(&c)), c)
+	if !ok {
+		var err error
+		if cb, err = json.Marshal(c); err != nil {
+			return nil, err
+		}
 	}
 	n := b64.EncodedLen(len(hb)) + 1 + b64.EncodedLen(len(cb))
 	out := make([]byte, n, n+1+b64.EncodedLen(ed25519.SignatureSize))

@@ -2,6 +2,7 @@ package envelope_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -75,6 +76,47 @@ func TestPlantedSecretsRefusedThenRedacted(t *testing.T) {
 		}
 		if _, err := v.Verify(raw, red.Subject(), time.Now()); err != nil {
 			t.Fatalf("%s: a receiver refuses the redacted event: %v", p.typ, err)
+		}
+	}
+}
+
+// RedactCheckDraft gives what RedactDraft then CheckDraft give: the same
+// draft and the same error, for drafts with secrets, without, too large
+// and not JSON.
+func TestRedactCheckDraftIsRedactThenCheck(t *testing.T) {
+	var drafts []event.Draft
+	for _, p := range plantedFields {
+		drafts = append(drafts, event.MustDraft(p.typ, "r1", p.data))
+	}
+	drafts = append(drafts,
+		event.MustDraft(event.TaskFinished, "r1", event.TaskFinishedData{Step: "s", OutputTail: strings.Repeat("ok\n", 100)}),
+		event.MustDraft(event.TaskFinished, "r1", event.TaskFinishedData{Step: "s", OutputTail: strings.Repeat("x", envelope.MaxEventBytes)}),
+		event.MustDraft(event.TaskFinished, "r1", event.TaskFinishedData{Step: "s", OutputTail: strings.Repeat("password=hunter2 ", envelope.MaxEventBytes/16)}),
+		event.Draft{ID: event.NewID(), Type: event.MemoryPut, Run: "r1", Data: []byte(`{"AKIAIOSFODNN7EXAMPLE":"v"}`)},
+		event.Draft{ID: event.NewID(), Type: event.MemoryPut, Run: "r1", Data: []byte(`{"":"MIIEowIBAAKCAQEAuQ8aeqn3u2l1"}`)},
+		event.Draft{ID: event.NewID(), Type: event.MemoryPut, Run: "r1", Data: []byte(`{"value":`)},
+		event.Draft{ID: event.NewID(), Type: event.MemoryPut, Run: "r1"},
+	)
+	seen := map[string]bool{}
+	for _, d := range drafts {
+		want, wantErr := envelope.RedactDraft(d)
+		if wantErr == nil {
+			wantErr = envelope.CheckDraft(want)
+		}
+		got, err := envelope.RedactCheckDraft(d)
+		if fmt.Sprint(err) != fmt.Sprint(wantErr) || errors.Is(err, envelope.ErrSecret) != errors.Is(wantErr, envelope.ErrSecret) || errors.Is(err, envelope.ErrTooLarge) != errors.Is(wantErr, envelope.ErrTooLarge) {
+			t.Fatalf("%s %.80s: error %v, RedactDraft then CheckDraft %v", d.Type, d.Data, err, wantErr)
+		}
+		if string(got.Data) != string(want.Data) || got.ID != want.ID || got.Type != want.Type || got.Run != want.Run {
+			t.Fatalf("%s %.80s: draft %.80s, RedactDraft %.80s", d.Type, d.Data, got.Data, want.Data)
+		}
+		seen[fmt.Sprint(err == nil, errors.Is(err, envelope.ErrSecret), errors.Is(err, envelope.ErrTooLarge), string(got.Data) != string(d.Data))] = true
+	}
+	// Accepted as is, accepted redacted, refused for a secret, for the
+	// size, and not JSON.
+	for _, k := range []string{"true false false false", "true false false true", "false true false false", "false false true false", "false false false false"} {
+		if !seen[k] {
+			t.Errorf("no draft with outcome %q: %v", k, seen)
 		}
 	}
 }

@@ -11,8 +11,11 @@ import (
 // per hint, which scanning large outputs for dozens of hints made the
 // main cost of redaction.
 type hintIndex struct {
-	bits     [1 << 16 / 64]uint64
-	byPrefix map[uint16][]hintRef
+	bits [1 << 16 / 64]uint64
+	// slot[pair] is 1 + the index in byPrefix of the hints that start
+	// with pair (0: none).
+	slot     [1 << 16]uint8
+	byPrefix [][]hintRef
 	n        int
 	// always marks rules without hints; ruleHints lists each rule's hint ids.
 	always    []bool
@@ -21,6 +24,9 @@ type hintIndex struct {
 	// strings of a payload): whole for the rules without hints. Shared and
 	// read-only.
 	alwaysOnly [][][2]int
+	// alwaysRules lists the rules without hints, in order: the rules
+	// rulesFor names for a text holding no hint. Shared and read-only.
+	alwaysRules []int
 }
 
 type hintRef struct {
@@ -43,20 +49,29 @@ var lowerASCII = func() (t [256]byte) {
 func pairKey(a, b byte) uint16 { return uint16(lowerASCII[a])<<8 | uint16(lowerASCII[b]) }
 
 func newHintIndex(rules []rule) *hintIndex {
-	ix := &hintIndex{byPrefix: map[uint16][]hintRef{}, always: make([]bool, len(rules)), ruleHints: make([][]int, len(rules))}
+	ix := &hintIndex{always: make([]bool, len(rules)), ruleHints: make([][]int, len(rules))}
 	add := func(r int, h string, exact bool) {
 		if len(h) < 2 {
 			panic("redact: hint shorter than two bytes: " + h)
 		}
 		k := pairKey(h[0], h[1])
 		ix.bits[k>>6] |= 1 << (k & 63)
-		ix.byPrefix[k] = append(ix.byPrefix[k], hintRef{id: ix.n, text: h, exact: exact})
+		if ix.slot[k] == 0 {
+			if len(ix.byPrefix) == 255 {
+				panic("redact: more than 255 hint prefixes")
+			}
+			ix.byPrefix = append(ix.byPrefix, nil)
+			ix.slot[k] = uint8(len(ix.byPrefix))
+		}
+		ix.byPrefix[ix.slot[k]-1] = append(ix.byPrefix[ix.slot[k]-1], hintRef{id: ix.n, text: h, exact: exact})
 		ix.ruleHints[r] = append(ix.ruleHints[r], ix.n)
 		ix.n++
 	}
 	for i, r := range rules {
 		if len(r.hints) == 0 && len(r.exact) == 0 {
 			ix.always[i] = true
+		} else if r.runs != nil {
+			panic("redact: a rule by runs with hints: " + r.name)
 		}
 		for _, h := range r.exact {
 			add(i, h, true)
@@ -69,6 +84,7 @@ func newHintIndex(rules []rule) *hintIndex {
 	for r, a := range ix.always {
 		if a {
 			ix.alwaysOnly[r] = whole
+			ix.alwaysRules = append(ix.alwaysRules, r)
 		}
 	}
 	return ix
@@ -77,19 +93,41 @@ func newHintIndex(rules []rule) *hintIndex {
 // whole is the range list of a rule that must look at the whole text.
 var whole = [][2]int{{0, -1}}
 
-// rulesFor returns, for each rule, where in s it may match: nil when
-// nowhere (none of its hints occurs), whole for the whole text (a rule
-// without hints, or one whose matches span lines), otherwise the lines
-// that hold one of its hints, in order and merged. The caller must not
-// modify the answer (it may be shared).
-func (ix *hintIndex) rulesFor(s string, rules []rule) [][][2]int {
+// textScan is what rulesFor's one pass over a text tells find.
+type textScan struct {
+	// where says, for each rule, where in the text it may match: nil when
+	// nowhere (none of its hints occurs), whole for the whole text (a rule
+	// without hints, or one whose matches span lines), otherwise the lines
+	// that hold one of its hints, in order and merged. Read-only (it may
+	// be shared).
+	where [][][2]int
+	// rules lists, in order, the rules whose where is not nil. Read-only.
+	rules []int
+	// longest is the length of the longest run of secretByte in the text
+	// (longestRun).
+	longest int
+}
+
+// rulesFor finds the hints of the rules in s, and the longest run of
+// secretByte, in one pass.
+func (ix *hintIndex) rulesFor(s string, rules []rule) textScan {
 	var hits [][]int // by hint id: positions
-	for i := 0; i+1 < len(s); i++ {
-		k := pairKey(s[i], s[i+1])
+	run, longest := 0, 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if secretBytes[c] {
+			run++
+		} else {
+			longest, run = max(longest, run), 0
+		}
+		if i+1 == len(s) {
+			break
+		}
+		k := pairKey(c, s[i+1])
 		if ix.bits[k>>6]&(1<<(k&63)) == 0 {
 			continue
 		}
-		for _, h := range ix.byPrefix[k] {
+		for _, h := range ix.byPrefix[ix.slot[k]-1] {
 			if hintAt(s, i, h) {
 				if hits == nil {
 					hits = make([][]int, ix.n)
@@ -98,13 +136,15 @@ func (ix *hintIndex) rulesFor(s string, rules []rule) [][][2]int {
 			}
 		}
 	}
+	longest = max(longest, run)
 	if hits == nil {
-		return ix.alwaysOnly
+		return textScan{where: ix.alwaysOnly, rules: ix.alwaysRules, longest: longest}
 	}
-	out := make([][][2]int, len(ix.always))
-	for r := range out {
+	out := textScan{where: make([][][2]int, len(ix.always)), longest: longest}
+	for r := range out.where {
 		if ix.always[r] {
-			out[r] = whole
+			out.where[r] = whole
+			out.rules = append(out.rules, r)
 			continue
 		}
 		var pos []int
@@ -114,11 +154,12 @@ func (ix *hintIndex) rulesFor(s string, rules []rule) [][][2]int {
 		if len(pos) == 0 {
 			continue
 		}
+		out.rules = append(out.rules, r)
 		if rules[r].multiline {
-			out[r] = whole
+			out.where[r] = whole
 			continue
 		}
-		out[r] = lineRanges(s, pos)
+		out.where[r] = lineRanges(s, pos)
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"unicode/utf8"
 )
 
 // FindJSON is Find for a JSON document (an event payload) by the Latest
@@ -46,6 +47,22 @@ func Scan(data []byte) (Finding, bool) { return Latest.scan(data, true) }
 func (set Set) Scan(data []byte) (Finding, bool) { return set.scan(data, false) }
 
 func (set Set) scan(data []byte, withKnown bool) (Finding, bool) {
+	if len(data) == 0 {
+		return Finding{}, false // what the text "" holds
+	}
+	// Most payloads hold no secret: one pass over the bytes says so. A
+	// candidate, or data json.Unmarshal might refuse, is judged by the
+	// tree walk, which names the first secret in its order.
+	if set.walkClean(data, withKnown) {
+		return Finding{}, false
+	}
+	return set.scanTree(data, withKnown)
+}
+
+// scanTree is scan by a decoded tree: the order in which the first secret
+// is chosen (keys sorted, the last of duplicate keys) and the path it is
+// reported with.
+func (set Set) scanTree(data []byte, withKnown bool) (Finding, bool) {
 	// The decoded strings are judged, not the raw bytes: escapes (\n,
 	// \u0041) would hide a secret from the patterns, and the lines of a
 	// decoded string let each pattern look only at the lines that hold its
@@ -131,41 +148,69 @@ func joinPath(path, key string) string {
 // payload; other data that is not JSON is returned unchanged with an
 // error.
 func RedactJSON(data []byte) ([]byte, bool, error) {
+	out, changed, _, err := RedactJSONClean(data)
+	return out, changed, err
+}
+
+// RedactJSONClean is RedactJSON that also says whether its pass proves
+// that Scan finds nothing in the result: clean is true only when nothing
+// was redacted and every text Scan would judge was judged here without a
+// secret, so that a signer may skip the second pass. False says nothing:
+// Scan the result.
+func RedactJSONClean(data []byte) (out []byte, changed, clean bool, err error) {
 	if len(data) == 0 {
-		return data, false, nil // no payload
+		return data, false, true, nil // no payload
 	}
-	if !json.Valid(data) {
-		return data, false, fmt.Errorf("redact: payload is not JSON")
+	// Scan's walk judges every text redaction judges, but for a member
+	// "": "v" (v alone here) and strings that are not UTF-8 (their bytes
+	// as they are here): when it finds nothing in a document without
+	// those, nothing is redacted and Scan finds nothing.
+	if w := Latest.walk(data, true); !w.stop && !w.emptyKeyString && !w.malformedUTF8 {
+		return data, false, true, nil
 	}
-	var out []byte
-	last, changed := 0, false
-	key := "" // the member name the next value belongs to
+	// One walk checks the document (json.Valid's grammar) and whether
+	// json.Unmarshal into an `any`, which Scan uses, takes it too.
+	w := walker{data: data, lenientNumbers: true}
+	if w.document(); w.stop {
+		return data, false, false, fmt.Errorf("redact: payload is not JSON")
+	}
+	// clean until a text is judged differently from Scan's tree walk or
+	// holds what looks like a secret.
+	clean = !w.overflow
+	last := 0
+	key, isMember := "", false // the member name the next value belongs to
 	for i := 0; i < len(data); i++ {
 		switch data[i] {
 		case '"':
 			end := stringEnd(data, i)
-			s := string(data[i+1 : end-1])
-			if bytes.IndexByte(data[i:end], '\\') >= 0 {
-				if err := json.Unmarshal(data[i:end], &s); err != nil {
-					return data, false, fmt.Errorf("redact: string at %d: %w", i, err)
-				}
+			raw := data[i+1 : end-1]
+			var s string
+			if bytes.IndexByte(raw, '\\') >= 0 {
+				s = string(appendUnquoted(nil, raw))
+			} else {
+				s = string(raw)
+				// Scan's decoder makes malformed UTF-8 U+FFFD: another text.
+				clean = clean && utf8.Valid(raw)
 			}
 			isKey := nextIs(data, end, ':')
 			var red string
+			var found bool
 			switch {
 			case isKey && nextIs(data, afterColon(data, end), '"'):
 				red = s // judged with its value, as key=value
 			case isKey:
-				red = Redact(s)
+				red, found = redactText(s)
 			case key != "":
-				red = RedactMember(key, s)
+				red, found = redactMember(key, s, Latest, true)
 			default:
-				red = Redact(s)
+				red, found = redactText(s)
+				// Scan judges the member "": "v" as the text =v.
+				clean = clean && !isMember
 			}
+			clean = clean && !found
+			key, isMember = "", isKey
 			if isKey {
 				key = s
-			} else {
-				key = ""
 			}
 			if red != s {
 				out = append(out, data[last:i]...)
@@ -174,36 +219,51 @@ func RedactJSON(data []byte) ([]byte, bool, error) {
 			}
 			i = end - 1
 		case '{', '[', ',':
-			key = ""
+			key, isMember = "", false
 		}
 	}
 	if !changed {
-		return data, false, nil
+		return data, false, clean, nil
 	}
-	return append(out, data[last:]...), true, nil
+	return append(out, data[last:]...), true, false, nil
+}
+
+// redactText is Redact saying whether it found anything.
+func redactText(s string) (string, bool) {
+	sp := find(s, Latest, true, false)
+	return apply(s, sp), len(sp) > 0
 }
 
 // RedactMember redacts value judged as key=value (a JSON member, an
 // environment variable, a memory fact) by the Latest set and the values
 // this process knows: only the value changes.
-func RedactMember(key, value string) string { return redactMember(key, value, Latest, true) }
+func RedactMember(key, value string) string {
+	red, _ := redactMember(key, value, Latest, true)
+	return red
+}
 
 // RedactMember redacts value judged as key=value by the patterns of set
 // alone: the same on every node of a build (a fold's redaction).
-func (set Set) RedactMember(key, value string) string { return redactMember(key, value, set, false) }
+func (set Set) RedactMember(key, value string) string {
+	red, _ := redactMember(key, value, set, false)
+	return red
+}
 
-func redactMember(key, value string, set Set, withKnown bool) string {
+// redactMember is RedactMember by set, saying whether the text key=value
+// holds a secret anywhere, in the key included.
+func redactMember(key, value string, set Set, withKnown bool) (string, bool) {
 	text := key + "=" + value
 	off := len(key) + 1
 	var sp []span
-	for _, x := range find(text, set, withKnown, false) {
+	all := find(text, set, withKnown, false)
+	for _, x := range all {
 		if x.hi <= off {
 			continue
 		}
 		x.lo, x.hi = max(x.lo, off)-off, x.hi-off
 		sp = append(sp, x)
 	}
-	return apply(value, sp)
+	return apply(value, sp), len(all) > 0
 }
 
 // stringEnd returns the index after the JSON string starting at data[i].

@@ -119,21 +119,30 @@ func find(s string, set Set, withKnown, first bool) []span {
 	}
 	var out []span
 	rules := set.rules()
-	where := set.index().rulesFor(s, rules)
-	for i := range rules {
+	ts := set.index().rulesFor(s, rules)
+	var buf [8][2]int
+	for _, i := range ts.rules {
 		r := &rules[i]
-		if where[i] == nil {
+		if r.runs != nil {
+			// A rule by runs has no hints: it looks at the whole text, and
+			// judges whole runs only.
+			if ts.longest < r.runs.min {
+				continue
+			}
+			for _, m := range r.runs.appendMatches(buf[:0], s) {
+				if !r.accepts(s, m[0], m[1], m[0], m[1]) {
+					continue
+				}
+				out = append(out, span{lo: m[0], hi: m[1], rule: r, id: r.id})
+				if first {
+					return out
+				}
+			}
 			continue
 		}
-		for _, m := range r.matchesIn(s, where[i]) {
+		for _, m := range r.matchesIn(s, ts.where[i]) {
 			lo, hi := r.secret(m)
-			if lo < 0 || hi <= lo || harmless(s[lo:hi]) {
-				continue
-			}
-			if r.valid != nil && !r.valid(s[lo:hi]) {
-				continue
-			}
-			if r.check != nil && !r.check(s[m[0]:m[1]]) {
+			if !r.accepts(s, lo, hi, m[0], m[1]) {
 				continue
 			}
 			out = append(out, span{lo: lo, hi: hi, rule: r, id: r.id})
@@ -146,6 +155,18 @@ func find(s string, set Set, withKnown, first bool) []span {
 		out = append(out, knownSpans(s, first && len(out) == 0)...)
 	}
 	return merge(out)
+}
+
+// accepts reports whether the secret s[lo:hi] of the match s[mlo:mhi]
+// is one: not harmless, and valid and checked where the rule says so.
+func (r *rule) accepts(s string, lo, hi, mlo, mhi int) bool {
+	if lo < 0 || hi <= lo || harmless(s[lo:hi]) {
+		return false
+	}
+	if r.valid != nil && !r.valid(s[lo:hi]) {
+		return false
+	}
+	return r.check == nil || r.check(s[mlo:mhi])
 }
 
 // merge sorts spans by start and joins overlapping ones; a joined span
@@ -205,16 +226,7 @@ func (r *rule) matchesIn(s string, ranges [][2]int) [][]int {
 }
 
 // matches returns the rule's submatch indexes in s.
-func (r *rule) matches(s string) [][]int {
-	if r.scan == nil {
-		return r.re.FindAllStringSubmatchIndex(s, -1)
-	}
-	var out [][]int
-	for _, m := range r.scan(s) {
-		out = append(out, []int{m[0], m[1]})
-	}
-	return out
-}
+func (r *rule) matches(s string) [][]int { return r.re.FindAllStringSubmatchIndex(s, -1) }
 
 // secret returns the bounds of the secret in match m; lo is -1 when none of
 // the rule's groups took part in the match.

@@ -7,8 +7,8 @@ import "regexp"
 // (lowercase, matched against the lowercased text) and exact (matched as
 // they are) are substrings of which at least one must occur for the pattern
 // to possibly match: a cheap pre-filter that keeps redaction of large
-// outputs fast. A rule with scan instead of re finds its candidates itself
-// (a byte loop where a regular expression would be slow). valid, when set,
+// outputs fast. A rule with runs instead of re finds its candidates itself
+// (a byte loop where a regular expression would be slow); it has no hints. valid, when set,
 // must accept the candidate value (entropy, character classes).
 type rule struct {
 	// name is the kind Find reports and rejection reasons quote. Names of
@@ -17,7 +17,7 @@ type rule struct {
 	// id is the label of the redaction: [REDACTED:id].
 	id     string
 	re     *regexp.Regexp
-	scan   func(s string) [][2]int
+	runs   *runRule
 	groups []int
 	hints  []string
 	exact  []string
@@ -259,7 +259,7 @@ var set2 = []rule{
 		// A bare 40-character AWS secret access key, judged by its shape.
 		name:    "aws-secret-access-key",
 		id:      "aws-secret-access-key",
-		scan:    scanRuns(40, 40, false),
+		runs:    &runRule{min: 40, max: 40},
 		valid:   looksRandom,
 		noProbe: true,
 	},
@@ -268,7 +268,7 @@ var set2 = []rule{
 		// more characters, whatever the name.
 		name:    "high-entropy-assignment",
 		id:      "high-entropy-secret",
-		scan:    scanRuns(20, 512, true),
+		runs:    &runRule{min: 20, max: 512, assign: true},
 		valid:   looksRandom,
 		noProbe: true,
 	},

@@ -80,40 +80,45 @@ var secretBytes = func() (t [256]bool) {
 	return t
 }()
 
-// scanRuns returns a finder of runs of secretByte (with "=" padding) of
-// min to max characters. With assign, a run counts only as the value of an
+// runRule finds runs of secretByte (with "=" padding) of min to max
+// characters. With assign, a run counts only as the value of an
 // assignment NAME=run, NAME: run (quotes allowed); without, only bounded
 // by characters that cannot continue it.
-func scanRuns(min, max int, assign bool) func(s string) [][2]int {
-	return func(s string) [][2]int {
-		var out [][2]int
-		for i := 0; i < len(s); {
-			if !secretByte(s[i]) {
-				i++
-				continue
-			}
-			j := i
-			for j < len(s) && secretByte(s[j]) {
-				j++
-			}
-			end := j
-			for end < len(s) && s[end] == '=' && end-j < 2 {
-				end++
-			}
-			n := j - i
-			ok := n >= min && n <= max && (end == len(s) || !secretByte(s[end]) && s[end] != '=')
-			if ok && assign {
-				ok = assignedAt(s, i)
-			} else if ok {
-				ok = i == 0 || s[i-1] != '.'
-			}
-			if ok {
-				out = append(out, [2]int{i, j})
-			}
-			i = end
+type runRule struct {
+	min, max int
+	assign   bool
+}
+
+// appendMatches appends the bounds of the rule's runs in s to out. Every
+// run it judges is a whole run of secretByte: in a text whose longest run
+// is shorter than min it finds none.
+func (rr *runRule) appendMatches(out [][2]int, s string) [][2]int {
+	for i := 0; i < len(s); {
+		if !secretBytes[s[i]] {
+			i++
+			continue
 		}
-		return out
+		j := i
+		for j < len(s) && secretBytes[s[j]] {
+			j++
+		}
+		end := j
+		for end < len(s) && s[end] == '=' && end-j < 2 {
+			end++
+		}
+		n := j - i
+		ok := n >= rr.min && n <= rr.max && (end == len(s) || !secretBytes[s[end]] && s[end] != '=')
+		if ok && rr.assign {
+			ok = assignedAt(s, i)
+		} else if ok {
+			ok = i == 0 || s[i-1] != '.'
+		}
+		if ok {
+			out = append(out, [2]int{i, j})
+		}
+		i = end
 	}
+	return out
 }
 
 // assignedAt reports whether the value starting at i follows NAME= or
