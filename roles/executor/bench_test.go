@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -26,18 +27,28 @@ import (
 // same number of processes forked by `xargs -P SLOTS -n 1 sh -c true`
 // before and after.
 //
+// Every assignment names a policy version, which the executor fetches
+// once and judges each step with, as on a node.
+//
 // Reported: steps_per_s_q0, steps_per_s_qslots, ratio_qslots_over_q0,
-// raw_procs_per_s and each rate over raw.
+// raw_procs_per_s and each rate over raw; and the CPU the test process
+// used per step (getrusage RUSAGE_SELF: the executor, the embedded server
+// and the stand-in leader), cpu_us_per_step_q0 and _qslots, the figure
+// the executor's own cost moves.
 func BenchmarkQueue(b *testing.B) {
-	var q0, qs, raw float64
+	var q0, qs, raw, cpu0, cpus float64
 	for b.Loop() {
 		before := forkRate(b, benchSteps, benchSlots)
-		q0 += runQueued(b, 0)
-		qs += runQueued(b, benchSlots)
+		r, c := runQueued(b, 0)
+		q0, cpu0 = q0+r, cpu0+c
+		r, c = runQueued(b, benchSlots)
+		qs, cpus = qs+r, cpus+c
 		raw += (before + forkRate(b, benchSteps, benchSlots)) / 2
 	}
 	n := float64(b.N)
 	q0, qs, raw = q0/n, qs/n, raw/n
+	b.ReportMetric(cpu0/n, "cpu_us_per_step_q0")
+	b.ReportMetric(cpus/n, "cpu_us_per_step_qslots")
 	b.ReportMetric(q0, "steps_per_s_q0")
 	b.ReportMetric(qs, "steps_per_s_qslots")
 	b.ReportMetric(qs/q0, "ratio_qslots_over_q0")
@@ -54,13 +65,18 @@ const (
 )
 
 // runQueued runs benchSteps steps through a fresh executor with queue and
-// returns steps/s.
-func runQueued(b *testing.B, queue int) float64 {
+// returns steps/s and the process's CPU time per step in µs.
+func runQueued(b *testing.B, queue int) (float64, float64) {
 	h := newHarness(b)
+	led := h.servePolicies(map[int64]string{1: testPolicy})
 	node := "bench-q" + strconv.Itoa(queue)
-	lead := &standIn{h: h, node: node, run: "r-" + node, done: make(chan struct{})}
-	ex := h.startWith(node, b.TempDir(), lead, func(c *Config) { c.Slots, c.Queue = benchSlots, queue })
+	lead := &standIn{h: h, node: node, run: "r-" + node, policy: led.refs[1], done: make(chan struct{})}
+	ex := h.startWith(node, b.TempDir(), lead, func(c *Config) {
+		c.Slots, c.Queue = benchSlots, queue
+		c.Safety.Policies = APIPolicies(led.client)
+	})
 	defer h.stop(ex, 10*time.Second)
+	cpu := processCPU(b)
 	start := time.Now()
 	lead.mu.Lock()
 	for range min(benchSlots+queue, benchSteps) {
@@ -73,11 +89,21 @@ func runQueued(b *testing.B, queue int) float64 {
 		b.Fatal("the steps did not finish within 5 minutes")
 	}
 	took := time.Since(start)
+	cpu = processCPU(b) - cpu
 	lead.wg.Wait()
 	if lead.failed > 0 {
 		b.Fatalf("%d steps did not succeed", lead.failed)
 	}
-	return benchSteps / took.Seconds()
+	return benchSteps / took.Seconds(), float64(cpu.Microseconds()) / benchSteps
+}
+
+// processCPU is the user and system CPU time the test process has used.
+func processCPU(tb testing.TB) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		tb.Fatalf("getrusage: %v", err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // standIn is the executor's emitter and a stand-in leader: each
@@ -87,8 +113,10 @@ type standIn struct {
 	h    *harness
 	node string
 	run  string
-	done chan struct{}
-	wg   sync.WaitGroup
+	// policy is the policy version every assignment names.
+	policy event.PolicyRef
+	done   chan struct{}
+	wg     sync.WaitGroup
 
 	mu       sync.Mutex
 	assigned int
@@ -130,6 +158,7 @@ func (s *standIn) assignLater(d time.Duration) {
 		defer s.wg.Done()
 		a := event.MustDraft(event.TaskAssigned, s.run, event.TaskAssignedData{
 			Attempt: 1, Node: s.node, Step: event.Step{ID: fmt.Sprintf("s%04d", i), Kind: event.KindShell, Run: "true"},
+			Policy: s.policy,
 		})
 		a.Target = s.node
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
