@@ -3,7 +3,6 @@ package runner
 import (
 	"os"
 	"os/exec"
-	"runtime"
 	"syscall"
 )
 
@@ -39,50 +38,47 @@ func command(script, cwd string, env []string, cred *syscall.Credential, stdout,
 
 // child is a started step process, the leader of its group.
 type child struct {
-	pid  int
-	done chan struct{} // closed once the process exited and was reaped
-	// state and err are set before done is closed.
+	cmd *exec.Cmd
+	pid int
+	// done is closed once the process exited and was reaped; state and
+	// err are set before.
+	done  chan struct{}
 	state *os.ProcessState
 	err   error
 }
 
-// start forks cmd from a goroutine locked to its OS thread and keeps it
-// locked until the child has been reaped, and lists the child's process
-// group with the guard. If the guard cannot be told, the group is killed
-// and start fails: a step never runs unguarded.
+// start forks cmd and lists the child's process group with the guard. If
+// the guard cannot be told, the group is killed and start fails: a step
+// never runs unguarded.
 //
-// Why: Linux delivers the parent-death signal when the *thread* that forked
-// the child exits, not the process. The Go runtime ends a thread when a
-// goroutine locked to it exits without unlocking; any goroutine might do
-// that on the thread we forked from if that thread went back to the pool.
-// Holding the thread for the child's whole life means the signal fires only
-// when the process dies. The cost is one OS thread per running step, parked
-// waiting for the child.
+// The calling goroutine must be locked to its OS thread (LockOSThread)
+// and stay so until wait has returned. Why: Linux delivers the
+// parent-death signal when the *thread* that forked the child exits, not
+// the process. The Go runtime ends a thread when a goroutine locked to it
+// exits without unlocking; any goroutine might do that on the thread we
+// forked from if that thread went back to the pool. Holding the thread
+// for the child's whole life means the signal fires only when the process
+// dies. The cost is one OS thread per running step, blocked waiting for
+// the child — the step's own goroutine, so no other goroutine is needed
+// to start or wait for the child.
 func start(cmd *exec.Cmd) (*child, error) {
-	c := &child{done: make(chan struct{})}
-	started := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		if err := cmd.Start(); err != nil {
-			started <- err
-			return
-		}
-		c.pid = cmd.Process.Pid
-		started <- nil
-		c.err = cmd.Wait()
-		c.state = cmd.ProcessState
-		close(c.done)
-	}()
-	if err := <-started; err != nil {
+	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
+	c := &child{cmd: cmd, pid: cmd.Process.Pid, done: make(chan struct{})}
 	if err := guardian.add(c.pid); err != nil {
 		_ = syscall.Kill(-c.pid, syscall.SIGKILL)
-		<-c.done
+		c.wait()
 		return nil, err
 	}
 	return c, nil
+}
+
+// wait waits for the child to exit, reaps it and closes done.
+func (c *child) wait() {
+	c.err = c.cmd.Wait()
+	c.state = c.cmd.ProcessState
+	close(c.done)
 }
 
 // waitErr is the error of waiting for the process when it did not yield
