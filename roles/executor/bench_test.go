@@ -34,21 +34,27 @@ import (
 // raw_procs_per_s and each rate over raw; and the CPU the test process
 // used per step (getrusage RUSAGE_SELF: the executor, the embedded server
 // and the stand-in leader), cpu_us_per_step_q0 and _qslots, the figure
-// the executor's own cost moves.
+// the executor's own cost moves, and its context switches per step,
+// ctxsw_per_step_q0 and _qslots.
 func BenchmarkQueue(b *testing.B) {
-	var q0, qs, raw, cpu0, cpus float64
+	var q0, qs, raw float64
+	var u0, us usage
 	for b.Loop() {
 		before := forkRate(b, benchSteps, benchSlots)
-		r, c := runQueued(b, 0)
-		q0, cpu0 = q0+r, cpu0+c
-		r, c = runQueued(b, benchSlots)
-		qs, cpus = qs+r, cpus+c
+		r, u := runQueued(b, 0)
+		q0, u0 = q0+r, u0.add(u)
+		r, u = runQueued(b, benchSlots)
+		qs, us = qs+r, us.add(u)
 		raw += (before + forkRate(b, benchSteps, benchSlots)) / 2
 	}
 	n := float64(b.N)
 	q0, qs, raw = q0/n, qs/n, raw/n
-	b.ReportMetric(cpu0/n, "cpu_us_per_step_q0")
-	b.ReportMetric(cpus/n, "cpu_us_per_step_qslots")
+	b.ReportMetric(float64(u0.cpu.Microseconds())/n/benchSteps, "cpu_us_per_step_q0")
+	b.ReportMetric(float64(us.cpu.Microseconds())/n/benchSteps, "cpu_us_per_step_qslots")
+	b.ReportMetric(float64(u0.passes)/n/benchSteps, "loop_passes_per_step_q0")
+	b.ReportMetric(float64(us.passes)/n/benchSteps, "loop_passes_per_step_qslots")
+	b.ReportMetric(float64(u0.switches)/n/benchSteps, "ctxsw_per_step_q0")
+	b.ReportMetric(float64(us.switches)/n/benchSteps, "ctxsw_per_step_qslots")
 	b.ReportMetric(q0, "steps_per_s_q0")
 	b.ReportMetric(qs, "steps_per_s_qslots")
 	b.ReportMetric(qs/q0, "ratio_qslots_over_q0")
@@ -65,8 +71,8 @@ const (
 )
 
 // runQueued runs benchSteps steps through a fresh executor with queue and
-// returns steps/s and the process's CPU time per step in µs.
-func runQueued(b *testing.B, queue int) (float64, float64) {
+// returns steps/s and what the process used meanwhile.
+func runQueued(b *testing.B, queue int) (float64, usage) {
 	h := newHarness(b)
 	led := h.servePolicies(map[int64]string{1: testPolicy})
 	node := "bench-q" + strconv.Itoa(queue)
@@ -76,7 +82,7 @@ func runQueued(b *testing.B, queue int) (float64, float64) {
 		c.Safety.Policies = APIPolicies(led.client)
 	})
 	defer h.stop(ex, 10*time.Second)
-	cpu := processCPU(b)
+	used := processUsage(b)
 	start := time.Now()
 	lead.mu.Lock()
 	for range min(benchSlots+queue, benchSteps) {
@@ -89,21 +95,37 @@ func runQueued(b *testing.B, queue int) (float64, float64) {
 		b.Fatal("the steps did not finish within 5 minutes")
 	}
 	took := time.Since(start)
-	cpu = processCPU(b) - cpu
+	used = processUsage(b).sub(used)
 	lead.wg.Wait()
 	if lead.failed > 0 {
 		b.Fatalf("%d steps did not succeed", lead.failed)
 	}
-	return benchSteps / took.Seconds(), float64(cpu.Microseconds()) / benchSteps
+	h.stop(ex, 10*time.Second)
+	used.passes = ex.lp.passes
+	return benchSteps / took.Seconds(), used
 }
 
-// processCPU is the user and system CPU time the test process has used.
-func processCPU(tb testing.TB) time.Duration {
+// usage is what the test process used: CPU time (user and system) and
+// context switches (voluntary and not: a thread going to sleep, for one,
+// a goroutine hand-off that found no running thread).
+type usage struct {
+	cpu      time.Duration
+	switches int64
+	passes   int // of the executor's loop
+}
+
+func (u usage) add(v usage) usage {
+	return usage{u.cpu + v.cpu, u.switches + v.switches, u.passes + v.passes}
+}
+func (u usage) sub(v usage) usage { return usage{u.cpu - v.cpu, u.switches - v.switches, 0} }
+
+// processUsage is what the test process has used so far.
+func processUsage(tb testing.TB) usage {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		tb.Fatalf("getrusage: %v", err)
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return usage{cpu: time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), switches: ru.Nvcsw + ru.Nivcsw}
 }
 
 // standIn is the executor's emitter and a stand-in leader: each
