@@ -54,7 +54,7 @@ func TestStartFailure(t *testing.T) {
 	defer r.Close()
 	defer w.Close()
 	cmd := command("true", t.TempDir(), nil, nil, w, w)
-	cmd.Path = "/nonexistent/sh"
+	cmd.path = "/nonexistent/sh"
 	if c, err := start(cmd); err == nil {
 		t.Fatalf("start = %+v, want an error", c)
 	}

@@ -56,7 +56,7 @@ func (sh shell) exec(ctx context.Context, script string, onStart func(int), onOu
 	}
 	cmd := command(sh.prefix+script, sh.cwd, sh.env, sh.cred, cp.outW, cp.errW)
 	if sh.confined {
-		cmd.Path, cmd.Args = selfExe, sandboxCommand(sh.dirs, sh.prefix+script)
+		cmd.path, cmd.args = selfExe, sandboxCommand(sh.dirs, sh.prefix+script)
 	}
 	runtime.LockOSThread()
 	ch, err := start(cmd)
