@@ -39,6 +39,8 @@ type Store struct {
 		db *pebble.DB // nil once closed
 		// failed is the first failed sync; every later write returns it.
 		failed error
+		// newest is the newest election, when known (see epochAtLocked).
+		newest newestElection
 	}
 	// commitMu is held by whoever reads attempt records to write them
 	// (the commit loop, Prune), from the read to the commit, so that each
