@@ -51,6 +51,8 @@ func BenchmarkQueue(b *testing.B) {
 	q0, qs, raw = q0/n, qs/n, raw/n
 	b.ReportMetric(float64(u0.cpu.Microseconds())/n/benchSteps, "cpu_us_per_step_q0")
 	b.ReportMetric(float64(us.cpu.Microseconds())/n/benchSteps, "cpu_us_per_step_qslots")
+	b.ReportMetric(float64(u0.wakes)/n/benchSteps, "reporter_wakes_per_step_q0")
+	b.ReportMetric(float64(us.wakes)/n/benchSteps, "reporter_wakes_per_step_qslots")
 	b.ReportMetric(float64(u0.passes)/n/benchSteps, "loop_passes_per_step_q0")
 	b.ReportMetric(float64(us.passes)/n/benchSteps, "loop_passes_per_step_qslots")
 	b.ReportMetric(float64(u0.switches)/n/benchSteps, "ctxsw_per_step_q0")
@@ -101,7 +103,7 @@ func runQueued(b *testing.B, queue int) (float64, usage) {
 		b.Fatalf("%d steps did not succeed", lead.failed)
 	}
 	h.stop(ex, 10*time.Second)
-	used.passes = ex.lp.passes
+	used.passes, used.wakes = ex.lp.passes, ex.report.wakes
 	return benchSteps / took.Seconds(), used
 }
 
@@ -112,12 +114,15 @@ type usage struct {
 	cpu      time.Duration
 	switches int64
 	passes   int // of the executor's loop
+	wakes    int // of the executor's reporter
 }
 
 func (u usage) add(v usage) usage {
-	return usage{u.cpu + v.cpu, u.switches + v.switches, u.passes + v.passes}
+	return usage{u.cpu + v.cpu, u.switches + v.switches, u.passes + v.passes, u.wakes + v.wakes}
 }
-func (u usage) sub(v usage) usage { return usage{u.cpu - v.cpu, u.switches - v.switches, 0} }
+func (u usage) sub(v usage) usage {
+	return usage{cpu: u.cpu - v.cpu, switches: u.switches - v.switches}
+}
 
 // processUsage is what the test process has used so far.
 func processUsage(tb testing.TB) usage {
