@@ -145,3 +145,33 @@ func procCPU(tb testing.TB, pid int) time.Duration {
 	st, _ := strconv.Atoi(f[12])
 	return time.Duration(ut+st) * 10 * time.Millisecond
 }
+
+// What comes first decides: a stop before the leader is reaped is the
+// step's outcome; one after it changes nothing, and stops no group.
+func TestStopperFirstWins(t *testing.T) {
+	done := make(chan struct{})
+	close(done)
+	ctx, cancel := context.WithCancel(context.Background())
+	s := armStopper(ctx, time.Hour, 1<<30, time.Millisecond, done) // no such group
+	if why := s.disarm(); why != stopNone {
+		t.Fatalf("disarm before any stop = %d, want stopNone", why)
+	}
+	cancel() // after the reap: the callback is unhooked, nothing fires
+	if why := s.why.Load(); why != stopReaped {
+		t.Fatalf("a cancel after the reap changed the outcome to %d", why)
+	}
+
+	ctx, cancel = context.WithCancel(context.Background())
+	s = armStopper(ctx, time.Hour, 1<<30, time.Millisecond, done)
+	cancel()
+	poll.Eventually(t, 10*time.Second, "the cancel to fire", func() bool { return s.why.Load() != stopNone })
+	if why := s.disarm(); why != stopCancel {
+		t.Fatalf("disarm after a cancel = %d, want stopCancel", why)
+	}
+
+	s = armStopper(context.Background(), time.Nanosecond, 1<<30, time.Millisecond, done)
+	poll.Eventually(t, 10*time.Second, "the timeout to fire", func() bool { return s.why.Load() != stopNone })
+	if why := s.disarm(); why != stopTimeout {
+		t.Fatalf("disarm after the timeout = %d, want stopTimeout", why)
+	}
+}

@@ -96,6 +96,9 @@ const (
 	stopNone int32 = iota
 	stopTimeout
 	stopCancel
+	// stopReaped: the leader was reaped first; a timeout or a cancel
+	// that comes later changes nothing.
+	stopReaped
 )
 
 // stopper stops a running step's process group when its timeout passes
@@ -131,8 +134,10 @@ func (s *stopper) fire(why int32) {
 
 // disarm keeps the callbacks that have not started from running, waits
 // for those that have, and returns why the group was stopped (stopNone:
-// it was not). Call it once the leader has been reaped.
+// it was not). Call it once the leader has been reaped: what came first,
+// the leader's exit or a stop, decides.
 func (s *stopper) disarm() int32 {
+	reaped := s.why.CompareAndSwap(stopNone, stopReaped)
 	if s.timer.Stop() {
 		s.fired.Done()
 	}
@@ -140,6 +145,9 @@ func (s *stopper) disarm() int32 {
 		s.fired.Done()
 	}
 	s.fired.Wait()
+	if reaped {
+		return stopNone
+	}
 	return s.why.Load()
 }
 
