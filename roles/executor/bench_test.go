@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,7 +36,8 @@ import (
 // used per step (getrusage RUSAGE_SELF: the executor, the embedded server
 // and the stand-in leader), cpu_us_per_step_q0 and _qslots, the figure
 // the executor's own cost moves, and its context switches per step,
-// ctxsw_per_step_q0 and _qslots.
+// ctxsw_per_step_q0 and _qslots, and the goroutines it created per step,
+// goroutines_per_step_q0 and _qslots.
 func BenchmarkQueue(b *testing.B) {
 	var q0, qs, raw float64
 	var u0, us usage
@@ -55,6 +57,8 @@ func BenchmarkQueue(b *testing.B) {
 	b.ReportMetric(float64(us.wakes)/n/benchSteps, "reporter_wakes_per_step_qslots")
 	b.ReportMetric(float64(u0.passes)/n/benchSteps, "loop_passes_per_step_q0")
 	b.ReportMetric(float64(us.passes)/n/benchSteps, "loop_passes_per_step_qslots")
+	b.ReportMetric(float64(u0.goroutines)/n/benchSteps, "goroutines_per_step_q0")
+	b.ReportMetric(float64(us.goroutines)/n/benchSteps, "goroutines_per_step_qslots")
 	b.ReportMetric(float64(u0.switches)/n/benchSteps, "ctxsw_per_step_q0")
 	b.ReportMetric(float64(us.switches)/n/benchSteps, "ctxsw_per_step_qslots")
 	b.ReportMetric(q0, "steps_per_s_q0")
@@ -115,13 +119,15 @@ type usage struct {
 	switches int64
 	passes   int // of the executor's loop
 	wakes    int // of the executor's reporter
+	// goroutines counts the goroutines created.
+	goroutines uint64
 }
 
 func (u usage) add(v usage) usage {
-	return usage{u.cpu + v.cpu, u.switches + v.switches, u.passes + v.passes, u.wakes + v.wakes}
+	return usage{u.cpu + v.cpu, u.switches + v.switches, u.passes + v.passes, u.wakes + v.wakes, u.goroutines + v.goroutines}
 }
 func (u usage) sub(v usage) usage {
-	return usage{cpu: u.cpu - v.cpu, switches: u.switches - v.switches}
+	return usage{cpu: u.cpu - v.cpu, switches: u.switches - v.switches, goroutines: u.goroutines - v.goroutines}
 }
 
 // processUsage is what the test process has used so far.
@@ -130,7 +136,13 @@ func processUsage(tb testing.TB) usage {
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		tb.Fatalf("getrusage: %v", err)
 	}
-	return usage{cpu: time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), switches: ru.Nvcsw + ru.Nivcsw}
+	created := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
+	metrics.Read(created)
+	var n uint64
+	if created[0].Value.Kind() == metrics.KindUint64 {
+		n = created[0].Value.Uint64()
+	}
+	return usage{cpu: time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), switches: ru.Nvcsw + ru.Nivcsw, goroutines: n}
 }
 
 // standIn is the executor's emitter and a stand-in leader: each
