@@ -586,12 +586,12 @@ func (e *Executor) noop(run string, a event.TaskAssignedData) []event.Draft {
 // to a starter goroutine, which records the attempts started — one synced
 // commit, shared with concurrent records (so the loop never waits for an
 // fsync, and the records of slots that free together share one) — and
-// then starts each on its own goroutine. The loop acknowledges the
-// messages once it learns the records are durable (startsDone, at its next
-// pass, within a tick). If the
-// record fails, none of them starts and their slots free; on a failed
-// sync the executor halts and their messages stay unacknowledged for the
-// next start. A cancel that comes while the record is written cancels the
+// then starts each on its own goroutine (the last on the starter's own).
+// The loop acknowledges the messages once it learns the records are
+// durable (startsDone, at its next pass, within a tick). If the record
+// fails, none of them starts and their slots free; on a failed sync the
+// executor halts and their messages stay unacknowledged for the next
+// start. A cancel that comes while the record is written cancels the
 // attempt before its process starts.
 func (e *Executor) startGroup(group []*queued) {
 	if len(group) == 0 {
@@ -614,7 +614,6 @@ func (e *Executor) startGroup(group []*queued) {
 	e.wg.Add(1)
 	go func() {
 		defer e.wg.Done()
-		defer e.starting.Done()
 		err := errHalted
 		if !e.halted() { // Stop began: start nothing more
 			err = e.state.MarkStarted(recs...)
@@ -632,7 +631,8 @@ func (e *Executor) startGroup(group []*queued) {
 			}
 			e.mu.Unlock()
 		} else {
-			for i, q := range group {
+			// The last attempt runs on this goroutine, below.
+			for i, q := range group[:len(group)-1] {
 				e.wg.Add(1)
 				go e.attempt(ctxs[i], q, now, tasks[i])
 			}
@@ -646,6 +646,12 @@ func (e *Executor) startGroup(group []*queued) {
 		// Recorded: the loop acknowledges the messages at its next pass —
 		// woken by a message, a slot freeing or its tick — not worth a
 		// wake-up of its own.
+		e.starting.Done()
+		if err == nil {
+			last := len(group) - 1
+			e.wg.Add(1)
+			e.attempt(ctxs[last], group[last], now, tasks[last])
+		}
 	}()
 }
 
