@@ -5,9 +5,11 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -26,18 +28,39 @@ import (
 // same number of processes forked by `xargs -P SLOTS -n 1 sh -c true`
 // before and after.
 //
+// Every assignment names a policy version, which the executor fetches
+// once and judges each step with, as on a node.
+//
 // Reported: steps_per_s_q0, steps_per_s_qslots, ratio_qslots_over_q0,
-// raw_procs_per_s and each rate over raw.
+// raw_procs_per_s and each rate over raw; and the CPU the test process
+// used per step (getrusage RUSAGE_SELF: the executor, the embedded server
+// and the stand-in leader), cpu_us_per_step_q0 and _qslots, the figure
+// the executor's own cost moves, and its context switches per step,
+// ctxsw_per_step_q0 and _qslots, and the goroutines it created per step,
+// goroutines_per_step_q0 and _qslots.
 func BenchmarkQueue(b *testing.B) {
 	var q0, qs, raw float64
+	var u0, us usage
 	for b.Loop() {
 		before := forkRate(b, benchSteps, benchSlots)
-		q0 += runQueued(b, 0)
-		qs += runQueued(b, benchSlots)
+		r, u := runQueued(b, 0)
+		q0, u0 = q0+r, u0.add(u)
+		r, u = runQueued(b, benchSlots)
+		qs, us = qs+r, us.add(u)
 		raw += (before + forkRate(b, benchSteps, benchSlots)) / 2
 	}
 	n := float64(b.N)
 	q0, qs, raw = q0/n, qs/n, raw/n
+	b.ReportMetric(float64(u0.cpu.Microseconds())/n/benchSteps, "cpu_us_per_step_q0")
+	b.ReportMetric(float64(us.cpu.Microseconds())/n/benchSteps, "cpu_us_per_step_qslots")
+	b.ReportMetric(float64(u0.wakes)/n/benchSteps, "reporter_wakes_per_step_q0")
+	b.ReportMetric(float64(us.wakes)/n/benchSteps, "reporter_wakes_per_step_qslots")
+	b.ReportMetric(float64(u0.passes)/n/benchSteps, "loop_passes_per_step_q0")
+	b.ReportMetric(float64(us.passes)/n/benchSteps, "loop_passes_per_step_qslots")
+	b.ReportMetric(float64(u0.goroutines)/n/benchSteps, "goroutines_per_step_q0")
+	b.ReportMetric(float64(us.goroutines)/n/benchSteps, "goroutines_per_step_qslots")
+	b.ReportMetric(float64(u0.switches)/n/benchSteps, "ctxsw_per_step_q0")
+	b.ReportMetric(float64(us.switches)/n/benchSteps, "ctxsw_per_step_qslots")
 	b.ReportMetric(q0, "steps_per_s_q0")
 	b.ReportMetric(qs, "steps_per_s_qslots")
 	b.ReportMetric(qs/q0, "ratio_qslots_over_q0")
@@ -54,13 +77,18 @@ const (
 )
 
 // runQueued runs benchSteps steps through a fresh executor with queue and
-// returns steps/s.
-func runQueued(b *testing.B, queue int) float64 {
+// returns steps/s and what the process used meanwhile.
+func runQueued(b *testing.B, queue int) (float64, usage) {
 	h := newHarness(b)
+	led := h.servePolicies(map[int64]string{1: testPolicy})
 	node := "bench-q" + strconv.Itoa(queue)
-	lead := &standIn{h: h, node: node, run: "r-" + node, done: make(chan struct{})}
-	ex := h.startWith(node, b.TempDir(), lead, func(c *Config) { c.Slots, c.Queue = benchSlots, queue })
+	lead := &standIn{h: h, node: node, run: "r-" + node, policy: led.refs[1], done: make(chan struct{})}
+	ex := h.startWith(node, b.TempDir(), lead, func(c *Config) {
+		c.Slots, c.Queue = benchSlots, queue
+		c.Safety.Policies = APIPolicies(led.client)
+	})
 	defer h.stop(ex, 10*time.Second)
+	used := processUsage(b)
 	start := time.Now()
 	lead.mu.Lock()
 	for range min(benchSlots+queue, benchSteps) {
@@ -73,11 +101,48 @@ func runQueued(b *testing.B, queue int) float64 {
 		b.Fatal("the steps did not finish within 5 minutes")
 	}
 	took := time.Since(start)
+	used = processUsage(b).sub(used)
 	lead.wg.Wait()
 	if lead.failed > 0 {
 		b.Fatalf("%d steps did not succeed", lead.failed)
 	}
-	return benchSteps / took.Seconds()
+	h.stop(ex, 10*time.Second)
+	used.passes, used.wakes = ex.lp.passes, ex.report.wakes
+	return benchSteps / took.Seconds(), used
+}
+
+// usage is what the test process used: CPU time (user and system) and
+// context switches (voluntary and not: a thread going to sleep, for one,
+// a goroutine hand-off that found no running thread).
+type usage struct {
+	cpu      time.Duration
+	switches int64
+	passes   int // of the executor's loop
+	wakes    int // of the executor's reporter
+	// goroutines counts the goroutines created.
+	goroutines uint64
+}
+
+func (u usage) add(v usage) usage {
+	return usage{u.cpu + v.cpu, u.switches + v.switches, u.passes + v.passes, u.wakes + v.wakes, u.goroutines + v.goroutines}
+}
+func (u usage) sub(v usage) usage {
+	return usage{cpu: u.cpu - v.cpu, switches: u.switches - v.switches, goroutines: u.goroutines - v.goroutines}
+}
+
+// processUsage is what the test process has used so far.
+func processUsage(tb testing.TB) usage {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		tb.Fatalf("getrusage: %v", err)
+	}
+	created := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
+	metrics.Read(created)
+	var n uint64
+	if created[0].Value.Kind() == metrics.KindUint64 {
+		n = created[0].Value.Uint64()
+	}
+	return usage{cpu: time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), switches: ru.Nvcsw + ru.Nivcsw, goroutines: n}
 }
 
 // standIn is the executor's emitter and a stand-in leader: each
@@ -87,8 +152,10 @@ type standIn struct {
 	h    *harness
 	node string
 	run  string
-	done chan struct{}
-	wg   sync.WaitGroup
+	// policy is the policy version every assignment names.
+	policy event.PolicyRef
+	done   chan struct{}
+	wg     sync.WaitGroup
 
 	mu       sync.Mutex
 	assigned int
@@ -130,6 +197,7 @@ func (s *standIn) assignLater(d time.Duration) {
 		defer s.wg.Done()
 		a := event.MustDraft(event.TaskAssigned, s.run, event.TaskAssignedData{
 			Attempt: 1, Node: s.node, Step: event.Step{ID: fmt.Sprintf("s%04d", i), Kind: event.KindShell, Run: "true"},
+			Policy: s.policy,
 		})
 		a.Target = s.node
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -149,6 +149,8 @@ type Executor struct {
 	consumerHealth health.State
 	// policies are the policy versions loaded to judge assignments with.
 	policies *policies
+	// judged keeps the judgements of shell steps (see judge).
+	judged judgeCache
 	// unjudgedWarned is set once an assignment without a policy version
 	// was logged.
 	unjudgedWarned atomic.Bool

@@ -59,6 +59,8 @@ type loopState struct {
 	// helpers are the loop's goroutines (backlog watchers, consumer
 	// recreation); the loop waits for them before it ends.
 	helpers sync.WaitGroup
+	// passes counts the loop's passes (read by benchmarks once it ended).
+	passes int
 }
 
 func (l *loopState) init() {
@@ -159,6 +161,7 @@ func (e *Executor) loop() {
 			}
 		}
 		e.step()
+		e.lp.passes++
 	}
 }
 
@@ -583,11 +586,12 @@ func (e *Executor) noop(run string, a event.TaskAssignedData) []event.Draft {
 // to a starter goroutine, which records the attempts started — one synced
 // commit, shared with concurrent records (so the loop never waits for an
 // fsync, and the records of slots that free together share one) — and
-// then starts each on its own goroutine. The loop acknowledges the
-// messages once it learns the records are durable (startsDone). If the
-// record fails, none of them starts and their slots free; on a failed
-// sync the executor halts and their messages stay unacknowledged for the
-// next start. A cancel that comes while the record is written cancels the
+// then starts each on its own goroutine (the last on the starter's own).
+// The loop acknowledges the messages once it learns the records are
+// durable (startsDone, at its next pass, within a tick). If the record
+// fails, none of them starts and their slots free; on a failed sync the
+// executor halts and their messages stay unacknowledged for the next
+// start. A cancel that comes while the record is written cancels the
 // attempt before its process starts.
 func (e *Executor) startGroup(group []*queued) {
 	if len(group) == 0 {
@@ -610,7 +614,6 @@ func (e *Executor) startGroup(group []*queued) {
 	e.wg.Add(1)
 	go func() {
 		defer e.wg.Done()
-		defer e.starting.Done()
 		err := errHalted
 		if !e.halted() { // Stop began: start nothing more
 			err = e.state.MarkStarted(recs...)
@@ -628,7 +631,8 @@ func (e *Executor) startGroup(group []*queued) {
 			}
 			e.mu.Unlock()
 		} else {
-			for i, q := range group {
+			// The last attempt runs on this goroutine, below.
+			for i, q := range group[:len(group)-1] {
 				e.wg.Add(1)
 				go e.attempt(ctxs[i], q, now, tasks[i])
 			}
@@ -636,7 +640,18 @@ func (e *Executor) startGroup(group []*queued) {
 		e.mu.Lock()
 		e.mu.starts = append(e.mu.starts, startResult{group: group, err: err})
 		e.mu.Unlock()
-		e.poke()
+		if err != nil {
+			e.poke() // their slots are free again
+		}
+		// Recorded: the loop acknowledges the messages at its next pass —
+		// woken by a message, a slot freeing or its tick — not worth a
+		// wake-up of its own.
+		e.starting.Done()
+		if err == nil {
+			last := len(group) - 1
+			e.wg.Add(1)
+			e.attempt(ctxs[last], group[last], now, tasks[last])
+		}
 	}()
 }
 
@@ -695,7 +710,12 @@ func (e *Executor) attempt(ctx context.Context, q *queued, started time.Time, t 
 	e.mu.Lock()
 	e.mu.active--
 	e.mu.Unlock()
-	e.poke()
+	// Only a drain waits for the last result (checkDrained). The loop sets
+	// draining before it reads active: either it sees this decrement, or
+	// this reads draining set and wakes it.
+	if e.draining.Load() {
+		e.poke()
+	}
 }
 
 func attemptKey(run, step string, attempt int) string {

@@ -42,10 +42,18 @@ type reporter struct {
 		pending []report
 		// finishes counts the task.finished in pending.
 		finishes int
+		// since is when pending last became non-empty; company is armed
+		// then, for startedLinger, unless a task.finished came first: a
+		// task.started does not wake the loop, company does if nothing
+		// else has by then.
+		since   time.Time
+		company *time.Timer
 	}
 	wake chan struct{} // capacity 1: something is queued
-	quit chan struct{} // closed by stop
-	done chan struct{} // closed when the loop returned
+	// wakes counts the loop's wake-ups (read by benchmarks once it ended).
+	wakes int
+	quit  chan struct{} // closed by stop
+	done  chan struct{} // closed when the loop returned
 }
 
 // report is one queued draft. A task.finished carries the attempt to mark
@@ -86,15 +94,27 @@ func (r *reporter) finished(d event.Draft, a localstate.Attempt) error {
 
 func (r *reporter) queue(rep report) {
 	r.mu.Lock()
+	first := len(r.mu.pending) == 0
 	r.mu.pending = append(r.mu.pending, rep)
-	if rep.result != nil {
-		r.mu.finishes++
+	if first {
+		r.mu.since = time.Now()
 	}
+	if rep.result == nil {
+		// It may wait startedLinger for company: most often a task.finished
+		// comes first and wakes the loop.
+		if first {
+			if r.mu.company == nil {
+				r.mu.company = time.AfterFunc(startedLinger, r.kick)
+			} else {
+				r.mu.company.Reset(startedLinger)
+			}
+		}
+		r.mu.Unlock()
+		return
+	}
+	r.mu.finishes++
 	r.mu.Unlock()
-	select {
-	case r.wake <- struct{}{}:
-	default:
-	}
+	r.kick()
 }
 
 // kick has the loop look at what is queued again (the executor's queue
@@ -111,6 +131,11 @@ func (r *reporter) kick() {
 func (r *reporter) stop() {
 	close(r.quit)
 	<-r.done
+	r.mu.Lock()
+	if r.mu.company != nil {
+		r.mu.company.Stop()
+	}
+	r.mu.Unlock()
 }
 
 // loop flushes what is queued: at once when a task.finished waits and
@@ -129,6 +154,7 @@ func (r *reporter) loop() {
 	for {
 		select {
 		case <-r.wake:
+			r.wakes++
 			wait, ok := r.wait()
 			if !ok {
 				continue
@@ -167,13 +193,13 @@ const (
 // (0: now); false when nothing is queued.
 func (r *reporter) wait() (time.Duration, bool) {
 	r.mu.Lock()
-	queued, finishes, linger := len(r.mu.pending), r.mu.finishes, r.linger
+	queued, finishes, since, linger := len(r.mu.pending), r.mu.finishes, r.mu.since, r.linger
 	r.mu.Unlock()
 	switch {
 	case queued == 0:
 		return 0, false
 	case finishes == 0:
-		return startedLinger, true
+		return startedLinger - time.Since(since), true
 	case finishes >= finishedGroup || r.busy == nil || !r.busy():
 		return 0, true
 	}
@@ -187,6 +213,9 @@ func (r *reporter) flush() {
 	reps := r.mu.pending
 	r.mu.pending = nil
 	r.mu.finishes = 0
+	if r.mu.company != nil {
+		r.mu.company.Stop()
+	}
 	r.mu.Unlock()
 	if len(reps) == 0 {
 		return

@@ -100,3 +100,38 @@ func TestResultsGroupedWhileBusy(t *testing.T) {
 		t.Fatalf("unfinished attempts %v (%v), want none", left, err)
 	}
 }
+
+// A task.started with no task.finished after it goes out by itself once
+// it has waited startedLinger for company; one followed by its
+// task.finished goes out with it, first.
+func TestStartedAloneGoesOut(t *testing.T) {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	st, err := localstate.Open(t.TempDir(), log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	rec := &recorder{}
+	r := newReporter(rec, st, log, func(error) bool { return false }, func() bool { return false })
+	defer r.stop()
+	r.started(event.MustDraft(event.TaskStarted, "r1", event.TaskStartedData{Step: "alone", Attempt: 1}))
+	poll.Eventually(t, 10*time.Second, "the lone task.started emitted", func() bool { return rec.started("alone") })
+
+	a := localstate.Attempt{Run: "r1", Step: "pair", Attempt: 1}
+	if err := st.MarkStarted(a); err != nil {
+		t.Fatal(err)
+	}
+	r.started(event.MustDraft(event.TaskStarted, "r1", event.TaskStartedData{Step: "pair", Attempt: 1}))
+	if err := r.finished(event.MustDraft(event.TaskFinished, "r1", event.TaskFinishedData{Step: "pair", Attempt: 1, Status: event.TaskSucceeded}), a); err != nil {
+		t.Fatal(err)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	var types []event.Type
+	for _, d := range rec.drafts {
+		types = append(types, d.Type)
+	}
+	if len(types) != 3 || types[1] != event.TaskStarted || types[2] != event.TaskFinished {
+		t.Fatalf("emitted %v, want the lone started, then the pair's started before its finished", types)
+	}
+}

@@ -148,15 +148,15 @@ func (e *Executor) vet(ctx context.Context, a event.TaskAssignedData) (judged, e
 	if derr != nil {
 		dir = "" // judged without it (stricter); the runner reports the bad cwd
 	}
-	if dir != "" && len(p.Scopes.Files) > 0 && !e.inFileScope(p, dir) {
+	v := e.judge(p, a.Step, dir)
+	if v.outside {
 		return judged{}, &refusal{fmt.Sprintf("working directory %s lies outside the file scope %v of policy version %d", dir, p.Scopes.Files, ref.Version)}
 	}
-	v := judgeStep(p, a.Step, dir)
-	switch v.Action {
+	switch v.action {
 	case policy.Allow:
 		return judged{p: p, dir: dir}, nil
 	case policy.Deny:
-		return judged{}, &refusal{fmt.Sprintf("policy version %d denies it: rule %s (level %s): %s", ref.Version, v.Rule, v.Level, v.Why)}
+		return judged{}, &refusal{fmt.Sprintf("policy version %d denies it: rule %s (level %s): %s", ref.Version, v.rule, v.level, v.why)}
 	}
 	want := event.GateSubject(a.Step, ref)
 	if a.Approved == want {
@@ -167,7 +167,51 @@ func (e *Executor) vet(ctx context.Context, a event.TaskAssignedData) (judged, e
 		got = fmt.Sprintf("the approval is of %s, this step with this policy version is %s", a.Approved, want)
 	}
 	return judged{}, &refusal{fmt.Sprintf("not approved for this exact command: policy version %d asks for approval (rule %s, level %s: %s), and %s",
-		ref.Version, v.Rule, v.Level, v.Why, got)}
+		ref.Version, v.rule, v.level, v.why, got)}
+}
+
+// judge is the judgement of s with p in dir: whether dir lies outside
+// p's file scope (checked when dir is known and the scope is not empty)
+// and otherwise p's verdict on s. The judgement of a shell step is kept
+// (judgeCache) and reused for the same step, policy text and version,
+// and directories; one made while the scope could not be checked (an
+// error, logged) is not kept.
+func (e *Executor) judge(p *policy.Policy, s event.Step, dir string) judgement {
+	scoped := dir != "" && len(p.Scopes.Files) > 0
+	var work string
+	if scoped {
+		var err error
+		if work, err = runner.Dir(runner.Spec{}, e.cfg.Runner); err != nil {
+			e.log.Error("file scope check: the executor's work directory", "err", err)
+			return judgement{outside: true}
+		}
+	}
+	k, cache := judgeKeyOf(p, s, dir, work)
+	if cache {
+		if j, ok := e.judged.get(k); ok {
+			return j
+		}
+	}
+	if scoped {
+		in, err := e.inFileScope(p, dir, work)
+		if err != nil {
+			e.log.Error("file scope check", "err", err)
+			return judgement{outside: true}
+		}
+		if !in {
+			j := judgement{outside: true}
+			if cache {
+				e.judged.put(k, j)
+			}
+			return j
+		}
+	}
+	v := judgeStep(p, s, dir)
+	j := judgement{action: v.Action, level: v.Level, rule: v.Rule, why: v.Why}
+	if cache {
+		e.judged.put(k, j)
+	}
+	return j
 }
 
 // judgeStep is the policy's verdict on what running s does in dir:
@@ -183,24 +227,18 @@ func worse(a, b policy.Verdict) bool {
 }
 
 // inFileScope reports whether dir lies inside p's file scope: whether a
-// file written in dir would be (with ./ in the scope meaning the
+// file written in dir would be (with ./ in the scope meaning work, the
 // executor's work directory, not dir itself). The policy's own judge
 // decides, with a policy holding p's scope alone, so that globs mean here
 // exactly what they mean in verdicts.
-func (e *Executor) inFileScope(p *policy.Policy, dir string) bool {
+func (e *Executor) inFileScope(p *policy.Policy, dir, work string) (bool, error) {
 	sp, err := e.policies.scope(p)
 	if err != nil {
-		e.log.Error("file scope check", "err", err)
-		return false
-	}
-	work, err := runner.Dir(runner.Spec{}, e.cfg.Runner)
-	if err != nil {
-		e.log.Error("file scope check: the executor's work directory", "err", err)
-		return false
+		return false, err
 	}
 	probe := path.Join(dir, ".agentic-scope")
 	v := sp.JudgeIn("touch -- '"+strings.ReplaceAll(probe, "'", `'\''`)+"'", work)
-	return v.Rule != policy.RuleScope && v.Action == policy.Allow
+	return v.Rule != policy.RuleScope && v.Action == policy.Allow, nil
 }
 
 // scopeOnly is a policy with the file scope files (a policy's

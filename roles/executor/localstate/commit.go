@@ -132,7 +132,7 @@ func (s *Store) commit(reqs []*request) {
 		failAll(reqs, failed)
 		return
 	}
-	g := group{db: db, written: map[string]Attempt{}}
+	g := group{db: db, lookup: s.lookupKnown, written: map[string]Attempt{}}
 	for _, r := range reqs {
 		recs, err := g.stage(r)
 		if err != nil {
@@ -146,6 +146,7 @@ func (s *Store) commit(reqs []*request) {
 		return // nothing to write (refused, or finishes already recorded)
 	}
 	if err := g.commit(); err != nil {
+		s.known.forget() // what Pebble holds now is not known
 		if errors.Is(err, ErrSync) {
 			s.mu.Lock()
 			if s.mu.failed == nil {
@@ -154,7 +155,9 @@ func (s *Store) commit(reqs []*request) {
 			s.mu.Unlock()
 		}
 		failAll(g.taken, err)
+		return
 	}
+	s.known.committed(g.recs)
 }
 
 func failAll(reqs []*request, err error) {
@@ -166,6 +169,8 @@ func failAll(reqs []*request, err error) {
 // group is one commit of the loop being built.
 type group struct {
 	db *pebble.DB
+	// lookup reads a record (Store.lookupKnown).
+	lookup func(db *pebble.DB, run, step string, attempt int) (Attempt, bool, error)
 	// written are the records this group writes, by record key: a later
 	// request of the group sees them as the store will.
 	written map[string]Attempt
@@ -187,7 +192,7 @@ func (g *group) stage(r *request) ([]Attempt, error) {
 		}
 		if !ok {
 			var err error
-			if cur, ok, err = lookupIn(g.db, a.Run, a.Step, a.Attempt); err != nil {
+			if cur, ok, err = g.lookup(g.db, a.Run, a.Step, a.Attempt); err != nil {
 				return nil, err
 			}
 		}

@@ -35,6 +35,15 @@
 //  4. Recorded epochs ("l/" keys) strictly increase with the stream
 //     sequence, so EpochAt is one seek.
 //
+// Lookups, and the reads the commit loop makes before it writes, are
+// answered from memory when they can be (see known): the records the store
+// committed last, and, for each run whose records Pebble was read to hold
+// none, the keys committed since — so that a new attempt of such a run is
+// proved new without a read of Pebble. Only the store writes its records
+// (Pebble locks the directory), so that memory is exact; what it cannot
+// answer — a run with records from an earlier incarnation, a bound
+// reached — is read from Pebble.
+//
 // Example:
 //
 //	st, err := localstate.Open(filepath.Join(dataDir, "executor"), logger)

@@ -55,10 +55,21 @@ func (s *Store) RaiseEpoch(seq, epoch uint64) (bool, error) {
 	if err := it.Close(); err != nil {
 		return false, fmt.Errorf("localstate: scan epochs: %w", err)
 	}
-	if err := s.commitLocked(b, fmt.Sprintf("epoch %d at stream seq %d", epoch, seq)); err != nil {
+	err = s.commitLocked(b, fmt.Sprintf("epoch %d at stream seq %d", epoch, seq))
+	s.mu.newest = newestElection{} // read again
+	if err != nil {
 		return false, err
 	}
 	return true, nil
+}
+
+// newestElection is the newest election recorded (the highest sequence,
+// so the highest epoch), read once and kept until RaiseEpoch writes:
+// the epoch in force at every sequence after it.
+type newestElection struct {
+	seq, epoch uint64
+	known      bool // read, and no election written since
+	any        bool // there is one
 }
 
 // EpochAt returns the leader epoch in force just before stream sequence
@@ -79,8 +90,38 @@ func (s *Store) Epoch() (uint64, error) {
 	return s.EpochAt(^uint64(0))
 }
 
-// epochAtLocked is EpochAt under the lock.
+// epochAtLocked is EpochAt under the lock. A sequence after the newest
+// election — every assignment but those a redelivery brings late — is
+// answered from memory.
 func (s *Store) epochAtLocked(seq uint64) (uint64, error) {
+	n := &s.mu.newest
+	if !n.known {
+		it, err := s.mu.db.NewIter(&pebble.IterOptions{LowerBound: []byte(electionPrefix), UpperBound: upperBound(electionPrefix)})
+		if err != nil {
+			return 0, fmt.Errorf("localstate: scan epochs: %w", err)
+		}
+		*n = newestElection{known: true}
+		if it.Last() {
+			n.any = true
+			n.seq = binary.BigEndian.Uint64(it.Key()[len(electionPrefix):])
+			n.epoch = binary.BigEndian.Uint64(it.Value())
+		}
+		if err := it.Close(); err != nil {
+			*n = newestElection{}
+			return 0, fmt.Errorf("localstate: scan epochs: %w", err)
+		}
+	}
+	switch {
+	case !n.any:
+		return 0, nil
+	case seq > n.seq:
+		return n.epoch, nil
+	}
+	return s.epochSeek(seq)
+}
+
+// epochSeek reads the epoch in force just before seq from Pebble.
+func (s *Store) epochSeek(seq uint64) (uint64, error) {
 	it, err := s.mu.db.NewIter(&pebble.IterOptions{LowerBound: []byte(electionPrefix), UpperBound: electionKey(seq)})
 	if err != nil {
 		return 0, fmt.Errorf("localstate: scan epochs: %w", err)

@@ -39,12 +39,16 @@ type Store struct {
 		db *pebble.DB // nil once closed
 		// failed is the first failed sync; every later write returns it.
 		failed error
+		// newest is the newest election, when known (see epochAtLocked).
+		newest newestElection
 	}
 	// commitMu is held by whoever reads attempt records to write them
 	// (the commit loop, Prune), from the read to the commit, so that each
 	// sees the other's writes. Taken before mu.
 	commitMu sync.Mutex
 	queue    queue
+	// known answers most lookups from memory (see known).
+	known known
 }
 
 // Open opens (or creates) the store in dir. A nil logger discards Pebble's
@@ -68,6 +72,7 @@ func OpenFS(dir string, fs vfs.FS, logger *slog.Logger) (*Store, error) {
 	s := &Store{}
 	s.mu.db = db
 	s.queue.init()
+	s.known.init()
 	go s.commitLoop()
 	return s, nil
 }
@@ -254,7 +259,9 @@ func (s *Store) Prune(cutoff time.Time) (int, error) {
 	if n == 0 {
 		return 0, nil
 	}
-	if err := s.commitLocked(b, fmt.Sprintf("prune %d attempts", n)); err != nil {
+	err = s.commitLocked(b, fmt.Sprintf("prune %d attempts", n))
+	s.known.forget() // records it knew of are gone
+	if err != nil {
 		return 0, err
 	}
 	return n, nil
@@ -265,7 +272,7 @@ func (s *Store) lookupLocked(run, step string, attempt int) (Attempt, bool, erro
 	if s.mu.db == nil {
 		return Attempt{}, false, ErrClosed
 	}
-	return lookupIn(s.mu.db, run, step, attempt)
+	return s.lookupKnown(s.mu.db, run, step, attempt)
 }
 
 // lookupIn reads one attempt record from db.

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // groupGuard is a small shell process that outlives the executor by a moment:
@@ -18,6 +20,12 @@ import (
 // shell also has the parent-death signal, which covers the instant
 // between its start and its listing.
 //
+// A group is listed at once; that it is gone is told with the next
+// listing, in the same write, or within unlistDelay: one write — one
+// wake-up of the guard — per step rather than two. A group gone but still
+// listed is harmless: its number cannot be another group's until the
+// kernel's process ids wrap around, which takes far longer.
+//
 // One guard serves the whole process. It ignores the signals a terminal
 // or a service manager sends, so that it is still there to read the end
 // of its pipe. If it dies, the next message starts another and lists the
@@ -27,7 +35,17 @@ type groupGuard struct {
 	cmd  *exec.Cmd
 	w    *os.File // the guard's stdin
 	live map[int]bool
+	// gone are the groups unlisted here and not yet told to the guard;
+	// unlist tells it, armed while gone is not empty.
+	gone    []int
+	unlist  *time.Timer
+	pending bool // unlist is armed
+	buf     []byte
 }
+
+// unlistDelay bounds how long a gone group stays listed with the guard
+// when no other step starts.
+const unlistDelay = 100 * time.Millisecond
 
 // guardian is the process's guard.
 var guardian groupGuard
@@ -47,7 +65,8 @@ set | while IFS='=' read -r k v; do
 	case $k in g[0-9]*) kill -KILL "-${k#g}" 2>/dev/null ;; esac
 done`
 
-// add lists group pgid.
+// add lists group pgid, telling the guard in the same write of the groups
+// gone since the last write.
 func (g *groupGuard) add(pgid int) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -55,26 +74,64 @@ func (g *groupGuard) add(pgid int) error {
 		g.live = map[int]bool{}
 	}
 	g.live[pgid] = true
-	if err := g.sendLocked(fmt.Sprintf("+ %d\n", pgid)); err != nil {
+	b := g.goneLines(g.buf[:0])
+	b = append(strconv.AppendInt(append(b, '+', ' '), int64(pgid), 10), '\n')
+	g.buf = b
+	if err := g.sendLocked(b); err != nil {
 		delete(g.live, pgid)
 		return err
+	}
+	g.gone = g.gone[:0]
+	if g.pending {
+		g.pending = !g.unlist.Stop()
 	}
 	return nil
 }
 
-// remove unlists group pgid once it is gone.
+// remove unlists group pgid once it is gone: the guard is told with the
+// next add, or within unlistDelay.
 func (g *groupGuard) remove(pgid int) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	delete(g.live, pgid)
-	_ = g.sendLocked(fmt.Sprintf("- %d\n", pgid))
+	g.gone = append(g.gone, pgid)
+	if g.pending {
+		return
+	}
+	g.pending = true
+	if g.unlist == nil {
+		g.unlist = time.AfterFunc(unlistDelay, g.flushGone)
+	} else {
+		g.unlist.Reset(unlistDelay)
+	}
+}
+
+// flushGone tells the guard of the groups gone (unlist's function).
+func (g *groupGuard) flushGone() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.pending = false
+	if len(g.gone) == 0 {
+		return
+	}
+	g.buf = g.goneLines(g.buf[:0])
+	_ = g.sendLocked(g.buf)
+	g.gone = g.gone[:0]
+}
+
+// goneLines appends the guard's lines unlisting the groups gone to b.
+func (g *groupGuard) goneLines(b []byte) []byte {
+	for _, pg := range g.gone {
+		b = append(strconv.AppendInt(append(b, '-', ' '), int64(pg), 10), '\n')
+	}
+	return b
 }
 
 // sendLocked writes line to the guard, starting one (and listing the live
 // groups with it) if there is none or the last one died.
-func (g *groupGuard) sendLocked(line string) error {
+func (g *groupGuard) sendLocked(line []byte) error {
 	if g.w != nil {
-		if _, err := g.w.WriteString(line); err == nil {
+		if _, err := g.w.Write(line); err == nil {
 			return nil
 		}
 		// The guard died (EPIPE): reap it and start another.

@@ -6,6 +6,8 @@ import (
 	"github.com/agentic-dev/agentic/bus/redact"
 	"os"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 	"unicode/utf8"
 )
@@ -38,7 +40,8 @@ type chunk struct {
 // full pipe; each reader redacts its stream as a stream (redact.Stream: a
 // window carried across reads, so a secret written in pieces is redacted
 // whole), appends it to the shared tail and offers it to one collector
-// goroutine that calls onOutput.
+// goroutine that calls onOutput, started with the first chunk (a step
+// that writes nothing needs none).
 // When onOutput falls behind, chunks are dropped from the stream (never from
 // the tail) and a notice says how many bytes were lost. Memory is bounded by
 // the tail, the readers' buffers and the queue, whatever the child writes.
@@ -50,18 +53,23 @@ type capture struct {
 	tail      []byte // redacted combined output; the last tailBytes count
 
 	onOutput func(stream string, chunk []byte)
-	queue    chan chunk
-	readers  sync.WaitGroup
-	done     chan struct{} // closed when the collector returned
+	// collectOnce starts the collector and makes queue; done is closed
+	// when the collector returned.
+	collectOnce sync.Once
+	queue       chan chunk
+	done        chan struct{}
+	// readers counts the readers still reading; the last one closes eof.
+	readers atomic.Int32
+	eof     chan struct{}
 }
 
 func newCapture(tailBytes int, onOutput func(string, []byte)) (*capture, error) {
 	c := &capture{tailBytes: tailBytes, onOutput: onOutput}
 	var err error
-	if c.outR, c.outW, err = os.Pipe(); err != nil {
+	if c.outR, c.outW, err = pipe(); err != nil {
 		return nil, fmt.Errorf("stdout pipe: %w", err)
 	}
-	if c.errR, c.errW, err = os.Pipe(); err != nil {
+	if c.errR, c.errW, err = pipe(); err != nil {
 		c.outR.Close()
 		c.outW.Close()
 		return nil, fmt.Errorf("stderr pipe: %w", err)
@@ -69,17 +77,30 @@ func newCapture(tailBytes int, onOutput func(string, []byte)) (*capture, error) 
 	return c, nil
 }
 
+// pipe is os.Pipe with only the read end in the runtime's poller (it
+// reads with deadlines and parks its goroutine, not a thread, while the
+// pipe is empty): the write end is the child's stdout or stderr, held by
+// the runner only until the child starts, so it is a plain blocking file
+// — never registered with the poller, nor switched to non-blocking and
+// back, as os.Pipe's would be.
+func pipe() (r, w *os.File, err error) {
+	var p [2]int
+	if err := syscall.Pipe2(p[:], syscall.O_CLOEXEC); err != nil {
+		return nil, nil, os.NewSyscallError("pipe2", err)
+	}
+	if err := syscall.SetNonblock(p[0], true); err != nil {
+		syscall.Close(p[0])
+		syscall.Close(p[1])
+		return nil, nil, os.NewSyscallError("setnonblock", err)
+	}
+	return os.NewFile(uintptr(p[0]), "|0"), os.NewFile(uintptr(p[1]), "|1"), nil
+}
+
 // start begins reading; call it once the child holds the write ends.
 func (c *capture) start() {
 	c.closeWriters()
-	c.done = make(chan struct{})
-	if c.onOutput != nil {
-		c.queue = make(chan chunk, queueLen)
-		go c.collect()
-	} else {
-		close(c.done)
-	}
-	c.readers.Add(2)
+	c.eof = make(chan struct{})
+	c.readers.Store(2)
 	go c.read(StreamStdout, c.outR)
 	go c.read(StreamStderr, c.errR)
 }
@@ -99,24 +120,47 @@ func (c *capture) closeWriters() {
 // wait returns once both streams are read to the end (or drainTimeout
 // passed) and onOutput has seen every chunk.
 func (c *capture) wait() {
-	eof := make(chan struct{})
-	go func() { c.readers.Wait(); close(eof) }()
-	t := time.NewTimer(drainTimeout)
 	select {
-	case <-eof:
-		t.Stop()
-	case <-t.C:
-		// Someone outside the process group holds the pipes: stop reading.
-		c.outR.Close()
-		c.errR.Close()
-		<-eof
+	case <-c.eof:
+	default:
+		t := time.NewTimer(drainTimeout)
+		select {
+		case <-c.eof:
+			t.Stop()
+		case <-t.C:
+			// Someone outside the process group holds the pipes: stop reading.
+			c.outR.Close()
+			c.errR.Close()
+			<-c.eof
+		}
 	}
+	// The readers are done: no collector starts after this.
 	if c.queue != nil {
 		close(c.queue)
+		<-c.done
 	}
-	<-c.done
 	c.outR.Close()
 	c.errR.Close()
+}
+
+// send hands ch to the collector, starting it the first time; unless
+// block, it gives up at once when the queue is full.
+func (c *capture) send(ch chunk, block bool) bool {
+	c.collectOnce.Do(func() {
+		c.queue = make(chan chunk, queueLen)
+		c.done = make(chan struct{})
+		go c.collect()
+	})
+	if block {
+		c.queue <- ch
+		return true
+	}
+	select {
+	case c.queue <- ch:
+		return true
+	default:
+		return false
+	}
 }
 
 func (c *capture) collect() {
@@ -127,7 +171,11 @@ func (c *capture) collect() {
 }
 
 func (c *capture) read(stream string, f *os.File) {
-	defer c.readers.Done()
+	defer func() {
+		if c.readers.Add(-1) == 0 {
+			close(c.eof)
+		}
+	}()
 	lr := redact.NewStream()
 	var dropped int
 	buf := make([]byte, readSize)
@@ -163,7 +211,7 @@ func (c *capture) emit(stream, text string, dropped *int, final bool) {
 	if text != "" {
 		c.appendTail(text)
 	}
-	if c.queue == nil || (text == "" && (!final || *dropped == 0)) {
+	if c.onOutput == nil || (text == "" && (!final || *dropped == 0)) {
 		return
 	}
 	data := []byte(text)
@@ -171,15 +219,9 @@ func (c *capture) emit(stream, text string, dropped *int, final bool) {
 		notice := fmt.Sprintf("[agentic: %d bytes of %s dropped: log consumer too slow]\n", *dropped, stream)
 		data = append([]byte(notice), data...)
 	}
-	if final {
-		c.queue <- chunk{stream, data}
+	if c.send(chunk{stream, data}, final) {
 		*dropped = 0
-		return
-	}
-	select {
-	case c.queue <- chunk{stream, data}:
-		*dropped = 0
-	default:
+	} else {
 		*dropped += len(text)
 	}
 }

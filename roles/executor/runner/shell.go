@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -40,7 +43,10 @@ type outcome struct {
 
 // exec runs script to its end, its timeout or ctx's cancellation, then stops
 // whatever is left of its process group (background children included) and
-// drains its output.
+// drains its output. The calling goroutine forks the step's shell and
+// waits for it, locked to its thread meanwhile (see start); the timeout
+// and the cancellation stop the group from their own goroutines, started
+// only when they fire (see stopper).
 func (sh shell) exec(ctx context.Context, script string, onStart func(int), onOutput func(string, []byte)) outcome {
 	out := outcome{exitCode: -1}
 	cp, err := newCapture(sh.opts.TailBytes, onOutput)
@@ -48,14 +54,14 @@ func (sh shell) exec(ctx context.Context, script string, onStart func(int), onOu
 		out.startErr = err
 		return out
 	}
-	timer := time.NewTimer(sh.timeout)
-	defer timer.Stop()
 	cmd := command(sh.prefix+script, sh.cwd, sh.env, sh.cred, cp.outW, cp.errW)
 	if sh.confined {
-		cmd.Path, cmd.Args = selfExe, sandboxCommand(sh.dirs, sh.prefix+script)
+		cmd.path, cmd.args = selfExe, sandboxCommand(sh.dirs, sh.prefix+script)
 	}
+	runtime.LockOSThread()
 	ch, err := start(cmd)
 	if err != nil {
+		runtime.UnlockOSThread()
 		cp.abort()
 		out.startErr = err
 		return out
@@ -65,15 +71,16 @@ func (sh shell) exec(ctx context.Context, script string, onStart func(int), onOu
 	if onStart != nil {
 		onStart(ch.pid)
 	}
-	select {
-	case <-ch.done:
-	case <-timer.C:
+	st := armStopper(ctx, sh.timeout, ch.pid, sh.opts.KillGrace, ch.done)
+	ch.wait()
+	runtime.UnlockOSThread()
+	switch st.disarm() {
+	case stopTimeout:
 		out.timedOut = true
-	case <-ctx.Done():
+	case stopCancel:
 		out.cancelled = true
 	}
 	stopGroup(ch.pid, sh.opts.KillGrace, ch.done)
-	<-ch.done
 	guardian.remove(ch.pid)
 	cp.wait()
 	out.tail = cp.tailString()
@@ -82,6 +89,66 @@ func (sh shell) exec(ctx context.Context, script string, onStart func(int), onOu
 	}
 	out.exitCode, out.waitErr = ch.exitCode(), ch.waitErr()
 	return out
+}
+
+// Why a stopper stopped a step's group.
+const (
+	stopNone int32 = iota
+	stopTimeout
+	stopCancel
+	// stopReaped: the leader was reaped first; a timeout or a cancel
+	// that comes later changes nothing.
+	stopReaped
+)
+
+// stopper stops a running step's process group when its timeout passes
+// or its context is cancelled, whichever comes first, from the goroutine
+// of the timer or of context.AfterFunc: neither exists unless it fires.
+type stopper struct {
+	pid        int
+	grace      time.Duration
+	leaderDone <-chan struct{}
+	why        atomic.Int32
+	timer      *time.Timer
+	unhook     func() bool
+	// fired counts the callbacks that may still run: disarm waits for
+	// them.
+	fired sync.WaitGroup
+}
+
+func armStopper(ctx context.Context, timeout time.Duration, pid int, grace time.Duration, leaderDone <-chan struct{}) *stopper {
+	s := &stopper{pid: pid, grace: grace, leaderDone: leaderDone}
+	s.fired.Add(2)
+	s.timer = time.AfterFunc(timeout, func() { s.fire(stopTimeout) })
+	s.unhook = context.AfterFunc(ctx, func() { s.fire(stopCancel) })
+	return s
+}
+
+// fire stops the group, unless the other callback did already.
+func (s *stopper) fire(why int32) {
+	defer s.fired.Done()
+	if s.why.CompareAndSwap(stopNone, why) {
+		stopGroup(s.pid, s.grace, s.leaderDone)
+	}
+}
+
+// disarm keeps the callbacks that have not started from running, waits
+// for those that have, and returns why the group was stopped (stopNone:
+// it was not). Call it once the leader has been reaped: what came first,
+// the leader's exit or a stop, decides.
+func (s *stopper) disarm() int32 {
+	reaped := s.why.CompareAndSwap(stopNone, stopReaped)
+	if s.timer.Stop() {
+		s.fired.Done()
+	}
+	if s.unhook() {
+		s.fired.Done()
+	}
+	s.fired.Wait()
+	if reaped {
+		return stopNone
+	}
+	return s.why.Load()
 }
 
 // guard applies the Creates and Check guards. It returns true when the

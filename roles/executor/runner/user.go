@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
 )
@@ -98,8 +99,80 @@ func resolveAccount(spec Spec, opts Options) (account, error) {
 	return account{name: u.Username, home: u.HomeDir, cred: cred}, nil
 }
 
-// lookupUser finds a user by name or by numeric id.
+// userCacheTTL bounds how long a user found is reused without looking
+// again, for user databases that are not files (NSS sources other than
+// files, in builds with cgo).
+const userCacheTTL = 10 * time.Second
+
+// userFiles are the user database files a lookup reads (without cgo, the
+// only source): a user found is reused while they are unchanged.
+var userFiles = [2]string{"/etc/passwd", "/etc/group"}
+
+// users keeps the users lookupUser found, by name, with the state of
+// userFiles they were read at.
+var users struct {
+	sync.Mutex
+	stamp [2]fileStamp
+	found map[string]foundUser
+}
+
+type foundUser struct {
+	u  user.User
+	at time.Time
+}
+
+// fileStamp identifies a version of a file: a write, a rename over it or
+// a metadata change gives another stamp.
+type fileStamp struct {
+	dev, ino     uint64
+	size         int64
+	mtime, ctime syscall.Timespec
+	ok           bool
+}
+
+func stampOf(path string) fileStamp {
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		return fileStamp{}
+	}
+	return fileStamp{dev: uint64(st.Dev), ino: st.Ino, size: st.Size, mtime: st.Mtim, ctime: st.Ctim, ok: true}
+}
+
+// lookupUser finds a user by name or by numeric id. A user found is
+// looked up again once the user database files change (or after
+// userCacheTTL): every step would otherwise read and parse them.
 func lookupUser(name string) (*user.User, error) {
+	stamp := [2]fileStamp{stampOf(userFiles[0]), stampOf(userFiles[1])}
+	now := time.Now()
+	users.Lock()
+	if users.stamp != stamp {
+		users.stamp, users.found = stamp, nil
+	}
+	f, ok := users.found[name]
+	users.Unlock()
+	if ok && now.Sub(f.at) < userCacheTTL && stamp[0].ok {
+		u := f.u
+		return &u, nil
+	}
+	u, err := lookupUserAgain(name)
+	if err != nil {
+		return nil, err
+	}
+	users.Lock()
+	if users.stamp == stamp {
+		if users.found == nil {
+			users.found = map[string]foundUser{}
+		}
+		users.found[name] = foundUser{u: *u, at: now}
+	}
+	users.Unlock()
+	return u, nil
+}
+
+// lookupUserAgain is lookupUser without the cache (a variable for tests).
+var lookupUserAgain = lookupUserUncached
+
+func lookupUserUncached(name string) (*user.User, error) {
 	u, err := user.Lookup(name)
 	if err == nil {
 		return u, nil

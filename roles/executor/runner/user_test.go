@@ -1,0 +1,72 @@
+package runner
+
+import (
+	"os"
+	"os/user"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"testing"
+)
+
+// lookupUser answers as the user database does, by name and by numeric
+// id, and looks again once a user database file changes.
+func TestLookupUserCached(t *testing.T) {
+	dir := t.TempDir()
+	files := [2]string{filepath.Join(dir, "passwd"), filepath.Join(dir, "group")}
+	for _, f := range files {
+		if err := os.WriteFile(f, []byte("x\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	oldFiles, oldLookup := userFiles, lookupUserAgain
+	calls := 0
+	userFiles = files
+	lookupUserAgain = func(name string) (*user.User, error) {
+		calls++
+		return lookupUserUncached(name)
+	}
+	t.Cleanup(func() { userFiles, lookupUserAgain = oldFiles, oldLookup })
+
+	me, err := user.Current()
+	if err != nil {
+		t.Skip("no current user:", err)
+	}
+	for _, name := range []string{me.Username, me.Uid} {
+		for range 3 {
+			u, err := lookupUser(name)
+			want, werr := lookupUserUncached(name)
+			if err != nil || werr != nil || !reflect.DeepEqual(u, want) {
+				t.Fatalf("lookupUser(%s) = %+v, %v; uncached %+v, %v", name, u, err, want, werr)
+			}
+		}
+	}
+	if calls != 2 {
+		t.Fatalf("looked up %d times for two names asked three times each, want 2", calls)
+	}
+	// A changed file (another size, another time) is looked up again.
+	if err := os.WriteFile(files[1], []byte("xy\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lookupUser(me.Uid); err != nil || calls != 3 {
+		t.Fatalf("after the group file changed: %v, %d lookups, want 3", err, calls)
+	}
+	// An unknown user is an error every time, never cached.
+	if _, err := lookupUser("agentic-no-such-user-" + strconv.Itoa(os.Getpid())); err == nil {
+		t.Fatal("an unknown user was found")
+	}
+	if _, err := lookupUser("agentic-no-such-user-" + strconv.Itoa(os.Getpid())); err == nil || calls != 5 {
+		t.Fatalf("unknown user asked twice: %v, %d lookups, want 5", err, calls)
+	}
+}
+
+// BenchmarkLookupUser is the lookup of a step's user given by numeric id
+// (executor.run_as: "0" on a test node).
+func BenchmarkLookupUser(b *testing.B) {
+	uid := strconv.Itoa(os.Getuid())
+	for b.Loop() {
+		if _, err := lookupUser(uid); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
