@@ -8,8 +8,8 @@ import (
 
 // Limits of a verifier's memory of messages (seenMessages).
 const (
-	maxSeenMessages = 1024
-	maxSeenBytes    = 4 << 20
+	maxSeenMessages = 256
+	maxSeenBytes    = 1 << 20
 	maxSeenMessage  = 256 << 10
 )
 
