@@ -61,6 +61,11 @@ type Store struct {
 	roots        atomic.Pointer[rootSet]
 	genesis      atomic.Pointer[genesisRoot]
 	credsIndexed map[string]bool
+	// credKeys caches the credentials index key of each credential
+	// (credentials.go); guarded by appendMu.
+	credKeys map[*trust.Credential]string
+	// scratch are the appenders' buffers (guarded by appendMu).
+	scratch scratch
 
 	mu struct {
 		sync.Mutex
@@ -101,14 +106,15 @@ func decodeHead(b []byte) (head, error) {
 func Open(dir string, opts Options) (*Store, error) {
 	log := opts.logger().With("component", "ledger")
 	corrupt := &corruption{}
-	po := pebbleOptions(log, opts.fs, corrupt)
+	po := pebbleOptions(log, opts.FS, corrupt)
 	db, err := pebble.Open(dir, po)
 	po.Cache.Unref() // the DB holds its own reference
 	if err != nil {
 		return nil, markCorrupt(fmt.Errorf("ledger: open %s: %w", dir, err), corrupt.get())
 	}
 	s := &Store{db: db, cache: po.Cache, dir: dir, log: log, corrupt: corrupt,
-		revoked: revocations{}, creds: map[string]*trust.Credential{}, credsIndexed: map[string]bool{}}
+		revoked: revocations{}, creds: map[string]*trust.Credential{}, credsIndexed: map[string]bool{},
+		credKeys: map[*trust.Credential]string{}}
 	s.mu.idle = sync.NewCond(&s.mu.Mutex)
 	if err := s.load(); err != nil {
 		return nil, errors.Join(s.wrapRead(err), db.Close())
