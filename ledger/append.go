@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/trust"
+	"github.com/agentic-dev/agentic/ledger/canonjson"
 	"github.com/cockroachdb/pebble/v2"
 )
 
@@ -463,7 +464,7 @@ func (a *appender) refuse(ev event.Event) (event.RejectCode, string, error) {
 	switch {
 	case ev.ID == "":
 		return event.RejectMalformed, reasonNoID, nil
-	case len(ev.Data) > 0 && !validJSON(ev.Data):
+	case len(ev.Data) > 0 && !canonjson.Valid(ev.Data):
 		return event.RejectBadPayload, reasonBadData, nil
 	case ev.Type == event.CredentialRevoked:
 		if _, ok := decodeRevocation(ev.Data); !ok {
