@@ -146,18 +146,21 @@ func (s *Store) append(msgs []Message) ([]event.Event, error) {
 		s.mu.Unlock()
 		return nil, fmt.Errorf("ledger: records %d..%d not appended: %w", h.seq+1, a.head.seq, err)
 	}
-	err = a.commit()
-	a.indexesCommitted(err)
-	if err != nil {
+	if err = a.commit(); err != nil {
+		a.indexesCommitted(err)
 		s.mu.Lock()
 		s.mu.failed = err
 		s.mu.Unlock()
 		s.log.Error("ledger commit failed", "from_seq", h.seq+1, "to_seq", a.head.seq, "err", err)
 		return nil, fmt.Errorf("%w: records %d..%d (stream seq up to %d): %w", ErrSync, h.seq+1, a.head.seq, a.head.applied, err)
 	}
+	// The commit made the records, their index entries and the head
+	// visible together (Head reads it from Pebble); memory follows, then
+	// the indexers publish what they keep in memory.
 	s.mu.Lock()
 	s.mu.head = a.head
 	s.mu.Unlock()
+	a.indexesCommitted(nil)
 	s.rejState = a.rej
 	a.revocationsCommitted()
 	a.rootsCommitted()

@@ -385,3 +385,56 @@ func pebbleSet(t *testing.T, dir, key string, v []byte) {
 		t.Fatal(err)
 	}
 }
+
+// heldCommit is a typeCounter whose Committed waits for release after
+// telling committed: it holds an Append between its commit and its end.
+type heldCommit struct {
+	*typeCounter
+	committed chan struct{}
+	release   chan struct{}
+}
+
+func (c *heldCommit) Committed(err error) {
+	c.typeCounter.Committed(err)
+	c.committed <- struct{}{}
+	<-c.release
+}
+
+// Read your writes: once an index shows a record (it reads what Pebble
+// committed), Head and an export include it, even while the Append that
+// committed it is still telling its indexers.
+func TestHeadIncludesWhatIndexesShow(t *testing.T) {
+	kit := ledgertest.NewKit(t)
+	st := ledgertest.Open(t)
+	ix := &heldCommit{typeCounter: newTypeCounter(), committed: make(chan struct{}), release: make(chan struct{})}
+	attach(t, st, ix)
+	done := make(chan error, 1)
+	go func() {
+		_, err := st.Append([]ledger.Message{kit.Message(1, kit.Operator, event.MustDraft(event.GoalSubmitted, "run-1", event.GoalSubmittedData{Goal: "g"}))})
+		done <- err
+	}()
+	<-ix.committed
+	if _, err := st.IndexGet("types", binary.BigEndian.AppendUint64([]byte("r/"), 1)); err != nil {
+		t.Fatalf("index entry of record 1 after its commit: %v", err)
+	}
+	if seq, _ := st.Head(); seq != 1 {
+		t.Errorf("the index shows record 1 but Head is %d", seq)
+	}
+	n := 0
+	for _, err := range st.ExportLines(1) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if n != 1 {
+		t.Errorf("the index shows record 1 but an export has %d records", n)
+	}
+	close(ix.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if seq, _ := st.Head(); seq != 1 {
+		t.Errorf("Head after the Append = %d, want 1", seq)
+	}
+}
