@@ -219,6 +219,7 @@ func BenchmarkAppendSteps(b *testing.B) {
 			open()
 			defer func() { st.Close() }()
 			next, events := 0, 0
+			cpu := ledgertest.CPUPerOp(b)
 			for b.Loop() {
 				if next+size > len(pool) {
 					b.StopTimer()
@@ -232,6 +233,7 @@ func BenchmarkAppendSteps(b *testing.B) {
 				next += size
 				events += size
 			}
+			cpu()
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(events), "ns/event")
 		})
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/trust"
+	"github.com/agentic-dev/agentic/ledger/ledgertest"
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
@@ -29,9 +30,11 @@ func BenchmarkEmit(b *testing.B) {
 	now := time.Now().UTC()
 	d := event.MustDraft(event.TaskFinished, event.NewID(), event.TaskFinishedData{Step: "s1", Attempt: 1, Node: "n1", Status: event.TaskSucceeded,
 		Started: now, Duration: event.Duration(3 * time.Millisecond), Cwd: "/work", CommandHash: "b5bb9d8014a0f9b1"})
+	cpu := ledgertest.CPUPerOp(b)
 	for b.Loop() {
 		if err := ob.Emit(ctx, d); err != nil {
 			b.Fatal(err)
 		}
 	}
+	cpu()
 }

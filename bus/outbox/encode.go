@@ -61,3 +61,10 @@ func appendStoredFast(dst []byte, d *event.Draft) ([]byte, bool) {
 	}
 	return append(b, '}'), true
 }
+
+// storedSize is about the length of d's on-disk form (exactly, for the
+// drafts appendStoredFast writes, unless the time is not UTC).
+func storedSize(d *event.Draft) int {
+	return len(`{"id":"","type":"","run":"","target":"","time":"2006-01-02T15:04:05.999999999Z","data":}`) +
+		len(d.ID) + len(d.Type) + len(d.Run) + len(d.Target) + len(d.Data)
+}

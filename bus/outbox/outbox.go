@@ -217,7 +217,11 @@ func (o *Outbox) Emit(ctx context.Context, drafts ...event.Draft) error {
 	o.mu.Unlock()
 	// Every entry is encoded into one buffer: ends[i] is where entry i
 	// ends.
-	var buf []byte
+	size := 0
+	for i := range drafts {
+		size += storedSize(&drafts[i])
+	}
+	buf := make([]byte, 0, size)
 	ends := make([]int, len(drafts))
 	for i := range drafts {
 		var err error

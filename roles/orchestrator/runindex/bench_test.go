@@ -226,6 +226,7 @@ func BenchmarkIndexSteps(b *testing.B) {
 			open()
 			defer func() { st.Close() }()
 			next, events := 0, 0
+			cpu := ledgertest.CPUPerOp(b)
 			for b.Loop() {
 				if next >= len(msgs) {
 					b.StopTimer()
@@ -240,6 +241,7 @@ func BenchmarkIndexSteps(b *testing.B) {
 				next += size
 				events += len(recs)
 			}
+			cpu()
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(events), "ns/event")
 		})
 	}
