@@ -9,11 +9,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/agentic-dev/agentic/ledger/pebblelog"
-
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/ledger/canonjson"
+	"github.com/agentic-dev/agentic/ledger/pebblelog"
 	"github.com/cockroachdb/pebble/v2"
 )
 
