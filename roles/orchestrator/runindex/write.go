@@ -31,6 +31,8 @@ type hot struct {
 	// changed; pendingOf finds them by id.
 	pending   []*pendingRun
 	pendingOf map[string]*pendingRun
+	// buf is where Flush encodes rows (the writer copies them).
+	buf []byte
 }
 
 // pendingRun is what Flush writes of one run: its summary, and the rows of
@@ -151,12 +153,19 @@ func (x *Index) Flush(w *ledger.IndexWriter) error {
 		return nil
 	}
 	for _, p := range h.pending {
-		if err := p.write(w); err != nil {
+		var err error
+		if h.buf, err = p.write(w, h.buf); err != nil {
 			return fmt.Errorf("runindex: run %s: %w", p.r.ID, err)
 		}
 	}
+	if cap(h.buf) > maxBuf {
+		h.buf = nil // a rare large row is not held on to
+	}
 	return nil
 }
+
+// maxBuf bounds the encoding buffer the index keeps between batches.
+const maxBuf = 64 << 10
 
 func (h *hot) clearPending() {
 	clear(h.pending)
@@ -165,28 +174,31 @@ func (h *hot) clearPending() {
 }
 
 // write stages the run's summary and pending step rows.
-func (p *pendingRun) write(w *ledger.IndexWriter) error {
+// write stages the run's summary and pending step rows, encoded in buf;
+// it returns buf for the next run.
+func (p *pendingRun) write(w *ledger.IndexWriter, buf []byte) ([]byte, error) {
 	r := p.r
+	var err error
 	if p.all {
 		for i := range r.Steps {
-			if err := writeStep(w, r, i); err != nil {
-				return err
+			if buf, err = writeStep(w, r, i, buf); err != nil {
+				return buf, err
 			}
 		}
 	} else {
 		slices.Sort(p.steps)
 		for _, i := range slices.Compact(p.steps) {
-			if err := writeStep(w, r, i); err != nil {
-				return err
+			if buf, err = writeStep(w, r, i, buf); err != nil {
+				return buf, err
 			}
 		}
 	}
 	sum := p.lr.summary(r)
-	b, err := json.Marshal(&sum)
+	b, err := appendSummary(buf[:0], &sum)
 	if err != nil {
-		return fmt.Errorf("encode summary: %w", err)
+		return buf, fmt.Errorf("encode summary: %w", err)
 	}
-	return w.Set(createdKey(p.pos), b)
+	return b, w.Set(createdKey(p.pos), b)
 }
 
 // writePlan files every step of r (a new plan revision; Flush writes
@@ -315,16 +327,18 @@ func (lr *liveRun) summary(r *orchestrator.Run) orchestrator.RunSummary {
 	return s
 }
 
-// writeStep stages the row of step i.
-func writeStep(w *ledger.IndexWriter, r *orchestrator.Run, i int) error {
+// writeStep stages the row of step i, encoded in buf (the writer copies
+// it), and returns buf for the next row.
+func writeStep(w *ledger.IndexWriter, r *orchestrator.Run, i int, buf []byte) ([]byte, error) {
 	if w.Discard() {
-		return nil
+		return buf, nil
 	}
-	b, err := json.Marshal(r.StepView(i))
+	v := r.StepView(i)
+	b, err := appendStepView(buf[:0], &v)
 	if err != nil {
-		return fmt.Errorf("encode step %d: %w", i, err)
+		return buf, fmt.Errorf("encode step %d: %w", i, err)
 	}
-	return w.Set(stepKey(r.ID, i), b)
+	return b, w.Set(stepKey(r.ID, i), b)
 }
 
 // Committed publishes the leader the committed batch folded. After a failed
