@@ -2,15 +2,17 @@ package ledger
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentic-dev/agentic/ledger/pebblelog"
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/trust"
+	"github.com/agentic-dev/agentic/ledger/canonjson"
+	"github.com/agentic-dev/agentic/ledger/pebblelog"
 	"github.com/cockroachdb/pebble/v2"
 )
 
@@ -112,12 +114,18 @@ func (s *Store) append(msgs []Message) ([]event.Event, error) {
 		return nil, fmt.Errorf("ledger: nothing is appended to a ledger whose chain check failed: %w", *bad)
 	}
 
-	seen, err := s.newSeenSet()
+	events := 0
+	for i := range msgs {
+		events += max(1, len(msgs[i].Events))
+	}
+	seen, err := s.newSeenSet(events + len(msgs))
 	if err != nil {
 		return nil, err
 	}
 	defer seen.close()
-	a := &appender{s: s, b: s.db.NewBatch(), head: h, seen: seen, rej: s.rejState.clone()}
+	a := &appender{s: s, b: s.db.NewBatch(), head: h, seen: seen, rej: s.rejState.clone(),
+		out: make([]event.Event, 0, events), times: make([]time.Time, 0, events), scratch: s.scratch}
+	defer func() { s.scratch = a.scratch.trimmed() }()
 	defer a.b.Close()
 	for i := range msgs {
 		if err := a.message(&msgs[i]); err != nil {
@@ -137,18 +145,21 @@ func (s *Store) append(msgs []Message) ([]event.Event, error) {
 		s.mu.Unlock()
 		return nil, fmt.Errorf("ledger: records %d..%d not appended: %w", h.seq+1, a.head.seq, err)
 	}
-	err = a.commit()
-	a.indexesCommitted(err)
-	if err != nil {
+	if err = a.commit(); err != nil {
+		a.indexesCommitted(err)
 		s.mu.Lock()
 		s.mu.failed = err
 		s.mu.Unlock()
 		s.log.Error("ledger commit failed", "from_seq", h.seq+1, "to_seq", a.head.seq, "err", err)
 		return nil, fmt.Errorf("%w: records %d..%d (stream seq up to %d): %w", ErrSync, h.seq+1, a.head.seq, a.head.applied, err)
 	}
+	// The commit made the records, their index entries and the head
+	// visible together (Head reads it from Pebble); memory follows, then
+	// the indexers publish what they keep in memory.
 	s.mu.Lock()
 	s.mu.head = a.head
 	s.mu.Unlock()
+	a.indexesCommitted(nil)
 	s.rejState = a.rej
 	a.revocationsCommitted()
 	a.rootsCommitted()
@@ -197,6 +208,29 @@ type appender struct {
 	// (credentials.go).
 	credsStaged map[string]bool
 	credStream  uint64
+	scratch
+}
+
+// scratch are buffers for what an appender stages (the batch copies what
+// it is given), kept by the store from one Append to the next.
+type scratch struct {
+	// rec holds the previous hash and the record being staged; key its
+	// keys; seenKey the seen-set key being looked up or staged.
+	rec, key, seenKey []byte
+}
+
+// maxScratch bounds a scratch buffer the store keeps between Appends: a
+// rare large record is not held on to.
+const maxScratch = 64 << 10
+
+// trimmed returns sc without its buffers larger than maxScratch.
+func (sc scratch) trimmed() scratch {
+	for _, b := range []*[]byte{&sc.rec, &sc.key, &sc.seenKey} {
+		if cap(*b) > maxScratch {
+			*b = nil
+		}
+	}
+	return sc
 }
 
 // commit writes the head and commits with Sync. Pebble reports a failed WAL
@@ -308,8 +342,7 @@ func (a *appender) message(m *Message) error {
 	}
 	a.raws[m.StreamSeq] = raw
 	if len(raw) > 0 || m.EnvelopeID != "" {
-		v := storedMessage{Time: m.Time, ID: m.EnvelopeID, Raw: raw}.encode()
-		if err := a.b.Set(messageKey(m.StreamSeq), v, nil); err != nil {
+		if err := a.stageMessage(m.StreamSeq, storedMessage{Time: m.Time, ID: m.EnvelopeID, Raw: raw}); err != nil {
 			return fmt.Errorf("ledger: stage message %d: %w", m.StreamSeq, err)
 		}
 	}
@@ -433,7 +466,7 @@ func (a *appender) refuse(ev event.Event) (event.RejectCode, string, error) {
 	switch {
 	case ev.ID == "":
 		return event.RejectMalformed, reasonNoID, nil
-	case len(ev.Data) > 0 && !json.Valid(ev.Data):
+	case len(ev.Data) > 0 && !canonjson.Valid(ev.Data):
 		return event.RejectBadPayload, reasonBadData, nil
 	case ev.Type == event.CredentialRevoked:
 		if _, ok := decodeRevocation(ev.Data); !ok {
@@ -488,11 +521,14 @@ func (a *appender) markRun(run string) error {
 // add gives ev the next position and stages it with its hash and indexes.
 func (a *appender) add(ev event.Event, stream uint64) error {
 	ev.Seq, ev.StreamSeq = a.head.seq+1, stream
-	rec, err := encodeRecord(ev)
+	// The scratch holds the previous hash then the record: what chain
+	// hashes, in one piece.
+	buf, err := appendRecord(append(a.scratch.rec[:0], a.head.hash[:]...), &ev)
 	if err != nil {
 		return err
 	}
-	hash := chain(a.head.hash, rec)
+	a.scratch.rec = buf
+	hash, rec := sha256.Sum256(buf), buf[len(a.head.hash):]
 	if err := a.stage(ev, rec, hash); err != nil {
 		return fmt.Errorf("ledger: stage record %d: %w", ev.Seq, err)
 	}
@@ -502,20 +538,39 @@ func (a *appender) add(ev event.Event, stream uint64) error {
 	return nil
 }
 
+// stage writes record ev (encoded as rec) and its hash and index keys
+// into the batch. The batch copies keys and values: one scratch key
+// serves them all.
 func (a *appender) stage(ev event.Event, rec []byte, hash [32]byte) error {
-	if err := a.b.Set(eventKey(ev.Seq), rec, nil); err != nil {
+	a.scratch.key = appendSeqKey(a.scratch.key[:0], prefixEvent, ev.Seq)
+	if err := a.b.Set(a.scratch.key, rec, nil); err != nil {
 		return err
 	}
-	if err := a.b.Set(hashKey(ev.Seq), hash[:], nil); err != nil {
+	a.scratch.key = appendSeqKey(a.scratch.key[:0], prefixHash, ev.Seq)
+	if err := a.b.Set(a.scratch.key, hash[:], nil); err != nil {
 		return err
 	}
 	if ev.Run != "" {
-		if err := a.b.Set(indexKey(runPrefix(ev.Run), ev.Seq), nil, nil); err != nil {
+		a.scratch.key = binary.BigEndian.AppendUint64(appendRunPrefix(a.scratch.key[:0], ev.Run), ev.Seq)
+		if err := a.b.Set(a.scratch.key, nil, nil); err != nil {
 			return err
 		}
 	}
-	if err := a.b.Set(timeKey(streamTime(ev, a.msgTime, a.msgStored), ev.Seq), nil, nil); err != nil {
+	a.scratch.key = appendTimeKey(a.scratch.key[:0], streamTime(ev, a.msgTime, a.msgStored), ev.Seq)
+	if err := a.b.Set(a.scratch.key, nil, nil); err != nil {
 		return err
 	}
-	return a.b.Set(indexKey(typePrefix(ev.Type), ev.Seq), nil, nil)
+	a.scratch.key = binary.BigEndian.AppendUint64(appendTypePrefix(a.scratch.key[:0], ev.Type), ev.Seq)
+	return a.b.Set(a.scratch.key, nil, nil)
+}
+
+// stageMessage writes m at m/<stream> straight into the batch.
+func (a *appender) stageMessage(stream uint64, m storedMessage) error {
+	a.scratch.key = appendSeqKey(a.scratch.key[:0], prefixMessage, stream)
+	op := a.b.SetDeferred(len(a.scratch.key), m.size())
+	copy(op.Key, a.scratch.key)
+	if b := m.appendTo(op.Value[:0]); len(b) != len(op.Value) || &b[0] != &op.Value[0] {
+		return fmt.Errorf("ledger: message %d encodes to %d bytes, not %d", stream, len(b), len(op.Value))
+	}
+	return op.Finish()
 }

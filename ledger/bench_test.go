@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"strconv"
 	"testing"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/ledger"
+	"github.com/agentic-dev/agentic/ledger/ledgertest"
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // BenchmarkAppend measures Append with 1, 64 and 512 events per commit (one
@@ -161,6 +164,77 @@ func BenchmarkAppendRejected(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(seq), "ns/msg")
 			head, _ := st.Head()
 			b.ReportMetric(float64(head)/float64(seq), "records/msg")
+		})
+	}
+}
+
+// stepMessages signs and verifies the messages of steps shell steps of one
+// run, as a node running them emits them: for each step a task.assigned
+// (leader), a task.started and a task.finished (executor), one event per
+// message, at stream seqs 1, 2, ….
+func stepMessages(b *testing.B, steps int) []ledger.Message {
+	b.Helper()
+	kit := ledgertest.NewKit(b)
+	run := event.NewID()
+	now := time.Now().UTC()
+	var msgs []ledger.Message
+	add := func(d event.Draft) {
+		raw, subject := kit.Sign(kit.Node, d)
+		m := kit.Receive(uint64(len(msgs)+1), subject, raw, now)
+		if m.Reject != nil {
+			b.Fatal(m.Reject.Reason)
+		}
+		msgs = append(msgs, m)
+	}
+	for i := range steps {
+		step := event.Step{ID: fmt.Sprintf("s%d", i), Kind: event.KindShell, Run: "true"}
+		add(event.MustDraft(event.TaskAssigned, run, event.TaskAssignedData{Decision: event.Decision{Epoch: 1, Basis: uint64(3 * i)}, Step: step, Attempt: 1, Node: "n1", ReadyAt: now}))
+		add(event.MustDraft(event.TaskStarted, run, event.TaskStartedData{Step: step.ID, Attempt: 1, Node: "n1", PID: 4000 + i}))
+		add(event.MustDraft(event.TaskFinished, run, event.TaskFinishedData{Step: step.ID, Attempt: 1, Node: "n1", Status: event.TaskSucceeded,
+			Started: now, Duration: event.Duration(3 * time.Millisecond), Cwd: "/work", CommandHash: "b5bb9d8014a0f9b1"}))
+	}
+	return msgs
+}
+
+// BenchmarkAppendSteps measures Append of the messages of shell steps
+// (stepMessages) in batches of 1, 8 and 64 messages, on an in-memory file
+// system so that the store's own CPU is measured, not the disk's. ns/op is
+// per batch; ns/event per event.
+func BenchmarkAppendSteps(b *testing.B) {
+	pool := stepMessages(b, 1000)
+	for _, size := range []int{1, 8, 64} {
+		b.Run(fmt.Sprintf("msgs=%d", size), func(b *testing.B) {
+			var st *ledger.Store
+			open := func() {
+				if st != nil {
+					if err := st.Close(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				var err error
+				if st, err = ledger.Open("ledger", ledger.Options{Logger: slog.New(slog.DiscardHandler), FS: vfs.NewMem()}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			open()
+			defer func() { st.Close() }()
+			next, events := 0, 0
+			cpu := ledgertest.CPUPerOp(b)
+			for b.Loop() {
+				if next+size > len(pool) {
+					b.StopTimer()
+					open()
+					next = 0
+					b.StartTimer()
+				}
+				if _, err := st.Append(pool[next : next+size]); err != nil {
+					b.Fatal(err)
+				}
+				next += size
+				events += size
+			}
+			cpu()
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(events), "ns/event")
 		})
 	}
 }

@@ -97,11 +97,11 @@ func (s *Store) readCredential(raw []byte) *trust.Credential {
 // seeCredential stages c's entry, first seen at record seq, unless the
 // index has it.
 func (a *appender) seeCredential(c *trust.Credential, seq uint64) error {
-	key := credentialKey(c)
-	k := string(key)
+	k := a.s.credentialKeyOf(c)
 	if a.credsStaged[k] || a.s.credsIndexed[k] {
 		return nil
 	}
+	key := []byte(k)
 	_, err := a.s.get(key)
 	switch {
 	case err == nil:
@@ -125,6 +125,20 @@ func (a *appender) seeCredential(c *trust.Credential, seq uint64) error {
 	}
 	a.credsStaged[k] = true
 	return nil
+}
+
+// credentialKeyOf is credentialKey(c), remembered by credential: the
+// verifier hands every message of a signer the same parsed credential.
+func (s *Store) credentialKeyOf(c *trust.Credential) string {
+	if k, ok := s.credKeys[c]; ok {
+		return k
+	}
+	k := string(credentialKey(c))
+	if len(s.credKeys) >= maxCachedCreds {
+		clear(s.credKeys)
+	}
+	s.credKeys[c] = k
+	return k
 }
 
 // indexedCredential remembers that the index holds key k.

@@ -45,6 +45,27 @@ type Indexer interface {
 	Restore(data []byte) error
 }
 
+// A BatchIndexer is an Indexer that stages part of its entries once per
+// batch rather than once per record — an entry that several records of a
+// batch change is then written once, as the last of them leaves it.
+type BatchIndexer interface {
+	Indexer
+	// Flush stages what the records indexed since the previous Flush left
+	// to write. It is called after the last record of every batch that
+	// Index wrote into (w.Discard() false), with the same writer, before
+	// the batch commits; and with a discarding writer once the records
+	// whose entries are stored have been replayed.
+	Flush(w *IndexWriter) error
+}
+
+// flushIndex calls ix.Flush when ix is a BatchIndexer.
+func flushIndex(ix Indexer, w *IndexWriter) error {
+	if bx, ok := ix.(BatchIndexer); ok {
+		return bx.Flush(w)
+	}
+	return nil
+}
+
 // IndexRecord is what an Indexer sees of a record.
 type IndexRecord struct {
 	// Event is the record, Seq and StreamSeq set.
@@ -222,6 +243,9 @@ func (s *Store) reindex(at *attached, replayFrom, from, headSeq uint64) error {
 			return nil
 		}
 		defer func() { b.Close(); b, w = nil, nil }()
+		if err := flushIndex(at.ix, w); err != nil {
+			return err
+		}
 		if err := b.Set(indexMetaKey(name), indexMeta{version: at.ix.Version(), seq: last}.encode(), nil); err != nil {
 			return err
 		}
@@ -244,6 +268,11 @@ func (s *Store) reindex(at *attached, replayFrom, from, headSeq uint64) error {
 		if seq < from {
 			if err := at.ix.Index(discard, ir); err != nil {
 				return err
+			}
+			if seq+1 == from {
+				if err := flushIndex(at.ix, discard); err != nil {
+					return err
+				}
 			}
 			continue
 		}
@@ -345,6 +374,9 @@ func (a *appender) stageIndexes() error {
 			if err := at.ix.Index(w, IndexRecord{Event: ev, StreamTime: a.times[i]}); err != nil {
 				return fmt.Errorf("ledger: index %s at %d: %w", at.ix.Name(), ev.Seq, err)
 			}
+		}
+		if err := flushIndex(at.ix, w); err != nil {
+			return fmt.Errorf("ledger: index %s at %d: %w", at.ix.Name(), a.head.seq, err)
 		}
 		if err := a.b.Set(indexMetaKey(at.ix.Name()), indexMeta{version: at.ix.Version(), seq: a.head.seq}.encode(), nil); err != nil {
 			return err

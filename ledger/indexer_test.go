@@ -283,3 +283,158 @@ func TestDamagedSnapshotIsCorrupt(t *testing.T) {
 		t.Errorf("LoadSnapshot of a damaged snapshot = %v, want ErrCorrupt", err)
 	}
 }
+
+// batchCounter is a typeCounter that is a BatchIndexer: Flush writes
+// "b/<n>" → the positions indexed with writes since the previous Flush.
+type batchCounter struct {
+	*typeCounter
+	pending  []uint64
+	flushes  int // Flush calls with writes
+	discards int // Flush calls with writes discarded
+}
+
+func (c *batchCounter) Index(w *ledger.IndexWriter, rec ledger.IndexRecord) error {
+	if err := c.typeCounter.Index(w, rec); err != nil {
+		return err
+	}
+	if !w.Discard() {
+		c.pending = append(c.pending, rec.Event.Seq)
+	}
+	return nil
+}
+
+func (c *batchCounter) Flush(w *ledger.IndexWriter) error {
+	if w.Discard() {
+		c.discards++
+		return nil
+	}
+	c.flushes++
+	v := fmt.Sprint(c.pending)
+	c.pending = nil
+	return w.Set([]byte(fmt.Sprintf("b/%d", c.flushes)), []byte(v))
+}
+
+func TestBatchIndexerFlushesOncePerBatch(t *testing.T) {
+	dir := t.TempDir()
+	kit := ledgertest.NewKit(t)
+	st := ledgertest.OpenDir(t, dir)
+	ix := &batchCounter{typeCounter: newTypeCounter()}
+	attach(t, st, ix)
+	appendRuns(t, st, kit, 1, 2) // two Appends of 2 records
+	got := indexEntries(t, st, "types")
+	if ix.flushes != 2 || got["b/1"] != "[1 2]" || got["b/2"] != "[3 4]" {
+		t.Fatalf("after two Appends: %d flushes, entries %q", ix.flushes, got)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	snapAt4 := pebbleGet(t, dir, "meta/index-snap/types")
+
+	// A rebuild (new layout version) writes what it indexes in one batch
+	// here, flushed once.
+	st = ledgertest.OpenDir(t, dir)
+	ix = &batchCounter{typeCounter: newTypeCounter()}
+	ix.version = 2
+	attach(t, st, ix)
+	if got := indexEntries(t, st, "types"); ix.flushes != 1 || ix.discards != 0 || got["b/1"] != "[1 2 3 4]" || got["b/2"] != "" {
+		t.Fatalf("rebuild: %d flushes, %d discarded, entries %q", ix.flushes, ix.discards, got)
+	}
+	appendRuns(t, st, kit, 5, 1)
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A snapshot behind the index (a crash between snapshots): the
+	// records after it are replayed with writes discarded, then flushed
+	// with a discarding writer; nothing is written.
+	pebbleSet(t, dir, "meta/index-snap/types", snapAt4)
+	st = ledgertest.OpenDir(t, dir)
+	ix = &batchCounter{typeCounter: newTypeCounter()}
+	ix.version = 2
+	attach(t, st, ix)
+	if ix.replayed != 2 || ix.written != 0 || ix.discards != 1 || ix.flushes != 0 || len(ix.pending) != 0 {
+		t.Fatalf("replay: replayed %d written %d, %d discarding and %d writing flushes", ix.replayed, ix.written, ix.discards, ix.flushes)
+	}
+}
+
+// pebbleGet reads key from the closed store in dir.
+func pebbleGet(t *testing.T, dir, key string) []byte {
+	t.Helper()
+	db, err := pebble.Open(dir, &pebble.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	v, closer, err := db.Get([]byte(key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closer.Close()
+	return append([]byte(nil), v...)
+}
+
+// pebbleSet writes key = v into the closed store in dir.
+func pebbleSet(t *testing.T, dir, key string, v []byte) {
+	t.Helper()
+	db, err := pebble.Open(dir, &pebble.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Set([]byte(key), v, pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// heldCommit is a typeCounter whose Committed waits for release after
+// telling committed: it holds an Append between its commit and its end.
+type heldCommit struct {
+	*typeCounter
+	committed chan struct{}
+	release   chan struct{}
+}
+
+func (c *heldCommit) Committed(err error) {
+	c.typeCounter.Committed(err)
+	c.committed <- struct{}{}
+	<-c.release
+}
+
+// Read your writes: once an index shows a record (it reads what Pebble
+// committed), Head and an export include it, even while the Append that
+// committed it is still telling its indexers.
+func TestHeadIncludesWhatIndexesShow(t *testing.T) {
+	kit := ledgertest.NewKit(t)
+	st := ledgertest.Open(t)
+	ix := &heldCommit{typeCounter: newTypeCounter(), committed: make(chan struct{}), release: make(chan struct{})}
+	attach(t, st, ix)
+	done := make(chan error, 1)
+	go func() {
+		_, err := st.Append([]ledger.Message{kit.Message(1, kit.Operator, event.MustDraft(event.GoalSubmitted, "run-1", event.GoalSubmittedData{Goal: "g"}))})
+		done <- err
+	}()
+	<-ix.committed
+	if _, err := st.IndexGet("types", binary.BigEndian.AppendUint64([]byte("r/"), 1)); err != nil {
+		t.Fatalf("index entry of record 1 after its commit: %v", err)
+	}
+	if seq, _ := st.Head(); seq != 1 {
+		t.Errorf("the index shows record 1 but Head is %d", seq)
+	}
+	n := 0
+	for _, err := range st.ExportLines(1) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if n != 1 {
+		t.Errorf("the index shows record 1 but an export has %d records", n)
+	}
+	close(ix.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if seq, _ := st.Head(); seq != 1 {
+		t.Errorf("Head after the Append = %d, want 1", seq)
+	}
+}

@@ -31,8 +31,10 @@ const (
 
 func be64(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
 
-func seqKey(prefix string, seq uint64) []byte {
-	return binary.BigEndian.AppendUint64([]byte(prefix), seq)
+func seqKey(prefix string, seq uint64) []byte { return appendSeqKey(nil, prefix, seq) }
+
+func appendSeqKey(dst []byte, prefix string, seq uint64) []byte {
+	return binary.BigEndian.AppendUint64(append(dst, prefix...), seq)
 }
 
 func eventKey(seq uint64) []byte      { return seqKey(prefixEvent, seq) }
@@ -41,23 +43,35 @@ func messageKey(stream uint64) []byte { return seqKey(prefixMessage, stream) }
 func seenKey(id string) []byte        { return []byte(prefixSeen + id) }
 func goalRunKey(run string) []byte    { return []byte(prefixGoalRun + run) }
 func snapshotKey(name string) []byte  { return []byte(prefixSnapshot + name) }
-func runPrefix(run string) []byte     { return []byte(prefixRun + run + "/") }
-func typePrefix(t event.Type) []byte  { return []byte(prefixType + string(t) + "/") }
+func runPrefix(run string) []byte     { return appendRunPrefix(nil, run) }
+func typePrefix(t event.Type) []byte  { return appendTypePrefix(nil, t) }
+
+func appendRunPrefix(dst []byte, run string) []byte {
+	return append(append(append(dst, prefixRun...), run...), '/')
+}
+
+func appendTypePrefix(dst []byte, t event.Type) []byte {
+	return append(append(append(dst, prefixType...), t...), '/')
+}
 
 // timeKey is x/<stream time, unix ns><seq>: records by stream time, then
 // position. Times before 1970 (the zero time of a record with no stored
 // message) count as 0, so the big-endian keys sort by time.
-func timeKey(t time.Time, seq uint64) []byte {
-	return binary.BigEndian.AppendUint64(timePrefix(t), seq)
+func timeKey(t time.Time, seq uint64) []byte { return appendTimeKey(nil, t, seq) }
+
+func appendTimeKey(dst []byte, t time.Time, seq uint64) []byte {
+	return binary.BigEndian.AppendUint64(appendTimePrefix(dst, t), seq)
 }
 
 // timePrefix is x/<unix ns>: the first key of the records at or after t.
-func timePrefix(t time.Time) []byte {
+func timePrefix(t time.Time) []byte { return appendTimePrefix(nil, t) }
+
+func appendTimePrefix(dst []byte, t time.Time) []byte {
 	var ns int64
 	if !t.IsZero() {
 		ns = max(t.UnixNano(), 0)
 	}
-	return binary.BigEndian.AppendUint64([]byte(prefixTime), uint64(ns))
+	return binary.BigEndian.AppendUint64(append(dst, prefixTime...), uint64(ns))
 }
 
 func indexKey(p []byte, seq uint64) []byte {

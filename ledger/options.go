@@ -15,8 +15,10 @@ type Options struct {
 	// Debug level). nil means slog.Default().
 	Logger *slog.Logger
 
-	// fs replaces the file system, for tests that inject disk failures.
-	fs vfs.FS
+	// FS is the file system the store lives on; nil means the operating
+	// system's. Benchmarks use vfs.NewMem() to measure the store's own CPU
+	// without the disk's; tests inject disk failures through it.
+	FS vfs.FS
 }
 
 func (o Options) logger() *slog.Logger {

@@ -28,13 +28,10 @@ type Record struct {
 	MessageID string
 }
 
-// encodeRecord is the canonical record encoding the chain hashes.
+// encodeRecord is the canonical record encoding the chain hashes: the
+// encoding/json encoding of ev (appendRecord).
 func encodeRecord(ev event.Event) ([]byte, error) {
-	b, err := json.Marshal(ev)
-	if err != nil {
-		return nil, fmt.Errorf("ledger: encode record %d (%s): %w", ev.Seq, ev.ID, err)
-	}
-	return b, nil
+	return appendRecord(nil, &ev)
 }
 
 func decodeRecord(seq uint64, b []byte) (event.Event, error) {
@@ -66,12 +63,22 @@ const zeroTime = math.MinInt64
 
 // encode: unix nanos (MinInt64 for zero) | uvarint len(id) | id | raw.
 func (m storedMessage) encode() []byte {
+	return m.appendTo(make([]byte, 0, m.size()))
+}
+
+// size is the length of m's encoding.
+func (m storedMessage) size() int {
+	var v [binary.MaxVarintLen64]byte
+	return 8 + binary.PutUvarint(v[:], uint64(len(m.ID))) + len(m.ID) + len(m.Raw)
+}
+
+// appendTo appends m's encoding to dst.
+func (m storedMessage) appendTo(dst []byte) []byte {
 	ns := int64(zeroTime)
 	if !m.Time.IsZero() {
 		ns = m.Time.UnixNano()
 	}
-	b := make([]byte, 0, 8+binary.MaxVarintLen64+len(m.ID)+len(m.Raw))
-	b = binary.BigEndian.AppendUint64(b, uint64(ns))
+	b := binary.BigEndian.AppendUint64(dst, uint64(ns))
 	b = binary.AppendUvarint(b, uint64(len(m.ID)))
 	b = append(b, m.ID...)
 	return append(b, m.Raw...)

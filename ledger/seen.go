@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -17,7 +18,8 @@ type seenSet struct {
 	pending map[string]uint64 // id → stream seq; nil while importing: nothing reads it back
 }
 
-func (s *Store) newSeenSet() (*seenSet, error) {
+// newSeenSet opens the seen-set of an Append that stages about ids ids.
+func (s *Store) newSeenSet(ids int) (*seenSet, error) {
 	it, err := s.db.NewIter(&pebble.IterOptions{
 		LowerBound:   []byte(prefixSeen),
 		UpperBound:   prefixEnd([]byte(prefixSeen)),
@@ -26,7 +28,7 @@ func (s *Store) newSeenSet() (*seenSet, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ledger: open seen-set: %w", err)
 	}
-	return &seenSet{it: it, pending: make(map[string]uint64)}, nil
+	return &seenSet{it: it, pending: make(map[string]uint64, ids)}, nil
 }
 
 func (ss *seenSet) close() error {
@@ -42,7 +44,8 @@ func (a *appender) wasSeen(id string) (bool, error) {
 	if _, ok := a.seen.pending[id]; ok {
 		return true, nil
 	}
-	key := seenKey(id)
+	a.scratch.seenKey = append(append(a.scratch.seenKey[:0], prefixSeen...), id...)
+	key := a.scratch.seenKey
 	if a.seen.it.SeekPrefixGE(key) && bytes.Equal(a.seen.it.Key(), key) {
 		return true, nil
 	}
@@ -67,7 +70,10 @@ func (a *appender) markSeen(id string, stream uint64) error {
 	if a.seen != nil && a.seen.pending != nil {
 		a.seen.pending[id] = stream
 	}
-	if err := a.b.Set(seenKey(id), be64(stream), nil); err != nil {
+	a.scratch.seenKey = append(append(a.scratch.seenKey[:0], prefixSeen...), id...)
+	var v [8]byte
+	binary.BigEndian.PutUint64(v[:], stream)
+	if err := a.b.Set(a.scratch.seenKey, v[:], nil); err != nil {
 		return fmt.Errorf("ledger: stage id %s: %w", id, err)
 	}
 	return nil

@@ -61,6 +61,11 @@ type Store struct {
 	roots        atomic.Pointer[rootSet]
 	genesis      atomic.Pointer[genesisRoot]
 	credsIndexed map[string]bool
+	// credKeys caches the credentials index key of each credential
+	// (credentials.go); guarded by appendMu.
+	credKeys map[*trust.Credential]string
+	// scratch are the appenders' buffers (guarded by appendMu).
+	scratch scratch
 
 	mu struct {
 		sync.Mutex
@@ -101,14 +106,15 @@ func decodeHead(b []byte) (head, error) {
 func Open(dir string, opts Options) (*Store, error) {
 	log := opts.logger().With("component", "ledger")
 	corrupt := &corruption{}
-	po := pebbleOptions(log, opts.fs, corrupt)
+	po := pebbleOptions(log, opts.FS, corrupt)
 	db, err := pebble.Open(dir, po)
 	po.Cache.Unref() // the DB holds its own reference
 	if err != nil {
 		return nil, markCorrupt(fmt.Errorf("ledger: open %s: %w", dir, err), corrupt.get())
 	}
 	s := &Store{db: db, cache: po.Cache, dir: dir, log: log, corrupt: corrupt,
-		revoked: revocations{}, creds: map[string]*trust.Credential{}, credsIndexed: map[string]bool{}}
+		revoked: revocations{}, creds: map[string]*trust.Credential{}, credsIndexed: map[string]bool{},
+		credKeys: map[*trust.Credential]string{}}
 	s.mu.idle = sync.NewCond(&s.mu.Mutex)
 	if err := s.load(); err != nil {
 		return nil, errors.Join(s.wrapRead(err), db.Close())
@@ -290,10 +296,43 @@ func (s *Store) headNow() head {
 }
 
 // Head returns the last record's position and chain hash (0 and 32 zero
-// bytes for an empty ledger). It reads memory only.
+// bytes for an empty ledger) as committed. It reads them from Pebble, where
+// the records of an Append, its index entries and its head become visible
+// at once: whoever saw a record or an index entry (a run final in the run
+// index) and asks for the head next gets one that includes it, even while
+// the Append that committed it is still telling its indexers. After Close
+// it returns the head in memory.
 func (s *Store) Head() (seq uint64, hash [32]byte) {
-	h := s.headNow()
+	h, err := s.committedHead()
+	if err != nil {
+		h = s.headNow()
+	}
 	return h.seq, h.hash
+}
+
+// committedHead reads the head Pebble holds.
+func (s *Store) committedHead() (head, error) {
+	if err := s.acquire(); err != nil {
+		return head{}, err
+	}
+	defer s.release()
+	s.mu.Lock()
+	failed := s.mu.failed
+	s.mu.Unlock()
+	if failed != nil {
+		// What a failed commit left in Pebble may not be on disk: the
+		// head in memory is what was.
+		return head{}, failed
+	}
+	v, closer, err := s.db.Get([]byte(keyHead))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return head{}, nil
+	}
+	if err != nil {
+		return head{}, err
+	}
+	defer closer.Close()
+	return decodeHead(v)
 }
 
 // AppliedStreamSeq returns the highest stream sequence folded so far; the

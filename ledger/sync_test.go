@@ -18,7 +18,7 @@ func TestFailedSyncStopsAppends(t *testing.T) {
 	var armed atomic.Bool
 	errDisk := errors.New("injected fsync failure")
 	fs := pebblelog.FailingSyncFS(vfs.Default, &armed, errDisk)
-	st, err := Open(t.TempDir(), Options{fs: fs, Logger: discard()})
+	st, err := Open(t.TempDir(), Options{FS: fs, Logger: discard()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func (x *noteIndexer) Restore([]byte) error                  { return nil }
 func TestIndexSnapshotOnAFullDisk(t *testing.T) {
 	var armed atomic.Bool
 	fs := pebblelog.FailingSyncFS(vfs.Default, &armed, syscall.ENOSPC)
-	st, err := Open(t.TempDir(), Options{fs: fs, Logger: discard()})
+	st, err := Open(t.TempDir(), Options{FS: fs, Logger: discard()})
 	if err != nil {
 		t.Fatal(err)
 	}

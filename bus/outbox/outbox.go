@@ -73,7 +73,8 @@ type entry struct {
 	checked bool
 }
 
-// stored is the on-disk form of a draft.
+// stored is the on-disk form of a draft: its encoding/json encoding
+// (appendStored).
 type stored struct {
 	ID     string          `json:"id"`
 	Type   event.Type      `json:"type"`
@@ -214,19 +215,31 @@ func (o *Outbox) Emit(ctx context.Context, drafts ...event.Draft) error {
 	first := o.mu.next + 1
 	o.mu.next += uint64(len(drafts))
 	o.mu.Unlock()
-	vals := make([][]byte, len(drafts))
-	for i, d := range drafts {
-		v, err := json.Marshal(stored(d))
-		if err != nil {
-			return fmt.Errorf("outbox: encode %s: %w", d.ID, err)
+	// Every entry is encoded into one buffer: ends[i] is where entry i
+	// ends.
+	size := 0
+	for i := range drafts {
+		size += storedSize(&drafts[i])
+	}
+	buf := make([]byte, 0, size)
+	ends := make([]int, len(drafts))
+	for i := range drafts {
+		var err error
+		if buf, err = appendStored(buf, &drafts[i]); err != nil {
+			return err
 		}
-		vals[i] = v
+		ends[i] = len(buf)
 	}
 	err := o.commit(ctx, func(b *pebble.Batch) error {
-		for i, v := range vals {
-			if err := b.Set(key(first+uint64(i)), v, nil); err != nil {
+		k := make([]byte, len(prefix)+8)
+		copy(k, prefix)
+		start := 0
+		for i, end := range ends {
+			binary.BigEndian.PutUint64(k[len(prefix):], first+uint64(i))
+			if err := b.Set(k, buf[start:end], nil); err != nil {
 				return fmt.Errorf("outbox: batch: %w", err)
 			}
+			start = end
 		}
 		return nil
 	})

@@ -136,6 +136,19 @@ func TestPendingSurvivesRestart(t *testing.T) {
 	if err := ob.Emit(ctx); err != nil {
 		t.Fatal(err)
 	}
+	// The deletions of what was acknowledged (not synced of their own)
+	// are on disk after Close: nothing is published again.
+	if err := ob.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ob, err = outbox.Open(dir, id, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ob.Close()
+	if n := ob.Pending(); n != 0 {
+		t.Fatalf("pending after a drain and a restart = %d, want 0", n)
+	}
 }
 
 func TestRejectsOversizedEvent(t *testing.T) {

@@ -137,6 +137,9 @@ type Follower struct {
 	logged   rejectLog // rejections logged at Warn, by window (fold goroutine)
 	skew     *skewTracker
 	lastSnap uint64
+	// head is the ledger's head as the last Append left it (the fold
+	// goroutine's; the follower is the store's only appender).
+	head uint64
 	// writing holds a token while snapshots are written in the background;
 	// wg waits for that writer.
 	writing chan struct{}
@@ -177,6 +180,7 @@ func (f *Follower) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	f.head, _ = f.cfg.Store.Head()
 	f.settle(false)
 	info, err := f.cfg.JS.Stream(ctx, bus.EventsStream)
 	if err != nil {
@@ -331,7 +335,7 @@ func (f *Follower) restore() (int, error) {
 // records have passed since the last time, and writes it in the background
 // (one write at a time; a write still going skips this round).
 func (f *Follower) snapshot() {
-	head, _ := f.cfg.Store.Head()
+	head := f.head
 	if head-f.lastSnap < f.cfg.SnapshotEvery || f.lowSpace() {
 		return
 	}
@@ -536,6 +540,9 @@ func (f *Follower) run(ctx context.Context, it jetstream.MessagesContext, target
 		for _, ev := range recs {
 			f.count(ev)
 			f.fold(ev)
+		}
+		if len(recs) > 0 {
+			f.head = recs[len(recs)-1].Seq
 		}
 		f.snapshot()
 		caughtUp := false

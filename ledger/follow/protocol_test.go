@@ -42,9 +42,16 @@ func publishAt(t *testing.T, js jetstream.JetStream, signer *trust.Identity, now
 type stateFolder struct {
 	mu sync.Mutex
 	s  *orchestrator.State
+	n  int // records folded
 }
 
-func (f *stateFolder) Fold(ev event.Event) { f.mu.Lock(); f.s.Apply(ev); f.mu.Unlock() }
+func (f *stateFolder) Fold(ev event.Event) { f.mu.Lock(); f.s.Apply(ev); f.n++; f.mu.Unlock() }
+
+func (f *stateFolder) folded() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.n
+}
 func (f *stateFolder) Settled(bool)        {}
 func (f *stateFolder) snapshot(t *testing.T) []byte {
 	f.mu.Lock()
@@ -98,7 +105,9 @@ func TestNewerNodesEventsAreKeptAndSkipped(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(n.f.Stop)
-		poll.Eventually(t, 20*time.Second, "the stream folded", func() bool { h, _ := st.Head(); return h == records })
+		// The head moves when the ledger commits; the follower counts and
+		// folds the records after.
+		poll.Eventually(t, 20*time.Second, "the stream folded", func() bool { h, _ := st.Head(); return h == records && n.state.folded() == records })
 		return n
 	}
 	old := start(envelope.NewVerifier(ids.Root, envelope.WithRules(envelope.Versions()[:1])))

@@ -9,6 +9,7 @@ import (
 	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/ledger"
 	"github.com/agentic-dev/agentic/ledger/ledgertest"
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // benchIndex fills an index with runs runs of 3 steps (UUIDv7 ids, in
@@ -182,6 +183,66 @@ func BenchmarkAppendRun(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(len(h.recs)*b.N)/b.Elapsed().Seconds(), "events/s")
+		})
+	}
+}
+
+// BenchmarkIndexSteps measures what the index adds per event on the path
+// of a running node: the messages of a 2,000-step run (independent steps,
+// each assigned, started and finished, one event per message) appended in
+// batches of 8 messages, into a ledger alone and into a ledger with the
+// index, on an in-memory file system so that CPU is measured, not the
+// disk. ns/event is per event; the index's share is the difference.
+func BenchmarkIndexSteps(b *testing.B) {
+	h := newHistory(b, ledgertest.NewKit(b))
+	id := h.submit("big")
+	h.propose(id, 1, linearPlan(2_000, false, ""))
+	h.runToEnd()
+	msgs := h.msgs
+	const size = 8
+	for _, withIndex := range []bool{false, true} {
+		name := "ledger_only"
+		if withIndex {
+			name = "with_index"
+		}
+		b.Run(name, func(b *testing.B) {
+			var st *ledger.Store
+			open := func() {
+				if st != nil {
+					if err := st.Close(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				var err error
+				if st, err = ledger.Open("ledger", ledger.Options{Logger: ledgertest.Logger(b), FS: vfs.NewMem()}); err != nil {
+					b.Fatal(err)
+				}
+				if withIndex {
+					if err := New(nil).Attach(st); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			open()
+			defer func() { st.Close() }()
+			next, events := 0, 0
+			cpu := ledgertest.CPUPerOp(b)
+			for b.Loop() {
+				if next >= len(msgs) {
+					b.StopTimer()
+					open()
+					next = 0
+					b.StartTimer()
+				}
+				recs, err := st.Append(msgs[next:min(next+size, len(msgs))])
+				if err != nil {
+					b.Fatal(err)
+				}
+				next += size
+				events += len(recs)
+			}
+			cpu()
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(events), "ns/event")
 		})
 	}
 }

@@ -55,7 +55,7 @@ type Index struct {
 	}
 }
 
-var _ ledger.Indexer = (*Index)(nil)
+var _ ledger.BatchIndexer = (*Index)(nil)
 
 // New returns an index with the empty state; it reads and writes nothing
 // until Attach.

@@ -26,6 +26,23 @@ type hot struct {
 	// the ledger does not hold, so the index refuses to go on (reopening
 	// the store restores it from its snapshot).
 	broken error
+	// pending are the runs whose summary and step rows the records
+	// indexed since the last Flush changed, in the order they first
+	// changed; pendingOf finds them by id.
+	pending   []*pendingRun
+	pendingOf map[string]*pendingRun
+	// buf is where Flush encodes rows (the writer copies them).
+	buf []byte
+}
+
+// pendingRun is what Flush writes of one run: its summary, and the rows of
+// the steps at steps, or of every step when all (a new plan revision).
+type pendingRun struct {
+	r     *orchestrator.Run
+	lr    *liveRun
+	pos   []byte
+	all   bool
+	steps []int
 }
 
 // liveRun is what the index wrote of a live run: derived from the state,
@@ -46,13 +63,14 @@ type liveRun struct {
 func newHot() *hot {
 	s := orchestrator.NewState()
 	s.TrackChanges()
-	return &hot{state: s, live: map[string]*liveRun{}}
+	return &hot{state: s, live: map[string]*liveRun{}, pendingOf: map[string]*pendingRun{}}
 }
 
 // Index folds rec and stages the entries it changes: for every run the
-// fold changed, its summary, its status key if the status moved, and the
-// rows of the steps whose view changed. With w.Discard() (the ledger
-// replays records whose entries are stored) only memory moves.
+// fold changed, its status key if the status moved and its gates' keys;
+// its summary and the rows of the steps whose view changed are left to
+// Flush, once per batch. With w.Discard() (the ledger replays records
+// whose entries are stored) only memory moves.
 func (x *Index) Index(w *ledger.IndexWriter, rec ledger.IndexRecord) error {
 	h := x.hot
 	if h.broken != nil {
@@ -90,11 +108,12 @@ func (h *hot) write(w *ledger.IndexWriter, c orchestrator.RunChange, rec ledger.
 		delete(h.live, r.ID)
 	}
 	pos := position(lr.created, r.ID)
+	var steps []int // the steps whose rows changed
 	var err error
 	if c.Plan {
 		err = lr.writePlan(w, r, pos)
 	} else {
-		err = lr.writeSteps(w, r, c.Steps, pos)
+		steps, err = lr.writeSteps(w, r, c.Steps, pos)
 	}
 	if err != nil {
 		return err
@@ -108,16 +127,82 @@ func (h *hot) write(w *ledger.IndexWriter, c orchestrator.RunChange, rec ledger.
 	if w.Discard() {
 		return nil
 	}
-	sum := lr.summary(r)
-	b, err := json.Marshal(&sum)
-	if err != nil {
-		return fmt.Errorf("encode summary: %w", err)
+	p := h.pendingOf[r.ID]
+	if p == nil {
+		p = &pendingRun{}
+		h.pendingOf[r.ID] = p
+		h.pending = append(h.pending, p)
 	}
-	return w.Set(createdKey(pos), b)
+	p.r, p.lr, p.pos = r, lr, pos
+	switch {
+	case c.Plan:
+		p.all, p.steps = true, p.steps[:0]
+	case !p.all:
+		p.steps = append(p.steps, steps...)
+	}
+	return nil
 }
 
-// writePlan rewrites every step row of r (a new plan revision) and deletes
-// the rows of a longer earlier revision.
+// Flush writes the summary and changed step rows of every run the records
+// indexed since the last Flush changed, as the last of them left it. It
+// implements ledger.BatchIndexer.
+func (x *Index) Flush(w *ledger.IndexWriter) error {
+	h := x.hot
+	defer h.clearPending()
+	if w.Discard() {
+		return nil
+	}
+	for _, p := range h.pending {
+		var err error
+		if h.buf, err = p.write(w, h.buf); err != nil {
+			return fmt.Errorf("runindex: run %s: %w", p.r.ID, err)
+		}
+	}
+	if cap(h.buf) > maxBuf {
+		h.buf = nil // a rare large row is not held on to
+	}
+	return nil
+}
+
+// maxBuf bounds the encoding buffer the index keeps between batches.
+const maxBuf = 64 << 10
+
+func (h *hot) clearPending() {
+	clear(h.pending)
+	h.pending = h.pending[:0]
+	clear(h.pendingOf)
+}
+
+// write stages the run's summary and pending step rows.
+// write stages the run's summary and pending step rows, encoded in buf;
+// it returns buf for the next run.
+func (p *pendingRun) write(w *ledger.IndexWriter, buf []byte) ([]byte, error) {
+	r := p.r
+	var err error
+	if p.all {
+		for i := range r.Steps {
+			if buf, err = writeStep(w, r, i, buf); err != nil {
+				return buf, err
+			}
+		}
+	} else {
+		slices.Sort(p.steps)
+		for _, i := range slices.Compact(p.steps) {
+			if buf, err = writeStep(w, r, i, buf); err != nil {
+				return buf, err
+			}
+		}
+	}
+	sum := p.lr.summary(r)
+	b, err := appendSummary(buf[:0], &sum)
+	if err != nil {
+		return buf, fmt.Errorf("encode summary: %w", err)
+	}
+	return b, w.Set(createdKey(p.pos), b)
+}
+
+// writePlan files every step of r (a new plan revision; Flush writes
+// their rows) and deletes the rows of a longer earlier revision.
 func (lr *liveRun) writePlan(w *ledger.IndexWriter, r *orchestrator.Run, pos []byte) error {
 	for i := len(r.Steps); i < len(lr.shown); i++ {
 		if err := w.Delete(stepKey(r.ID, i)); err != nil {
@@ -137,9 +222,6 @@ func (lr *liveRun) writePlan(w *ledger.IndexWriter, r *orchestrator.Run, pos []b
 	for i := range r.Steps {
 		lr.shown[i] = r.StepStatus(i)
 		lr.counts[lr.shown[i].Wire()]++
-		if err := writeStep(w, r, i); err != nil {
-			return err
-		}
 		if err := lr.fileGate(w, r, i, pos); err != nil {
 			return err
 		}
@@ -147,11 +229,13 @@ func (lr *liveRun) writePlan(w *ledger.IndexWriter, r *orchestrator.Run, pos []b
 	return nil
 }
 
-// writeSteps rewrites the rows of the steps at positions (possibly
-// repeated; sorted in place) and moves the step counts.
-func (lr *liveRun) writeSteps(w *ledger.IndexWriter, r *orchestrator.Run, positions []int, pos []byte) error {
+// writeSteps files the steps at positions (possibly repeated; sorted and
+// compacted in place; Flush writes their rows), moves the step counts and
+// returns the positions, each once.
+func (lr *liveRun) writeSteps(w *ledger.IndexWriter, r *orchestrator.Run, positions []int, pos []byte) ([]int, error) {
 	slices.Sort(positions)
-	for _, i := range slices.Compact(positions) {
+	positions = slices.Compact(positions)
+	for _, i := range positions {
 		if s := r.StepStatus(i); s != lr.shown[i] {
 			lr.counts[lr.shown[i].Wire()]--
 			if lr.counts[lr.shown[i].Wire()] == 0 {
@@ -160,14 +244,11 @@ func (lr *liveRun) writeSteps(w *ledger.IndexWriter, r *orchestrator.Run, positi
 			lr.counts[s.Wire()]++
 			lr.shown[i] = s
 		}
-		if err := writeStep(w, r, i); err != nil {
-			return err
-		}
 		if err := lr.fileGate(w, r, i, pos); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return positions, nil
 }
 
 // filePlanGate writes the g/ key of the run's open plan gate, or deletes
@@ -246,22 +327,25 @@ func (lr *liveRun) summary(r *orchestrator.Run) orchestrator.RunSummary {
 	return s
 }
 
-// writeStep stages the row of step i.
-func writeStep(w *ledger.IndexWriter, r *orchestrator.Run, i int) error {
+// writeStep stages the row of step i, encoded in buf (the writer copies
+// it), and returns buf for the next row.
+func writeStep(w *ledger.IndexWriter, r *orchestrator.Run, i int, buf []byte) ([]byte, error) {
 	if w.Discard() {
-		return nil
+		return buf, nil
 	}
-	b, err := json.Marshal(r.StepView(i))
+	v := r.StepView(i)
+	b, err := appendStepView(buf[:0], &v)
 	if err != nil {
-		return fmt.Errorf("encode step %d: %w", i, err)
+		return buf, fmt.Errorf("encode step %d: %w", i, err)
 	}
-	return w.Set(stepKey(r.ID, i), b)
+	return b, w.Set(stepKey(r.ID, i), b)
 }
 
 // Committed publishes the leader the committed batch folded. After a failed
 // commit (or a batch another indexer refused) the in-memory state is ahead
 // of the ledger: the index refuses every later record until it is restored.
 func (x *Index) Committed(err error) {
+	x.hot.clearPending()
 	if err != nil {
 		x.hot.broken = err
 		return
