@@ -69,11 +69,11 @@ type attemptRef struct {
 
 // foldAssigned remembers the shapes of a shell attempt until it finishes.
 func (m *Memory) foldAssigned(ev event.Event) {
-	var d event.TaskAssignedData
+	var d assignedRef
 	if ev.Decode(&d) != nil || d.Step.Kind != event.KindShell || ev.Run == "" {
 		return
 	}
-	shapes := Shapes(d.Step.Run)
+	shapes := m.shapesOf(d.Step.Run)
 	if len(shapes) == 0 {
 		return
 	}
@@ -85,8 +85,46 @@ func (m *Memory) foldAssigned(ev event.Event) {
 	runs[attemptRef{d.Step.ID, d.Attempt}] = shapes
 }
 
+// assignedRef is what the memory reads of a task.assigned: the fold
+// decodes only these fields of a payload that carries the whole step.
+type assignedRef struct {
+	Step struct {
+		ID   string         `json:"id"`
+		Kind event.StepKind `json:"kind"`
+		Run  string         `json:"run"`
+	} `json:"step"`
+	Attempt int `json:"attempt"`
+}
+
+// finishedRef is what the memory reads of a task.finished.
+type finishedRef struct {
+	Step        string             `json:"step"`
+	Attempt     int                `json:"attempt"`
+	Status      event.TaskStatus   `json:"status"`
+	Class       event.FailureClass `json:"class"`
+	CommandHash string             `json:"command_hash"`
+}
+
+// maxShapesCached bounds the fold's memory of the shapes of scripts.
+const maxShapesCached = 1024
+
+// shapesOf is Shapes(script), remembered for the scripts seen last: a
+// plan runs the same commands over and over. The slice is shared: read
+// only.
+func (m *Memory) shapesOf(script string) []string {
+	if s, ok := m.shapeCache[script]; ok {
+		return s
+	}
+	if m.shapeCache == nil || len(m.shapeCache) >= maxShapesCached {
+		m.shapeCache = make(map[string][]string)
+	}
+	s := Shapes(script)
+	m.shapeCache[script] = s
+	return s
+}
+
 // foldShapes counts a finished attempt under its shapes.
-func (m *Memory) foldShapes(run string, d event.TaskFinishedData) {
+func (m *Memory) foldShapes(run string, d finishedRef) {
 	ref := attemptRef{d.Step, d.Attempt}
 	shapes, ok := m.attempts[run][ref]
 	if !ok {

@@ -100,6 +100,8 @@ type Memory struct {
 	// finished, by run: live work only (a run's are dropped when it
 	// finishes). Only the fold goroutine touches it.
 	attempts map[string]map[attemptRef][]string
+	// shapeCache is shapesOf's (fold goroutine only).
+	shapeCache map[string][]string
 
 	mu struct {
 		sync.RWMutex
@@ -164,7 +166,7 @@ func (m *Memory) Fold(ev event.Event) {
 	case event.RunFinished:
 		delete(m.attempts, ev.Run)
 	case event.TaskFinished:
-		var d event.TaskFinishedData
+		var d finishedRef
 		if ev.Decode(&d) != nil {
 			return
 		}
