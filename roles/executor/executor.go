@@ -440,7 +440,8 @@ func (e *Executor) Stop(ctx context.Context) error {
 	e.endLoop()
 	<-e.loopDone // nothing starts any more, and no consumer is recreated
 	e.starting.Wait()
-	e.startsDone() // acknowledge what the last starters recorded
+	e.startsDone()  // acknowledge what the last starters recorded
+	e.forgetAhead() // give back what was recorded ahead and did not start
 	e.mu.Lock()
 	cc = e.mu.consume // one the recreation made meanwhile
 	e.mu.consume = nil
@@ -543,7 +544,7 @@ func (e *Executor) reportInterrupted(ctx context.Context) error {
 		drafts[i] = event.MustDraft(event.TaskFinished, a.Run, event.TaskFinishedData{
 			Step: a.Step, Attempt: a.Attempt, Node: e.env.Node,
 			Status: event.TaskFailed, Class: event.ClassTransient, ExitCode: -1, Interrupted: true,
-			Error:   orchestrator.InterruptedPrefix + ": the executor stopped during the attempt (started " + a.Started.Format(time.RFC3339) + ")",
+			Error:   orchestrator.InterruptedPrefix + ": the executor stopped during the attempt, or just before its process started (recorded started " + a.Started.Format(time.RFC3339) + ")",
 			Started: a.Started,
 		})
 	}

@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -39,6 +40,10 @@ type queued struct {
 	// gone is set once it left the queue (started or dropped); the queue
 	// skips it.
 	gone bool
+	// recorded is when it was recorded started ahead of a free slot (see
+	// startReady); cancelled says why a cancel came for it meanwhile.
+	recorded  time.Time
+	cancelled string
 }
 
 // loopState is the loop's own state: only the loop goroutine touches it
@@ -54,6 +59,13 @@ type loopState struct {
 	drain   *delivery // the drain being honoured, until drained
 	drained bool
 	backlog backlog
+	// ahead are the attempts recorded started ahead of a free slot, by
+	// key: in a record being written (aheadBusy) or, once it is durable,
+	// waiting in prepared (oldest first) for a slot. Their messages stay
+	// unacknowledged until their processes start.
+	ahead     map[string]*queued
+	prepared  []*queued
+	aheadBusy bool
 	// alive is when the loop last finished a pass (see stallGap).
 	alive time.Time
 	// helpers are the loop's goroutines (backlog watchers, consumer
@@ -66,6 +78,7 @@ type loopState struct {
 func (l *loopState) init() {
 	l.queue, l.n = nil, 0
 	l.byKey = map[string]*queued{}
+	l.ahead, l.prepared, l.aheadBusy = map[string]*queued{}, nil, false
 	l.held = map[uint64]*delivery{}
 	l.drain, l.drained = nil, false
 	l.backlog = backlog{}
@@ -108,6 +121,10 @@ func (l *loopState) settle(d *delivery) {
 		delete(l.held, d.seq)
 	}
 }
+
+// waiting is how many accepted attempts wait for a slot: queued, or
+// recorded ahead.
+func (l *loopState) waiting() int { return l.n + len(l.ahead) }
 
 // Loop timing.
 const (
@@ -204,7 +221,7 @@ func (e *Executor) step() {
 	}
 	e.startReady()
 	e.checkDrained()
-	if e.queued.Swap(int64(e.lp.n)) > 0 && e.lp.n == 0 {
+	if w := e.lp.waiting(); e.queued.Swap(int64(w)) > 0 && w == 0 {
 		// Results lingering for company go out now: nothing waits for a
 		// slot any more (see reporter.loop).
 		e.report.kick()
@@ -272,7 +289,7 @@ func (e *Executor) accepted() int {
 	e.mu.Lock()
 	n := len(e.mu.running)
 	e.mu.Unlock()
-	return n + e.lp.n
+	return n + e.lp.waiting()
 }
 
 // assignments queues the attempts of an assignment message carried at
@@ -337,7 +354,7 @@ func (e *Executor) admit(ev event.Event, seq, fence uint64) (*queued, error) {
 		return nil, nil
 	}
 	key := attemptKey(ev.Run, a.Step.ID, a.Attempt)
-	if e.lp.byKey[key] != nil {
+	if e.lp.byKey[key] != nil || e.lp.ahead[key] != nil {
 		return nil, nil
 	}
 	e.mu.Lock()
@@ -400,6 +417,19 @@ func (e *Executor) cancels(m jetstream.Msg, seq, fence uint64, env *envelope.Env
 		if q := e.lp.byKey[key]; q != nil {
 			drops = append(drops, q)
 			reasons = append(reasons, cancelWhy(c))
+			continue
+		}
+		if q := e.lp.ahead[key]; q != nil {
+			// Recorded ahead: it never starts (see cancelAhead) — now
+			// if its record is durable, else once it is (startsDone).
+			if q.cancelled == "" {
+				q.cancelled = cancelWhy(c)
+				e.log.Info("attempt recorded ahead cancelled before it started", "run", q.run, "step", q.a.Step.ID, "attempt", q.a.Attempt, "reason", q.cancelled)
+				if i := slices.Index(e.lp.prepared, q); i >= 0 {
+					e.lp.prepared = slices.Delete(e.lp.prepared, i, i+1)
+					e.cancelAhead(q)
+				}
+			}
 			continue
 		}
 		_, seen, err := e.state.Lookup(ev.Run, c.Step, c.Attempt)
@@ -482,7 +512,7 @@ func (e *Executor) drainRequested(m jetstream.Msg, seq uint64, env *envelope.Env
 	e.lp.held[seq] = d
 	e.draining.Store(true)
 	e.log.Info("drain requested: starting nothing more, finishing what runs", "reason", reason,
-		"running", e.Stats().Running, "queued", e.lp.n)
+		"running", e.Stats().Running, "queued", e.lp.waiting())
 }
 
 // checkDrained completes a drain once no attempt is left — running or
@@ -514,7 +544,7 @@ func (e *Executor) checkDrained() {
 	}
 	delete(e.lp.held, d.seq)
 	e.lp.drain, e.lp.drained = nil, true
-	e.log.Info("drained: nothing runs and nothing more starts; the node may stop", "queued_unstarted", e.lp.n)
+	e.log.Info("drained: nothing runs and nothing more starts; the node may stop", "queued_unstarted", e.lp.waiting())
 	close(e.drained)
 }
 
@@ -528,22 +558,114 @@ func (e *Executor) startReady() {
 	e.mu.Lock()
 	free := e.cfg.Slots - len(e.mu.running)
 	e.mu.Unlock()
-	var group, noops []*queued
+	// Attempts recorded ahead were the queue's head: they go first, with
+	// no record to wait for.
+	for free > 0 && len(e.lp.prepared) > 0 {
+		q := e.lp.prepared[0]
+		e.lp.prepared[0] = nil
+		e.lp.prepared = e.lp.prepared[1:]
+		e.startPrepared(q)
+		free--
+	}
+	// Once at most half the slots' worth is left recorded ahead, the next
+	// attempts are recorded up to Slots ahead — in the same commit as
+	// those that start now, or on their own while every slot is busy —
+	// so that under load one fsync records several starts, off the path
+	// of a freed slot.
+	room := 0
+	if p := len(e.lp.prepared); !e.lp.aheadBusy && p <= e.cfg.Slots/2 {
+		room = e.cfg.Slots - p
+	}
+	var group, ahead, noops []*queued
 	for q := e.lp.peek(); q != nil; q = e.lp.peek() {
-		if q.a.Step.Kind == event.KindNoop {
+		switch {
+		case q.a.Step.Kind == event.KindNoop:
 			e.lp.remove(q)
 			noops = append(noops, q)
 			continue
+		case free > 0 && !e.lp.aheadBusy:
+			// (While a record ahead is written, its attempts start
+			// first: a free slot waits for it.)
+			e.lp.remove(q)
+			free--
+			group = append(group, q)
+			continue
+		case room > 0:
+			e.lp.remove(q)
+			room--
+			ahead = append(ahead, q)
+			e.lp.ahead[q.key] = q
+			continue
 		}
-		if free <= 0 {
-			break
-		}
-		e.lp.remove(q)
-		free--
-		group = append(group, q)
+		break
 	}
 	e.runNoops(noops)
-	e.startGroup(group)
+	e.startGroup(group, ahead)
+}
+
+// startPrepared starts an attempt recorded ahead (its record is durable)
+// on a slot, and acknowledges its message once the message's last
+// attempt started.
+func (e *Executor) startPrepared(q *queued) {
+	delete(e.lp.ahead, q.key)
+	ctx, cancel := context.WithCancel(e.runCtx)
+	t := &task{cancel: cancel}
+	e.mu.Lock()
+	e.mu.running[q.key] = t
+	e.mu.active++
+	e.mu.Unlock()
+	e.lp.settle(q.d)
+	e.wg.Add(1)
+	go e.attempt(ctx, q, q.recorded, t)
+}
+
+// cancelAhead reports an attempt recorded ahead and cancelled before it
+// started as cancelled, and records it finished: its record says it may
+// have started, so it is answered rather than forgotten.
+func (e *Executor) cancelAhead(q *queued) {
+	delete(e.lp.ahead, q.key)
+	e.dropped.Add(1)
+	e.lp.settle(q.d)
+	d := event.MustDraft(event.TaskFinished, q.run, event.TaskFinishedData{
+		Step: q.a.Step.ID, Attempt: q.a.Attempt, Node: e.env.Node,
+		Status: event.TaskCancelled, Class: event.ClassTransient, ExitCode: -1,
+		Error:       "cancelled before it started (" + q.cancelled + ")",
+		CommandHash: CommandHash(q.a.Step.Run),
+	})
+	e.mu.Lock()
+	e.mu.active++
+	e.mu.Unlock()
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		_ = e.report.finished(d, localstate.Attempt{Run: q.run, Step: q.a.Step.ID, Attempt: q.a.Attempt})
+		e.mu.Lock()
+		e.mu.active--
+		e.mu.Unlock()
+		e.poke() // a drain may wait for it
+	}()
+}
+
+// forgetAhead deletes the records of the attempts recorded ahead that did
+// not start, so that their assignments, delivered again to the next
+// start, run then (Stop calls it before it gives their messages back).
+// Should it fail, the next start reports them interrupted.
+func (e *Executor) forgetAhead() {
+	if len(e.lp.prepared) == 0 {
+		return
+	}
+	recs := make([]localstate.Attempt, 0, len(e.lp.prepared))
+	for _, q := range e.lp.prepared {
+		delete(e.lp.ahead, q.key)
+		recs = append(recs, localstate.Attempt{Run: q.run, Step: q.a.Step.ID, Attempt: q.a.Attempt})
+	}
+	e.lp.prepared = nil
+	if len(recs) == 0 {
+		return
+	}
+	if err := e.state.Forget(recs...); err != nil {
+		e.log.Warn("forget attempts recorded ahead; the next start reports them interrupted", "attempts", len(recs), "err", err)
+	}
 }
 
 // paused reports Config.Paused (the loop's tick checks it again).
@@ -582,34 +704,43 @@ func (e *Executor) noop(run string, a event.TaskAssignedData) []event.Draft {
 	return noopDrafts(e.runCtx, e.env.Node, e.cfg.Runner, run, a)
 }
 
-// startGroup takes a slot for each attempt of group and hands the group
-// to a starter goroutine, which records the attempts started — one synced
-// commit, shared with concurrent records (so the loop never waits for an
-// fsync, and the records of slots that free together share one) — and
-// then starts each on its own goroutine (the last on the starter's own).
-// The loop acknowledges the messages once it learns the records are
-// durable (startsDone, at its next pass, within a tick). If the record
-// fails, none of them starts and their slots free; on a failed sync the
-// executor halts and their messages stay unacknowledged for the next
-// start. A cancel that comes while the record is written cancels the
+// startGroup takes a slot for each attempt of group and hands the group,
+// and the attempts to record ahead of a free slot (ahead), to a starter
+// goroutine, which records them all started — one synced commit, shared
+// with concurrent records (so the loop never waits for an fsync) — and
+// then starts each attempt of group on its own goroutine (the last on the
+// starter's own). The loop acknowledges group's messages once it learns
+// the records are durable (startsDone, at its next pass, within a tick),
+// and keeps ahead's, recorded, for the slots that free next (prepared):
+// under load one fsync records the starts of up to twice the slots. If
+// the record fails, none of them starts and the slots free; on a failed
+// sync the executor halts and their messages stay unacknowledged for the
+// next start. A cancel that comes while the record is written cancels the
 // attempt before its process starts.
-func (e *Executor) startGroup(group []*queued) {
-	if len(group) == 0 {
+func (e *Executor) startGroup(group, ahead []*queued) {
+	if len(group)+len(ahead) == 0 {
 		return
 	}
+	if len(ahead) > 0 {
+		e.lp.aheadBusy = true
+	}
 	now := time.Now().UTC()
-	recs := make([]localstate.Attempt, len(group))
+	recs := make([]localstate.Attempt, 0, len(group)+len(ahead))
 	tasks := make([]*task, len(group))
 	ctxs := make([]context.Context, len(group))
 	e.mu.Lock()
 	for i, q := range group {
-		recs[i] = localstate.Attempt{Run: q.run, Step: q.a.Step.ID, Attempt: q.a.Attempt, State: localstate.StateStarted, Started: now}
+		recs = append(recs, localstate.Attempt{Run: q.run, Step: q.a.Step.ID, Attempt: q.a.Attempt, State: localstate.StateStarted, Started: now})
 		ctx, cancel := context.WithCancel(e.runCtx)
 		ctxs[i], tasks[i] = ctx, &task{cancel: cancel}
 		e.mu.running[q.key] = tasks[i]
 		e.mu.active++
 	}
 	e.mu.Unlock()
+	for _, q := range ahead {
+		q.recorded = now
+		recs = append(recs, localstate.Attempt{Run: q.run, Step: q.a.Step.ID, Attempt: q.a.Attempt, State: localstate.StateStarted, Started: now})
+	}
 	e.starting.Add(1)
 	e.wg.Add(1)
 	go func() {
@@ -620,7 +751,7 @@ func (e *Executor) startGroup(group []*queued) {
 		}
 		if err != nil {
 			if err != errHalted {
-				e.log.Error("record attempts started", "attempts", len(group), "err", err)
+				e.log.Error("record attempts started", "attempts", len(recs), "err", err)
 				e.fatal(err)
 			}
 			e.mu.Lock()
@@ -632,22 +763,24 @@ func (e *Executor) startGroup(group []*queued) {
 			e.mu.Unlock()
 		} else {
 			// The last attempt runs on this goroutine, below.
-			for i, q := range group[:len(group)-1] {
+			for i := range len(group) - 1 {
 				e.wg.Add(1)
-				go e.attempt(ctxs[i], q, now, tasks[i])
+				go e.attempt(ctxs[i], group[i], now, tasks[i])
 			}
 		}
 		e.mu.Lock()
-		e.mu.starts = append(e.mu.starts, startResult{group: group, err: err})
+		e.mu.starts = append(e.mu.starts, startResult{group: group, ahead: ahead, err: err})
 		e.mu.Unlock()
-		if err != nil {
-			e.poke() // their slots are free again
+		if err != nil || len(ahead) > 0 {
+			// Their slots are free again, or attempts wait recorded for
+			// the next slot.
+			e.poke()
 		}
 		// Recorded: the loop acknowledges the messages at its next pass —
 		// woken by a message, a slot freeing or its tick — not worth a
 		// wake-up of its own.
 		e.starting.Done()
-		if err == nil {
+		if err == nil && len(group) > 0 {
 			last := len(group) - 1
 			e.wg.Add(1)
 			e.attempt(ctxs[last], group[last], now, tasks[last])
@@ -661,33 +794,50 @@ var errHalted = errors.New("executor: halted")
 // startResult is what a starter did with its group.
 type startResult struct {
 	group []*queued
-	err   error // nil: recorded and started
+	ahead []*queued // recorded ahead of a free slot
+	err   error     // nil: recorded (and group started)
 }
 
 // startsDone settles the groups the starters are done with: the messages
-// of recorded attempts are acknowledged once complete; a group refused by
-// the local state for another reason than a failed sync (or the halt) is
-// queued again, first.
+// of recorded attempts are acknowledged once complete, and the attempts
+// recorded ahead wait for a slot (prepared); a group refused by the local
+// state for another reason than a failed sync (or the halt) is queued
+// again, first.
 func (e *Executor) startsDone() {
 	e.mu.Lock()
 	rs := e.mu.starts
 	e.mu.starts = nil
 	e.mu.Unlock()
 	for _, r := range rs {
+		if len(r.ahead) > 0 {
+			e.lp.aheadBusy = false
+		}
 		switch {
 		case r.err == nil:
 			for _, q := range r.group {
 				e.lp.settle(q.d)
 			}
+			for _, q := range r.ahead {
+				if q.cancelled != "" {
+					e.cancelAhead(q)
+					continue
+				}
+				e.lp.prepared = append(e.lp.prepared, q)
+			}
 		case errors.Is(r.err, errHalted) || errors.Is(r.err, localstate.ErrSync) || e.halted():
 			// Their messages stay unacknowledged, for the next start.
+			for _, q := range r.ahead {
+				delete(e.lp.ahead, q.key)
+			}
 		default:
-			for _, q := range r.group {
-				q.gone = false
+			again := append(r.group, r.ahead...)
+			for _, q := range again {
+				delete(e.lp.ahead, q.key)
+				q.gone, q.cancelled = false, ""
 				e.lp.byKey[q.key] = q
 				e.lp.n++
 			}
-			e.lp.queue = append(r.group, e.lp.queue...)
+			e.lp.queue = append(again, e.lp.queue...)
 		}
 	}
 }

@@ -2,6 +2,8 @@ package executor
 
 import (
 	"fmt"
+	"io"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/roles/executor/localstate"
 )
 
 // With every slot busy, attempts queued and more refused, a cancel and a
@@ -288,5 +291,80 @@ func TestLostConsumerRecreated(t *testing.T) {
 	poll.Eventually(t, 15*time.Second, "after ran through the recreated consumer", func() bool { return len(rec.finished("after")) == 1 })
 	if n := len(rec.finished("before")); n != 1 {
 		t.Fatalf("before reported %d times, want once", n)
+	}
+}
+
+// While every slot is busy, the attempts next in line are recorded started
+// ahead of a free slot (one fsync for several starts) and their messages
+// stay unacknowledged until their processes start. A cancel reaches one
+// recorded ahead: it never starts, is answered cancelled and is recorded
+// finished. A Stop forgets the others, so the next start runs them — once.
+func TestAttemptsRecordedAhead(t *testing.T) {
+	h := newHarness(t)
+	state := t.TempDir()
+	rec := &recorder{}
+	cfg := func(c *Config) { c.Slots = 2; c.Queue = 3 }
+	ex := h.start("n1", state, rec, cfg)
+	for _, s := range []string{"a1", "a2"} {
+		h.assign("n1", "r1", s, 0, h.gate(s))
+	}
+	poll.Eventually(t, 10*time.Second, "a1 and a2 started", func() bool { return rec.started("a1") && rec.started("a2") })
+	for _, s := range []string{"b", "c", "d"} {
+		h.assign("n1", "r1", s, 0, h.gate(s))
+	}
+	lookup := func(step string) string {
+		a, ok, err := ex.state.Lookup("r1", step, 1)
+		if err != nil || !ok {
+			return ""
+		}
+		return a.State
+	}
+	poll.Eventually(t, 10*time.Second, "b and c recorded ahead, d queued", func() bool {
+		return lookup("b") == localstate.StateStarted && lookup("c") == localstate.StateStarted && lookup("d") == "" &&
+			ex.Stats().Queued == 3
+	})
+	if info := h.consumerInfo("n1"); info.NumAckPending != 3 {
+		t.Fatalf("%d messages unacknowledged, want b's, c's and d's", info.NumAckPending)
+	}
+	for _, s := range []string{"b", "c", "d"} {
+		if h.ran(s) || rec.started(s) {
+			t.Fatalf("%s started while every slot was busy", s)
+		}
+	}
+
+	h.cancelAttempt("n1", "r1", "c", 1, 0, "superseded")
+	poll.Eventually(t, 10*time.Second, "c answered and recorded finished", func() bool {
+		return len(rec.finished("c")) == 1 && lookup("c") == localstate.StateFinished
+	})
+	if f := rec.finished("c")[0]; f.Status != event.TaskCancelled || !strings.HasPrefix(f.Error, "cancelled before it started (superseded") {
+		t.Fatalf("c reported %+v, want cancelled before it started", f)
+	}
+
+	if err := h.stop(ex, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	st, err := localstate.Open(state, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, kept, err := st.Lookup("r1", "b", 1)
+	if cerr := st.Close(); err != nil || cerr != nil || kept {
+		t.Fatalf("after Stop, b's record kept %v (%v, %v): what was recorded ahead and not started must be forgotten", kept, err, cerr)
+	}
+
+	ex = h.start("n1", state, rec, func(c *Config) { cfg(c); c.Slots = 3 })
+	poll.Eventually(t, 15*time.Second, "b and d ran after the restart", func() bool { return h.ran("b") && h.ran("d") })
+	h.release("b")
+	h.release("d")
+	poll.Eventually(t, 10*time.Second, "b and d reported", func() bool {
+		return len(rec.finished("b")) == 1 && len(rec.finished("d")) == 1
+	})
+	for _, s := range []string{"b", "d"} {
+		if f := rec.finished(s); f[0].Status != event.TaskSucceeded {
+			t.Errorf("%s finished %+v, want succeeded", s, f[0])
+		}
+	}
+	if h.ran("c") || rec.started("c") || len(rec.finished("c")) != 1 {
+		t.Fatal("c, cancelled while recorded ahead, started or was answered twice")
 	}
 }
