@@ -52,7 +52,7 @@ func (f *stateFolder) folded() int {
 	defer f.mu.Unlock()
 	return f.n
 }
-func (f *stateFolder) Settled(bool)        {}
+func (f *stateFolder) Settled(bool) {}
 func (f *stateFolder) snapshot(t *testing.T) []byte {
 	f.mu.Lock()
 	defer f.mu.Unlock()
