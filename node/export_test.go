@@ -9,7 +9,6 @@ func HealthOf(n *Node) *health.Monitor { return n.health }
 // SetAuditExamine sets how many entries a filtered audit page passes over
 // at most, and returns what restores it.
 func SetAuditExamine(n int) (restore func()) {
-	old := auditExamine
-	auditExamine = n
-	return func() { auditExamine = old }
+	old := auditExamine.Swap(int64(n))
+	return func() { auditExamine.Store(old) }
 }

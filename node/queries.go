@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
@@ -268,9 +269,13 @@ func (n *Node) message(ctx context.Context, req api.MessageRequest) (api.Page[js
 }
 
 // auditExamine is how many entries a filtered audit page passes over at
-// most before it answers (with what it found, and Next past them); a
-// variable for tests.
-var auditExamine = 20000
+// most before it answers (with what it found, and Next past them); tests
+// lower it.
+var auditExamine = func() *atomic.Int64 {
+	var n atomic.Int64
+	n.Store(20000)
+	return &n
+}()
 
 // audit pages through the ledger, long-polling when asked to.
 func (n *Node) audit(ctx context.Context, req api.AuditRequest) (api.LedgerPage[json.RawMessage], error) {
@@ -361,7 +366,7 @@ func (n *Node) auditPage(ctx context.Context, req api.AuditRequest, after uint64
 	}
 	p := api.NewPager(req.Limit, api.MaxPayload(ctx))
 	last, end := after, true
-	examined := 0
+	examined, budget := int64(0), auditExamine.Load()
 	for rec, err := range recs {
 		if err != nil {
 			return fail(err)
@@ -371,7 +376,7 @@ func (n *Node) auditPage(ctx context.Context, req api.AuditRequest, after uint64
 			// after auditExamine of them so that a filter matching
 			// nothing in a long history still answers in bounded time.
 			last = rec.Event.Seq
-			if examined++; examined >= auditExamine {
+			if examined++; examined >= budget {
 				end = false
 				break
 			}

@@ -44,13 +44,7 @@ func natsCluster(t *testing.T, n int, bundle natsauth.Bundle) []*natsServer {
 	}
 	for attempt := 1; ; attempt++ {
 		servers := startNATSCluster(t, n, bundle)
-		var exited *natsServer
-		for _, s := range servers {
-			if !s.waitHealthy() {
-				exited = s
-				break
-			}
-		}
+		exited := clusterHealthy(t, servers)
 		if exited == nil {
 			return servers
 		}
@@ -165,24 +159,39 @@ func (s *natsServer) start() {
 // the server is not healthy within a minute.
 func (s *natsServer) waitHealthy() bool {
 	s.t.Helper()
+	return clusterHealthy(s.t, []*natsServer{s}) == nil
+}
+
+// clusterHealthy waits until every server of servers reports healthy and
+// returns nil, or returns the first that exited meanwhile: one that exits
+// at start (a port another test took a moment before) keeps the others
+// from forming the cluster, so every server is looked at on each poll.
+func clusterHealthy(t *testing.T, servers []*natsServer) *natsServer {
+	t.Helper()
 	client := &http.Client{Timeout: time.Second}
-	url := fmt.Sprintf("http://127.0.0.1:%d/healthz", s.monPort)
-	exited := false
-	poll.Eventually(s.t, 60*time.Second, "nats-server "+s.name+" healthy", func() bool {
-		select {
-		case <-s.done:
-			exited = true
-			return true
-		default:
+	var exited *natsServer
+	poll.Eventually(t, 60*time.Second, "nats-server cluster healthy", func() bool {
+		for _, s := range servers {
+			select {
+			case <-s.done:
+				exited = s
+				return true
+			default:
+			}
 		}
-		resp, err := client.Get(url)
-		if err != nil {
-			return false
+		for _, s := range servers {
+			resp, err := client.Get(fmt.Sprintf("http://127.0.0.1:%d/healthz", s.monPort))
+			if err != nil {
+				return false
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				return false
+			}
 		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
+		return true
 	})
-	return !exited
+	return exited
 }
 
 // kill9 kills the server as a crash would and reaps it.
