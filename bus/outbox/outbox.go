@@ -22,7 +22,12 @@
 //     repeated event ids (each event keeps its id).
 //  4. Throughput comes from batching: each publish round takes everything
 //     pending, packs events of one subject into one signed message, and
-//     publishes asynchronously — never from weaker syncing.
+//     publishes asynchronously — never from weaker syncing of events. Only
+//     the deletion of acknowledged entries waits for company: it is
+//     written, synced, once the outbox is idle, or after goneLinger or
+//     maxGone entries, so a busy outbox does not sync once per round for
+//     it. A crash before it is written publishes those entries again,
+//     as after a crash between an acknowledgement and its deletion (3).
 package outbox
 
 import (
@@ -500,8 +505,39 @@ type message struct {
 	last    uint64 // seq of the last entry it covers
 }
 
+// How long, and for how many entries, the deletion of acknowledged
+// entries may wait to be written (invariant 4).
+const (
+	goneLinger = 50 * time.Millisecond
+	maxGone    = maxRoundEvents
+)
+
 func (o *Outbox) run(ctx context.Context, js jetstream.JetStream) {
 	defer close(o.done)
+	// gone are the acknowledged entries whose deletion is not written
+	// yet (since goneSince).
+	var gone []uint64
+	var goneSince time.Time
+	flush := func(ctx context.Context) bool {
+		if len(gone) == 0 {
+			return true
+		}
+		if err := o.remove(ctx, gone); err != nil {
+			if ctx.Err() == nil {
+				o.fail(err)
+			}
+			return false
+		}
+		gone = nil
+		return true
+	}
+	defer func() {
+		// Stopping: write what was acknowledged, so that the next start
+		// does not publish it again.
+		fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		flush(fctx)
+	}()
 	// A round is retried with the same signed bytes (so JetStream's
 	// duplicate window drops a copy that did land) until the signatures
 	// near their expiry; then it is signed again, with the same event ids,
@@ -516,6 +552,11 @@ func (o *Outbox) run(ctx context.Context, js jetstream.JetStream) {
 			entries = append([]entry(nil), o.mu.pending[:min(n, maxRoundEvents)]...)
 		}
 		o.mu.Unlock()
+		if n == 0 || len(gone) >= maxGone || (len(gone) > 0 && o.now().Sub(goneSince) >= goneLinger) {
+			if !flush(ctx) {
+				return
+			}
+		}
 		if n == 0 {
 			select {
 			case <-ctx.Done():
@@ -551,12 +592,12 @@ func (o *Outbox) run(ctx context.Context, js jetstream.JetStream) {
 			continue
 		}
 		retry, backoff = nil, 50*time.Millisecond
-		if err := o.remove(ctx, r.seqs()); err != nil {
-			if ctx.Err() == nil {
-				o.fail(err)
-			}
-			return
+		seqs := r.seqs()
+		o.acknowledged(seqs)
+		if len(gone) == 0 {
+			goneSince = o.now()
 		}
+		gone = append(gone, seqs...)
 	}
 }
 
@@ -656,12 +697,8 @@ func (o *Outbox) publish(ctx context.Context, js jetstream.JetStream, msgs []mes
 	return nil
 }
 
-// remove deletes acknowledged entries, on disk and in memory.
+// remove deletes acknowledged entries on disk (synced).
 func (o *Outbox) remove(ctx context.Context, seqs []uint64) error {
-	done := make(map[uint64]bool, len(seqs))
-	for _, seq := range seqs {
-		done[seq] = true
-	}
 	err := o.commit(ctx, func(b *pebble.Batch) error {
 		for _, seq := range seqs {
 			if err := b.Delete(key(seq), nil); err != nil {
@@ -672,6 +709,16 @@ func (o *Outbox) remove(ctx context.Context, seqs []uint64) error {
 	})
 	if err != nil {
 		return fmt.Errorf("outbox: delete acknowledged entries: %w", err)
+	}
+	return nil
+}
+
+// acknowledged takes acknowledged entries out of what is pending (their
+// deletion on disk follows: remove).
+func (o *Outbox) acknowledged(seqs []uint64) {
+	done := make(map[uint64]bool, len(seqs))
+	for _, seq := range seqs {
+		done[seq] = true
 	}
 	o.mu.Lock()
 	kept := o.mu.pending[:0]
@@ -687,7 +734,6 @@ func (o *Outbox) remove(ctx context.Context, seqs []uint64) error {
 		close(o.mu.drained)
 	}
 	o.mu.Unlock()
-	return nil
 }
 
 // Published returns how many events JetStream has acknowledged since Open.

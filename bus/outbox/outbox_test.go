@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/bustest"
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/envelope"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/outbox"
@@ -165,4 +166,36 @@ func TestRejectsOversizedEvent(t *testing.T) {
 	if ob.Pending() != 0 {
 		t.Fatal("oversized event left something pending")
 	}
+}
+
+// The deletion of acknowledged entries waits for company while the outbox
+// is busy, but not for a Close: once nothing is pending it is written, so
+// a crash of an idle node publishes nothing again.
+func TestAcknowledgedEntriesDeletedOnceIdle(t *testing.T) {
+	srv := bustest.Server(t)
+	c := bustest.Connect(t, srv)
+	ids := bustest.NewIdentities(t)
+	id := ids.Node(t, "n1", event.RoleExecutor)
+	ob, err := outbox.Open(t.TempDir(), id, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ob.Close()
+	ob.Start(c.JS)
+	ctx := context.Background()
+	for i := range 50 {
+		if err := ob.Emit(ctx, event.MustDraft(event.TaskStarted, "r1", event.TaskStartedData{Step: fmt.Sprint(i)})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if err := ob.WaitDrained(wctx); err != nil {
+		t.Fatal(err)
+	}
+	poll.Eventually(t, 10*time.Second, "the acknowledged entries deleted on disk", func() bool {
+		n, err := outbox.OnDisk(ob)
+		return err == nil && n == 0
+	})
+	collect(t, c.JS, envelope.NewVerifier(ids.Root), 50)
 }
