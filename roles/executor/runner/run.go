@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 	"time"
@@ -96,6 +97,10 @@ func run(ctx context.Context, res *Result, spec Spec, opts Options, onStart func
 	x := sh.exec(ctx, spec.Command, onStart, onOutput)
 	res.PID, res.ExitCode, res.OutputTail = x.pid, x.exitCode, x.tail
 	switch {
+	case x.startErr != nil && errors.Is(x.startErr, fs.ErrPermission) && sh.cred != nil:
+		// The kernel says only EACCES: most often the user cannot reach
+		// the working directory (a parent without search permission).
+		res.fail(event.ClassLogic, fmt.Sprintf("start: %v: as user %s, check that every directory down to the working directory %s is searchable (x) by that user", x.startErr, as.name, cwd))
 	case x.startErr != nil:
 		res.fail(event.ClassTransient, "start: "+x.startErr.Error())
 	case x.waitErr != nil:

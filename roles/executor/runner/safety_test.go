@@ -169,6 +169,19 @@ func TestRunAsUnprivileged(t *testing.T) {
 	if got := out.text(StreamStdout); got != want {
 		t.Fatalf("step as nobody printed %q, want %q", got, want)
 	}
+	// A working directory the user cannot reach says so.
+	closed := filepath.Join(t.TempDir(), "closed")
+	work := filepath.Join(closed, "work")
+	if err := os.MkdirAll(work, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(closed, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	res = Run(context.Background(), shellSpec("true"), Options{DefaultCwd: work, RefuseRoot: true, RunAs: "nobody"}, nil, nil)
+	if res.Status != event.TaskFailed || res.Class != event.ClassLogic || !strings.Contains(res.Error, "working directory "+work+" is searchable") {
+		t.Fatalf("step as nobody in an unreachable directory = %+v", res)
+	}
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
