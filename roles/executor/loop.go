@@ -459,12 +459,7 @@ func (e *Executor) cancels(m jetstream.Msg, seq, fence uint64, env *envelope.Env
 		e.lp.remove(q)
 		e.dropped.Add(1)
 		e.log.Info("queued attempt cancelled before it started", "run", q.run, "step", q.a.Step.ID, "attempt", q.a.Attempt, "reason", reasons[i])
-		e.report.note(event.MustDraft(event.TaskFinished, q.run, event.TaskFinishedData{
-			Step: q.a.Step.ID, Attempt: q.a.Attempt, Node: e.env.Node,
-			Status: event.TaskCancelled, Class: event.ClassTransient, ExitCode: -1,
-			Error:       "cancelled before it started (" + reasons[i] + ")",
-			CommandHash: CommandHash(q.a.Step.Run),
-		}))
+		e.report.note(e.cancelledBeforeStart(q, reasons[i]))
 		e.lp.settle(q.d)
 	}
 	for _, a := range unseen {
@@ -626,12 +621,7 @@ func (e *Executor) cancelAhead(q *queued) {
 	delete(e.lp.ahead, q.key)
 	e.dropped.Add(1)
 	e.lp.settle(q.d)
-	d := event.MustDraft(event.TaskFinished, q.run, event.TaskFinishedData{
-		Step: q.a.Step.ID, Attempt: q.a.Attempt, Node: e.env.Node,
-		Status: event.TaskCancelled, Class: event.ClassTransient, ExitCode: -1,
-		Error:       "cancelled before it started (" + q.cancelled + ")",
-		CommandHash: CommandHash(q.a.Step.Run),
-	})
+	d := e.cancelledBeforeStart(q, q.cancelled)
 	e.mu.Lock()
 	e.mu.active++
 	e.mu.Unlock()
@@ -644,6 +634,17 @@ func (e *Executor) cancelAhead(q *queued) {
 		e.mu.Unlock()
 		e.poke() // a drain may wait for it
 	}()
+}
+
+// cancelledBeforeStart is the task.finished of an attempt cancelled
+// before its process started, for the reason why.
+func (e *Executor) cancelledBeforeStart(q *queued, why string) event.Draft {
+	return event.MustDraft(event.TaskFinished, q.run, event.TaskFinishedData{
+		Step: q.a.Step.ID, Attempt: q.a.Attempt, Node: e.env.Node,
+		Status: event.TaskCancelled, Class: event.ClassTransient, ExitCode: -1,
+		Error:       "cancelled before it started (" + why + ")",
+		CommandHash: CommandHash(q.a.Step.Run),
+	})
 }
 
 // forgetAhead deletes the records of the attempts recorded ahead that did
