@@ -79,3 +79,18 @@ func Data() *rapid.Generator[json.RawMessage] {
 		return v
 	})
 }
+
+// SameAsMarshal fails t unless got is "prefix" followed by what
+// json.Marshal(v) writes — or both failed (gerr is the encoder's error) —
+// and reports whether there were bytes to compare: how a test holds an
+// encoder that appends to "prefix" to encoding/json.
+func SameAsMarshal(t *rapid.T, v any, got []byte, gerr error) bool {
+	want, werr := json.Marshal(v)
+	if (werr != nil) != (gerr != nil) {
+		t.Fatalf("Marshal error %v, encoder error %v", werr, gerr)
+	}
+	if werr == nil && !bytes.Equal(got, append([]byte("prefix"), want...)) {
+		t.Fatalf("the encoder wrote\n%s\nMarshal wrote\n%s", got, want)
+	}
+	return werr == nil
+}

@@ -1,8 +1,6 @@
 package runindex
 
 import (
-	"bytes"
-	"encoding/json"
 	"reflect"
 	"testing"
 	"time"
@@ -43,18 +41,6 @@ func drawStrings(t *rapid.T, label string) []string {
 	return rapid.SliceOfN(canonjsontest.String(), 1, 4).Draw(t, label)
 }
 
-// checkSame fails unless got is prefix + what Marshal gives (or both fail).
-func checkSame(t *rapid.T, v any, got []byte, gerr error) bool {
-	want, werr := json.Marshal(v)
-	if (werr != nil) != (gerr != nil) {
-		t.Fatalf("Marshal error %v, fast encoder error %v", werr, gerr)
-	}
-	if werr == nil && !bytes.Equal(got, append([]byte("prefix"), want...)) {
-		t.Fatalf("fast encoder wrote\n%s\nMarshal wrote\n%s", got, want)
-	}
-	return werr == nil
-}
-
 // TestRowEncodingIsMarshal: appendStepView and appendSummary write
 // json.Marshal's bytes for every step view and summary, and fail where it
 // fails.
@@ -92,7 +78,7 @@ func TestRowEncodingIsMarshal(t *testing.T) {
 			v.Edits, v.Evidence = []orchestrator.Edit{}, []orchestrator.StepEvidence{}
 		}
 		got, err := appendStepView([]byte("prefix"), &v)
-		if checkSame(t, &v, got, err) {
+		if canonjsontest.SameAsMarshal(t, &v, got, err) {
 			if _, ok := appendStepViewFast(nil, &v); ok {
 				fastSteps++
 			}
@@ -107,7 +93,7 @@ func TestRowEncodingIsMarshal(t *testing.T) {
 			s.StepCounts = rapid.MapOfN(str, rapid.IntRange(-1, 5000), 0, 20).Draw(t, "counts")
 		}
 		got, err = appendSummary([]byte("prefix"), &s)
-		if checkSame(t, &s, got, err) {
+		if canonjsontest.SameAsMarshal(t, &s, got, err) {
 			if _, ok := appendSummaryFast(nil, &s); ok {
 				fastSums++
 			}
