@@ -10,7 +10,7 @@ import (
 
 // Version is the protocol version this build signs with: the newest in
 // its rules table.
-const Version = 6
+const Version = 7
 
 // Limits and times of the current rules.
 const (
@@ -115,6 +115,11 @@ var versions = []Rules{
 	// ledger node first (protocol.md, "Upgrading to version 6").
 	{Version: 6, Algorithm: Algorithm, MaxMessageBytes: MaxMessageBytes, MaxEventBytes: MaxEventBytes,
 		TTL: TTL, Leeway: Leeway, Secrets: redact.Set2, Types: event.TypesAt(6), KeepUnknown: true},
+	// Version 7: the same limits; query answers are signed envelopes of
+	// their own (typ "api.reply", see node/api and docs/protocol.md,
+	// "Signed answers"), never ledger events.
+	{Version: 7, Algorithm: Algorithm, MaxMessageBytes: MaxMessageBytes, MaxEventBytes: MaxEventBytes,
+		TTL: TTL, Leeway: Leeway, Secrets: redact.Set2, Types: event.TypesAt(7), KeepUnknown: true},
 }
 
 // Versions returns the rules table of this build, by version (a copy).
