@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 
 	"github.com/agentic-dev/agentic/ledger"
-	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/node/bootstrap"
 )
 
@@ -23,7 +22,7 @@ func (n *Node) openLedger(ctx context.Context) (*ledger.Store, error) {
 	st, err := bootstrap.Open(ctx, bootstrap.Config{
 		Dir:      filepath.Join(n.cfg.Data, "ledger"),
 		Self:     n.cfg.Name,
-		Client:   api.NewClient(n.conn.NC, 0),
+		Client:   n.apiClient(0),
 		JS:       n.conn.JS,
 		Verifier: n.verifier,
 		Timeout:  n.cfg.Ledger.BootstrapTimeout,

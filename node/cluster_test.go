@@ -14,6 +14,7 @@ import (
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/bustest"
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
+	"github.com/agentic-dev/agentic/bus/envelope"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/natsauth"
 	"github.com/agentic-dev/agentic/bus/trust"
@@ -308,5 +309,5 @@ func clientOf(t *testing.T, n *node.Node, dir string) *nodetest.Node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &nodetest.Node{Node: n, Dir: dir, NC: nc, JS: js, API: api.NewClient(nc, 10*time.Second), Operator: op, Root: root}
+	return &nodetest.Node{Node: n, Dir: dir, NC: nc, JS: js, API: api.NewClient(nc, 10*time.Second).WithTrust(&api.Trust{Verifier: envelope.NewVerifier(root)}), Operator: op, Root: root}
 }

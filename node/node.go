@@ -611,7 +611,7 @@ func (n *Node) startExecutor() error {
 		Incarnation:  n.incarnation,
 		OnFatal:      n.fail,
 		Paused:       n.diskPaused,
-		Safety:       executor.SafetyFrom(n.cfg.Executor, api.NewClient(n.conn.NC, 0)),
+		Safety:       executor.SafetyFrom(n.cfg.Executor, n.apiClient(0)),
 	})
 	n.roles = append(n.roles, n.exec)
 	return nil

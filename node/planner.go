@@ -61,7 +61,7 @@ func (n *Node) promptInputs(ctx context.Context, _ event.GoalSubmittedData) llm.
 	if n.conn == nil {
 		return in
 	}
-	c := api.NewClient(n.conn.NC, promptQueryTimeout)
+	c := n.apiClient(promptQueryTimeout)
 	var pv api.PolicyVersion
 	if err := c.Call(ctx, api.MethodPolicyShow, api.PolicyRequest{}, &pv); err == nil {
 		if p, err := policy.Parse([]byte(pv.Text), "policy"); err == nil {

@@ -23,6 +23,13 @@ import (
 // serving them.
 func (n *Node) startAPI() error {
 	s := api.NewServer(n.conn.NC, n.cfg.Name, n.log)
+	// Every answer is signed as this node (node/api, "Signed answers");
+	// a node whose roles do not answer the cluster's queries answers on
+	// its own subject only, as NATS lets it.
+	s.Sign(n.identity)
+	if !natsauth.Answers(n.cfg.Roles) {
+		s.SelfOnly()
+	}
 	api.HandleTyped(s, api.MethodNodeInfo, func(ctx context.Context, _ struct{}) (api.NodeInfo, error) {
 		return n.Info(), nil
 	})
@@ -419,4 +426,18 @@ func auditLine(rec ledger.Record) api.AuditLine {
 	ev := rec.Event
 	return api.AuditLine{Seq: ev.Seq, Subject: ev.Subject, Type: string(ev.Type), Run: ev.Run, Node: ev.Node, Time: ev.Time, Data: ev.Data, JWS: string(rec.Raw),
 		StreamSeq: ev.StreamSeq, StreamTime: rec.StreamTime()}
+}
+
+// apiClient is a query client over the node's connection that takes only
+// answers signed by a node that may give them (node/api, "Signed
+// answers"): the policy an executor enforces, the statistics a planner's
+// prompt carries and a peer's ledger come from the cluster, not from
+// whoever answers first. Revocations are the ledger's when the node has
+// one.
+func (n *Node) apiClient(timeout time.Duration) *api.Client {
+	t := &api.Trust{Verifier: n.verifier}
+	if n.store != nil {
+		t.Revoked = n.store.RevokedWhy
+	}
+	return api.NewClient(n.conn.NC, timeout).WithTrust(t)
 }

@@ -117,3 +117,12 @@ func (n *Node) ownRoot() *trust.Root {
 	}
 	return n.root
 }
+
+// identity is the identity the node signs with now: the renewed one once
+// a renewal was loaded.
+func (n *Node) identity() *trust.Identity {
+	if id := n.cred.Load(); id != nil {
+		return id
+	}
+	return n.id
+}

@@ -38,6 +38,25 @@ var ReadMethods = []string{
 // AdminMethods are the query API methods that act on a node: admin only.
 var AdminMethods = []string{"node.backup"}
 
+// PerNodeMethods are the query methods every node answers for itself
+// alone, on its own subject (agentic.api.at.<node>.<method>) and on the
+// broadcast one (agentic.api.all.<method>): what a node says of itself.
+// The signer of such an answer must be the node it speaks of.
+var PerNodeMethods = []string{"node.info", "node.backup"}
+
+// AnswerRoles are the node roles that answer the cluster's queries — the
+// ledger nodes (orchestrator, memory) and the ui —: only nodes with one of
+// them may subscribe to the query subjects and their queue group, and a
+// client accepts an answer to any method but a PerNodeMethods one only
+// when its signer holds one of them (node/api, "Signed answers").
+var AnswerRoles = []string{event.RoleOrchestrator, event.RoleMemory, event.RoleUI}
+
+// Answers reports whether a node with roles answers the cluster's
+// queries (AnswerRoles).
+func Answers(roles []string) bool {
+	return slices.ContainsFunc(roles, func(r string) bool { return slices.Contains(AnswerRoles, r) })
+}
+
 // Classified reports whether method is a read or an admin method: a
 // method that is neither is refused to everyone by NATS, so a node refuses
 // to serve it (node.startAPI).
@@ -181,13 +200,24 @@ func nodePerms(p *perms, id string, roles []string) {
 		jsAPI+"DIRECT.GET."+bus.LeaderBucketStream,
 		jsAPI+"DIRECT.GET."+bus.LeaderBucketStream+".>",
 	)
-	// The query API: served on the queue group, on this node's own
-	// subjects and on the broadcast ones; nodes are also clients of the
-	// read methods (a ledger bootstrapped from a peer's).
-	for _, m := range append(slices.Clone(ReadMethods), AdminMethods...) {
-		p.allowSub(apiPrefix + m)
+	// The query API: every node answers on its own subjects, and what it
+	// says of itself (PerNodeMethods) on the broadcast ones; only the
+	// roles that answer the cluster's queries (AnswerRoles) serve the
+	// queue group and every broadcast, so a node of another role — a
+	// stolen executor credential — cannot stand between a client and the
+	// ledger. Nodes are also clients of the read methods (a ledger
+	// bootstrapped from a peer's).
+	p.allowSub(apiPrefix + "at." + id + ".>")
+	if Answers(roles) {
+		for _, m := range append(slices.Clone(ReadMethods), AdminMethods...) {
+			p.allowSub(apiPrefix + m)
+		}
+		p.allowSub(apiPrefix + "all.>")
+	} else {
+		for _, m := range PerNodeMethods {
+			p.allowSub(apiPrefix + "all." + m)
+		}
 	}
-	p.allowSub(apiPrefix+"at."+id+".>", apiPrefix+"all.>")
 	readQueries(p)
 
 	ledger := false

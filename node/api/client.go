@@ -25,6 +25,8 @@ type Client struct {
 	prefix string
 	// node is the node At addresses ("" for any).
 	node string
+	// trust judges signed answers (WithTrust); nil takes any answer.
+	trust *Trust
 }
 
 // VerifyTimeout is the least time LedgerVerify waits for its answer.
@@ -39,6 +41,19 @@ func NewClient(nc *nats.Conn, timeout time.Duration) *Client {
 	}
 	return &Client{nc: nc, timeout: timeout, prefix: SubjectPrefix}
 }
+
+// WithTrust returns a client that takes only answers whose signature t
+// verifies and whose signer may give them (signed.go): what every client
+// whose answers a person sees or acts on uses. A refused answer is an
+// error wrapping ErrUnverified.
+func (c *Client) WithTrust(t *Trust) *Client {
+	w := *c
+	w.trust = t
+	return &w
+}
+
+// Verified reports whether the client checks the signatures of answers.
+func (c *Client) Verified() bool { return c.trust != nil }
 
 // At returns a client whose requests go to node alone (NodeSubject):
 // every page of a listing then comes from that one node. A node that is
@@ -74,9 +89,18 @@ func (c *Client) call(ctx context.Context, method string, req, resp any, timeout
 	}
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	msg, err := c.nc.RequestWithContext(rctx, subj, body)
+	out := nats.NewMsg(subj)
+	out.Data = body
+	nonce := newNonce()
+	out.Header.Set(HeaderNonce, nonce)
+	msg, err := c.nc.RequestMsgWithContext(rctx, out)
 	if err != nil {
 		return c.requestError(ctx, subj, timeout, err)
+	}
+	if c.trust != nil {
+		if _, err := c.trust.check(method, subj, nonce, body, msg); err != nil {
+			return err
+		}
 	}
 	var r wireReply
 	if err := json.Unmarshal(msg.Data, &r); err != nil {

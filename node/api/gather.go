@@ -55,7 +55,11 @@ func GatherFrom[T any](ctx context.Context, c *Client, method string, req any, w
 		return nil, fmt.Errorf("api: gather %s on %s: %w", subj, c.url(), err)
 	}
 	defer func() { _ = sub.Unsubscribe() }() // fails only on a closed connection: nothing to undo
-	if err := c.nc.PublishRequest(subj, inbox, body); err != nil {
+	out0 := nats.NewMsg(subj)
+	out0.Reply, out0.Data = inbox, body
+	nonce := newNonce()
+	out0.Header.Set(HeaderNonce, nonce)
+	if err := c.nc.PublishMsg(out0); err != nil {
 		return nil, c.requestError(ctx, subj, wait, err)
 	}
 	wctx, cancel := context.WithTimeout(ctx, wait)
@@ -81,6 +85,16 @@ func GatherFrom[T any](ctx context.Context, c *Client, method string, req any, w
 			return nil, &NoResponderError{Subject: subj, URL: c.url()}
 		case err != nil:
 			return nil, fmt.Errorf("api: gather %s on %s: %w", subj, c.url(), err)
+		}
+		if c.trust != nil {
+			signer, err := c.trust.check(method, subj, nonce, body, m)
+			if err != nil {
+				// Not an answer of the cluster's: dropped, and said
+				// among the answers (a node that cannot sign is seen).
+				out = append(out, Answer[T]{Node: "?" + m.Header.Get(HeaderNode), Err: err})
+				continue
+			}
+			m.Header.Set(HeaderNode, signer.ID)
 		}
 		a := decodeAnswer[T](method, m)
 		delete(missing, a.Node)

@@ -30,8 +30,9 @@ type Page[T any] struct {
 var ErrItemTooLarge = errors.New("api: item larger than a page")
 
 // replyOverhead is what a reply adds around a page's items: the Reply and
-// Page wrappers, the cursor, NATS headers. Generous on purpose.
-const replyOverhead = 4 << 10
+// Page wrappers, the cursor, NATS headers with the answer's signature
+// (the signer's credential is in it). Generous on purpose.
+const replyOverhead = 12 << 10
 
 // Pager builds a Page whose encoded size is known while it is filled, so
 // that no reply can exceed the connection's max payload by construction.

@@ -12,6 +12,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/envelope"
+	"github.com/agentic-dev/agentic/bus/natsauth"
+	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/nats-io/nats.go"
 )
 
@@ -59,8 +62,14 @@ type Server struct {
 	longPoll map[string]func(req []byte) bool
 	// broadcast holds the methods also answered on AllSubject.
 	broadcast map[string]bool
-	sem       chan struct{}
-	polls     chan struct{}
+	// signer is the identity that signs every answer (Sign); nil answers
+	// unsigned.
+	signer func() *trust.Identity
+	// selfOnly: the node answers on its own subject only, and on the
+	// broadcast subject what it says of itself (SelfOnly).
+	selfOnly bool
+	sem      chan struct{}
+	polls    chan struct{}
 	ctx       context.Context
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
@@ -124,6 +133,32 @@ func (s *Server) Broadcast(method string) {
 	s.broadcast[method] = true
 }
 
+// Sign makes the server sign every answer as the identity id returns at
+// the time (envelope.SignReply; see "Signed answers" in signed.go): a
+// renewed credential signs from its renewal on. Call it before Start.
+func (s *Server) Sign(id func() *trust.Identity) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.state != stateNew {
+		panic("api: Sign after Start")
+	}
+	s.signer = id
+}
+
+// SelfOnly makes the server answer only on the node's own subject
+// (NodeSubject) and, for natsauth.PerNodeMethods marked with Broadcast,
+// on the broadcast subject: what a node whose roles do not answer the
+// cluster's queries (natsauth.Answers) serves — NATS refuses it the queue
+// group. Call it before Start.
+func (s *Server) SelfOnly() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.state != stateNew {
+		panic("api: SelfOnly after Start")
+	}
+	s.selfOnly = true
+}
+
 // HandleTyped registers a handler that takes a decoded Req and answers a
 // Resp. An empty request decodes as the zero Req; undecodable JSON is
 // answered with ErrBadRequest without calling h. Unknown request fields are
@@ -168,14 +203,18 @@ func (s *Server) Start() error {
 	}
 	for method, h := range s.handlers {
 		cb := s.dispatch(method, h)
-		subjects := []string{SubjectPrefix + method, NodeSubject(s.node, method)}
-		if s.broadcast[method] {
+		queue := SubjectPrefix + method
+		subjects := []string{queue, NodeSubject(s.node, method)}
+		if s.selfOnly {
+			subjects = subjects[1:]
+		}
+		if s.broadcast[method] && (!s.selfOnly || slices.Contains(natsauth.PerNodeMethods, method)) {
 			subjects = append(subjects, AllSubject(method))
 		}
-		for i, subj := range subjects {
+		for _, subj := range subjects {
 			var sub *nats.Subscription
 			var err error
-			if i == 0 {
+			if subj == queue {
 				sub, err = s.nc.QueueSubscribe(subj, QueueGroup, cb)
 			} else {
 				sub, err = s.nc.Subscribe(subj, cb)
@@ -276,30 +315,62 @@ func (s *Server) track() bool {
 	return true
 }
 
-// replyHeaderRoom is what the reply's header (HeaderNode) takes from the
-// max payload, generously.
+// replyHeaderRoom is what the reply's headers take from the max payload
+// beside the signature, generously.
 const replyHeaderRoom = 512
 
-// respond answers m with data or err. An answer that would exceed the
-// connection's max payload is replaced by an ErrTooLarge error, so the
-// caller always hears why rather than timing out.
+// respond answers m with data or err, signed when the server has a
+// signer. An answer that would exceed the connection's max payload is
+// replaced by an ErrTooLarge error, so the caller always hears why rather
+// than timing out.
 func (s *Server) respond(method string, m *nats.Msg, data any, err error) {
 	if m.Reply == "" {
 		return
 	}
 	body := s.encode(method, data, err)
-	limit := int(s.nc.MaxPayload()) - replyHeaderRoom - len(s.node)
+	sig, serr := s.sign(method, m, body)
+	limit := int(s.nc.MaxPayload()) - replyHeaderRoom - len(s.node) - len(sig)
 	if len(body) > limit {
 		s.log.Error("api answer too large", "method", method, "bytes", len(body), "max_payload", s.nc.MaxPayload())
 		body = s.encode(method, nil, WithHint(fmt.Errorf("%w: the answer to %s is %d bytes, over the %d bytes NATS carries in one message",
 			ErrTooLarge, method, len(body), s.nc.MaxPayload()), "ask for less (a lower limit); if it persists, report it: the node should have cut the answer into pages"))
+		sig, serr = s.sign(method, m, body)
+	}
+	if serr != nil {
+		// A client that checks signatures refuses an unsigned answer; say
+		// why here, where it can be mended.
+		s.log.Error("api sign answer", "method", method, "err", serr)
 	}
 	out := nats.NewMsg(m.Reply)
 	out.Header.Set(HeaderNode, s.node)
+	if len(sig) > 0 {
+		out.Header.Set(HeaderSignature, string(sig))
+	}
 	out.Data = body
 	if err := m.RespondMsg(out); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
 		s.log.Warn("api respond", "method", method, "err", err)
 	}
+}
+
+// sign is the signature of body, the answer to m (nil without a signer).
+func (s *Server) sign(method string, m *nats.Msg, body []byte) ([]byte, error) {
+	if s.signer == nil {
+		return nil, nil
+	}
+	id := s.signer()
+	if id == nil {
+		return nil, errors.New("no identity to sign with")
+	}
+	var nonce string
+	if m.Header != nil {
+		nonce = m.Header.Get(HeaderNonce)
+	}
+	return envelope.SignReply(id, envelope.ReplyClaims{
+		Method:  method,
+		Subject: m.Subject,
+		Request: RequestHash(m.Subject, nonce, m.Data),
+		Body:    BodyHash(body),
+	}, time.Now())
 }
 
 // encode is the Reply for data or err.

@@ -15,6 +15,7 @@ import (
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/bus/envelope"
 	"github.com/agentic-dev/agentic/bus/natsauth"
 	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/config"
@@ -77,7 +78,9 @@ func (tn *Node) connect(t testing.TB) {
 		t.Fatal(err)
 	}
 	tn.NC, tn.JS, tn.Operator, tn.Root = nc, js, op, root
-	tn.API = api.NewClient(nc, 10*time.Second)
+	// Answers are checked as agentctl checks them: signed by a node the
+	// root issued, of a role that may give them.
+	tn.API = api.NewClient(nc, 10*time.Second).WithTrust(&api.Trust{Verifier: envelope.NewVerifier(root)})
 }
 
 // Stop stops the node (idempotent).

@@ -49,7 +49,10 @@ func (a *app) awaitAccepted(ctx context.Context, acks []jetstream.PubAck) error 
 	if err != nil {
 		return err
 	}
-	c := api.NewClient(nc, a.timeout)
+	c, err := a.newClient(nc, a.timeout)
+	if err != nil {
+		return err
+	}
 	wctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
 	for _, ack := range acks {

@@ -49,6 +49,8 @@ type app struct {
 	// denied receives the permission violations NATS reports on the
 	// connection (a publish the credentials may not make).
 	denied chan error
+	// replies judges the cluster's answers (replytrust.go).
+	replies replyTrust
 }
 
 func newApp(env Env) *app {
@@ -208,7 +210,7 @@ func (a *app) client() (*api.Client, error) {
 	if err := a.checkReadTrust(a.context()); err != nil {
 		return nil, err
 	}
-	return api.NewClient(nc, a.timeout), nil
+	return a.newClient(nc, a.timeout)
 }
 
 // credsPath applies the documented order: --creds, $AGENTIC_CREDS,
