@@ -10,6 +10,7 @@ import (
 	"github.com/agentic-dev/agentic/bus/natsauth"
 	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/node/api"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -20,7 +21,7 @@ import (
 // viewer reads step output as agentctl run logs does.
 func TestQueryAPIUnderPermissions(t *testing.T) {
 	cl := newCluster(t)
-	node := cl.connect(trust.KindNode, "ledger-a", event.RolePlanner)
+	node := cl.connect(trust.KindNode, "ledger-a", event.RoleMemory)
 	cl.streams(node)
 	srv := api.NewServer(node.nc, "ledger-a", nil)
 	api.HandleTyped(srv, api.MethodNodeInfo, func(context.Context, struct{}) (api.NodeInfo, error) {
@@ -75,5 +76,63 @@ func TestQueryAPIUnderPermissions(t *testing.T) {
 	}
 	if _, err := oc.Next(jetstream.FetchMaxWait(5 * time.Second)); err != nil {
 		t.Fatalf("viewer reads step output: %v", err)
+	}
+}
+
+// TestOnlyAnsweringRolesServeQueries: a node whose roles do not answer the
+// cluster's queries (an executor, a planner) may not subscribe to a query
+// method, its queue group or another method's broadcast — the stolen
+// executor credential that stood between agentctl and the ledger — while
+// it still answers on its own subject and says what it is on the
+// broadcast one.
+func TestOnlyAnsweringRolesServeQueries(t *testing.T) {
+	cl := newCluster(t)
+	for _, role := range []string{event.RoleExecutor, event.RolePlanner} {
+		ex := cl.connect(trust.KindNode, "x-"+role, role)
+		for _, subj := range []string{"agentic.api.gates.list", "agentic.api.runs.get", "agentic.api.>", "agentic.api.all.ledger.head", "agentic.api.at.ledger-a.gates.list"} {
+			if _, err := ex.nc.QueueSubscribe(subj, api.QueueGroup, func(*nats.Msg) {}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := ex.nc.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		denied := ex.waitDenials(t, 5)
+		if len(denied) != 5 {
+			t.Fatalf("%s: want 5 refused subscriptions, got %v", role, denied)
+		}
+		srv := api.NewServer(ex.nc, "x-"+role, nil)
+		api.HandleTyped(srv, api.MethodNodeInfo, func(context.Context, struct{}) (api.NodeInfo, error) {
+			return api.NodeInfo{ID: "x-" + role}, nil
+		})
+		srv.Broadcast(api.MethodNodeInfo)
+		srv.SelfOnly()
+		if err := srv.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if err := ex.nc.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if d := ex.waitDenials(t, 0); len(d) > len(denied) {
+			t.Fatalf("%s: its own subjects were refused: %v", role, d[len(denied):])
+		}
+		srv.Stop()
+	}
+}
+
+// waitDenials waits until at least n permission violations were reported
+// on c (a moment more when n is 0) and returns them all.
+func (c *client) waitDenials(t *testing.T, n int) []string {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Second)
+	if n == 0 {
+		deadline = time.Now().Add(300 * time.Millisecond)
+	}
+	for {
+		d := c.denialList()
+		if (n > 0 && len(d) >= n) || time.Now().After(deadline) {
+			return d
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
