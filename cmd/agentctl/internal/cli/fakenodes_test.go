@@ -73,6 +73,7 @@ func (f *fakeNode) registerAlarms(s *api.Server) {
 func (h *harness) withPeer(t *testing.T, info api.NodeInfo) {
 	t.Helper()
 	srv := api.NewServer(h.conn.NC, info.ID, nil)
+	srv.Sign(h.signer(t, info.ID, info.Roles...))
 	api.HandleTyped(srv, api.MethodNodeInfo, func(context.Context, struct{}) (api.NodeInfo, error) { return info, nil })
 	srv.Broadcast(api.MethodNodeInfo)
 	if err := srv.Start(); err != nil {

@@ -49,6 +49,7 @@ func (h *harness) withGates(gs ...api.Gate) *gateServer {
 	h.t.Helper()
 	s := &gateServer{gates: gs}
 	srv := api.NewServer(h.conn.NC, "gates-node", nil)
+	srv.Sign(h.signer(h.t, "gates-node"))
 	api.HandleTyped(srv, api.MethodGatesList, s.list)
 	api.HandleTyped(srv, api.MethodPolicyShow, func(_ context.Context, req api.PolicyRequest) (api.PolicyVersion, error) {
 		if req.Version > 1 {

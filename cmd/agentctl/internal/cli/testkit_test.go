@@ -55,12 +55,27 @@ func newHarness(t *testing.T) *harness {
 	return &harness{t: t, url: srv.ClientURL(), conn: bustest.Connect(t, srv), root: ids.Root, creds: creds}
 }
 
+// signer makes a node identity of the harness's root: what a fake node's
+// API server signs its answers with, as agentd's does.
+func (h *harness) signer(t testing.TB, node string, roles ...string) func() *trust.Identity {
+	t.Helper()
+	if len(roles) == 0 {
+		roles = []string{event.RoleOrchestrator, event.RoleUI}
+	}
+	id, err := trust.NewIdentity(h.root, node, trust.KindNode, roles, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func() *trust.Identity { return id }
+}
+
 // withNode starts the fake node's API server.
 func (h *harness) withNode() *harness {
 	h.t.Helper()
 	h.node = newFakeNode()
 	h.node.root, h.node.ledger = h.root, h.conn.JS
 	srv := api.NewServer(h.conn.NC, "node-a", nil)
+	srv.Sign(h.signer(h.t, "node-a"))
 	h.node.register(srv)
 	if err := srv.Start(); err != nil {
 		h.t.Fatal(err)
