@@ -330,3 +330,10 @@ func (a *appender) rootsCommitted() {
 		a.s.roots.Store(&r)
 	}
 }
+
+// DecodeRootAdded reads a trust.root_added payload and the root key it
+// adds, as Append does: false when it does not name a valid key whose
+// fingerprint is its KeyID.
+func DecodeRootAdded(data []byte) (event.RootAddedData, ed25519.PublicKey, bool) {
+	return decodeRootAdded(data)
+}

@@ -309,5 +309,5 @@ func clientOf(t *testing.T, n *node.Node, dir string) *nodetest.Node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &nodetest.Node{Node: n, Dir: dir, NC: nc, JS: js, API: api.NewClient(nc, 10*time.Second).WithTrust(&api.Trust{Verifier: envelope.NewVerifier(root)}), Operator: op, Root: root}
+	return &nodetest.Node{Node: n, Dir: dir, NC: nc, JS: js, API: api.NewClient(nc, 10*time.Second).WithTrust(&api.Trust{Verifier: envelope.NewVerifier(root), LearnRoots: true}), Operator: op, Root: root}
 }

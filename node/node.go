@@ -475,7 +475,7 @@ func (n *Node) startLedger(ctx context.Context) error {
 		if err := n.policies.Attach(n.store); err != nil {
 			return fmt.Errorf("node: policy index: %w", err)
 		}
-		n.settings = settings.New(settings.Config{Node: n.cfg.Name, NC: n.conn.NC, JS: n.conn.JS, Replicas: bus.DefaultReplicas(n.conn.NC), AppliedSeq: n.store.AppliedStreamSeq, Logger: n.log.With("component", "settings")})
+		n.settings = settings.New(settings.Config{Node: n.cfg.Name, NC: n.conn.NC, Sign: n.identity, JS: n.conn.JS, Replicas: bus.DefaultReplicas(n.conn.NC), AppliedSeq: n.store.AppliedStreamSeq, Logger: n.log.With("component", "settings")})
 		folders = append(folders, n.settings)
 		n.nodes = nodes.New(n.log.With("component", "nodes"))
 		folders = append(folders, n.nodes)

@@ -435,7 +435,7 @@ func auditLine(rec ledger.Record) api.AuditLine {
 // whoever answers first. Revocations are the ledger's when the node has
 // one.
 func (n *Node) apiClient(timeout time.Duration) *api.Client {
-	t := &api.Trust{Verifier: n.verifier}
+	t := &api.Trust{Verifier: n.verifier, LearnRoots: true}
 	if n.store != nil {
 		t.Revoked = n.store.RevokedWhy
 	}

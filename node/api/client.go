@@ -98,7 +98,7 @@ func (c *Client) call(ctx context.Context, method string, req, resp any, timeout
 		return c.requestError(ctx, subj, timeout, err)
 	}
 	if c.trust != nil {
-		if _, err := c.trust.check(method, subj, nonce, body, msg); err != nil {
+		if _, err := c.trust.check(ctx, c, method, subj, nonce, body, msg); err != nil {
 			return err
 		}
 	}

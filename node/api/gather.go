@@ -87,7 +87,7 @@ func GatherFrom[T any](ctx context.Context, c *Client, method string, req any, w
 			return nil, fmt.Errorf("api: gather %s on %s: %w", subj, c.url(), err)
 		}
 		if c.trust != nil {
-			signer, err := c.trust.check(method, subj, nonce, body, m)
+			signer, err := c.trust.check(ctx, c, method, subj, nonce, body, m)
 			if err != nil {
 				// Not an answer of the cluster's: dropped, and said
 				// among the answers (a node that cannot sign is seen).

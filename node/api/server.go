@@ -70,10 +70,10 @@ type Server struct {
 	selfOnly bool
 	sem      chan struct{}
 	polls    chan struct{}
-	ctx       context.Context
-	cancel    context.CancelFunc
-	wg        sync.WaitGroup
-	mu        struct {
+	ctx      context.Context
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+	mu       struct {
 		sync.Mutex
 		state int
 		subs  []*nats.Subscription

@@ -1,6 +1,8 @@
 package api
 
 import (
+	"context"
+	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -8,11 +10,15 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/envelope"
+	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/natsauth"
 	"github.com/agentic-dev/agentic/bus/trust"
+	"github.com/agentic-dev/agentic/ledger"
 	"github.com/nats-io/nats.go"
 )
 
@@ -67,17 +73,93 @@ func newNonce() string {
 	return hex.EncodeToString(b[:])
 }
 
-// Trust is how a Client judges signed answers.
+// Trust is how a Client judges signed answers. It is safe for concurrent
+// use once made.
 type Trust struct {
 	// Verifier checks signatures and credentials against the roots the
 	// client trusts (the root of its credentials file).
 	Verifier *envelope.Verifier
+	// LearnRoots: when a signer's credential does not verify (a root the
+	// Verifier does not know issued it — a rotation's new root), read
+	// the ledger's trust.root_added events once, each a signed event
+	// verified against the roots known so far and signed by an
+	// administrator, and verify again trusting the roots they added.
+	LearnRoots bool
 	// Revoked, when set, reports why a signer's credential is revoked
 	// ("" when it is not).
 	Revoked func(c *trust.Credential) string
 	// Now is the clock the signature's times are judged by (time.Now
 	// when nil).
 	Now func() time.Time
+	// roots is what LearnRoots learned.
+	roots atomic.Pointer[learned]
+}
+
+// learned is the verifier after learning roots (nil before).
+type learned struct {
+	mu   sync.Mutex
+	done bool
+	v    *envelope.Verifier
+}
+
+func (t *Trust) learned() *learned {
+	if l := t.roots.Load(); l != nil {
+		return l
+	}
+	t.roots.CompareAndSwap(nil, &learned{})
+	return t.roots.Load()
+}
+
+// verifier is the Verifier, or the one that learned the ledger's roots.
+func (t *Trust) verifier() *envelope.Verifier {
+	l := t.learned()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.v != nil {
+		return l.v
+	}
+	return t.Verifier
+}
+
+// learn reads the ledger's trust.root_added events through c, once, and
+// reports whether it learned a root.
+func (t *Trust) learn(ctx context.Context, c *Client) bool {
+	l := t.learned()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.done {
+		return false
+	}
+	l.done = true
+	ring := keyring{}
+	plain := *c
+	plain.trust = nil
+	for line, err := range plain.AuditLines(ctx, AuditRequest{Types: []string{string(event.RootAdded)}}) {
+		if err != nil {
+			return false
+		}
+		v := t.Verifier.WithKeyring(ring)
+		env, err := v.Verify([]byte(line.JWS), event.Subject(event.RootAdded, ""), line.StreamTime)
+		if err != nil || !env.Signer.HasRole(event.RoleAdmin) || len(env.Events) != 1 {
+			continue
+		}
+		if d, key, ok := ledger.DecodeRootAdded(env.Events[0].Data); ok {
+			ring[d.KeyID] = key
+		}
+	}
+	if len(ring) == 0 {
+		return false
+	}
+	l.v = t.Verifier.WithKeyring(ring)
+	return true
+}
+
+// keyring is a set of root keys by KeyID.
+type keyring map[string]ed25519.PublicKey
+
+func (k keyring) RootKey(id string) (ed25519.PublicKey, bool) {
+	key, ok := k[id]
+	return key, ok
 }
 
 func (t *Trust) now() time.Time {
@@ -89,7 +171,7 @@ func (t *Trust) now() time.Time {
 
 // check verifies m, the answer to a request with nonce and body sent on
 // subject for method, and returns the verified signer.
-func (t *Trust) check(method, subject, nonce string, body []byte, m *nats.Msg) (*trust.Credential, error) {
+func (t *Trust) check(ctx context.Context, c *Client, method, subject, nonce string, body []byte, m *nats.Msg) (*trust.Credential, error) {
 	node := m.Header.Get(HeaderNode)
 	refuse := func(format string, args ...any) error {
 		who := "a responder"
@@ -99,7 +181,11 @@ func (t *Trust) check(method, subject, nonce string, body []byte, m *nats.Msg) (
 		return WithHint(fmt.Errorf("%w: the answer to %s from %s: %s", ErrUnverified, method, who, fmt.Sprintf(format, args...)),
 			"nothing of it was shown or used. A node older than protocol version 7 answers unsigned: upgrade it; otherwise something that is not a trusted ledger or ui node answers queries (docs/security.md, \"Signed answers\")")
 	}
-	r, err := t.Verifier.VerifyReply([]byte(m.Header.Get(HeaderSignature)), t.now())
+	sig := []byte(m.Header.Get(HeaderSignature))
+	r, err := t.verifier().VerifyReply(sig, t.now())
+	if err != nil && len(sig) > 0 && t.LearnRoots && c != nil && t.learn(ctx, c) {
+		r, err = t.verifier().VerifyReply(sig, t.now())
+	}
 	if err != nil {
 		return nil, refuse("%v", err)
 	}

@@ -14,8 +14,8 @@ import (
 
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
-	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/envelope"
+	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/natsauth"
 	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/config"
@@ -80,7 +80,7 @@ func (tn *Node) connect(t testing.TB) {
 	tn.NC, tn.JS, tn.Operator, tn.Root = nc, js, op, root
 	// Answers are checked as agentctl checks them: signed by a node the
 	// root issued, of a role that may give them.
-	tn.API = api.NewClient(nc, 10*time.Second).WithTrust(&api.Trust{Verifier: envelope.NewVerifier(root)})
+	tn.API = api.NewClient(nc, 10*time.Second).WithTrust(&api.Trust{Verifier: envelope.NewVerifier(root), LearnRoots: true})
 }
 
 // Stop stops the node (idempotent).

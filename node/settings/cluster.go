@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/node/health"
 	"github.com/agentic-dev/agentic/roles"
@@ -36,6 +37,9 @@ type Config struct {
 	Node string
 	// NC serves the query API (Method); nil: no query API.
 	NC *nats.Conn
+	// Sign, when set, is the identity the query API's answers are signed
+	// with (node/api, "Signed answers").
+	Sign func() *trust.Identity
 	// JS reaches the streams.
 	JS     jetstream.JetStream
 	Logger *slog.Logger
@@ -254,6 +258,9 @@ func (c *Cluster) Start(ctx context.Context) error {
 	}
 	if c.cfg.NC != nil {
 		srv := api.NewServer(c.cfg.NC, c.cfg.Node, c.log)
+		if c.cfg.Sign != nil {
+			srv.Sign(c.cfg.Sign)
+		}
 		api.HandleTyped(srv, Method, func(context.Context, struct{}) (InForce, error) { return c.InForce(), nil })
 		if err := srv.Start(); err != nil {
 			return fmt.Errorf("settings: %w", err)

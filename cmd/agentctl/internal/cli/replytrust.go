@@ -47,7 +47,7 @@ func (a *app) answerTrust() (*api.Trust, error) {
 			rt.err = fmt.Errorf("read the root of %s, to check the cluster's answers: %w", path, err)
 			return
 		}
-		rt.trust = &api.Trust{Verifier: envelope.NewVerifier(root), Revoked: a.revokedSigner}
+		rt.trust = &api.Trust{Verifier: envelope.NewVerifier(root), Revoked: a.revokedSigner, LearnRoots: true}
 	})
 	return rt.trust, rt.err
 }
@@ -82,11 +82,11 @@ func (a *app) askRevocations() (map[[2]string]time.Time, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := *a.replies.trust
 	var signer *trust.Credential
-	t.Revoked = func(c *trust.Credential) string { signer = c; return "" }
+	t := &api.Trust{Verifier: a.replies.trust.Verifier, LearnRoots: true,
+		Revoked: func(c *trust.Credential) string { signer = c; return "" }}
 	var revs []api.Revocation
-	if err := api.NewClient(nc, a.timeout).WithTrust(&t).Call(a.context(), api.MethodRevocationsList, struct{}{}, &revs); err != nil {
+	if err := api.NewClient(nc, a.timeout).WithTrust(t).Call(a.context(), api.MethodRevocationsList, struct{}{}, &revs); err != nil {
 		return nil, err
 	}
 	out := make(map[[2]string]time.Time, len(revs))
@@ -117,4 +117,3 @@ func (a *app) newClient(nc *nats.Conn, timeout time.Duration) (*api.Client, erro
 	}
 	return c, nil
 }
-
