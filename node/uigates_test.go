@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -75,6 +76,15 @@ func TestGateAnsweredThroughTheUI(t *testing.T) {
 	}
 	if code, body := post(ot, map[string]any{"run": run, "step": "wipe", "subject": g.Subject, "action": "deny"}); code != http.StatusBadRequest {
 		t.Fatalf("a deny without a reason: %d %s", code, body)
+	}
+	// An answer naming a subject other than the gate's as the ui node
+	// reads it (a stale page, a forged form) is refused: nothing emitted.
+	stale := map[string]any{"run": run, "step": "wipe", "subject": "sha256:" + strings.Repeat("ab", 32), "action": "accept"}
+	if code, body := post(ot, stale); code != http.StatusConflict || !strings.Contains(body, "another version") {
+		t.Fatalf("an answer to another subject: %d %s", code, body)
+	}
+	if code, body := post(ot, map[string]any{"run": run, "step": "nowhere", "subject": g.Subject, "action": "accept"}); code != http.StatusNotFound {
+		t.Fatalf("an answer to a step with no gate: %d %s", code, body)
 	}
 	if _, err := os.Stat(marker); !os.IsNotExist(err) {
 		t.Fatalf("the step ran before any approval (%v)", err)

@@ -96,6 +96,10 @@ func (u *UI) answerGate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	if a.Subject, err = u.gates.boundSubject(r.Context(), a); err != nil {
+		writeError(w, err)
+		return
+	}
 	d, err := event.NewDraft(event.GateDecidedFor, a.Run, event.GateDecidedForData{Operator: operator,
 		GateDecidedData: event.GateDecidedData{Step: a.Step, Subject: a.Subject, Action: a.Action,
 			Command: a.Command, Reason: a.Reason, Remember: a.Remember}})

@@ -168,6 +168,8 @@ func writeError(w http.ResponseWriter, err error) {
 		code, status = api.CodeNotFound, http.StatusNotFound
 	case errors.Is(err, api.ErrAmbiguous):
 		code, status = api.CodeAmbiguous, http.StatusConflict
+	case errors.Is(err, errStale):
+		code, status = "stale", http.StatusConflict
 	}
 	writeJSON(w, status, apiError{Error: err.Error(), Hint: api.HintOf(err), Code: code})
 }

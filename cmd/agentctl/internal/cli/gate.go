@@ -339,7 +339,12 @@ type gateResult struct {
 // answer publishes an operator's answer to gate g, after the checks that
 // would make the leader ignore it.
 func (a *app) answer(ctx context.Context, g *api.Gate, d event.GateDecidedData) error {
-	d.Step, d.Subject = g.Step, g.Subject
+	subject, err := boundSubject(g)
+	if err != nil {
+		return err
+	}
+	d.Step, d.Subject = g.Step, subject
+	a.printBinding(g, subject)
 	if d.Action == event.GateAccept {
 		id, _, err := a.identity()
 		if err != nil {
@@ -364,6 +369,53 @@ func (a *app) answer(ctx context.Context, g *api.Gate, d event.GateDecidedData) 
 	}
 	fmt.Fprintf(a.env.Stdout, "%s of %s of run %s recorded (event %s)\n", d.Action, gateName(g), g.Run, dr.ID)
 	return nil
+}
+
+// boundSubject is the subject an answer to g names. For a step gate it is
+// the hash agentctl computes itself (event.GateSubject) from the step and
+// the policy version it verified and showed — never a hash it was handed:
+// a gate whose listed subject is another is refused. A plan gate's
+// subject covers every step of the revision, which the gate does not
+// list: it is the one of the signed answer.
+func boundSubject(g *api.Gate) (string, error) {
+	if g.Spec == nil || g.Step == "" {
+		return g.Subject, nil
+	}
+	subject := event.GateSubject(*g.Spec, g.Policy)
+	if g.Subject != subject {
+		return "", api.WithHint(fmt.Errorf("%s of run %s: the gate's subject %s is not the hash of the step it shows (%s): nothing was published",
+			gateName(g), g.Run, g.Subject, subject),
+			"the node that answered lists a gate whose content and subject disagree: report it, and ask another node (agentctl gate show RUN STEP)")
+	}
+	return subject, nil
+}
+
+// printBinding says, before the answer is sent, exactly what it binds to:
+// to stderr with -o json, so that stdout stays one JSON document.
+func (a *app) printBinding(g *api.Gate, subject string) {
+	w := a.env.Stdout
+	if a.output != formatText {
+		w = a.env.Stderr
+	}
+	fmt.Fprintf(w, "binding the answer to %s of run %s:\n", gateName(g), g.Run)
+	if s := g.Spec; s != nil && g.Step != "" {
+		switch s.Kind {
+		case event.KindFileWrite, event.KindFilePatch:
+			fmt.Fprintf(w, "  %s %s\n", s.Kind, s.Path)
+		default:
+			fmt.Fprintf(w, "  command  %s\n", s.Run)
+		}
+		if s.Cwd != "" {
+			fmt.Fprintf(w, "  cwd      %s\n", s.Cwd)
+		}
+		if s.RunAs != "" {
+			fmt.Fprintf(w, "  user     %s\n", s.RunAs)
+		}
+	}
+	if !g.Policy.IsZero() {
+		fmt.Fprintf(w, "  policy   version %d %s\n", g.Policy.Version, g.Policy.Hash)
+	}
+	fmt.Fprintf(w, "  subject  %s\n", subject)
 }
 
 // gateName names the gated step, or the plan gate.

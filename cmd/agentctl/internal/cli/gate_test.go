@@ -347,3 +347,30 @@ func TestRunPauseResume(t *testing.T) {
 		t.Errorf("pause event = %+v %s", ev, ev.Data)
 	}
 }
+
+// TestGateAnswerBindsToWhatWasShown: agentctl binds an answer to the hash
+// it computes from the step it shows, says what it binds to before it
+// sends, and refuses a gate whose listed subject is not the hash of its
+// content (an answer would bind to something other than what was shown).
+func TestGateAnswerBindsToWhatWasShown(t *testing.T) {
+	h := newSecureHarness(t).withNode()
+	lying := gatedDeploy()
+	lying.Step, lying.Subject = "other", "sha256:"+strings.Repeat("0", 64)
+	lying.Spec.ID = "other"
+	h.withGates(gatedDeploy(), lying)
+
+	r := h.run("gate", "approve", runC, "other")
+	if r.code != ExitError || !strings.Contains(r.stderr, "is not the hash of the step it shows") || !strings.Contains(r.stderr, "nothing was published") {
+		t.Fatalf("approve of a gate whose subject lies = %+v", r)
+	}
+	if n := len(h.events()); n != 0 {
+		t.Fatalf("%d events published for a gate whose subject lies", n)
+	}
+	r = h.run("gate", "approve", runC, "deploy")
+	subject := gatedDeploy().Subject
+	for _, want := range []string{"binding the answer to step deploy of run " + runC, "command  sudo rm -rf /var/www", "subject  " + subject} {
+		if r.code != 0 || !strings.Contains(r.stdout, want) {
+			t.Errorf("gate approve does not say %q: %+v", want, r)
+		}
+	}
+}
