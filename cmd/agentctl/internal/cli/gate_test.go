@@ -298,6 +298,7 @@ func TestGateReview(t *testing.T) {
 	h := newSecureHarness(t).withNode()
 	second := gatedDeploy()
 	second.Step, second.Spec = "cleanup", &event.Step{ID: "cleanup", Kind: event.KindShell, Run: "rm -rf ./tmp"}
+	second.Subject = event.GateSubject(*second.Spec, second.Policy)
 	h.withGates(gatedPatch(), gatedDeploy(), second)
 	old := stdinTerminal
 	stdinTerminal = func(io.Reader) bool { return true }
@@ -315,7 +316,7 @@ func TestGateReview(t *testing.T) {
 	_, ds := decided(t, h.events())
 	want := []event.GateDecidedData{
 		{Step: "deploy", Subject: gatedDeploy().Subject, Action: event.GateSkip, Reason: "not needed"},
-		{Step: "cleanup", Subject: second.Subject, Action: event.GateEdit, Command: "rm -r ./build"},
+		{Step: "cleanup", Subject: event.GateSubject(*second.Spec, second.Policy), Action: event.GateEdit, Command: "rm -r ./build"},
 	}
 	if len(ds) != 2 || ds[0] != want[0] || ds[1] != want[1] {
 		t.Fatalf("review published %+v, want %+v", ds, want)
