@@ -138,3 +138,25 @@ func runLogs(ctx context.Context, t *testing.T, js jetstream.JetStream, run stri
 		}
 	}
 }
+
+// An agentd running as root with no run_as refuses a file edit as it
+// refuses a shell step (class policy), writing nothing; one that is not
+// root makes it as itself.
+func TestFileEditAsRootRefused(t *testing.T) {
+	h := newHarness(t)
+	rec := &recorder{}
+	h.start("n1", filepath.Join(t.TempDir(), "executor"), rec, func(c *Config) { c.Runner.RefuseRoot = true })
+	h.elect(1)
+	h.assignStep("n1", "r1", event.Step{ID: "create", Kind: event.KindFileWrite, Path: "new.txt", Content: "x\n"}, 1, nil)
+	f := waitFinished(t, rec, "create", 1)
+	_, err := os.Stat(filepath.Join(h.work, "new.txt"))
+	if os.Geteuid() != 0 {
+		if f.Status != event.TaskSucceeded || err != nil {
+			t.Fatalf("edit by an executor that is not root: %+v (%v)", f, err)
+		}
+		return
+	}
+	if f.Status != event.TaskFailed || f.Class != event.ClassPolicy || !strings.Contains(f.Error, "executor.run_as") || err == nil {
+		t.Fatalf("edit as root with no run_as: %+v (file: %v), want refused, class policy, nothing written", f, err)
+	}
+}
