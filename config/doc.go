@@ -45,7 +45,7 @@
 //	executor:
 //	  slots: <2 × CPUs>           # AGENTIC_EXECUTOR_SLOTS  --executor-slots
 //	  default_timeout: 10m        # AGENTIC_EXECUTOR_TIMEOUT --executor-timeout
-//	  workdir: ""                 # AGENTIC_EXECUTOR_WORKDIR --executor-workdir (empty: DATA/work)
+//	  workdir: ""                 # AGENTIC_EXECUTOR_WORKDIR --executor-workdir (empty: DATA/work; needed when run_as is another user)
 //	  queue: -1                   # AGENTIC_EXECUTOR_QUEUE  --executor-queue (-1: 8 per slot; 0: none)
 //	  capabilities: []            # AGENTIC_CAPABILITIES    --capabilities docker,gpu
 //	  env_allow: []               # AGENTIC_EXECUTOR_ENV_ALLOW --executor-env-allow PATH,HOME,LC_* (empty: PATH,HOME,USER,LOGNAME,SHELL,LANG,LANGUAGE,LC_*,TERM,TZ,TMPDIR)

@@ -2,7 +2,11 @@ package config
 
 import (
 	"errors"
+	"os"
+	"os/user"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -12,7 +16,7 @@ import (
 func TestExecutorSafetyKeys(t *testing.T) {
 	c := Default()
 	err := c.ApplyEnv([]string{
-		"AGENTIC_EXECUTOR_ENV_ALLOW=PATH, LC_*", "AGENTIC_EXECUTOR_RUN_AS=agentic",
+		"AGENTIC_EXECUTOR_ENV_ALLOW=PATH, LC_*", "AGENTIC_EXECUTOR_RUN_AS=agentic", "AGENTIC_EXECUTOR_WORKDIR=/srv/agentic-work",
 		"AGENTIC_EXECUTOR_MAX_OPEN_FILES=1024", "AGENTIC_EXECUTOR_MAX_ADDRESS_SPACE=8GiB", "AGENTIC_EXECUTOR_LANDLOCK=true",
 	})
 	if err != nil {
@@ -48,4 +52,54 @@ func TestExecutorSafetyKeys(t *testing.T) {
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "below 1MiB") {
 		t.Errorf("Validate(512KiB) = %v", err)
 	}
+}
+
+// An executor whose steps run as another user (run_as) refuses to start
+// with the default work dir, DATA/work, inside the data dir agentd keeps
+// 0700 (that user could not reach it): the error names the work dir and
+// what to set. With a work dir of its own, or steps run as agentd's user,
+// or no executor role, it starts.
+func TestRunAsNeedsAWorkDirOutsideTheData(t *testing.T) {
+	other := "nobody"
+	if u, err := user.Lookup(other); err != nil || u.Uid == strconv.Itoa(os.Geteuid()) {
+		other = "root"
+		if os.Geteuid() == 0 {
+			t.Fatal("the tests need a user nobody (or to run as a user other than root)")
+		}
+	}
+	c := Default()
+	c.Data = filepath.Join(t.TempDir(), "data")
+	c.Executor.RunAs = other
+	err := c.Validate()
+	work := filepath.Join(c.Data, "work")
+	for _, w := range []string{"executor.workdir", "the default work dir " + work, "run_as user " + other + " cannot reach it",
+		"--executor-workdir"} {
+		if err == nil || !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), w) {
+			t.Fatalf("run_as %s with the default work dir: Validate = %v, want an error saying %q", other, err, w)
+		}
+	}
+	c.Executor.Workdir = "/srv/agentic-work"
+	if err := c.Validate(); err != nil {
+		t.Fatalf("with a work dir of its own: %v", err)
+	}
+	c.Executor.Workdir = ""
+	for _, self := range []string{strconv.Itoa(os.Geteuid()), currentName(t)} {
+		c.Executor.RunAs = self
+		if err := c.Validate(); err != nil {
+			t.Fatalf("run_as %s (agentd's own user) with the default work dir: %v", self, err)
+		}
+	}
+	c.Executor.RunAs = other
+	c.Roles = []string{"orchestrator", "memory"}
+	if err := c.Validate(); err != nil {
+		t.Fatalf("no executor role: %v", err)
+	}
+}
+
+func currentName(t *testing.T) string {
+	u, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Username
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os"
+	"os/user"
 	"slices"
 	"strconv"
 	"strings"
@@ -130,6 +132,7 @@ func (c *Config) Validate() error {
 			bad("executor.max_address_space", "%q is below 1MiB: no program would start", c.Executor.MaxAddressSpace)
 		}
 	}
+	c.validateWorkDir(bad)
 	for _, cp := range c.Executor.Capabilities {
 		if err := checkName(cp); err != nil {
 			bad("executor.capabilities", "%q: %v", cp, err)
@@ -266,6 +269,37 @@ func (c *Config) validateRoles(bad func(key, format string, args ...any)) {
 		}
 		seen[r] = true
 	}
+}
+
+// validateWorkDir refuses an executor whose steps run as another user
+// (executor.run_as) in the default work dir. DATA/work sits in the data
+// dir, which agentd keeps 0700 — it holds the node's keys and ledger, so
+// opening it to the step user is no option — and that user could reach
+// neither a shell step's working directory nor a file edit's. A run_as
+// that names no user found here is left to the runner, which fails each
+// step saying so.
+func (c *Config) validateWorkDir(bad func(key, format string, args ...any)) {
+	name := c.Executor.RunAs
+	if c.Executor.Workdir != "" || name == "" || !slices.Contains(c.Roles, event.RoleExecutor) {
+		return
+	}
+	if uid, ok := lookupUID(name); !ok || uid == os.Geteuid() {
+		return
+	}
+	bad("executor.workdir", "is empty, so steps would run in the default work dir %s, inside the data dir that agentd keeps private (0700): "+
+		"the run_as user %s cannot reach it; set executor.workdir (--executor-workdir, AGENTIC_EXECUTOR_WORKDIR) to a directory outside the data dir that %s may write, "+
+		"for instance one it owns (mkdir -p /srv/agentic-work && chown %s /srv/agentic-work)", c.WorkDir(), name, name, name)
+}
+
+// lookupUID is the user id of a user name or numeric id, as the runner
+// looks it up.
+func lookupUID(name string) (int, bool) {
+	if u, err := user.Lookup(name); err == nil {
+		n, err := strconv.Atoi(u.Uid)
+		return n, err == nil
+	}
+	n, err := strconv.ParseUint(name, 10, 31)
+	return int(n), err == nil
 }
 
 // sortErrors orders problems by text so reports are stable (the listen

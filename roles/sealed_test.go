@@ -32,13 +32,29 @@ var processStarters = map[string][]string{
 	"syscall": {"ForkExec", "Exec", "StartProcess"},
 }
 
+// switchesUsers are the packages that may change the identity a process
+// or thread acts with: the executor's runner, which runs a step's shell as
+// the step user and — runner.AsUser, a thread of its own with the user's
+// file system ids (setfsuid) — the executor's file edits as that user.
+// Anywhere else such a call could act for a step outside the runner's
+// rules (run_as, RefuseRoot).
+var switchesUsers = []string{"roles/executor/runner"}
+
+// userSwitchers are the functions, by package, that change the user or
+// groups a process or thread acts as.
+var userSwitchers = map[string][]string{
+	"syscall": {"Setuid", "Setgid", "Setreuid", "Setregid", "Setresuid", "Setresgid", "Setgroups", "Setfsuid", "Setfsgid"},
+	"golang.org/x/sys/unix": {"Setuid", "Setgid", "Setreuid", "Setregid", "Setresuid", "Setresgid", "Setgroups", "Setfsuid", "Setfsgid",
+		"SetfsuidRetUid", "SetfsgidRetGid"},
+}
+
 // TestStepEffectsStayInTheExecutor is the architecture test of the safety
 // policy: only the executor runs a step, so no other package starts a
 // process (os/exec, os.StartProcess, syscall.ForkExec…) — but those listed
 // with a reason in startsProcesses — and the packages that judge, plan and
 // schedule (noFiles, and every roles/ package but the executor's) write no
-// file. A bypass of the policy cannot then hide in another package: it
-// fails this test.
+// file; and only the runner switches users (switchesUsers). A bypass of
+// the policy cannot then hide in another package: it fails this test.
 func TestStepEffectsStayInTheExecutor(t *testing.T) {
 	root, err := filepath.Abs("..")
 	if err != nil {
@@ -66,6 +82,7 @@ func TestStepEffectsStayInTheExecutor(t *testing.T) {
 		}
 		checked++
 		mayStart := slices.Contains(startsProcesses, rel)
+		maySwitch := slices.Contains(switchesUsers, rel)
 		mayWrite := !slices.Contains(noFiles, rel) && (!strings.HasPrefix(rel, "roles/") || strings.HasPrefix(rel, "roles/executor"))
 		names := map[string]string{} // local name → import path
 		for _, im := range f.Imports {
@@ -92,6 +109,8 @@ func TestStepEffectsStayInTheExecutor(t *testing.T) {
 			switch {
 			case slices.Contains(processStarters[pkg], sel.Sel.Name) && !mayStart:
 				t.Errorf("%s calls %s.%s: only the executor runs steps", rel+"/"+filepath.Base(path), pkg, sel.Sel.Name)
+			case slices.Contains(userSwitchers[pkg], sel.Sel.Name) && !maySwitch:
+				t.Errorf("%s calls %s.%s: only the executor's runner acts as a step user (add a package to switchesUsers only with a reason)", rel+"/"+filepath.Base(path), pkg, sel.Sel.Name)
 			case pkg == "os" && slices.Contains(fileWriters, sel.Sel.Name) && !mayWrite:
 				t.Errorf("%s calls os.%s: %s judges, plans or schedules, and writes no file", rel+"/"+filepath.Base(path), sel.Sel.Name, rel)
 			}

@@ -2,7 +2,9 @@ package executor
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -65,11 +67,11 @@ func (e *Executor) runFileEdit(ctx context.Context, run string, a event.TaskAssi
 	if started.After(fin.Started) {
 		fin.Started = started
 	}
-	res, dir, err := e.fileEdit(ctx, run, a, j)
+	res, dir, user, err := e.fileEdit(ctx, run, a, j)
 	fin.Duration = event.Duration(time.Since(fin.Started))
-	fin.Cwd = dir
+	fin.Cwd, fin.User = dir, user
 	if err != nil {
-		fin.Status, fin.Class, fin.ExitCode, fin.Error = event.TaskFailed, event.ClassLogic, -1, redact.Redact(err.Error())
+		fin.Status, fin.Class, fin.ExitCode, fin.Error = event.TaskFailed, runner.ClassOf(err), -1, redact.Redact(err.Error())
 		if ctx.Err() != nil {
 			e.mu.Lock()
 			byOperator := t.operator
@@ -120,21 +122,43 @@ func chunks(s string, n int) []string {
 }
 
 // fileEdit does the work of runFileEdit; dir is the step's working
-// directory as resolved. An absolute path outside it may be edited as j
-// allows (the policy's file scope, or an exact approval).
-func (e *Executor) fileEdit(ctx context.Context, run string, a event.TaskAssignedData, j judged) (fileedit.Result, string, error) {
+// directory as resolved, user the user the edit is made as. An absolute
+// path outside dir may be edited as j allows (the policy's file scope, or
+// an exact approval).
+//
+// Every operation on the edited files runs as the step's user
+// (runner.AsUser: the executor's run_as, as a shell step would run), so an
+// edit reaches only what that user may read and write, a file it creates
+// is that user's, and its diff holds only what that user could read. The
+// before-images and the journal stay in the executor's state directory,
+// written as agentd.
+func (e *Executor) fileEdit(ctx context.Context, run string, a event.TaskAssignedData, j judged) (fileedit.Result, string, string, error) {
 	if err := ctx.Err(); err != nil {
-		return fileedit.Result{}, "", err
+		return fileedit.Result{}, "", "", err
 	}
 	st, err := fileedit.Open(EditsDir(e.cfg.StateDir))
 	if err != nil {
-		return fileedit.Result{}, "", err
+		return fileedit.Result{}, "", "", err
 	}
-	opts := fileedit.Options{AllowAbsolute: j.allowAbsolute()}
+	spec := e.spec(a)
+	var user string
+	opts := fileedit.Options{AllowAbsolute: j.allowAbsolute(), As: func(fn func() error) error {
+		name, err := runner.AsUser(spec, e.cfg.Runner, fn)
+		if name != "" {
+			user = name
+		}
+		if err != nil && name != "" {
+			err = fmt.Errorf("as user %s: %w", name, err)
+			if errors.Is(err, fs.ErrPermission) {
+				err = fmt.Errorf("%w (file edits run as the step user %s: give that user access, or edit the file in a shell step that runs as a user who has it)", err, name)
+			}
+		}
+		return err
+	}}
 	if a.Step.Kind == event.KindFileRestore {
 		c := a.Compensates
 		if c == nil || c.Step == "" {
-			return fileedit.Result{}, "", fmt.Errorf("file.restore without the step whose edit it undoes (compensates)")
+			return fileedit.Result{}, "", "", fmt.Errorf("file.restore without the step whose edit it undoes (compensates)")
 		}
 		key := EditKey(run, c.Step)
 		edits := c.Edits
@@ -142,21 +166,21 @@ func (e *Executor) fileEdit(ctx context.Context, run string, a event.TaskAssigne
 			// The edit's attempt was interrupted before it reported its
 			// edits: undo what this executor recorded of it.
 			if edits, err = st.Recorded(key); err != nil {
-				return fileedit.Result{}, "", err
+				return fileedit.Result{}, "", "", err
 			}
 			if len(edits) == 0 {
-				return fileedit.Result{Changed: false}, "", nil
+				return fileedit.Result{Changed: false}, "", "", nil
 			}
 		}
 		r, err := st.Restore(key, edits, opts)
-		return r, "", err
+		return r, "", user, err
 	}
 	dir, err := stepDir(a.Step.Cwd, e.cfg.Runner.DefaultCwd)
 	if err != nil {
-		return fileedit.Result{}, dir, err
+		return fileedit.Result{}, dir, "", err
 	}
 	r, err := st.Apply(fileedit.FromStep(EditKey(run, a.Step.ID), a.Step, dir), opts)
-	return r, dir, err
+	return r, dir, user, err
 }
 
 // stepDir is a step's working directory, absolute, resolved as the

@@ -277,8 +277,8 @@ func (e *Executor) logSafety() {
 	switch {
 	case runAs != "":
 	case os.Geteuid() == 0 && o.RefuseRoot:
-		runAs = "none: agentd runs as root and executor.run_as is not set, so every shell step is refused"
-		e.log.Warn("executor: agentd runs as root and no user is configured for steps: every shell step will be refused; " +
+		runAs = "none: agentd runs as root and executor.run_as is not set, so every shell step and file edit is refused"
+		e.log.Warn("executor: agentd runs as root and no user is configured for steps: every shell step and file edit will be refused; " +
 			"set executor.run_as to an unprivileged user (or to root, to run steps as root on purpose)")
 	default:
 		runAs = "agentd's own user"

@@ -17,8 +17,9 @@
 //     before-images the first application recorded.
 //  2. Files change atomically: the new content goes to a temporary file in
 //     the same directory, synced, renamed over the file, and the directory
-//     is synced. An existing file keeps its permission bits (and, when the
-//     executor runs as root, its owner); a new file gets the edit's Mode.
+//     is synced. An existing file keeps its permission bits and its owner
+//     (an edit that cannot give the new file that owner fails, changing
+//     nothing); a new file gets the edit's Mode.
 //  3. A patch touching several files is checked against all of them before
 //     any changes: one that does not apply changes nothing.
 //  4. Restoring is idempotent: a file that holds its before-image is left
@@ -36,6 +37,12 @@
 //     are then read and written through an os.Root opened at the working
 //     directory, so a directory swapped for a symlink after the check
 //     does not lead an operation out of it.
+//  6. Every operation on the edited files runs inside Options.As — the
+//     executor gives runner.AsUser, so they are made as the step user: an
+//     edit reaches only what that user may read and write, a file it
+//     creates is that user's, and a diff holds only what that user could
+//     read. The store's before-images and journal are read and written
+//     outside it, as the process, where the user cannot reach them.
 //
 // Patches are unified diffs, as git diff or diff -u write them, parsed and
 // applied with github.com/bluekeyes/go-gitdiff (strict application: every

@@ -58,6 +58,10 @@ type change struct {
 	// before and mode are the before-image recorded for the file: cur's,
 	// or an earlier application's when cur is that application's result.
 	before, mode string
+	// blob, when set, is the hash of the before-image a restore puts
+	// back: next.content is read from the store (as the process) once
+	// the file was checked (as the user).
+	blob string
 }
 
 // noop reports whether the file already holds its result.
@@ -176,7 +180,11 @@ func result(cs []change) Result {
 // a gate shows. It fails as Apply would (a path refused, a patch that
 // does not apply).
 func DryRun(e Edit, o Options) (Result, error) {
-	cs, err := plan(e, o, nil, false)
+	var cs []change
+	err := o.as(func() (err error) {
+		cs, err = plan(e, o, nil, false)
+		return err
+	})
 	if err != nil {
 		return Result{}, fmt.Errorf("fileedit: %w", err)
 	}
@@ -201,7 +209,11 @@ func (s *Store) Apply(e Edit, o Options) (Result, error) {
 		known[fe.Path] = fe
 	}
 	spec := e.spec()
-	cs, err := plan(e, o, known, j.Spec == spec)
+	var cs []change
+	err = o.as(func() (err error) {
+		cs, err = plan(e, o, known, j.Spec == spec)
+		return err
+	})
 	if err != nil {
 		return Result{}, fmt.Errorf("fileedit: %w", err)
 	}
@@ -236,12 +248,20 @@ func (s *Store) Apply(e Edit, o Options) (Result, error) {
 			return Result{}, fmt.Errorf("fileedit: %w", err)
 		}
 	}
-	for i := range cs {
-		if err := put(&cs[i]); err != nil {
-			return Result{}, fmt.Errorf("fileedit: %w", err)
-		}
+	if err := o.as(func() error { return putAll(cs) }); err != nil {
+		return Result{}, fmt.Errorf("fileedit: %w", err)
 	}
 	return r, nil
+}
+
+// putAll makes every file of cs hold its next state, in order.
+func putAll(cs []change) error {
+	for i := range cs {
+		if err := put(&cs[i]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // put makes c's file hold c.next.
@@ -253,7 +273,7 @@ func put(c *change) error {
 		return remove(c.at)
 	}
 	var own *owner
-	if c.cur.exists && os.Geteuid() == 0 && c.cur.uid >= 0 {
+	if c.cur.exists && c.cur.uid >= 0 {
 		own = &owner{c.cur.uid, c.cur.gid}
 	}
 	return writeAtomic(c.at, c.next.content, c.next.mode, own)
@@ -310,23 +330,36 @@ func (s *Store) Restore(key string, edits []event.FileEdit, o Options) (Result, 
 	}
 	cs := make([]change, 0, len(edits))
 	seen := map[string]bool{}
-	for i := len(edits) - 1; i >= 0; i-- {
-		fe := edits[i]
-		c, err := s.restoring(fe, o)
-		if err != nil {
-			return Result{}, fmt.Errorf("fileedit: restore %s: %w", fe.Path, err)
+	err = o.as(func() error {
+		for i := len(edits) - 1; i >= 0; i-- {
+			fe := edits[i]
+			c, err := s.restoring(fe, o)
+			if err != nil {
+				return fmt.Errorf("restore %s: %w", fe.Path, err)
+			}
+			if seen[c.path] {
+				return fmt.Errorf("restore: %s is listed twice", fe.Path)
+			}
+			seen[c.path] = true
+			cs = append(cs, c)
 		}
-		if seen[c.path] {
-			return Result{}, fmt.Errorf("fileedit: restore: %s is listed twice", fe.Path)
+		return nil
+	})
+	if err != nil {
+		return Result{}, fmt.Errorf("fileedit: %w", err)
+	}
+	for i := range cs {
+		c := &cs[i]
+		if c.blob == "" {
+			continue
 		}
-		seen[c.path] = true
-		cs = append(cs, c)
+		if c.next.content, err = s.blob(c.blob); err != nil {
+			return Result{}, fmt.Errorf("fileedit: restore %s: %w", c.path, err)
+		}
 	}
 	r := result(cs)
-	for i := range cs {
-		if err := put(&cs[i]); err != nil {
-			return Result{}, fmt.Errorf("fileedit: restore: %w", err)
-		}
+	if err := o.as(func() error { return putAll(cs) }); err != nil {
+		return Result{}, fmt.Errorf("fileedit: restore: %w", err)
 	}
 	return r, nil
 }
@@ -369,18 +402,16 @@ func (s *Store) restoring(fe event.FileEdit, o Options) (change, error) {
 	case fe.Before == event.FileAbsent:
 		c.next = state{}
 	default:
-		content, err := s.blob(fe.Before)
-		if err != nil {
-			return change{}, err
-		}
 		mode := cur.mode
 		if fe.Mode != "" {
+			var err error
 			if mode, err = ParseMode(fe.Mode); err != nil {
 				return change{}, err
 			}
 		}
 		c.next = cur
-		c.next.exists, c.next.content, c.next.mode = true, content, mode
+		c.next.exists, c.next.content, c.next.mode = true, nil, mode
+		c.blob = fe.Before // read from the store by Restore, as the process
 	}
 	return c, nil
 }

@@ -23,6 +23,21 @@ type Options struct {
 	// MaxFileBytes caps the size of a file read or written; 0 means
 	// DefaultMaxFileBytes.
 	MaxFileBytes int64
+	// As runs fn — every operation on the edited files: resolving their
+	// paths, reading, writing, deleting — as the user the edit is made
+	// for, and returns fn's error (wrapped with that user's name, if it
+	// likes); the executor gives runner.AsUser. The store's own files
+	// (before-images, journal) are read and written outside it, as the
+	// process. Nil runs fn as the process.
+	As func(fn func() error) error
+}
+
+// as runs fn as o.As says.
+func (o Options) as(fn func() error) error {
+	if o.As == nil {
+		return fn()
+	}
+	return o.As(fn)
 }
 
 // DefaultMaxFileBytes is the largest file an edit reads or writes unless

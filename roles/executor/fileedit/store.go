@@ -202,8 +202,26 @@ func read(l loc, max int64) (state, error) {
 	return st, nil
 }
 
-// owner is a file's owner to keep, when the process may set it.
+// owner is a file's owner to keep.
 type owner struct{ uid, gid int }
+
+// keepOwner gives f (a new file, owned by whoever made it) the owner own,
+// when it has another. Only root may give a file away: an edit made as a
+// user other than the file's owner fails here (the file keeps its owner,
+// and its content) rather than take the file over.
+func keepOwner(f *os.File, own owner) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if sys, ok := fi.Sys().(*syscall.Stat_t); ok && int(sys.Uid) == own.uid && int(sys.Gid) == own.gid {
+		return nil
+	}
+	if err := f.Chown(own.uid, own.gid); err != nil {
+		return fmt.Errorf("keep the file's owner (uid %d, gid %d): %w", own.uid, own.gid, err)
+	}
+	return nil
+}
 
 // writeAtomic replaces the file at l with b: a temporary file beside it,
 // synced, given mode (and owner, when given), renamed over it; then the
@@ -233,7 +251,7 @@ func writeAtomic(l loc, b []byte, mode fs.FileMode, own *owner) (err error) {
 		err = f.Chmod(mode)
 	}
 	if err == nil && own != nil {
-		err = f.Chown(own.uid, own.gid)
+		err = keepOwner(f, *own)
 	}
 	if err == nil {
 		err = f.Sync()

@@ -39,6 +39,10 @@
 //     it is started through the executor's own binary, executed again as
 //     a helper that restricts itself and executes /bin/sh in place (see
 //     landlock_linux.go); a helper that cannot confine fails the step.
+//  9. AsUser runs a function as a step's user would act on files — the
+//     user Run would run the step as, refused alike — on an OS thread of
+//     its own with the user's file system ids and groups, which ends with
+//     it: the executor's file edits are made that way.
 //
 // Redaction of a stream is line-based: a secret is recognised when its whole
 // line is seen in one piece. An unterminated line is held back until its
