@@ -84,6 +84,9 @@ func refFind(s string, set Set, withKnown, first bool) []span {
 			if r.valid != nil && !r.valid(s[lo:hi]) {
 				continue
 			}
+			if r.glued != nil && lo > 0 && wordByte(s[lo-1]) && !r.glued(s[lo:hi]) {
+				continue
+			}
 			if r.check != nil && !r.check(s[m[0]:m[1]]) {
 				continue
 			}
