@@ -210,6 +210,7 @@ func TestSet3StillFindsNamedSecrets(t *testing.T) {
 		{"export DB_PASSWORD=hunter2", "hunter2"},
 		{"password = letmein", "letmein"},
 		{"password: mypassword", "mypassword"},
+		{"PASSWORD=MYPASSWORD", "MYPASSWORD"},
 		{`api_key = "load_key(path)"`, "load_key(path)"},
 		{`token := "abc123def"`, "abc123def"},
 		{"privateKey: Zm9vYmFyYmF6cXV4", "Zm9vYmFyYmF6cXV4"},

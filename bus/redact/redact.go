@@ -182,7 +182,7 @@ func find(s string, set Set, withKnown, first bool) []span {
 		}
 		for _, m := range r.matchesIn(s, ts.where[i]) {
 			lo, hi := r.secret(m)
-			if !r.accepts(s, lo, hi, m[0], m[1]) {
+			if !r.accepts(s, lo, hi, m[0], m[1]) || r.judge != nil && !r.judge(s, m) {
 				continue
 			}
 			out = append(out, span{lo: lo, hi: hi, rule: r, id: r.id})

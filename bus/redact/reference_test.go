@@ -90,6 +90,9 @@ func refFind(s string, set Set, withKnown, first bool) []span {
 			if r.check != nil && !r.check(s[m[0]:m[1]]) {
 				continue
 			}
+			if r.judge != nil && !r.judge(s, m) {
+				continue
+			}
 			out = append(out, span{lo: lo, hi: hi, rule: r, id: r.id})
 			if first {
 				return out

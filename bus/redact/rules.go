@@ -24,6 +24,8 @@ type rule struct {
 	valid  func(v string) bool
 	// check, when set, must accept the whole match.
 	check func(m string) bool
+	// judge, when set, must accept the match m (submatch indexes in s).
+	judge func(s string, m []int) bool
 	// glued, when set, must accept a secret that starts right after a
 	// letter, digit or "_" (where a \b anchor would not match): a prefix
 	// that also occurs inside words needs a random-looking body there.
@@ -314,26 +316,25 @@ const (
 // private_key_path) makes its value a secret only when the value looks
 // like a credential, as gitleaks' generic-api-key judges it (entropy of
 // 3.5 bits per byte or more), and is neither a hex id nor a UUID.
+//
+// The name rules match from the secret word on (what comes before it in
+// the name changes nothing): a leading [A-Za-z0-9_.-]* would make the
+// regexp engine try every start inside every word.
 var set3 = []rule{
 	{
+		// A name that ends in a secret word: a quoted value, or an
+		// unquoted one that is not code.
 		name:   "key=value secret",
 		id:     "secret-assignment",
-		re:     regexp.MustCompile(`(?i)([A-Za-z0-9_.-]*(?:` + secretKeys + `)` + quotedOp + `[ \t]*)(?:"([^"\n]*)"|'([^'\n]*)')`),
-		groups: []int{2, 3},
+		re:     regexp.MustCompile(`(?i)(?:` + secretKeys + `)(?:` + quotedOp + `[ \t]*(?:"([^"\n]*)"|'([^'\n]*)')|` + assignOp + `[ \t]*([^\s"'&,;]+))`),
+		groups: []int{1, 2, 3},
 		hints:  []string{"pass", "secret", "token", "key"},
+		judge:  unquotedNotCode,
 	},
 	{
 		name:   "key=value secret",
 		id:     "secret-assignment",
-		re:     regexp.MustCompile(`(?i)([A-Za-z0-9_.-]*(?:` + secretKeys + `)` + assignOp + `[ \t]*)([^\s"'&,;]+)`),
-		groups: []int{2},
-		hints:  []string{"pass", "secret", "token", "key"},
-		valid:  notCode,
-	},
-	{
-		name:   "key=value secret",
-		id:     "secret-assignment",
-		re:     regexp.MustCompile(`(?i)([A-Za-z0-9_.-]*(?:` + secretKeys + `)[A-Za-z0-9_.-]+` + assignOp + `[ \t]*)` + flagValue),
+		re:     regexp.MustCompile(`(?i)((?:` + secretKeys + `)[A-Za-z0-9_.-]+` + assignOp + `[ \t]*)` + flagValue),
 		groups: []int{2, 3, 4},
 		hints:  []string{"pass", "secret", "token", "key"},
 		valid:  credentialLike,

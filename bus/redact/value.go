@@ -284,7 +284,13 @@ var codeField = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Z
 
 // codeName matches an identifier that names a secret by words joined
 // with "_" or a camel hump: private_key, privateKey, api_token.
-var codeName = regexp.MustCompile(`(?i)^[a-z]*(?:[a-z]_|[a-z](?-i:[A-Z]))[A-Za-z_]*$`)
+var codeName = regexp.MustCompile(`^[A-Za-z]*(?:[A-Za-z]_|[a-z][A-Z])[A-Za-z_]*$`)
+
+// unquotedNotCode accepts a match of set 3's name rule unless its value
+// is unquoted (group 3) and code (notCode).
+func unquotedNotCode(s string, m []int) bool {
+	return m[6] < 0 || notCode(s[m[6]:m[7]])
+}
 
 // notCode reports whether an unquoted value after a secret's name may be
 // the secret, not code that computes or names it: a call or an index, a
