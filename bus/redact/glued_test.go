@@ -228,3 +228,27 @@ func TestSet3StillFindsNamedSecrets(t *testing.T) {
 		}
 	}
 }
+
+// A word that holds a token's prefix, cut by a pause right after it, is
+// not taken for the start of a token: the probe that completes it does not
+// make "task-" a glued OpenAI-style key.
+func TestStreamPauseAfterPrefixInWord(t *testing.T) {
+	t0 := time.Unix(1_800_000_000, 0)
+	for _, c := range []struct{ first, rest string }{
+		{"running task-", "runner-for-the-whole-cluster\n"},
+		{"ran disk_test_", "results_for_every_node\n"},
+		{"step run_npm_", "installationforthewholeproject\n"},
+	} {
+		s := NewStream()
+		var b strings.Builder
+		b.WriteString(s.Write([]byte(c.first)))
+		for at := t0; at.Sub(t0) < 2*time.Second; at = at.Add(250 * time.Millisecond) {
+			b.WriteString(s.Idle(at))
+		}
+		b.WriteString(s.Write([]byte(c.rest)))
+		b.WriteString(s.Flush())
+		if got, want := b.String(), c.first+c.rest; got != want {
+			t.Errorf("stream of %q, a pause, %q: %q", c.first, c.rest, got)
+		}
+	}
+}
