@@ -60,8 +60,12 @@ func TestGluedTokensRedacted(t *testing.T) {
 		for _, g := range glues {
 			for _, tail := range tails {
 				text := g + tk.token + tail
-				if out := Redact(text); pieceOf(out, tk.token) != "" {
+				out := Redact(text)
+				if pieceOf(out, tk.token) != "" {
 					t.Errorf("%s: Redact(%q) = %q", tk.name, text, out)
+				}
+				if again := Redact(out); again != out || ContainsSecret(out) {
+					t.Errorf("%s: Redact(%q) = %q is not final: %q", tk.name, text, out, again)
 				}
 				if _, ok := Find(text); !ok {
 					t.Errorf("%s: Find(%q) found nothing", tk.name, text)
@@ -70,9 +74,12 @@ func TestGluedTokensRedacted(t *testing.T) {
 				if _, ok := FindJSON(doc); !ok {
 					t.Errorf("%s: FindJSON(%s) found nothing", tk.name, doc)
 				}
-				out, _, err := RedactJSON(doc)
-				if err != nil || pieceOf(string(out), tk.token) != "" {
-					t.Errorf("%s: RedactJSON(%s) = %s, %v", tk.name, doc, out, err)
+				red, _, err := RedactJSON(doc)
+				if err != nil || pieceOf(string(red), tk.token) != "" {
+					t.Errorf("%s: RedactJSON(%s) = %s, %v", tk.name, doc, red, err)
+				}
+				if f, ok := Scan(red); ok {
+					t.Errorf("%s: Scan finds %+v after RedactJSON: %s", tk.name, f, red)
 				}
 				if out := RedactMember("OUTPUT", text); pieceOf(out, tk.token) != "" {
 					t.Errorf("%s: RedactMember(OUTPUT, %q) = %q", tk.name, text, out)
@@ -249,6 +256,18 @@ func TestStreamPauseAfterPrefixInWord(t *testing.T) {
 		b.WriteString(s.Flush())
 		if got, want := b.String(), c.first+c.rest; got != want {
 			t.Errorf("stream of %q, a pause, %q: %q", c.first, c.rest, got)
+		}
+	}
+}
+
+// The stream leaves the negative corpus as it is, split at any byte.
+func TestStreamLeavesNotSecrets(t *testing.T) {
+	for _, s := range notSecrets() {
+		text := s + "\n"
+		for i := 0; i <= len(text); i++ {
+			if got := streamAll(text[:i], text[i:]); got != text {
+				t.Fatalf("stream of %q split at %d: %q", text, i, got)
+			}
 		}
 	}
 }
