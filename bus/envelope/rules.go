@@ -119,7 +119,7 @@ var versions = []Rules{
 	// their own (typ "api.reply", see node/api and docs/protocol.md,
 	// "Signed answers"), never ledger events.
 	{Version: 7, Algorithm: Algorithm, MaxMessageBytes: MaxMessageBytes, MaxEventBytes: MaxEventBytes,
-		TTL: TTL, Leeway: Leeway, Secrets: redact.Set2, Types: event.TypesAt(7), KeepUnknown: true},
+		TTL: TTL, Leeway: Leeway, Secrets: redact.Set3, Types: event.TypesAt(7), KeepUnknown: true},
 }
 
 // Versions returns the rules table of this build, by version (a copy).

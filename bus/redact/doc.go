@@ -6,7 +6,8 @@
 // Two kinds of secret are found:
 //
 //   - known shapes, by versioned rule sets (Set): provider tokens by their
-//     prefixes (AWS, GitHub, GitLab, Stripe, Google, npm, Slack…), JWTs,
+//     prefixes (AWS, GitHub, GitLab, Stripe, Google, npm, Slack…) wherever
+//     they start (set 3: glued to the text before them too), JWTs,
 //     private keys and their bodies, password=… assignments, the password
 //     flags of common command-line tools (mysql -pPW, sshpass -p, docker
 //     login -p, curl -u user:pw…), URL userinfo and random-looking values
@@ -27,9 +28,11 @@
 //
 // Invariants:
 //
-//  1. Sets only grow; a released set's rules never change (rejection
-//     reasons quote a rule's name, and every ledger must reach the same
-//     verdict).
+//  1. A released set's rules never change (rejection reasons quote a
+//     rule's name, and every ledger must reach the same verdict); a later
+//     set adds rules, or replaces a rule by a form of its own under the
+//     same name (set 3: tokens glued to text, names that merely contain a
+//     secret word).
 //  2. ContainsSecret(Redact(s)) is false, and Redact(Redact(s)) ==
 //     Redact(s).
 //  3. A Stream never releases a byte of a secret it can recognise: what it

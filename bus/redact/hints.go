@@ -63,6 +63,13 @@ func newHintIndex(rules []rule) *hintIndex {
 			ix.byPrefix = append(ix.byPrefix, nil)
 			ix.slot[k] = uint8(len(ix.byPrefix))
 		}
+		// A hint several rules share is looked for once.
+		for _, ref := range ix.byPrefix[ix.slot[k]-1] {
+			if ref.text == h && ref.exact == exact {
+				ix.ruleHints[r] = append(ix.ruleHints[r], ref.id)
+				return
+			}
+		}
 		ix.byPrefix[ix.slot[k]-1] = append(ix.byPrefix[ix.slot[k]-1], hintRef{id: ix.n, text: h, exact: exact})
 		ix.ruleHints[r] = append(ix.ruleHints[r], ix.n)
 		ix.n++

@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"slices"
 	"sort"
 	"strings"
 )
@@ -15,10 +16,12 @@ func Label(rule string) string { return "[REDACTED:" + rule + "]" }
 // Set is a versioned set of secret patterns: the set a protocol version
 // judges event payloads by (bus/envelope's rules table), so that a
 // receiver checks an event with the patterns its signer was bound by, and
-// history keeps verifying when patterns are added. Sets only grow: set n+1
-// holds every pattern of set n and adds its own, so a payload a newer set
-// passes, every older set passes too. A pattern that must change (a false
-// positive) cannot: the new form joins a later set and the old one stays.
+// history keeps verifying when patterns are added. A released set never
+// changes. Sets 1 and 2 only grow: set 2 holds every pattern of set 1.
+// Set 3 replaces some patterns of set 2 by forms of its own (set3Replaces:
+// tokens glued to text, names that merely contain a secret word), so a
+// payload set 3 passes may fail set 2: a signer that signs by an older
+// version checks by that version's set too (bus/envelope CheckDraft).
 type Set int
 
 const (
@@ -31,19 +34,56 @@ const (
 	// secret names (MYSQL_PWD, *_PASS, passphrase…), the password flags of
 	// common tools, "password <value>" prose and random-looking values.
 	Set2 Set = 2
+	// Set3 finds provider tokens wherever they start (glued to letters,
+	// digits or "_": abcghp_…), and judges a name that merely contains a
+	// secret word (MY_TOKEN_PART, private_key_path) by its value; it
+	// replaces the set-2 rules it narrows or widens (set3Replaces).
+	Set3 Set = 3
 	// Latest is the newest set this build knows. Redact, Find and FindJSON
-	// use it.
-	Latest = Set2
+	// use it, and so does redaction when an event or output is created.
+	Latest = Set3
 )
 
-// added[n] holds the patterns set n adds to set n-1.
-var added = [][]rule{Set1: set1, Set2: set2}
+// added[n] holds the patterns set n adds to set n-1; replaces[n] names the
+// patterns of set n-1 that set n leaves out (a form of its own in added[n]
+// takes their place).
+var (
+	added    = [][]rule{Set1: set1, Set2: set2, Set3: set3}
+	replaces = [][]string{Set3: set3Replaces}
+)
 
-// sets[n] holds every pattern of set n, in the order they are tried.
+// sets[n] holds every pattern of set n, in the order they are tried: those
+// of set n-1, each one set n replaces swapped in place for set n's rules
+// of the same name, then the rest of set n's.
 var sets = func() [][]rule {
 	out := make([][]rule, len(added))
 	for n := 1; n < len(added); n++ {
-		out[n] = append(append([]rule(nil), out[n-1]...), added[n]...)
+		var repl []string
+		if n < len(replaces) {
+			repl = replaces[n]
+		}
+		var rules []rule
+		done := map[string]bool{}
+		for _, r := range out[n-1] {
+			if !slices.Contains(repl, r.name) {
+				rules = append(rules, r)
+				continue
+			}
+			if !done[r.name] {
+				done[r.name] = true
+				for _, a := range added[n] {
+					if a.name == r.name {
+						rules = append(rules, a)
+					}
+				}
+			}
+		}
+		for _, a := range added[n] {
+			if !done[a.name] {
+				rules = append(rules, a)
+			}
+		}
+		out[n] = rules
 	}
 	return out
 }()
@@ -142,7 +182,7 @@ func find(s string, set Set, withKnown, first bool) []span {
 		}
 		for _, m := range r.matchesIn(s, ts.where[i]) {
 			lo, hi := r.secret(m)
-			if !r.accepts(s, lo, hi, m[0], m[1]) {
+			if !r.accepts(s, lo, hi, m[0], m[1]) || r.judge != nil && !r.judge(s, m) {
 				continue
 			}
 			out = append(out, span{lo: lo, hi: hi, rule: r, id: r.id})
@@ -164,6 +204,9 @@ func (r *rule) accepts(s string, lo, hi, mlo, mhi int) bool {
 		return false
 	}
 	if r.valid != nil && !r.valid(s[lo:hi]) {
+		return false
+	}
+	if r.glued != nil && lo > 0 && wordByte(s[lo-1]) && !r.glued(s[lo:hi]) {
 		return false
 	}
 	return r.check == nil || r.check(s[mlo:mhi])

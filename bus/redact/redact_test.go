@@ -1,6 +1,10 @@
 package redact
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -300,21 +304,66 @@ func TestRedactJSON(t *testing.T) {
 	}
 }
 
-// Sets only grow: every pattern of set n is in set n+1, in the same order,
-// so a payload that a newer set passes passes every older set.
-func TestSetsOnlyGrow(t *testing.T) {
-	for n := Set1; n < Latest; n++ {
-		older, newer := n.rules(), (n + 1).rules()
-		if len(newer) < len(older) {
-			t.Fatalf("set %d has fewer patterns than set %d", n+1, n)
+// fingerprint sums the names and patterns of a set's rules, in order.
+func fingerprint(set Set) string {
+	h := sha256.New()
+	for _, r := range set.rules() {
+		fmt.Fprintf(h, "%s\x00%s\x00", r.name, r.id)
+		if r.re != nil {
+			fmt.Fprintf(h, "%s\x00", r.re)
 		}
-		for i := range older {
-			if older[i].name != newer[i].name || older[i].re.String() != newer[i].re.String() {
-				t.Fatalf("set %d changes pattern %q of set %d", n+1, older[i].name, n)
-			}
+		if r.runs != nil {
+			fmt.Fprintf(h, "%d %d %v\x00", r.runs.min, r.runs.max, r.runs.assign)
 		}
 	}
-	if !Set1.Known() || !Set2.Known() || Set(0).Known() || (Latest + 1).Known() {
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// Released sets never change; set 2 holds every pattern of set 1, in the
+// same order; set 3 holds every pattern of set 2 but those it replaces,
+// each of which it holds a form of under the same name.
+func TestReleasedSetsKeepTheirPatterns(t *testing.T) {
+	for set, want := range map[Set]string{Set1: "cb488478069d7d48", Set2: "18680bbbc7e06d74"} {
+		if got := fingerprint(set); got != want {
+			t.Errorf("set %d changed: fingerprint %s, released %s", set, got, want)
+		}
+	}
+	older, newer := Set1.rules(), Set2.rules()
+	for i := range older {
+		if older[i].name != newer[i].name || older[i].re.String() != newer[i].re.String() {
+			t.Fatalf("set 2 changes pattern %q of set 1", older[i].name)
+		}
+	}
+	var kept2, kept3 []string
+	for _, r := range Set2.rules() {
+		if !slices.Contains(set3Replaces, r.name) {
+			kept2 = append(kept2, r.name+" "+pattern(r))
+		}
+	}
+	for _, r := range Set3.rules() {
+		if !slices.Contains(set3Replaces, r.name) {
+			kept3 = append(kept3, r.name+" "+pattern(r))
+		}
+	}
+	if !slices.Equal(kept2, kept3) {
+		t.Errorf("set 3 changes patterns of set 2 it does not replace:\n%q\n%q", kept2, kept3)
+	}
+	if len(kept3)+len(set3) != len(Set3.rules()) {
+		t.Errorf("set 3 has %d rules, want %d kept and %d its own", len(Set3.rules()), len(kept3), len(set3))
+	}
+	for _, n := range set3Replaces {
+		var in2, in3 bool
+		for _, r := range Set2.rules() {
+			in2 = in2 || r.name == n
+		}
+		for _, r := range set3 {
+			in3 = in3 || r.name == n
+		}
+		if !in2 || !in3 {
+			t.Errorf("set 3 replaces %q: in set 2 %v, a form in set 3 %v", n, in2, in3)
+		}
+	}
+	if !Set1.Known() || !Set2.Known() || !Set3.Known() || Set(0).Known() || (Latest + 1).Known() {
 		t.Fatal("Known disagrees with the sets")
 	}
 	leak := `{"cmd":"mysql --password=hunter2"}`
@@ -331,4 +380,12 @@ func TestSetsOnlyGrow(t *testing.T) {
 	if _, ok := Set2.Find("mysql -pS3cretPW"); !ok {
 		t.Error("set 2 misses its own pattern")
 	}
+}
+
+// pattern is a rule's regular expression, or its runs.
+func pattern(r rule) string {
+	if r.re != nil {
+		return r.re.String()
+	}
+	return fmt.Sprintf("runs %d-%d assign %v", r.runs.min, r.runs.max, r.runs.assign)
 }

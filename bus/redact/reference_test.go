@@ -84,7 +84,13 @@ func refFind(s string, set Set, withKnown, first bool) []span {
 			if r.valid != nil && !r.valid(s[lo:hi]) {
 				continue
 			}
+			if r.glued != nil && lo > 0 && wordByte(s[lo-1]) && !r.glued(s[lo:hi]) {
+				continue
+			}
 			if r.check != nil && !r.check(s[m[0]:m[1]]) {
+				continue
+			}
+			if r.judge != nil && !r.judge(s, m) {
 				continue
 			}
 			out = append(out, span{lo: lo, hi: hi, rule: r, id: r.id})

@@ -24,6 +24,12 @@ type rule struct {
 	valid  func(v string) bool
 	// check, when set, must accept the whole match.
 	check func(m string) bool
+	// judge, when set, must accept the match m (submatch indexes in s).
+	judge func(s string, m []int) bool
+	// glued, when set, must accept a secret that starts right after a
+	// letter, digit or "_" (where a \b anchor would not match): a prefix
+	// that also occurs inside words needs a random-looking body there.
+	glued func(v string) bool
 	// multiline marks a rule whose matches span lines (private keys): it
 	// looks at the whole text, not only the lines that hold its hints.
 	multiline bool
@@ -271,5 +277,155 @@ var set2 = []rule{
 		runs:    &runRule{min: 20, max: 512, assign: true},
 		valid:   looksRandom,
 		noProbe: true,
+	},
+}
+
+// set3Replaces names the rules of set 2 that set 3 leaves out: set 3 holds
+// a form of each of its own (under the same name and label) that either
+// finds a token glued to the text before it, or judges a name that merely
+// contains a secret word by its value.
+var set3Replaces = []string{
+	"key=value secret", "secret flag", "AWS access key id", "GitHub token", "OpenAI-style key", "Slack token",
+	"stripe-access-token", "gcp-api-key", "gitlab-token", "npm-access-token", "pypi-upload-token", "provider-token", "jwt",
+}
+
+// assignOp is the operator of an assignment, after its name: =, := (Go),
+// or : (YAML, JSON, headers) followed by a blank or after a quote (not
+// the ":" inside arn:aws:…:secret:name). quotedOp is the operator before
+// a quoted value, which may be a bare ":" ({token:"…"}).
+const (
+	assignOp = `(?:["']?[ \t]*:?=|["']?[ \t]*:[ \t]|["'][ \t]*:)`
+	quotedOp = `["']?[ \t]*(?::?=|:)`
+)
+
+// set3 are the patterns set 3 adds in place of those it replaces
+// (set3Replaces).
+//
+// Provider tokens are found wherever they start: gitleaks anchors most of
+// its rules with \b, which misses a token glued to letters, digits or "_"
+// (`printf abc; cat token` prints "abcghp_…"). Set 3 drops the anchor; a
+// prefix short or common enough to occur inside words (sk-, sk_test_, npm_,
+// hf_, hvs.) must then be followed by a random-looking body (glued).
+//
+// A name that ends in a secret word (DB_PASSWORD, GITHUB_TOKEN,
+// client_secret, X-Api-Key, privateKey) makes its value a secret, unless
+// the value is code: a call or an index (load_key(path), os.environ[…]), a
+// language constant or type (None, null, str), a field of an object
+// (self.token) or the name itself ({"private_key": private_key}). A name
+// that merely contains one (MY_TOKEN_PART, token_count, secret_name,
+// private_key_path) makes its value a secret only when the value looks
+// like a credential, as gitleaks' generic-api-key judges it (entropy of
+// 3.5 bits per byte or more), and is neither a hex id nor a UUID.
+//
+// The name rules match from the secret word on (what comes before it in
+// the name changes nothing): a leading [A-Za-z0-9_.-]* would make the
+// regexp engine try every start inside every word.
+var set3 = []rule{
+	{
+		// A name that ends in a secret word: a quoted value, or an
+		// unquoted one that is not code.
+		name:   "key=value secret",
+		id:     "secret-assignment",
+		re:     regexp.MustCompile(`(?i)(?:` + secretKeys + `)(?:` + quotedOp + `[ \t]*(?:"([^"\n]*)"|'([^'\n]*)')|` + assignOp + `[ \t]*([^\s"'&,;]+))`),
+		groups: []int{1, 2, 3},
+		hints:  []string{"pass", "secret", "token", "key"},
+		judge:  unquotedNotCode,
+	},
+	{
+		name:   "key=value secret",
+		id:     "secret-assignment",
+		re:     regexp.MustCompile(`(?i)((?:` + secretKeys + `)[A-Za-z0-9_.-]+` + assignOp + `[ \t]*)` + flagValue),
+		groups: []int{2, 3, 4},
+		hints:  []string{"pass", "secret", "token", "key"},
+		valid:  credentialLike,
+	},
+	{
+		// --password x, --token x; --private-key ~/.ssh/id_ed25519 names a
+		// file, not a secret.
+		name:   "secret flag",
+		id:     "secret-flag",
+		re:     regexp.MustCompile(`(?i)(--(?:` + secretKeys + `)[ \t]+)([^\s-][^\s]*)`),
+		groups: []int{2},
+		hints:  []string{"--pass", "--secret", "--token", "--api", "--access", "--private"},
+		valid:  notPath,
+	},
+	{
+		name:  "AWS access key id",
+		id:    "aws-access-key-id",
+		re:    regexp.MustCompile(`(?:AKIA|ASIA)[0-9A-Z]{16}`),
+		exact: []string{"AKIA", "ASIA"},
+	},
+	{
+		name:  "GitHub token",
+		id:    "github-token",
+		re:    regexp.MustCompile(`gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,}`),
+		exact: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"},
+	},
+	{
+		name:  "OpenAI-style key",
+		id:    "sk-api-key",
+		re:    regexp.MustCompile(`sk-[A-Za-z0-9_-]{20,}`),
+		exact: []string{"sk-"},
+		glued: upperAndDigit,
+	},
+	{
+		name:  "Slack token",
+		id:    "slack-token",
+		re:    regexp.MustCompile(`xox[abposr]-[A-Za-z0-9-]{10,}`),
+		exact: []string{"xox"},
+	},
+	{
+		name:  "stripe-access-token",
+		id:    "stripe-access-token",
+		re:    regexp.MustCompile(`(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{10,}`),
+		exact: []string{"_live_", "_test_", "_prod_"},
+		glued: upperAndDigit,
+	},
+	{
+		name:  "gcp-api-key",
+		id:    "gcp-api-key",
+		re:    regexp.MustCompile(`AIza[0-9A-Za-z_-]{35}`),
+		exact: []string{"AIza"},
+	},
+	{
+		name:  "gitlab-token",
+		id:    "gitlab-token",
+		re:    regexp.MustCompile(`gl(?:pat|dt|ptt|rt|cbt|oas|soat|imt|ft|agent)-[0-9A-Za-z_-]{20,}`),
+		exact: []string{"glpat-", "gldt-", "glptt-", "glrt-", "glcbt-", "gloas-", "glsoat-", "glimt-", "glft-", "glagent-"},
+	},
+	{
+		name:  "npm-access-token",
+		id:    "npm-access-token",
+		re:    regexp.MustCompile(`npm_[A-Za-z0-9]{36}`),
+		exact: []string{"npm_"},
+		glued: upperAndDigit,
+	},
+	{
+		name:  "pypi-upload-token",
+		id:    "pypi-upload-token",
+		re:    regexp.MustCompile(`pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}`),
+		exact: []string{"pypi-AgEI"},
+	},
+	{
+		name:  "provider-token",
+		id:    "provider-token",
+		re:    regexp.MustCompile(`dckr_pat_[A-Za-z0-9_-]{27,}|dop_v1_[a-f0-9]{64}|lin_api_[A-Za-z0-9]{40}|PMAK-[a-f0-9]{24}-[a-f0-9]{34}|shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}|SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}|whsec_[A-Za-z0-9+/]{24,}|xapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+|AGE-SECRET-KEY-1[0-9A-Z]{58}`),
+		exact: []string{"dckr_pat_", "dop_v1_", "lin_api_", "PMAK-", "shpat_", "shpca_", "shppa_", "shpss_", "SG.", "whsec_", "xapp-", "AGE-SECRET-KEY-1"},
+	},
+	{
+		// Short prefixes: a glued one must be followed by a mixed-case body.
+		name:  "provider-token",
+		id:    "provider-token",
+		re:    regexp.MustCompile(`hv[sb]\.[A-Za-z0-9_-]{24,}|hf_[A-Za-z]{34}`),
+		exact: []string{"hvs.", "hvb.", "hf_"},
+		glued: hasUpper,
+	},
+	{
+		// A JWT's header is base64 of `{"`: eyJ. Glued to text, only that
+		// form is taken; after a word boundary, set 2's ey… as before.
+		name:  "jwt",
+		id:    "jwt",
+		re:    regexp.MustCompile(`(?:\bey[A-Za-z0-9_-]{10,}|eyJ[A-Za-z0-9_-]{9,})\.ey[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*`),
+		exact: []string{"eyJ"},
 	},
 }

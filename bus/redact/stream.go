@@ -383,10 +383,18 @@ func suspicious(prefix, tok string) (id string, at int, ok bool) {
 			p += "'"
 		}
 		var sp []span
-		for _, x := range find(prefix+tok+p, Latest, false, false) {
-			if x.rule == nil || !x.rule.noProbe {
-				sp = append(sp, x)
+		text := prefix + tok + p
+		for _, x := range find(text, Latest, false, false) {
+			if x.rule != nil && x.rule.noProbe {
+				continue
 			}
+			if r := x.rule; r != nil && r.glued != nil && x.lo > 0 && wordByte(text[x.lo-1]) && !r.glued(text[x.lo:max(x.lo, min(x.hi, hi))]) {
+				// A prefix inside a word (task-, disk_test_): what the
+				// token holds of the body, not the probe's, must look
+				// random.
+				continue
+			}
+			sp = append(sp, x)
 		}
 		if id, at, ok := overlaps(sp); ok {
 			return id, at, true

@@ -248,3 +248,104 @@ func base64Text(v string) bool {
 	}
 	return false
 }
+
+// wordByte reports whether c continues a word as regexp's \b sees it.
+func wordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
+}
+
+// upperAndDigit reports whether v holds an upper-case letter and a digit:
+// a random token body, not a word (task-runner-…, disk_test_results).
+func upperAndDigit(v string) bool {
+	return strings.ContainsFunc(v, func(r rune) bool { return r >= 'A' && r <= 'Z' }) &&
+		strings.ContainsFunc(v, func(r rune) bool { return r >= '0' && r <= '9' })
+}
+
+// hasUpper reports whether v holds an upper-case letter.
+func hasUpper(v string) bool {
+	return strings.ContainsFunc(v, func(r rune) bool { return r >= 'A' && r <= 'Z' })
+}
+
+// codeConstants are values that, unquoted after a secret's name, are a
+// language's constant or type, not a secret: password: str = "",
+// token=None.
+var codeConstants = map[string]bool{
+	"None": true, "null": true, "nil": true, "NULL": true, "true": true, "false": true, "True": true, "False": true,
+	"undefined": true, "str": true, "string": true, "String": true, "bytes": true, "SecretStr": true, "Optional": true,
+}
+
+// codeCall matches a call, an index or a generic type: load_key(path),
+// os.environ[, Optional[str], Map<…>.
+var codeCall = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*[(\[<]`)
+
+// codeField matches a field of an object: self.token, cfg.api_key,
+// process.env.GITHUB_TOKEN.
+var codeField = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)+$`)
+
+// codeName matches an identifier that names a secret by words joined
+// with "_" or a camel hump: private_key, privateKey, api_token.
+var codeName = regexp.MustCompile(`^[A-Za-z]*(?:[A-Za-z]_|[a-z][A-Z])[A-Za-z_]*$`)
+
+// unquotedNotCode accepts a match of set 3's name rule unless its value
+// is unquoted (group 3) and code (notCode).
+func unquotedNotCode(s string, m []int) bool {
+	return m[6] < 0 || notCode(s[m[6]:m[7]])
+}
+
+// notCode reports whether an unquoted value after a secret's name may be
+// the secret, not code that computes or names it: a call or an index, a
+// constant or type, a field of an object, another name of the secret
+// ({"private_key": private_key}), a comparison (token == x).
+func notCode(v string) bool {
+	if strings.HasPrefix(v, "=") {
+		return false
+	}
+	t := strings.TrimRight(v, ",;)}]")
+	if codeConstants[t] || codeCall.MatchString(t) {
+		return false
+	}
+	if (codeField.MatchString(t) || codeName.MatchString(t)) && secretName.MatchString(t) {
+		return false
+	}
+	return true
+}
+
+// hexOrUUID matches a hex id, a UUID or a hex digest.
+var hexOrUUID = regexp.MustCompile(`^(?:[0-9a-f]+|[0-9A-F]+|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$`)
+
+// credentialLike reports whether the value of a name that merely contains
+// a secret word (MY_TOKEN_PART, secret_name) looks like a credential:
+// 10 to 200 bytes of letters, digits, symbols and _-./ (gitleaks' value
+// characters and the usual password symbols), letters with digits or
+// symbols, an entropy of 3.5 bits
+// per byte or more (gitleaks' generic-api-key), and not a hex id, a UUID,
+// a path, a URL or base64 of text.
+func credentialLike(v string) bool {
+	if len(v) < 10 || len(v) > 200 || hexOrUUID.MatchString(v) || !notPath(v) || strings.Contains(v, "://") {
+		return false
+	}
+	var letter, other bool
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
+			letter = true
+		case c >= '0' && c <= '9', strings.IndexByte("!@#$%^&*+=?~", c) >= 0:
+			other = true
+		case c == '_' || c == '-' || c == '.' || c == '/':
+		default:
+			return false // words, an ARN or a URN (arn:aws:…), markup
+		}
+	}
+	return letter && other && entropy(v) >= 3.5 && !base64Text(v)
+}
+
+// notPath reports whether v is not a file path (a flag's value that names
+// the file holding a secret: --private-key ~/.ssh/id_ed25519).
+func notPath(v string) bool {
+	for _, p := range []string{"/", "~/", "./", "../", "@"} {
+		if strings.HasPrefix(v, p) {
+			return false
+		}
+	}
+	return true
+}
