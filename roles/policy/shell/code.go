@@ -1,0 +1,277 @@
+package shell
+
+import (
+	"strings"
+)
+
+// parallel judges GNU parallel: the words before ::: are the command,
+// run through a shell when written as one string ('rm -r {}'), with
+// arguments known only at run time; with no command it runs the lines
+// it reads.
+func (f *frame) parallel(cmd *Command, rest []Word, rc run) {
+	for i, w := range rest {
+		if w.Static && (w.Value == ":::" || w.Value == "::::" || w.Value == ":::+" || w.Value == "::::+") {
+			cmd.Operands = append(cmd.Operands, rest[i:]...)
+			rest = rest[:i]
+			break
+		}
+	}
+	if len(rest) == 0 {
+		if cmd.Opaque == "" {
+			cmd.Opaque, cmd.OpaqueSpan = "parallel without a command runs the command lines it reads, which the policy cannot see", cmd.Span
+		}
+		f.add(cmd, rc)
+		return
+	}
+	str := false
+	for _, w := range rest {
+		if !w.Static || strings.ContainsAny(w.Value, " \t\n;|&<>$`(){}") {
+			str = true
+		}
+	}
+	if !str {
+		saved := f.via
+		f.add(cmd, rc)
+		f.via = append(f.viaCopy(), "parallel")
+		f.run(rest, run{feed: rc.feed, cond: rc.cond, text: rc.text, span: rc.span, extra: true, extraBy: "arguments parallel supplies"})
+		f.via = saved
+		return
+	}
+	if cmd.Opaque == "" {
+		cmd.Opaque, cmd.OpaqueSpan = "parallel runs its command through a shell with arguments known only at run time", Span{rest[0].Span.Start, rest[len(rest)-1].Span.End}
+	}
+	f.add(cmd, rc)
+	owner := len(f.w.cmds) - 1
+	ws := make([]Word, len(rest))
+	for i, w := range rest {
+		w.Value = placeholders.Replace(w.Value)
+		ws[i] = w
+	}
+	f.code(owner, ws, "parallel", false)
+}
+
+var placeholders = strings.NewReplacer("{}", "ARG", "{.}", "ARG", "{/}", "ARG", "{//}", "ARG", "{/.}", "ARG", "{#}", "1", "{%}", "1")
+
+// sed judges sed's scripts: the e command runs shell code (parsed as sh
+// -c when it is written out, unseen when it runs the pattern space, as
+// s///e does), w writes a file, and a script read from a file (-f)
+// cannot be judged. --sandbox turns all of these off.
+func (f *frame) sed(cmd *Command, rc run) {
+	if cmd.hasFlag("--sandbox") {
+		f.add(cmd, rc)
+		return
+	}
+	var scripts []Word
+	for _, v := range cmd.values {
+		switch v.name {
+		case "-e":
+			scripts = append(scripts, v.w)
+		case "-f":
+			if cmd.Opaque == "" {
+				cmd.Opaque, cmd.OpaqueSpan = "sed -f "+v.w.Text+" runs a script the policy cannot read (sed's e command runs shell commands)", v.w.Span
+			}
+		}
+	}
+	if _, ok := cmd.value("-e", "-f"); !ok && len(cmd.Operands) > 0 {
+		scripts = append(scripts, cmd.Operands[0])
+	}
+	var code []Word
+	for _, w := range scripts {
+		if !w.Static {
+			if cmd.Opaque == "" {
+				cmd.Opaque, cmd.OpaqueSpan = "the sed script is known only at run time ("+w.Text+")", w.Span
+			}
+			continue
+		}
+		r := readSed(w.Value)
+		for _, t := range r.writes {
+			cmd.Writes = append(cmd.Writes, f.write(Word{Text: w.Text, Value: t, Static: true, Span: w.Span}, "sed w"))
+		}
+		if r.unseen != "" && cmd.Opaque == "" {
+			cmd.Opaque, cmd.OpaqueSpan = "sed "+w.Text+": "+r.unseen, w.Span
+		}
+		for _, c := range r.code {
+			code = append(code, Word{Text: w.Text, Value: c, Static: true, Span: w.Span})
+		}
+	}
+	f.add(cmd, rc)
+	owner := len(f.w.cmds) - 1
+	for _, c := range code {
+		f.code(owner, []Word{c}, "sed e", false)
+	}
+}
+
+// sedRead is what a sed script does besides editing text.
+type sedRead struct {
+	code   []string // shell commands of e COMMAND
+	writes []string // files of w, W and s///w
+	unseen string   // why part of it cannot be judged
+}
+
+// readSed reads a GNU sed script for the commands that run shell code or
+// write files. A script it cannot read is reported unseen.
+func readSed(s string) sedRead {
+	var r sedRead
+	i := 0
+	n := len(s)
+	toEOL := func() string {
+		j := strings.IndexByte(s[i:], '\n')
+		if j < 0 {
+			j = n - i
+		}
+		v := s[i : i+j]
+		i += j
+		return v
+	}
+	skipSpace := func() {
+		for i < n && (s[i] == ' ' || s[i] == '\t') {
+			i++
+		}
+	}
+	// delimited reads up to an unescaped delim; ok is false at the end.
+	delimited := func(d byte) bool {
+		for i < n {
+			switch s[i] {
+			case '\\':
+				i += 2
+				continue
+			case d:
+				i++
+				return true
+			case '\n':
+				if d != '\n' {
+					return false
+				}
+			}
+			i++
+		}
+		return false
+	}
+	address := func() bool {
+		switch {
+		case i < n && s[i] >= '0' && s[i] <= '9':
+			for i < n && (s[i] >= '0' && s[i] <= '9' || s[i] == '~') {
+				i++
+			}
+		case i < n && s[i] == '$':
+			i++
+		case i < n && s[i] == '/':
+			i++
+			if !delimited('/') {
+				return false
+			}
+			for i < n && (s[i] == 'I' || s[i] == 'M') {
+				i++
+			}
+		case i+1 < n && s[i] == '\\':
+			d := s[i+1]
+			i += 2
+			if !delimited(d) {
+				return false
+			}
+			for i < n && (s[i] == 'I' || s[i] == 'M') {
+				i++
+			}
+		case i < n && (s[i] == '+' || s[i] == '~'):
+			i++
+			for i < n && s[i] >= '0' && s[i] <= '9' {
+				i++
+			}
+		}
+		return true
+	}
+	for i < n {
+		for i < n && strings.IndexByte(" \t\n;", s[i]) >= 0 {
+			i++
+		}
+		if i >= n {
+			break
+		}
+		if !address() {
+			r.unseen = "a sed address the policy cannot read"
+			return r
+		}
+		skipSpace()
+		if i < n && s[i] == ',' {
+			i++
+			skipSpace()
+			if !address() {
+				r.unseen = "a sed address the policy cannot read"
+				return r
+			}
+			skipSpace()
+		}
+		for i < n && (s[i] == '!' || s[i] == ' ' || s[i] == '\t') {
+			i++
+		}
+		if i >= n {
+			break
+		}
+		c := s[i]
+		i++
+		switch c {
+		case '{', '}', '=', 'd', 'D', 'g', 'G', 'h', 'H', 'n', 'N', 'p', 'P', 'x', 'z', 'F':
+		case '#', 'a', 'i', 'c', ':', 'r', 'R':
+			// Text, a comment, a label or a file read: to the end of the line
+			// (a, i, c continue over lines ending in a backslash).
+			for {
+				line := toEOL()
+				if (c == 'a' || c == 'i' || c == 'c') && strings.HasSuffix(line, "\\") && i < n {
+					i++
+					continue
+				}
+				break
+			}
+		case 'b', 't', 'T', 'v':
+			for i < n && s[i] != ';' && s[i] != '\n' && s[i] != '}' {
+				i++
+			}
+		case 'l', 'L', 'q', 'Q':
+			skipSpace()
+			for i < n && s[i] >= '0' && s[i] <= '9' {
+				i++
+			}
+		case 'w', 'W':
+			skipSpace()
+			r.writes = append(r.writes, toEOL())
+		case 'e':
+			skipSpace()
+			cmd := strings.TrimSpace(toEOL())
+			if cmd == "" {
+				r.unseen = "its e command runs the text being edited as a shell command, which the policy cannot judge"
+				return r
+			}
+			r.code = append(r.code, cmd)
+		case 's', 'y':
+			if i >= n || s[i] == '\n' || s[i] == '\\' {
+				r.unseen = "a sed command the policy cannot read"
+				return r
+			}
+			d := s[i]
+			i++
+			if !delimited(d) || !delimited(d) {
+				r.unseen = "a sed command the policy cannot read"
+				return r
+			}
+			if c == 'y' {
+				break
+			}
+			for i < n && strings.IndexByte("gpiImM0123456789e", s[i]) >= 0 {
+				if s[i] == 'e' {
+					r.unseen = "its s///e runs the text it builds as a shell command, which the policy cannot judge"
+					return r
+				}
+				i++
+			}
+			if i < n && (s[i] == 'w' || s[i] == 'W') {
+				i++
+				skipSpace()
+				r.writes = append(r.writes, toEOL())
+			}
+		default:
+			r.unseen = "a sed command the policy cannot read (" + string(c) + ")"
+			return r
+		}
+	}
+	return r
+}
