@@ -109,7 +109,7 @@ func TestOrdinaryStaysAllowed(t *testing.T) {
 		"sed -e '/^#/d' -e 's/a/b/' f", "sed '$!N;s/\\n/ /' f", "sed 'y/abc/xyz/' f",
 		"git log --oneline", "git -c color.ui=never log", "gdb -batch -ex bt ./core",
 		"rsync -a ./src/ ./dst/", "mv a b", "chmod -R 755 ./build", "chmod 000 ./secret",
-		"truncate -s 10M ./disk.img", "echo hi > ./out.txt", ": > ./out.txt", "cp a ./b",
+		"truncate -s 10M ./disk.img", "echo hi > ./out.txt", "echo hi >> ./out.txt", "cp a ./b",
 		"flock /tmp/l make", "awk '{print $1}' f", "echo -n x > ./f",
 	}
 	p := Default()

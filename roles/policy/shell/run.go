@@ -78,6 +78,7 @@ func (f *frame) add(c *Command, rc run) {
 			}
 		}
 	}
+	f.effects(c)
 	f.w.add(*c)
 }
 
@@ -747,6 +748,7 @@ func (f *frame) find(cmd *Command, args []Word, rc run) {
 		flag  string
 	}
 	var execs []execCmd
+	filtered := false
 	for ; i < len(args); i++ {
 		w := args[i]
 		if !w.Static {
@@ -761,6 +763,12 @@ func (f *frame) find(cmd *Command, args []Word, rc run) {
 		}
 		cmd.Flags = append(cmd.Flags, Flag{Name: v, Text: v, Span: w.Span})
 		switch v {
+		case "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex", "-lname", "-ilname", "-samefile", "-inum":
+			if i+1 < len(args) && args[i+1].Static && strings.Trim(args[i+1].Value, "*.") != "" {
+				filtered = true
+			}
+		case "-empty":
+			filtered = true
 		case "-exec", "-execdir", "-ok", "-okdir":
 			j := i + 1
 			for ; j < len(args); j++ {
@@ -782,6 +790,31 @@ func (f *frame) find(cmd *Command, args []Word, rc run) {
 			if i+1 < len(args) {
 				i++
 				cmd.Writes = append(cmd.Writes, f.write(args[i], "find "+v))
+			}
+		}
+	}
+	if !filtered {
+		targets := make([]Write, 0, len(starts))
+		for _, t := range starts {
+			targets = append(targets, f.write(t, "find"))
+		}
+		if len(starts) == 0 {
+			targets = append(targets, f.write(Word{Text: ".", Value: ".", Static: true, Span: cmd.ProgramSpan}, "find"))
+		}
+		for _, fl := range cmd.Flags {
+			if fl.Name == "-delete" {
+				cmd.Effects = append(cmd.Effects, Effect{Class: RecursiveDelete, How: "find -delete", Targets: targets, Span: fl.Span})
+			}
+		}
+		for _, e := range execs {
+			if len(e.words) == 0 || !e.words[0].Static {
+				continue
+			}
+			switch prog := programName(e.words[0].Value); prog {
+			case "rm", "unlink", "shred", "srm", "rmdir":
+				cmd.Effects = append(cmd.Effects, Effect{Class: RecursiveDelete, How: "find " + e.flag + " " + prog, Targets: targets, Span: e.words[0].Span})
+			case "truncate", "dd":
+				cmd.Effects = append(cmd.Effects, Effect{Class: Wipe, How: "find " + e.flag + " " + prog, Targets: targets, Span: e.words[0].Span})
 			}
 		}
 	}

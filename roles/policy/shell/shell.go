@@ -94,6 +94,10 @@ type Command struct {
 	OpaqueSpan Span `json:"opaque_span,omitzero"`
 	// Stdin names the commands feeding this one through a pipe.
 	Stdin []string `json:"stdin,omitempty"`
+	// Effects say what the command does to data, whatever its spelling:
+	// a recursive delete (rm -r, find -delete, rsync --delete…) or a
+	// wipe (truncation, dd of=, mv to /dev/null, chmod -R 000).
+	Effects []Effect `json:"effects,omitempty"`
 
 	// values are the values given to options, in argument order.
 	values []flagValue
@@ -424,7 +428,11 @@ func (f *frame) stmt(s *syntax.Stmt, c ctx) {
 		f.node(x, ctx{cond: true})
 	}
 	if ws := f.redirWrites(s.Redirs); len(ws) > 0 {
-		f.w.add(Command{Text: f.redirText(s), Span: f.span(s), Via: f.viaCopy(), Writes: ws})
+		cmd := Command{Text: f.redirText(s), Span: f.span(s), Via: f.viaCopy(), Writes: ws}
+		if s.Cmd == nil {
+			f.effects(&cmd) // > f alone empties f
+		}
+		f.w.add(cmd)
 	}
 }
 
@@ -574,6 +582,7 @@ func (f *frame) call(s *syntax.Stmt, ce *syntax.CallExpr, c ctx) {
 			if rc.envWhy != "" {
 				cmd.Opaque, cmd.OpaqueSpan = rc.envWhy, rc.envSpan
 			}
+			f.effects(&cmd)
 			f.w.add(cmd)
 		}
 		return
