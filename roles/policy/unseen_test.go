@@ -2,6 +2,7 @@ package policy
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -123,5 +124,57 @@ func TestOrdinaryStaysAllowed(t *testing.T) {
 		if v := c.Judge(cmd); v.Action != Allow {
 			t.Errorf("compact: %q: %s (rule %s): %s", cmd, v.Action, v.Rule, v.Why)
 		}
+	}
+}
+
+// TestEffectRules: match.effect names a class whatever the spelling; a
+// rule for rm -r stands for its class with its args applied to what is
+// destroyed; allow rules are never widened to a class.
+func TestEffectRules(t *testing.T) {
+	p := mustParse(t, `rules:
+  - {name: no-wipes, match: {effect: [wipe]}, action: deny}
+  - {name: root, pattern: "rm -rf /", action: deny}
+  - {name: tmp, match: {command: [rm], flags: [-r], args: ["/tmp/*"]}, level: medium, action: confirm}
+  - {name: build, pattern: "rm -rf ./build", action: allow}
+`)
+	cases := []struct {
+		cmd    string
+		action Action
+		rule   string
+	}{
+		{": > ./log", Deny, "no-wipes"},
+		{"dd if=/dev/zero of=./disk.img", Deny, "no-wipes"},
+		{"mv ./db /dev/null", Deny, "no-wipes"},
+		{"echo x > ./log", Allow, RuleDefault},
+		{"find / -delete", Deny, "root"},
+		{"rsync -a --delete ./empty/ /", Deny, "root"},
+		{"find ./x -delete", Allow, RuleDefault},
+		{"find /tmp/x -delete", Confirm, "tmp"},
+		{"cd /tmp && find x -delete", Confirm, "tmp"},
+		{"find $D -delete", Confirm, "root"}, // a deny that may match asks, as anything unresolved does
+		{"rm -rf ./build", Allow, "build"},
+		{"find ./build -delete", Allow, RuleDefault},
+	}
+	for _, c := range cases {
+		v := p.Judge(c.cmd)
+		if v.Action != c.action || v.Rule != c.rule {
+			t.Errorf("%q: %s by %q, want %s by %q: %s", c.cmd, v.Action, v.Rule, c.action, c.rule, v.Why)
+		}
+	}
+	v := p.Judge("find / -delete")
+	if !strings.Contains(v.Why, "find -delete (a recursive delete of /)") || !slices.ContainsFunc(v.Highlights, func(h Highlight) bool { return h.Text == "-delete" && h.Rule == "root" }) {
+		t.Errorf("find / -delete: the verdict does not name the effect: %s %+v", v.Why, v.Highlights)
+	}
+}
+
+func TestEffectKeyIsChecked(t *testing.T) {
+	_, err := Parse([]byte("rules:\n  - {match: {effect: [recursive-delete, shred-all]}, level: high}\n"), "bad.yaml")
+	if err == nil || !strings.Contains(err.Error(), `bad.yaml:2:22: rules[0].match.effect[1]: unknown effect "shred-all" (want one of: recursive-delete, wipe)`) {
+		t.Fatalf("want an error naming the unknown effect, got %v", err)
+	}
+	a := mustParse(t, "rules: [{match: {command: [rm]}, level: high}]")
+	b := mustParse(t, "rules: [{match: {command: [rm], effect: [wipe]}, level: high}]")
+	if a.Hash() == b.Hash() {
+		t.Fatal("a rule's effect does not change the policy hash")
 	}
 }
