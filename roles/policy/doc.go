@@ -14,7 +14,9 @@
 //  2. What cannot be resolved statically (a program name from a variable,
 //     a substitution, ${IFS} or a glob; a script read from a pipe; inline
 //     interpreter code; code built at run time) is never allowed: its
-//     action is the policy's Unresolved, confirm or deny, at level high.
+//     action is the policy's Unresolved, confirm or deny, at level high —
+//     save inline code that an allow rule names exactly, program and code
+//     (pattern: "python3 -c 'print(1)'").
 //  3. An allow rule allows exactly what it names: a run-time argument, an
 //     extra flag or operand takes a command out of it.
 //  4. A policy's Hash names its content: formatting, comments, key order

@@ -208,6 +208,9 @@ type outcome struct {
 	why          string
 	irreversible bool
 	unresolved   bool
+	// exactCode: an allow rule names the program and exactly the inline
+	// code the command runs.
+	exactCode bool
 }
 
 // command judges one simple command; notable is false when nothing but
@@ -224,7 +227,7 @@ func (j *judging) command(c *shell.Command) (Finding, bool) {
 		outs = append(outs, outcome{action: p.Default, level: Low, rule: RuleDefault})
 		notable = p.Default != Allow
 	}
-	if c.Opaque != "" {
+	if c.Opaque != "" && !(len(outs) > 0 && outs[0].exactCode) {
 		notable = true
 		// Never less strict than a command no rule names.
 		outs = append(outs, outcome{action: max(p.Unresolved, p.Default), level: High, rule: RuleUnresolved, unresolved: true,
@@ -314,6 +317,8 @@ func (j *judging) rules(c *shell.Command) (outcome, bool) {
 	}
 	r := best.r
 	o := outcome{action: r.action(p), level: r.Level, rule: r.Name, irreversible: r.Irreversible}
+	o.exactCode = o.action == Allow && c.Inline && len(best.maybe) == 0 && slices.Contains(r.Match.Command, c.Program) &&
+		len(c.Operands) > 0 && slices.Contains(r.Match.Args, c.Operands[0].Value)
 	if len(best.maybe) > 0 && o.action == Deny {
 		o.action = p.Unresolved
 	}

@@ -519,7 +519,7 @@ func (l *loader) flagList(n *yaml.Node, key string) []string {
 // as a parsed command: its program, subcommand, flags and operands.
 func compilePattern(pat string) (Match, error) {
 	cmds := shell.Parse(pat)
-	if len(cmds) != 1 || cmds[0].Program == "" || cmds[0].Opaque != "" || cmds[0].Runs || len(cmds[0].Via) > 0 || len(cmds[0].Writes) > 0 && !writesOwnArgs(cmds[0]) {
+	if len(cmds) != 1 || cmds[0].Program == "" || (cmds[0].Opaque != "" && !cmds[0].Inline) || cmds[0].Runs || len(cmds[0].Via) > 0 || len(cmds[0].Writes) > 0 && !writesOwnArgs(cmds[0]) {
 		return Match{}, fmt.Errorf("%q is not one plain command (want a program, its flags and arguments, e.g. \"rm -rf\")", pat)
 	}
 	c := cmds[0]

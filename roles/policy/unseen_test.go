@@ -178,3 +178,36 @@ func TestEffectKeyIsChecked(t *testing.T) {
 		t.Fatal("a rule's effect does not change the policy hash")
 	}
 }
+
+// TestExactInlineCodeMayBeAllowed: inline code is unresolved unless an
+// allow rule names the program and exactly that code; nothing less
+// allows it (a rule for the program alone, other code, more arguments,
+// code known only at run time, a glob that would match the code).
+func TestExactInlineCodeMayBeAllowed(t *testing.T) {
+	p := mustParse(t, `rules:
+  - {name: version, pattern: "python3 -c 'import sys; print(sys.version)'", action: allow}
+  - {name: python, match: {command: [python3]}, action: allow}
+  - {name: perl-glob, match: {command: [perl], flags: [-e], args: ["*"]}, action: allow}
+`)
+	cases := []struct {
+		cmd    string
+		action Action
+		rule   string
+	}{
+		{"python3 -c 'import sys; print(sys.version)'", Allow, "version"},
+		{`python3 -c "import sys; print(sys.version)"`, Allow, "version"},
+		{"python3 -c 'import sys; print(sys.path)'", Confirm, RuleUnresolved},
+		{"python3 -c 'import sys; print(sys.version)' extra", Confirm, RuleUnresolved},
+		{"python3 -I -c 'import sys; print(sys.version)'", Confirm, RuleUnresolved},
+		{"python3 -c \"$CODE\"", Confirm, RuleUnresolved},
+		{"LD_PRELOAD=x.so python3 -c 'import sys; print(sys.version)'", Confirm, RuleUnresolved},
+		{"python3 script.py", Allow, "python"},
+		{"perl -e 'unlink q(x)'", Confirm, RuleUnresolved},
+	}
+	for _, c := range cases {
+		v := p.Judge(c.cmd)
+		if v.Action != c.action || v.Rule != c.rule {
+			t.Errorf("%q: %s by %q, want %s by %q: %s", c.cmd, v.Action, v.Rule, c.action, c.rule, v.Why)
+		}
+	}
+}

@@ -700,6 +700,9 @@ func inlineCode(rest []Word) []Word {
 
 func (f *frame) inline(cmd *Command, rc run, flag Word, rest []Word) {
 	cmd.Operands = rest
+	// Only the code is unseen when nothing else is and the code is a
+	// word of its own: a rule may then allow that exact code.
+	cmd.Inline = cmd.Opaque == "" && !strings.Contains(flag.Text, "=") && len(rest) > 0 && rest[0].Static && !cmd.Dynamic
 	cmd.Opaque = fmt.Sprintf("%s %s runs inline %s code, which the policy cannot judge", cmd.Program, flag.Text, cmd.Program)
 	cmd.OpaqueSpan = flag.Span
 	if len(rest) > 0 {

@@ -90,6 +90,10 @@ type Command struct {
 	// statically: a program name from a variable, a script read from a
 	// pipe, inline interpreter code, a parse error.
 	Opaque string `json:"opaque,omitempty"`
+	// Inline marks a command that is opaque only because it runs inline
+	// interpreter code, the first operand (python3 -c CODE): a rule naming
+	// the program and exactly that code may allow it.
+	Inline bool `json:"inline,omitempty"`
 	// OpaqueSpan locates the part that cannot be judged.
 	OpaqueSpan Span `json:"opaque_span,omitzero"`
 	// Stdin names the commands feeding this one through a pipe.
