@@ -275,3 +275,67 @@ func readSed(s string) sedRead {
 	}
 	return r
 }
+
+// lldb judges lldb's commands: -o 'platform shell …' is shell code,
+// parsed as sh -c; script, command files and other shells cannot be
+// judged.
+func (f *frame) lldb(cmd *Command, args []Word, rc run) {
+	var code []Word
+	for i := 0; i < len(args); i++ {
+		w := args[i]
+		if !w.Static || !strings.HasPrefix(w.Value, "-") {
+			cmd.Operands = append(cmd.Operands, w)
+			continue
+		}
+		name, val, eq := strings.Cut(w.Value, "=")
+		cmd.Flags = append(cmd.Flags, Flag{Name: name, Text: w.Text, Span: w.Span})
+		takes := false
+		switch name {
+		case "-o", "--one-line", "-O", "--one-line-before-file", "-k", "--one-line-on-crash",
+			"-s", "--source", "-S", "--source-before-file", "-K", "--source-on-crash":
+			takes = true
+		case "-p", "--attach-pid", "-n", "--attach-name", "-c", "--core", "-a", "--arch", "-f", "--file", "-l", "--script-language":
+			if !eq && i+1 < len(args) {
+				i++
+			}
+			continue
+		default:
+			continue
+		}
+		v := Word{Text: w.Text, Value: val, Static: true, Span: w.Span}
+		if !eq {
+			if i+1 >= len(args) {
+				continue
+			}
+			i++
+			v = args[i]
+		}
+		if !takes {
+			continue
+		}
+		switch {
+		case !v.Static || strings.HasPrefix(name, "-s") || strings.HasPrefix(name, "-S") || strings.HasPrefix(name, "-K") || strings.HasPrefix(name, "--source"):
+			if cmd.Opaque == "" {
+				cmd.Opaque, cmd.OpaqueSpan = "lldb "+name+" "+v.Text+" runs lldb commands the policy cannot read", v.Span
+			}
+		default:
+			line := strings.Join(strings.Fields(v.Value), " ")
+			if rest, ok := strings.CutPrefix(line, "platform shell "); ok {
+				code = append(code, Word{Text: v.Text, Value: rest, Static: true, Span: v.Span})
+				continue
+			}
+			first, _, _ := strings.Cut(line, " ")
+			if first == "script" || first == "command" || first == "platform" || first == "expression" || first == "expr" ||
+				first == "p" || first == "print" || first == "call" || strings.Contains(line, "shell") || strings.ContainsAny(line, "(!") {
+				if cmd.Opaque == "" {
+					cmd.Opaque, cmd.OpaqueSpan = "lldb "+name+" "+v.Text+" runs code or a shell the policy cannot judge", v.Span
+				}
+			}
+		}
+	}
+	f.add(cmd, rc)
+	owner := len(f.w.cmds) - 1
+	for _, c := range code {
+		f.code(owner, []Word{c}, "lldb platform shell", false)
+	}
+}

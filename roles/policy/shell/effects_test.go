@@ -174,3 +174,23 @@ func TestSedWrites(t *testing.T) {
 		t.Fatalf("writes %v, want /etc/out and /tmp/x", ws)
 	}
 }
+
+// TestMoreCodeRunners: lldb's shell and script commands, Python modules
+// that run their arguments, and toybox as a wrapper.
+func TestMoreCodeRunners(t *testing.T) {
+	cases := map[string][]string{
+		"lldb -b -o 'platform shell a; b' ./p":   {"lldb", "a", "b"},
+		"lldb --one-line='script import os' ./p": {"lldb!"},
+		"lldb -s cmds ./p":                       {"lldb!"},
+		"lldb -b -o run -o bt ./p":               {"lldb"},
+		"python3 -m timeit 'import os'":          {"python3!"},
+		"python3 -mtimeit 'x'":                   {"python3!"},
+		"python3 -m pytest -q":                   {"python3"},
+		"toybox rm -rf /":                        {"toybox", "rm"},
+	}
+	for src, want := range cases {
+		if got := programsOf(Parse(src)); !slices.Equal(got, want) {
+			t.Errorf("%q: got %v, want %v", src, got, want)
+		}
+	}
+}

@@ -66,6 +66,7 @@ var wrappers = map[string]*wrap{
 	"nsenter":     {sp: &spec{shortVal: "tSGrw", longVal: []string{"--target", "--setuid", "--setgid"}}},
 	"systemd-run": {sp: &spec{shortVal: "puEMH", longVal: []string{"--property", "--unit", "--setenv", "--machine", "--host", "--description", "--slice", "--uid", "--gid", "--working-directory"}}},
 	"busybox":     {sp: &spec{}},
+	"toybox":      {sp: &spec{}},
 	"catchsegv":   {sp: &spec{}},
 	"ssh":         {sp: specs["ssh"], skip: 1, join: true, bare: "ssh without a command opens a remote shell that reads standard input", none: []string{"-N", "-V"}},
 }
@@ -176,6 +177,9 @@ func (f *frame) run(words []Word, rc run) {
 		}
 	case "gdb", "gdb-multiarch", "cgdb":
 		f.gdb(&cmd, args, rc)
+		return
+	case "lldb":
+		f.lldb(&cmd, args, rc)
 		return
 	case "sed", "gsed":
 		f.generic(&cmd, args)
@@ -638,7 +642,14 @@ func (f *frame) interpreter(cmd *Command, args []Word, rc run, it interpreter) {
 				f.inline(cmd, rc, w, args[i+1:])
 				return
 			case it.module != "" && c == it.module[0]:
+				mod := v[j+1:]
+				if mod == "" && i+1 < len(args) {
+					mod = args[i+1].Value
+				}
 				cmd.Operands = args[i+1:]
+				if codeModules[mod] {
+					cmd.Opaque, cmd.OpaqueSpan = fmt.Sprintf("%s -m %s runs its arguments as %s code, which the policy cannot judge", name, mod, name), w.Span
+				}
 				f.add(cmd, rc)
 				return
 			case strings.IndexByte(it.shortVal, c) >= 0:
@@ -671,6 +682,10 @@ func (f *frame) interpreter(cmd *Command, args []Word, rc run, it interpreter) {
 	}
 	f.stdinCode(cmd, rc, name)
 }
+
+// codeModules are Python modules that run their arguments as code
+// (python3 -m timeit 'code').
+var codeModules = map[string]bool{"timeit": true, "pdb": true, "code": true}
 
 // codeFlag reports whether word is an option carrying inline code.
 func (it interpreter) codeFlag(v string) bool {
