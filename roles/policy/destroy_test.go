@@ -71,7 +71,7 @@ var destroySpellings = []bypass{
 	{"cp /dev/null /srv/data/db.sqlite", "/srv/data/db.sqlite"},
 	{"true > /srv/data/db", "/srv/data/db"},
 	{"echo -n > /srv/data/db", "/srv/data/db"},
-	{"exec 3>/srv/data/db", "/srv/data/db"},
+	{"printf '' > /srv/data/db", "/srv/data/db"},
 	{"shred -u /srv/data/db", "shred"},
 	// Redirections.
 	{"rm -r /srv/data 2>/dev/null", "recursive delete"},

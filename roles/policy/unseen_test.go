@@ -112,6 +112,7 @@ func TestOrdinaryStaysAllowed(t *testing.T) {
 		"rsync -a ./src/ ./dst/", "mv a b", "chmod -R 755 ./build", "chmod 000 ./secret",
 		"truncate -s 10M ./disk.img", "echo hi > ./out.txt", "echo hi >> ./out.txt", "cp a ./b",
 		"flock /tmp/l make", "awk '{print $1}' f", "echo -n x > ./f",
+		"exec > ./build.log 2>&1; make",
 	}
 	p := Default()
 	for _, c := range ordinary {

@@ -127,15 +127,14 @@ func (f *frame) effects(c *Command) {
 
 // silent reports whether a command writes nothing to its output, so that
 // its > redirections only empty their files: a redirection alone, :,
-// true, false, exec without a command, cat /dev/null, echo -n.
+// true, false, cat /dev/null, echo -n, printf ”. (exec > f sends the
+// output that follows to f: a write, like echo x > f.)
 func silent(c *Command) bool {
 	switch c.Program {
 	case "":
 		return c.Opaque == ""
 	case ":", "true", "false":
 		return true
-	case "exec":
-		return len(c.Operands) == 0
 	case "cat":
 		for _, o := range c.Operands {
 			if !o.Static || o.Value != "/dev/null" {

@@ -41,7 +41,7 @@ func TestEffectsOfEverySpelling(t *testing.T) {
 		"> f":                                   {"wipe:truncation by >"},
 		": > f":                                 {"wipe:truncation by >"},
 		"cat /dev/null >| f":                    {"wipe:truncation by >|"},
-		"exec 3>f":                              {"wipe:truncation by >"},
+		"printf '' > f":                         {"wipe:truncation by >"},
 		// Not destroying a tree or wiping: the same programs used
 		// ordinarily.
 		"rm f":                          nil,
@@ -58,6 +58,7 @@ func TestEffectsOfEverySpelling(t *testing.T) {
 		"echo x > f":                    nil,
 		": >> f":                        nil,
 		"cp a f":                        nil,
+		"exec > log 2>&1":               nil,
 		"{ echo a; } > f":               nil,
 		"for i in 1; do echo; done > f": nil,
 	}
