@@ -127,8 +127,8 @@ func (f *frame) effects(c *Command) {
 
 // silent reports whether a command writes nothing to its output, so that
 // its > redirections only empty their files: a redirection alone, :,
-// true, false, cat /dev/null, echo -n, printf ”. (exec > f sends the
-// output that follows to f: a write, like echo x > f.)
+// true, false, cat /dev/null, echo -n, printf of an empty format. (exec
+// > f sends the output that follows to f: a write, like echo x > f.)
 func silent(c *Command) bool {
 	switch c.Program {
 	case "":
