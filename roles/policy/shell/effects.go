@@ -159,32 +159,52 @@ func truncates(how string) bool {
 	return false
 }
 
-// noAccess reports whether a chmod mode takes every permission away (000,
-// 0, a-rwx, a=, ugo-r).
+// noAccess reports whether a chmod mode leaves nobody able to read (000,
+// 0, 0333, a-rwx, a=, ugo-r, u=,g=,o=).
 func noAccess(mode string) bool {
 	if mode == "" {
 		return false
 	}
-	if strings.Trim(mode, "0") == "" {
-		return len(mode) <= 5
+	if strings.Trim(mode, "01234567") == "" {
+		if len(mode) > 5 {
+			return false
+		}
+		if len(mode) < 3 {
+			mode = strings.Repeat("0", 3-len(mode)) + mode
+		}
+		for _, d := range mode[len(mode)-3:] {
+			if (d-'0')&4 != 0 {
+				return false
+			}
+		}
+		return true
 	}
+	readable := map[byte]bool{'u': true, 'g': true, 'o': true}
 	for _, clause := range strings.Split(mode, ",") {
 		i := strings.IndexAny(clause, "-=+")
-		if i < 0 {
+		if i < 0 || strings.ContainsAny(clause[i+1:], "-=+") {
 			return false
 		}
 		who, op, perms := clause[:i], clause[i], clause[i+1:]
-		if strings.Trim(who, "a") != "" && !(strings.Contains(who, "u") && strings.Contains(who, "g") && strings.Contains(who, "o")) {
-			return false
+		if who == "" || strings.Contains(who, "a") {
+			who = "ugo"
 		}
-		switch {
-		case op == '=' && !strings.ContainsAny(perms, "rX"):
-		case op == '-' && strings.Contains(perms, "r"):
-		default:
-			return false
+		for j := 0; j < len(who); j++ {
+			w := who[j]
+			if w != 'u' && w != 'g' && w != 'o' {
+				return false
+			}
+			switch {
+			case op == '=':
+				readable[w] = strings.ContainsAny(perms, "rugo")
+			case op == '-' && strings.Contains(perms, "r"):
+				readable[w] = false
+			case op == '+' && strings.ContainsAny(perms, "rugo"):
+				readable[w] = true
+			}
 		}
 	}
-	return true
+	return !readable['u'] && !readable['g'] && !readable['o']
 }
 
 // zeroSize reports whether a truncate size is zero (0, 0K, =0).

@@ -195,3 +195,39 @@ func TestMoreCodeRunners(t *testing.T) {
 		}
 	}
 }
+
+// TestEffectsNotHidden: a negated or alternative name test does not limit
+// a find delete; multi-clause chmod modes, tee with empty input.
+func TestEffectsNotHidden(t *testing.T) {
+	cases := map[string][]string{
+		"find d ! -name keep -delete":        {"recursive-delete:find -delete"},
+		"find d -not -name '*.keep' -delete": {"recursive-delete:find -delete"},
+		"find d -name '*.o' -o -delete":      {"recursive-delete:find -delete"},
+		"find d -iname '[a-z]*' -delete":     {"recursive-delete:find -delete"},
+		"find d -name '*.o' , -delete":       {"recursive-delete:find -delete"},
+		"find d -name '*.o' -exec rm {} +":   nil,
+		"chmod -R u=,g=,o= d":                {"wipe:chmod -R u=,g=,o="},
+		"chmod -R go-rwx,u-rwx d":            {"wipe:chmod -R go-rwx,u-rwx"},
+		"chmod -R 0333 d":                    {"wipe:chmod -R 0333"},
+		"chmod -R go-rwx d":                  nil,
+		"chmod -R 700 d":                     nil,
+		"cat /dev/null | tee f":              {"wipe:tee with empty input"},
+		"tee f < /dev/null":                  {"wipe:tee with empty input"},
+		"echo x | tee f":                     nil,
+		": | tee -a f":                       nil,
+	}
+	for src, want := range cases {
+		if got := effectsOf(src); !slices.Equal(got, want) {
+			t.Errorf("%q: effects %v, want %v", src, got, want)
+		}
+	}
+	for src, want := range map[string][]string{
+		"flock /tmp/l -- rm -rf /":        {"flock", "rm"},
+		"zip -TT='a b' -T x.zip f":        {"zip", "a"},
+		"git --config-env=core.pager=X l": {"git!"},
+	} {
+		if got := programsOf(Parse(src)); !slices.Equal(got, want) {
+			t.Errorf("%q: got %v, want %v", src, got, want)
+		}
+	}
+}

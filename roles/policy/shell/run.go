@@ -80,7 +80,30 @@ func (f *frame) add(c *Command, rc run) {
 		}
 	}
 	f.effects(c)
+	if c.Program == "tee" && !c.hasFlag("-a") && f.emptyInput(rc) {
+		// tee f with nothing to read empties f.
+		for _, o := range c.Operands {
+			c.Effects = append(c.Effects, Effect{Class: Wipe, How: "tee with empty input", Targets: []Write{f.write(o, "tee")}, Span: o.Span})
+		}
+	}
 	f.w.add(*c)
+}
+
+// emptyInput reports whether a command's standard input is empty:
+// /dev/null, or a pipe from commands that write nothing.
+func (f *frame) emptyInput(rc run) bool {
+	if rc.stdinFile == "/dev/null" {
+		return true
+	}
+	if len(rc.feed) == 0 {
+		return false
+	}
+	for _, i := range rc.feed {
+		if i >= len(f.w.cmds) || !silent(&f.w.cmds[i]) || f.w.cmds[i].Program == "" {
+			return false
+		}
+	}
+	return true
 }
 
 // run judges the words of one simple command.
@@ -194,6 +217,8 @@ func (f *frame) run(words []Word, rc run) {
 		for i, w := range args {
 			if w.Static && (w.Value == "-TT" || w.Value == "--unzip-command") && i+1 < len(args) {
 				f.code(len(f.w.cmds)-1, args[i+1:i+2], "zip "+w.Value, false)
+			} else if v, ok := strings.CutPrefix(w.Value, "-TT"); ok && w.Static && v != "" {
+				f.code(len(f.w.cmds)-1, []Word{{Text: w.Text, Value: strings.TrimPrefix(v, "="), Static: true, Span: w.Span}}, "zip -TT", false)
 			} else if v, ok := strings.CutPrefix(w.Value, "--unzip-command="); ok && w.Static {
 				f.code(len(f.w.cmds)-1, []Word{{Text: w.Text, Value: v, Static: true, Span: w.Span}}, "zip --unzip-command", false)
 			}
@@ -317,6 +342,9 @@ func (f *frame) wrapper(cmd *Command, args []Word, rc run, wr *wrap) {
 	}
 	for i := 0; i < wr.skip && len(rest) > 0; i++ {
 		cmd.Operands = append(cmd.Operands, rest[0])
+		rest = rest[1:]
+	}
+	if cmd.Program == "flock" && len(rest) > 0 && rest[0].Static && rest[0].Value == "--" {
 		rest = rest[1:]
 	}
 	if cmd.Program == "flock" && len(rest) >= 2 && rest[0].Static && (rest[0].Value == "-c" || rest[0].Value == "--command") {
@@ -766,7 +794,9 @@ func (f *frame) find(cmd *Command, args []Word, rc run) {
 		flag  string
 	}
 	var execs []execCmd
-	filtered := false
+	// filtered: a name test limits what is deleted (unless negated, or
+	// either of two expressions may hold).
+	filtered, either := false, false
 	for ; i < len(args); i++ {
 		w := args[i]
 		if !w.Static {
@@ -782,11 +812,13 @@ func (f *frame) find(cmd *Command, args []Word, rc run) {
 		cmd.Flags = append(cmd.Flags, Flag{Name: v, Text: v, Span: w.Span})
 		switch v {
 		case "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex", "-lname", "-ilname", "-samefile", "-inum":
-			if i+1 < len(args) && args[i+1].Static && strings.Trim(args[i+1].Value, "*.") != "" {
+			if !negated(args, i) && i+1 < len(args) && args[i+1].Static && namesLiterally(args[i+1].Value) {
 				filtered = true
 			}
 		case "-empty":
-			filtered = true
+			filtered = filtered || !negated(args, i)
+		case "-o", "-or":
+			either = true
 		case "-exec", "-execdir", "-ok", "-okdir":
 			j := i + 1
 			for ; j < len(args); j++ {
@@ -811,7 +843,7 @@ func (f *frame) find(cmd *Command, args []Word, rc run) {
 			}
 		}
 	}
-	if !filtered {
+	if !filtered || either || slices.ContainsFunc(args, func(w Word) bool { return w.Static && w.Value == "," }) {
 		targets := make([]Write, 0, len(starts))
 		for _, t := range starts {
 			targets = append(targets, f.write(t, "find"))
@@ -859,6 +891,30 @@ func (f *frame) find(cmd *Command, args []Word, rc run) {
 	}
 }
 
+// negated reports whether the find test at args[i] is negated (! -name x).
+func negated(args []Word, i int) bool {
+	return i > 0 && args[i-1].Static && (args[i-1].Value == "!" || args[i-1].Value == "-not")
+}
+
+// namesLiterally reports whether a find name pattern has a literal
+// character outside its wildcards and bracket expressions ('*.tmp' does,
+// '*' and '[a-z]*' do not).
+func namesLiterally(p string) bool {
+	depth := false
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; {
+		case c == '[':
+			depth = true
+		case c == ']':
+			depth = false
+		case depth, c == '*', c == '?', c == '.', c == '^', c == '$', c == '+', c == '\\':
+		default:
+			return true
+		}
+	}
+	return false
+}
+
 // programRisks marks program options that run commands the words do not
 // show, and returns the option values that are shell code to parse (git
 // -c core.pager='…'), named by the option.
@@ -898,6 +954,7 @@ func (f *frame) programRisks(cmd *Command) []flagValue {
 			}
 			if strings.HasPrefix(k, "alias.") || strings.HasSuffix(k, "command") || strings.HasSuffix(k, ".textconv") ||
 				strings.HasSuffix(k, ".helper") || k == "core.editor" || k == "sequence.editor" || k == "core.hookspath" ||
+				k == "core.pager" || strings.HasPrefix(k, "pager.") ||
 				k == "core.fsmonitor" || k == "diff.external" || k == "core.sshcommand" || !v.w.Static {
 				cmd.Opaque, cmd.OpaqueSpan = "git -c "+v.w.Text+" can make git run a command the policy cannot judge (with arguments git adds)", v.w.Span
 			}
