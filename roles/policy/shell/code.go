@@ -339,3 +339,134 @@ func (f *frame) lldb(cmd *Command, args []Word, rc run) {
 		f.code(owner, []Word{c}, "lldb platform shell", false)
 	}
 }
+
+// npmExecCode finds the shell string of npx -c, npm exec -c and npm x
+// --call.
+func npmExecCode(cmd *Command, args []Word) (Word, bool) {
+	if cmd.Program != "npx" && cmd.Program != "bunx" && cmd.Subcommand != "exec" && cmd.Subcommand != "x" && cmd.Subcommand != "dlx" {
+		return Word{}, false
+	}
+	for i, w := range args {
+		if !w.Static {
+			continue
+		}
+		if (w.Value == "-c" || w.Value == "--call") && i+1 < len(args) {
+			return args[i+1], true
+		}
+		if v, ok := strings.CutPrefix(w.Value, "--call="); ok {
+			return Word{Text: w.Text, Value: v, Static: true, Span: w.Span}, true
+		}
+	}
+	return Word{}, false
+}
+
+// sqlShell judges database shells: sqlite3's .shell and .system, psql's
+// \! and mysql's system and \! run shell commands (parsed as sh -c);
+// sqlite3's .load and psql's \o | pipe run what the judge cannot read.
+func (f *frame) sqlShell(cmd *Command, args []Word, rc run) {
+	var texts []Word
+	for i := 0; i < len(args); i++ {
+		w := args[i]
+		if !w.Static || !strings.HasPrefix(w.Value, "-") {
+			if cmd.Program == "sqlite3" || cmd.Program == "sqlite" {
+				texts = append(texts, w)
+			}
+			cmd.Operands = append(cmd.Operands, w)
+			continue
+		}
+		name, val, eq := strings.Cut(w.Value, "=")
+		cmd.Flags = append(cmd.Flags, Flag{Name: name, Text: w.Text, Span: w.Span})
+		switch name {
+		case "-c", "--command", "-e", "--execute", "-cmd":
+			if eq {
+				texts = append(texts, Word{Text: w.Text, Value: val, Static: true, Span: w.Span})
+			} else if i+1 < len(args) {
+				i++
+				texts = append(texts, args[i])
+			}
+		}
+	}
+	var code []Word
+	for _, t := range texts {
+		if !t.Static {
+			continue
+		}
+		for _, line := range strings.FieldsFunc(t.Value, func(r rune) bool { return r == '\n' || r == ';' }) {
+			line = strings.TrimSpace(line)
+			low := strings.ToLower(line)
+			var rest string
+			found := false
+			for _, p := range []string{".shell", ".system", "\\!", "system"} {
+				if r, ok := strings.CutPrefix(low, p); ok && (r == "" || r[0] == ' ' || p == "\\!") {
+					rest, found = strings.TrimSpace(line[len(p):]), true
+					break
+				}
+			}
+			switch {
+			case found && rest != "":
+				code = append(code, Word{Text: t.Text, Value: rest, Static: true, Span: t.Span})
+			case found, strings.HasPrefix(low, ".load"), strings.HasPrefix(low, "\\o |"), strings.HasPrefix(low, "\\o|"),
+				strings.HasPrefix(low, "\\g |"), strings.HasPrefix(low, "\\copy") && strings.Contains(low, "program"),
+				strings.Contains(low, "copy") && strings.Contains(low, " program "):
+				if cmd.Opaque == "" {
+					cmd.Opaque, cmd.OpaqueSpan = cmd.Program+" "+t.Text+" runs a program or a shell the policy cannot judge", t.Span
+				}
+			}
+		}
+	}
+	f.add(cmd, rc)
+	owner := len(f.w.cmds) - 1
+	for _, c := range code {
+		f.code(owner, []Word{c}, cmd.Program+" shell escape", false)
+	}
+}
+
+// tmux judges tmux: tmux -c and the shell command of new-session,
+// new-window, split-window, respawn-pane and run-shell are parsed as sh
+// -c; keys sent to a pane (send-keys), if-shell and sourced files cannot
+// be judged.
+func (f *frame) tmux(cmd *Command, args []Word, rc run) {
+	opts, rest := splitOpts(&spec{shortVal: "LSfcT"}, args)
+	f.apply(cmd, &opts)
+	var code []Word
+	via := "tmux -c"
+	if c, ok := opts.value("-c"); ok {
+		code = append(code, c)
+	}
+	if len(rest) > 0 && rest[0].Static {
+		sub := rest[0].Value
+		cmd.Subcommand = sub
+		val := "ceFflnstxy"
+		if sub == "run-shell" || sub == "run" {
+			val = "cdt"
+		}
+		q := parseArgs(&spec{posix: true, shortVal: val}, rest[1:])
+		cmd.Flags = append(cmd.Flags, q.flags...)
+		cmd.Operands = append(cmd.Operands, q.operands...)
+		switch sub {
+		case "new-session", "new", "new-window", "neww", "split-window", "splitw", "respawn-pane", "respawnp", "respawn-window", "respawnw", "run-shell", "run":
+			if ws := q.operands; len(ws) > 0 {
+				via = "tmux " + sub
+				parts := make([]string, len(ws))
+				for i, w := range ws {
+					parts[i] = w.Value
+					if !w.Static && cmd.Opaque == "" {
+						cmd.Opaque, cmd.OpaqueSpan = "tmux "+sub+" runs a command known only at run time", w.Span
+					}
+				}
+				if cmd.Opaque == "" {
+					code = append(code, Word{Text: ws[0].Text, Value: strings.Join(parts, " "), Static: true, Span: Span{ws[0].Span.Start, ws[len(ws)-1].Span.End}})
+				}
+			}
+		case "send-keys", "send", "if-shell", "if", "source-file", "source", "pipe-pane", "pipep", "command-prompt", "display-popup", "popup":
+			if cmd.Opaque == "" {
+				cmd.Opaque, cmd.OpaqueSpan = "tmux "+sub+" makes a shell run what the policy cannot judge", cmd.Span
+			}
+		}
+	}
+	f.add(cmd, rc)
+	owner := len(f.w.cmds) - 1
+	for _, c := range code {
+		f.code(owner, []Word{c}, via, false)
+	}
+}

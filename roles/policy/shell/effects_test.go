@@ -231,3 +231,38 @@ func TestEffectsNotHidden(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionsAndDatabases: terminal multiplexers, database shells, npm's
+// exec and shells of other languages run command strings too.
+func TestSessionsAndDatabases(t *testing.T) {
+	cases := map[string][]string{
+		"tmux new -d -s job 'a; b'":     {"tmux", "a", "b"},
+		"tmux new-window -n w a x":      {"tmux", "a"},
+		"tmux -c 'a'":                   {"tmux", "a"},
+		"tmux run-shell -d 1 'a'":       {"tmux", "a"},
+		"tmux send-keys -t 0 'a' Enter": {"tmux!"},
+		"tmux ls":                       {"tmux"},
+		"screen -dmS job a x":           {"screen", "a"},
+		"sg wheel -c 'a; b'":            {"sg", "a", "b"},
+		"sg wheel 'a'":                  {"sg", "a"},
+		"sqlite3 x.db '.shell a'":       {"sqlite3", "a"},
+		"sqlite3 -cmd '.system a' x.db": {"sqlite3", "a"},
+		"sqlite3 x.db '.load ./ext'":    {"sqlite3!"},
+		"sqlite3 x.db 'select 1'":       {"sqlite3"},
+		"psql -c '\\! a' db":            {"psql", "a"},
+		"psql -c 'select 1' db":         {"psql"},
+		"mysql -e 'system a'":           {"mysql", "a"},
+		"mysql --execute='\\! a'":       {"mysql", "a"},
+		"npx -c 'a && b'":               {"npx", "a", "b"},
+		"npm exec --call='a' ":          {"npm", "a"},
+		"npm exec -- eslint .":          {"npm"},
+		"xonsh -c 'a'":                  {"xonsh!"},
+		"nu -c 'a'":                     {"nu!"},
+		"osh -c 'a'":                    {"osh", "a"},
+	}
+	for src, want := range cases {
+		if got := programsOf(Parse(src)); !slices.Equal(got, want) {
+			t.Errorf("%q: got %v, want %v", src, got, want)
+		}
+	}
+}

@@ -121,6 +121,7 @@ func specFor(program string) *spec {
 var shells = map[string]bool{
 	"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "mksh": true,
 	"ash": true, "fish": true, "csh": true, "tcsh": true, "yash": true, "rbash": true,
+	"osh": true, "ysh": true, "ksh93": true, "oksh": true, "loksh": true, "pdksh": true, "posh": true, "sash": true,
 }
 
 // interpreter is what the judge knows of a language runtime's options:
@@ -195,6 +196,12 @@ var interpreters = map[string]interpreter{
 	"jrunscript": {inline: "e"},
 	"clojure":    {inline: "e", longCode: []string{"--eval"}},
 	"ghc":        {inline: "e"},
+	// Shells whose language is not sh: their -c code is not parsed.
+	"xonsh":  {inline: "c", info: []string{"-V", "--version", "-h", "--help"}},
+	"nu":     {inline: "c", longCode: []string{"--commands"}, info: []string{"-v", "--version", "-h", "--help"}},
+	"elvish": {inline: "c", info: []string{"-version", "-help"}},
+	"rc":     {inline: "c"},
+	"es":     {inline: "c"},
 }
 
 // interpreterFor recognises python3, python3.12, pypy3 and the like.

@@ -68,6 +68,8 @@ var wrappers = map[string]*wrap{
 	"busybox":     {sp: &spec{}},
 	"toybox":      {sp: &spec{}},
 	"catchsegv":   {sp: &spec{}},
+	"sg":          {sp: &spec{}, skip: 1, join: true, bare: "sg without a command starts an interactive shell"},
+	"screen":      {sp: &spec{shortVal: "cehpsStTX", longVal: []string{}}, bare: "screen without a command starts an interactive shell"},
 	"ssh":         {sp: specs["ssh"], skip: 1, join: true, bare: "ssh without a command opens a remote shell that reads standard input", none: []string{"-N", "-V"}},
 }
 
@@ -204,6 +206,19 @@ func (f *frame) run(words []Word, rc run) {
 	case "lldb":
 		f.lldb(&cmd, args, rc)
 		return
+	case "sqlite3", "sqlite", "psql", "mysql", "mariadb":
+		f.sqlShell(&cmd, args, rc)
+		return
+	case "tmux":
+		f.tmux(&cmd, args, rc)
+		return
+	case "npx", "npm", "pnpm", "yarn", "bunx":
+		f.generic(&cmd, args)
+		if w, ok := npmExecCode(&cmd, args); ok {
+			f.add(&cmd, rc)
+			f.code(len(f.w.cmds)-1, []Word{w}, cmd.Program+" exec -c", false)
+			return
+		}
 	case "sed", "gsed":
 		f.generic(&cmd, args)
 		f.sed(&cmd, rc)
@@ -346,6 +361,9 @@ func (f *frame) wrapper(cmd *Command, args []Word, rc run, wr *wrap) {
 	}
 	if cmd.Program == "flock" && len(rest) > 0 && rest[0].Static && rest[0].Value == "--" {
 		rest = rest[1:]
+	}
+	if cmd.Program == "sg" && len(rest) > 1 && rest[0].Static && rest[0].Value == "-c" {
+		rest = rest[1:] // sg GROUP -c 'command'
 	}
 	if cmd.Program == "flock" && len(rest) >= 2 && rest[0].Static && (rest[0].Value == "-c" || rest[0].Value == "--command") {
 		// flock FILE -c 'command': the command string comes after the lock.
