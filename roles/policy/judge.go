@@ -275,6 +275,23 @@ type hit struct {
 	parts []string
 	hl    []Highlight
 	nf    normFlags
+	// effect: the rule matched by what the command does, not by its
+	// spelling.
+	effect bool
+}
+
+// specificity is how narrowly the hit names the command: a rule matched
+// by effect counts its effect and its args, not the flags it spells (so
+// a narrow allow rule for find ./build -delete decides over rm -rf).
+func (h *hit) specificity() int {
+	if !h.effect {
+		return h.r.Match.specificity()
+	}
+	n := 1 + len(h.r.Match.Args)
+	if len(h.r.Match.AnyArgs) > 0 {
+		n++
+	}
+	return n
 }
 
 // rules finds the rule that decides on c. A deny rule that matches
@@ -302,7 +319,7 @@ func (j *judging) rules(c *shell.Command) (outcome, bool) {
 	for i := range hits {
 		h := &hits[i]
 		if h.r.action(p) == Allow {
-			if allow == nil || h.r.Match.specificity() > allow.r.Match.specificity() {
+			if allow == nil || h.specificity() > allow.specificity() {
 				allow = h
 			}
 			continue
@@ -312,7 +329,7 @@ func (j *judging) rules(c *shell.Command) (outcome, bool) {
 		}
 	}
 	best := strict
-	if strict == nil || (allow != nil && allow.r.Match.specificity() > maxSpecificity(p, hits)) {
+	if strict == nil || (allow != nil && allow.specificity() > maxSpecificity(p, hits)) {
 		best = allow
 	}
 	r := best.r
@@ -379,7 +396,7 @@ func maxSpecificity(p *Policy, hits []hit) int {
 	m := -1
 	for i := range hits {
 		if hits[i].r.action(p) != Allow {
-			m = max(m, hits[i].r.Match.specificity())
+			m = max(m, hits[i].specificity())
 		}
 	}
 	return m
@@ -394,7 +411,7 @@ func stricter(p *Policy, a, b *hit) bool {
 	if a.r.Level != b.r.Level {
 		return a.r.Level > b.r.Level
 	}
-	return a.r.Match.specificity() > b.r.Match.specificity()
+	return a.specificity() > b.specificity()
 }
 
 // match tests one rule against one simple command: as it is spelled,
@@ -419,7 +436,7 @@ func (j *judging) matchEffect(r *Rule, c *shell.Command, classes []string) (hit,
 		if !slices.Contains(classes, e.Class) {
 			continue
 		}
-		h := hit{r: r}
+		h := hit{r: r, effect: len(m.Effect) == 0}
 		ok := true
 		for _, g := range m.Args {
 			ok = ok && j.targetsMatch(&h, e, []string{g})
