@@ -95,6 +95,8 @@ func TestInlineCodeAfterOptions(t *testing.T) {
 		"deno eval x", "deno eval --quiet x", "deno repl --eval x", "bun -e x", "Rscript --vanilla -e x", "R --no-save -e x",
 		"osascript -l JavaScript -e x", "julia --startup-file=no -e x", "julia -t 4 -e x", "guile -c x", "sbcl --eval x",
 		"elixir -e x", "erl -noshell -eval x", "node --unknown-flag value -e x", "deno run -", "python3 -", "perl",
+		"perl -CSDe x", "perl -CSD -e x", "perl -de x", "perl -0777ne x", "perl -l0e x", "perl -Dte x", "ruby -W0e x",
+		"ruby -Ke -e x", "ruby -Kue x", "ruby -W:no-deprecated -e x",
 	} {
 		cs := Parse(src)
 		if len(cs) != 1 || cs[0].Opaque == "" {
@@ -107,6 +109,7 @@ func TestInlineCodeAfterOptions(t *testing.T) {
 		"node server.js -e prod", "node -r dotenv/config server.js -p 1", "node --require ts-node/register a.ts",
 		"php -d memory_limit=1G artisan migrate", "deno run -A main.ts", "deno run main.ts --eval x", "bun run build",
 		"lua -l socket script.lua -e x", "python3 --version", "node --input-type=module app.mjs",
+		"perl -d:Trace script.pl -e x", "perl -CSD script.pl", "perl -Mfeature=say script.pl", "ruby -Ku script.rb -e x",
 	} {
 		cs := Parse(src)
 		if len(cs) != 1 || cs[0].Opaque != "" {

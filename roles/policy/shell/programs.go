@@ -136,8 +136,13 @@ type interpreter struct {
 	// when nothing follows, the next word (python -W ignore, ruby -r lib).
 	shortVal string
 	// attached lists short flags whose value can only be the rest of the
-	// word (perl -Mstrict, perl -i.bak, ruby -0777).
+	// word (perl -Mstrict, perl -i.bak, ruby -Fx).
 	attached string
+	// cont maps short flags that take an optional run of characters from
+	// a set and then go on reading flags (perl -lne, -0777e, -CSDe, -de;
+	// ruby -W0e) to that set; a ':' after them makes the rest a value
+	// (perl -d:Trace, ruby -W:no-deprecated).
+	cont map[byte]string
 	// longVal lists long flags whose value is the next word unless written
 	// with "=" (node --require fs).
 	longVal []string
@@ -148,8 +153,10 @@ type interpreter struct {
 
 var pythonLike = interpreter{inline: "c", info: []string{"-V", "--version", "-h", "--help"}, module: "m", shortVal: "WX",
 	longVal: []string{"--check-hash-based-pycs"}}
-var perlLike = interpreter{inline: "eE", info: []string{"-v", "-V", "--version", "-h", "--help"}, shortVal: "I", attached: "MmxidDFCl0"}
-var rubyLike = interpreter{inline: "e", info: []string{"-v", "--version", "-h", "--help"}, shortVal: "rICE", attached: "FxTWKi0",
+var perlLike = interpreter{inline: "eE", info: []string{"-v", "-V", "--version", "-h", "--help"}, shortVal: "I", attached: "MmxiF",
+	cont: map[byte]string{'l': "01234567", '0': "0123456789abcdefxABCDEF", 'C': "IOEiSDALao0123456789", 'd': "", 'D': "0123456789"}}
+var rubyLike = interpreter{inline: "e", info: []string{"-v", "--version", "-h", "--help"}, shortVal: "rICE", attached: "Fxi",
+	cont:    map[byte]string{'0': "01234567", 'W': "012", 'T': "0123456789", 'K': "eEsSuUnN"},
 	longVal: []string{"--encoding", "--external-encoding", "--internal-encoding"}}
 var nodeLike = interpreter{inline: "ep", longCode: []string{"--eval", "--print"}, info: []string{"-v", "--version", "-h", "--help"}, shortVal: "rC",
 	longVal: []string{"--require", "--import", "--loader", "--experimental-loader", "--conditions", "--input-type", "--title",

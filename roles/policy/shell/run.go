@@ -703,14 +703,18 @@ func (f *frame) interpreter(cmd *Command, args []Word, rc run, it interpreter) {
 					i++ // the value is the next word
 				}
 				break letters
-			case strings.IndexByte(it.attached, c) >= 0:
-				if c == 'l' || c == '0' {
-					// Octal digits, then more flags: perl -lne, -0777.
-					for j+1 < len(v) && v[j+1] >= '0' && v[j+1] <= '7' {
-						j++
-					}
-					continue
+			case hasCont(it, c):
+				set := it.cont[c]
+				if j+1 < len(v) && v[j+1] == ':' {
+					break letters // perl -d:Trace, ruby -W:no-deprecated
 				}
+				for n := 0; j+1 < len(v) && strings.IndexByte(set, v[j+1]) >= 0; n++ {
+					if c == 'K' && n == 1 {
+						break // ruby -K takes one letter
+					}
+					j++
+				}
+			case strings.IndexByte(it.attached, c) >= 0:
 				// The rest of the word is the value; inline code letters in
 				// it are read as code anyway (perl -pie is -i with suffix "e",
 				// but nothing is lost by judging it as code).
@@ -727,6 +731,12 @@ func (f *frame) interpreter(cmd *Command, args []Word, rc run, it interpreter) {
 		return
 	}
 	f.stdinCode(cmd, rc, name)
+}
+
+// hasCont reports whether c is a flag of it.cont.
+func hasCont(it interpreter, c byte) bool {
+	_, ok := it.cont[c]
+	return ok
 }
 
 // codeModules are Python modules that run their arguments as code
