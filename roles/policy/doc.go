@@ -14,15 +14,22 @@
 //  2. What cannot be resolved statically (a program name from a variable,
 //     a substitution, ${IFS} or a glob; a script read from a pipe; inline
 //     interpreter code; code built at run time) is never allowed: its
-//     action is the policy's Unresolved, confirm or deny, at level high.
+//     action is the policy's Unresolved, confirm or deny, at level high —
+//     save inline code that an allow rule names exactly, program and code
+//     (pattern: "python3 -c 'print(1)'").
 //  3. An allow rule allows exactly what it names: a run-time argument, an
 //     extra flag or operand takes a command out of it.
 //  4. A policy's Hash names its content: formatting, comments, key order
 //     and flag spelling do not change it. Version, the revision the
 //     ledger gives it, is recorded beside the hash in every verdict.
-//  5. Loading is strict: unknown keys, bad levels, actions and globs, and
-//     patterns that are not one plain command are errors naming the line;
-//     every problem is reported at once.
+//  5. Loading is strict: unknown keys, bad levels, actions, globs and
+//     effects, and patterns that are not one plain command are errors
+//     naming the line; every problem is reported at once.
+//  6. Same effect, same rule: a rule may name an effect class
+//     (match.effect: recursive-delete, wipe), and a confirm or deny rule
+//     for rm -r stands for both classes, so find -delete, rsync --delete,
+//     truncation, dd of=, mv to /dev/null and chmod -R 000 meet the rule
+//     that rm -rf meets. Allow rules are never widened to a class.
 //
 // Usage:
 //

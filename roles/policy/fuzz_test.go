@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -14,7 +15,7 @@ import (
 // tree itself rather than trusting the judge's own parse. `go test` runs
 // the seeds; `go test -fuzz FuzzJudge ./roles/policy` explores.
 func FuzzJudge(f *testing.F) {
-	for _, b := range append(append([]bypass(nil), bypassBoth...), bypassDefault...) {
+	for _, b := range slices.Concat(bypassBoth, bypassDefault, destroySpellings, unseenCases) {
 		f.Add(b.cmd)
 	}
 	for _, s := range []string{"", "ls", "echo $HOME", "[ -f x ] && echo y", "a=b", "> f", "$(", "'", "\"$(\"", "{a,b}{c,d}{e,f}",

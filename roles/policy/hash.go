@@ -88,7 +88,7 @@ func canonicalMatch(m Match) Match {
 	return Match{
 		Command: sortedSet(m.Command), Subcommand: sortedSet(m.Subcommand),
 		Flags: norm(m.Flags), AnyFlags: norm(m.AnyFlags),
-		Args: sortedSet(m.Args), AnyArgs: sortedSet(m.AnyArgs), Writes: sortedSet(m.Writes),
+		Args: sortedSet(m.Args), AnyArgs: sortedSet(m.AnyArgs), Writes: sortedSet(m.Writes), Effect: sortedSet(m.Effect),
 	}
 }
 

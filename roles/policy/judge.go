@@ -208,6 +208,9 @@ type outcome struct {
 	why          string
 	irreversible bool
 	unresolved   bool
+	// exactCode: an allow rule names the program and exactly the inline
+	// code the command runs.
+	exactCode bool
 }
 
 // command judges one simple command; notable is false when nothing but
@@ -224,7 +227,7 @@ func (j *judging) command(c *shell.Command) (Finding, bool) {
 		outs = append(outs, outcome{action: p.Default, level: Low, rule: RuleDefault})
 		notable = p.Default != Allow
 	}
-	if c.Opaque != "" {
+	if c.Opaque != "" && !(len(outs) > 0 && outs[0].exactCode) {
 		notable = true
 		// Never less strict than a command no rule names.
 		outs = append(outs, outcome{action: max(p.Unresolved, p.Default), level: High, rule: RuleUnresolved, unresolved: true,
@@ -272,6 +275,23 @@ type hit struct {
 	parts []string
 	hl    []Highlight
 	nf    normFlags
+	// effect: the rule matched by what the command does, not by its
+	// spelling.
+	effect bool
+}
+
+// specificity is how narrowly the hit names the command: a rule matched
+// by effect counts its effect and its args, not the flags it spells (so
+// a narrow allow rule for find ./build -delete decides over rm -rf).
+func (h *hit) specificity() int {
+	if !h.effect {
+		return h.r.Match.specificity()
+	}
+	n := 1 + len(h.r.Match.Args)
+	if len(h.r.Match.AnyArgs) > 0 {
+		n++
+	}
+	return n
 }
 
 // rules finds the rule that decides on c. A deny rule that matches
@@ -299,7 +319,7 @@ func (j *judging) rules(c *shell.Command) (outcome, bool) {
 	for i := range hits {
 		h := &hits[i]
 		if h.r.action(p) == Allow {
-			if allow == nil || h.r.Match.specificity() > allow.r.Match.specificity() {
+			if allow == nil || h.specificity() > allow.specificity() {
 				allow = h
 			}
 			continue
@@ -309,11 +329,13 @@ func (j *judging) rules(c *shell.Command) (outcome, bool) {
 		}
 	}
 	best := strict
-	if strict == nil || (allow != nil && allow.r.Match.specificity() > maxSpecificity(p, hits)) {
+	if strict == nil || (allow != nil && allow.specificity() > maxSpecificity(p, hits)) {
 		best = allow
 	}
 	r := best.r
 	o := outcome{action: r.action(p), level: r.Level, rule: r.Name, irreversible: r.Irreversible}
+	o.exactCode = o.action == Allow && c.Inline && len(best.maybe) == 0 && slices.Contains(r.Match.Command, c.Program) &&
+		len(c.Operands) > 0 && slices.Contains(r.Match.Args, c.Operands[0].Value)
 	if len(best.maybe) > 0 && o.action == Deny {
 		o.action = p.Unresolved
 	}
@@ -374,7 +396,7 @@ func maxSpecificity(p *Policy, hits []hit) int {
 	m := -1
 	for i := range hits {
 		if hits[i].r.action(p) != Allow {
-			m = max(m, hits[i].r.Match.specificity())
+			m = max(m, hits[i].specificity())
 		}
 	}
 	return m
@@ -389,13 +411,97 @@ func stricter(p *Policy, a, b *hit) bool {
 	if a.r.Level != b.r.Level {
 		return a.r.Level > b.r.Level
 	}
-	return a.r.Match.specificity() > b.r.Match.specificity()
+	return a.specificity() > b.specificity()
 }
 
-// match tests one rule against one simple command.
+// match tests one rule against one simple command: as it is spelled,
+// or, for a rule that stands for an effect class (rm -r), by what the
+// command does.
 func (j *judging) match(r *Rule, c *shell.Command) (hit, bool) {
+	h, ok := j.matchSpelled(r, c)
+	if ok || len(r.implied) == 0 || len(c.Effects) == 0 {
+		return h, ok
+	}
+	return j.matchEffect(r, c, r.implied)
+}
+
+// effectNames are how verdicts name the effect classes.
+var effectNames = map[string]string{shell.RecursiveDelete: "a recursive delete", shell.Wipe: "a wipe"}
+
+// matchEffect matches a rule by an effect of one of classes: the rule's
+// args and any_args globs apply to what the effect destroys.
+func (j *judging) matchEffect(r *Rule, c *shell.Command, classes []string) (hit, bool) {
+	m := &r.Match
+	for _, e := range c.Effects {
+		if !slices.Contains(classes, e.Class) {
+			continue
+		}
+		h := hit{r: r, effect: len(m.Effect) == 0}
+		ok := true
+		for _, g := range m.Args {
+			ok = ok && j.targetsMatch(&h, e, []string{g})
+		}
+		if len(m.AnyArgs) > 0 {
+			ok = ok && j.targetsMatch(&h, e, m.AnyArgs)
+		}
+		if !ok {
+			continue
+		}
+		what := e.How + " (" + effectNames[e.Class]
+		if len(e.Targets) > 0 {
+			names := make([]string, 0, len(e.Targets))
+			for _, t := range e.Targets {
+				names = append(names, t.Text)
+			}
+			what += " of " + strings.Join(names, " ")
+		}
+		what += ")"
+		h.parts = append([]string{what}, h.parts...)
+		h.hl = append(h.hl, Highlight{Text: j.at(e.Span, e.How), Span: e.Span, Rule: r.Name, Why: e.How + " is " + effectNames[e.Class] + ": rule " + quote(r.Name)})
+		return h, true
+	}
+	return hit{r: r}, false
+}
+
+// targetsMatch: one of globs matches a path the effect destroys (or may,
+// when the path is known only at run time).
+func (j *judging) targetsMatch(h *hit, e shell.Effect, globs []string) bool {
+	unknown := ""
+	for _, t := range e.Targets {
+		if !t.Known {
+			if unknown == "" {
+				unknown = t.Text
+			}
+			continue
+		}
+		for _, g := range globs {
+			if argGlob(g, t.Path) || argGlob(g, t.Text) {
+				h.hl = append(h.hl, Highlight{Text: j.at(t.Span, t.Text), Span: t.Span, Rule: h.r.Name, Why: "matches " + g + " in rule " + quote(h.r.Name)})
+				return true
+			}
+		}
+	}
+	if unknown != "" {
+		h.maybe = append(h.maybe, "the target "+unknown+" is known only at run time")
+		return true
+	}
+	return false
+}
+
+// matchSpelled tests one rule against one simple command as written.
+func (j *judging) matchSpelled(r *Rule, c *shell.Command) (hit, bool) {
 	m := &r.Match
 	h := hit{r: r}
+	if len(m.Effect) > 0 {
+		eh, ok := j.matchEffect(r, c, m.Effect)
+		if !ok {
+			return h, false
+		}
+		h.parts, h.hl, h.maybe = eh.parts, eh.hl, eh.maybe
+		if len(m.Command) == 0 && len(m.Writes) == 0 {
+			return h, true
+		}
+	}
 	if len(m.Command) > 0 {
 		if c.Program == "" || !anyGlob(m.Command, c.Program) {
 			return h, false
@@ -667,10 +773,12 @@ func normalize(r *Rule, program, sub string) normFlags {
 }
 
 // prepare fills the rules' normalized flag caches for their literal
-// program names; the policy is read-only afterwards.
+// program names and the effect classes they stand for; the policy is
+// read-only afterwards.
 func (p *Policy) prepare() {
 	for i := range p.Rules {
 		r := &p.Rules[i]
+		r.implied = impliedEffects(p, r)
 		r.norm = map[string]normFlags{}
 		subs := r.Match.Subcommand
 		if len(subs) == 0 {
@@ -863,4 +971,27 @@ func mergeHighlights(hs []Highlight) []Highlight {
 	}
 	slices.SortStableFunc(out, func(a, b Highlight) int { return a.Span.Start - b.Span.Start })
 	return out
+}
+
+// impliedEffects are the effect classes a rule stands for beyond its
+// spelling: a confirm or deny rule naming rm with -r (and no flags but
+// -f, -v, -d, no subcommand, any_flags, writes or effect) is about
+// destroying a tree, so it matches every recursive delete and wipe — find
+// -delete, rsync --delete, git clean -d -f, truncation, dd of=, mv to
+// /dev/null, chmod -R 000 — with its args applied to what they destroy.
+func impliedEffects(p *Policy, r *Rule) []string {
+	m := &r.Match
+	if r.action(p) == Allow || !slices.Contains(m.Command, "rm") || len(m.Subcommand)+len(m.AnyFlags)+len(m.Writes)+len(m.Effect) > 0 {
+		return nil
+	}
+	flags := shell.NormalizeFlags("rm", "", m.Flags...)
+	if !slices.Contains(flags, "-r") {
+		return nil
+	}
+	for _, f := range flags {
+		if f != "-r" && f != "-f" && f != "-v" && f != "-d" {
+			return nil
+		}
+	}
+	return shell.EffectClasses
 }

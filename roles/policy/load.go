@@ -381,7 +381,7 @@ func (l *loader) gates(n *yaml.Node, p *Policy) {
 }
 
 var ruleKeys = []string{"name", "pattern", "match", "level", "action", "require_confirmation", "allowed_flags", "reversible", "reason"}
-var matchKeys = []string{"command", "subcommand", "flags", "any_flags", "args", "any_args", "writes"}
+var matchKeys = []string{"command", "subcommand", "flags", "any_flags", "args", "any_args", "writes", "effect"}
 
 func (l *loader) rules(n *yaml.Node, p *Policy) {
 	if n.Kind != yaml.SequenceNode {
@@ -439,6 +439,13 @@ func (l *loader) rule(n *yaml.Node, at string) (Rule, bool) {
 					r.Match.AnyArgs = l.globs(mv, mat, true)
 				case "writes":
 					r.Match.Writes = l.globs(mv, mat, true)
+				case "effect":
+					r.Match.Effect = l.strs(mv, mat)
+					for i, e := range r.Match.Effect {
+						if !slices.Contains(shell.EffectClasses, e) {
+							l.bad(mv, fmt.Sprintf("%s[%d]", mat, i), "unknown effect %q (want one of: %s)", e, strings.Join(shell.EffectClasses, ", "))
+						}
+					}
 				}
 			})
 		case "level":
@@ -471,8 +478,8 @@ func (l *loader) rule(n *yaml.Node, at string) (Rule, bool) {
 		if r.Name == "" {
 			r.Name = r.Pattern
 		}
-	case matchNode != nil && len(r.Match.Command) == 0 && len(r.Match.Writes) == 0:
-		l.bad(matchNode, at+".match", "name a command or writes")
+	case matchNode != nil && len(r.Match.Command) == 0 && len(r.Match.Writes) == 0 && len(r.Match.Effect) == 0:
+		l.bad(matchNode, at+".match", "name a command, writes or an effect")
 	case matchNode != nil && len(r.Match.Command) == 0 && (len(r.Match.Subcommand)+len(r.Match.Flags)+len(r.Match.AnyFlags)+len(r.Match.Args)+len(r.Match.AnyArgs)) > 0:
 		l.bad(matchNode, at+".match", "subcommand, flags and args need a command")
 	}
@@ -512,7 +519,7 @@ func (l *loader) flagList(n *yaml.Node, key string) []string {
 // as a parsed command: its program, subcommand, flags and operands.
 func compilePattern(pat string) (Match, error) {
 	cmds := shell.Parse(pat)
-	if len(cmds) != 1 || cmds[0].Program == "" || cmds[0].Opaque != "" || cmds[0].Runs || len(cmds[0].Via) > 0 || len(cmds[0].Writes) > 0 && !writesOwnArgs(cmds[0]) {
+	if len(cmds) != 1 || cmds[0].Program == "" || (cmds[0].Opaque != "" && !cmds[0].Inline) || cmds[0].Runs || len(cmds[0].Via) > 0 || len(cmds[0].Writes) > 0 && !writesOwnArgs(cmds[0]) {
 		return Match{}, fmt.Errorf("%q is not one plain command (want a program, its flags and arguments, e.g. \"rm -rf\")", pat)
 	}
 	c := cmds[0]

@@ -114,6 +114,10 @@ type Rule struct {
 	Pattern string `json:"-"`
 	// norm caches the normalized flags for the rule's single program.
 	norm map[string]normFlags
+	// implied lists the effect classes the rule stands for beyond its
+	// literal spelling: a confirm or deny rule for rm -r matches every
+	// recursive delete and wipe (find -delete, rsync --delete, dd of=…).
+	implied []string
 }
 
 type normFlags struct {
@@ -140,6 +144,9 @@ type Match struct {
 	AnyArgs []string `json:"any_args,omitempty"`
 	// Writes are path globs; the command must write a path matching one.
 	Writes []string `json:"writes,omitempty"`
+	// Effect lists effect classes (recursive-delete, wipe); the command
+	// must have one of them, whatever its spelling (shell.EffectClasses).
+	Effect []string `json:"effect,omitempty"`
 }
 
 // specificity ranks rules: the rule with more conditions decides when
@@ -147,7 +154,7 @@ type Match struct {
 // rm -rf).
 func (m *Match) specificity() int {
 	n := len(m.Flags) + len(m.Args)
-	for _, l := range [][]string{m.Command, m.Subcommand, m.AnyFlags, m.AnyArgs, m.Writes} {
+	for _, l := range [][]string{m.Command, m.Subcommand, m.AnyFlags, m.AnyArgs, m.Writes, m.Effect} {
 		if len(l) > 0 {
 			n++
 		}

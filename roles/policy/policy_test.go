@@ -16,13 +16,16 @@ import (
 func TestCompactPatternMatchesAnySpelling(t *testing.T) {
 	p := mustParse(t, compactPolicy)
 	for _, cmd := range []string{"rm -rf x", "rm -fr x", "rm -r -f x", "rm -f -r x", "rm --recursive --force x",
-		"rm -R --force x", "rm --force -R x", "rm x -rf", "rm -rfv x"} {
+		"rm -R --force x", "rm --force -R x", "rm x -rf", "rm -rfv x",
+		// A recursive delete without -f is the same effect when no
+		// terminal asks (docs/policy.md, "Same effect, same rule").
+		"rm -r x", "rm -R x"} {
 		v := p.Judge(cmd)
 		if v.Action != Confirm || v.Rule != "rm -rf" || v.Level != High {
 			t.Errorf("%q: got %s %s rule %q, want confirm high rule \"rm -rf\": %s", cmd, v.Action, v.Level, v.Rule, v.Why)
 		}
 	}
-	for _, cmd := range []string{"rm x", "rm -r x", "rm -f x", "rmdir x", "echo rm -rf", "ls -rf"} {
+	for _, cmd := range []string{"rm x", "rm -f x", "rm -d x", "rmdir x", "echo rm -rf", "ls -rf"} {
 		if v := p.Judge(cmd); v.Action != Allow {
 			t.Errorf("%q: got %s (%s), want allow: no rule names it", cmd, v.Action, v.Why)
 		}
@@ -139,7 +142,7 @@ func TestStrictLoadingNamesTheLine(t *testing.T) {
 		{"rules:\n  - {pattern: rm, match: {command: rm}, level: high}\n", []string{"give pattern or match, not both"}},
 		{"rules:\n  - {level: high}\n", []string{"needs a pattern or a match"}},
 		{"rules:\n  - {pattern: rm, level: high, action: allow, require_confirmation: true}\n", []string{"allow contradicts require_confirmation"}},
-		{"rules:\n  - {match: {flags: [-r]}, level: high}\n", []string{"name a command or writes"}},
+		{"rules:\n  - {match: {flags: [-r]}, level: high}\n", []string{"name a command, writes or an effect"}},
 		{"rules:\n  - {match: {command: rm, flags: [r]}, level: high}\n", []string{"\"r\" is not a flag"}},
 		{"rules:\n  - {name: a, pattern: rm, level: high}\n  - {name: a, pattern: ls, level: low}\n", []string{"rules[1].name: \"a\" is also the name of the rule on line 2"}},
 		{"budgets: {run_time: soon, steps: -1}\n", []string{"budgets.run_time: \"soon\" is not a duration", "budgets.steps: -1 is out of range"}},
@@ -403,7 +406,7 @@ func TestOrdinaryCommandsAllowed(t *testing.T) {
 	for _, cmd := range []string{
 		"go test ./...", "make build", "ls -la", "cat README.md | grep -i foo", "mkdir -p build && cd build && cmake ..",
 		"git status", "git push origin main", "git commit -m 'fix: x'", "npm ci", "apt-get install -y nginx",
-		"python3 script.py --flag", "echo $HOME", "tar -xzf a.tar.gz -C ./out", "rm -f ./build/x.o", "rm -r /tmp/x",
+		"python3 script.py --flag", "echo $HOME", "tar -xzf a.tar.gz -C ./out", "rm -f ./build/x.o", "rm /tmp/x",
 		"find . -name '*.o' -delete", "curl -fsSL https://example.com -o ./x", "sed -i s/a/b/ ./config.ini",
 		"for f in *.txt; do wc -l \"$f\"; done", "docker build -t app .", "command -v nginx >/dev/null 2>&1",
 		"cp a.txt b.txt", "echo hi > out.log 2>&1", "printf '%s\\n' a b | sort -u", "true", "", "# only a comment",

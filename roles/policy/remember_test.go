@@ -18,6 +18,10 @@ func TestRemember(t *testing.T) {
 		{"rm -rf ./build", []string{"rm -rf ./build /", "rm -rf ./build2", "rm -rfv ./build", "rm -rf ./build $X", "sudo rm -rf ./build"}},
 		{"git push --force origin main", []string{"git push --force origin dev", "git push --force origin main other"}},
 		{"shutdown -h now", []string{"shutdown -r now", "shutdown -h +5", "sudo shutdown -h now"}},
+		// Gated by their effect (a recursive delete), allowed exactly.
+		{"find ./build -delete", []string{"find ./build2 -delete", "find ./build / -delete", "find ./build -delete -print"}},
+		{"rm -r ./build", []string{"rm -r ./build /", "rm -r ./other"}},
+		{"rsync -a --delete ./a/ ./b/", []string{"rsync -a --delete ./a/ ./c/", "rsync -a --delete-excluded ./a/ ./b/"}},
 	} {
 		text, err := Remember(base, tc.cmd, "", "remembered-1", "approved by bob")
 		if err != nil {

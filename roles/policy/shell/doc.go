@@ -23,6 +23,13 @@
 //     flag once.
 //  4. Parse is pure and deterministic: the same text gives the same
 //     commands, in source order.
+//  5. Inline code is found whatever options come before it (python3 -W
+//     ignore -c, perl -Mstrict -e, node -r fs -e, deno eval), and the
+//     command strings of flock -c, git -c core.pager, gdb -ex shell, sed's
+//     e command, zip -TT and parallel are parsed as sh -c strings are.
+//  6. A command's Effects name what it does to data whatever the
+//     spelling: RecursiveDelete (rm -r, find -delete, rsync --delete…)
+//     and Wipe (truncation, dd of=, mv to /dev/null, chmod -R 000).
 //
 // Usage:
 //

@@ -121,44 +121,103 @@ func specFor(program string) *spec {
 var shells = map[string]bool{
 	"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "mksh": true,
 	"ash": true, "fish": true, "csh": true, "tcsh": true, "yash": true, "rbash": true,
+	"osh": true, "ysh": true, "ksh93": true, "oksh": true, "loksh": true, "pdksh": true, "posh": true, "sash": true,
 }
 
-// interpreter is what marks a language runtime's inline code.
+// interpreter is what the judge knows of a language runtime's options:
+// which carry inline code, which take a value (so the word after them is
+// not the script), and which only print and exit.
 type interpreter struct {
 	inline   string   // short flags whose value (or the next word) is code
-	longCode []string // long flags taking code
+	longCode []string // long flags taking code (also single-dash words: erl -eval)
 	info     []string // flags that print and exit without running code
-	module   string   // short flag running a named module (python -m)
+	module   string   // short flag running a named module (python -m): what follows is its arguments
+	// shortVal lists short flags whose value is the rest of the word or,
+	// when nothing follows, the next word (python -W ignore, ruby -r lib).
+	shortVal string
+	// attached lists short flags whose value can only be the rest of the
+	// word (perl -Mstrict, perl -i.bak, ruby -Fx).
+	attached string
+	// cont maps short flags that take an optional run of characters from
+	// a set and then go on reading flags (perl -lne, -0777e, -CSDe, -de;
+	// ruby -W0e) to that set; a ':' after them makes the rest a value
+	// (perl -d:Trace, ruby -W:no-deprecated).
+	cont map[byte]string
+	// longVal lists long flags whose value is the next word unless written
+	// with "=" (node --require fs).
+	longVal []string
+	// inlineSubs are subcommands whose operand is code (deno eval); runSubs
+	// are subcommands after which options and a script follow (deno run).
+	inlineSubs, runSubs []string
 }
+
+var pythonLike = interpreter{inline: "c", info: []string{"-V", "--version", "-h", "--help"}, module: "m", shortVal: "WX",
+	longVal: []string{"--check-hash-based-pycs"}}
+var perlLike = interpreter{inline: "eE", info: []string{"-v", "-V", "--version", "-h", "--help"}, shortVal: "I", attached: "MmxiF",
+	cont: map[byte]string{'l': "01234567", '0': "0123456789abcdefxABCDEF", 'C': "IOEiSDALao0123456789", 'd': "", 'D': "0123456789"}}
+var rubyLike = interpreter{inline: "e", info: []string{"-v", "--version", "-h", "--help"}, shortVal: "rICE", attached: "Fxi",
+	cont:    map[byte]string{'0': "01234567", 'W': "012", 'T': "0123456789", 'K': "eEsSuUnN"},
+	longVal: []string{"--encoding", "--external-encoding", "--internal-encoding"}}
+var nodeLike = interpreter{inline: "ep", longCode: []string{"--eval", "--print"}, info: []string{"-v", "--version", "-h", "--help"}, shortVal: "rC",
+	longVal: []string{"--require", "--import", "--loader", "--experimental-loader", "--conditions", "--input-type", "--title",
+		"--env-file", "--icu-data-dir", "--openssl-config", "--redirect-warnings", "--disable-warning", "--watch-path",
+		"--experimental-policy", "--inspect-port", "--stack-trace-limit", "--unhandled-rejections", "--diagnostic-dir", "--report-dir"}}
+var phpLike = interpreter{inline: "rBRFE", info: []string{"-v", "--version", "-h", "--help", "-m", "-i"}, shortVal: "dcfztS",
+	longVal: []string{"--define", "--php-ini", "--file", "--zend-extension", "--docroot"}}
+var luaLike = interpreter{inline: "e", info: []string{"-v"}, shortVal: "l"}
 
 var interpreters = map[string]interpreter{
-	"python":    {inline: "c", info: []string{"-V", "--version", "-h", "--help"}, module: "m"},
-	"perl":      {inline: "eE", info: []string{"-v", "-V", "--version", "-h", "--help"}, module: "M"},
-	"ruby":      {inline: "e", info: []string{"-v", "--version", "-h", "--help"}},
-	"node":      {inline: "ep", longCode: []string{"--eval", "--print"}, info: []string{"-v", "--version", "-h", "--help"}},
-	"nodejs":    {inline: "ep", longCode: []string{"--eval", "--print"}, info: []string{"-v", "--version", "-h", "--help"}},
-	"deno":      {},
-	"bun":       {inline: "e", longCode: []string{"--eval"}, info: []string{"-v", "--version", "-h", "--help"}},
-	"php":       {inline: "rBRFE", info: []string{"-v", "--version", "-h", "--help", "-m", "-i"}},
-	"lua":       {inline: "e", info: []string{"-v"}},
-	"luajit":    {inline: "e", info: []string{"-v"}},
-	"Rscript":   {inline: "e", info: []string{"--version"}},
-	"tclsh":     {},
-	"wish":      {},
-	"pwsh":      {inline: "cC", longCode: []string{"-Command", "-EncodedCommand", "-c", "-e", "-ec"}, info: []string{"-v", "-Version"}},
-	"osascript": {inline: "e"},
-	"jshell":    {},
-	"irb":       {},
-	"expect":    {inline: "c"},
+	"python":     pythonLike,
+	"pypy":       pythonLike,
+	"jython":     pythonLike,
+	"perl":       perlLike,
+	"ruby":       rubyLike,
+	"jruby":      rubyLike,
+	"node":       nodeLike,
+	"nodejs":     nodeLike,
+	"ts-node":    nodeLike,
+	"tsx":        nodeLike,
+	"deno":       {longCode: []string{"--eval"}, info: []string{"-V", "--version", "-h", "--help"}, inlineSubs: []string{"eval"}, runSubs: []string{"run", "repl"}},
+	"bun":        {inline: "ep", longCode: []string{"--eval", "--print"}, info: []string{"-v", "--version", "-h", "--help"}, shortVal: "r", longVal: []string{"--preload", "--cwd", "--env-file"}, runSubs: []string{"run"}},
+	"php":        phpLike,
+	"lua":        luaLike,
+	"luajit":     {inline: "e", info: []string{"-v"}, shortVal: "ljbO"},
+	"Rscript":    {inline: "e", info: []string{"--version"}},
+	"R":          {inline: "e", info: []string{"--version"}, shortVal: "fd"},
+	"julia":      {inline: "eE", longCode: []string{"--eval", "--print"}, info: []string{"-v", "--version", "-h", "--help"}, shortVal: "LpJtCOH", longVal: []string{"--load", "--project", "--threads", "--procs"}},
+	"tclsh":      {},
+	"wish":       {},
+	"pwsh":       {inline: "cC", longCode: []string{"-Command", "-EncodedCommand", "-c", "-e", "-ec"}, info: []string{"-v", "-Version"}},
+	"powershell": {inline: "cC", longCode: []string{"-Command", "-EncodedCommand", "-c", "-e", "-ec"}, info: []string{"-v", "-Version"}},
+	"osascript":  {inline: "e", shortVal: "ls"},
+	"jshell":     {},
+	"irb":        {},
+	"expect":     {inline: "c", shortVal: "fD"},
+	"guile":      {inline: "c", shortVal: "lLxCe"},
+	"racket":     {inline: "eE", shortVal: "ltfrkmpS"},
+	"sbcl":       {longCode: []string{"--eval"}, longVal: []string{"--load", "--core", "--dynamic-space-size", "--control-stack-size"}},
+	"elixir":     {inline: "e", longCode: []string{"--eval"}, shortVal: "rSpz"},
+	"erl":        {longCode: []string{"-eval", "-s", "-run"}},
+	"groovy":     {inline: "e"},
+	"scala":      {inline: "e"},
+	"jrunscript": {inline: "e"},
+	"clojure":    {inline: "e", longCode: []string{"--eval"}},
+	"ghc":        {inline: "e"},
+	// Shells whose language is not sh: their -c code is not parsed.
+	"xonsh":  {inline: "c", info: []string{"-V", "--version", "-h", "--help"}},
+	"nu":     {inline: "c", longCode: []string{"--commands"}, info: []string{"-v", "--version", "-h", "--help"}},
+	"elvish": {inline: "c", info: []string{"-version", "-help"}},
+	"rc":     {inline: "c"},
+	"es":     {inline: "c"},
 }
 
-// interpreterFor recognises python3, python3.12 and the like.
+// interpreterFor recognises python3, python3.12, pypy3 and the like.
 func interpreterFor(program string) (interpreter, bool) {
 	if i, ok := interpreters[program]; ok {
 		return i, true
 	}
-	for _, base := range []string{"python", "perl", "ruby", "php", "lua"} {
-		if rest, ok := strings.CutPrefix(program, base); ok && rest != "" && strings.Trim(rest, "0123456789.") == "" {
+	for _, base := range []string{"python", "pypy", "jython", "perl", "ruby", "php", "lua", "node", "julia"} {
+		if rest, ok := strings.CutPrefix(program, base); ok && rest != "" && strings.Trim(rest, "0123456789.-") == "" {
 			return interpreters[base], true
 		}
 	}

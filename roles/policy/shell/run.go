@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -65,7 +66,10 @@ var wrappers = map[string]*wrap{
 	"nsenter":     {sp: &spec{shortVal: "tSGrw", longVal: []string{"--target", "--setuid", "--setgid"}}},
 	"systemd-run": {sp: &spec{shortVal: "puEMH", longVal: []string{"--property", "--unit", "--setenv", "--machine", "--host", "--description", "--slice", "--uid", "--gid", "--working-directory"}}},
 	"busybox":     {sp: &spec{}},
+	"toybox":      {sp: &spec{}},
 	"catchsegv":   {sp: &spec{}},
+	"sg":          {sp: &spec{}, skip: 1, join: true, bare: "sg without a command starts an interactive shell"},
+	"screen":      {sp: &spec{shortVal: "cehpsStTX", longVal: []string{}}, bare: "screen without a command starts an interactive shell"},
 	"ssh":         {sp: specs["ssh"], skip: 1, join: true, bare: "ssh without a command opens a remote shell that reads standard input", none: []string{"-N", "-V"}},
 }
 
@@ -77,7 +81,31 @@ func (f *frame) add(c *Command, rc run) {
 			}
 		}
 	}
+	f.effects(c)
+	if c.Program == "tee" && !c.hasFlag("-a") && f.emptyInput(rc) {
+		// tee f with nothing to read empties f.
+		for _, o := range c.Operands {
+			c.Effects = append(c.Effects, Effect{Class: Wipe, How: "tee with empty input", Targets: []Write{f.write(o, "tee")}, Span: o.Span})
+		}
+	}
 	f.w.add(*c)
+}
+
+// emptyInput reports whether a command's standard input is empty:
+// /dev/null, or a pipe from commands that write nothing.
+func (f *frame) emptyInput(rc run) bool {
+	if rc.stdinFile == "/dev/null" {
+		return true
+	}
+	if len(rc.feed) == 0 {
+		return false
+	}
+	for _, i := range rc.feed {
+		if i >= len(f.w.cmds) || !silent(&f.w.cmds[i]) || f.w.cmds[i].Program == "" {
+			return false
+		}
+	}
+	return true
 }
 
 // run judges the words of one simple command.
@@ -172,13 +200,55 @@ func (f *frame) run(words []Word, rc run) {
 			f.stdinScript(&cmd, rc, name)
 			return
 		}
+	case "gdb", "gdb-multiarch", "cgdb":
+		f.gdb(&cmd, args, rc)
+		return
+	case "lldb":
+		f.lldb(&cmd, args, rc)
+		return
+	case "sqlite3", "sqlite", "psql", "mysql", "mariadb":
+		f.sqlShell(&cmd, args, rc)
+		return
+	case "tmux":
+		f.tmux(&cmd, args, rc)
+		return
+	case "npx", "npm", "pnpm", "yarn", "bunx":
+		f.generic(&cmd, args)
+		if w, ok := npmExecCode(&cmd, args); ok {
+			f.add(&cmd, rc)
+			f.code(len(f.w.cmds)-1, []Word{w}, cmd.Program+" exec -c", false)
+			return
+		}
+	case "sed", "gsed":
+		f.generic(&cmd, args)
+		f.sed(&cmd, rc)
+		return
+	case "vim", "vi", "nvim", "ex", "view", "gvim", "vimdiff", "rvim", "nvi", "vim.basic", "vim.tiny":
+		f.generic(&cmd, args)
+		f.vim(&cmd, args)
+	case "zip":
+		f.generic(&cmd, args)
+		f.add(&cmd, rc)
+		for i, w := range args {
+			if w.Static && (w.Value == "-TT" || w.Value == "--unzip-command") && i+1 < len(args) {
+				f.code(len(f.w.cmds)-1, args[i+1:i+2], "zip "+w.Value, false)
+			} else if v, ok := strings.CutPrefix(w.Value, "-TT"); ok && w.Static && v != "" {
+				f.code(len(f.w.cmds)-1, []Word{{Text: w.Text, Value: strings.TrimPrefix(v, "="), Static: true, Span: w.Span}}, "zip -TT", false)
+			} else if v, ok := strings.CutPrefix(w.Value, "--unzip-command="); ok && w.Static {
+				f.code(len(f.w.cmds)-1, []Word{{Text: w.Text, Value: v, Static: true, Span: w.Span}}, "zip --unzip-command", false)
+			}
+		}
+		return
 	default:
 		f.generic(&cmd, args)
 	}
-	f.programRisks(&cmd)
+	code := f.programRisks(&cmd)
 	f.add(&cmd, rc)
 	if w, ok := cmd.value("-e"); ok && cmd.Program == "rsync" {
 		f.code(len(f.w.cmds)-1, []Word{w}, "rsync -e", false)
+	}
+	for _, c := range code {
+		f.code(len(f.w.cmds)-1, []Word{c.w}, c.name, false)
 	}
 }
 
@@ -288,6 +358,23 @@ func (f *frame) wrapper(cmd *Command, args []Word, rc run, wr *wrap) {
 	for i := 0; i < wr.skip && len(rest) > 0; i++ {
 		cmd.Operands = append(cmd.Operands, rest[0])
 		rest = rest[1:]
+	}
+	if cmd.Program == "flock" && len(rest) > 0 && rest[0].Static && rest[0].Value == "--" {
+		rest = rest[1:]
+	}
+	if cmd.Program == "sg" && len(rest) > 1 && rest[0].Static && rest[0].Value == "-c" {
+		rest = rest[1:] // sg GROUP -c 'command'
+	}
+	if cmd.Program == "flock" && len(rest) >= 2 && rest[0].Static && (rest[0].Value == "-c" || rest[0].Value == "--command") {
+		// flock FILE -c 'command': the command string comes after the lock.
+		cmd.Flags = append(cmd.Flags, Flag{Name: "-c", Text: rest[0].Text, Span: rest[0].Span})
+		opts.setValue("-c", rest[1])
+		cmd.Operands = append(cmd.Operands, rest[2:]...)
+		rest = nil
+	}
+	if cmd.Program == "parallel" {
+		f.parallel(cmd, rest, rc)
+		return
 	}
 	if opts.has(wr.none...) && len(wr.none) > 0 {
 		cmd.Runs = false
@@ -523,11 +610,16 @@ func (f *frame) describeFeed(feed []int) string {
 	return "a pipe from " + strings.Join(parts, " | ")
 }
 
-// interpreter judges python, perl, node…: inline code is opaque, a
-// script file is not judged further.
+// interpreter judges python, perl, node…: inline code is opaque wherever
+// it comes among the options (python3 -W ignore -c, perl -Mstrict -e,
+// node -r fs -e, deno eval), a script file is not judged further.
 func (f *frame) interpreter(cmd *Command, args []Word, rc run, it interpreter) {
 	name := cmd.Program
 	info := false
+	// ambiguous is an option the judge does not know, written without
+	// "=": the word after it may be its value rather than the script.
+	ambiguous := ""
+	sub := ""
 	for i := 0; i < len(args); i++ {
 		w := args[i]
 		if !w.Static {
@@ -542,38 +634,95 @@ func (f *frame) interpreter(cmd *Command, args []Word, rc run, it interpreter) {
 			break
 		}
 		if v == "-" || len(v) < 2 || v[0] != '-' {
+			if sub == "" && slices.Contains(it.inlineSubs, v) {
+				cmd.Subcommand = v
+				f.inline(cmd, rc, Word{Text: name + " " + v, Span: w.Span}, inlineCode(args[i+1:]))
+				return
+			}
+			if sub == "" && slices.Contains(it.runSubs, v) {
+				sub, cmd.Subcommand = v, v
+				continue
+			}
 			cmd.Operands = args[i:]
 			if v == "-" || isStdinPath(w) {
 				f.stdinCode(cmd, rc, name)
 				return
 			}
+			if ambiguous != "" {
+				for _, later := range args[i+1:] {
+					if later.Static && it.codeFlag(later.Value) {
+						cmd.Opaque = fmt.Sprintf("%s %s may take %s as its value, and %s runs inline code after it, which the policy cannot judge", name, ambiguous, w.Text, later.Text)
+						cmd.OpaqueSpan = later.Span
+						break
+					}
+				}
+			}
 			f.add(cmd, rc)
 			return
 		}
+		ambiguous = ""
 		cmd.Flags = append(cmd.Flags, Flag{Name: v, Text: v, Span: w.Span})
-		for _, c := range it.longCode {
-			if v == c || strings.HasPrefix(v, c+"=") {
-				f.inline(cmd, rc, w, args[i+1:])
-				return
-			}
+		long, _, eq := strings.Cut(v, "=")
+		if slices.Contains(it.longCode, long) {
+			f.inline(cmd, rc, w, args[i+1:])
+			return
 		}
-		for _, c := range it.info {
-			if v == c {
-				info = true
-			}
+		if slices.Contains(it.info, v) {
+			info = true
 		}
 		if strings.HasPrefix(v, "--") {
+			switch {
+			case eq:
+			case slices.Contains(it.longVal, v):
+				i++
+			case !slices.Contains(it.info, v):
+				ambiguous = v
+			}
 			continue
 		}
+	letters:
 		for j := 1; j < len(v); j++ {
-			if strings.IndexByte(it.inline, v[j]) >= 0 {
+			c := v[j]
+			switch {
+			case strings.IndexByte(it.inline, c) >= 0:
 				f.inline(cmd, rc, w, args[i+1:])
 				return
-			}
-			if it.module != "" && v[j] == it.module[0] {
+			case it.module != "" && c == it.module[0]:
+				mod := v[j+1:]
+				if mod == "" && i+1 < len(args) {
+					mod = args[i+1].Value
+				}
 				cmd.Operands = args[i+1:]
+				if codeModules[mod] {
+					cmd.Opaque, cmd.OpaqueSpan = fmt.Sprintf("%s -m %s runs its arguments as %s code, which the policy cannot judge", name, mod, name), w.Span
+				}
 				f.add(cmd, rc)
 				return
+			case strings.IndexByte(it.shortVal, c) >= 0:
+				if j+1 == len(v) {
+					i++ // the value is the next word
+				}
+				break letters
+			case hasCont(it, c):
+				set := it.cont[c]
+				if j+1 < len(v) && v[j+1] == ':' {
+					break letters // perl -d:Trace, ruby -W:no-deprecated
+				}
+				for n := 0; j+1 < len(v) && strings.IndexByte(set, v[j+1]) >= 0; n++ {
+					if c == 'K' && n == 1 {
+						break // ruby -K takes one letter
+					}
+					j++
+				}
+			case strings.IndexByte(it.attached, c) >= 0:
+				// The rest of the word is the value; inline code letters in
+				// it are read as code anyway (perl -pie is -i with suffix "e",
+				// but nothing is lost by judging it as code).
+				if strings.ContainsAny(v[j+1:], it.inline) && (c == 'i' || c == 'x') {
+					f.inline(cmd, rc, w, args[i+1:])
+					return
+				}
+				break letters
 			}
 		}
 	}
@@ -584,8 +733,47 @@ func (f *frame) interpreter(cmd *Command, args []Word, rc run, it interpreter) {
 	f.stdinCode(cmd, rc, name)
 }
 
+// hasCont reports whether c is a flag of it.cont.
+func hasCont(it interpreter, c byte) bool {
+	_, ok := it.cont[c]
+	return ok
+}
+
+// codeModules are Python modules that run their arguments as code
+// (python3 -m timeit 'code').
+var codeModules = map[string]bool{"timeit": true, "pdb": true, "code": true}
+
+// codeFlag reports whether word is an option carrying inline code.
+func (it interpreter) codeFlag(v string) bool {
+	if len(v) < 2 || v[0] != '-' {
+		return false
+	}
+	long, _, _ := strings.Cut(v, "=")
+	if slices.Contains(it.longCode, long) {
+		return true
+	}
+	if strings.HasPrefix(v, "--") {
+		return false
+	}
+	return strings.ContainsAny(v[1:], it.inline) && it.inline != ""
+}
+
+// inlineCode is the code operand after a subcommand such as deno eval:
+// its options come first.
+func inlineCode(rest []Word) []Word {
+	for i, w := range rest {
+		if !w.Static || !strings.HasPrefix(w.Value, "-") {
+			return rest[i:]
+		}
+	}
+	return nil
+}
+
 func (f *frame) inline(cmd *Command, rc run, flag Word, rest []Word) {
 	cmd.Operands = rest
+	// Only the code is unseen when nothing else is and the code is a
+	// word of its own: a rule may then allow that exact code.
+	cmd.Inline = cmd.Opaque == "" && !strings.Contains(flag.Text, "=") && len(rest) > 0 && rest[0].Static && !cmd.Dynamic
 	cmd.Opaque = fmt.Sprintf("%s %s runs inline %s code, which the policy cannot judge", cmd.Program, flag.Text, cmd.Program)
 	cmd.OpaqueSpan = flag.Span
 	if len(rest) > 0 {
@@ -634,6 +822,9 @@ func (f *frame) find(cmd *Command, args []Word, rc run) {
 		flag  string
 	}
 	var execs []execCmd
+	// filtered: a name test limits what is deleted (unless negated, or
+	// either of two expressions may hold).
+	filtered, either := false, false
 	for ; i < len(args); i++ {
 		w := args[i]
 		if !w.Static {
@@ -648,6 +839,14 @@ func (f *frame) find(cmd *Command, args []Word, rc run) {
 		}
 		cmd.Flags = append(cmd.Flags, Flag{Name: v, Text: v, Span: w.Span})
 		switch v {
+		case "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex", "-lname", "-ilname", "-samefile", "-inum":
+			if !negated(args, i) && i+1 < len(args) && args[i+1].Static && namesLiterally(args[i+1].Value) {
+				filtered = true
+			}
+		case "-empty":
+			filtered = filtered || !negated(args, i)
+		case "-o", "-or":
+			either = true
 		case "-exec", "-execdir", "-ok", "-okdir":
 			j := i + 1
 			for ; j < len(args); j++ {
@@ -669,6 +868,31 @@ func (f *frame) find(cmd *Command, args []Word, rc run) {
 			if i+1 < len(args) {
 				i++
 				cmd.Writes = append(cmd.Writes, f.write(args[i], "find "+v))
+			}
+		}
+	}
+	if !filtered || either || slices.ContainsFunc(args, func(w Word) bool { return w.Static && w.Value == "," }) {
+		targets := make([]Write, 0, len(starts))
+		for _, t := range starts {
+			targets = append(targets, f.write(t, "find"))
+		}
+		if len(starts) == 0 {
+			targets = append(targets, f.write(Word{Text: ".", Value: ".", Static: true, Span: cmd.ProgramSpan}, "find"))
+		}
+		for _, fl := range cmd.Flags {
+			if fl.Name == "-delete" {
+				cmd.Effects = append(cmd.Effects, Effect{Class: RecursiveDelete, How: "find -delete", Targets: targets, Span: fl.Span})
+			}
+		}
+		for _, e := range execs {
+			if len(e.words) == 0 || !e.words[0].Static {
+				continue
+			}
+			switch prog := programName(e.words[0].Value); prog {
+			case "rm", "unlink", "shred", "srm", "rmdir":
+				cmd.Effects = append(cmd.Effects, Effect{Class: RecursiveDelete, How: "find " + e.flag + " " + prog, Targets: targets, Span: e.words[0].Span})
+			case "truncate", "dd":
+				cmd.Effects = append(cmd.Effects, Effect{Class: Wipe, How: "find " + e.flag + " " + prog, Targets: targets, Span: e.words[0].Span})
 			}
 		}
 	}
@@ -695,11 +919,36 @@ func (f *frame) find(cmd *Command, args []Word, rc run) {
 	}
 }
 
+// negated reports whether the find test at args[i] is negated (! -name x).
+func negated(args []Word, i int) bool {
+	return i > 0 && args[i-1].Static && (args[i-1].Value == "!" || args[i-1].Value == "-not")
+}
+
+// namesLiterally reports whether a find name pattern has a literal
+// character outside its wildcards and bracket expressions ('*.tmp' does,
+// '*' and '[a-z]*' do not).
+func namesLiterally(p string) bool {
+	depth := false
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; {
+		case c == '[':
+			depth = true
+		case c == ']':
+			depth = false
+		case depth, c == '*', c == '?', c == '.', c == '^', c == '$', c == '+', c == '\\':
+		default:
+			return true
+		}
+	}
+	return false
+}
+
 // programRisks marks program options that run commands the words do not
-// show.
-func (f *frame) programRisks(cmd *Command) {
-	if cmd.Opaque != "" {
-		return
+// show, and returns the option values that are shell code to parse (git
+// -c core.pager='…'), named by the option.
+func (f *frame) programRisks(cmd *Command) []flagValue {
+	if cmd.Opaque != "" && cmd.Program != "git" {
+		return nil
 	}
 	switch cmd.Program {
 	case "tar":
@@ -707,21 +956,122 @@ func (f *frame) programRisks(cmd *Command) {
 			switch fl.Name {
 			case "--to-command", "-I", "--use-compress-program", "--checkpoint-action", "-F", "--info-script", "--new-volume-script", "--rsh-command":
 				cmd.Opaque, cmd.OpaqueSpan = "tar "+fl.Text+" runs a command the policy cannot judge", fl.Span
-				return
+				return nil
 			}
 		}
 	case "git":
+		var code []flagValue
 		for _, v := range cmd.values {
 			if v.name != "-c" && v.name != "--config-env" {
 				continue
 			}
-			k, _, _ := strings.Cut(strings.ToLower(v.w.Value), "=")
-			if strings.HasPrefix(k, "alias.") || strings.HasSuffix(k, "command") || strings.HasSuffix(k, ".textconv") ||
-				strings.HasSuffix(k, ".helper") || k == "core.pager" || k == "core.editor" || k == "core.hookspath" ||
-				k == "core.fsmonitor" || k == "diff.external" || k == "core.sshcommand" || !v.w.Static {
-				cmd.Opaque, cmd.OpaqueSpan = "git -c "+v.w.Text+" can make git run a command the policy cannot judge", v.w.Span
-				return
+			key, val, _ := strings.Cut(v.w.Value, "=")
+			k := strings.ToLower(key)
+			shellCode := k == "core.pager" || strings.HasPrefix(k, "pager.") || k == "core.editor" || k == "sequence.editor" ||
+				k == "core.sshcommand" || k == "diff.external" || strings.HasSuffix(k, "command") ||
+				(strings.HasPrefix(k, "alias.") && strings.HasPrefix(val, "!"))
+			if shellCode && v.w.Static && v.name == "-c" {
+				// git runs these through sh -c: parse them as such.
+				code = append(code, flagValue{name: "git -c " + key, w: Word{Text: v.w.Text, Value: strings.TrimPrefix(val, "!"), Static: true, Span: v.w.Span}})
+				if k == "core.pager" || strings.HasPrefix(k, "pager.") {
+					continue // run as written, with nothing added
+				}
 			}
+			if cmd.Opaque != "" {
+				continue
+			}
+			if strings.HasPrefix(k, "alias.") || strings.HasSuffix(k, "command") || strings.HasSuffix(k, ".textconv") ||
+				strings.HasSuffix(k, ".helper") || k == "core.editor" || k == "sequence.editor" || k == "core.hookspath" ||
+				k == "core.pager" || strings.HasPrefix(k, "pager.") ||
+				k == "core.fsmonitor" || k == "diff.external" || k == "core.sshcommand" || !v.w.Static {
+				cmd.Opaque, cmd.OpaqueSpan = "git -c "+v.w.Text+" can make git run a command the policy cannot judge (with arguments git adds)", v.w.Span
+			}
+		}
+		return code
+	}
+	return nil
+}
+
+// gdbUnseen are gdb commands that run code the judge cannot read.
+var gdbUnseen = map[string]bool{
+	"python": true, "py": true, "pi": true, "python-interactive": true, "guile": true, "gu": true, "guile-repl": true,
+	"source": true, "pipe": true, "|": true, "compile": true, "call": true, "shell": true, "!": true, "eval": true,
+	"define": true, "document": true, "alias": true,
+}
+
+// gdb judges gdb: -ex 'shell …' and -ex '!…' are shell code, parsed as
+// sh -c; commands that run Python, Guile, a command file or a function
+// call in the debugged program cannot be judged.
+func (f *frame) gdb(cmd *Command, args []Word, rc run) {
+	p := parseArgs(&spec{whole: true, longVal: []string{"-ex", "--ex", "-eval-command", "--eval-command", "-iex", "--iex",
+		"-init-eval-command", "--init-eval-command", "-x", "--x", "-command", "--command", "-ix", "--ix", "-init-command",
+		"--init-command", "-p", "--p", "-pid", "--pid", "-cd", "--cd", "-d", "--d", "-directory", "--directory", "-s", "--s",
+		"-symbols", "--symbols", "-e", "--e", "-exec", "--exec", "-se", "--se", "-c", "--c", "-core", "--core", "-data-directory",
+		"--data-directory", "-D", "-tty", "--tty", "-b", "-l", "-i", "--interpreter", "-interpreter"}}, args)
+	f.apply(cmd, &p)
+	var shellCode []flagValue
+	for _, v := range cmd.values {
+		name := strings.TrimLeft(v.name, "-")
+		switch name {
+		case "x", "command", "ix", "init-command":
+			if cmd.Opaque == "" {
+				cmd.Opaque, cmd.OpaqueSpan = "gdb "+v.name+" runs the gdb commands of "+v.w.Text+", which the policy cannot read", v.w.Span
+			}
+			continue
+		case "ex", "eval-command", "iex", "init-eval-command":
+		default:
+			continue
+		}
+		if !v.w.Static {
+			if cmd.Opaque == "" {
+				cmd.Opaque, cmd.OpaqueSpan = "gdb "+v.name+" runs a gdb command known only at run time ("+v.w.Text+")", v.w.Span
+			}
+			continue
+		}
+		line := strings.TrimSpace(v.w.Value)
+		first, rest, _ := strings.Cut(line, " ")
+		switch {
+		case strings.HasPrefix(line, "!") && strings.TrimSpace(line[1:]) != "":
+			shellCode = append(shellCode, flagValue{name: "gdb " + v.name, w: Word{Text: v.w.Text, Value: line[1:], Static: true, Span: v.w.Span}})
+		case (first == "shell" || first == "she" || first == "shel") && strings.TrimSpace(rest) != "":
+			shellCode = append(shellCode, flagValue{name: "gdb " + v.name, w: Word{Text: v.w.Text, Value: rest, Static: true, Span: v.w.Span}})
+		case gdbUnseen[first] || strings.HasPrefix(first, "!") || strings.HasPrefix(first, "|") || strings.ContainsAny(line, "(!|") ||
+			strings.Contains(" "+line+" ", " shell ") || strings.Contains(line, "$_shell"):
+			if cmd.Opaque == "" {
+				cmd.Opaque, cmd.OpaqueSpan = "gdb "+v.name+" "+v.w.Text+" runs code or a shell the policy cannot judge", v.w.Span
+			}
+		}
+	}
+	f.add(cmd, rc)
+	owner := len(f.w.cmds) - 1
+	for _, c := range shellCode {
+		f.code(owner, []Word{c.w}, c.name, false)
+	}
+}
+
+// vim judges vim and friends: ex commands given with -c, --cmd, +cmd or a
+// script (-S, -s, -u) can run anything (:!…, :call system(), :py), and ex
+// mode reads its commands from standard input.
+func (f *frame) vim(cmd *Command, args []Word) {
+	if cmd.Opaque != "" {
+		return
+	}
+	for i, w := range args {
+		if !w.Static {
+			continue
+		}
+		v := w.Value
+		switch {
+		case v == "-c" || v == "--cmd" || v == "-S" || v == "-s" || v == "-u" || v == "-es" || v == "-Es" || v == "-e" || v == "-E":
+			what := v
+			if i+1 < len(args) && v != "-es" && v != "-Es" && v != "-e" && v != "-E" {
+				what += " " + args[i+1].Text
+			}
+			cmd.Opaque, cmd.OpaqueSpan = cmd.Program+" "+what+" runs editor commands (which can run shell commands) the policy cannot judge", w.Span
+			return
+		case strings.HasPrefix(v, "+") && len(v) > 1 && !isNumber(v[1:]):
+			cmd.Opaque, cmd.OpaqueSpan = cmd.Program+" "+w.Text+" runs an editor command (which can run shell commands) the policy cannot judge", w.Span
+			return
 		}
 	}
 }

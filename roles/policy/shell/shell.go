@@ -90,10 +90,18 @@ type Command struct {
 	// statically: a program name from a variable, a script read from a
 	// pipe, inline interpreter code, a parse error.
 	Opaque string `json:"opaque,omitempty"`
+	// Inline marks a command that is opaque only because it runs inline
+	// interpreter code, the first operand (python3 -c CODE): a rule naming
+	// the program and exactly that code may allow it.
+	Inline bool `json:"inline,omitempty"`
 	// OpaqueSpan locates the part that cannot be judged.
 	OpaqueSpan Span `json:"opaque_span,omitzero"`
 	// Stdin names the commands feeding this one through a pipe.
 	Stdin []string `json:"stdin,omitempty"`
+	// Effects say what the command does to data, whatever its spelling:
+	// a recursive delete (rm -r, find -delete, rsync --delete…) or a
+	// wipe (truncation, dd of=, mv to /dev/null, chmod -R 000).
+	Effects []Effect `json:"effects,omitempty"`
 
 	// values are the values given to options, in argument order.
 	values []flagValue
@@ -424,7 +432,11 @@ func (f *frame) stmt(s *syntax.Stmt, c ctx) {
 		f.node(x, ctx{cond: true})
 	}
 	if ws := f.redirWrites(s.Redirs); len(ws) > 0 {
-		f.w.add(Command{Text: f.redirText(s), Span: f.span(s), Via: f.viaCopy(), Writes: ws})
+		cmd := Command{Text: f.redirText(s), Span: f.span(s), Via: f.viaCopy(), Writes: ws}
+		if s.Cmd == nil {
+			f.effects(&cmd) // > f alone empties f
+		}
+		f.w.add(cmd)
 	}
 }
 
@@ -574,6 +586,7 @@ func (f *frame) call(s *syntax.Stmt, ce *syntax.CallExpr, c ctx) {
 			if rc.envWhy != "" {
 				cmd.Opaque, cmd.OpaqueSpan = rc.envWhy, rc.envSpan
 			}
+			f.effects(&cmd)
 			f.w.add(cmd)
 		}
 		return

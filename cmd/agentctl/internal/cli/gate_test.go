@@ -236,8 +236,8 @@ func TestGateAnswers(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "accept of step deploy of run "+runC+" recorded (event ") {
 		t.Fatalf("gate approve = %+v", r)
 	}
-	r = h.run("gate", "edit", runC, "deploy", "--command", "rm -r ./build", "--reason", "narrower")
-	for _, want := range []string{"--- gated command\n+++ new command\n- sudo rm -rf /var/www\n+ rm -r ./build\n",
+	r = h.run("gate", "edit", runC, "deploy", "--command", "rm ./build/app", "--reason", "narrower")
+	for _, want := range []string{"--- gated command\n+++ new command\n- sudo rm -rf /var/www\n+ rm ./build/app\n",
 		"policy version 1 judges the new command: allow (level low, rule default)", "edit of step deploy of run " + runC + " recorded"} {
 		if r.code != 0 || !strings.Contains(r.stdout, want) {
 			t.Errorf("gate edit lacks %q: %+v", want, r)
@@ -256,7 +256,7 @@ func TestGateAnswers(t *testing.T) {
 	runs, ds := decided(t, evs)
 	want := []event.GateDecidedData{
 		{Step: "deploy", Subject: subject, Action: event.GateAccept, Remember: true},
-		{Step: "deploy", Subject: subject, Action: event.GateEdit, Command: "rm -r ./build", Reason: "narrower"},
+		{Step: "deploy", Subject: subject, Action: event.GateEdit, Command: "rm ./build/app", Reason: "narrower"},
 		{Step: "config", Subject: gatedPatch().Subject, Action: event.GateSkip, Reason: "done by hand"},
 		{Step: "deploy", Subject: subject, Action: event.GateDeny, Reason: "not in the freeze"},
 	}
@@ -304,11 +304,11 @@ func TestGateReview(t *testing.T) {
 	stdinTerminal = func(io.Reader) bool { return true }
 	t.Cleanup(func() { stdinTerminal = old })
 
-	r := h.runIn("n\nx\ns\n\nnot needed\ne\nrm -r ./build\ny\n", "gate", "review")
+	r := h.runIn("n\nx\ns\n\nnot needed\ne\nrm ./build/app\ny\n", "gate", "review")
 	if r.code != 0 {
 		t.Fatalf("gate review = %+v", r)
 	}
-	for _, want := range []string{"gate 1 of 3", "gate 3 of 3", "reason to skip (required): reason to skip (required): ", "+ rm -r ./build", "2 answered, 1 left open"} {
+	for _, want := range []string{"gate 1 of 3", "gate 3 of 3", "reason to skip (required): reason to skip (required): ", "+ rm ./build/app", "2 answered, 1 left open"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("gate review lacks %q:\n%s", want, r.stdout)
 		}
@@ -316,7 +316,7 @@ func TestGateReview(t *testing.T) {
 	_, ds := decided(t, h.events())
 	want := []event.GateDecidedData{
 		{Step: "deploy", Subject: gatedDeploy().Subject, Action: event.GateSkip, Reason: "not needed"},
-		{Step: "cleanup", Subject: event.GateSubject(*second.Spec, second.Policy), Action: event.GateEdit, Command: "rm -r ./build"},
+		{Step: "cleanup", Subject: event.GateSubject(*second.Spec, second.Policy), Action: event.GateEdit, Command: "rm ./build/app"},
 	}
 	if len(ds) != 2 || ds[0] != want[0] || ds[1] != want[1] {
 		t.Fatalf("review published %+v, want %+v", ds, want)
