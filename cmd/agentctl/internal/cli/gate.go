@@ -470,7 +470,7 @@ gate.decided event (edit) with the new command. The leader records both,
 judges the new command with the policy, and runs it if the policy allows
 it, or holds it at a new gate. The verdict shown here is the policy's
 (the version the gate was judged with), for information.`,
-		Example: `  agentctl gate edit 0190a3c2 cleanup --command 'rm -r ./build'`,
+		Example: `  agentctl gate edit 0190a3c2 cleanup --command 'rm ./build/app'`,
 		Args:    args(cobra.ExactArgs(2)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			if strings.TrimSpace(command) == "" {
