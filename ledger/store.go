@@ -50,10 +50,12 @@ type Store struct {
 	// appendMu); rejects counts rejections since open.
 	rejState rejectState
 	rejects  rejectCounters
-	// revoked are the revocations in force (revoke.go); creds caches
-	// credentials read from messages and credsIndexed the keys the
-	// credentials index holds (credentials.go). All guarded by appendMu.
-	revoked revocations
+	// revoked are the revocations in force (revoke.go): replaced, never
+	// changed in place, under appendMu, and read without it
+	// (CheckCredential). creds caches credentials read from messages and
+	// credsIndexed the keys the credentials index holds (credentials.go),
+	// guarded by appendMu.
+	revoked atomic.Pointer[revocations]
 	creds   map[string]*trust.Credential
 	// roots are the roots the ledger's trust records added or retired,
 	// as committed, and genesis the genesis root (roots.go); both read
@@ -113,7 +115,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, markCorrupt(fmt.Errorf("ledger: open %s: %w", dir, err), corrupt.get())
 	}
 	s := &Store{db: db, cache: po.Cache, dir: dir, log: log, corrupt: corrupt,
-		revoked: revocations{}, creds: map[string]*trust.Credential{}, credsIndexed: map[string]bool{},
+		creds: map[string]*trust.Credential{}, credsIndexed: map[string]bool{},
 		credKeys: map[*trust.Credential]string{}}
 	s.mu.idle = sync.NewCond(&s.mu.Mutex)
 	if err := s.load(); err != nil {
