@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -122,11 +123,15 @@ made without --root, or after adding a NATS server.`,
 			if root == "" {
 				return usagef("keys push-revocations: --root is required")
 			}
-			n, err := a.pushRevocations(cmd.Context(), root, nil)
+			users, err := a.pushRevocations(cmd.Context(), root, nil)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(a.env.Stdout, "pushed the account with %d revoked NATS users\n", n)
+			if len(users) == 0 {
+				fmt.Fprintf(a.env.Stdout, "pushed the account with 0 revoked NATS users\n")
+				return nil
+			}
+			fmt.Fprintf(a.env.Stdout, "pushed the account with %d revoked NATS users: %s\n", len(users), strings.Join(users, ", "))
 			return nil
 		},
 	}
@@ -199,11 +204,11 @@ func (a *app) revoke(ctx context.Context, kind, id string, f revokeFlags) error 
 	}
 	res := revokeResult{Kind: kind, ID: id, Before: data.Before, NATSUsers: users}
 	if root != nil && len(users) > 0 {
-		n, err := a.pushRevocations(ctx, f.root, &data)
+		all, err := a.pushRevocations(ctx, f.root, &data)
 		if err != nil {
 			return fmt.Errorf("revoke %s: recorded in the ledger, but: %w", id, err)
 		}
-		res.Pushed, res.AccountRevoked = true, n
+		res.Pushed, res.AccountRevoked = true, len(all)
 	}
 	if a.output != formatText {
 		if err := a.writeJSON(res); err != nil {
@@ -238,23 +243,23 @@ func (a *app) revoke(ctx context.Context, kind, id string, f revokeFlags) error 
 // pushRevocations makes the cluster's NATS account with the NATS users of
 // every revocation the ledger holds (and extra, one being recorded)
 // revoked, and pushes it to the servers over a short-lived system user.
-// It returns how many users are revoked.
-func (a *app) pushRevocations(ctx context.Context, rootPath string, extra *event.CredentialRevokedData) (int, error) {
+// It returns the users the pushed account revokes, sorted.
+func (a *app) pushRevocations(ctx context.Context, rootPath string, extra *event.CredentialRevokedData) ([]string, error) {
 	root, err := trust.LoadIssuer(rootPath)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	auth, err := natsauth.NewAuthority(root)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	c, err := a.client()
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	var revs []api.Revocation
 	if err := c.Call(ctx, api.MethodRevocationsList, struct{}{}, &revs); err != nil {
-		return 0, fmt.Errorf("read the revocations from the ledger: %w", err)
+		return nil, fmt.Errorf("read the revocations from the ledger: %w", err)
 	}
 	revoked := map[string]time.Time{}
 	add := func(r event.CredentialRevokedData) {
@@ -272,23 +277,23 @@ func (a *app) pushRevocations(ctx context.Context, rootPath string, extra *event
 	}
 	accountJWT, err := auth.AccountJWT(revoked)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	sysJWT, seed, err := auth.SystemUserCreds(time.Minute)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	nc, err := nats.Connect(a.server, nats.Name("agentctl revocations"), nats.Timeout(a.timeout), nats.MaxReconnects(0),
 		nats.UserJWTAndSeed(sysJWT, string(seed)))
 	if err != nil {
-		return 0, api.WithHint(fmt.Errorf("connect to NATS at %s as the cluster's system user: %w", a.server, err),
+		return nil, api.WithHint(fmt.Errorf("connect to NATS at %s as the cluster's system user: %w", a.server, err),
 			"--root must be the root of the cluster the servers trust")
 	}
 	defer nc.Close()
 	pctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
 	if err := natsauth.PushAccount(pctx, nc, accountJWT); err != nil {
-		return 0, err
+		return nil, err
 	}
-	return len(revoked), nil
+	return slices.Sorted(maps.Keys(revoked)), nil
 }

@@ -95,7 +95,7 @@ func TestNodeRevokeRefusedByNATSAndLedger(t *testing.T) {
 	if err := n.API.Call(ctx, api.MethodRevocationsList, struct{}{}, &revs); err != nil || len(revs) != 1 || revs[0].ID != "exec-x" || len(revs[0].NATSUsers) != 1 {
 		t.Fatalf("revocations.list = %+v %v", revs, err)
 	}
-	if r := h.run("keys", "push-revocations", "--root", n.Dir); r.code != ExitOK || !strings.Contains(r.stdout, "1 revoked NATS users") {
+	if r := h.run("keys", "push-revocations", "--root", n.Dir); r.code != ExitOK || !strings.Contains(r.stdout, "1 revoked NATS users: "+natsUserOf(t, exec)) {
 		t.Errorf("keys push-revocations = %+v", r)
 	}
 }
@@ -255,4 +255,14 @@ func TestOperatorRevokeNeverSigned(t *testing.T) {
 	if r := h.run("operator", "revoke", "op5", "--reason", "x", "--credential", filepath.Join(n.Dir, trust.NodeCredFile)); r.code != ExitUsage || !strings.Contains(r.stderr, "nothing was revoked") {
 		t.Errorf("--credential of another identity = %+v, want a usage error", r)
 	}
+}
+
+// natsUserOf is the NATS user key of id.
+func natsUserOf(t *testing.T, id *trust.Identity) string {
+	t.Helper()
+	u, err := trust.NATSUserKey(id.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
 }
