@@ -77,14 +77,15 @@ func (s *Store) loadRevocations() error {
 		}
 		revs.apply(d, rec.Event.StreamSeq)
 	}
-	s.revoked.Store(&revs)
+	s.revoked = revs
+	s.revokedNow.Store(&revs)
 	return nil
 }
 
-// currentRevocations are the revocations in force as committed (empty before the
-// store loaded them).
+// currentRevocations are the revocations in force as committed, read
+// without appendMu (empty before the store loaded them).
 func (s *Store) currentRevocations() revocations {
-	if p := s.revoked.Load(); p != nil {
+	if p := s.revokedNow.Load(); p != nil {
 		return *p
 	}
 	return nil
@@ -140,7 +141,7 @@ func (a *appender) revokedSigner(m *Message) *event.RejectedData {
 	if c == nil {
 		return nil
 	}
-	revs := a.s.currentRevocations()
+	revs := a.s.revoked
 	if _, staged := a.revoked[credIdentity{c.Kind, c.ID}]; staged {
 		revs = a.revoked // what this Append staged includes what it had
 	}
@@ -167,7 +168,7 @@ func (a *appender) revoke(ev event.Event, stream uint64) {
 	}
 	k := credIdentity{d.Kind, d.ID}
 	if _, staged := a.revoked[k]; !staged {
-		if cur, ok := a.s.currentRevocations()[k]; ok {
+		if cur, ok := a.s.revoked[k]; ok {
 			a.revoked[k] = cur
 		}
 	}
@@ -180,12 +181,14 @@ func (a *appender) revocationsCommitted() {
 	if len(a.revoked) == 0 {
 		return
 	}
-	next := maps.Clone(a.s.currentRevocations())
+	// A new map: readers of revokedNow hold the old one.
+	next := maps.Clone(a.s.revoked)
 	if next == nil {
 		next = revocations{}
 	}
 	maps.Copy(next, a.revoked)
-	a.s.revoked.Store(&next)
+	a.s.revoked = next
+	a.s.revokedNow.Store(&next)
 }
 
 // stamp formats a time in a reason.

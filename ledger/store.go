@@ -50,13 +50,14 @@ type Store struct {
 	// appendMu); rejects counts rejections since open.
 	rejState rejectState
 	rejects  rejectCounters
-	// revoked are the revocations in force (revoke.go): replaced, never
-	// changed in place, under appendMu, and read without it
-	// (CheckCredential). creds caches credentials read from messages and
-	// credsIndexed the keys the credentials index holds (credentials.go),
-	// guarded by appendMu.
-	revoked atomic.Pointer[revocations]
+	// revoked are the revocations in force (revoke.go); creds caches
+	// credentials read from messages and credsIndexed the keys the
+	// credentials index holds (credentials.go). All guarded by appendMu.
+	revoked revocations
 	creds   map[string]*trust.Credential
+	// revokedNow is revoked as committed, for readers without appendMu
+	// (CheckCredential): revoked is replaced, never changed in place.
+	revokedNow atomic.Pointer[revocations]
 	// roots are the roots the ledger's trust records added or retired,
 	// as committed, and genesis the genesis root (roots.go); both read
 	// by the verifier's goroutines.
@@ -115,7 +116,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, markCorrupt(fmt.Errorf("ledger: open %s: %w", dir, err), corrupt.get())
 	}
 	s := &Store{db: db, cache: po.Cache, dir: dir, log: log, corrupt: corrupt,
-		creds: map[string]*trust.Credential{}, credsIndexed: map[string]bool{},
+		revoked: revocations{}, creds: map[string]*trust.Credential{}, credsIndexed: map[string]bool{},
 		credKeys: map[*trust.Credential]string{}}
 	s.mu.idle = sync.NewCond(&s.mu.Mutex)
 	if err := s.load(); err != nil {
