@@ -47,6 +47,8 @@
 //     (credential_revoked); the records before stay. The store reads them
 //     from the type index at Open and after Import, so a restart, a copy
 //     and a fold from zero refuse the same messages (revoke.go).
+//     Store.CheckCredential judges a credential shown outside the stream
+//     (an HTTP API token) by the same state, without the append lock.
 //
 // Keys (seq and stream seq are 8-byte big-endian):
 //

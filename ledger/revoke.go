@@ -2,7 +2,9 @@ package ledger
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
@@ -76,6 +78,59 @@ func (s *Store) loadRevocations() error {
 		revs.apply(d, rec.Event.StreamSeq)
 	}
 	s.revoked = revs
+	s.revokedNow.Store(&revs)
+	return nil
+}
+
+// currentRevocations are the revocations in force as committed, read
+// without appendMu (empty before the store loaded them).
+func (s *Store) currentRevocations() revocations {
+	if p := s.revokedNow.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// covering returns the revocation in r that revokes c: one for c's kind
+// and id whose before is not earlier than c's issue time.
+func (r revocations) covering(c *trust.Credential) (revocation, bool) {
+	rev, ok := r[credIdentity{c.Kind, c.ID}]
+	if !ok || c.Issued.After(rev.before) {
+		return revocation{}, false
+	}
+	return rev, true
+}
+
+// revokedReason says why c is refused under rev (credential_revoked).
+func revokedReason(c *trust.Credential, rev revocation) string {
+	return fmt.Sprintf("the credential of %s %q issued at %s is revoked (credentials issued up to %s, revoked at stream seq %d)",
+		c.Kind, c.ID, stamp(c.Issued), stamp(rev.before), rev.stream)
+}
+
+// ErrCredentialRevoked marks a credential that a credential.revoked the
+// ledger holds revokes (CheckCredential).
+var ErrCredentialRevoked = errors.New("ledger: credential revoked")
+
+// ErrRootRetired marks a credential whose issuing root a
+// trust.root_retired the ledger holds retired (CheckCredential).
+var ErrRootRetired = errors.New("ledger: credential's root retired")
+
+// CheckCredential says whether the ledger, as committed now, refuses
+// what c presents: an error matching ErrCredentialRevoked when a
+// credential.revoked revokes it (what Append refuses a message's signer
+// for, code credential_revoked), or ErrRootRetired when the root that
+// issued it was retired (code root_retired); nil otherwise. It is the one
+// check of a credential shown outside the stream — an HTTP API token, a
+// ui request — so that a revocation holds there as it does for events.
+// It reads no disk and takes no lock an Append holds: safe on every
+// request.
+func (s *Store) CheckCredential(c *trust.Credential) error {
+	if rev, ok := s.currentRevocations().covering(c); ok {
+		return fmt.Errorf("%w: %s", ErrCredentialRevoked, revokedReason(c, rev))
+	}
+	if e, ok := s.currentRoots()[c.Issuer]; ok && e.retired != 0 {
+		return fmt.Errorf("%w: the credential of %s %q was issued by root %s, retired at stream seq %d", ErrRootRetired, c.Kind, c.ID, c.Issuer, e.retired)
+	}
 	return nil
 }
 
@@ -86,19 +141,17 @@ func (a *appender) revokedSigner(m *Message) *event.RejectedData {
 	if c == nil {
 		return nil
 	}
-	k := credIdentity{c.Kind, c.ID}
-	r, ok := a.revoked[k] // what this Append staged includes what it had
-	if !ok {
-		r, ok = a.s.revoked[k]
+	revs := a.s.revoked
+	if _, staged := a.revoked[credIdentity{c.Kind, c.ID}]; staged {
+		revs = a.revoked // what this Append staged includes what it had
 	}
-	if !ok || c.Issued.After(r.before) {
+	r, ok := revs.covering(c)
+	if !ok {
 		return nil
 	}
 	first := m.Events[0]
 	return &event.RejectedData{
-		Code: event.RejectRevoked,
-		Reason: fmt.Sprintf("the credential of %s %q issued at %s is revoked (credentials issued up to %s, revoked at stream seq %d)",
-			c.Kind, c.ID, stamp(c.Issued), stamp(r.before), r.stream),
+		Code: event.RejectRevoked, Reason: revokedReason(c, r),
 		Subject: m.Subject, Signer: first.Node, ClaimedType: string(first.Type), ClaimedID: m.EnvelopeID,
 	}
 }
@@ -128,12 +181,14 @@ func (a *appender) revocationsCommitted() {
 	if len(a.revoked) == 0 {
 		return
 	}
-	if a.s.revoked == nil {
-		a.s.revoked = revocations{}
+	// A new map: readers of revokedNow hold the old one.
+	next := maps.Clone(a.s.revoked)
+	if next == nil {
+		next = revocations{}
 	}
-	for k, r := range a.revoked {
-		a.s.revoked[k] = r
-	}
+	maps.Copy(next, a.revoked)
+	a.s.revoked = next
+	a.s.revokedNow.Store(&next)
 }
 
 // stamp formats a time in a reason.

@@ -2,6 +2,7 @@ package ledger_test
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"reflect"
 	"slices"
@@ -402,4 +403,45 @@ func TestPropertyRevocationsOneLedger(t *testing.T) {
 			}
 		}
 	})
+}
+
+// CheckCredential, the check of a credential shown outside the stream (an
+// HTTP API token), refuses what Append refuses: the revoked credential
+// from the revocation's commit on, across a reopen, and not the identity
+// enrolled again nor anyone else.
+func TestCheckCredential(t *testing.T) {
+	h := newRevokeHistory(t)
+	dir := t.TempDir()
+	st := ledgertest.OpenDir(t, dir)
+	cred := func(id *trust.Identity) *trust.Credential {
+		c, err := trust.ReadCredential(id.Credential)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	exec, exec2, admin := cred(h.exec), cred(h.exec2), cred(h.admin)
+	if err := st.CheckCredential(exec); err != nil {
+		t.Fatalf("before any revocation: %v", err)
+	}
+	for _, m := range h.msgs[:4] { // up to the administrator's revocation of ex1
+		mustAppend(t, st, m)
+	}
+	check := func(st *ledger.Store) {
+		t.Helper()
+		err := st.CheckCredential(exec)
+		if !errors.Is(err, ledger.ErrCredentialRevoked) || !strings.Contains(err.Error(), `node "ex1"`) || !strings.Contains(err.Error(), "stream seq 4") {
+			t.Errorf("the revoked credential: %v, want ErrCredentialRevoked naming ex1 and stream seq 4", err)
+		}
+		for name, c := range map[string]*trust.Credential{"enrolled again": exec2, "another identity": admin} {
+			if err := st.CheckCredential(c); err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+		}
+	}
+	check(st)
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	check(ledgertest.OpenDir(t, dir))
 }

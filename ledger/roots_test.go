@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"reflect"
 	"testing"
 	"time"
@@ -278,4 +279,28 @@ func TestVerifyFindsUntrustedRoot(t *testing.T) {
 		t.Fatalf("verify passed a record of a root not trusted at its position: %+v", rep)
 	}
 	t.Logf("%s", rep.Err)
+}
+
+// CheckCredential refuses a credential of a root the ledger retired
+// (ErrRootRetired), as Append refuses its messages, and not one of the
+// root that stays.
+func TestCheckCredentialRootRetired(t *testing.T) {
+	st := ledgertest.Open(t)
+	h := newRotation(t, st)
+	for _, c := range []struct {
+		root *trust.Root
+		want error
+	}{{h.kit.Root, ledger.ErrRootRetired}, {h.newRoot, nil}} {
+		id, err := trust.NewIdentity(c.root, "op9", trust.KindOperator, []string{event.RoleOperator}, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cred, err := trust.ReadCredential(id.Credential)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.CheckCredential(cred); !errors.Is(err, c.want) || (err == nil) != (c.want == nil) {
+			t.Errorf("a credential of root %s: %v, want %v", c.root.KeyID(), err, c.want)
+		}
+	}
 }

@@ -55,6 +55,9 @@ type Store struct {
 	// credentials index holds (credentials.go). All guarded by appendMu.
 	revoked revocations
 	creds   map[string]*trust.Credential
+	// revokedNow is revoked as committed, for readers without appendMu
+	// (CheckCredential): revoked is replaced, never changed in place.
+	revokedNow atomic.Pointer[revocations]
 	// roots are the roots the ledger's trust records added or retired,
 	// as committed, and genesis the genesis root (roots.go); both read
 	// by the verifier's goroutines.

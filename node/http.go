@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/trust"
+	"github.com/agentic-dev/agentic/ledger"
 	"github.com/agentic-dev/agentic/roles/ui"
 )
 
@@ -71,13 +72,13 @@ func (n *Node) startHTTP() error {
 		mux.Handle("GET /readyz", probes)
 		mux.Handle("GET /metrics", probes)
 	}
+	check := tokenChecker(n.root, n.store)
 	if n.has(event.RoleUI) && n.runs != nil {
-		root := n.root
 		ui.New(n.runReads()).WithGates(ui.Gates{
 			List: n.runs.GatesPage,
 			Emit: n.roleEnv(event.RoleUI).Emit,
 			Operator: func(tok string) (string, []string, error) {
-				cred, err := trust.VerifyAPIToken(root, tok, time.Now())
+				cred, err := check(tok)
 				if err != nil {
 					return "", nil, err
 				}
@@ -87,7 +88,7 @@ func (n *Node) startHTTP() error {
 	}
 	var h http.Handler = mux
 	if n.cfg.HTTPAuthRequired() {
-		h = requireToken(n.root, mux)
+		h = requireToken(check, mux)
 	}
 	return n.serveHTTP(&n.http, n.cfg.HTTPListen, "http", h)
 }
@@ -139,18 +140,61 @@ func debugMux() *http.ServeMux {
 	return mux
 }
 
+// errNoRevocations marks a token a node cannot judge: it keeps no
+// ledger, so it cannot tell whether the token's credential is revoked.
+var errNoRevocations = errors.New("this node keeps no ledger, so it cannot tell whether the token's credential is revoked")
+
+// refusedHint is what an operator whose credential the ledger refuses
+// can do.
+const refusedHint = "an administrator issues new credentials: agentctl keys operator NAME --root DIR --out FILE"
+
+// tokenChecker is the one check of an operator's API token, made on
+// every request that carries one (requireToken, the ui's gate answers):
+// the token is well signed by a credential of root, an operator's, and at
+// most trust.MaxAPITokenTTL long (trust.VerifyAPIToken, an error matching
+// trust.ErrBadToken); and the ledger, as committed now, does not refuse
+// its credential — revoked by a credential.revoked, or issued by a
+// retired root (ledger.Store.CheckCredential, an error matching
+// ui.ErrOperatorRefused). Without a ledger (store nil: an executor-only
+// node, or a damaged ledger) no token passes (errNoRevocations): a
+// revocation must hold on every node that serves the API.
+func tokenChecker(root *trust.Root, store *ledger.Store) func(token string) (*trust.Credential, error) {
+	return func(token string) (*trust.Credential, error) {
+		cred, err := trust.VerifyAPIToken(root, token, time.Now())
+		if err != nil {
+			return nil, err
+		}
+		if store == nil {
+			return nil, errNoRevocations
+		}
+		if err := store.CheckCredential(cred); err != nil {
+			return nil, fmt.Errorf("%w: %w", ui.ErrOperatorRefused, err)
+		}
+		return cred, nil
+	}
+}
+
 // requireToken lets through the requests that carry "Authorization:
 // Bearer TOKEN" with an API token (trust.APIToken, agentctl keys api-token)
-// of an operator the cluster root signed; the others get 401 and why.
-func requireToken(root *trust.Root, next http.Handler) http.Handler {
+// that check accepts, checked on every request; the others get 401 (no
+// token, or a bad one), 403 (the ledger refuses its credential: revoked)
+// or 503 (the node cannot check revocations), and why.
+func requireToken(check func(string) (*trust.Credential, error), next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok || strings.TrimSpace(tok) == "" {
 			unauthorized(w, "this endpoint needs an operator token: Authorization: Bearer $(agentctl keys api-token)")
 			return
 		}
-		if _, err := trust.VerifyAPIToken(root, strings.TrimSpace(tok), time.Now()); err != nil {
-			unauthorized(w, err.Error())
+		if _, err := check(strings.TrimSpace(tok)); err != nil {
+			switch {
+			case errors.Is(err, ui.ErrOperatorRefused):
+				http.Error(w, err.Error()+"\n"+refusedHint, http.StatusForbidden)
+			case errors.Is(err, errNoRevocations):
+				http.Error(w, err.Error()+": use the HTTP API of a ledger node (and serve probes on probe_listen)", http.StatusServiceUnavailable)
+			default:
+				unauthorized(w, err.Error())
+			}
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -60,7 +60,12 @@ func APIToken(id *Identity, ttl time.Duration, now time.Time) (string, error) {
 }
 
 // VerifyAPIToken checks an API token against root at time now and returns
-// the operator credential it carries. Errors match ErrBadToken.
+// the operator credential it carries: signed by the credential's key, for
+// APITokenAudience, issued (iat) no later than now and expiring (exp) after
+// now and at most MaxAPITokenTTL after its issue. Errors match
+// ErrBadToken. It cannot tell whether the credential was revoked — that
+// is ledger state: a node checks it too, on every request
+// (ledger.Store.CheckCredential).
 func VerifyAPIToken(root *Root, token string, now time.Time) (*Credential, error) {
 	var cred *Credential
 	var c apiTokenClaims

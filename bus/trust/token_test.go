@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/trust"
+	"github.com/golang-jwt/jwt/v5"
 )
 
 // TestAPIToken: a token made from an operator identity verifies against
@@ -78,5 +79,58 @@ func TestAPIToken(t *testing.T) {
 	}
 	if _, err := trust.APIToken(alice, 2*trust.MaxAPITokenTTL, now); err == nil {
 		t.Error("APIToken made a token longer-lived than MaxAPITokenTTL")
+	}
+}
+
+// TestAPITokenLifetimeEnforced: a token made by hand with the operator's
+// own key — as anyone holding an operator.creds file can — is refused when
+// it would outlive MaxAPITokenTTL, lacks its issue or expiry time, or
+// claims to be issued in the future; one of exactly MaxAPITokenTTL,
+// issued earlier, is accepted until it expires.
+func TestAPITokenLifetimeEnforced(t *testing.T) {
+	root, err := trust.NewRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice, err := trust.NewIdentity(root, "alice", trust.KindOperator, []string{"operator"}, 3*time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().Truncate(time.Second)
+	forge := func(iat, exp time.Time) string {
+		c := jwt.MapClaims{"sub": "alice", "aud": trust.APITokenAudience, "cred": alice.Credential}
+		if !iat.IsZero() {
+			c["iat"] = iat.Unix()
+		}
+		if !exp.IsZero() {
+			c["exp"] = exp.Unix()
+		}
+		s, err := jwt.NewWithClaims(jwt.SigningMethodEdDSA, c).SignedString(alice.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	for name, tc := range map[string]struct {
+		token string
+		want  string
+	}{
+		"a day long":            {forge(now, now.Add(24*time.Hour)), "lifetime over"},
+		"a second too long":     {forge(now.Add(-time.Minute), now.Add(trust.MaxAPITokenTTL-time.Minute+time.Second)), "lifetime over"},
+		"no issue time":         {forge(time.Time{}, now.Add(time.Minute)), "lifetime over"},
+		"no expiry":             {forge(now, time.Time{}), "exp claim is required"},
+		"issued in the future":  {forge(now.Add(time.Hour), now.Add(90*time.Minute)), "used before issued"},
+		"issued long ago, live": {forge(now.Add(-2*time.Hour), now.Add(time.Minute)), "lifetime over"},
+	} {
+		if _, err := trust.VerifyAPIToken(root, tc.token, now); !errors.Is(err, trust.ErrBadToken) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want ErrBadToken saying %q", name, err, tc.want)
+		}
+	}
+	full := forge(now.Add(-time.Minute), now.Add(trust.MaxAPITokenTTL-time.Minute))
+	if _, err := trust.VerifyAPIToken(root, full, now); err != nil {
+		t.Errorf("a token of exactly %s: %v", trust.MaxAPITokenTTL, err)
+	}
+	if _, err := trust.VerifyAPIToken(root, full, now.Add(trust.MaxAPITokenTTL)); !errors.Is(err, trust.ErrBadToken) {
+		t.Errorf("the same token at its expiry: %v, want refused", err)
 	}
 }

@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -21,10 +22,16 @@ type Gates struct {
 	List func(ctx context.Context, req api.GatesRequest) (api.Page[json.RawMessage], error)
 	// Emit signs and publishes as the ui node.
 	Emit roles.Emitter
-	// Operator checks a bearer token (agentctl keys api-token) and returns
-	// the operator it names and the roles of their credential.
+	// Operator checks a bearer token (agentctl keys api-token) on every
+	// answer and returns the operator it names and the roles of their
+	// credential. An error matching ErrOperatorRefused (a good token of
+	// a revoked credential) is answered 403, any other 401.
 	Operator func(token string) (id string, roles []string, err error)
 }
+
+// ErrOperatorRefused marks a well-formed token whose operator the cluster
+// refuses: their credential is revoked (Gates.Operator).
+var ErrOperatorRefused = errors.New("refused")
 
 // WithGates adds the gate routes:
 //
@@ -76,6 +83,11 @@ func (u *UI) answerGate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	operator, roles, err := u.gates.Operator(strings.TrimSpace(tok))
+	if errors.Is(err, ErrOperatorRefused) {
+		writeJSON(w, http.StatusForbidden, apiError{Error: err.Error(),
+			Hint: "an administrator issues new credentials: agentctl keys operator NAME --root DIR --out FILE"})
+		return
+	}
 	if err != nil {
 		writeJSON(w, http.StatusUnauthorized, apiError{Error: err.Error(), Hint: "make a new token: agentctl keys api-token"})
 		return

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -18,19 +19,25 @@ import (
 
 // revokeResult is what node revoke and operator revoke print with -o json.
 type revokeResult struct {
-	Kind      string    `json:"kind"`
-	ID        string    `json:"id"`
-	Before    time.Time `json:"before"`
-	NATSUsers []string  `json:"nats_users"`
+	Kind   string    `json:"kind"`
+	ID     string    `json:"id"`
+	Before time.Time `json:"before"`
+	// NATSUsers are the NATS user keys of the identity this revocation
+	// names: those the ledger saw its credentials name, and those of
+	// --nats-user and --credential.
+	NATSUsers []string `json:"nats_users"`
 	// Pushed says whether the NATS servers were given the account with
-	// the revocation (needs --root).
-	Pushed bool `json:"pushed"`
+	// the revocation (needs --root); AccountRevoked is how many users
+	// that account revokes in all (every revocation the ledger holds).
+	Pushed         bool `json:"pushed"`
+	AccountRevoked int  `json:"account_revoked,omitempty"`
 }
 
 // revokeFlags are the flags of both revoke commands.
 type revokeFlags struct {
 	reason, root string
 	natsUsers    []string
+	credentials  []string
 }
 
 func (f *revokeFlags) add(cmd *cobra.Command) {
@@ -38,6 +45,7 @@ func (f *revokeFlags) add(cmd *cobra.Command) {
 	fl.StringVar(&f.reason, "reason", "", "why (recorded in the ledger; required)")
 	fl.StringVar(&f.root, "root", "", "the cluster root (a directory holding root.key, or the root.key file): push the revocation to the NATS servers too")
 	fl.StringSliceVar(&f.natsUsers, "nats-user", nil, "a NATS user key (U…) to revoke besides those the ledger saw the identity's credentials name")
+	fl.StringSliceVar(&f.credentials, "credential", nil, "a file holding a credential of NAME whose NATS user to revoke too — its creds file, node.cred, node.nats.jwt or an API token it made: how to revoke credentials that never signed an event")
 }
 
 func (a *app) nodeRevokeCmd() *cobra.Command {
@@ -52,8 +60,12 @@ credentials sign (earlier events stay valid). With --root (where root.key
 is), the NATS servers are also given the cluster's account with NAME's
 NATS users revoked: they close its connections and refuse new ones. The
 NATS users are those the ledger saw NAME's credentials name, and any given
-with --nats-user. Without --root, run 'agentctl keys push-revocations
---root DIR' where the root is.
+with --nats-user or named by a file given with --credential (node.cred or
+node.nats.jwt of its data dir): credentials that never signed an event are
+unknown to the ledger. When no NATS user of NAME is known, the revocation
+is still recorded, and agentctl exits with an error saying what to pass.
+Without --root, run 'agentctl keys push-revocations --root DIR' where the
+root is.
 
 A node enrolled again afterwards (agentctl node enroll --force) gets a new
 credential, issued after the revocation: it is accepted.`,
@@ -75,10 +87,17 @@ func (a *app) operatorCmd() *cobra.Command {
 		Short: "Revoke an operator's credentials: the ledger and NATS refuse them from now on",
 		Long: `Revoke every operator credential of NAME issued up to now, as 'agentctl
 node revoke' does for a node: recorded in the ledger (role admin), refused
-from that stream position on, and with --root pushed to the NATS servers,
-which close the operator's connections.`,
-		Example: `  agentctl operator revoke alice --reason 'left the team' --root ./cluster-root`,
-		Args:    args(cobra.ExactArgs(1)),
+from that stream position on — events it signs, and its API tokens on
+every HTTP request — and with --root pushed to the NATS servers, which
+close the operator's connections. The ledger knows the NATS users only of
+credentials it saw sign an event: for an operator who only read (queries,
+the audit), give their creds file, an API token they made (--credential)
+or their NATS user key (--nats-user). When no NATS user of NAME is known,
+the revocation is still recorded, and agentctl exits with an error saying
+what to pass.`,
+		Example: `  agentctl operator revoke alice --reason 'left the team' --root ./cluster-root
+  agentctl operator revoke bob --reason 'laptop stolen' --root ./cluster-root --credential bob.creds`,
+		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			return a.revoke(cmd.Context(), trust.KindOperator, argv[0], f)
 		},
@@ -104,11 +123,15 @@ made without --root, or after adding a NATS server.`,
 			if root == "" {
 				return usagef("keys push-revocations: --root is required")
 			}
-			n, err := a.pushRevocations(cmd.Context(), root, nil)
+			users, err := a.pushRevocations(cmd.Context(), root, nil)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(a.env.Stdout, "pushed the account with %d revoked NATS users\n", n)
+			if len(users) == 0 {
+				fmt.Fprintf(a.env.Stdout, "pushed the account with 0 revoked NATS users\n")
+				return nil
+			}
+			fmt.Fprintf(a.env.Stdout, "pushed the account with %d revoked NATS users: %s\n", len(users), strings.Join(users, ", "))
 			return nil
 		},
 	}
@@ -129,6 +152,14 @@ func (a *app) revoke(ctx context.Context, kind, id string, f revokeFlags) error 
 		if !nkeys.IsValidPublicUserKey(u) {
 			return usagef("revoke: --nats-user %q is not a NATS user key (U…)", u)
 		}
+	}
+	given := slices.Clone(f.natsUsers)
+	for _, path := range f.credentials {
+		us, err := natsauth.UsersOf(path, kind, id)
+		if err != nil {
+			return &usageError{fmt.Errorf("revoke %s: --credential: %w (nothing was revoked)", id, err)}
+		}
+		given = append(given, us...)
 	}
 	id2, _, err := a.identity()
 	if err != nil {
@@ -155,13 +186,14 @@ func (a *app) revoke(ctx context.Context, kind, id string, f revokeFlags) error 
 	if err := c.Call(ctx, api.MethodCredentialsList, api.CredentialsRequest{Kind: kind, ID: id}, &seen); err != nil {
 		return fmt.Errorf("revoke %s: ask the ledger for its credentials (nothing was revoked): %w", id, err)
 	}
-	users := slices.Clone(f.natsUsers)
+	users := given
 	for _, s := range seen {
-		if s.NATSUser != "" && !slices.Contains(users, s.NATSUser) {
+		if s.NATSUser != "" {
 			users = append(users, s.NATSUser)
 		}
 	}
 	slices.Sort(users)
+	users = slices.Compact(users)
 	data := event.CredentialRevokedData{Kind: kind, ID: id, Before: time.Now().UTC().Truncate(time.Second), NATSUsers: users, Reason: f.reason}
 	d, err := event.NewDraft(event.CredentialRevoked, "", data)
 	if err != nil {
@@ -171,48 +203,63 @@ func (a *app) revoke(ctx context.Context, kind, id string, f revokeFlags) error 
 		return fmt.Errorf("revoke %s: %w", id, err)
 	}
 	res := revokeResult{Kind: kind, ID: id, Before: data.Before, NATSUsers: users}
-	if root != nil {
-		if _, err := a.pushRevocations(ctx, f.root, &data); err != nil {
+	if root != nil && len(users) > 0 {
+		all, err := a.pushRevocations(ctx, f.root, &data)
+		if err != nil {
 			return fmt.Errorf("revoke %s: recorded in the ledger, but: %w", id, err)
 		}
-		res.Pushed = true
+		res.Pushed, res.AccountRevoked = true, len(all)
 	}
 	if a.output != formatText {
-		return a.writeJSON(res)
+		if err := a.writeJSON(res); err != nil {
+			return err
+		}
+	} else {
+		w := a.env.Stdout
+		fmt.Fprintf(w, "revoked %s %s: credentials issued up to %s are refused by every ledger node from now on (events and API tokens)\n", kind, id, data.Before.Format(time.RFC3339))
+		switch {
+		case res.Pushed:
+			fmt.Fprintf(w, "NATS refuses %d user(s) of it and closed their connections: %s (pushed the account with %d revoked NATS users in all)\n",
+				len(users), strings.Join(users, ", "), res.AccountRevoked)
+		case len(users) > 0:
+			fmt.Fprintf(w, "NATS still accepts its user(s) %s: run agentctl keys push-revocations --root DIR where root.key is\n", strings.Join(users, ", "))
+		}
 	}
-	w := a.env.Stdout
-	fmt.Fprintf(w, "revoked %s %s: credentials issued up to %s are refused by every ledger node from now on\n", kind, id, data.Before.Format(time.RFC3339))
-	switch {
-	case res.Pushed:
-		fmt.Fprintf(w, "NATS refuses %d user(s) of it and closed their connections: %s\n", len(users), strings.Join(users, ", "))
-	case len(users) == 0:
-		fmt.Fprintf(w, "the ledger saw no NATS user of it: give one with --nats-user and --root to have NATS refuse it\n")
-	default:
-		fmt.Fprintf(w, "NATS still accepts its user(s) %s: run agentctl keys push-revocations --root DIR where root.key is\n", strings.Join(users, ", "))
+	if len(users) > 0 {
+		return nil
 	}
+	// Said loudly: NATS still lets the identity in (reads, queries)
+	// although the ledger refuses what it signs. With --root NATS was
+	// asked to refuse it, and could not be: an error.
+	what := fmt.Errorf("revoke %s %s: recorded in the ledger, but NATS still accepts it: the ledger saw no credential of it sign an event, so no NATS user of it is known and none was revoked", kind, id)
+	hint := fmt.Sprintf("run again with the NATS user: agentctl %s revoke %s --reason TEXT --root DIR --credential FILE (its creds file, node.cred, node.nats.jwt or an API token it made) or --nats-user U…", kind, id)
+	if root != nil {
+		return api.WithHint(what, hint)
+	}
+	fmt.Fprintf(a.env.Stderr, "warning: %v\n  %s\n", what, hint)
 	return nil
 }
 
 // pushRevocations makes the cluster's NATS account with the NATS users of
 // every revocation the ledger holds (and extra, one being recorded)
 // revoked, and pushes it to the servers over a short-lived system user.
-// It returns how many users are revoked.
-func (a *app) pushRevocations(ctx context.Context, rootPath string, extra *event.CredentialRevokedData) (int, error) {
+// It returns the users the pushed account revokes, sorted.
+func (a *app) pushRevocations(ctx context.Context, rootPath string, extra *event.CredentialRevokedData) ([]string, error) {
 	root, err := trust.LoadIssuer(rootPath)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	auth, err := natsauth.NewAuthority(root)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	c, err := a.client()
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	var revs []api.Revocation
 	if err := c.Call(ctx, api.MethodRevocationsList, struct{}{}, &revs); err != nil {
-		return 0, fmt.Errorf("read the revocations from the ledger: %w", err)
+		return nil, fmt.Errorf("read the revocations from the ledger: %w", err)
 	}
 	revoked := map[string]time.Time{}
 	add := func(r event.CredentialRevokedData) {
@@ -230,23 +277,23 @@ func (a *app) pushRevocations(ctx context.Context, rootPath string, extra *event
 	}
 	accountJWT, err := auth.AccountJWT(revoked)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	sysJWT, seed, err := auth.SystemUserCreds(time.Minute)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	nc, err := nats.Connect(a.server, nats.Name("agentctl revocations"), nats.Timeout(a.timeout), nats.MaxReconnects(0),
 		nats.UserJWTAndSeed(sysJWT, string(seed)))
 	if err != nil {
-		return 0, api.WithHint(fmt.Errorf("connect to NATS at %s as the cluster's system user: %w", a.server, err),
+		return nil, api.WithHint(fmt.Errorf("connect to NATS at %s as the cluster's system user: %w", a.server, err),
 			"--root must be the root of the cluster the servers trust")
 	}
 	defer nc.Close()
 	pctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
 	if err := natsauth.PushAccount(pctx, nc, accountJWT); err != nil {
-		return 0, err
+		return nil, err
 	}
-	return len(revoked), nil
+	return slices.Sorted(maps.Keys(revoked)), nil
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -94,7 +95,7 @@ func TestNodeRevokeRefusedByNATSAndLedger(t *testing.T) {
 	if err := n.API.Call(ctx, api.MethodRevocationsList, struct{}{}, &revs); err != nil || len(revs) != 1 || revs[0].ID != "exec-x" || len(revs[0].NATSUsers) != 1 {
 		t.Fatalf("revocations.list = %+v %v", revs, err)
 	}
-	if r := h.run("keys", "push-revocations", "--root", n.Dir); r.code != ExitOK || !strings.Contains(r.stdout, "1 revoked NATS users") {
+	if r := h.run("keys", "push-revocations", "--root", n.Dir); r.code != ExitOK || !strings.Contains(r.stdout, "1 revoked NATS users: "+natsUserOf(t, exec)) {
 		t.Errorf("keys push-revocations = %+v", r)
 	}
 }
@@ -180,4 +181,88 @@ func TestViewerReadsButCannotWrite(t *testing.T) {
 	if r := h.run("run", "cancel", long); r.code != ExitOK {
 		t.Errorf("the administrator's run cancel = %+v", r)
 	}
+}
+
+// TestOperatorRevokeNeverSigned: an operator who only read — connected
+// and queried, never signed an event — is unknown to the ledger's
+// credentials index. operator revoke --root records the revocation but
+// says loudly (an error, naming what to pass) that NATS still accepts
+// them; run again with their creds file (--credential), it pushes the
+// NATS user the file names, prints it, and NATS closes the operator's
+// connection and refuses the next: no more queries. Without --root, a
+// warning says the same.
+func TestOperatorRevokeNeverSigned(t *testing.T) {
+	h, n := nodeHarness(t)
+	creds := t.TempDir() + "/op5.creds"
+	if r := h.run("keys", "operator", "op5", "--root", n.Dir, "--out", creds); r.code != ExitOK {
+		t.Fatalf("keys operator = %+v", r)
+	}
+	op5, _, err := trust.ReadCreds(creds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	user, err := trust.NATSUserKey(op5.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts, _, err := natsauth.CredsOptions(creds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := make(chan struct{})
+	nc, err := nats.Connect(n.NATSURL(), append(opts, nats.MaxReconnects(0), nats.ClosedHandler(func(*nats.Conn) { close(closed) }))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	ctx := context.Background()
+	var revs []api.Revocation
+	if err := api.NewClient(nc, 10*time.Second).Call(ctx, api.MethodRevocationsList, struct{}{}, &revs); err != nil {
+		t.Fatalf("op5's query before the revocation: %v", err)
+	}
+
+	r := h.run("operator", "revoke", "op5", "--reason", "left")
+	if r.code != ExitOK || !strings.Contains(r.stderr, "warning:") || !strings.Contains(r.stderr, "NATS still accepts it") || !strings.Contains(r.stderr, "--credential FILE") {
+		t.Fatalf("operator revoke without --root of an operator who never signed = %+v, want a warning naming --credential", r)
+	}
+	r = h.run("operator", "revoke", "op5", "--reason", "left", "--root", n.Dir)
+	if r.code != ExitError || !strings.Contains(r.stderr, "NATS still accepts it") || !strings.Contains(r.stderr, "--credential FILE") {
+		t.Fatalf("operator revoke of an operator who never signed = %+v, want an error naming --credential", r)
+	}
+	if !strings.Contains(r.stdout, "revoked operator op5") {
+		t.Errorf("stdout %q, want the ledger revocation reported", r.stdout)
+	}
+	if err := n.API.Call(ctx, api.MethodRevocationsList, struct{}{}, &revs); err != nil || len(revs) != 2 || len(revs[0].NATSUsers)+len(revs[1].NATSUsers) != 0 {
+		t.Fatalf("revocations.list = %+v %v, want op5's two, without NATS users", revs, err)
+	}
+	if !nc.IsConnected() {
+		t.Fatal("op5 disconnected without a push")
+	}
+
+	r = h.run("operator", "revoke", "op5", "--reason", "left", "--root", n.Dir, "--credential", creds)
+	if r.code != ExitOK || !strings.Contains(r.stdout, "NATS refuses 1 user(s) of it and closed their connections: "+user) {
+		t.Fatalf("operator revoke --credential = %+v, want %s pushed", r, user)
+	}
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("NATS did not close the revoked operator's connection")
+	}
+	if again, err := nats.Connect(n.NATSURL(), append(opts, nats.MaxReconnects(0))...); err == nil {
+		again.Close()
+		t.Fatal("the revoked operator connected again (and could query)")
+	}
+	if r := h.run("operator", "revoke", "op5", "--reason", "x", "--credential", filepath.Join(n.Dir, trust.NodeCredFile)); r.code != ExitUsage || !strings.Contains(r.stderr, "nothing was revoked") {
+		t.Errorf("--credential of another identity = %+v, want a usage error", r)
+	}
+}
+
+// natsUserOf is the NATS user key of id.
+func natsUserOf(t *testing.T, id *trust.Identity) string {
+	t.Helper()
+	u, err := trust.NATSUserKey(id.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
 }
