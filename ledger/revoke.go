@@ -193,20 +193,3 @@ func (a *appender) revocationsCommitted() {
 
 // stamp formats a time in a reason.
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
-
-// RevokedWhy says why the revocations in force revoke credential c, or ""
-// when they do not: the check of a credential outside the event path (an
-// API token's operator, the signer of a query's answer), by the same
-// records Append refuses by.
-func (s *Store) RevokedWhy(c *trust.Credential) string {
-	if c == nil {
-		return ""
-	}
-	s.appendMu.Lock()
-	r, ok := s.revoked[credIdentity{c.Kind, c.ID}]
-	s.appendMu.Unlock()
-	if !ok || c.Issued.After(r.before) {
-		return ""
-	}
-	return fmt.Sprintf("the credentials of %s %q issued up to %s are revoked (at stream seq %d)", c.Kind, c.ID, stamp(r.before), r.stream)
-}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/natsauth"
+	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/ledger"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/roles/memory"
@@ -437,7 +438,12 @@ func auditLine(rec ledger.Record) api.AuditLine {
 func (n *Node) apiClient(timeout time.Duration) *api.Client {
 	t := &api.Trust{Verifier: n.verifier, LearnRoots: true}
 	if n.store != nil {
-		t.Revoked = n.store.RevokedWhy
+		t.Revoked = func(c *trust.Credential) string {
+			if err := n.store.CheckCredential(c); err != nil {
+				return err.Error()
+			}
+			return ""
+		}
 	}
 	return api.NewClient(n.conn.NC, timeout).WithTrust(t)
 }
