@@ -211,7 +211,8 @@ func (a *app) printGate(w io.Writer, g *api.Gate, now time.Time) {
 			line("file", "%s (%s)", s.Path, s.Kind)
 		default:
 			if s.Run != "" {
-				line("command", "%s", markRisky(s.Run, hs, term))
+				// Escaped run by run and styled: past the writer's escaping.
+				_ = writeStyled(w, fmt.Sprintf("%-12s%s\n", "command", markRisky(s.Run, hs, term)))
 			}
 		}
 		if s.Cwd != "" {
@@ -305,21 +306,25 @@ func markRisky(cmd string, hs []event.Highlight, term bool) string {
 	if term {
 		open, closing = "\x1b[1;7m", "\x1b[0m"
 	}
+	return markSpans(cmd, m, open, closing)
+}
+
+// markSpans is text with each run of marked bytes between open and
+// closing, the text escaped (escapeText) run by run so that no control
+// byte of it can undo the marks.
+func markSpans(text string, marked []bool, open, closing string) string {
 	var b strings.Builder
-	on := false
-	for i := 0; i < len(cmd); i++ {
-		if m[i] != on {
-			on = m[i]
-			if on {
-				b.WriteString(open)
-			} else {
-				b.WriteString(closing)
-			}
+	start := 0
+	for i := 1; i <= len(text); i++ {
+		if i < len(text) && marked[i] == marked[start] {
+			continue
 		}
-		b.WriteByte(cmd[i])
-	}
-	if on {
-		b.WriteString(closing)
+		if marked[start] {
+			b.WriteString(open + escapeText(text[start:i]) + closing)
+		} else {
+			b.WriteString(escapeText(text[start:i]))
+		}
+		start = i
 	}
 	return b.String()
 }
