@@ -364,6 +364,17 @@ func (a *app) answer(ctx context.Context, g *api.Gate, d event.GateDecidedData) 
 	if err := a.publish(ctx, dr); err != nil {
 		return fmt.Errorf("%s %s of run %s: %w", d.Action, gateName(g), g.Run, err)
 	}
+	if len(a.accepted) > 0 {
+		w, seen, err := a.decidedBefore(ctx, g, a.accepted[0])
+		switch {
+		case w != nil:
+			return lostError(g, d.Action, w)
+		case err != nil:
+			a.note("whether another answer to %s of run %s came first is unknown: %v", gateName(g), g.Run, err)
+		case !seen:
+			a.note("whether another answer to %s of run %s came first is unknown: no ledger node's audit held the answer within %s", gateName(g), g.Run, a.timeout)
+		}
+	}
 	if a.output != formatText {
 		return a.writeJSON(gateResult{Run: g.Run, Step: g.Step, Action: d.Action, Subject: d.Subject, Event: dr.ID, Command: d.Command, Reason: d.Reason, Remember: d.Remember})
 	}
