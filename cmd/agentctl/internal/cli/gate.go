@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -416,6 +417,11 @@ version (source remember; agentctl policy history).`,
 			if err != nil {
 				return err
 			}
+			if remember {
+				if err := a.checkRemember(cmd.Context(), c, g); err != nil {
+					return err
+				}
+			}
 			return a.answer(cmd.Context(), g, event.GateDecidedData{Action: event.GateAccept, Remember: remember, Reason: reason})
 		},
 	}
@@ -457,6 +463,32 @@ it, or holds it at a new gate. The verdict shown here is the policy's
 	c.Flags().StringVar(&command, "command", "", "the new command (required)")
 	c.Flags().StringVar(&reason, "reason", "", "why, recorded in the ledger")
 	return c
+}
+
+// checkRemember refuses --remember where the leader would record no
+// rule and say nothing: a gate that is not a policy gate of a shell
+// command, or a command no allow rule can name exactly (a run-time
+// variable, a glob, more than one command), judged with the policy
+// version the gate was judged with. When that version cannot be read the
+// leader decides, and a note says so.
+func (a *app) checkRemember(ctx context.Context, c *api.Client, g *api.Gate) error {
+	if g.Step == "" || g.Kind != event.GatePolicy || g.Spec == nil || g.Spec.Kind != event.KindShell {
+		return fmt.Errorf("--remember applies to a policy gate of a shell command, and %s of run %s is not one: approve it without --remember (nothing was published)", gateName(g), g.Run)
+	}
+	v, err := policyShow(ctx, c, g.Policy.Version)
+	if err != nil {
+		a.note("cannot check that --remember can record a rule (policy version %d: %v): the leader records one only if a rule can name the command exactly", g.Policy.Version, err)
+		return nil
+	}
+	_, err = policy.Remember([]byte(v.Text), g.Spec.Run, g.Spec.Cwd, "remembered", "check")
+	if errors.Is(err, policy.ErrNotRememberable) {
+		return api.WithHint(fmt.Errorf("--remember: no allow rule can name exactly %q, so the leader would record none: %w (nothing was published)", g.Spec.Run, err),
+			"approve without --remember to run it this once, or write a rule yourself: agentctl policy apply")
+	}
+	if err != nil {
+		a.note("cannot check that --remember can record a rule: %v", err)
+	}
+	return nil
 }
 
 // showEdit checks that g holds a shell command that command changes, and
@@ -550,6 +582,9 @@ func (a *app) gateAnswerCmd(action event.GateAction, short, long string) *cobra.
 			g, err := findGate(cmd.Context(), c, argv[0], stepArg(argv))
 			if err != nil {
 				return err
+			}
+			if g.Step == "" && action != event.GateDeny {
+				return fmt.Errorf("a plan gate is approved or denied, not %s: the leader ignores any other answer to run %s's plan gate (nothing was published)", action, g.Run)
 			}
 			return a.answer(cmd.Context(), g, event.GateDecidedData{Action: action, Reason: reason})
 		},

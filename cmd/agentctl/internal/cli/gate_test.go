@@ -240,7 +240,12 @@ func TestGateAnswers(t *testing.T) {
 		t.Fatalf("%d events published by refused answers", n)
 	}
 
-	r := h.run("gate", "approve", "0190bb", "deploy", "--remember")
+	// sudo wraps the command: no rule names it exactly, so --remember
+	// is refused before anything is published.
+	if r := h.run("gate", "approve", "0190bb", "deploy", "--remember"); r.code != ExitError || !strings.Contains(r.stderr, "--remember: no allow rule can name exactly") {
+		t.Fatalf("gate approve --remember of a sudo command = %+v", r)
+	}
+	r := h.run("gate", "approve", "0190bb", "deploy")
 	if r.code != 0 || !strings.Contains(r.stdout, "accept of step deploy of run "+runC+" recorded (event ") {
 		t.Fatalf("gate approve = %+v", r)
 	}
@@ -266,7 +271,7 @@ func TestGateAnswers(t *testing.T) {
 	evs := h.events()
 	runs, ds := decided(t, evs)
 	want := []event.GateDecidedData{
-		{Step: "deploy", Subject: subject, Action: event.GateAccept, Remember: true},
+		{Step: "deploy", Subject: subject, Action: event.GateAccept},
 		{Step: "deploy", Subject: subject, Action: event.GateEdit, Command: "rm -r ./build", Reason: "narrower"},
 		{Step: "config", Subject: gatedPatch().Subject, Action: event.GateSkip, Reason: "done by hand"},
 		{Step: "deploy", Subject: subject, Action: event.GateDeny, Reason: "not in the freeze"},
