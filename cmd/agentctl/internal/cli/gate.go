@@ -43,7 +43,24 @@ required (it is recorded in the ledger).`),
 }
 
 // gates reads every open gate gates.list answers for req, oldest first.
+// A req.Run that no run starts with may be the end of a run id
+// (api.Client.RunDetail): the gates of that run are read then.
 func gates(ctx context.Context, c *api.Client, req api.GatesRequest) ([]api.Gate, error) {
+	out, err := gatesOf(ctx, c, req)
+	if errors.Is(err, api.ErrNotFound) && req.Run != "" {
+		sum, serr := c.RunSummary(ctx, req.Run)
+		switch {
+		case serr == nil && sum.ID != req.Run:
+			req.Run = sum.ID
+			return gatesOf(ctx, c, req)
+		case errors.Is(serr, api.ErrAmbiguous):
+			return nil, serr
+		}
+	}
+	return out, err
+}
+
+func gatesOf(ctx context.Context, c *api.Client, req api.GatesRequest) ([]api.Gate, error) {
 	var out []api.Gate
 	for g, err := range api.Walk(ctx, "", func(ctx context.Context, cursor string) (*api.Page[api.Gate], error) {
 		r := req

@@ -89,3 +89,34 @@ func TestGateSkipPlanGateRefused(t *testing.T) {
 		t.Fatalf("%d events published", n)
 	}
 }
+
+// TestRunShowBySuffix: time-ordered ids share their start, so a run is
+// also named by the end of its id (among the newest runs); a short form
+// that names none says so as before.
+func TestRunShowBySuffix(t *testing.T) {
+	h := newHarness(t).withNode()
+	h.node.with(func(f *fakeNode) { f.runs = fixtureRuns() })
+	r := h.run("run", "show", "0003")
+	if r.code != 0 || !strings.Contains(r.stdout, "run       "+runC) {
+		t.Fatalf("run show by the end of the id = %+v", r)
+	}
+	// run B is finished: the refusal names it in full.
+	r = h.run("run", "cancel", "0002", "--reason", "by its end")
+	if r.code != ExitError || !strings.Contains(r.stderr, "run "+runB+" already finished") {
+		t.Errorf("run cancel by the end of the id = %+v", r)
+	}
+	r = h.run("run", "show", "9999")
+	if r.code != ExitError || r.stderr != "error: api: not found: no run matches \"9999\"\nhint: list them with: agentctl run list\n" {
+		t.Errorf("run show of nothing = %+v", r)
+	}
+}
+
+// TestGateShowBySuffix: a gate's run is named by the end of its id too.
+func TestGateShowBySuffix(t *testing.T) {
+	h := newSecureHarness(t).withNode()
+	h.node.with(func(f *fakeNode) { f.runs = fixtureRuns() })
+	h.withGates(gatedDeploy())
+	if r := h.run("gate", "show", "0003", "deploy"); r.code != 0 || !strings.Contains(r.stdout, "run         "+runC) {
+		t.Errorf("gate show by the end of the run id = %+v", r)
+	}
+}
