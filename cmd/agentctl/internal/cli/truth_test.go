@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -118,5 +119,58 @@ func TestGateShowBySuffix(t *testing.T) {
 	h.withGates(gatedDeploy())
 	if r := h.run("gate", "show", "0003", "deploy"); r.code != 0 || !strings.Contains(r.stdout, "run         "+runC) {
 		t.Errorf("gate show by the end of the run id = %+v", r)
+	}
+}
+
+// TestGoalSubmitWaitTellsFailuresReplansAndGates: --wait shows a failed
+// attempt that will be tried again, the run waiting for a replan and the
+// new revision, and a gate that waits for an operator with the command
+// that shows it.
+func TestGoalSubmitWaitTellsFailuresReplansAndGates(t *testing.T) {
+	h := newSecureHarness(t).withNode()
+	gs := h.withGates()
+	t0 := time.Now()
+	states := []api.Run{
+		{Status: "running", Revision: 1, Steps: []api.Step{{ID: "test", Status: "running", Attempt: 1, Node: "node-a", StartedAt: &t0}}},
+		{Status: "running", Revision: 1, Steps: []api.Step{{ID: "test", Status: "ready", Attempt: 1, Node: "node-a", ExitCode: ptr(1),
+			Error: "exit status 1", Code: "exit_nonzero", StartedAt: &t0, FinishedAt: &t0}}},
+		{Status: "running", Revision: 1, Reason: "waiting for plan revision 2 from the planner (replan 1)", Steps: []api.Step{{ID: "test", Status: "failed", Attempt: 2, Node: "node-a",
+			ExitCode: ptr(1), Error: "exit status 1", StartedAt: &t0, FinishedAt: &t0}}},
+		{Status: "running", Revision: 2, Steps: []api.Step{{ID: "test", Status: "pending", Attempt: 2, Reassigned: 2}}},
+		{Status: "running", Revision: 2, Steps: []api.Step{{ID: "test", Status: "pending", Attempt: 2, Reassigned: 2}}},
+		{Status: "succeeded", Revision: 2, Steps: []api.Step{{ID: "test", Status: "succeeded", Attempt: 3, Reassigned: 2, Node: "node-b", ExitCode: ptr(0)}}},
+	}
+	h.node.with(func(f *fakeNode) {
+		f.progress = func(id string, call int) (*api.Run, error) {
+			if call == 3 {
+				gs.mu.Lock()
+				gs.gates = []api.Gate{{Run: id, Revision: 2, Kind: event.GatePlan, Subject: "sha256:ab", Approvals: 1, Opened: t0,
+					Verdict: &event.Verdict{Action: "confirm", Level: "high", Why: "1 of 1 steps need more than allow"}}}
+				gs.mu.Unlock()
+			}
+			if call == 5 {
+				gs.mu.Lock()
+				gs.gates = nil
+				gs.mu.Unlock()
+			}
+			r := states[min(call, len(states)-1)]
+			r.ID = id
+			return &r, nil
+		}
+	})
+	r := h.run("goal", "submit", "-f", writePlan(t, "hello.yaml", goodPlan), "--wait")
+	if r.code != 0 {
+		t.Fatalf("goal submit --wait = %+v", r)
+	}
+	line := `\d\d:\d\d:\d\d `
+	for _, want := range []string{
+		line + `test +failed +\(attempt 1 on node-a, exit 1, 0s, exit status 1\); it will be tried again$`,
+		line + `run +running: waiting for plan revision 2 from the planner \(replan 1\)$`,
+		line + `plan +revision 2$`,
+		line + `gate +\(plan\) +waits for an operator: confirm \(level high\): 1 of 1 steps need more than allow; see: agentctl gate show [0-9a-f-]{36}$`,
+	} {
+		if !regexp.MustCompile(`(?m)^` + want).MatchString(r.stdout) {
+			t.Errorf("progress lacks /%s/:\n%s", want, r.stdout)
+		}
 	}
 }
