@@ -30,7 +30,11 @@ your answer is folded, the answer counts for nothing.
 
 List the gates with 'gate ls', look at one with 'gate show', then approve,
 edit, skip or deny it; or walk them all with 'gate review' in a terminal.
-RUN may be any unique prefix of the run id.`,
+RUN may be any unique start or end of the run id.
+
+When two operators answer one gate at once, the first answer in the ledger
+that closes it wins; agentctl reads the gate's events up to yours, and if
+another came first it exits 1 naming that answer and who gave it.`,
 		a.gateLsCmd(), a.gateShowCmd(), a.gateApproveCmd(), a.gateEditCmd(),
 		a.gateAnswerCmd(event.GateSkip, "End a gated step as skipped; its dependents run",
 			`Publish a gate.decided event (skip): the step ends skipped and the steps
@@ -148,7 +152,7 @@ jsonl one per line.`,
 			return t.Flush()
 		},
 	}
-	c.Flags().StringVar(&run, "run", "", "only the gates of this run (id or unique prefix)")
+	c.Flags().StringVar(&run, "run", "", "only the gates of this run (id, or a unique start or end of it)")
 	return c
 }
 
@@ -421,7 +425,10 @@ showed it. For a needs-decision gate, accept runs the step again.
 
 --remember also asks the leader to add the narrowest allow rule that would
 have allowed this exact command to the policy, recorded as a new policy
-version (source remember; agentctl policy history).`,
+version (source remember; agentctl policy history). It is refused, and
+nothing published, where no rule can name the command exactly (a run-time
+variable, a glob, more than one command) or the gate is not a policy gate
+of a shell command.`,
 		Example: `  agentctl gate approve 0190a3c2 deploy
   agentctl gate approve 0190a3c2 cleanup --remember`,
 		Args: args(cobra.RangeArgs(1, 2)),
