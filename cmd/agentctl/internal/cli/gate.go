@@ -383,6 +383,7 @@ func (a *app) answer(ctx context.Context, g *api.Gate, d event.GateDecidedData) 
 	if err != nil {
 		return err
 	}
+	beforeAnswer(g)
 	if err := a.publish(ctx, dr); err != nil {
 		return fmt.Errorf("%s %s of run %s: %w", d.Action, gateName(g), g.Run, err)
 	}
@@ -403,6 +404,10 @@ func (a *app) answer(ctx context.Context, g *api.Gate, d event.GateDecidedData) 
 	fmt.Fprintf(a.env.Stdout, "%s of %s of run %s recorded (event %s)\n", d.Action, gateName(g), g.Run, dr.ID)
 	return nil
 }
+
+// beforeAnswer runs between reading gate g and publishing an answer to
+// it: nothing, except in tests, where another operator answers then.
+var beforeAnswer = func(*api.Gate) {}
 
 // gateName names the gated step, or the plan gate.
 func gateName(g *api.Gate) string {

@@ -2,15 +2,19 @@ package cli
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentic-dev/agentic/bus"
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/envelope"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/node/api"
+	"github.com/agentic-dev/agentic/node/nodetest"
 )
 
 // streamAudit is the audit the fake node answers when streamAudit is set:
@@ -110,5 +114,63 @@ func TestGateRaceLoser(t *testing.T) {
 	r = h.run("gate", "deny", runC, "prune", "--reason", "no")
 	if r.code != ExitError || !strings.Contains(r.stderr, "the gate of step prune of run "+runC+" closed first, unanswered (skip, gate_expired: nobody answered in 1h; ledger seq") {
 		t.Errorf("an answer after the gate closed = %+v", r)
+	}
+}
+
+// TestGateRaceRealNode: the race against a real node (ledger, run index,
+// orchestrator, audit): alice reads the gate open, bob's deny reaches the
+// stream before her approval, and she is told that bob's deny won; the
+// step is denied, and ran not.
+func TestGateRaceRealNode(t *testing.T) {
+	dir := t.TempDir()
+	policyFile := filepath.Join(dir, "policy.yaml")
+	if err := os.WriteFile(policyFile, []byte("name: gatekeeper\nrules:\n  - pattern: \"rm -rf\"\n    level: high\n    action: confirm\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(dir, "marker")
+	cfg := nodetest.Config(filepath.Join(dir, "node"))
+	cfg.Policy = policyFile
+	n := nodetest.Start(t, cfg)
+	h := &harness{t: t, url: n.NATSURL(), creds: filepath.Join(n.Dir, trust.OperatorCredsFile)}
+	bobCreds := filepath.Join(dir, "bob.creds")
+	if r := h.run("keys", "operator", "bob", "--root", n.Dir, "--out", bobCreds); r.code != 0 {
+		t.Fatalf("keys operator bob = %+v", r)
+	}
+	bob, _, err := trust.ReadCreds(bobCreds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := n.Submit(t, "wipe.yaml", "goal: wipe\nsteps:\n  - id: wipe\n    run: \"echo ran >> "+marker+" && rm -rf ./build\"\n")
+	ctx := context.Background()
+	var g api.Gate
+	poll.Eventually(t, 30*time.Second, "the step's gate is listed", func() bool {
+		gs, err := n.API.GatesAll(ctx, api.GatesRequest{Run: run})
+		if err == nil && len(gs) == 1 {
+			g = gs[0]
+		}
+		return err == nil && len(gs) == 1
+	})
+
+	old := beforeAnswer
+	t.Cleanup(func() { beforeAnswer = old })
+	beforeAnswer = func(*api.Gate) {
+		d := event.MustDraft(event.GateDecided, run, event.GateDecidedData{Step: "wipe", Subject: g.Subject, Action: event.GateDeny, Reason: "not today"})
+		if err := bus.PublishSigned(ctx, n.JS, bob, d); err != nil {
+			t.Error(err)
+		}
+	}
+	r := h.run("gate", "approve", run[len(run)-6:], "wipe")
+	if r.code != ExitError || !strings.Contains(r.stderr, "error: deny of step wipe of run "+run+" by bob came first") ||
+		!strings.Contains(r.stderr, `reason "not today"`) {
+		t.Errorf("the loser against a real node = %+v", r)
+	}
+	beforeAnswer = old
+
+	s := n.WaitRun(t, run, 30*time.Second)
+	if s.Status != event.RunFailed || len(s.Steps) != 1 || s.Steps[0].Code != "gate_denied" {
+		t.Errorf("run %s: %s, steps %+v", run, s.Status, s.Steps)
+	}
+	if _, err := os.Stat(marker); !os.IsNotExist(err) {
+		t.Errorf("the denied step ran (%v)", err)
 	}
 }
