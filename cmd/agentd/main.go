@@ -20,6 +20,7 @@ import (
 	"github.com/agentic-dev/agentic/config"
 	"github.com/agentic-dev/agentic/node"
 	"github.com/agentic-dev/agentic/node/backup"
+	"github.com/agentic-dev/agentic/node/logging"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/spf13/pflag"
 )
@@ -189,10 +190,13 @@ func newLogger(cfg config.Config, level *slog.LevelVar, w io.Writer) *slog.Logge
 			}
 		}
 	}
+	format := "json"
 	if text {
-		return slog.New(slog.NewTextHandler(w, opts))
+		format = "text"
 	}
-	return slog.New(slog.NewJSONHandler(w, opts))
+	// Each key once per line (logging's doc): libraries add "component"
+	// to loggers that have one, and the NATS and Pebble adapters log "msg".
+	return slog.New(logging.NewHandler(w, format, opts))
 }
 
 // reload re-reads the configuration. Only the log level applies to a

@@ -74,3 +74,42 @@ func TestHintOf(t *testing.T) {
 		t.Error("remote hint lost")
 	}
 }
+
+// TestResolveIDSuffix: time-ordered ids of the same minutes share their
+// start, so a few characters from the end name one: ResolveID takes the
+// only id that starts or ends with the short form, and says which; a
+// short form that several share, by start or by end, lists them.
+func TestResolveIDSuffix(t *testing.T) {
+	ids := []string{
+		"01a224fc-3d1e-7a01-8000-00000000a1b2",
+		"01a224fc-3d1f-7b02-8000-00000000c3d4",
+		"01a224fc-3d20-7c03-8000-00000000e5f6",
+		"01a224fc-3d21-7d04-8000-0000000001a2",
+	}
+	tests := []struct {
+		s, want string
+		by      MatchedBy
+		wantErr error
+	}{
+		{ids[0], ids[0], MatchedExact, nil},
+		{"01a224fc-3d1f", ids[1], MatchedPrefix, nil},
+		{"c3d4", ids[1], MatchedSuffix, nil},
+		{"e5f6", ids[2], MatchedSuffix, nil},
+		{"01a224fc", "", "", ErrAmbiguous},
+		{"01a2", "", "", ErrAmbiguous}, // the start of all four, and the end of ids[3]
+		{"ffff", "", "", ErrNotFound},
+	}
+	for _, tt := range tests {
+		got, by, err := ResolveID("run", ids, tt.s)
+		if got != tt.want || by != tt.by || !errors.Is(err, tt.wantErr) || (tt.wantErr == nil) != (err == nil) {
+			t.Errorf("ResolveID(%q) = %q, %q, %v; want %q, %q, %v", tt.s, got, by, err, tt.want, tt.by, tt.wantErr)
+		}
+	}
+	_, _, err := ResolveID("run", ids, "01a2")
+	if want := "api: ambiguous id prefix: \"01a2\" matches 4 runs by their start or end:\n  " + strings.Join(ids, "\n  "); err == nil || err.Error() != want {
+		t.Errorf("ambiguity = %q; want %q", err, want)
+	}
+	if h := HintOf(err); h != "give more characters of the start or the end of the id" {
+		t.Errorf("hint = %q", h)
+	}
+}

@@ -2,7 +2,9 @@ package api
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 )
 
 // RunsList returns one page of run summaries, newest first.
@@ -58,14 +60,54 @@ func (c *Client) RunsListAll(ctx context.Context, req RunsListRequest, limit int
 	return next, nil
 }
 
+// SuffixWindow is how many of the newest runs a run id's end is looked for
+// among (RunDetail).
+const SuffixWindow = MaxRunsPage
+
 // RunDetail answers runs.get: the run's summary and the first page of its
-// steps (none with req.Summary).
+// steps (none with req.Summary). req.ID names the run by its id or a
+// unique start of it, as the node resolves it; when no run starts with a
+// short req.ID, also by a unique end of it among the SuffixWindow newest
+// runs (time-ordered ids of the same minutes share their start, their end
+// is random). An end that several of those runs share is ErrAmbiguous,
+// listing them.
 func (c *Client) RunDetail(ctx context.Context, req RunsGetRequest) (*RunDetail[Step], error) {
 	var d RunDetail[Step]
-	if err := c.Call(ctx, MethodRunsGet, req, &d); err != nil {
+	err := c.Call(ctx, MethodRunsGet, req, &d)
+	if errors.Is(err, ErrNotFound) && req.ID != "" && len(req.ID) < fullIDLen {
+		full, ferr := c.runByEnd(ctx, req.ID)
+		switch {
+		case ferr == nil:
+			req.ID = full
+			err = c.Call(ctx, MethodRunsGet, req, &d)
+		case errors.Is(ferr, ErrAmbiguous):
+			return nil, ferr
+		}
+	}
+	if err != nil {
 		return nil, err
 	}
 	return &d, nil
+}
+
+// fullIDLen is the length of a run id (a UUID's text): one that long is
+// not looked for by its end.
+const fullIDLen = 36
+
+// runByEnd is the id of the only one of the newest SuffixWindow runs whose
+// id ends with end.
+func (c *Client) runByEnd(ctx context.Context, end string) (string, error) {
+	var ids []string
+	if _, err := c.RunsListAll(ctx, RunsListRequest{}, SuffixWindow, func(s RunSummary) error {
+		if strings.HasSuffix(s.ID, end) {
+			ids = append(ids, s.ID)
+		}
+		return nil
+	}); err != nil {
+		return "", err
+	}
+	id, _, err := ResolveID("run", ids, end)
+	return id, err
 }
 
 // RunSummary returns the summary of the run with id or unique id prefix

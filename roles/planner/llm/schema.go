@@ -62,7 +62,14 @@ func CheckSchema(doc []byte) error {
 func collect(ve *jsonschema.ValidationError, out *[]string) {
 	if len(ve.Causes) == 0 {
 		loc := "/" + strings.Join(ve.InstanceLocation, "/")
-		*out = append(*out, fmt.Sprintf("%s: %s", loc, ve.ErrorKind))
+		// The kind is a struct: its words are what the leaf's Error says
+		// after "at '<loc>': " (formatting the kind itself prints the Go
+		// struct, "&{number [string]}").
+		msg := ve.Error()
+		if i := strings.Index(msg, "': "); strings.HasPrefix(msg, "at '") && i >= 0 {
+			msg = msg[i+len("': "):]
+		}
+		*out = append(*out, fmt.Sprintf("%s: %s", loc, msg))
 		return
 	}
 	for _, c := range ve.Causes {

@@ -42,6 +42,7 @@ func (e *refusedError) Unwrap() error { return ErrRefused }
 // message (bounded by --timeout) and turns a rejection into an error
 // carrying its code. With --no-wait-accept it returns at once.
 func (a *app) awaitAccepted(ctx context.Context, acks []jetstream.PubAck) error {
+	a.accepted = nil
 	if a.noWaitAccept || len(acks) == 0 {
 		return nil
 	}
@@ -59,6 +60,9 @@ func (a *app) awaitAccepted(ctx context.Context, acks []jetstream.PubAck) error 
 		if err := a.awaitOne(ctx, wctx, c, ack.Sequence); err != nil {
 			return err
 		}
+	}
+	for _, ack := range acks {
+		a.accepted = append(a.accepted, ack.Sequence)
 	}
 	return nil
 }

@@ -46,6 +46,9 @@ type app struct {
 	readChecked bool
 	// noWaitAccept skips waiting for a ledger node to judge a write.
 	noWaitAccept bool
+	// accepted are the stream seqs of the last publish's messages, once a
+	// ledger node accepted them (none with noWaitAccept).
+	accepted []uint64
 	// denied receives the permission violations NATS reports on the
 	// connection (a publish the credentials may not make).
 	denied chan error

@@ -50,6 +50,12 @@ type Env struct {
 func Run(ctx context.Context, args []string, env Env) int {
 	a := newApp(env)
 	defer a.close()
+	// Every text output escapes control characters (terminal.go); JSON
+	// output on stdout is written as it is.
+	stdout := newTermWriter(a.env.Stdout, func() bool { return a.output == formatText })
+	stderr := newTermWriter(a.env.Stderr, nil)
+	a.env.Stdout, a.env.Stderr = stdout, stderr
+	defer func() { _, _ = stdout.Flush(), stderr.Flush() }()
 	root := a.rootCmd()
 	if args == nil {
 		args = []string{}

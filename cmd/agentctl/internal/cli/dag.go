@@ -68,7 +68,7 @@ func renderRun(w io.Writer, r *api.Run, now time.Time) error {
 			fmt.Fprintf(w, "\n%s (attempt %d): %s", s.ID, s.Attempt, s.Error)
 		}
 		if s.Reassigned > 0 {
-			fmt.Fprintf(w, "\n%s: %d attempt%s given up for another (node lost, drained or not started)", s.ID, s.Reassigned, plural(s.Reassigned))
+			fmt.Fprintf(w, "\n%s: %s", s.ID, earlierAttempts(r.Revision, s))
 		}
 		if s.Wait != "" {
 			fmt.Fprintf(w, "\n%s waits: %s", s.ID, s.Wait)
@@ -146,4 +146,27 @@ func critiqueLine(c *orchestrator.Verdict) string {
 		s += ": " + c.Error
 	}
 	return s
+}
+
+// earlierAttempts says what became of the attempts of s that do not count
+// against its retries (Reassigned): given up for another, as its code
+// says, or made under an earlier plan revision (a replan carries a step's
+// attempts over, and its code is then empty).
+func earlierAttempts(revision int, s api.Step) string {
+	n := fmt.Sprintf("%d attempt%s", s.Reassigned, plural(s.Reassigned))
+	switch orchestrator.Code(s.Code) {
+	case orchestrator.CodeNodeLost:
+		return n + " given up for another (its node failed or left)"
+	case orchestrator.CodeNotStarted:
+		return n + " given up for another (its executor did not start it in time)"
+	case orchestrator.CodeNodeDraining:
+		return n + " given up for another (its node drains)"
+	}
+	switch {
+	case revision > 1 && s.Code == "":
+		return n + " under an earlier plan revision (they do not count against its retries)"
+	case revision > 1:
+		return n + " not counted against its retries (made under an earlier plan revision, or given up for another: node lost, drained or not started)"
+	}
+	return n + " given up for another (node lost, drained or not started)"
 }

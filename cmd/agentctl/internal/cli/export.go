@@ -39,7 +39,7 @@ ledger writes. Without
 			if err != nil {
 				return err
 			}
-			var w io.Writer = a.env.Stdout
+			var w io.Writer = rawWriter(a.env.Stdout)
 			var f *os.File
 			if file != "" {
 				if f, err = os.Create(file); err != nil {
@@ -50,7 +50,7 @@ ledger writes. Without
 			}
 			if err := c.Export(cmd.Context(), w, func(n, head uint64) {
 				if f != nil {
-					fmt.Fprintf(a.env.Stderr, "\rexported %d of %d records", n, head)
+					fmt.Fprintf(rawWriter(a.env.Stderr), "\rexported %d of %d records", n, head)
 				}
 			}); err != nil {
 				return err

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -29,7 +30,11 @@ your answer is folded, the answer counts for nothing.
 
 List the gates with 'gate ls', look at one with 'gate show', then approve,
 edit, skip or deny it; or walk them all with 'gate review' in a terminal.
-RUN may be any unique prefix of the run id.`,
+RUN may be any unique start or end of the run id.
+
+When two operators answer one gate at once, the first answer in the ledger
+that closes it wins; agentctl reads the gate's events up to yours, and if
+another came first it exits 1 naming that answer and who gave it.`,
 		a.gateLsCmd(), a.gateShowCmd(), a.gateApproveCmd(), a.gateEditCmd(),
 		a.gateAnswerCmd(event.GateSkip, "End a gated step as skipped; its dependents run",
 			`Publish a gate.decided event (skip): the step ends skipped and the steps
@@ -42,7 +47,24 @@ required (it is recorded in the ledger).`),
 }
 
 // gates reads every open gate gates.list answers for req, oldest first.
+// A req.Run that no run starts with may be the end of a run id
+// (api.Client.RunDetail): the gates of that run are read then.
 func gates(ctx context.Context, c *api.Client, req api.GatesRequest) ([]api.Gate, error) {
+	out, err := gatesOf(ctx, c, req)
+	if errors.Is(err, api.ErrNotFound) && req.Run != "" {
+		sum, serr := c.RunSummary(ctx, req.Run)
+		switch {
+		case serr == nil && sum.ID != req.Run:
+			req.Run = sum.ID
+			return gatesOf(ctx, c, req)
+		case errors.Is(serr, api.ErrAmbiguous):
+			return nil, serr
+		}
+	}
+	return out, err
+}
+
+func gatesOf(ctx context.Context, c *api.Client, req api.GatesRequest) ([]api.Gate, error) {
 	var out []api.Gate
 	for g, err := range api.Walk(ctx, "", func(ctx context.Context, cursor string) (*api.Page[api.Gate], error) {
 		r := req
@@ -130,7 +152,7 @@ jsonl one per line.`,
 			return t.Flush()
 		},
 	}
-	c.Flags().StringVar(&run, "run", "", "only the gates of this run (id or unique prefix)")
+	c.Flags().StringVar(&run, "run", "", "only the gates of this run (id, or a unique start or end of it)")
 	return c
 }
 
@@ -211,7 +233,8 @@ func (a *app) printGate(w io.Writer, g *api.Gate, now time.Time) {
 			line("file", "%s (%s)", s.Path, s.Kind)
 		default:
 			if s.Run != "" {
-				line("command", "%s", markRisky(s.Run, hs, term))
+				// Escaped run by run and styled: past the writer's escaping.
+				_ = writeStyled(w, fmt.Sprintf("%-12s%s\n", "command", markRisky(s.Run, hs, term)))
 			}
 		}
 		if s.Cwd != "" {
@@ -305,21 +328,25 @@ func markRisky(cmd string, hs []event.Highlight, term bool) string {
 	if term {
 		open, closing = "\x1b[1;7m", "\x1b[0m"
 	}
+	return markSpans(cmd, m, open, closing)
+}
+
+// markSpans is text with each run of marked bytes between open and
+// closing, the text escaped (escapeText) run by run so that no control
+// byte of it can undo the marks.
+func markSpans(text string, marked []bool, open, closing string) string {
 	var b strings.Builder
-	on := false
-	for i := 0; i < len(cmd); i++ {
-		if m[i] != on {
-			on = m[i]
-			if on {
-				b.WriteString(open)
-			} else {
-				b.WriteString(closing)
-			}
+	start := 0
+	for i := 1; i <= len(text); i++ {
+		if i < len(text) && marked[i] == marked[start] {
+			continue
 		}
-		b.WriteByte(cmd[i])
-	}
-	if on {
-		b.WriteString(closing)
+		if marked[start] {
+			b.WriteString(open + escapeText(text[start:i]) + closing)
+		} else {
+			b.WriteString(escapeText(text[start:i]))
+		}
+		start = i
 	}
 	return b.String()
 }
@@ -361,8 +388,20 @@ func (a *app) answer(ctx context.Context, g *api.Gate, d event.GateDecidedData) 
 	if err != nil {
 		return err
 	}
+	beforeAnswer(g)
 	if err := a.publish(ctx, dr); err != nil {
 		return fmt.Errorf("%s %s of run %s: %w", d.Action, gateName(g), g.Run, err)
+	}
+	if len(a.accepted) > 0 {
+		w, seen, err := a.decidedBefore(ctx, g, a.accepted[0])
+		switch {
+		case w != nil:
+			return lostError(g, d.Action, w)
+		case err != nil:
+			a.note("whether another answer to %s of run %s came first is unknown: %v", gateName(g), g.Run, err)
+		case !seen:
+			a.note("whether another answer to %s of run %s came first is unknown: no ledger node's audit held the answer within %s", gateName(g), g.Run, a.timeout)
+		}
 	}
 	if a.output != formatText {
 		return a.writeJSON(gateResult{Run: g.Run, Step: g.Step, Action: d.Action, Subject: d.Subject, Event: dr.ID, Command: d.Command, Reason: d.Reason, Remember: d.Remember})
@@ -418,6 +457,10 @@ func (a *app) printBinding(g *api.Gate, subject string) {
 	fmt.Fprintf(w, "  subject  %s\n", subject)
 }
 
+// beforeAnswer runs between reading gate g and publishing an answer to
+// it: nothing, except in tests, where another operator answers then.
+var beforeAnswer = func(*api.Gate) {}
+
 // gateName names the gated step, or the plan gate.
 func gateName(g *api.Gate) string {
 	if g.Step == "" {
@@ -439,7 +482,10 @@ showed it. For a needs-decision gate, accept runs the step again.
 
 --remember also asks the leader to add the narrowest allow rule that would
 have allowed this exact command to the policy, recorded as a new policy
-version (source remember; agentctl policy history).`,
+version (source remember; agentctl policy history). It is refused, and
+nothing published, where no rule can name the command exactly (a run-time
+variable, a glob, more than one command) or the gate is not a policy gate
+of a shell command.`,
 		Example: `  agentctl gate approve 0190a3c2 deploy
   agentctl gate approve 0190a3c2 cleanup --remember`,
 		Args: args(cobra.RangeArgs(1, 2)),
@@ -451,6 +497,11 @@ version (source remember; agentctl policy history).`,
 			g, err := findGate(cmd.Context(), c, argv[0], stepArg(argv))
 			if err != nil {
 				return err
+			}
+			if remember {
+				if err := a.checkRemember(cmd.Context(), c, g); err != nil {
+					return err
+				}
 			}
 			return a.answer(cmd.Context(), g, event.GateDecidedData{Action: event.GateAccept, Remember: remember, Reason: reason})
 		},
@@ -493,6 +544,32 @@ it, or holds it at a new gate. The verdict shown here is the policy's
 	c.Flags().StringVar(&command, "command", "", "the new command (required)")
 	c.Flags().StringVar(&reason, "reason", "", "why, recorded in the ledger")
 	return c
+}
+
+// checkRemember refuses --remember where the leader would record no
+// rule and say nothing: a gate that is not a policy gate of a shell
+// command, or a command no allow rule can name exactly (a run-time
+// variable, a glob, more than one command), judged with the policy
+// version the gate was judged with. When that version cannot be read the
+// leader decides, and a note says so.
+func (a *app) checkRemember(ctx context.Context, c *api.Client, g *api.Gate) error {
+	if g.Step == "" || g.Kind != event.GatePolicy || g.Spec == nil || g.Spec.Kind != event.KindShell {
+		return fmt.Errorf("--remember applies to a policy gate of a shell command, and %s of run %s is not one: approve it without --remember (nothing was published)", gateName(g), g.Run)
+	}
+	v, err := policyShow(ctx, c, g.Policy.Version)
+	if err != nil {
+		a.note("cannot check that --remember can record a rule (policy version %d: %v): the leader records one only if a rule can name the command exactly", g.Policy.Version, err)
+		return nil
+	}
+	_, err = policy.Remember([]byte(v.Text), g.Spec.Run, g.Spec.Cwd, "remembered", "check")
+	if errors.Is(err, policy.ErrNotRememberable) {
+		return api.WithHint(fmt.Errorf("--remember: no allow rule can name exactly %q, so the leader would record none: %w (nothing was published)", g.Spec.Run, err),
+			"approve without --remember to run it this once, or write a rule yourself: agentctl policy apply")
+	}
+	if err != nil {
+		a.note("cannot check that --remember can record a rule: %v", err)
+	}
+	return nil
 }
 
 // showEdit checks that g holds a shell command that command changes, and
@@ -586,6 +663,9 @@ func (a *app) gateAnswerCmd(action event.GateAction, short, long string) *cobra.
 			g, err := findGate(cmd.Context(), c, argv[0], stepArg(argv))
 			if err != nil {
 				return err
+			}
+			if g.Step == "" && action != event.GateDeny {
+				return fmt.Errorf("a plan gate is approved or denied, not %s: the leader ignores any other answer to run %s's plan gate (nothing was published)", action, g.Run)
 			}
 			return a.answer(cmd.Context(), g, event.GateDecidedData{Action: action, Reason: reason})
 		},

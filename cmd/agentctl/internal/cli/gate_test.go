@@ -25,6 +25,14 @@ import (
 // 4 KiB of an open server's default no longer does).
 func newSecureHarness(t *testing.T) *harness {
 	t.Helper()
+	h, _ := secureHarness(t)
+	return h
+}
+
+// secureHarness is newSecureHarness and the identities it issued from,
+// for tests that sign events as other operators or nodes.
+func secureHarness(t *testing.T) (*harness, *bustest.Identities) {
+	t.Helper()
 	ids := bustest.NewIdentities(t)
 	srv := bustest.SecureServer(t, ids.Root)
 	op := ids.Node(t, "alice", event.RoleOperator)
@@ -32,7 +40,7 @@ func newSecureHarness(t *testing.T) *harness {
 	if err := natsauth.WriteOperatorCreds(creds, ids.Root, op); err != nil {
 		t.Fatal(err)
 	}
-	return &harness{t: t, url: srv.ClientURL(), conn: bustest.ConnectHarness(t, srv, ids.Root), root: ids.Root, creds: creds}
+	return &harness{t: t, url: srv.ClientURL(), conn: bustest.ConnectHarness(t, srv, ids.Root), root: ids.Root, creds: creds}, ids
 }
 
 // gateServer answers gates.list from a list the test sets, one gate per
@@ -206,6 +214,7 @@ func TestMarkRisky(t *testing.T) {
 // ignore, and bad command lines, publish nothing.
 func TestGateAnswers(t *testing.T) {
 	h := newSecureHarness(t).withNode()
+	h.node.with(func(f *fakeNode) { f.streamAudit = true })
 	h.withGates(gatedDeploy(), gatedPatch())
 	subject := gatedDeploy().Subject
 
@@ -232,7 +241,12 @@ func TestGateAnswers(t *testing.T) {
 		t.Fatalf("%d events published by refused answers", n)
 	}
 
-	r := h.run("gate", "approve", "0190bb", "deploy", "--remember")
+	// sudo wraps the command: no rule names it exactly, so --remember
+	// is refused before anything is published.
+	if r := h.run("gate", "approve", "0190bb", "deploy", "--remember"); r.code != ExitError || !strings.Contains(r.stderr, "--remember: no allow rule can name exactly") {
+		t.Fatalf("gate approve --remember of a sudo command = %+v", r)
+	}
+	r := h.run("gate", "approve", "0190bb", "deploy")
 	if r.code != 0 || !strings.Contains(r.stdout, "accept of step deploy of run "+runC+" recorded (event ") {
 		t.Fatalf("gate approve = %+v", r)
 	}
@@ -248,14 +262,17 @@ func TestGateAnswers(t *testing.T) {
 	if r.code != 0 || res.Action != event.GateSkip || res.Step != "config" || res.Subject != gatedPatch().Subject || res.Event == "" {
 		t.Fatalf("gate skip -o json = %+v", r)
 	}
-	if r := h.run("gate", "deny", runC, "deploy", "--reason", "not in the freeze"); r.code != 0 {
-		t.Fatalf("gate deny = %+v", r)
+	// The edit closed deploy's gate (the fake's gate stays listed): a deny
+	// after it is published, and counts for nothing.
+	if r := h.run("gate", "deny", runC, "deploy", "--reason", "not in the freeze"); r.code != ExitError ||
+		!strings.Contains(r.stderr, "error: edit of step deploy of run "+runC+" by alice came first") {
+		t.Fatalf("gate deny after the edit = %+v", r)
 	}
 
 	evs := h.events()
 	runs, ds := decided(t, evs)
 	want := []event.GateDecidedData{
-		{Step: "deploy", Subject: subject, Action: event.GateAccept, Remember: true},
+		{Step: "deploy", Subject: subject, Action: event.GateAccept},
 		{Step: "deploy", Subject: subject, Action: event.GateEdit, Command: "rm ./build/app", Reason: "narrower"},
 		{Step: "config", Subject: gatedPatch().Subject, Action: event.GateSkip, Reason: "done by hand"},
 		{Step: "deploy", Subject: subject, Action: event.GateDeny, Reason: "not in the freeze"},
@@ -296,6 +313,7 @@ func TestGateApproveRefusedForApprover(t *testing.T) {
 // the next accepted after its diff; then the input ends.
 func TestGateReview(t *testing.T) {
 	h := newSecureHarness(t).withNode()
+	h.node.with(func(f *fakeNode) { f.streamAudit = true })
 	second := gatedDeploy()
 	second.Step, second.Spec = "cleanup", &event.Step{ID: "cleanup", Kind: event.KindShell, Run: "rm -rf ./tmp"}
 	second.Subject = event.GateSubject(*second.Spec, second.Policy)

@@ -39,7 +39,7 @@ commands.`,
 			return a.gateReview(cmd.Context(), run)
 		},
 	}
-	c.Flags().StringVar(&run, "run", "", "only the gates of this run (id or unique prefix)")
+	c.Flags().StringVar(&run, "run", "", "only the gates of this run (id, or a unique start or end of it)")
 	return c
 }
 

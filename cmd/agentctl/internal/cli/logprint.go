@@ -142,12 +142,16 @@ func (p *logPrinter) text(step, line string) error {
 func (a *app) note(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	if isTerminal(a.env.Stderr) && a.env.Getenv("NO_COLOR") == "" {
-		msg = "\x1b[2m" + msg + "\x1b[0m"
+		_ = writeStyled(a.env.Stderr, "\x1b[2m"+escapeText(msg)+"\x1b[0m\n")
+		return
 	}
 	fmt.Fprintln(a.env.Stderr, msg)
 }
 
 func isTerminal(w io.Writer) bool {
+	if t, ok := w.(*termWriter); ok {
+		w = t.w
+	}
 	f, ok := w.(*os.File)
 	if !ok {
 		return false

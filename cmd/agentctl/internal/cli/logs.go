@@ -52,7 +52,7 @@ Without STEP every step's output is shown, each line behind its step id
 ("build | compiling..."); with STEP only that step's, unprefixed. When a
 step ran more than once, a "--- attempt N ---" line marks where the next
 attempt's output starts; --attempt N keeps one attempt, --stream one
-stream. RUN may be any unique prefix of the run id.
+stream. RUN may be any unique start or end of the run id.
 
 -o jsonl prints one object per line of output: {"run","step","attempt",
 "stream","line"}; -o json an array of them (not with --follow).`,

@@ -16,7 +16,7 @@ func (a *app) runPauseCmd() *cobra.Command {
 		Long: `Publish a run.pause event, signed with your operator credentials. The
 orchestrator assigns none of the run's steps until it is resumed; steps
 already running finish and are recorded. 'agentctl run resume ID' lifts
-the brake. ID may be any unique prefix of the run id.`,
+the brake. ID may be any unique start or end of the run id.`,
 		Example: `  agentctl run pause 0190a3c2 --reason "the deploy target is being repaired"`,
 		Args:    args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
@@ -34,7 +34,7 @@ func (a *app) runResumeCmd() *cobra.Command {
 		Short: "Lift an operator's brake on a run: its steps are assigned again",
 		Long: `Publish a run.resume event, signed with your operator credentials: the
 orchestrator carries on with a run paused by 'agentctl run pause'. ID may be
-any unique prefix of the run id.`,
+any unique start or end of the run id.`,
 		Example: `  agentctl run resume 0190a3c2`,
 		Args:    args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {

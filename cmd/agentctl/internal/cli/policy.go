@@ -67,7 +67,12 @@ on one line.`,
 func (a *app) printVerdict(v policy.Verdict) error {
 	w := a.env.Stdout
 	color := isTerminal(w) && a.env.Getenv("NO_COLOR") == ""
-	fmt.Fprintf(w, "command     %s\n", markCommand(v, color))
+	if color {
+		// Escaped run by run and styled: past the writer's escaping.
+		_ = writeStyled(w, "command     "+markCommand(v, color)+"\n")
+	} else {
+		fmt.Fprintf(w, "command     %s\n", v.Command)
+	}
 	if m := caretLine(v); m != "" && !color {
 		fmt.Fprintf(w, "            %s\n", m)
 	}
@@ -142,24 +147,7 @@ func markCommand(v policy.Verdict, color bool) string {
 	if !color {
 		return v.Command
 	}
-	m := marked(v)
-	var b strings.Builder
-	on := false
-	for i := 0; i < len(v.Command); i++ {
-		if m[i] != on {
-			on = m[i]
-			if on {
-				b.WriteString("\x1b[1;31m")
-			} else {
-				b.WriteString("\x1b[0m")
-			}
-		}
-		b.WriteByte(v.Command[i])
-	}
-	if on {
-		b.WriteString("\x1b[0m")
-	}
-	return b.String()
+	return markSpans(v.Command, marked(v), "\x1b[1;31m", "\x1b[0m")
 }
 
 // caretLine marks the highlighted parts with ^ under a one-line command.

@@ -39,7 +39,7 @@ an upgrade against real history before rolling it out.`,
 			}
 			progress := func(uint64, uint64) {}
 			if isTerminal(a.env.Stderr) {
-				progress = func(seq, head uint64) { fmt.Fprintf(a.env.Stderr, "\rfolded %d of %d events", seq, head) }
+				progress = func(seq, head uint64) { fmt.Fprintf(rawWriter(a.env.Stderr), "\rfolded %d of %d events", seq, head) }
 			}
 			rep, err := replay.Check(c.Events(cmd.Context(), 0, progress), replay.Options{Run: run.ID})
 			if isTerminal(a.env.Stderr) {

@@ -15,7 +15,7 @@ func finished(status event.RunStatus) bool {
 
 func (a *app) runCmd() *cobra.Command {
 	return group("run", "List, show and cancel runs, and print their output",
-		"A run is one submitted goal: its plan (a DAG of steps grouped in subgoals)\nand the state of every step. Runs are named by id or any unique id prefix.",
+		"A run is one submitted goal: its plan (a DAG of steps grouped in subgoals)\nand the state of every step. Runs are named by id, or any unique start or end of it.",
 		a.runListCmd(), a.runShowCmd(), a.runLogsCmd(), a.runCancelCmd(), a.runReplayCmd(), a.runPauseCmd(), a.runResumeCmd())
 }
 
@@ -25,7 +25,7 @@ func (a *app) runShowCmd() *cobra.Command {
 		Short: "Show a run and its DAG",
 		Long: `Show a run: its goal, status and plan revision, then every step grouped by
 subgoal with its status, attempt, node, exit code, duration and the steps
-it depends on. ID may be any unique prefix of the run id. The steps are
+it depends on. ID may be any unique start or end of the run id. The steps are
 read in pages, so a run of any size can be shown; -o json prints the whole
 run object with every step.`,
 		Example: `  agentctl run show 0190a3c2
@@ -55,7 +55,7 @@ func (a *app) runCancelCmd() *cobra.Command {
 		Short: "Ask the orchestrator to cancel a run",
 		Long: `Publish a run.cancel event, signed with your operator credentials. The
 orchestrator stops the run's running steps and finishes it as cancelled;
-follow that with 'agentctl run show ID'. ID may be any unique prefix.`,
+follow that with 'agentctl run show ID'. ID may be any unique start or end of the run id.`,
 		Example: `  agentctl run cancel 0190a3c2 --reason "wrong branch"`,
 		Args:    args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {

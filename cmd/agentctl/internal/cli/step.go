@@ -21,11 +21,11 @@ agentctl run logs RUN STEP), then retry it or skip it.`,
 		a.stepDecideCmd(event.StepRetry, "Run a held step again, as a new attempt",
 			`Publish a step.decided event (action retry), signed with your operator
 credentials: the orchestrator gives the step a new attempt on a live
-executor. RUN may be any unique prefix of the run id.`),
+executor. RUN may be any unique start or end of the run id.`),
 		a.stepDecideCmd(event.StepSkip, "End a held step as skipped; its dependents run",
 			`Publish a step.decided event (action skip), signed with your operator
 credentials: the step ends skipped (code skipped_by_operator) and the steps
-that depend on it run. RUN may be any unique prefix of the run id.`))
+that depend on it run. RUN may be any unique start or end of the run id.`))
 }
 
 func (a *app) stepDecideCmd(action event.StepAction, short, long string) *cobra.Command {

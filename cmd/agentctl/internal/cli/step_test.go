@@ -86,7 +86,7 @@ func TestRunShowHeldAndWaiting(t *testing.T) {
 	for _, want := range []string{
 		"reason    step train: no live executor offers gpu",
 		"deploy (attempt 1): node node-b failed: not idempotent and may have started",
-		"deploy: 1 attempt given up for another (node lost, drained or not started)",
+		"deploy: 1 attempt given up for another (its node failed or left)",
 		"train waits: no live executor offers gpu",
 	} {
 		if !strings.Contains(r.stdout, want) {

@@ -194,6 +194,9 @@ type fakeNode struct {
 	nodesPages  int
 	// alarms answers alarms.list (sorted by node then code).
 	alarms []api.Alarm
+	// streamAudit answers audit from the real stream (streamAuditLines)
+	// instead of audit.
+	streamAudit bool
 }
 
 func newFakeNode() *fakeNode {
@@ -267,13 +270,25 @@ func (f *fakeNode) auditPage(ctx context.Context, req api.AuditRequest) (api.Aud
 		f.mu.Unlock()
 		return api.AuditPage{}, api.WithHint(api.ErrBusy, "ask again")
 	}
+	fromStream := f.streamAudit
 	f.mu.Unlock()
 	deadline := time.After(req.Wait)
 	for {
+		var stream []api.AuditLine
+		if fromStream {
+			var err error
+			if stream, err = f.streamAuditLines(ctx); err != nil {
+				return api.AuditPage{}, err
+			}
+		}
 		f.mu.Lock()
+		audit := f.audit
+		if fromStream {
+			audit = stream
+		}
 		lines := []api.AuditLine{}
 		last, end := after, true
-		for _, l := range f.audit {
+		for _, l := range audit {
 			if l.Seq <= after || (req.Run != "" && !strings.HasPrefix(l.Run, req.Run)) || l.Time.Before(req.Since) ||
 				(len(req.Types) > 0 && !slices.Contains(req.Types, l.Type)) {
 				continue
@@ -284,7 +299,7 @@ func (f *fakeNode) auditPage(ctx context.Context, req api.AuditRequest) (api.Aud
 			}
 			lines, last = append(lines, l), l.Seq
 		}
-		head := uint64(len(f.audit))
+		head := uint64(len(audit))
 		if end {
 			last = max(last, head)
 		}

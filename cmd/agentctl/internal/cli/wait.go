@@ -47,11 +47,15 @@ func (a *app) follow(ctx context.Context, runID string) error {
 		case err != nil:
 			return fmt.Errorf("run %s was submitted but cannot be followed: %w", runID, err)
 		default:
+			lines := p.lines
 			if err := p.show(sum, run); err != nil {
 				return err
 			}
 			if finished(sum.Status) {
 				return a.finish(ctx, c, sum)
+			}
+			if a.output == formatText && (p.lines != lines || time.Since(p.gatesAt) >= gatesEvery) {
+				p.showGates(ctx, c, sum.ID)
 			}
 		}
 		select {
@@ -105,6 +109,49 @@ type progressPrinter struct {
 	shown  time.Time         // when counts were last printed
 	last   []byte            // last jsonl line
 	width  int               // name column: grows with the longest step id
+	// reason and revision are the run's last printed.
+	reason   string
+	revision int
+	// gates are the open gates printed (step and subject); gatesAt is
+	// when they were last read.
+	gates   map[string]bool
+	gatesAt time.Time
+	// lines counts the lines printed.
+	lines int
+}
+
+// gatesEvery is how often at most --wait reads the run's open gates
+// while nothing else changes.
+const gatesEvery = time.Second
+
+// showGates prints each open gate of the run once: what waits for an
+// operator, and the command that shows it. A node that cannot answer
+// leaves it for the next poll.
+func (p *progressPrinter) showGates(ctx context.Context, c *api.Client, run string) {
+	p.gatesAt = time.Now()
+	gs, err := gatesOf(ctx, c, api.GatesRequest{Run: run})
+	if err != nil {
+		return
+	}
+	if p.gates == nil {
+		p.gates = map[string]bool{}
+	}
+	for _, g := range gs {
+		key := g.Step + "\x00" + g.Subject
+		if p.gates[key] {
+			continue
+		}
+		p.gates[key] = true
+		why := g.Reason
+		if v := g.Verdict; v != nil {
+			why = fmt.Sprintf("%s (level %s): %s", v.Action, v.Level, v.Why)
+		}
+		see := "agentctl gate show " + g.Run
+		if g.Step != "" {
+			see += " " + g.Step
+		}
+		p.line("gate", stepName(g), "waits for an operator: "+truncate(why, 120)+"; see: "+see)
+	}
 }
 
 // poll reads the run: its summary, and every step while the run is small
@@ -149,10 +196,15 @@ func (p *progressPrinter) show(sum *api.RunSummary, run *api.Run) error {
 		}
 	}
 	runChanged := sum.Status != p.status
-	p.status = sum.Status
-	if runChanged && !finished(sum.Status) {
+	reasonChanged := sum.Reason != p.reason
+	p.status, p.reason = sum.Status, sum.Reason
+	if (runChanged || reasonChanged) && !finished(sum.Status) {
 		p.line("run", string(sum.Status)+because(sum.Reason), "")
 	}
+	if p.revision > 0 && sum.Revision > p.revision {
+		p.line("plan", fmt.Sprintf("revision %d", sum.Revision), "")
+	}
+	p.revision = max(p.revision, sum.Revision)
 	if run != nil {
 		p.showSteps(run)
 	} else {
@@ -172,8 +224,25 @@ func (p *progressPrinter) showSteps(run *api.Run) {
 			continue
 		}
 		p.steps[s.ID] = state
-		p.line(s.ID, s.Status, stepDetail(s))
+		status, detail := stepProgress(s)
+		p.line(s.ID, status, detail)
 	}
+}
+
+// stepProgress is the status and detail of a step's progress line. An
+// attempt that failed and will be tried again shows as failed (or given
+// up, when its node was lost, drained or did not start it), not as the
+// ready or pending of the next attempt.
+func stepProgress(s api.Step) (status, detail string) {
+	status, detail = s.Status, stepDetail(s)
+	if s.Error == "" || s.Attempt == 0 || (s.Status != string(orchestrator.StepReady) && s.Status != string(orchestrator.StepPending)) {
+		return status, detail
+	}
+	switch orchestrator.Code(s.Code) {
+	case orchestrator.CodeNodeLost, orchestrator.CodeNotStarted, orchestrator.CodeNodeDraining:
+		return "given up", detail + "; another attempt follows"
+	}
+	return "failed", detail + "; it will be tried again"
 }
 
 // showCounts prints "12:00:01 steps  4210/10000  (succeeded 4210, running
@@ -220,6 +289,7 @@ func stepCounts(counts map[string]int) string {
 func (p *progressPrinter) line(name, status, detail string) {
 	l := fmt.Sprintf("%s %-*s  %-9s  %s", clock(), p.width, name, status, detail)
 	fmt.Fprintln(p.a.env.Stdout, strings.TrimRight(l, " "))
+	p.lines++
 }
 
 // stepDetail is "(attempt 1 on node-a, exit 0, 1.2s)" with the parts known.
