@@ -41,6 +41,7 @@ bench: build
 	$(GO) test -run '^$$' -bench BenchmarkJudge -cpu 1 ./roles/policy
 	$(GO) test -run '^$$' -bench BenchmarkRedactEvent ./bus/redact
 	$(GO) test -run '^$$' -bench BenchmarkPlanOverhead -benchtime 20x ./roles/planner/llm
+	$(GO) test -run '^$$' -bench BenchmarkCall -benchtime 3000x ./node/api
 
 ## lint: formatting and vet
 lint:

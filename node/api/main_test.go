@@ -13,13 +13,13 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // startNATS runs a real in-process nats-server on a random port for the
 // test and returns its client URL.
-func startNATS(t *testing.T) string {
+func startNATS(t testing.TB) string {
 	t.Helper()
 	return startNATSWith(t, 0)
 }
 
 // startNATSWith is startNATS with a max payload (0: the server's default).
-func startNATSWith(t *testing.T, maxPayload int32) string {
+func startNATSWith(t testing.TB, maxPayload int32) string {
 	t.Helper()
 	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true, MaxPayload: maxPayload})
 	if err != nil {

@@ -281,3 +281,56 @@ func TestTamperedBodyRefused(t *testing.T) {
 		t.Fatalf("want the changed body refused, got %v", err)
 	}
 }
+
+// BenchmarkCall measures one request/reply over a real NATS server,
+// unsigned and signed-and-checked, in the same run: the cost of signed
+// answers as a client meets it (sign on the node, verify on the client).
+func BenchmarkCall(b *testing.B) {
+	root, err := trust.NewRoot()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ident, err := trust.NewIdentity(root, "ledger-a", trust.KindNode, []string{event.RoleOrchestrator}, time.Hour)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, signed := range []bool{false, true} {
+		name := "unsigned"
+		if signed {
+			name = "signed"
+		}
+		b.Run(name, func(b *testing.B) {
+			url := startNATS(b)
+			nc1, err := nats.Connect(url)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer nc1.Close()
+			nc2, err := nats.Connect(url)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer nc2.Close()
+			srv := NewServer(nc1, "ledger-a", nil)
+			c := NewClient(nc2, 2*time.Second)
+			if signed {
+				srv.Sign(func() *trust.Identity { return ident })
+				c = c.WithTrust(&Trust{Verifier: envelope.NewVerifier(root)})
+			}
+			HandleTyped(srv, MethodNodeInfo, func(context.Context, struct{}) (NodeInfo, error) { return NodeInfo{ID: "ledger-a"}, nil })
+			if err := srv.Start(); err != nil {
+				b.Fatal(err)
+			}
+			defer srv.Stop()
+			ctx := context.Background()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				var info NodeInfo
+				if err := c.Call(ctx, MethodNodeInfo, struct{}{}, &info); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
