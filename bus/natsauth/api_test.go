@@ -80,14 +80,14 @@ func TestQueryAPIUnderPermissions(t *testing.T) {
 }
 
 // TestOnlyAnsweringRolesServeQueries: a node whose roles do not answer the
-// cluster's queries (an executor, a planner) may not subscribe to a query
+// cluster's queries (a lone executor) may not subscribe to a query
 // method, its queue group or another method's broadcast — the stolen
 // executor credential that stood between agentctl and the ledger — while
 // it still answers on its own subject and says what it is on the
 // broadcast one.
 func TestOnlyAnsweringRolesServeQueries(t *testing.T) {
 	cl := newCluster(t)
-	for _, role := range []string{event.RoleExecutor, event.RolePlanner} {
+	for _, role := range []string{event.RoleExecutor} {
 		ex := cl.connect(trust.KindNode, "x-"+role, role)
 		for _, subj := range []string{"agentic.api.gates.list", "agentic.api.runs.get", "agentic.api.>", "agentic.api.all.ledger.head", "agentic.api.at.ledger-a.gates.list"} {
 			if _, err := ex.nc.QueueSubscribe(subj, api.QueueGroup, func(*nats.Msg) {}); err != nil {

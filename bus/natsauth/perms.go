@@ -44,12 +44,13 @@ var AdminMethods = []string{"node.backup"}
 // The signer of such an answer must be the node it speaks of.
 var PerNodeMethods = []string{"node.info", "node.backup"}
 
-// AnswerRoles are the node roles that answer the cluster's queries — the
-// ledger nodes (orchestrator, memory) and the ui —: only nodes with one of
-// them may subscribe to the query subjects and their queue group, and a
-// client accepts an answer to any method but a PerNodeMethods one only
-// when its signer holds one of them (node/api, "Signed answers").
-var AnswerRoles = []string{event.RoleOrchestrator, event.RoleMemory, event.RoleUI}
+// AnswerRoles are the node roles that answer the cluster's queries: every
+// role that folds a ledger (all but the executor: a lone executor keeps
+// no ledger). Only nodes with one of them may subscribe to the query
+// subjects and their queue group, and a client accepts an answer to any
+// method but a PerNodeMethods one only when its signer holds one of them
+// (node/api, "Signed answers").
+var AnswerRoles = []string{event.RoleOrchestrator, event.RolePlanner, event.RoleMemory, event.RoleUI}
 
 // Answers reports whether a node with roles answers the cluster's
 // queries (AnswerRoles).

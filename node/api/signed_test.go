@@ -106,9 +106,6 @@ func TestForgedAnswersRefused(t *testing.T) {
 		{"executor", func(k *signedKit) *trust.Identity {
 			return k.identity(trust.KindNode, "exec-b", event.RoleExecutor)
 		}, "may not answer gates.list"},
-		{"planner", func(k *signedKit) *trust.Identity {
-			return k.identity(trust.KindNode, "plan-c", event.RolePlanner)
-		}, "may not answer gates.list"},
 		{"operator", func(k *signedKit) *trust.Identity {
 			return k.identity(trust.KindOperator, "op", event.RoleOperator)
 		}, "not a node"},
