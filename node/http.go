@@ -13,6 +13,7 @@ import (
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/roles/ui"
+	"github.com/agentic-dev/agentic/roles/ui/web"
 )
 
 // httpServer is one HTTP listener of the node and its server.
@@ -84,12 +85,32 @@ func (n *Node) startHTTP() error {
 				return cred.ID, cred.Roles, nil
 			},
 		}).Register(mux)
+		if err := n.startDashboard(mux); err != nil {
+			return err
+		}
 	}
 	var h http.Handler = mux
 	if n.cfg.HTTPAuthRequired() {
 		h = requireToken(n.root, mux)
 	}
 	return n.serveHTTP(&n.http, n.cfg.HTTPListen, "http", h)
+}
+
+// startDashboard adds the ui role's web pages (roles/ui/web) to mux, read
+// through the same answers as the JSON API and the query methods.
+func (n *Node) startDashboard(mux *http.ServeMux) error {
+	src := web.Source{Runs: n.runReads(), Audit: guard(n, n.audit), Nodes: guard(n, n.nodesList),
+		Alarms: guard(n, n.alarmsList), Gates: guard(n, n.runs.GatesPage)}
+	if f := n.follower; f != nil {
+		src.Changed = f.Changed
+	}
+	d, err := web.New(src, web.Options{Log: n.log.With("part", "dashboard")})
+	if err != nil {
+		return fmt.Errorf("node: dashboard: %w", err)
+	}
+	d.Register(mux)
+	n.dash = d
+	return nil
 }
 
 // serveHTTP listens on addr and serves h there until stopHTTP.
@@ -114,6 +135,11 @@ func (n *Node) serveHTTP(into *httpServer, addr, what string, h http.Handler) er
 // stopHTTP shuts the HTTP servers down (a listener opened by a failed
 // start too).
 func (n *Node) stopHTTP(ctx context.Context) {
+	if n.dash != nil {
+		// The dashboard's live streams would keep Shutdown waiting.
+		n.dash.Close()
+		n.dash = nil
+	}
 	for _, h := range []*httpServer{&n.http, &n.probe, &n.debug} {
 		if h.srv != nil {
 			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
