@@ -252,6 +252,10 @@ func Layout(g Graph, o Options) (*Result, error) {
 	return place2D(g, o, layer, rows, from, to)
 }
 
+// titleSpace is the room left above the drawing for the title of a group
+// whose box is at the top.
+const titleSpace = 16
+
 // place2D turns layers and rows into pixels: each layer a column, centred
 // vertically on the tallest.
 func place2D(g Graph, o Options, layer []int32, rows [][]int32, from, to []int32) (*Result, error) {
@@ -265,7 +269,7 @@ func place2D(g Graph, o Options, layer []int32, rows [][]int32, from, to []int32
 		top := (tallest - len(row)) * step / 2
 		for r, v := range row {
 			res.Nodes[v] = Pos{ID: g.Nodes[v].ID, Group: g.Nodes[v].Group, Layer: l, Row: r,
-				X: o.LayerGap/2 + l*(o.NodeWidth+o.LayerGap), Y: o.RowGap + top + r*step, W: o.NodeWidth, H: o.NodeHeight}
+				X: o.LayerGap/2 + l*(o.NodeWidth+o.LayerGap), Y: titleSpace + o.RowGap + top + r*step, W: o.NodeWidth, H: o.NodeHeight}
 		}
 	}
 	for k, e := range g.Edges {
@@ -295,7 +299,7 @@ func place2D(g Graph, o Options, layer []int32, rows [][]int32, from, to []int32
 		b.W, b.H = x2-b.X, y2-b.Y
 	}
 	res.Width = o.LayerGap + len(rows)*(o.NodeWidth+o.LayerGap)
-	res.Height = 2*o.RowGap + tallest*step
+	res.Height = titleSpace + 2*o.RowGap + tallest*step
 	return res, nil
 }
 

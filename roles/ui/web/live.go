@@ -48,6 +48,10 @@ func startSSE(w http.ResponseWriter) (*sse, error) {
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	e := &sse{w: w, rc: http.NewResponseController(w)}
+	// A cut stream comes back within a second.
+	if _, err := w.Write([]byte("retry: 1000\n\n")); err != nil {
+		return nil, fmt.Errorf("web: stream: %w", err)
+	}
 	return e, e.flush()
 }
 
