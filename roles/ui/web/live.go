@@ -200,9 +200,12 @@ func (h *hub) publish(w *watch, snap *snapshot) {
 
 // read reads the run at most once a frame, when the source changed.
 func (h *hub) read(ctx context.Context, k hubKey, w *watch) {
+	var plan *planRev // the current revision's plan, read once
 	for {
 		start := time.Now()
-		h.publish(w, h.s.snapshot(ctx, k))
+		var snap *snapshot
+		snap, plan = h.s.snapshot(ctx, k, plan)
+		h.publish(w, snap)
 		wake, stop := h.s.wake()
 		select {
 		case <-ctx.Done():
@@ -223,36 +226,39 @@ func (h *hub) read(ctx context.Context, k hubKey, w *watch) {
 	}
 }
 
-// snapshot reads the run's state as its page draws it.
-func (s *Server) snapshot(ctx context.Context, k hubKey) *snapshot {
+// snapshot reads the run's state as its page draws it. plan is the plan
+// read last time: it is read again only when the run's revision moved.
+func (s *Server) snapshot(ctx context.Context, k hubKey, plan *planRev) (*snapshot, *planRev) {
 	sum, steps, err := s.readRun(ctx, k.run)
 	if err != nil {
-		return &snapshot{err: err.Error()}
+		return &snapshot{err: err.Error()}, plan
 	}
 	snap := &snapshot{revision: sum.Revision, run: runState{Status: string(sum.Status), Done: api.Done(sum), Steps: sum.Steps, Reason: sum.Reason}}
-	var rev *planRev
-	if sum.Revision > 0 {
+	if plan != nil && plan.Revision != sum.Revision {
+		plan = nil
+	}
+	if plan == nil && sum.Revision > 0 {
 		revs, err := s.readPlans(ctx, sum.ID)
 		if err != nil {
-			return &snapshot{err: err.Error()}
+			return &snapshot{err: err.Error()}, nil
 		}
 		for i := range revs {
 			if revs[i].Revision == sum.Revision {
-				rev = &revs[i]
+				plan = &revs[i]
 			}
 		}
 	}
-	ps := planSteps(rev, steps)
-	l, err := s.layoutOf(sum.ID, rev, ps, k.full || len(ps) <= layout.DefaultThreshold)
+	ps := planSteps(plan, steps)
+	l, err := s.layoutOf(sum.ID, plan, ps, k.full || len(ps) <= layout.DefaultThreshold)
 	if err != nil {
-		return &snapshot{err: err.Error()}
+		return &snapshot{err: err.Error()}, plan
 	}
 	status := make(map[string]string, len(steps))
 	for _, st := range steps {
 		status[st.ID] = st.Status
 	}
 	snap.nodes = nodeStates(l, status)
-	return snap
+	return snap, plan
 }
 
 // runFrame is one frame of a run page's stream: the header, and the
@@ -266,7 +272,16 @@ func (s *Server) runLive(w http.ResponseWriter, r *http.Request) {
 	ctx, done := s.streamCtx(r)
 	defer done()
 	q := r.URL.Query()
-	rev, _ := strconv.Atoi(q.Get("rev"))
+	// The revision the page drew (none: any); 0 is a run not yet planned.
+	rev := -1
+	if q.Has("rev") {
+		n, err := strconv.Atoi(q.Get("rev"))
+		if err != nil || n < 0 {
+			http.Error(w, fmt.Sprintf("rev %q is not a plan revision", q.Get("rev")), http.StatusBadRequest)
+			return
+		}
+		rev = n
+	}
 	snaps, leave := s.hub.subscribe(hubKey{run: r.PathValue("id"), full: q.Get("full") == "1"})
 	defer leave()
 	e, err := startSSE(w)
@@ -293,7 +308,7 @@ func (s *Server) runLive(w http.ResponseWriter, r *http.Request) {
 				}
 				continue
 			}
-			if rev != 0 && snap.revision != rev {
+			if rev >= 0 && snap.revision != rev {
 				// The plan changed: the drawing is another one.
 				_ = e.send("", "resync", snap.revision)
 				return

@@ -353,6 +353,10 @@ func TestRunStreamSendsDiffs(t *testing.T) {
 	ch2, stop2 := stream(t, srv.URL+"/runs/"+runID+"/live?rev=2", "")
 	defer stop2()
 	next(t, ch2, "resync")
+	// So is a page drawn before the run had a plan (revision 0).
+	ch3, stop3 := stream(t, srv.URL+"/runs/"+runID+"/live?rev=0", "")
+	defer stop3()
+	next(t, ch3, "resync")
 }
 
 // The audit stream sends each new event with its seq as id, and a
