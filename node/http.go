@@ -74,18 +74,20 @@ func (n *Node) startHTTP() error {
 	}
 	if n.has(event.RoleUI) && n.runs != nil {
 		root := n.root
-		ui.New(n.runReads()).WithGates(ui.Gates{
-			List: n.runs.GatesPage,
-			Emit: n.roleEnv(event.RoleUI).Emit,
-			Operator: func(tok string) (string, []string, error) {
-				cred, err := trust.VerifyAPIToken(root, tok, time.Now())
-				if err != nil {
-					return "", nil, err
-				}
-				return cred.ID, cred.Roles, nil
-			},
-		}).Register(mux)
-		if err := n.startDashboard(mux); err != nil {
+		operator := func(tok string) (string, []string, error) {
+			cred, err := trust.VerifyAPIToken(root, tok, time.Now())
+			if err != nil {
+				return "", nil, err
+			}
+			return cred.ID, cred.Roles, nil
+		}
+		u := ui.New(n.runReads()).WithGates(ui.Gates{
+			List:     n.runs.GatesPage,
+			Emit:     n.roleEnv(event.RoleUI).Emit,
+			Operator: operator,
+		})
+		u.Register(mux)
+		if err := n.startDashboard(mux, operator, u.AnswerGate); err != nil {
 			return err
 		}
 	}
@@ -98,9 +100,11 @@ func (n *Node) startHTTP() error {
 
 // startDashboard adds the ui role's web pages (roles/ui/web) to mux, read
 // through the same answers as the JSON API and the query methods.
-func (n *Node) startDashboard(mux *http.ServeMux) error {
+// Operators sign in with their API token and answer gates through the
+// JSON API's own path (answer).
+func (n *Node) startDashboard(mux *http.ServeMux, operator func(string) (string, []string, error), answer web.Answer) error {
 	src := web.Source{Runs: n.runReads(), Audit: guard(n, n.audit), Nodes: guard(n, n.nodesList),
-		Alarms: guard(n, n.alarmsList), Gates: guard(n, n.runs.GatesPage)}
+		Alarms: guard(n, n.alarmsList), Gates: guard(n, n.runs.GatesPage), Operator: operator, Answer: answer}
 	if f := n.follower; f != nil {
 		src.Changed = f.Changed
 	}

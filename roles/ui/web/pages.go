@@ -33,12 +33,12 @@ type runRow struct {
 func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
 	req, err := s.runsRequest(r.URL.Query())
 	if err != nil {
-		s.fail(w, err)
+		s.fail(w, r, err)
 		return
 	}
 	rows, lp, err := s.listRuns(r.Context(), req)
 	if err != nil {
-		s.fail(w, err)
+		s.fail(w, r, err)
 		return
 	}
 	q := r.URL.Query()
@@ -58,7 +58,7 @@ func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
 		v.First = "/?" + q.Encode()
 	}
 	live := "/runs-live?" + r.URL.RawQuery
-	s.render(w, http.StatusOK, "runs", page{Title: "Runs", Nav: "runs", Live: live, Data: v})
+	s.render(w, r, http.StatusOK, "runs", page{Title: "Runs", Nav: "runs", Live: live, Data: v})
 }
 
 // runsRequest reads the runs page's filters, as GET /api/runs does.
@@ -99,21 +99,38 @@ type gatesView struct {
 	Gates []api.Gate
 	Next  string
 	Known bool
+	// CanAnswer shows the answer forms (a signed-in operator); SignedIn
+	// and Viewer say why not.
+	CanAnswer, SignedIn, Viewer bool
+	CSRF                        string
+	// Recorded is the answer just recorded, if any.
+	Recorded *recorded
+}
+
+type recorded struct {
+	Event, Action, Run, Step string
 }
 
 func (s *Server) gatesPage(w http.ResponseWriter, r *http.Request) {
-	v := gatesView{Known: s.src.Gates != nil}
+	v := gatesView{Known: s.src.Gates != nil, CSRF: csrfOf(r)}
+	if u := userOf(r); u != nil {
+		v.SignedIn, v.Viewer = true, !u.Operator
+		v.CanAnswer = u.Operator && s.src.Answer != nil
+	}
+	if q := r.URL.Query(); q.Get("recorded") != "" {
+		v.Recorded = &recorded{Event: q.Get("recorded"), Action: q.Get("action"), Run: q.Get("run"), Step: q.Get("step")}
+	}
 	if s.src.Gates != nil {
 		q := r.URL.Query()
 		page, err := s.src.Gates(r.Context(), api.GatesRequest{Run: q.Get("run"), Cursor: q.Get("cursor")})
 		if err != nil {
-			s.fail(w, err)
+			s.fail(w, r, err)
 			return
 		}
 		for _, raw := range page.Items {
 			var g api.Gate
 			if err := json.Unmarshal(raw, &g); err != nil {
-				s.fail(w, fmt.Errorf("web: a gate: %w", err))
+				s.fail(w, r, fmt.Errorf("web: a gate: %w", err))
 				return
 			}
 			v.Gates = append(v.Gates, g)
@@ -122,7 +139,7 @@ func (s *Server) gatesPage(w http.ResponseWriter, r *http.Request) {
 			v.Next = "/gates?" + url.Values{"cursor": {page.Next}}.Encode()
 		}
 	}
-	s.render(w, http.StatusOK, "gates", page{Title: "Gates", Nav: "gates", Data: v})
+	s.render(w, r, http.StatusOK, "gates", page{Title: "Gates", Nav: "gates", Data: v})
 }
 
 // nodesView is the nodes page's data.
@@ -143,14 +160,14 @@ func (s *Server) nodesPage(w http.ResponseWriter, r *http.Request) {
 		for range 100 {
 			page, err := s.src.Nodes(ctx, api.NodesListRequest{Cursor: cursor})
 			if err != nil {
-				s.fail(w, err)
+				s.fail(w, r, err)
 				return
 			}
 			v.Leader, v.Epoch, v.Node = page.Leader, page.Epoch, page.Node
 			for _, raw := range page.Items {
 				var n api.NodeSummary
 				if err := json.Unmarshal(raw, &n); err != nil {
-					s.fail(w, fmt.Errorf("web: a node: %w", err))
+					s.fail(w, r, fmt.Errorf("web: a node: %w", err))
 					return
 				}
 				v.Nodes = append(v.Nodes, n)
@@ -164,7 +181,7 @@ func (s *Server) nodesPage(w http.ResponseWriter, r *http.Request) {
 	if s.src.Alarms != nil {
 		page, err := s.src.Alarms(ctx, api.AlarmsListRequest{})
 		if err != nil {
-			s.fail(w, err)
+			s.fail(w, r, err)
 			return
 		}
 		for _, raw := range page.Items {
@@ -174,7 +191,7 @@ func (s *Server) nodesPage(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	s.render(w, http.StatusOK, "nodes", page{Title: "Nodes", Nav: "nodes", Data: v})
+	s.render(w, r, http.StatusOK, "nodes", page{Title: "Nodes", Nav: "nodes", Data: v})
 }
 
 // auditFilter is what /audit shows: events of some types, of one run, of
@@ -289,12 +306,12 @@ func (s *Server) readAudit(ctx context.Context, f auditFilter) ([]api.AuditLine,
 func (s *Server) auditPage(w http.ResponseWriter, r *http.Request) {
 	f, err := readAuditFilter(r.URL.Query())
 	if err != nil {
-		s.fail(w, err)
+		s.fail(w, r, err)
 		return
 	}
 	lines, from, head, err := s.readAudit(r.Context(), f)
 	if err != nil {
-		s.fail(w, err)
+		s.fail(w, r, err)
 		return
 	}
 	v := auditView{Lines: lines, Filter: f, Type: strings.Join(f.Types, ","), Head: head}
@@ -318,7 +335,7 @@ func (s *Server) auditPage(w http.ResponseWriter, r *http.Request) {
 		q.Set("after", strconv.FormatUint(v.After, 10))
 		live = "/audit/live?" + q.Encode()
 	}
-	s.render(w, http.StatusOK, "audit", page{Title: "Audit", Nav: "audit", Live: live, Data: v})
+	s.render(w, r, http.StatusOK, "audit", page{Title: "Audit", Nav: "audit", Live: live, Data: v})
 }
 
 func (s *Server) auditJSON(w http.ResponseWriter, r *http.Request) {
@@ -353,23 +370,23 @@ type eventView struct {
 func (s *Server) eventPage(w http.ResponseWriter, r *http.Request) {
 	seq, err := strconv.ParseUint(r.PathValue("seq"), 10, 64)
 	if err != nil || seq == 0 {
-		s.fail(w, api.WithHint(fmt.Errorf("%w: %q is not a ledger seq", api.ErrBadRequest, r.PathValue("seq")), "an event's seq is a whole number from 1"))
+		s.fail(w, r, api.WithHint(fmt.Errorf("%w: %q is not a ledger seq", api.ErrBadRequest, r.PathValue("seq")), "an event's seq is a whole number from 1"))
 		return
 	}
 	ap, err := s.src.Audit(r.Context(), api.AuditRequest{After: seq - 1, Limit: 1})
 	if err != nil {
-		s.fail(w, err)
+		s.fail(w, r, err)
 		return
 	}
 	var l api.AuditLine
 	if len(ap.Items) == 0 || json.Unmarshal(ap.Items[0], &l) != nil || l.Seq != seq {
-		s.fail(w, api.WithHint(fmt.Errorf("%w: the ledger has no event %d (head %d)", api.ErrNotFound, seq, ap.Head), "the audit page lists the events there are"))
+		s.fail(w, r, api.WithHint(fmt.Errorf("%w: the ledger has no event %d (head %d)", api.ErrNotFound, seq, ap.Head), "the audit page lists the events there are"))
 		return
 	}
 	v := eventView{Line: l, Data: indent(l.Data), Prev: seq - 1, Next: seq + 1}
 	raw, _ := json.MarshalIndent(l, "", "  ")
 	v.Raw = string(raw)
-	s.render(w, http.StatusOK, "event", page{Title: fmt.Sprintf("Event %d", seq), Nav: "audit", Data: v})
+	s.render(w, r, http.StatusOK, "event", page{Title: fmt.Sprintf("Event %d", seq), Nav: "audit", Data: v})
 }
 
 func indent(b json.RawMessage) string {

@@ -531,12 +531,12 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	sum, steps, err := s.readRun(ctx, r.PathValue("id"))
 	if err != nil {
-		s.fail(w, err)
+		s.fail(w, r, err)
 		return
 	}
 	revs, err := s.readPlans(ctx, sum.ID)
 	if err != nil {
-		s.fail(w, err)
+		s.fail(w, r, err)
 		return
 	}
 	v := runView{Run: sum, Done: api.Done(sum), Revs: revs, Full: q.Get("full") == "1", Steps: steps,
@@ -545,7 +545,7 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 	if rs := q.Get("rev"); rs != "" {
 		n, err := strconv.Atoi(rs)
 		if err != nil || !slices.ContainsFunc(revs, func(p planRev) bool { return p.Revision == n }) {
-			s.fail(w, api.WithHint(fmt.Errorf("%w: run %s has no plan revision %q", api.ErrBadRequest, sum.ID, rs), "pick one of the run's revisions"))
+			s.fail(w, r, api.WithHint(fmt.Errorf("%w: run %s has no plan revision %q", api.ErrBadRequest, sum.ID, rs), "pick one of the run's revisions"))
 			return
 		}
 		want = n
@@ -573,7 +573,7 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 	full := v.Full || len(ps) <= layout.DefaultThreshold
 	l, err := s.layoutOf(sum.ID, v.Rev, ps, full)
 	if err != nil {
-		s.fail(w, err)
+		s.fail(w, r, err)
 		return
 	}
 	titles := map[string]string{}
@@ -587,7 +587,7 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 	if id := q.Get("step"); id != "" {
 		d, err := s.detail(ctx, sum.ID, id, steps, v.Rev)
 		if err != nil {
-			s.fail(w, err)
+			s.fail(w, r, err)
 			return
 		}
 		v.Detail = d
@@ -603,7 +603,7 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 			live += "?" + lq.Encode()
 		}
 	}
-	s.render(w, http.StatusOK, "run", page{Title: "Run " + shortID(sum.ID), Nav: "runs", Live: live, Data: v})
+	s.render(w, r, http.StatusOK, "run", page{Title: "Run " + shortID(sum.ID), Nav: "runs", Live: live, Data: v})
 }
 
 // detail is one step's panel.
@@ -662,12 +662,12 @@ func (s *Server) stepPage(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	sum, steps, err := s.readRun(ctx, r.PathValue("id"))
 	if err != nil {
-		s.fail(w, err)
+		s.fail(w, r, err)
 		return
 	}
 	revs, err := s.readPlans(ctx, sum.ID)
 	if err != nil {
-		s.fail(w, err)
+		s.fail(w, r, err)
 		return
 	}
 	var rev *planRev
@@ -678,14 +678,14 @@ func (s *Server) stepPage(w http.ResponseWriter, r *http.Request) {
 	}
 	d, err := s.detail(ctx, sum.ID, r.PathValue("step"), steps, rev)
 	if err != nil {
-		s.fail(w, err)
+		s.fail(w, r, err)
 		return
 	}
 	if r.URL.Query().Get("fragment") == "1" {
 		s.renderFragment(w, "step", "detail", d)
 		return
 	}
-	s.render(w, http.StatusOK, "step", page{Title: "Step " + d.Step.ID, Nav: "runs", Data: d})
+	s.render(w, r, http.StatusOK, "step", page{Title: "Step " + d.Step.ID, Nav: "runs", Data: d})
 }
 
 func shortID(id string) string {

@@ -67,6 +67,12 @@ type Source struct {
 	// Changed returns a channel closed at the next change of the ledger
 	// (nil: the live streams look every second).
 	Changed func() <-chan struct{}
+	// Operator checks an API token and returns the operator it names and
+	// their roles (nil: nobody signs in, the pages only read). Answer
+	// records a gate answer for a token as POST /api/gates does
+	// (ui.UI.AnswerGate; nil: the inbox has no controls).
+	Operator func(token string) (id string, roles []string, err error)
+	Answer   Answer
 }
 
 // Server serves the dashboard. Close ends its live streams.
@@ -129,7 +135,7 @@ func (s *Server) Close() {
 
 // Register adds the dashboard's routes to mux.
 func (s *Server) Register(mux *http.ServeMux) {
-	h := func(pattern string, f http.HandlerFunc) { mux.Handle(pattern, secure(f)) }
+	h := func(pattern string, f http.HandlerFunc) { mux.Handle(pattern, secure(s.session(f))) }
 	h("GET /{$}", s.runsPage)
 	h("GET /runs/{id}", s.runPage)
 	h("GET /runs/{id}/steps/{step}", s.stepPage)
@@ -141,6 +147,10 @@ func (s *Server) Register(mux *http.ServeMux) {
 	h("GET /audit.json", s.auditJSON)
 	h("GET /audit/live", s.auditLive)
 	h("GET /events/{seq}", s.eventPage)
+	h("GET /login", s.loginPage)
+	h("POST /login", s.login)
+	h("POST /logout", s.logout)
+	h("POST /gates/answer", s.answerGate)
 	sub, _ := fs.Sub(assetFS, "assets")
 	mux.Handle("GET /assets/", secure(http.StripPrefix("/assets/", http.FileServerFS(sub)).ServeHTTP))
 }
@@ -188,6 +198,10 @@ func parsePages() (map[string]*template.Template, error) {
 type page struct {
 	Title string
 	Nav   string
+	// User is the signed-in operator (nil: none), CSRF the token every
+	// form carries.
+	User *user
+	CSRF string
 	// Live is the URL of the page's live stream ("" for none).
 	Live string
 	Data any
@@ -195,8 +209,9 @@ type page struct {
 
 // render writes page name; a template error after the first byte can only
 // be logged.
-func (s *Server) render(w http.ResponseWriter, status int, name string, p page) {
+func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name string, p page) {
 	t := s.pages[name]
+	p.User, p.CSRF = userOf(r), csrfOf(r)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
@@ -216,7 +231,7 @@ func (s *Server) renderFragment(w http.ResponseWriter, name, block string, data 
 
 // fail renders an error page: the read model's classes of error map to
 // statuses as the JSON API maps them.
-func (s *Server) fail(w http.ResponseWriter, err error) {
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	status := http.StatusInternalServerError
 	switch {
 	case errors.Is(err, api.ErrBadRequest):
@@ -226,7 +241,7 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 	case errors.Is(err, api.ErrAmbiguous):
 		status = http.StatusConflict
 	}
-	s.render(w, status, "error", page{Title: http.StatusText(status), Data: errorView{Status: status, Error: err.Error(), Hint: api.HintOf(err)}})
+	s.render(w, r, status, "error", page{Title: http.StatusText(status), Data: errorView{Status: status, Error: err.Error(), Hint: api.HintOf(err)}})
 }
 
 type errorView struct {
