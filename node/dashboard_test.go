@@ -2,14 +2,23 @@ package node_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
+	"html"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/node/nodetest"
 )
@@ -69,13 +78,137 @@ func TestDashboardOnTheUINode(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	line, err := bufio.NewReader(resp.Body).ReadString('\n')
-	if err != nil || !strings.HasPrefix(line, "id: ") {
-		t.Fatalf("the live stream's first line %q (%v)", line, err)
+	br := bufio.NewReader(resp.Body)
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatalf("the live stream ended before its first frame: %v", err)
+		}
+		if strings.HasPrefix(line, "event: state") {
+			break
+		}
 	}
 	start := time.Now()
 	n.Stop(t)
 	if d := time.Since(start); d > 1500*time.Millisecond {
 		t.Fatalf("stopping took %s with a live stream open", d)
+	}
+}
+
+// TestGateAnsweredFromTheDashboard: an operator signs in to the ui node's
+// dashboard with their API token and accepts a gated step from the inbox;
+// the step runs once and the ledger holds the node's gate.decided_for
+// naming them. A viewer signed in sees no controls and their forged
+// answer is refused; nothing runs before the operator's answer.
+func TestGateAnsweredFromTheDashboard(t *testing.T) {
+	n, run, marker := gatedRun(t)
+	base := "http://" + n.HTTPAddr()
+	client := func() *http.Client {
+		jar, _ := cookiejar.New(nil)
+		return &http.Client{Jar: jar}
+	}
+	csrfOf := func(c *http.Client, path string) (string, string) {
+		t.Helper()
+		resp, err := c.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(string(b))
+		if m == nil {
+			return "", string(b)
+		}
+		return m[1], string(b)
+	}
+	login := func(c *http.Client, token string) {
+		t.Helper()
+		csrf, _ := csrfOf(c, "/login")
+		resp, err := c.PostForm(base+"/login", url.Values{"csrf": {csrf}, "token": {token}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || resp.Request.URL.Path != "/gates" {
+			t.Fatalf("sign-in: %d at %s", resp.StatusCode, resp.Request.URL)
+		}
+	}
+	var body string
+	op := client()
+	ot, err := trust.APIToken(n.Operator, time.Hour, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	login(op, ot)
+	var subject string
+	poll.Eventually(t, 30*time.Second, "the gate in the inbox with its form", func() bool {
+		_, body = csrfOf(op, "/gates")
+		m := regexp.MustCompile(`name="subject" value="([^"]+)"`).FindStringSubmatch(body)
+		if m != nil {
+			subject = html.UnescapeString(m[1])
+		}
+		return m != nil
+	})
+	answer := url.Values{"run": {run}, "step": {"wipe"}, "subject": {subject}, "action": {"accept"}, "confirm": {"yes"}}
+
+	root, err := trust.LoadRoot(n.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	viewer, err := trust.NewIdentity(root, "vera", trust.KindOperator, []string{trust.ViewerRole}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vt, err := trust.APIToken(viewer, time.Hour, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	vc := client()
+	login(vc, vt)
+	csrf, vbody := csrfOf(vc, "/gates")
+	if strings.Contains(vbody, `action="/gates/answer"`) {
+		t.Fatal("a viewer's inbox has answer controls")
+	}
+	answer.Set("csrf", csrf)
+	resp, err := vc.PostForm(base+"/gates/answer", answer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("a viewer's forged answer: %d", resp.StatusCode)
+	}
+	if _, err := os.Stat(marker); !os.IsNotExist(err) {
+		t.Fatalf("the step ran before the operator's answer (%v)", err)
+	}
+
+	csrf, _ = csrfOf(op, "/gates")
+	answer.Set("csrf", csrf)
+	resp, err = op.PostForm(base+"/gates/answer", answer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), "Recorded: accept") {
+		t.Fatalf("the operator's accept: %d %.500s", resp.StatusCode, b)
+	}
+	waitFinished(t, n, []string{run})
+	if b, err := os.ReadFile(marker); err != nil || string(b) != "ran\n" {
+		t.Fatalf("marker %q (%v): want the step run once", b, err)
+	}
+	found := false
+	for l, err := range n.API.AuditLines(context.Background(), api.AuditRequest{Run: run, Types: []string{string(event.GateDecidedFor)}}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d event.GateDecidedForData
+		if err := json.Unmarshal(l.Data, &d); err != nil || d.Operator != n.Operator.ID || l.Node != n.Config().Name {
+			t.Fatalf("gate.decided_for %s by %s: %+v %v", l.Data, l.Node, d, err)
+		}
+		found = true
+	}
+	if !found {
+		t.Fatal("no gate.decided_for in the run's audit")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"path"
 	"strings"
 	"time"
 
@@ -171,12 +172,24 @@ func debugMux() *http.ServeMux {
 
 // requireToken lets through the requests that carry "Authorization:
 // Bearer TOKEN" with an API token (trust.APIToken, agentctl keys api-token)
-// of an operator the cluster root signed; the others get 401 and why.
+// of an operator the cluster root signed, or the same token in the
+// dashboard's session cookie (a browser signed in at /login); the others
+// get 401 and why. The dashboard's sign-in page and assets need none:
+// signing in checks the token it is given.
 func requireToken(root *trust.Root, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := path.Clean(r.URL.Path); p == "/login" || strings.HasPrefix(p, "/assets/") {
+			next.ServeHTTP(w, r)
+			return
+		}
 		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || strings.TrimSpace(tok) == "" {
-			unauthorized(w, "this endpoint needs an operator token: Authorization: Bearer $(agentctl keys api-token)")
+		if !ok {
+			if c, err := r.Cookie(web.SessionCookie); err == nil {
+				tok = c.Value
+			}
+		}
+		if strings.TrimSpace(tok) == "" {
+			unauthorized(w, "this endpoint needs an operator token: Authorization: Bearer $(agentctl keys api-token), or sign in at /login")
 			return
 		}
 		if _, err := trust.VerifyAPIToken(root, strings.TrimSpace(tok), time.Now()); err != nil {

@@ -31,7 +31,8 @@ import (
 // Sec-Fetch-Site says another site sent it is refused before anything
 // else.
 const (
-	sessionCookie = "agentic_session"
+	// SessionCookie holds a signed-in browser's API token.
+	SessionCookie = "agentic_session"
 	csrfCookie    = "agentic_csrf"
 	sessionMaxAge = time.Hour
 )
@@ -66,7 +67,7 @@ func (s *Server) session(next http.HandlerFunc) http.HandlerFunc {
 			http.SetCookie(w, &http.Cookie{Name: csrfCookie, Value: csrf, Path: "/", HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
 		}
 		ctx = context.WithValue(ctx, csrfKey, csrf)
-		if c, err := r.Cookie(sessionCookie); err == nil && c.Value != "" && s.src.Operator != nil {
+		if c, err := r.Cookie(SessionCookie); err == nil && c.Value != "" && s.src.Operator != nil {
 			id, roles, err := s.src.Operator(c.Value)
 			if err != nil {
 				// An expired or unknown token ends the session.
@@ -90,7 +91,7 @@ func csrfOf(r *http.Request) string {
 }
 
 func clearSession(w http.ResponseWriter, r *http.Request) {
-	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
+	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
 }
 
 // errCSRF refuses a POST that did not come from the dashboard's own form.
@@ -148,7 +149,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		s.render(w, r, http.StatusUnauthorized, "login", page{Title: "Sign in", Nav: "login", Data: loginView{Error: why, CSRF: csrfOf(r)}})
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: tok, Path: "/", MaxAge: int(sessionMaxAge / time.Second),
+	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: tok, Path: "/", MaxAge: int(sessionMaxAge / time.Second),
 		HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
 	http.Redirect(w, r, "/gates", http.StatusSeeOther)
 }
