@@ -3,11 +3,13 @@ package web_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -260,11 +262,13 @@ func TestBrowserScreenshots(t *testing.T) {
 	ctx := tab(t)
 	l := newLedger()
 	demoRun(l)
-	srv := newServer(t, l)
+	srv, _ := answeringServer(t, l)
 	if err := os.MkdirAll(screenshotDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for name, path := range map[string]string{"run": "/runs/" + demoID + "?step=migrate", "gates": "/gates"} {
+	signIn(t, ctx, srv.URL, "op-token")
+	for _, name := range []string{"run", "gates"} {
+		path := map[string]string{"run": "/runs/" + demoID + "?step=migrate", "gates": "/gates"}[name]
 		do(t, ctx, chromedp.EmulateViewport(1400, 860), chromedp.Navigate(srv.URL+path), visible(`main`), chromedp.Sleep(500*time.Millisecond))
 		png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 		if err != nil {
@@ -273,6 +277,51 @@ func TestBrowserScreenshots(t *testing.T) {
 		if err := os.WriteFile(files[name], png, 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// signIn signs the tab in with token through the sign-in page.
+func signIn(t *testing.T, ctx context.Context, base, token string) {
+	t.Helper()
+	do(t, ctx, chromedp.Navigate(base+"/login"), visible(`form.login textarea`),
+		chromedp.SendKeys(chromedp.CSS(`form.login textarea`), token), chromedp.Click(chromedp.CSS(`form.login button`)))
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := chromedp.Do(sctx, visible(`.who`)); err != nil {
+		t.Fatalf("not signed in: %v; the page at %s says %.700q", err, eval[string](t, ctx, `location.href`), eval[string](t, ctx, `document.body.innerText`))
+	}
+}
+
+// An operator signs in, ticks "I confirm" and clicks Accept: the answer is
+// recorded once, through the JSON API's path, naming them; a viewer's page
+// has no button to click.
+func TestBrowserAcceptGate(t *testing.T) {
+	ctx := tab(t)
+	l := newLedger()
+	smallRun(l)
+	l.gates = []api.Gate{{Run: runID, Step: "evil", Kind: event.GatePolicy, Subject: "subject-1", Opened: t0, Spec: &event.Step{ID: "evil", Run: "rm -rf ./build"},
+		Verdict: &event.Verdict{Action: "confirm", Level: "high", Rule: "rm -rf", Why: "deletes"}}}
+	srv, em := answeringServer(t, l)
+	signIn(t, ctx, srv.URL, "viewer-token")
+	do(t, ctx, chromedp.Navigate(srv.URL+"/gates"), visible(`table.gates`))
+	if n := eval[int](t, ctx, `document.querySelectorAll('form.answer button').length`); n != 0 {
+		t.Fatalf("a viewer's inbox has %d answer buttons", n)
+	}
+	do(t, ctx, chromedp.Click(chromedp.CSS(`form.inline button`)), visible(`a[href="/login"]`))
+	signIn(t, ctx, srv.URL, "op-token")
+	do(t, ctx, chromedp.Navigate(srv.URL+"/gates"), visible(`form.answer`),
+		chromedp.Click(chromedp.CSS(`form.answer input[name="confirm"]`)),
+		chromedp.Click(chromedp.CSS(`form.answer button[value="accept"]`)),
+		visible(`.flash`))
+	if got := eval[string](t, ctx, `document.querySelector('.flash').textContent`); !strings.Contains(got, "Recorded: accept") {
+		t.Fatalf("the inbox says %q", got)
+	}
+	if em.count() != 1 {
+		t.Fatalf("%d answers recorded, want 1", em.count())
+	}
+	var data event.GateDecidedForData
+	if err := json.Unmarshal(em.drafts[0].Data, &data); err != nil || data.Operator != "olga" || data.Action != event.GateAccept || data.Subject != "subject-1" {
+		t.Fatalf("recorded %+v (%v)", data, err)
 	}
 }
 

@@ -62,6 +62,12 @@ func gatedServer(t *testing.T) (*httptest.Server, *emitted) {
 	smallRun(l)
 	l.gates = []api.Gate{{Run: runID, Step: "evil", Kind: event.GatePolicy, Subject: "subject-1", Opened: t0, Spec: &event.Step{ID: "evil", Run: "rm -rf ./build"},
 		Verdict: &event.Verdict{Action: "confirm", Level: "high", Rule: "rm -rf", Why: "deletes"}}}
+	return answeringServer(t, l)
+}
+
+// answeringServer serves l's dashboard with sign-in and gate answers.
+func answeringServer(t *testing.T, l *ledger) (*httptest.Server, *emitted) {
+	t.Helper()
 	em := &emitted{}
 	u := ui.New(l).WithGates(ui.Gates{List: l.Gates, Emit: em, Operator: operators})
 	src := l.source()

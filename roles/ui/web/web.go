@@ -166,7 +166,9 @@ func secure(next http.HandlerFunc) http.Handler {
 		h := w.Header()
 		h.Set("Content-Security-Policy", CSP)
 		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Referrer-Policy", "no-referrer")
+		// same-origin, not no-referrer: with no-referrer a browser sends
+		// "Origin: null" on the forms' POSTs, which checkPost refuses.
+		h.Set("Referrer-Policy", "same-origin")
 		h.Set("X-Frame-Options", "DENY")
 		next(w, r)
 	})
