@@ -42,6 +42,7 @@ bench: build
 	$(GO) test -run '^$$' -bench BenchmarkRedactEvent ./bus/redact
 	$(GO) test -run '^$$' -bench BenchmarkPlanOverhead -benchtime 20x ./roles/planner/llm
 	$(GO) test -run '^$$' -bench 'BenchmarkLayout5000|BenchmarkCollapse5000' ./roles/ui/layout
+	$(GO) test -run '^$$' -bench BenchmarkRunPage -benchtime 10x ./roles/ui/web
 
 ## screenshots: the dashboard's run page and gate inbox, drawn by the browser
 ## test in Debian's chromium, into docs/images (linked from the README)
