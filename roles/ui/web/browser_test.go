@@ -169,6 +169,7 @@ func TestBrowserRunsNoScript(t *testing.T) {
 	alerts := noDialogs(t, ctx)
 	l := newLedger()
 	smallRun(l)
+	withAttempts(l)
 	l.gates = []api.Gate{{Run: runID, Step: "evil", Kind: event.GatePolicy, Subject: "s", Opened: t0, Spec: &event.Step{ID: "evil", Run: evil},
 		Verdict: &event.Verdict{Level: "high", Rule: "r", Why: `<img src=x onerror=alert(8)>`, Highlights: []event.Highlight{{Text: `<script>alert(9)</script>`}}}}}
 	srv := newServer(t, l)
@@ -176,6 +177,9 @@ func TestBrowserRunsNoScript(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`[data-node="evil"] rect`)), visible(`#detail .detail[data-step="evil"] .command`))
 	if got := eval[string](t, ctx, `document.querySelector('#detail .command').textContent`); got != evil {
 		t.Fatalf("the command shows as %q, want the text %q", got, evil)
+	}
+	if got := eval[string](t, ctx, `document.querySelector('#detail .output').textContent`); got != `<script>alert(10)</script> <img src=x onerror=alert(11)>` {
+		t.Fatalf("the output shows as %q", got)
 	}
 	if got := eval[string](t, ctx, `location.search`); got != "?step=evil" {
 		t.Fatalf("the step opened at %q, not beside the graph", got)

@@ -15,6 +15,7 @@ var funcs = template.FuncMap{
 	"join":    func(s []string) string { return strings.Join(s, ", ") },
 	"shortID": shortID,
 	"add":     func(a, b int) int { return a + b },
+	"dur":     func(d event.Duration) string { return time.Duration(d).Round(time.Millisecond).String() },
 	"command": func(st *event.Step) string {
 		if st == nil {
 			return ""

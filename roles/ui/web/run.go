@@ -476,6 +476,46 @@ type stepDetail struct {
 	Spec    *event.Step
 	Command string
 	Gate    *api.Gate
+	// Attempts are the step's finished attempts, oldest first, from its
+	// task.finished events (their output tails are redacted as every
+	// output is).
+	Attempts []attemptView
+}
+
+// attemptView is one finished attempt.
+type attemptView struct {
+	event.TaskFinishedData
+	Seq uint64
+}
+
+// maxAttemptPages bounds the audit pages read for a step's attempts.
+const maxAttemptPages = 20
+
+// attempts reads the finished attempts of one step from the run's audit.
+func (s *Server) attempts(ctx context.Context, run, step string) ([]attemptView, error) {
+	var out []attemptView
+	req := api.AuditRequest{Run: run, Types: []string{string(event.TaskFinished)}}
+	for range maxAttemptPages {
+		page, err := s.src.Audit(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		for _, raw := range page.Items {
+			var l api.AuditLine
+			if err := json.Unmarshal(raw, &l); err != nil {
+				return nil, fmt.Errorf("web: an audit line: %w", err)
+			}
+			var d event.TaskFinishedData
+			if json.Unmarshal(l.Data, &d) == nil && d.Step == step {
+				out = append(out, attemptView{TaskFinishedData: d, Seq: l.Seq})
+			}
+		}
+		if page.End {
+			break
+		}
+		req.Cursor = page.Next
+	}
+	return out, nil
 }
 
 // revDiff says what a revision changed from the one before.
@@ -630,6 +670,10 @@ func (s *Server) detail(ctx context.Context, run, id string, steps []api.Step, r
 	}
 	if n := len(d.Step.Edits); n > 0 {
 		d.Command = d.Step.Edits[n-1].To
+	}
+	var err error
+	if d.Attempts, err = s.attempts(ctx, run, id); err != nil {
+		return nil, err
 	}
 	if s.src.Gates != nil && d.Step.Status == "gated" {
 		page, err := s.src.Gates(ctx, api.GatesRequest{Run: run, Step: id})

@@ -52,6 +52,18 @@ func smallRun(l *ledger) {
 	l.addRun(api.RunSummary{ID: runID, Goal: `deploy <script>alert(5)</script>`, Status: event.RunRunning, CreatedAt: t0}, plan, steps)
 }
 
+// withAttempts records the task.finished of the evil step's two attempts,
+// the first with attacker-controlled output.
+func withAttempts(l *ledger) {
+	l.change(func() {
+		l.appendLine(runID, event.TaskFinished, event.TaskFinishedData{Step: "evil", Attempt: 1, Node: "n2", Status: event.TaskFailed, Class: event.ClassLogic,
+			ExitCode: 1, Started: t0.Add(4 * time.Second), Duration: event.Duration(time.Second), OutputTail: `<script>alert(10)</script> <img src=x onerror=alert(11)>`})
+		l.appendLine(runID, event.TaskFinished, event.TaskFinishedData{Step: "evil", Attempt: 2, Node: "n2", Status: event.TaskFailed, Class: event.ClassLogic,
+			ExitCode: 1, Started: t0.Add(5 * time.Second), Duration: event.Duration(time.Second), Error: "exit status 1"})
+		l.appendLine(runID, event.TaskFinished, event.TaskFinishedData{Step: "fetch", Attempt: 1, Node: "n1", Status: event.TaskSucceeded, Started: t0.Add(time.Second)})
+	})
+}
+
 func newServer(t *testing.T, l *ledger) *httptest.Server {
 	t.Helper()
 	s, err := web.New(l.source(), web.Options{Now: func() time.Time { return t0.Add(10 * time.Second) }, Frame: 20 * time.Millisecond})
@@ -88,6 +100,7 @@ func get(t *testing.T, url string) (int, http.Header, string) {
 func TestPagesAnswer(t *testing.T) {
 	l := newLedger()
 	smallRun(l)
+	withAttempts(l)
 	l.gates = []api.Gate{{Run: runID, Step: "evil", Kind: event.GatePolicy, Subject: "sub-1", Opened: t0,
 		Spec: &event.Step{ID: "evil", Run: evil}, Verdict: &event.Verdict{Action: "confirm", Level: "high", Rule: "rm-rf", Why: `<script>alert(6)</script>`,
 			Highlights: []event.Highlight{{Text: `<img src=x onerror=alert(7)>`}}}}}
@@ -168,6 +181,7 @@ func TestPagesRefuseBadInput(t *testing.T) {
 func TestTextIsEscaped(t *testing.T) {
 	l := newLedger()
 	smallRun(l)
+	withAttempts(l)
 	l.gates = []api.Gate{{Run: runID, Step: "evil", Kind: event.GatePolicy, Subject: "s", Opened: t0, Spec: &event.Step{ID: "evil", Run: evil},
 		Verdict: &event.Verdict{Level: "high", Why: `<script>alert(6)</script>`, Highlights: []event.Highlight{{Text: `<img src=x onerror=alert(7)>`}}}}}
 	srv := newServer(t, l)
@@ -180,7 +194,8 @@ func TestTextIsEscaped(t *testing.T) {
 		}
 	}
 	_, _, body := get(t, srv.URL+"/runs/"+runID+"?step=evil")
-	for _, want := range []string{"&lt;script&gt;alert(1)&lt;/script&gt;", "&lt;img src=x onerror=alert(2)&gt;", "javascript:alert(3)", "&lt;script&gt;alert(4)&lt;/script&gt;"} {
+	for _, want := range []string{"&lt;script&gt;alert(1)&lt;/script&gt;", "&lt;img src=x onerror=alert(2)&gt;", "javascript:alert(3)", "&lt;script&gt;alert(4)&lt;/script&gt;",
+		"&lt;script&gt;alert(10)&lt;/script&gt; &lt;img src=x onerror=alert(11)&gt;"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the step's text %q is not shown escaped", want)
 		}
@@ -191,6 +206,7 @@ func TestTextIsEscaped(t *testing.T) {
 func TestRunPageGolden(t *testing.T) {
 	l := newLedger()
 	smallRun(l)
+	withAttempts(l)
 	srv := newServer(t, l)
 	_, _, body := get(t, srv.URL+"/runs/"+runID+"?step=evil")
 	golden := filepath.Join("testdata", "run.golden.html")
