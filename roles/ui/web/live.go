@@ -351,13 +351,24 @@ func (s *Server) runsLive(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sent := map[string]runsRow{}
+	first := true
 	for {
 		start := time.Now()
 		rows, _, err := s.listRuns(ctx, req)
 		if ctx.Err() != nil {
 			return
 		}
+		if err == nil && !first && req.Cursor == "" && req.Before == "" {
+			// The newest page gained a run: the page reloads to show it.
+			for _, row := range rows {
+				if _, ok := sent[row.ID]; !ok {
+					_ = e.send("", "resync", row.ID)
+					return
+				}
+			}
+		}
 		if err == nil {
+			first = false
 			diff := map[string]runsRow{}
 			for _, row := range rows {
 				v := runsRow{Status: string(row.Status), Done: fmt.Sprintf("%d/%d", row.Done, row.Steps)}

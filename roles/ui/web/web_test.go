@@ -149,6 +149,48 @@ func TestPagesAnswer(t *testing.T) {
 	}
 }
 
+// A run still planning has no plan and no step: its page says so, and
+// its stream tells it to reload once the plan is accepted.
+func TestRunWithoutPlan(t *testing.T) {
+	l := newLedger()
+	l.change(func() {
+		l.runs = append(l.runs, api.RunSummary{ID: runID, Goal: "wait", Status: event.RunPlanning, CreatedAt: t0, StepCounts: map[string]int{}})
+	})
+	srv := newServer(t, l)
+	code, _, body := get(t, srv.URL+"/runs/"+runID)
+	if code != http.StatusOK || !strings.Contains(body, "No plan yet") || !strings.Contains(body, "No attempt has started") {
+		t.Fatalf("%d %s", code, body)
+	}
+	ch, stop := stream(t, srv.URL+"/runs/"+runID+"/live?rev=0", "")
+	defer stop()
+	next(t, ch, "state")
+	l.change(func() {
+		l.runs[0].Revision, l.runs[0].Status = 1, event.RunRunning
+		l.steps[runID] = []api.Step{{ID: "only", Kind: event.KindNoop, Status: "pending"}}
+		l.appendLine(runID, event.PlanProposed, event.PlanProposedData{Revision: 1, Plan: event.Plan{Steps: []event.Step{{ID: "only", Kind: event.KindNoop}}}})
+	})
+	next(t, ch, "resync")
+}
+
+// The runs page's stream tells the first page to reload when a new run
+// is submitted, and sends the status of the rows it shows.
+func TestRunsStreamSeesNewRuns(t *testing.T) {
+	l := newLedger()
+	smallRun(l)
+	srv := newServer(t, l)
+	ch, stop := stream(t, srv.URL+"/runs-live", "")
+	defer stop()
+	if e := next(t, ch, "runs"); !strings.Contains(e.data, runID) {
+		t.Fatalf("first frame %s", e.data)
+	}
+	l.setStatus(runID, "report", "succeeded")
+	if e := next(t, ch, "runs"); !strings.Contains(e.data, `"2/4"`) {
+		t.Fatalf("after a step succeeded: %s", e.data)
+	}
+	l.addRun(api.RunSummary{ID: "0190a3c2d4e5f6a70000000000000099", Goal: "new", Status: event.RunSubmitted, CreatedAt: t0.Add(time.Minute)}, event.Plan{}, nil)
+	next(t, ch, "resync")
+}
+
 // Bad input gets a clear error page with the JSON API's statuses.
 func TestPagesRefuseBadInput(t *testing.T) {
 	l := newLedger()
