@@ -103,36 +103,9 @@ func TestDashboardOnTheUINode(t *testing.T) {
 func TestGateAnsweredFromTheDashboard(t *testing.T) {
 	n, run, marker := gatedRun(t)
 	base := "http://" + n.HTTPAddr()
-	client := func() *http.Client {
-		jar, _ := cookiejar.New(nil)
-		return &http.Client{Jar: jar}
-	}
-	csrfOf := func(c *http.Client, path string) (string, string) {
-		t.Helper()
-		resp, err := c.Get(base + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(string(b))
-		if m == nil {
-			return "", string(b)
-		}
-		return m[1], string(b)
-	}
-	login := func(c *http.Client, token string) {
-		t.Helper()
-		csrf, _ := csrfOf(c, "/login")
-		resp, err := c.PostForm(base+"/login", url.Values{"csrf": {csrf}, "token": {token}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK || resp.Request.URL.Path != "/gates" {
-			t.Fatalf("sign-in: %d at %s", resp.StatusCode, resp.Request.URL)
-		}
-	}
+	client := newDashClient
+	csrfOf := func(c *http.Client, path string) (string, string) { t.Helper(); return dashCSRF(t, c, base+path) }
+	login := func(c *http.Client, token string) { t.Helper(); dashLogin(t, c, base, token) }
 	var body string
 	op := client()
 	ot, err := trust.APIToken(n.Operator, time.Hour, time.Now())
@@ -210,5 +183,86 @@ func TestGateAnsweredFromTheDashboard(t *testing.T) {
 	}
 	if !found {
 		t.Fatal("no gate.decided_for in the run's audit")
+	}
+}
+
+func newDashClient() *http.Client {
+	jar, _ := cookiejar.New(nil)
+	return &http.Client{Jar: jar}
+}
+
+// dashCSRF gets a dashboard page and returns its forms' CSRF token ("" for
+// none) and the page.
+func dashCSRF(t *testing.T, c *http.Client, u string) (string, string) {
+	t.Helper()
+	resp, err := c.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(string(b))
+	if m == nil {
+		return "", string(b)
+	}
+	return m[1], string(b)
+}
+
+// dashLogin signs c in to the dashboard at base with an API token.
+func dashLogin(t *testing.T, c *http.Client, base, token string) {
+	t.Helper()
+	csrf, _ := dashCSRF(t, c, base+"/login")
+	resp, err := c.PostForm(base+"/login", url.Values{"csrf": {csrf}, "token": {token}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Request.URL.Path != "/gates" {
+		t.Fatalf("sign-in: %d at %s", resp.StatusCode, resp.Request.URL)
+	}
+}
+
+// TestGateDeniedFromTheDashboard: an operator denies a gated step from the
+// inbox with a reason; the step never runs, fails, and so does its run,
+// and the run page shows it failed with the reason.
+func TestGateDeniedFromTheDashboard(t *testing.T) {
+	n, run, marker := gatedRun(t)
+	base := "http://" + n.HTTPAddr()
+	op := newDashClient()
+	ot, err := trust.APIToken(n.Operator, time.Hour, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dashLogin(t, op, base, ot)
+	var subject, csrf string
+	poll.Eventually(t, 30*time.Second, "the gate in the inbox with its form", func() bool {
+		var body string
+		csrf, body = dashCSRF(t, op, base+"/gates")
+		m := regexp.MustCompile(`name="subject" value="([^"]+)"`).FindStringSubmatch(body)
+		if m != nil {
+			subject = html.UnescapeString(m[1])
+		}
+		return m != nil
+	})
+	resp, err := op.PostForm(base+"/gates/answer", url.Values{"csrf": {csrf}, "run": {run}, "step": {"wipe"}, "subject": {subject},
+		"action": {"deny"}, "reason": {"not on a Friday"}, "confirm": {"yes"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(resp.Request.URL.RawQuery, "recorded=") {
+		t.Fatalf("the deny: %d at %s", resp.StatusCode, resp.Request.URL)
+	}
+	waitFinished(t, n, []string{run})
+	r := n.WaitRun(t, run, 10*time.Second)
+	if r.Status != event.RunFailed || len(r.Steps) != 1 || r.Steps[0].Status != "failed" || !strings.Contains(r.Steps[0].Error, "not on a Friday") {
+		t.Fatalf("run %s: %s, steps %+v", run, r.Status, r.Steps)
+	}
+	if _, err := os.Stat(marker); !os.IsNotExist(err) {
+		t.Fatalf("a denied step ran (%v)", err)
+	}
+	_, page := dashCSRF(t, op, base+"/runs/"+run+"?step=wipe")
+	if !strings.Contains(page, `data-node="wipe"`) || !strings.Contains(page, "not on a Friday") || !strings.Contains(page, `node st-failed`) {
+		t.Fatalf("the run page does not show the denied step:\n%.3000s", page)
 	}
 }
