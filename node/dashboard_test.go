@@ -66,6 +66,9 @@ func TestDashboardOnTheUINode(t *testing.T) {
 			t.Errorf("%s: the step's command reached the page unescaped", path)
 		}
 	}
+	if code, body, _ := get("/events/999999"); code != http.StatusNotFound || !strings.Contains(body, "no event 999999") {
+		t.Errorf("an event past the head: %d %.500s", code, body)
+	}
 	code, body, h := get("/api/runs")
 	var page api.Page[api.RunSummary]
 	if code != http.StatusOK || h.Get("Content-Type") != "application/json" || json.Unmarshal([]byte(body), &page) != nil || len(page.Items) != 1 {

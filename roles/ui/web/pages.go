@@ -373,6 +373,15 @@ func (s *Server) eventPage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, api.WithHint(fmt.Errorf("%w: %q is not a ledger seq", api.ErrBadRequest, r.PathValue("seq")), "an event's seq is a whole number from 1"))
 		return
 	}
+	head, err := s.src.Audit(r.Context(), api.AuditRequest{Limit: 1})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if seq > head.Head {
+		s.fail(w, r, api.WithHint(fmt.Errorf("%w: the ledger has no event %d (head %d)", api.ErrNotFound, seq, head.Head), "the audit page lists the events there are"))
+		return
+	}
 	ap, err := s.src.Audit(r.Context(), api.AuditRequest{After: seq - 1, Limit: 1})
 	if err != nil {
 		s.fail(w, r, err)
