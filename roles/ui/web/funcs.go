@@ -15,7 +15,10 @@ var funcs = template.FuncMap{
 	"join":    func(s []string) string { return strings.Join(s, ", ") },
 	"shortID": shortID,
 	"add":     func(a, b int) int { return a + b },
-	"dur":     func(d event.Duration) string { return time.Duration(d).Round(time.Millisecond).String() },
+	// deref reads a *bool: in a template a non-nil pointer is true
+	// whatever it points to.
+	"deref": func(b *bool) bool { return b != nil && *b },
+	"dur":   func(d event.Duration) string { return time.Duration(d).Round(time.Millisecond).String() },
 	"command": func(st *event.Step) string {
 		if st == nil {
 			return ""

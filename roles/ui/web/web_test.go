@@ -138,6 +138,11 @@ func TestPagesAnswer(t *testing.T) {
 			t.Errorf("%s: an inline script", path)
 		}
 	}
+	// A node that is not ready says so (Ready is a *bool: false is not
+	// absent).
+	if _, _, body := get(t, srv.URL+"/nodes"); !strings.Contains(body, "not ready") {
+		t.Error("/nodes: a node that is not ready shows as ready")
+	}
 	code, h, body := get(t, srv.URL+"/assets/app.js")
 	if code != http.StatusOK || !strings.Contains(h.Get("Content-Type"), "javascript") || !strings.Contains(body, "EventSource") {
 		t.Errorf("app.js: %d %q", code, h.Get("Content-Type"))
