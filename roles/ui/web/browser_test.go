@@ -152,7 +152,8 @@ func TestBrowserRunPageLive(t *testing.T) {
 	}
 	l.setStatus(runID, "diagnose", "succeeded")
 	l.setStatus(runID, "report", "running")
-	do(t, ctx, visible(`[data-node="diagnose"].st-succeeded`), visible(`[data-node="report"].st-running`))
+	do(t, ctx, visible(`[data-node="diagnose"].st-succeeded`), visible(`[data-node="report"].st-running`),
+		visible(`#timeline [data-step="diagnose"].st-succeeded`))
 	if eval[int](t, ctx, `window.marker`) != 1 {
 		t.Fatal("the page was reloaded")
 	}

@@ -31,6 +31,8 @@
       setState(el, "node", st.s);
       var c = el.querySelector(".counts");
       if (c) { c.textContent = st.c || st.s; }
+      var bar = document.querySelector("#timeline [data-step=\"" + CSS.escape(id) + "\"]");
+      if (bar) { setState(bar, "tl", st.s); }
     });
     document.body.setAttribute("data-frames", String(Number(document.body.getAttribute("data-frames") || 0) + 1));
   }
