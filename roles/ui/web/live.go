@@ -203,10 +203,11 @@ func (h *hub) read(ctx context.Context, k hubKey, w *watch) {
 	var plan *planRev // the current revision's plan, read once
 	for {
 		start := time.Now()
+		// Armed before the read: a change during it wakes the next one.
+		wake, stop := h.s.wake()
 		var snap *snapshot
 		snap, plan = h.s.snapshot(ctx, k, plan)
 		h.publish(w, snap)
-		wake, stop := h.s.wake()
 		select {
 		case <-ctx.Done():
 			stop()
@@ -351,54 +352,60 @@ func (s *Server) runsLive(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sent := map[string]runsRow{}
-	first := true
-	for {
-		start := time.Now()
-		rows, _, err := s.listRuns(ctx, req)
-		if ctx.Err() != nil {
-			return
-		}
-		if err == nil && !first && req.Cursor == "" && req.Before == "" {
-			// The newest page gained a run: the page reloads to show it.
-			for _, row := range rows {
-				if _, ok := sent[row.ID]; !ok {
-					_ = e.send("", "resync", row.ID)
-					return
-				}
-			}
-		}
-		if err == nil {
-			first = false
-			diff := map[string]runsRow{}
-			for _, row := range rows {
-				v := runsRow{Status: string(row.Status), Done: fmt.Sprintf("%d/%d", row.Done, row.Steps)}
-				if sent[row.ID] != v {
-					diff[row.ID], sent[row.ID] = v, v
-				}
-			}
-			if len(diff) > 0 && e.send("", "runs", diff) != nil {
-				return
-			} else if len(diff) == 0 && e.comment() != nil {
-				return
-			}
-		}
-		wake, stop := s.wake()
-		select {
-		case <-ctx.Done():
-			stop()
-			return
-		case <-wake:
-		case <-time.After(keepAlive):
-		}
-		stop()
-		if d := s.hub.frame*4 - time.Since(start); d > 0 {
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(d):
+	for first := true; s.runsFrame(ctx, e, req, sent, first); first = false {
+	}
+}
+
+// runsFrame sends one frame of the runs page's stream, then waits for the
+// next change; false ends the stream.
+func (s *Server) runsFrame(ctx context.Context, e *sse, req api.RunsListRequest, sent map[string]runsRow, first bool) bool {
+	start := time.Now()
+	// Armed before the read: a change during it wakes the next one.
+	wake, stop := s.wake()
+	defer stop()
+	rows, _, err := s.listRuns(ctx, req)
+	if ctx.Err() != nil {
+		return false
+	}
+	if err == nil && !first && req.Cursor == "" && req.Before == "" {
+		// The newest page gained a run: the page reloads to show it.
+		for _, row := range rows {
+			if _, ok := sent[row.ID]; !ok {
+				_ = e.send("", "resync", row.ID)
+				return false
 			}
 		}
 	}
+	if err == nil {
+		diff := map[string]runsRow{}
+		for _, row := range rows {
+			v := runsRow{Status: string(row.Status), Done: fmt.Sprintf("%d/%d", row.Done, row.Steps)}
+			if sent[row.ID] != v {
+				diff[row.ID], sent[row.ID] = v, v
+			}
+		}
+		if len(diff) > 0 && e.send("", "runs", diff) != nil || len(diff) == 0 && e.comment() != nil {
+			return false
+		}
+	}
+	t := time.NewTimer(keepAlive)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-wake:
+	case <-t.C:
+	}
+	if d := s.hub.frame*4 - time.Since(start); d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+		}
+	}
+	return true
 }
 
 // auditRow is what the audit stream sends of one event.
