@@ -136,8 +136,9 @@ type hub struct {
 }
 
 type hubKey struct {
-	run  string
-	full bool
+	run    string
+	full   bool
+	expand string
 }
 
 // watch reads one run while someone watches it.
@@ -250,7 +251,7 @@ func (s *Server) snapshot(ctx context.Context, k hubKey, plan *planRev) (*snapsh
 		}
 	}
 	ps := planSteps(plan, steps)
-	l, err := s.layoutOf(sum.ID, plan, ps, k.full || len(ps) <= layout.DefaultThreshold)
+	l, err := s.layoutOf(sum.ID, plan, ps, k.full || len(ps) <= layout.DefaultThreshold, k.expand)
 	if err != nil {
 		return &snapshot{err: err.Error()}, plan
 	}
@@ -283,7 +284,7 @@ func (s *Server) runLive(w http.ResponseWriter, r *http.Request) {
 		}
 		rev = n
 	}
-	snaps, leave := s.hub.subscribe(hubKey{run: r.PathValue("id"), full: q.Get("full") == "1"})
+	snaps, leave := s.hub.subscribe(hubKey{run: r.PathValue("id"), full: q.Get("full") == "1", expand: q.Get("expand")})
 	defer leave()
 	e, err := startSSE(w)
 	if err != nil {

@@ -128,6 +128,7 @@ type layoutKey struct {
 	revision int
 	steps    int
 	full     bool
+	expand   string
 }
 
 // dagLayout is a laid out plan revision and the collapse it was made
@@ -222,8 +223,14 @@ func shapeOf(st event.Step) string {
 	return string(st.Kind)
 }
 
-func (s *Server) layoutOf(run string, rev *planRev, steps []event.Step, full bool) (*dagLayout, error) {
-	k := layoutKey{run: run, steps: len(steps), full: full}
+// layoutOf lays out a plan revision: every step when full, else with
+// fan-out grouped, except the group named expand (a collapsed node's id,
+// drawn step by step).
+func (s *Server) layoutOf(run string, rev *planRev, steps []event.Step, full bool, expand string) (*dagLayout, error) {
+	if full {
+		expand = ""
+	}
+	k := layoutKey{run: run, steps: len(steps), full: full, expand: expand}
 	if rev != nil {
 		k.revision = rev.Revision
 	}
@@ -240,6 +247,15 @@ func (s *Server) layoutOf(run string, rev *planRev, steps []event.Step, full boo
 		c, err := layout.Collapse(g, shape, threshold)
 		if err != nil {
 			return nil, fmt.Errorf("web: run %s: %w", run, err)
+		}
+		if ms, ok := c.Members[expand]; ok {
+			// The expanded group's steps get shapes of their own.
+			for _, m := range ms {
+				shape[m] = "\x00" + m
+			}
+			if c, err = layout.Collapse(g, shape, threshold); err != nil {
+				return nil, fmt.Errorf("web: run %s: %w", run, err)
+			}
 		}
 		res, err := layout.Layout(c.Graph, layout.Options{})
 		if err != nil {
@@ -359,7 +375,7 @@ func (s *Server) dagView(run string, l *dagLayout, steps []event.Step, status ma
 		if ms, ok := l.collapsed.Members[p.ID]; ok {
 			n.Members = len(ms)
 			n.Label = fmt.Sprintf("%s ×%d", shortLabel(byID[ms[0]]), len(ms))
-			n.Href = "/runs/" + url.PathEscape(run) + "?full=1"
+			n.Href = "/runs/" + url.PathEscape(run) + "?" + url.Values{"expand": {p.ID}}.Encode()
 		} else {
 			n.Label = shortLabel(byID[p.ID])
 			n.Href = "/runs/" + url.PathEscape(run) + "?step=" + url.QueryEscape(p.ID)
@@ -562,8 +578,10 @@ type runView struct {
 	Timeline timelineView
 	Detail   *stepDetail
 	Full     bool
-	Steps    []api.Step
-	Events   string
+	// Expand is the group drawn step by step (?expand=), if any.
+	Expand string
+	Steps  []api.Step
+	Events string
 }
 
 func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
@@ -611,7 +629,11 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 		ps = nil
 	}
 	full := v.Full || len(ps) <= layout.DefaultThreshold
-	l, err := s.layoutOf(sum.ID, v.Rev, ps, full)
+	expand := q.Get("expand")
+	if !full {
+		v.Expand = expand
+	}
+	l, err := s.layoutOf(sum.ID, v.Rev, ps, full, expand)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -637,6 +659,8 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 		lq := url.Values{}
 		if full && len(ps) > layout.DefaultThreshold {
 			lq.Set("full", "1")
+		} else if expand != "" && !full {
+			lq.Set("expand", expand)
 		}
 		live = "/runs/" + url.PathEscape(sum.ID) + "/live"
 		if len(lq) > 0 {

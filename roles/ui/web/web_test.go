@@ -316,6 +316,14 @@ func TestLargeRunIsGrouped(t *testing.T) {
 	if n := strings.Count(full, `class="node `); n != 5001 {
 		t.Fatalf("%d nodes drawn in full, want 5001", n)
 	}
+	// A group node expands that group alone, and its stream draws the same.
+	if !strings.Contains(body, `href="/runs/`+runID+`?expand=group%2Fw0"`) {
+		t.Fatal("the group node does not link to its expansion")
+	}
+	_, _, expanded := get(t, srv.URL+"/runs/"+runID+"?expand=group%2Fw0")
+	if n := strings.Count(expanded, `class="node `); n != 5001 || !strings.Contains(expanded, `/live?expand=group%2Fw0`) || !strings.Contains(expanded, "group them again") {
+		t.Fatalf("expanded: %d nodes drawn, want 5001, and a stream of the same drawing", n)
+	}
 }
 
 // event is one frame read from a stream.
