@@ -304,7 +304,7 @@ func TestBrowserAcceptGate(t *testing.T) {
 	ctx := tab(t)
 	l := newLedger()
 	smallRun(l)
-	l.gates = []api.Gate{{Run: runID, Step: "evil", Kind: event.GatePolicy, Subject: "subject-1", Opened: t0, Spec: &event.Step{ID: "evil", Run: "rm -rf ./build"},
+	l.gates = []api.Gate{{Run: runID, Step: "evil", Kind: event.GatePolicy, Subject: gateSubject, Opened: t0, Spec: &gateSpec,
 		Verdict: &event.Verdict{Action: "confirm", Level: "high", Rule: "rm -rf", Why: "deletes"}}}
 	srv, em := answeringServer(t, l)
 	signIn(t, ctx, srv.URL, "viewer-token")
@@ -325,7 +325,7 @@ func TestBrowserAcceptGate(t *testing.T) {
 		t.Fatalf("%d answers recorded, want 1", em.count())
 	}
 	var data event.GateDecidedForData
-	if err := json.Unmarshal(em.drafts[0].Data, &data); err != nil || data.Operator != "olga" || data.Action != event.GateAccept || data.Subject != "subject-1" {
+	if err := json.Unmarshal(em.drafts[0].Data, &data); err != nil || data.Operator != "olga" || data.Action != event.GateAccept || data.Subject != gateSubject {
 		t.Fatalf("recorded %+v (%v)", data, err)
 	}
 }

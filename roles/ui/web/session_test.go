@@ -43,6 +43,13 @@ func (e *emitted) count() int {
 
 var _ roles.Emitter = (*emitted)(nil)
 
+// gateSpec is the gated step, and gateSubject its gate's subject as the
+// orchestrator computes it (what a ui node that binds answers checks).
+var (
+	gateSpec    = event.Step{ID: "evil", Kind: event.KindShell, Run: "rm -rf ./build"}
+	gateSubject = event.GateSubject(gateSpec, event.PolicyRef{})
+)
+
 // operators are the tokens the tests sign in with.
 func operators(tok string) (string, []string, error) {
 	switch tok {
@@ -60,7 +67,7 @@ func gatedServer(t *testing.T) (*httptest.Server, *emitted) {
 	t.Helper()
 	l := newLedger()
 	smallRun(l)
-	l.gates = []api.Gate{{Run: runID, Step: "evil", Kind: event.GatePolicy, Subject: "subject-1", Opened: t0, Spec: &event.Step{ID: "evil", Run: "rm -rf ./build"},
+	l.gates = []api.Gate{{Run: runID, Step: "evil", Kind: event.GatePolicy, Subject: gateSubject, Opened: t0, Spec: &gateSpec,
 		Verdict: &event.Verdict{Action: "confirm", Level: "high", Rule: "rm -rf", Why: "deletes"}}}
 	return answeringServer(t, l)
 }
@@ -179,14 +186,14 @@ func TestAnswerFromTheInbox(t *testing.T) {
 	}
 	csrf := b.csrf("/gates")
 	form := func(action, reason string) url.Values {
-		return url.Values{"csrf": {csrf}, "run": {runID}, "step": {"evil"}, "subject": {"subject-1"}, "action": {action}, "reason": {reason}, "confirm": {"yes"}}
+		return url.Values{"csrf": {csrf}, "run": {runID}, "step": {"evil"}, "subject": {gateSubject}, "action": {action}, "reason": {reason}, "confirm": {"yes"}}
 	}
 	for name, c := range map[string]struct {
 		form   url.Values
 		header map[string]string
 		want   int
 	}{
-		"no csrf":      {url.Values{"run": {runID}, "step": {"evil"}, "subject": {"subject-1"}, "action": {"accept"}, "confirm": {"yes"}}, nil, http.StatusForbidden},
+		"no csrf":      {url.Values{"run": {runID}, "step": {"evil"}, "subject": {gateSubject}, "action": {"accept"}, "confirm": {"yes"}}, nil, http.StatusForbidden},
 		"wrong csrf":   {func() url.Values { f := form("accept", ""); f.Set("csrf", strings.Repeat("x", 43)); return f }(), nil, http.StatusForbidden},
 		"other origin": {form("accept", ""), map[string]string{"Origin": "http://evil.example"}, http.StatusForbidden},
 		"cross-site":   {form("accept", ""), map[string]string{"Sec-Fetch-Site": "cross-site"}, http.StatusForbidden},
@@ -213,7 +220,7 @@ func TestAnswerFromTheInbox(t *testing.T) {
 	if err := json.Unmarshal(d.Data, &data); err != nil {
 		t.Fatal(err)
 	}
-	if d.Type != event.GateDecidedFor || d.Run != runID || data.Operator != "olga" || data.Step != "evil" || data.Subject != "subject-1" || data.Action != event.GateAccept {
+	if d.Type != event.GateDecidedFor || d.Run != runID || data.Operator != "olga" || data.Step != "evil" || data.Subject != gateSubject || data.Action != event.GateAccept {
 		t.Fatalf("recorded %s %+v", d.Type, data)
 	}
 	_, body, _ := b.do(http.MethodGet, h.Get("Location"), nil, nil)
@@ -231,11 +238,11 @@ func TestViewerAnswersNothing(t *testing.T) {
 		t.Fatalf("sign-in: %d", code)
 	}
 	_, body, _ := b.do(http.MethodGet, "/gates", nil, nil)
-	if strings.Contains(body, `action="/gates/answer"`) || !strings.Contains(body, "subject-1") || !strings.Contains(body, "viewer") {
+	if strings.Contains(body, `action="/gates/answer"`) || !strings.Contains(body, gateSubject) || !strings.Contains(body, "viewer") {
 		t.Fatal("a viewer's inbox shows controls, or hides the gate")
 	}
 	code, body, _ := b.do(http.MethodPost, "/gates/answer", url.Values{"csrf": {b.csrf("/gates")}, "run": {runID}, "step": {"evil"},
-		"subject": {"subject-1"}, "action": {"accept"}, "confirm": {"yes"}}, nil)
+		"subject": {gateSubject}, "action": {"accept"}, "confirm": {"yes"}}, nil)
 	if code != http.StatusForbidden || !strings.Contains(body, "may not answer gates") {
 		t.Fatalf("a viewer's forged answer: %d %.300s", code, body)
 	}
