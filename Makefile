@@ -4,7 +4,7 @@ BIN     ?= bin
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/agentic-dev/agentic/node.Version=$(VERSION)
 
-.PHONY: all build build-nats test test-short demo demo-cluster bench lint clean
+.PHONY: all build build-nats test test-short demo demo-cluster bench screenshots lint clean
 
 all: build
 
@@ -42,6 +42,13 @@ bench: build
 	$(GO) test -run '^$$' -bench BenchmarkRedactEvent ./bus/redact
 	$(GO) test -run '^$$' -bench BenchmarkPlanOverhead -benchtime 20x ./roles/planner/llm
 	$(GO) test -run '^$$' -bench BenchmarkCall -benchtime 3000x ./node/api
+	$(GO) test -run '^$$' -bench 'BenchmarkLayout5000|BenchmarkCollapse5000' ./roles/ui/layout
+	$(GO) test -run '^$$' -bench BenchmarkRunPage -benchtime 10x ./roles/ui/web
+
+## screenshots: the dashboard's run page and gate inbox, drawn by the browser
+## test in Debian's chromium, into docs/images (linked from the README)
+screenshots:
+	$(GO) test -count=1 -run TestBrowserScreenshots ./roles/ui/web -screenshots
 
 ## lint: formatting and vet
 lint:

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"path"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/ledger"
 	"github.com/agentic-dev/agentic/roles/ui"
+	"github.com/agentic-dev/agentic/roles/ui/web"
 )
 
 // httpServer is one HTTP listener of the node and its server.
@@ -74,23 +76,47 @@ func (n *Node) startHTTP() error {
 	}
 	check := tokenChecker(n.root, n.store)
 	if n.has(event.RoleUI) && n.runs != nil {
-		ui.New(n.runReads()).WithGates(ui.Gates{
-			List: n.runs.GatesPage,
-			Emit: n.roleEnv(event.RoleUI).Emit,
-			Operator: func(tok string) (string, []string, error) {
-				cred, err := check(tok)
-				if err != nil {
-					return "", nil, err
-				}
-				return cred.ID, cred.Roles, nil
-			},
-		}).Register(mux)
+		operator := func(tok string) (string, []string, error) {
+			cred, err := check(tok)
+			if err != nil {
+				return "", nil, err
+			}
+			return cred.ID, cred.Roles, nil
+		}
+		u := ui.New(n.runReads()).WithGates(ui.Gates{
+			List:     n.runs.GatesPage,
+			Emit:     n.roleEnv(event.RoleUI).Emit,
+			Operator: operator,
+		})
+		u.Register(mux)
+		if err := n.startDashboard(mux, operator, u.AnswerGate); err != nil {
+			return err
+		}
 	}
 	var h http.Handler = mux
 	if n.cfg.HTTPAuthRequired() {
 		h = requireToken(check, mux)
 	}
 	return n.serveHTTP(&n.http, n.cfg.HTTPListen, "http", h)
+}
+
+// startDashboard adds the ui role's web pages (roles/ui/web) to mux, read
+// through the same answers as the JSON API and the query methods.
+// Operators sign in with their API token and answer gates through the
+// JSON API's own path (answer).
+func (n *Node) startDashboard(mux *http.ServeMux, operator func(string) (string, []string, error), answer web.Answer) error {
+	src := web.Source{Runs: n.runReads(), Audit: guard(n, n.audit), Nodes: guard(n, n.nodesList),
+		Alarms: guard(n, n.alarmsList), Gates: guard(n, n.runs.GatesPage), Operator: operator, Answer: answer}
+	if f := n.follower; f != nil {
+		src.Changed = f.Changed
+	}
+	d, err := web.New(src, web.Options{Log: n.log.With("part", "dashboard")})
+	if err != nil {
+		return fmt.Errorf("node: dashboard: %w", err)
+	}
+	d.Register(mux)
+	n.dash = d
+	return nil
 }
 
 // serveHTTP listens on addr and serves h there until stopHTTP.
@@ -115,6 +141,11 @@ func (n *Node) serveHTTP(into *httpServer, addr, what string, h http.Handler) er
 // stopHTTP shuts the HTTP servers down (a listener opened by a failed
 // start too).
 func (n *Node) stopHTTP(ctx context.Context) {
+	if n.dash != nil {
+		// The dashboard's live streams would keep Shutdown waiting.
+		n.dash.Close()
+		n.dash = nil
+	}
 	for _, h := range []*httpServer{&n.http, &n.probe, &n.debug} {
 		if h.srv != nil {
 			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
@@ -176,14 +207,26 @@ func tokenChecker(root *trust.Root, store *ledger.Store) func(token string) (*tr
 
 // requireToken lets through the requests that carry "Authorization:
 // Bearer TOKEN" with an API token (trust.APIToken, agentctl keys api-token)
-// that check accepts, checked on every request; the others get 401 (no
-// token, or a bad one), 403 (the ledger refuses its credential: revoked)
-// or 503 (the node cannot check revocations), and why.
+// that check accepts, or the same token in the dashboard's session
+// cookie (a browser signed in at /login), checked on every request; the
+// others get 401 (no token, or a bad one), 403 (the ledger refuses its
+// credential: revoked) or 503 (the node cannot check revocations), and
+// why. The dashboard's sign-in page and assets need none: signing in
+// checks the token it is given.
 func requireToken(check func(string) (*trust.Credential, error), next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := path.Clean(r.URL.Path); p == "/login" || strings.HasPrefix(p, "/assets/") {
+			next.ServeHTTP(w, r)
+			return
+		}
 		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || strings.TrimSpace(tok) == "" {
-			unauthorized(w, "this endpoint needs an operator token: Authorization: Bearer $(agentctl keys api-token)")
+		if !ok {
+			if c, err := r.Cookie(web.SessionCookie); err == nil {
+				tok = c.Value
+			}
+		}
+		if strings.TrimSpace(tok) == "" {
+			unauthorized(w, "this endpoint needs an operator token: Authorization: Bearer $(agentctl keys api-token), or sign in at /login")
 			return
 		}
 		if _, err := check(strings.TrimSpace(tok)); err != nil {

@@ -37,6 +37,7 @@ import (
 	"github.com/agentic-dev/agentic/roles/orchestrator"
 	"github.com/agentic-dev/agentic/roles/orchestrator/runindex"
 	"github.com/agentic-dev/agentic/roles/planner"
+	"github.com/agentic-dev/agentic/roles/ui/web"
 	"github.com/nats-io/nats.go"
 )
 
@@ -77,6 +78,8 @@ type Node struct {
 	// http serves the API (and the probes unless probe serves them).
 	http  httpServer
 	probe httpServer
+	// dash is the ui role's dashboard on the HTTP listener (nil: none).
+	dash *web.Server
 	// debug serves the Go profiles when debug_listen is set.
 	debug httpServer
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -82,47 +83,54 @@ func (u *UI) answerGate(w http.ResponseWriter, r *http.Request) {
 			Hint: "Authorization: Bearer $(agentctl keys api-token)"})
 		return
 	}
-	operator, roles, err := u.gates.Operator(strings.TrimSpace(tok))
+	status, v := u.AnswerGate(r.Context(), strings.TrimSpace(tok), http.MaxBytesReader(w, r.Body, 1<<20))
+	writeJSON(w, status, v)
+}
+
+// AnswerGate is POST /api/gates for a caller that has the operator's API
+// token in hand (the dashboard's signed-in session): it checks the token
+// and the answer in body (JSON, as POST /api/gates takes it), has the ui
+// node sign gate.decided_for naming the operator, and returns the HTTP
+// status and the JSON answer POST /api/gates gives. WithGates must have
+// been called.
+func (u *UI) AnswerGate(ctx context.Context, token string, body io.Reader) (int, any) {
+	if u.gates == nil {
+		return http.StatusNotFound, apiError{Error: "this node answers no gates"}
+	}
+	operator, roles, err := u.gates.Operator(token)
 	if errors.Is(err, ErrOperatorRefused) {
-		writeJSON(w, http.StatusForbidden, apiError{Error: err.Error(),
-			Hint: "an administrator issues new credentials: agentctl keys operator NAME --root DIR --out FILE"})
-		return
+		return http.StatusForbidden, apiError{Error: err.Error(),
+			Hint: "an administrator issues new credentials: agentctl keys operator NAME --root DIR --out FILE"}
 	}
 	if err != nil {
-		writeJSON(w, http.StatusUnauthorized, apiError{Error: err.Error(), Hint: "make a new token: agentctl keys api-token"})
-		return
+		return http.StatusUnauthorized, apiError{Error: err.Error(), Hint: "make a new token: agentctl keys api-token"}
 	}
 	if !slices.Contains(roles, event.RoleOperator) {
-		writeJSON(w, http.StatusForbidden, apiError{Error: fmt.Sprintf("%s's credential (roles %v) may not answer gates", operator, roles),
-			Hint: "an operator's credential answers gates: agentctl keys operator NAME --role operator"})
-		return
+		return http.StatusForbidden, apiError{Error: fmt.Sprintf("%s's credential (roles %v) may not answer gates", operator, roles),
+			Hint: "an operator's credential answers gates: agentctl keys operator NAME --role operator"}
 	}
 	var a answer
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
+	dec := json.NewDecoder(body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&a); err != nil {
-		writeError(w, fmt.Errorf("%w: the body: %w", api.ErrBadRequest, err))
-		return
+		return errorAnswer(fmt.Errorf("%w: the body: %w", api.ErrBadRequest, err))
 	}
 	if err := a.check(); err != nil {
-		writeError(w, err)
-		return
+		return errorAnswer(err)
 	}
-	if a.Subject, err = u.gates.boundSubject(r.Context(), a); err != nil {
-		writeError(w, err)
-		return
+	if a.Subject, err = u.gates.boundSubject(ctx, a); err != nil {
+		return errorAnswer(err)
 	}
 	d, err := event.NewDraft(event.GateDecidedFor, a.Run, event.GateDecidedForData{Operator: operator,
 		GateDecidedData: event.GateDecidedData{Step: a.Step, Subject: a.Subject, Action: a.Action,
 			Command: a.Command, Reason: a.Reason, Remember: a.Remember}})
 	if err == nil {
-		err = u.gates.Emit.Emit(r.Context(), d)
+		err = u.gates.Emit.Emit(ctx, d)
 	}
 	if err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, apiError{Error: "the answer was not recorded: " + err.Error()})
-		return
+		return http.StatusServiceUnavailable, apiError{Error: "the answer was not recorded: " + err.Error()}
 	}
-	writeJSON(w, http.StatusAccepted, map[string]string{"event": d.ID, "operator": operator})
+	return http.StatusAccepted, map[string]string{"event": d.ID, "operator": operator}
 }
 
 // check refuses an answer that names no gate or no action, or lacks what

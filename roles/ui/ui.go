@@ -160,6 +160,12 @@ type apiError struct {
 }
 
 func writeError(w http.ResponseWriter, err error) {
+	status, v := errorAnswer(err)
+	writeJSON(w, status, v)
+}
+
+// errorAnswer is the status and body of an error answer.
+func errorAnswer(err error) (int, any) {
 	code, status := "", http.StatusInternalServerError
 	switch {
 	case errors.Is(err, api.ErrBadRequest):
@@ -171,7 +177,7 @@ func writeError(w http.ResponseWriter, err error) {
 	case errors.Is(err, errStale):
 		code, status = "stale", http.StatusConflict
 	}
-	writeJSON(w, status, apiError{Error: err.Error(), Hint: api.HintOf(err), Code: code})
+	return status, apiError{Error: err.Error(), Hint: api.HintOf(err), Code: code}
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

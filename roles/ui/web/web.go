@@ -1,0 +1,252 @@
+// Package web is the ui role's dashboard: server-rendered HTML pages over
+// the same read model the JSON API serves (roles/ui), with live updates
+// over one Server-Sent Events stream per page.
+//
+//	GET /                    runs, newest first, paged, filtered; live statuses
+//	GET /runs/{id}           a run: its plan as a DAG laid out on the server
+//	                         (package layout), the timeline of its attempts,
+//	                         the selected step (?step=), revisions (?rev=)
+//	GET /runs/{id}/steps/{step}  one step's detail (a fragment with ?fragment=1)
+//	GET /runs/{id}/live      the run page's stream of state diffs
+//	GET /gates               the open gates (read-only)
+//	GET /nodes               the cluster's nodes and alarms
+//	GET /audit               the ledger's events, filtered by type, run, node
+//	GET /audit.json          what /audit shows, as JSON
+//	GET /audit/live          new events (SSE, resumes from Last-Event-ID)
+//	GET /events/{seq}        one event, with its raw JSON
+//	GET /assets/…            the page's CSS and script, from embed.FS
+//
+// Every page is sent with a Content-Security-Policy that allows no inline
+// script and no inline style; every text from a run (goals, commands,
+// output, errors: a model writes them) goes through html/template's
+// escaping. The pages only read: answering gates stays POST /api/gates.
+package web
+
+import (
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentic-dev/agentic/node/api"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed assets
+var assetFS embed.FS
+
+// Runs is the read model of runs (the node's answers to runs.list, runs.get
+// and runs.steps), as roles/ui serves it.
+type Runs interface {
+	List(ctx context.Context, req api.RunsListRequest) (api.Page[json.RawMessage], error)
+	Get(ctx context.Context, req api.RunsGetRequest) (api.RunDetail[json.RawMessage], error)
+	Steps(ctx context.Context, req api.RunsStepsRequest) (api.Page[json.RawMessage], error)
+}
+
+// Source is what the pages read: the node's answers to its query methods.
+// Runs and Audit are required; a nil Nodes, Alarms or Gates leaves its page
+// saying the node cannot tell.
+type Source struct {
+	Runs Runs
+	// Audit answers the audit method (a long-poll when Wait is set).
+	Audit func(ctx context.Context, req api.AuditRequest) (api.LedgerPage[json.RawMessage], error)
+	// Nodes answers nodes.list, Alarms alarms.list, Gates gates.list.
+	Nodes  func(ctx context.Context, req api.NodesListRequest) (api.NodesPage[json.RawMessage], error)
+	Alarms func(ctx context.Context, req api.AlarmsListRequest) (api.Page[json.RawMessage], error)
+	Gates  func(ctx context.Context, req api.GatesRequest) (api.Page[json.RawMessage], error)
+	// Changed returns a channel closed at the next change of the ledger
+	// (nil: the live streams look every second).
+	Changed func() <-chan struct{}
+	// Operator checks an API token and returns the operator it names and
+	// their roles (nil: nobody signs in, the pages only read). Answer
+	// records a gate answer for a token as POST /api/gates does
+	// (ui.UI.AnswerGate; nil: the inbox has no controls).
+	Operator func(token string) (id string, roles []string, err error)
+	Answer   Answer
+}
+
+// Server serves the dashboard. Close ends its live streams.
+type Server struct {
+	src   Source
+	log   *slog.Logger
+	pages map[string]*template.Template
+	now   func() time.Time
+
+	layouts layoutCache
+	hub     *hub
+
+	// ctx ends every live stream when the server closes.
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// Options tune a Server; zero fields take defaults.
+type Options struct {
+	// Log receives the server's warnings (slog.Default() when nil).
+	Log *slog.Logger
+	// Frame is the least time between two frames of a live stream
+	// (250ms: at most four a second).
+	Frame time.Duration
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+}
+
+// New returns a dashboard over src.
+func New(src Source, o Options) (*Server, error) {
+	if src.Runs == nil || src.Audit == nil {
+		return nil, errors.New("web: a dashboard needs the runs read model and the audit")
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	if o.Frame <= 0 {
+		o.Frame = 250 * time.Millisecond
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	pages, err := parsePages()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Server{src: src, log: o.Log, pages: pages, now: o.Now, ctx: ctx, cancel: cancel,
+		layouts: layoutCache{max: 64, m: map[layoutKey]*dagLayout{}}}
+	s.hub = newHub(s, o.Frame)
+	return s, nil
+}
+
+// Close ends the live streams and waits for their goroutines.
+func (s *Server) Close() {
+	s.cancel()
+	s.wg.Wait()
+}
+
+// Register adds the dashboard's routes to mux.
+func (s *Server) Register(mux *http.ServeMux) {
+	h := func(pattern string, f http.HandlerFunc) { mux.Handle(pattern, secure(s.session(f))) }
+	h("GET /{$}", s.runsPage)
+	h("GET /runs/{id}", s.runPage)
+	h("GET /runs/{id}/steps/{step}", s.stepPage)
+	h("GET /runs/{id}/live", s.runLive)
+	h("GET /runs-live", s.runsLive)
+	h("GET /gates", s.gatesPage)
+	h("GET /nodes", s.nodesPage)
+	h("GET /audit", s.auditPage)
+	h("GET /audit.json", s.auditJSON)
+	h("GET /audit/live", s.auditLive)
+	h("GET /events/{seq}", s.eventPage)
+	h("GET /login", s.loginPage)
+	h("POST /login", s.login)
+	h("POST /logout", s.logout)
+	h("POST /gates/answer", s.answerGate)
+	sub, _ := fs.Sub(assetFS, "assets")
+	mux.Handle("GET /assets/", secure(http.StripPrefix("/assets/", http.FileServerFS(sub)).ServeHTTP))
+}
+
+// CSP is the Content-Security-Policy of every page: scripts and styles
+// from the node alone, no inline script or style, no framing.
+const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+	"base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+// secure adds the headers every answer carries.
+func secure(next http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", CSP)
+		h.Set("X-Content-Type-Options", "nosniff")
+		// same-origin, not no-referrer: with no-referrer a browser sends
+		// "Origin: null" on the forms' POSTs, which checkPost refuses.
+		h.Set("Referrer-Policy", "same-origin")
+		h.Set("X-Frame-Options", "DENY")
+		next(w, r)
+	})
+}
+
+// parsePages parses each page with the base layout.
+func parsePages() (map[string]*template.Template, error) {
+	names, err := fs.Glob(templateFS, "templates/*.html")
+	if err != nil {
+		return nil, fmt.Errorf("web: templates: %w", err)
+	}
+	out := map[string]*template.Template{}
+	for _, n := range names {
+		base := strings.TrimSuffix(strings.TrimPrefix(n, "templates/"), ".html")
+		if base == "base" || base == "parts" {
+			continue
+		}
+		t, err := template.New(base).Funcs(funcs).ParseFS(templateFS, "templates/base.html", "templates/parts.html", n)
+		if err != nil {
+			return nil, fmt.Errorf("web: template %s: %w", n, err)
+		}
+		out[base] = t
+	}
+	return out, nil
+}
+
+// page is what every template gets: the page's title and nav entry, and
+// its own data.
+type page struct {
+	Title string
+	Nav   string
+	// User is the signed-in operator (nil: none), CSRF the token every
+	// form carries.
+	User *user
+	CSRF string
+	// Live is the URL of the page's live stream ("" for none).
+	Live string
+	Data any
+}
+
+// render writes page name; a template error after the first byte can only
+// be logged.
+func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name string, p page) {
+	t := s.pages[name]
+	p.User, p.CSRF = userOf(r), csrfOf(r)
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	if err := t.ExecuteTemplate(w, "base", p); err != nil {
+		s.log.Warn("web: render", "page", name, "err", err)
+	}
+}
+
+// renderFragment writes one template of a page without the layout.
+func (s *Server) renderFragment(w http.ResponseWriter, name, block string, data any) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	if err := s.pages[name].ExecuteTemplate(w, block, data); err != nil {
+		s.log.Warn("web: render", "page", name, "block", block, "err", err)
+	}
+}
+
+// fail renders an error page: the read model's classes of error map to
+// statuses as the JSON API maps them.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	status := http.StatusInternalServerError
+	switch {
+	case errors.Is(err, api.ErrBadRequest):
+		status = http.StatusBadRequest
+	case errors.Is(err, api.ErrNotFound):
+		status = http.StatusNotFound
+	case errors.Is(err, api.ErrAmbiguous):
+		status = http.StatusConflict
+	}
+	s.render(w, r, status, "error", page{Title: http.StatusText(status), Data: errorView{Status: status, Error: err.Error(), Hint: api.HintOf(err)}})
+}
+
+type errorView struct {
+	Status      int
+	Error, Hint string
+}
