@@ -1,0 +1,55 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/agentic-dev/agentic/ledger"
+	"github.com/agentic-dev/agentic/node/bootstrap"
+)
+
+// eventsFirstSeq is where a ledger node creates an absent AGENTIC_EVENTS
+// stream (bus.StreamConfig.EventsFirstSeq): the stream sequence after the
+// last one its ledger applied, read from the ledger's head, or 1 for a
+// node without a ledger yet. The stream is the transport, the ledger the
+// record: a stream deleted while the node was down (or whose store was
+// lost) comes back continuing the ledger, with nothing republished — the
+// ledger keeps every event it folded, the follower resumes where it
+// stopped, and no ledger.gap is recorded, since no message the ledger
+// lacks was lost. A ledger that cannot be read here (damaged, or mid-swap
+// and not recoverable) stops the start with the reason: creating the
+// stream at 1 would make that ledger unusable later.
+func (n *Node) eventsFirstSeq() (uint64, error) {
+	dir := filepath.Join(n.cfg.Data, "ledger")
+	logger := n.log.With("component", "bootstrap")
+	if err := bootstrap.Recover(dir, logger); err != nil {
+		return 0, fmt.Errorf("node: the ledger in %s: %w", dir, err)
+	}
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return 1, nil
+	} else if err != nil {
+		return 0, fmt.Errorf("node: the ledger in %s: %w", dir, err)
+	}
+	st, err := ledger.Open(dir, ledger.Options{Logger: n.log.With("component", "ledger")})
+	if errors.Is(err, ledger.ErrCorrupt) {
+		// The node starts not ready, alarm CORRUPT (openLedger); its
+		// ledger is replaced or repaired before it folds anything.
+		n.log.Error("the events stream is absent and the ledger is damaged: the stream is created at sequence 1", "err", err)
+		return 1, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("node: read the ledger's head in %s to recreate the events stream after it: %w (to start the stream from 1 and keep this ledger aside, move %s away)", dir, err, dir)
+	}
+	applied := st.AppliedStreamSeq()
+	if err := st.Close(); err != nil {
+		return 0, fmt.Errorf("node: close the ledger in %s: %w", dir, err)
+	}
+	if applied > 0 {
+		n.log.Warn("the events stream is absent while this ledger folded it up to a sequence: recreating it continuing after the ledger's head; nothing is republished, the ledger keeps every event",
+			"applied_stream_seq", applied, "first_seq", applied+1)
+	}
+	return applied + 1, nil
+}
