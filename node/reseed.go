@@ -29,7 +29,7 @@ func (n *Node) eventsFirstSeq() (uint64, error) {
 		return 0, fmt.Errorf("node: the ledger in %s: %w", dir, err)
 	}
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-		return 1, nil
+		return n.asideFirstSeq(), nil
 	} else if err != nil {
 		return 0, fmt.Errorf("node: the ledger in %s: %w", dir, err)
 	}
@@ -47,9 +47,26 @@ func (n *Node) eventsFirstSeq() (uint64, error) {
 	if err := st.Close(); err != nil {
 		return 0, fmt.Errorf("node: close the ledger in %s: %w", dir, err)
 	}
+	// A ledger moved aside for a rebuild still holds what it folded: the
+	// stream continues after it (and the rebuild, finding the stream
+	// short, puts it back: checkRebuild).
+	applied = max(applied, n.asideFirstSeq()-1)
 	if applied > 0 {
 		n.log.Warn("the events stream is absent while this ledger folded it up to a sequence: recreating it continuing after the ledger's head; nothing is republished, the ledger keeps every event",
 			"applied_stream_seq", applied, "first_seq", applied+1)
 	}
 	return applied + 1, nil
+}
+
+// asideFirstSeq is the stream sequence after the one the ledger moved
+// aside by RebuildLedger folded, when it is still there (1 otherwise).
+func (n *Node) asideFirstSeq() uint64 {
+	m, ok, err := readRebuildMark(n.cfg.Data)
+	if err != nil || !ok || !m.Known {
+		return 1
+	}
+	if _, err := os.Stat(m.Aside); err != nil {
+		return 1
+	}
+	return m.Applied + 1
 }
