@@ -3,12 +3,15 @@ package cli
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/api"
+	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 )
 
@@ -127,4 +130,43 @@ func (a *app) addUnrecorded(ctx context.Context, c *api.Client, alarms []api.Ala
 		return cmp.Or(strings.Compare(x.Node, y.Node), strings.Compare(string(x.Alarm), string(y.Alarm)))
 	})
 	return alarms
+}
+
+// writeCause explains a write that nothing acknowledged in time (err, a
+// deadline): it asks every node at once for its node.info and, when some
+// report a fault that stops writes — a full disk (NOSPACE), the events
+// stream missing (STREAM_MISSING) — names them, node by node, instead of
+// leaving only the deadline. Any other error, or no such fault, is
+// returned as it is.
+func (a *app) writeCause(ctx context.Context, err error) error {
+	if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, nats.ErrTimeout) {
+		return err
+	}
+	c, cerr := a.client()
+	if cerr != nil {
+		return err
+	}
+	wait := min(a.timeout, readinessWait)
+	gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*wait)
+	defer cancel()
+	answers, gerr := api.Gather[api.NodeInfo](gctx, c, api.MethodNodeInfo, struct{}{}, wait)
+	if gerr != nil {
+		return err
+	}
+	var causes []string
+	for _, ans := range answers {
+		if ans.Err != nil {
+			continue
+		}
+		for _, ch := range ans.Data.Checks {
+			if !ch.OK && (ch.Alarm == event.AlarmNoSpace || ch.Alarm == event.AlarmStreamMissing) {
+				causes = append(causes, fmt.Sprintf("node %s reports %s: %s", cmp.Or(ans.Data.ID, ans.Node), ch.Alarm, ch.Reason))
+			}
+		}
+	}
+	if len(causes) == 0 {
+		return err
+	}
+	return api.WithHint(fmt.Errorf("%w: nothing acknowledged the write in time, and %s", err, strings.Join(causes, "; ")),
+		"free disk space on that node (or bring the stream back), then run the command again; the write was most likely not recorded (agentctl run list shows whether it was); agentctl alarm ls lists the faults")
 }
