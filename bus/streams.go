@@ -113,6 +113,14 @@ type StreamConfig struct {
 	// (the embedded server's, Embedded.MaxStore; 0: unknown): a stream
 	// created absent reserves at most a quarter of it (see EnsureStreams).
 	StoreLimit int64
+	// EventsFirstSeq, when set, is asked only if AGENTIC_EVENTS is absent:
+	// a value above 1 creates it with its sequence continuing there
+	// (jetstream.StreamConfig.FirstSeq). A ledger node passes the stream
+	// sequence after its ledger's head, so that a stream deleted while it
+	// was down comes back continuing the ledger instead of at 1, which its
+	// ledger would refuse as a stream behind it. An error stops
+	// EnsureStreams.
+	EventsFirstSeq func() (uint64, error)
 }
 
 // DefaultPlacementWait is how long EnsureStreams waits for a cluster to
@@ -298,6 +306,17 @@ func (e *ensurer) createAbsent(ctx context.Context, sc jetstream.StreamConfig) e
 	}
 	if !errors.Is(err, jetstream.ErrStreamNotFound) {
 		return fmt.Errorf("bus: stream %s: %w", sc.Name, err)
+	}
+	if sc.Name == EventsStream && e.cfg.EventsFirstSeq != nil {
+		first, err := e.cfg.EventsFirstSeq()
+		if err != nil {
+			return fmt.Errorf("bus: stream %s is absent and where it must continue is unknown: %w", sc.Name, err)
+		}
+		if first > 1 {
+			sc.FirstSeq = first
+			e.log.Warn("stream absent: created continuing after the ledger's head (it was deleted, or its store lost)",
+				"stream", sc.Name, "first_seq", first)
+		}
 	}
 	asked, askedReplicas := sc.MaxBytes, sc.Replicas
 	sc.Metadata = maps.Clone(sc.Metadata)

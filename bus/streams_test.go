@@ -160,3 +160,27 @@ func smallStore(t *testing.T, max int64) jetstream.JetStream {
 	}
 	return js
 }
+
+// An absent events stream is created continuing where EventsFirstSeq says
+// (a ledger node's head); an existing one is left alone and the function is
+// not asked.
+func TestEnsureStreamsContinuesAnAbsentEventsStream(t *testing.T) {
+	c := connect(t, bustest.Server(t))
+	asked := 0
+	first := func() (uint64, error) { asked++; return 42, nil }
+	ensure(t, c.JS, bus.StreamConfig{Replicas: 1, EventsFirstSeq: first})
+	s, err := c.JS.Stream(context.Background(), bus.EventsStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := s.CachedInfo().State; st.FirstSeq != 42 || st.LastSeq != 41 || asked != 1 {
+		t.Fatalf("events stream state %+v after asking %d times, want first 42", st, asked)
+	}
+	if logs := streamConfig(t, c.JS, bus.LogsStream); logs.FirstSeq > 1 {
+		t.Errorf("logs stream first seq %d", logs.FirstSeq)
+	}
+	ensure(t, c.JS, bus.StreamConfig{Replicas: 1, EventsFirstSeq: first})
+	if asked != 1 {
+		t.Errorf("asked %d times with the stream there", asked)
+	}
+}

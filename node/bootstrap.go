@@ -36,5 +36,8 @@ func (n *Node) openLedger(ctx context.Context) (*ledger.Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("node: %w", err)
 	}
+	if st, err = n.checkRebuild(ctx, st); err != nil {
+		return nil, err
+	}
 	return n.checkLedger(ctx, st)
 }

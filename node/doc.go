@@ -7,7 +7,10 @@
 //
 //  1. trust.Bootstrap — the node's identity signs everything it emits.
 //  2. bus — embedded server (DATA/nats, sync_interval: always) or external
-//     URLs; streams and the leader bucket are ensured idempotently.
+//     URLs; streams and the leader bucket are ensured idempotently. A
+//     ledger node that finds the events stream absent creates it
+//     continuing after its ledger's head (reseed.go), so that a deleted
+//     stream loses nothing the ledger holds.
 //  3. outbox — opened and started first, and drained before anything
 //     folds, so that events emitted before a crash are on the stream again
 //     before the roles decide anything new.
@@ -15,7 +18,10 @@
 //     holds is first replaced by a verified copy of a peer's (node/bootstrap,
 //     before this node's API serves, so it never asks itself); the
 //     follower restores every role from the ledger, then follows the
-//     stream; roles act only once the ledger is live.
+//     stream; roles act only once the ledger is live. After
+//     RebuildLedger (agentd --rebuild-ledger) a rebuild that would reach
+//     less than the ledger it replaces is refused and that ledger put
+//     back (rebuild.go).
 //  5. roles, then the API and HTTP endpoints.
 //
 // Stop runs in reverse: executors drain (running steps may finish until

@@ -210,6 +210,9 @@ func guard[Req, Resp any](n *Node, h func(context.Context, Req) (Resp, error)) f
 // DATA/ledger.damaged-<UTC time>, kept for inspection, so that the next
 // start rebuilds it: from the events stream, or copied from a peer ledger
 // node when the stream no longer holds the whole history (node/bootstrap).
+// That start refuses the rebuild, and puts the old ledger back, when the
+// stream and the peers hold less than the old ledger folded
+// (ErrRebuildRefused): a rebuild never replaces a ledger by a shorter one.
 // It holds the data directory's lock while it moves, and returns where the
 // old ledger went ("" when there was none).
 func RebuildLedger(data string, now time.Time) (string, error) {
@@ -231,15 +234,18 @@ func RebuildLedger(data string, now time.Time) (string, error) {
 		}
 		aside = fmt.Sprintf("%s.damaged-%s-%d", dir, now.UTC().Format("20060102T150405Z"), i)
 	}
+	// What the ledger folded is kept with it: the start that rebuilds
+	// refuses a rebuild that would reach less (checkRebuild).
+	m := rebuildMark{Aside: aside}
+	m.Applied, m.Records, m.Known = readLedgerHead(dir)
+	if err := writeRebuildMark(data, m); err != nil {
+		return "", fmt.Errorf("node: rebuild ledger: %w", err)
+	}
 	if err := os.Rename(dir, aside); err != nil {
 		return "", fmt.Errorf("node: rebuild ledger: move %s aside: %w", dir, err)
 	}
-	if d, err := os.Open(data); err == nil {
-		err = d.Sync()
-		d.Close()
-		if err != nil {
-			return "", fmt.Errorf("node: rebuild ledger: sync %s: %w", data, err)
-		}
+	if err := syncDir(data); err != nil {
+		return "", fmt.Errorf("node: rebuild ledger: %w", err)
 	}
 	return aside, nil
 }

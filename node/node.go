@@ -444,6 +444,11 @@ func (n *Node) startBus(ctx context.Context) error {
 	if n.embedded != nil {
 		sc.StoreLimit = n.embedded.MaxStore()
 	}
+	if n.needsLedger() {
+		// A deleted events stream comes back continuing the ledger
+		// (eventsFirstSeq), asked once even if EnsureStreams retries.
+		sc.EventsFirstSeq = sync.OnceValues(func() (uint64, error) { return n.eventsFirstSeq(sctx) })
+	}
 	if err := bus.EnsureStreams(sctx, n.conn.JS, sc); err != nil {
 		return fmt.Errorf("node: %w", err)
 	}

@@ -47,7 +47,11 @@ Then, from another terminal:
 
 A ledger found damaged at start (a record that does not match its chain,
 a table Pebble cannot read) leaves the node up but not ready (alarm
-CORRUPT); stop it and start it once with --rebuild-ledger.
+CORRUPT); stop it and start it once with --rebuild-ledger. A rebuild
+that would reach less than the old ledger (the events stream was deleted
+or lost) is refused and the old ledger put back; a node whose events
+stream is gone but whose ledger is whole needs no rebuild: it recreates
+the stream continuing after its ledger when it starts.
 
 Backup and restore: 'agentctl node backup NODE --out DIR' makes a running
 node write a consistent backup on its machine; on the new machine,
@@ -83,7 +87,7 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	drain := fs.Duration("drain-timeout", 30*time.Second, "how long running steps may finish on SIGTERM")
 	restoreFrom := fs.String("restore-from", "", "make the data dir (--data, absent or empty) from a backup directory (agentctl node backup), then start")
-	rebuild := fs.Bool("rebuild-ledger", false, "move the ledger aside (DATA/ledger.damaged-<time>, kept) and rebuild it from the events stream or a peer, then start")
+	rebuild := fs.Bool("rebuild-ledger", false, "move the ledger aside (DATA/ledger.damaged-<time>, kept) and rebuild it from the events stream or a peer, then start; refused, the ledger put back, when they hold less than it")
 	scratch := config.Default()
 	scratch.BindFlags(fs)
 	fs.Usage = func() {}

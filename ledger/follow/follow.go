@@ -197,7 +197,9 @@ func (f *Follower) Start(ctx context.Context) error {
 		// again (or the JetStream store was wiped). Its sequence numbers
 		// restarted, and folding would skip every new message as already
 		// applied. Refuse rather than stall silently.
-		return fmt.Errorf("follow: stream %s ends at sequence %d but this ledger has folded up to %d: the stream was recreated or its store lost; restore the stream, or move the ledger aside (%w)", bus.EventsStream, target, applied, ErrStreamBehind)
+		// The ledger holds every event it folded: the remedy keeps it.
+		return fmt.Errorf("follow: stream %s ends at sequence %d but this ledger has folded up to %d: the stream was recreated from 1 or its store lost. Keep this ledger, it holds every event it folded (do not move it aside or rebuild it from this stream). If the stream holds nothing to keep, delete it (nats stream rm %s) and start this node again: a ledger node recreates it continuing at %d; otherwise restore the stream from a backup (%w)",
+			bus.EventsStream, target, applied, bus.EventsStream, applied+1, ErrStreamBehind)
 	}
 	f.log.Info("ledger restored", "records", n, "applied_stream_seq", applied, "stream_last_seq", target)
 	occ := jetstream.OrderedConsumerConfig{FilterSubjects: []string{event.SubjectAll}}

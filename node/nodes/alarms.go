@@ -28,6 +28,12 @@ type Alarm struct {
 	// position.
 	Raised time.Time `json:"raised"`
 	Seq    uint64    `json:"seq"`
+	// Unrecorded marks an alarm the ledger does not hold: the node reports
+	// it in its own readiness checks (node.info) but could not record it
+	// (no events stream, a full disk) or it is not folded yet. Raised and
+	// Seq are zero. The ledger's fold never sets it; agentctl alarm ls
+	// adds such alarms from the nodes' answers.
+	Unrecorded bool `json:"unrecorded,omitempty"`
 }
 
 // alarm applies an alarm.raised or alarm.cleared. The alarm is about its

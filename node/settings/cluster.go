@@ -81,6 +81,19 @@ type InForce struct {
 	CheckedRevision uint64    `json:"checked_revision"`
 	// Drift is every difference found then (empty: none).
 	Drift []Drift `json:"drift"`
+	// Sized lists the streams made with a smaller byte limit than the
+	// settings ask because the JetStream store could not reserve it
+	// (bus.SizedToStoreKey): not drift, but not what the settings say
+	// either. Empty when none.
+	Sized []Sized `json:"sized,omitempty"`
+}
+
+// Sized is a stream whose byte limit was lowered to fit its store: Asked
+// is what the settings asked, Created what the stream has.
+type Sized struct {
+	Stream  string `json:"stream"`
+	Asked   int64  `json:"asked_bytes"`
+	Created int64  `json:"created_bytes"`
 }
 
 // record is the cluster.settings event in force.
@@ -115,10 +128,13 @@ type Cluster struct {
 		dirty      bool // settings changed, or never checked
 		checked    time.Time
 		checkedRev uint64
-		drift      map[string][]Drift // by stream, as of the last comparison
-		logged     map[Drift]bool     // drift already logged
-		warned     map[string]bool    // one-time warnings already given
-		lastSeq    map[string]uint64  // each stream's last sequence when last seen
+		drift      map[string][]Drift
+		// sized is, per stream, its byte limit lowered to fit the store
+		// (InForce.Sized), as the last comparison found it.
+		sized   map[string]Sized  // by stream, as of the last comparison
+		logged  map[Drift]bool    // drift already logged
+		warned  map[string]bool   // one-time warnings already given
+		lastSeq map[string]uint64 // each stream's last sequence when last seen
 	}
 	// checking serializes Check: the loop and a caller may both run it.
 	checking sync.Mutex
@@ -153,6 +169,7 @@ func New(cfg Config) *Cluster {
 	c.mu.rec = record{settings: DefaultWith(cfg.Replicas)}
 	c.mu.dirty = true
 	c.mu.drift = map[string][]Drift{}
+	c.mu.sized = map[string]Sized{}
 	c.mu.logged = map[Drift]bool{}
 	c.mu.warned = map[string]bool{}
 	c.mu.lastSeq = map[string]uint64{}
@@ -232,6 +249,9 @@ func (c *Cluster) InForce() InForce {
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.mu.drift)) {
 		out.Drift = append(out.Drift, c.mu.drift[name]...)
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.mu.sized)) {
+		out.Sized = append(out.Sized, c.mu.sized[name])
 	}
 	return out
 }
@@ -462,6 +482,7 @@ func (c *Cluster) reconcile(ctx context.Context, s Settings, want jetstream.Stre
 	}
 	c.seen(want.Name, st.CachedInfo().State.LastSeq)
 	have := st.CachedInfo().Config
+	c.noteSized(want, have)
 	switch hrev := bus.SettingsRevision(have); {
 	case hrev > rev:
 		c.warnOnce(fmt.Sprintf("newer/%s/%d/%d", want.Name, hrev, rev), "stream carries a cluster settings revision this ledger has not folded yet; not compared",
@@ -541,4 +562,18 @@ func (c *Cluster) report(stream string, drift []Drift) {
 		}
 	}
 	c.mu.drift[stream] = drift
+}
+
+// noteSized records whether the stream have was made with a smaller byte
+// limit than want asks to fit its store (bus.SizedToStore), for
+// InForce.Sized.
+func (c *Cluster) noteSized(want, have jetstream.StreamConfig) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	asked, created, ok := bus.SizedToStore(have)
+	if !ok || asked != want.MaxBytes || created != have.MaxBytes {
+		delete(c.mu.sized, want.Name)
+		return
+	}
+	c.mu.sized[want.Name] = Sized{Stream: want.Name, Asked: asked, Created: created}
 }

@@ -126,7 +126,8 @@ func (c *Cluster) unmended(ctx context.Context, stream string, drift []Drift, er
 // remedy logs, once per deletion, how an operator recreates a deleted
 // stream under the alarm rule: for AGENTIC_EVENTS, the configuration to
 // create it with (nats stream add --config), its sequence continuing; a
-// start of agentd would create it at sequence 1, which ledger nodes refuse.
+// ledger node's start recreates it so too (node/reseed.go), an
+// executor-only node's at sequence 1, which ledger nodes refuse.
 func (c *Cluster) remedy(want jetstream.StreamConfig) {
 	if want.Name != bus.EventsStream {
 		c.warnOnce("remedy/"+want.Name, "stream is missing: a restart of agentd creates it again (streams repair rule alarm)", "stream", want.Name)
@@ -140,7 +141,7 @@ func (c *Cluster) remedy(want jetstream.StreamConfig) {
 	c.warnOnce(fmt.Sprintf("remedy/%s/%d", want.Name, want.FirstSeq), "stream is missing: every write of the cluster stops until it is back (streams repair rule alarm)",
 		"stream", want.Name, "first_seq", want.FirstSeq, "config", string(cfg),
 		"hint", "recreate it with its sequence continuing: save config to a file and run nats stream add --config FILE; "+
-			"do not restart agentd first (a start creates it at sequence 1, which ledger nodes refuse); "+
+			"or restart a ledger node: its start recreates the stream continuing after its ledger's head (an executor-only node would create it at sequence 1, which ledger nodes refuse); "+
 			"or set agentctl cluster settings set --streams-repair restore beforehand, so that nodes recreate it themselves")
 }
 

@@ -27,8 +27,22 @@ type LeaseSettings interface {
 }
 
 // renewEvery is how often the leader renews its lease: three times per
-// TTL, so two renewals in a row may fail before the lease runs out.
+// TTL. A renewal may take until the lease runs out by the leader's clock
+// (renewDeadline), not just until the next one is due: on a node whose
+// CPUs are busy (large model answers parsed, a long fold) the embedded
+// JetStream server answers a read or write of the bucket hundreds of
+// milliseconds late, and a renewal that lands late but within the TTL
+// keeps the lease. With the default TTL of 1.5 s the leader starts a
+// renewal 500 ms after the last one that extended it, and that renewal
+// (or its retries, every pollEvery) has the remaining second.
 func renewEvery(ttl time.Duration) time.Duration { return ttl / 3 }
+
+// renewDeadline is how long a renewal sent now may take: until the lease
+// written at renewed runs out (the bucket's TTL counts from the write,
+// which is after renewed), and at least pollEvery.
+func renewDeadline(renewed time.Time, ttl time.Duration) time.Duration {
+	return max(time.Until(renewed.Add(ttl)), pollEvery(ttl))
+}
 
 // pollEvery is how often a standby looks at the lease: ten times per TTL,
 // and at least four times a second. It bounds how late a standby takes
@@ -198,16 +212,26 @@ var errLeaseTaken = errors.New("orchestrator: the lease key holds another lease 
 // renew extends the lease: it reads the key, checks that it is still our
 // write — our revision and our value; after the bucket was made again
 // another holder's write can carry our old revision — and replaces it on
-// that revision.
+// that revision. A key that holds our value at a later revision is our
+// own renewal that the bucket applied but whose answer did not come in
+// time: our value (this process's incarnation at our epoch) is written by
+// no one else, so the revision is adopted and the lease renewed on it.
 func (l *leaseKV) renew(ctx context.Context) error {
-	sent := time.Now()
 	e, err := l.kv.Get(ctx, LeaseKey)
 	if err != nil {
 		return fmt.Errorf("orchestrator: lease read (epoch %d, revision %d): %w", l.epoch, l.rev, err)
 	}
+	if e.Revision() > l.rev && bytes.Equal(e.Value(), l.value()) {
+		l.rev = e.Revision()
+	}
 	if !l.ours(e) {
 		return fmt.Errorf("%w: revision %d holds %s", errLeaseTaken, e.Revision(), e.Value())
 	}
+	// The lease runs from the write: no one sees it before it is sent
+	// (a standby counts from the revision it reads, the bucket's TTL from
+	// the write stored), so the time it is sent, after the read, is when
+	// the lease was extended at the earliest.
+	sent := time.Now()
 	rev, err := l.kv.Update(ctx, LeaseKey, l.value(), l.rev)
 	if err != nil {
 		return fmt.Errorf("orchestrator: lease renew (epoch %d, revision %d): %w", l.epoch, l.rev, err)
@@ -308,7 +332,9 @@ func (o *Orchestrator) leaseTurn(ctx context.Context, l *leaseKV) time.Duration 
 	if !o.renew(ctx, l, ttl) {
 		return pollEvery(ttl)
 	}
-	return renewEvery(ttl)
+	// The next renewal is due renewEvery after this one was sent, not
+	// after it was answered: a slow answer must not push it later.
+	return max(time.Until(l.renewed.Add(renewEvery(ttl))), 0)
 }
 
 // leaseTTLInForce reads the TTL in force and logs when it changes.
@@ -328,7 +354,9 @@ func (o *Orchestrator) leaseTTLInForce() time.Duration {
 // compete tries to take the lease and, on winning, emits leader.elected.
 func (o *Orchestrator) compete(ctx context.Context, l *leaseKV, ttl time.Duration) {
 	folded, _ := o.foldedLeader()
-	actx, cancel := context.WithTimeout(ctx, renewEvery(ttl))
+	// A write that lands within a TTL of being sent wins a lease that
+	// still has time left (see renewEvery): a busy node is not kept out.
+	actx, cancel := context.WithTimeout(ctx, ttl)
 	how, err := l.acquire(actx, folded, ttl, o.holderGone)
 	cancel()
 	switch {
@@ -382,7 +410,7 @@ func (o *Orchestrator) checkElection(ctx context.Context, l *leaseKV, ttl time.D
 // failures are retried until a TTL has passed since the last write that
 // extended it, when a standby may take it.
 func (o *Orchestrator) renew(ctx context.Context, l *leaseKV, ttl time.Duration) bool {
-	rctx, cancel := context.WithTimeout(ctx, renewEvery(ttl))
+	rctx, cancel := context.WithTimeout(ctx, renewDeadline(l.renewed, ttl))
 	err := l.renew(rctx)
 	cancel()
 	switch {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -403,7 +404,12 @@ func (a *app) printSettings(in *settings.InForce) error {
 		name string
 		s    event.StreamSettingsData
 	}{{bus.EventsStream, in.Streams.Events}, {bus.LogsStream, in.Streams.Logs}} {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\n", st.name, noLimit(st.s.MaxAge == "0s", st.s.MaxAge), noLimit(st.s.MaxBytes == 0, settings.FormatBytes(st.s.MaxBytes)), st.s.Replicas)
+		maxBytes := noLimit(st.s.MaxBytes == 0, settings.FormatBytes(st.s.MaxBytes))
+		// A stream made smaller to fit its store shows what it has.
+		if i := slices.IndexFunc(in.Sized, func(s settings.Sized) bool { return s.Stream == st.name }); i >= 0 {
+			maxBytes = fmt.Sprintf("%s (settings: %s; lowered to fit the JetStream store)", settings.FormatBytes(in.Sized[i].Created), maxBytes)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\n", st.name, noLimit(st.s.MaxAge == "0s", st.s.MaxAge), maxBytes, st.s.Replicas)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -438,6 +444,8 @@ func printDrift(w io.Writer, in *settings.InForce) {
 	switch {
 	case in.Checked.IsZero():
 		fmt.Fprintf(w, "node %s has not compared the streams with the settings yet (its ledger is not live)\n", in.Node)
+	case len(in.Drift) == 0 && len(in.Sized) > 0:
+		fmt.Fprintf(w, "node %s compared the streams at %s: they match, but for the byte limits lowered to fit the JetStream store (free disk space, or raise disk.jetstream_max_store, then apply with agentctl cluster settings set --reapply)\n", in.Node, fmtTime(in.Checked))
 	case len(in.Drift) == 0:
 		fmt.Fprintf(w, "node %s compared the streams at %s: they match\n", in.Node, fmtTime(in.Checked))
 	default:

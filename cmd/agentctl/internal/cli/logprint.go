@@ -26,6 +26,9 @@ type logLine struct {
 	Attempt int    `json:"attempt"`
 	Stream  string `json:"stream"`
 	Line    string `json:"line"`
+	// Cut marks the line that says the output before it is gone: the
+	// logs stream's limits dropped it (Line says so; not output).
+	Cut bool `json:"cut,omitempty"`
 }
 
 // logKey names one output stream of one attempt: lines are reassembled per
@@ -49,6 +52,10 @@ type logPrinter struct {
 	shown   map[string]int // text: the attempt last printed per step
 	all     []logLine      // json: the array to print at the end
 	lines   int
+	// cut, if set, says for an output stream seen for the first time
+	// whether the logs stream may have dropped its start, and how to say
+	// so ("" when not).
+	cut func(k logKey) string
 }
 
 func newLogPrinter(a *app, run string, prefix bool, steps []string) *logPrinter {
@@ -64,6 +71,13 @@ func (p *logPrinter) chunk(k logKey, data []byte) error {
 	buf, seen := p.partial[k]
 	if !seen {
 		p.order = append(p.order, k)
+		if p.cut != nil {
+			if note := p.cut(k); note != "" {
+				if err := p.cutLine(k, note); err != nil {
+					return err
+				}
+			}
+		}
 	}
 	buf = append(buf, data...)
 	for {
@@ -125,6 +139,22 @@ func (p *logPrinter) line(k logKey, b []byte) error {
 	}
 	p.shown[k.step] = k.attempt
 	return p.text(k.step, l.Line)
+}
+
+// cutLine says, where an output stream's kept chunks begin, that what
+// came before is gone: a text line in brackets, or a json line with cut
+// set.
+func (p *logPrinter) cutLine(k logKey, note string) error {
+	l := logLine{Run: p.run, Step: k.step, Attempt: k.attempt, Stream: k.stream, Line: note, Cut: true}
+	switch p.a.output {
+	case formatJSON:
+		p.all = append(p.all, l)
+		return nil
+	case formatJSONL:
+		return p.a.writeLine(l)
+	}
+	p.shown[k.step] = k.attempt
+	return p.text(k.step, "["+note+"]")
 }
 
 // text prints one line of text output, behind the step column if any.

@@ -12,6 +12,7 @@ import (
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/api"
+	"github.com/agentic-dev/agentic/node/settings"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
@@ -139,6 +140,7 @@ func (a *app) runLogsErr(ctx context.Context, id, step string, o logsOpts) error
 	if l.stream, err = a.logsStream(ctx); err != nil {
 		return err
 	}
+	l.p.cut = retentionCut(run, l.stream.CachedInfo())
 	last, err := l.lastSeq(ctx)
 	if err != nil {
 		return err
@@ -164,6 +166,11 @@ func (a *app) runLogsErr(ctx context.Context, id, step string, o logsOpts) error
 		what := "run " + run.ID
 		if step != "" {
 			what = "step " + step + " of " + what
+		}
+		if info := l.stream.CachedInfo(); info != nil && info.State.FirstSeq > 1 && run.CreatedAt.Before(info.State.FirstTime) {
+			a.note("no output kept for %s%s: %s no longer holds what was written before %s (its limits dropped it); the ledger keeps each attempt's output tail (agentctl audit --run %s)",
+				what, describeFilter(o), bus.LogsStream, info.State.FirstTime.UTC().Format(time.RFC3339), run.ID)
+			return nil
 		}
 		a.note("no output recorded for %s%s", what, describeFilter(o))
 	}
@@ -306,4 +313,46 @@ func (l *logsRun) closeConsumer(ctx context.Context, it jetstream.MessagesContex
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.a.timeout)
 	defer cancel()
 	_ = l.stream.DeleteConsumer(dctx, info.Name)
+}
+
+// retentionCut returns the logPrinter's cut test for run against the logs
+// stream as info shows it: when the stream has dropped messages (its
+// first sequence is past 1) and the oldest one it keeps was stored after
+// an attempt began (the step's StartedAt for its last attempt, the run's
+// creation for earlier ones), that attempt's output from before then may
+// be gone, and run logs says so where its kept output begins. Output
+// written after the oldest kept message is whole. nil when nothing was
+// dropped.
+func retentionCut(run *api.Run, info *jetstream.StreamInfo) func(logKey) string {
+	if info == nil || info.State.FirstSeq <= 1 || info.State.FirstTime.IsZero() {
+		return nil
+	}
+	oldest := info.State.FirstTime
+	limits := []string{}
+	if c := info.Config; c.MaxBytes > 0 {
+		limits = append(limits, settings.FormatBytes(c.MaxBytes))
+	}
+	if c := info.Config; c.MaxAge > 0 {
+		limits = append(limits, settings.FormatAge(c.MaxAge))
+	}
+	if c := info.Config; c.MaxMsgs > 0 {
+		limits = append(limits, strconv.FormatInt(c.MaxMsgs, 10)+" messages")
+	}
+	kept := ""
+	if len(limits) > 0 {
+		kept = " (it keeps " + strings.Join(limits, " or ") + ")"
+	}
+	return func(k logKey) string {
+		began := run.CreatedAt
+		for _, s := range run.Steps {
+			if s.ID == k.step && s.Attempt == k.attempt && s.StartedAt != nil {
+				began = *s.StartedAt
+			}
+		}
+		if began.IsZero() || !began.Before(oldest) {
+			return ""
+		}
+		return fmt.Sprintf("earlier output of %s (attempt %d, %s) may be missing: %s no longer holds what was written before %s%s; the ledger keeps each attempt's output tail (agentctl audit --run %s, task.finished)",
+			k.step, k.attempt, k.stream, bus.LogsStream, oldest.UTC().Format(time.RFC3339), kept, run.ID)
+	}
 }
