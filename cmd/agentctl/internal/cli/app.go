@@ -305,7 +305,7 @@ func (a *app) publish(ctx context.Context, drafts ...event.Draft) error {
 		if errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrStreamNotFound) {
 			return a.noStream(ctx, js, drafts[0].Subject(), err)
 		}
-		return err
+		return a.writeCause(ctx, err)
 	}
 	return a.awaitAccepted(ctx, acks)
 }

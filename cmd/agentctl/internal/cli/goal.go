@@ -91,7 +91,7 @@ func (a *app) goalSubmit(ctx context.Context, o submitOpts, text string) error {
 		return fmt.Errorf("submit goal: %w", err)
 	}
 	if err := a.publish(ctx, d); err != nil {
-		return fmt.Errorf("submit goal: %w", a.writeCause(ctx, err))
+		return fmt.Errorf("submit goal: %w", err)
 	}
 	if o.wait {
 		return a.follow(ctx, runID)
