@@ -295,3 +295,82 @@ func TestFoldMovesOnlyAlongTheTables(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusesMatchTheProtocol: the statuses are declared twice — the
+// protocol's (bus/event/status.go: what events and views carry) and this
+// package's lifecycle tables — and must agree: the same run statuses; every
+// step status of the protocol in the step table, and the table's others
+// only those that are never entered (approved, edited, denied: a step
+// goes from gated back to pending); the protocol's task outcomes exactly
+// the table's final task statuses. A status added to one place and not
+// the other fails here.
+func TestStatusesMatchTheProtocol(t *testing.T) {
+	proto := protocolStatuses(t)
+	var run, step, task []string
+	for _, s := range RunStatuses() {
+		run = append(run, string(s))
+	}
+	for _, s := range StepStatuses() {
+		step = append(step, string(s))
+	}
+	for _, s := range TaskStatuses() {
+		if s.Terminal() {
+			task = append(task, string(s))
+		}
+	}
+	same := func(what string, got, want []string) {
+		t.Helper()
+		slices.Sort(got)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: the tables have %v, the protocol %v", what, got, want)
+		}
+	}
+	same("run statuses", run, proto["RunStatus"])
+	same("task outcomes", task, proto["TaskStatus"])
+	var extra []string
+	for _, s := range step {
+		if !slices.Contains(proto["StepStatus"], s) {
+			extra = append(extra, s)
+		}
+	}
+	same("step statuses the protocol lacks", extra, []string{"approved", "edited", "denied"})
+	for _, s := range proto["StepStatus"] {
+		if !slices.Contains(step, s) {
+			t.Errorf("step status %q of the protocol is not in the step table", s)
+		}
+	}
+}
+
+// protocolStatuses reads the status constants of bus/event/status.go, by
+// type name.
+func protocolStatuses(t *testing.T) map[string][]string {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), filepath.Join("..", "..", "bus", "event", "status.go"), nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	for _, d := range f.Decls {
+		gd, ok := d.(*ast.GenDecl)
+		if !ok || gd.Tok != token.CONST {
+			continue
+		}
+		for _, spec := range gd.Specs {
+			vs := spec.(*ast.ValueSpec)
+			id, ok := vs.Type.(*ast.Ident)
+			if !ok || len(vs.Values) != 1 {
+				continue
+			}
+			if lit, ok := vs.Values[0].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+				out[id.Name] = append(out[id.Name], strings.Trim(lit.Value, `"`))
+			}
+		}
+	}
+	for _, k := range []string{"RunStatus", "StepStatus", "TaskStatus"} {
+		if len(out[k]) == 0 {
+			t.Fatalf("no %s constants found in bus/event/status.go", k)
+		}
+	}
+	return out
+}
