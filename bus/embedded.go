@@ -48,7 +48,7 @@ type EmbeddedConfig struct {
 	// MaxStoreFor).
 	MaxStore int64
 	// Space, if set, reads now whether the data dir is above its
-	// free-space floor (node/diskspace.Monitor.Refresh: a fresh reading, so
+	// free-space floor (internal/diskspace.Monitor.Refresh: a fresh reading, so
 	// that JetStream is not restarted on a disk that just filled); JetStream
 	// stopped by a full disk is restarted only then. Nil: when at least a
 	// MiB is free.

@@ -14,7 +14,7 @@ import (
 	"github.com/agentic-dev/agentic/bus/bustest"
 	"github.com/agentic-dev/agentic/bus/bustest/logrec"
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
-	"github.com/agentic-dev/agentic/node/diskspace/tmpfs"
+	"github.com/agentic-dev/agentic/internal/diskspace/tmpfs"
 	"github.com/nats-io/nats.go/jetstream"
 )
 

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
-	"github.com/agentic-dev/agentic/node/diskspace"
+	"github.com/agentic-dev/agentic/internal/diskspace"
 )
 
 // Config is agentd's configuration. The yaml tags are the keys of the
@@ -191,7 +191,7 @@ type LedgerConfig struct {
 	BootstrapTimeout time.Duration `yaml:"bootstrap_timeout"`
 }
 
-// DiskConfig configures the data dir's free-space guard (node/diskspace)
+// DiskConfig configures the data dir's free-space guard (internal/diskspace)
 // and the embedded JetStream store's size. Both are per machine.
 type DiskConfig struct {
 	// Floor is the free space below which the node takes no new work and

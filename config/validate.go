@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/agentic-dev/agentic/bus/event"
-	"github.com/agentic-dev/agentic/node/diskspace"
+	"github.com/agentic-dev/agentic/internal/diskspace"
 	"github.com/agentic-dev/agentic/roles/executor/runner"
 )
 

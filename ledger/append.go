@@ -11,8 +11,8 @@ import (
 
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/trust"
-	"github.com/agentic-dev/agentic/ledger/canonjson"
-	"github.com/agentic-dev/agentic/ledger/pebblelog"
+	"github.com/agentic-dev/agentic/internal/canonjson"
+	"github.com/agentic-dev/agentic/internal/pebblelog"
 	"github.com/cockroachdb/pebble/v2"
 )
 

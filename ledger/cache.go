@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/agentic-dev/agentic/ledger/pebblelog"
+	"github.com/agentic-dev/agentic/internal/pebblelog"
 )
 
 // DropCache empties the block cache: a node calls it once it is idle after

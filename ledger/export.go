@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
-	"github.com/agentic-dev/agentic/ledger/pebblelog"
+	"github.com/agentic-dev/agentic/internal/pebblelog"
 )
 
 // exportRecord is one JSONL line of an export: the record's event fields

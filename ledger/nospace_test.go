@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/internal/diskspace/tmpfs"
 	"github.com/agentic-dev/agentic/ledger"
 	"github.com/agentic-dev/agentic/ledger/ledgertest"
-	"github.com/agentic-dev/agentic/node/diskspace/tmpfs"
 )
 
 // A snapshot that meets a full disk is an error (ErrSync, wrapping

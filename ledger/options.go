@@ -1,7 +1,7 @@
 package ledger
 
 import (
-	"github.com/agentic-dev/agentic/ledger/pebblelog"
+	"github.com/agentic-dev/agentic/internal/pebblelog"
 	"log/slog"
 
 	"github.com/cockroachdb/pebble/v2"

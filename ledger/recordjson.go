@@ -6,7 +6,7 @@ import (
 	"strconv"
 
 	"github.com/agentic-dev/agentic/bus/event"
-	"github.com/agentic-dev/agentic/ledger/canonjson"
+	"github.com/agentic-dev/agentic/internal/canonjson"
 )
 
 // The chain hashes the encoding/json encoding of each record (json.Marshal

@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/agentic-dev/agentic/bus/trust"
-	"github.com/agentic-dev/agentic/ledger/pebblelog"
+	"github.com/agentic-dev/agentic/internal/pebblelog"
 	"github.com/cockroachdb/pebble/v2"
 )
 

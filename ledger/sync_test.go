@@ -2,7 +2,7 @@ package ledger
 
 import (
 	"errors"
-	"github.com/agentic-dev/agentic/ledger/pebblelog"
+	"github.com/agentic-dev/agentic/internal/pebblelog"
 	"sync/atomic"
 	"syscall"
 	"testing"

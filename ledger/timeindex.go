@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
-	"github.com/agentic-dev/agentic/ledger/pebblelog"
+	"github.com/agentic-dev/agentic/internal/pebblelog"
 	"github.com/cockroachdb/pebble/v2"
 )
 

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/agentic-dev/agentic/node/diskspace"
-	"github.com/agentic-dev/agentic/node/health"
+	"github.com/agentic-dev/agentic/internal/diskspace"
+	"github.com/agentic-dev/agentic/internal/health"
 )
 
 // startDisk starts watching the data dir's free space against its floor

@@ -1,6 +1,6 @@
 package node
 
-import "github.com/agentic-dev/agentic/node/health"
+import "github.com/agentic-dev/agentic/internal/health"
 
 // HealthOf gives tests the node's health monitor, to register a check of
 // their own.

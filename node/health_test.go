@@ -18,10 +18,10 @@ import (
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/trust"
+	"github.com/agentic-dev/agentic/internal/health"
 	"github.com/agentic-dev/agentic/ledger/follow"
 	"github.com/agentic-dev/agentic/node"
 	"github.com/agentic-dev/agentic/node/api"
-	"github.com/agentic-dev/agentic/node/health"
 	"github.com/agentic-dev/agentic/node/nodetest"
 	"github.com/agentic-dev/agentic/roles/executor"
 )

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/internal/health"
 	"github.com/agentic-dev/agentic/ledger"
 	"github.com/agentic-dev/agentic/node/api"
-	"github.com/agentic-dev/agentic/node/health"
 )
 
 // RebuildRemedy is what an operator does about a damaged ledger; the

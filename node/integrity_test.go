@@ -11,10 +11,10 @@ import (
 
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/internal/health"
 	"github.com/agentic-dev/agentic/ledger/ledgertest"
 	"github.com/agentic-dev/agentic/node"
 	"github.com/agentic-dev/agentic/node/api"
-	"github.com/agentic-dev/agentic/node/health"
 	"github.com/agentic-dev/agentic/node/nodetest"
 )
 

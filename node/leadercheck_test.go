@@ -10,7 +10,7 @@ import (
 	"github.com/agentic-dev/agentic/bus/bustest"
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/event"
-	"github.com/agentic-dev/agentic/node/health"
+	"github.com/agentic-dev/agentic/internal/health"
 	"github.com/agentic-dev/agentic/node/nodetest"
 	"github.com/agentic-dev/agentic/node/settings"
 	"github.com/agentic-dev/agentic/roles/orchestrator"

@@ -120,7 +120,7 @@ func (n *Node) metricsHandler() http.Handler {
 		[]string{"signer"}, prometheus.Labels{"node": n.cfg.Name})})
 	reg.MustRegister(checkCollector{n: n,
 		ok: prometheus.NewDesc("agentic_check_ok",
-			"1 when the readiness check passed its last probe, 0 when it failed (node/health; /readyz lists the reasons).",
+			"1 when the readiness check passed its last probe, 0 when it failed (internal/health; /readyz lists the reasons).",
 			[]string{"check"}, prometheus.Labels{"node": n.cfg.Name}),
 		alarm: prometheus.NewDesc("agentic_alarm",
 			"1 while the alarm is in force on this node (raised by a failing check, not yet cleared), 0 otherwise; one series per alarm its checks can raise.",

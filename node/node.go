@@ -20,11 +20,11 @@ import (
 	"github.com/agentic-dev/agentic/bus/outbox"
 	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/config"
+	"github.com/agentic-dev/agentic/internal/diskspace"
+	"github.com/agentic-dev/agentic/internal/health"
 	"github.com/agentic-dev/agentic/ledger"
 	"github.com/agentic-dev/agentic/ledger/follow"
 	"github.com/agentic-dev/agentic/node/api"
-	"github.com/agentic-dev/agentic/node/diskspace"
-	"github.com/agentic-dev/agentic/node/health"
 	"github.com/agentic-dev/agentic/node/membership"
 	"github.com/agentic-dev/agentic/node/nodes"
 	"github.com/agentic-dev/agentic/node/notify"
@@ -595,7 +595,7 @@ func (n *Node) startHealth(ctx context.Context) error {
 }
 
 // alarmsFile is the file in the data dir that keeps the alarms the node
-// has raised and not cleared (node/health).
+// has raised and not cleared (internal/health).
 const alarmsFile = "alarms.json"
 
 // startExecutor prepares the executor role, on a node that has it.

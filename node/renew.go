@@ -7,7 +7,7 @@ import (
 
 	"github.com/agentic-dev/agentic/bus/natsauth"
 	"github.com/agentic-dev/agentic/bus/trust"
-	"github.com/agentic-dev/agentic/node/health"
+	"github.com/agentic-dev/agentic/internal/health"
 )
 
 // maxRenewCheck is how often, at most, the node looks at its credential.

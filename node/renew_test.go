@@ -14,8 +14,8 @@ import (
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/natsauth"
 	"github.com/agentic-dev/agentic/bus/trust"
+	"github.com/agentic-dev/agentic/internal/health"
 	"github.com/agentic-dev/agentic/node/api"
-	"github.com/agentic-dev/agentic/node/health"
 	"github.com/agentic-dev/agentic/node/nodetest"
 )
 

@@ -16,7 +16,7 @@ import (
 // executor's runner (the steps), the notify hook (an operator's
 // notification command, not a step) and the tmpfs test kit (it mounts a
 // file system for tests).
-var startsProcesses = []string{"roles/executor/runner", "node/notify", "node/diskspace/tmpfs"}
+var startsProcesses = []string{"roles/executor/runner", "node/notify", "internal/diskspace/tmpfs"}
 
 // noFiles are the packages that judge, plan and schedule: they never write
 // a file, so nothing a step does can happen outside the executor.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/agentic-dev/agentic/bus/event"
-	"github.com/agentic-dev/agentic/ledger/canonjson"
+	"github.com/agentic-dev/agentic/internal/canonjson"
 )
 
 // appendStored appends the on-disk form of d — json.Marshal(stored(d)),

@@ -14,7 +14,7 @@ import (
 	"github.com/agentic-dev/agentic/bus/envelope"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/outbox"
-	"github.com/agentic-dev/agentic/node/diskspace/tmpfs"
+	"github.com/agentic-dev/agentic/internal/diskspace/tmpfs"
 )
 
 // A full disk is a state, not a failure: an Emit that meets it waits (it is

@@ -3,7 +3,7 @@ package outbox
 import (
 	"context"
 	"errors"
-	"github.com/agentic-dev/agentic/ledger/pebblelog"
+	"github.com/agentic-dev/agentic/internal/pebblelog"
 	"io"
 	"log/slog"
 	"sync/atomic"

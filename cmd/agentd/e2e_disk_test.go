@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
-	"github.com/agentic-dev/agentic/node/diskspace/tmpfs"
+	"github.com/agentic-dev/agentic/internal/diskspace/tmpfs"
 )
 
 // smallDisk is the size of the data dir's file system in these tests.

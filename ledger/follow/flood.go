@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/internal/health"
 	"github.com/agentic-dev/agentic/ledger"
-	"github.com/agentic-dev/agentic/node/health"
 )
 
 // CheckRejects names the follower's REJECT_FLOOD check (node.info's

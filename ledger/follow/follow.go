@@ -58,8 +58,8 @@ import (
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/envelope"
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/internal/diskspace"
 	"github.com/agentic-dev/agentic/ledger"
-	"github.com/agentic-dev/agentic/node/diskspace"
 	"github.com/agentic-dev/agentic/roles"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -102,7 +102,7 @@ type Config struct {
 	// that implement roles.Snapshotter (DefaultSnapshotEvery if 0).
 	SnapshotEvery uint64
 	// Space, if set, is asked before every commit whether the data dir is
-	// above its free-space floor (node/diskspace.Monitor).
+	// above its free-space floor (internal/diskspace.Monitor).
 	Space Space
 	// Now is the node's clock (time.Now if nil). It times only the
 	// REJECT_FLOOD alarm (Checks), never what the ledger records.

@@ -14,10 +14,10 @@ import (
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/envelope"
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/internal/diskspace"
+	"github.com/agentic-dev/agentic/internal/diskspace/tmpfs"
 	"github.com/agentic-dev/agentic/ledger"
 	"github.com/agentic-dev/agentic/ledger/follow"
-	"github.com/agentic-dev/agentic/node/diskspace"
-	"github.com/agentic-dev/agentic/node/diskspace/tmpfs"
 	"github.com/agentic-dev/agentic/roles"
 )
 

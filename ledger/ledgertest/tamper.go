@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentic-dev/agentic/bus/event"
-	"github.com/agentic-dev/agentic/ledger/pebblelog"
+	"github.com/agentic-dev/agentic/internal/pebblelog"
 	"github.com/cockroachdb/pebble/v2"
 )
 

@@ -13,7 +13,7 @@ import (
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/envelope"
 	"github.com/agentic-dev/agentic/bus/event"
-	"github.com/agentic-dev/agentic/node/health"
+	"github.com/agentic-dev/agentic/internal/health"
 	"github.com/agentic-dev/agentic/roles"
 	"github.com/agentic-dev/agentic/roles/executor/localstate"
 	"github.com/agentic-dev/agentic/roles/executor/runner"

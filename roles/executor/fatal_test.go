@@ -3,7 +3,7 @@ package executor
 import (
 	"errors"
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
-	"github.com/agentic-dev/agentic/ledger/pebblelog"
+	"github.com/agentic-dev/agentic/internal/pebblelog"
 	"sync/atomic"
 	"testing"
 	"time"

@@ -13,7 +13,7 @@ import (
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/event"
-	"github.com/agentic-dev/agentic/ledger/pebblelog"
+	"github.com/agentic-dev/agentic/internal/pebblelog"
 	"github.com/agentic-dev/agentic/roles/executor/localstate"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"

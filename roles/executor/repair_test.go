@@ -11,7 +11,7 @@ import (
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/event"
-	"github.com/agentic-dev/agentic/node/health"
+	"github.com/agentic-dev/agentic/internal/health"
 	"github.com/nats-io/nats.go/jetstream"
 )
 

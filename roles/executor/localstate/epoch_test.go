@@ -2,7 +2,7 @@ package localstate
 
 import (
 	"errors"
-	"github.com/agentic-dev/agentic/ledger/pebblelog"
+	"github.com/agentic-dev/agentic/internal/pebblelog"
 	"math/rand/v2"
 	"sync/atomic"
 	"testing"

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/agentic-dev/agentic/ledger/canonjson"
+	"github.com/agentic-dev/agentic/internal/canonjson"
 	"github.com/agentic-dev/agentic/roles/orchestrator"
 )
 

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
-	"github.com/agentic-dev/agentic/ledger/canonjson/canonjsontest"
+	"github.com/agentic-dev/agentic/internal/canonjson/canonjsontest"
 	"github.com/agentic-dev/agentic/roles/orchestrator"
 	"pgregory.net/rapid"
 )

@@ -12,8 +12,8 @@ import (
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/internal/health"
 	"github.com/agentic-dev/agentic/node/api"
-	"github.com/agentic-dev/agentic/node/health"
 )
 
 // A node's fault that /readyz reports but that could not be recorded in

@@ -10,8 +10,8 @@ import (
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/trust"
-	"github.com/agentic-dev/agentic/node/diskspace/tmpfs"
-	"github.com/agentic-dev/agentic/node/health"
+	"github.com/agentic-dev/agentic/internal/diskspace/tmpfs"
+	"github.com/agentic-dev/agentic/internal/health"
 	"github.com/agentic-dev/agentic/node/nodetest"
 )
 

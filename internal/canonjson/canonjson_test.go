@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentic-dev/agentic/ledger/canonjson"
-	"github.com/agentic-dev/agentic/ledger/canonjson/canonjsontest"
+	"github.com/agentic-dev/agentic/internal/canonjson"
+	"github.com/agentic-dev/agentic/internal/canonjson/canonjsontest"
 	"pgregory.net/rapid"
 )
 
@@ -50,7 +50,7 @@ func TestCanonical(t *testing.T) {
 	})
 }
 
-// FuzzCanonical: go test -fuzz FuzzCanonical ./ledger/canonjson/
+// FuzzCanonical: go test -fuzz FuzzCanonical ./internal/canonjson/
 func FuzzCanonical(f *testing.F) {
 	for _, s := range []string{`{"step":"s1","attempt":1,"node":"n1"}`, `[1,-2.5e3,"x\u00e9\n",true,null]`, `{"a":{"b":[]}}`, "\"\u2028\""} {
 		f.Add([]byte(s))

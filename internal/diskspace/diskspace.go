@@ -30,7 +30,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
-	"github.com/agentic-dev/agentic/node/health"
+	"github.com/agentic-dev/agentic/internal/health"
 )
 
 // Defaults of the floor: the smaller of 256 MiB and 5 % of the file system.

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
-	"github.com/agentic-dev/agentic/node/diskspace/tmpfs"
+	"github.com/agentic-dev/agentic/internal/diskspace/tmpfs"
 )
 
 func TestParseFloor(t *testing.T) {
