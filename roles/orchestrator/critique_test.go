@@ -168,8 +168,9 @@ func TestSimWithCritiques(t *testing.T) {
 			t.Errorf("no history has a %s", typ)
 		}
 	}
+	// Under -short the histories are too few to reach every verdict.
 	for _, st := range []StepStatus{StepSucceeded, StepFailed, StepPending} {
-		if verdicts[st] == 0 {
+		if verdicts[st] == 0 && !testing.Short() {
 			t.Errorf("no verdict made a critique step %s: %v", st, verdicts)
 		}
 	}

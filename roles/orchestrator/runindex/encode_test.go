@@ -99,7 +99,8 @@ func TestRowEncodingIsMarshal(t *testing.T) {
 			}
 		}
 	})
-	if fastSteps == 0 || fastSums == 0 {
+	// Under -short rapid draws too few rows to be sure of both paths.
+	if !testing.Short() && (fastSteps == 0 || fastSums == 0) {
 		t.Fatalf("fast paths taken: %d step views, %d summaries", fastSteps, fastSums)
 	}
 }
