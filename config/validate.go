@@ -13,7 +13,7 @@ import (
 
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/internal/diskspace"
-	"github.com/agentic-dev/agentic/roles/executor/runner"
+	"github.com/agentic-dev/agentic/internal/envallow"
 )
 
 // DiskFloor is the parsed disk.floor (the zero Floor: the default).
@@ -119,7 +119,7 @@ func (c *Config) Validate() error {
 	if c.Executor.Queue < -1 {
 		bad("executor.queue", "must be -1 (8 per slot), 0 or more, got %d", c.Executor.Queue)
 	}
-	if err := runner.CheckEnvAllow(c.Executor.EnvAllow); err != nil {
+	if err := envallow.Check(c.Executor.EnvAllow); err != nil {
 		bad("executor.env_allow", "%v", err)
 	}
 	if c.Executor.MaxOpenFiles < 0 {

@@ -5,6 +5,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/agentic-dev/agentic/internal/envallow"
 )
 
 // DefaultEnvAllow are the variables a step inherits from the executor's
@@ -22,31 +24,12 @@ var DefaultEnvAllow = []string{
 const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 // EnvAllowed reports whether the variable name is on the allowlist allow
-// (exact names, or prefixes ending in *).
-func EnvAllowed(allow []string, name string) bool {
-	for _, a := range allow {
-		if p, ok := strings.CutSuffix(a, "*"); ok {
-			if strings.HasPrefix(name, p) {
-				return true
-			}
-		} else if a == name {
-			return true
-		}
-	}
-	return false
-}
+// (exact names, or prefixes ending in *: internal/envallow).
+func EnvAllowed(allow []string, name string) bool { return envallow.Allowed(allow, name) }
 
 // CheckEnvAllow reports the first entry of an allowlist that is not a
 // variable name, or a name followed by one *.
-func CheckEnvAllow(allow []string) error {
-	for _, a := range allow {
-		name := strings.TrimSuffix(a, "*")
-		if name == "" && a != "*" || strings.ContainsAny(name, "=*\x00 \t") {
-			return fmt.Errorf("env allowlist: %q is not a variable name (a trailing * matches a prefix)", a)
-		}
-	}
-	return nil
-}
+func CheckEnvAllow(allow []string) error { return envallow.Check(allow) }
 
 // buildEnv returns the environment of a step: a default PATH, the
 // executor's variables on the allowlist (in the order of the executor's
