@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
-	"github.com/agentic-dev/agentic/node/membership"
+	gossip "github.com/agentic-dev/agentic/internal/member"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -275,7 +275,7 @@ func isWrongRevision(err error) bool {
 // holderGone reports whether members show the lease holder's process dead
 // or left. Only the holder's own incarnation counts: a view of an earlier
 // process of the same node says nothing about this one.
-func holderGone(members []membership.Member, v leaseValue) bool {
+func holderGone(members []gossip.Member, v leaseValue) bool {
 	for _, m := range members {
 		if m.Node != v.Leader {
 			continue
@@ -283,7 +283,7 @@ func holderGone(members []membership.Member, v leaseValue) bool {
 		if m.Incarnation != "" && v.Incarnation != "" && m.Incarnation != v.Incarnation {
 			return false
 		}
-		return m.State == membership.Dead || m.State == membership.Left
+		return m.State == gossip.Dead || m.State == gossip.Left
 	}
 	return false
 }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/agentic-dev/agentic/bus/envelope"
 	"github.com/agentic-dev/agentic/bus/event"
-	"github.com/agentic-dev/agentic/node/membership"
+	gossip "github.com/agentic-dev/agentic/internal/member"
 	"github.com/agentic-dev/agentic/roles"
 	"github.com/agentic-dev/agentic/roles/policy"
 	"github.com/nats-io/nats.go/jetstream"
@@ -54,7 +54,7 @@ const membershipTick = time.Second
 // view (every member this node knows, itself included, dead and left ones
 // for a while) and a signal, level-triggered, that it changed.
 type Membership interface {
-	Members() []membership.Member
+	Members() []gossip.Member
 	Changed() <-chan struct{}
 }
 

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
-	"github.com/agentic-dev/agentic/node/membership"
+	gossip "github.com/agentic-dev/agentic/internal/member"
 )
 
 // DefaultMembershipGrace is how long after this node's membership started
@@ -19,7 +19,7 @@ const DefaultMembershipGrace = 10 * time.Second
 type MemberView struct {
 	// Members is every member the node knows, itself included, dead and
 	// departed ones for a while.
-	Members []membership.Member
+	Members []gossip.Member
 	// AbsentAfter is when a node that Members does not hold at all counts
 	// as gone: the membership's start plus a grace period
 	// (DefaultMembershipGrace). Before it, an absent node is left alone.
@@ -62,7 +62,7 @@ func ReconcileMembers(s *State, view MemberView, now time.Time, epoch uint64, in
 			busy[k.Node] = true
 		}
 	}
-	members := make(map[string]membership.Member, len(view.Members))
+	members := make(map[string]gossip.Member, len(view.Members))
 	ids := make([]string, 0, len(view.Members)+len(s.Nodes))
 	for _, m := range view.Members {
 		if m.Node == "" {
@@ -91,7 +91,7 @@ func ReconcileMembers(s *State, view MemberView, now time.Time, epoch uint64, in
 
 // member decides about one node: rec is the ledger's record (nil if none),
 // m the member (known false if the view does not hold it).
-func (d *decider) member(id string, rec *Node, m membership.Member, known bool, absentAfter time.Time) {
+func (d *decider) member(id string, rec *Node, m gossip.Member, known bool, absentAfter time.Time) {
 	up := rec != nil && (rec.State == NodeAlive || rec.State == NodeSuspect)
 	switch {
 	case !known:
@@ -103,17 +103,17 @@ func (d *decider) member(id string, rec *Node, m membership.Member, known bool, 
 			return
 		}
 		d.node(KindNodeFailed, event.NodeFailed, rec, recordData(id, rec, "not in the membership view"))
-	case m.State == membership.Alive:
+	case m.State == gossip.Alive:
 		if rec == nil || rec.Incarnation != m.Incarnation || rec.State != NodeAlive {
 			d.node(KindNodeJoined, event.NodeJoined, rec, memberData(m, ""))
 		}
-	case m.State == membership.Suspect:
+	case m.State == gossip.Suspect:
 		if rec == nil || rec.Incarnation != m.Incarnation || rec.State != NodeSuspect {
 			d.node(KindNodeSuspect, event.NodeSuspect, rec, memberData(m, "suspected by the membership"))
 		}
-	case m.State == membership.Dead || m.State == membership.Left:
+	case m.State == gossip.Dead || m.State == gossip.Left:
 		kind, typ, reason := KindNodeFailed, event.NodeFailed, "declared dead by the membership"
-		if m.State == membership.Left {
+		if m.State == gossip.Left {
 			kind, typ, reason = KindNodeLeft, event.NodeLeft, "left the cluster"
 		}
 		switch ex := d.s.Executors[id]; {
@@ -137,7 +137,7 @@ func (d *decider) node(kind DecisionKind, typ event.Type, rec *Node, data event.
 }
 
 // memberData describes a member as its gossip metadata announces it.
-func memberData(m membership.Member, reason string) event.NodeData {
+func memberData(m gossip.Member, reason string) event.NodeData {
 	return event.NodeData{Node: m.Node, Incarnation: m.Incarnation, Roles: m.Roles, Capabilities: m.Capabilities,
 		Slots: m.Slots, Version: m.Version, Addr: m.Addr, Reason: reason}
 }
