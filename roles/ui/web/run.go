@@ -662,7 +662,7 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 	v.DAG = s.dagView(sum.ID, l, ps, status, titles, full)
 	v.Timeline = timeline(sum.ID, steps, s.now())
 	v.Actions = s.runActions(r, sum.Status)
-	if a := q.Get("acted"); a != "" {
+	if a := q.Get("acted"); a == "pause" || a == "resume" || a == "cancel" {
 		v.Acted = &acted{Action: a, Event: q.Get("event")}
 	}
 	if id := q.Get("step"); id != "" {
