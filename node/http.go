@@ -89,7 +89,10 @@ func (n *Node) startHTTP() error {
 			Operator: operator,
 		})
 		u.Register(mux)
-		if err := n.startDashboard(mux, operator, u.AnswerGate); err != nil {
+		brake := func(ctx context.Context, token, run, action, reason string) (int, any) {
+			return u.BrakeRun(ctx, token, run, ui.Brake(action), reason)
+		}
+		if err := n.startDashboard(mux, operator, u.AnswerGate, brake); err != nil {
 			return err
 		}
 	}
@@ -103,10 +106,11 @@ func (n *Node) startHTTP() error {
 // startDashboard adds the ui role's web pages (roles/ui/web) to mux, read
 // through the same answers as the JSON API and the query methods.
 // Operators sign in with their API token and answer gates through the
-// JSON API's own path (answer).
-func (n *Node) startDashboard(mux *http.ServeMux, operator func(string) (string, []string, error), answer web.Answer) error {
+// JSON API's own path (answer), and pause, resume and cancel runs through
+// it too (brake).
+func (n *Node) startDashboard(mux *http.ServeMux, operator func(string) (string, []string, error), answer web.Answer, brake web.Brake) error {
 	src := web.Source{Runs: n.runReads(), Audit: guard(n, n.audit), Nodes: guard(n, n.nodesList),
-		Alarms: guard(n, n.alarmsList), Gates: guard(n, n.runs.GatesPage), Operator: operator, Answer: answer}
+		Alarms: guard(n, n.alarmsList), Gates: guard(n, n.runs.GatesPage), Operator: operator, Answer: answer, Brake: brake}
 	if f := n.follower; f != nil {
 		src.Changed = f.Changed
 	}

@@ -117,7 +117,10 @@ var versions = []Rules{
 		TTL: TTL, Leeway: Leeway, Secrets: redact.Set2, Types: event.TypesAt(6), KeepUnknown: true},
 	// Version 7: the same limits; query answers are signed envelopes of
 	// their own (typ "api.reply", see node/api and docs/protocol.md,
-	// "Signed answers"), never ledger events.
+	// "Signed answers"), never ledger events; run brakes a ui node signs
+	// on an operator's behalf (run.paused_for, run.resumed_for,
+	// run.cancel_requested_for). Version-6 ledgers refuse them (no ui role
+	// in the run category): ledger nodes first, as for version 6.
 	{Version: 7, Algorithm: Algorithm, MaxMessageBytes: MaxMessageBytes, MaxEventBytes: MaxEventBytes,
 		TTL: TTL, Leeway: Leeway, Secrets: redact.Set3, Types: event.TypesAt(7), KeepUnknown: true},
 }

@@ -135,7 +135,10 @@ func payloadExamples() map[event.Type]any {
 		event.RootRetired: event.RootRetiredData{KeyID: "7b3e0d51a94c2f68", Reason: "yearly rotation: cutover"},
 		event.GateDecidedFor: event.GateDecidedForData{GateDecidedData: event.GateDecidedData{Step: "clean",
 			Subject: "sha256:5e0c2b7d91aa", Action: event.GateAccept, Reason: "checked the build dir"}, Operator: "alice"},
-		event.PlanClaimed: event.PlanClaimedData{Until: at.Add(4 * time.Minute), Source: "llm"},
+		event.RunPausedFor:          event.RunBrakeForData{RunBrakeData: event.RunBrakeData{Reason: "checking the staging database first"}, Operator: "alice"},
+		event.RunResumedFor:         event.RunBrakeForData{RunBrakeData: event.RunBrakeData{Reason: "database checked"}, Operator: "alice"},
+		event.RunCancelRequestedFor: event.RunCancelForData{RunCancelData: event.RunCancelData{Reason: "wrong branch"}, Operator: "alice"},
+		event.PlanClaimed:           event.PlanClaimedData{Until: at.Add(4 * time.Minute), Source: "llm"},
 		event.PlanReplanRequested: event.PlanReplanRequestedData{Decision: event.Decision{Epoch: 3}, Revision: 1, Replans: 1, Tokens: 1840,
 			Goal: event.GoalSubmittedData{Goal: "Serve /srv/www on port 8080", Text: "Serve /srv/www on port 8080"}, Source: "llm",
 			Plan: event.Plan{Goal: "Serve /srv/www on port 8080", Steps: []event.Step{

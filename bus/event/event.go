@@ -157,6 +157,23 @@ const (
 	RunResume Type = "run.resume"
 )
 
+// Run brakes given through the ui node (protocol version 7): an
+// operator's run.pause, run.resume or run.cancel that the ui node, having
+// authenticated the operator (an API token of their credential), signs on
+// their behalf. The operator the payload names is the actor, the signer
+// the ui node; folds treat each exactly as the operator's own event.
+const (
+	// RunPausedFor is an operator's run.pause through the ui node
+	// (RunBrakeForData).
+	RunPausedFor Type = "run.paused_for"
+	// RunResumedFor is an operator's run.resume through the ui node
+	// (RunBrakeForData).
+	RunResumedFor Type = "run.resumed_for"
+	// RunCancelRequestedFor is an operator's run.cancel through the ui
+	// node (RunCancelForData).
+	RunCancelRequestedFor Type = "run.cancel_requested_for"
+)
+
 // Roots of trust (protocol version 5): an administrator adds a root the
 // cluster trusts beside the current one, and retires one, so that the
 // root can be rotated with an overlap (docs/security.md).
@@ -271,6 +288,9 @@ var table = []Spec{
 	{PlanReplanRequested, []string{RoleOrchestrator}, 5},
 	{CritiqueRequested, []string{RoleOrchestrator}, 6},
 	{CritiqueRecorded, []string{RolePlanner}, 6},
+	{RunPausedFor, []string{RoleUI}, 7},
+	{RunResumedFor, []string{RoleUI}, 7},
+	{RunCancelRequestedFor, []string{RoleUI}, 7},
 }
 
 // Types returns the event-type table, in order, as of every protocol

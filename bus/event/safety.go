@@ -196,6 +196,24 @@ type RunBrakeData struct {
 	Reason string `json:"reason,omitempty"`
 }
 
+// RunBrakeForData is the payload of run.paused_for and run.resumed_for:
+// an operator's run.pause or run.resume that a ui node signs on their
+// behalf, having authenticated them. The brake is Operator's.
+type RunBrakeForData struct {
+	RunBrakeData
+	// Operator is the operator id the ui node authenticated: the actor.
+	Operator string `json:"operator"`
+}
+
+// RunCancelForData is the payload of run.cancel_requested_for: an
+// operator's run.cancel that a ui node signs on their behalf, having
+// authenticated them. The request is Operator's.
+type RunCancelForData struct {
+	RunCancelData
+	// Operator is the operator id the ui node authenticated: the actor.
+	Operator string `json:"operator"`
+}
+
 // gateSubject is what GateSubject hashes: every field of a step that
 // changes what running it does, and the policy that judged it.
 type gateSubject struct {

@@ -13,6 +13,8 @@
 //     path (sign, outbox with Sync, JetStream, verify, ledger commit with
 //     Sync), and its ratio to the baseline measured in the same function.
 //   - BenchmarkNoopSteps2000: a full node runs a 2,000-step noop plan.
+//   - BenchmarkNoopSteps2000Dashboards: the same plan with ten Go SSE
+//     clients on the run page's live stream against none, as a ratio.
 //   - BenchmarkDispatchLatency: step ready → executor started, at 100
 //     steps/s.
 //   - BenchmarkAgentdRSS: resident memory of an idle agentd.

@@ -35,6 +35,25 @@ func foldRunCancel(s *State, ev event.Event) {
 	if len(ev.Data) > 0 && !s.decode(ev, &d) {
 		return
 	}
+	cancelRun(s, ev, d)
+}
+
+// foldRunCancelRequestedFor folds an operator's cancel a ui node signed on
+// their behalf, as that operator's run.cancel.
+func foldRunCancelRequestedFor(s *State, ev event.Event) {
+	var d event.RunCancelForData
+	if !s.decode(ev, &d) {
+		return
+	}
+	if d.Operator == "" {
+		s.Ignored++
+		return
+	}
+	cancelRun(s, ev, d.RunCancelData)
+}
+
+// cancelRun records a request to cancel ev's run.
+func cancelRun(s *State, ev event.Event, d event.RunCancelData) {
 	r := s.Runs[ev.Run]
 	if r == nil || r.Terminal() || r.CancelRequested {
 		s.Ignored++

@@ -277,6 +277,27 @@ func (s *State) holdForDecision(r *Run, i int, t time.Time) {
 // foldRunPause pauses a running run: Decide gives it no new assignment
 // (nor a gate); its running steps finish.
 func foldRunPause(s *State, ev event.Event) {
+	var d event.RunBrakeData
+	_ = ev.Decode(&d) // the reason is optional
+	pauseRun(s, ev, d, ev.Node)
+}
+
+// foldRunPausedFor folds an operator's pause a ui node signed on their
+// behalf, as that operator's run.pause.
+func foldRunPausedFor(s *State, ev event.Event) {
+	var d event.RunBrakeForData
+	if !s.decode(ev, &d) {
+		return
+	}
+	if d.Operator == "" {
+		s.Ignored++
+		return
+	}
+	pauseRun(s, ev, d.RunBrakeData, d.Operator)
+}
+
+// pauseRun folds a pause of ev's run, asked by operator by.
+func pauseRun(s *State, ev event.Event, d event.RunBrakeData, by string) {
 	r := s.Runs[ev.Run]
 	if r == nil || r.Status != RunRunning || r.CancelRequested {
 		s.Ignored++
@@ -285,9 +306,7 @@ func foldRunPause(s *State, ev event.Event) {
 	if !s.setRunStatus(r, RunPaused) {
 		return
 	}
-	var d event.RunBrakeData
-	_ = ev.Decode(&d) // the reason is optional
-	r.PauseReason = withReason("paused by "+ev.Node, d.Reason)
+	r.PauseReason = withReason("paused by "+by, d.Reason)
 	for i := range r.Steps {
 		if r.Steps[i].Status == StepPending {
 			s.touchStep(r, i) // no longer shows as ready
@@ -296,7 +315,24 @@ func foldRunPause(s *State, ev event.Event) {
 }
 
 // foldRunResume lets a paused run be scheduled again.
-func foldRunResume(s *State, ev event.Event) {
+func foldRunResume(s *State, ev event.Event) { resumeRun(s, ev) }
+
+// foldRunResumedFor folds an operator's resume a ui node signed on their
+// behalf, as that operator's run.resume.
+func foldRunResumedFor(s *State, ev event.Event) {
+	var d event.RunBrakeForData
+	if !s.decode(ev, &d) {
+		return
+	}
+	if d.Operator == "" {
+		s.Ignored++
+		return
+	}
+	resumeRun(s, ev)
+}
+
+// resumeRun folds a resume of ev's run.
+func resumeRun(s *State, ev event.Event) {
 	r := s.Runs[ev.Run]
 	if r == nil || r.Status != RunPaused {
 		s.Ignored++

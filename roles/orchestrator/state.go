@@ -361,6 +361,11 @@ var folds = map[event.Type]foldFunc{
 	event.CritiqueRecorded:    foldCritiqueRecorded,
 	event.PlanClaimed:         both(foldCritiqueClaimed, foldPlanClaimWait),
 	event.ClusterSettings:     foldClusterPlanning,
+
+	// An operator's brakes through the ui node (protocol version 7).
+	event.RunPausedFor:          foldRunPausedFor,
+	event.RunResumedFor:         foldRunResumedFor,
+	event.RunCancelRequestedFor: foldRunCancelRequestedFor,
 }
 
 // Apply folds one committed event into s. It is pure and deterministic:

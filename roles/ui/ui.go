@@ -12,6 +12,10 @@
 //	GET  /api/gates?run=&step=&limit=&cursor= → a page of open gates
 //	POST /api/gates  → an operator's answer, signed by the ui node on their
 //	                   behalf (WithGates; always needs their API token)
+//	POST /api/runs/{id}/pause|resume|cancel  {"reason"}
+//	                 → an operator's run.paused_for, run.resumed_for or
+//	                   run.cancel_requested_for, signed by the ui node on
+//	                   their behalf (WithGates; always needs their token)
 //
 // A page that is not the last also carries a Link header with rel="next".
 // Bad input is a 400, an unknown run a 404, an ambiguous id prefix a 409,
@@ -57,6 +61,7 @@ func (u *UI) Register(mux *http.ServeMux) {
 	if u.gates != nil {
 		mux.HandleFunc("GET /api/gates", u.listGates)
 		mux.HandleFunc("POST /api/gates", u.answerGate)
+		mux.HandleFunc("POST /api/runs/{id}/{brake}", u.brakeRun)
 	}
 }
 
@@ -176,6 +181,8 @@ func errorAnswer(err error) (int, any) {
 		code, status = api.CodeAmbiguous, http.StatusConflict
 	case errors.Is(err, errStale):
 		code, status = "stale", http.StatusConflict
+	case errors.Is(err, errWrongStatus):
+		code, status = "wrong_status", http.StatusConflict
 	}
 	return status, apiError{Error: err.Error(), Hint: api.HintOf(err), Code: code}
 }

@@ -382,3 +382,43 @@ func demoRun(l *ledger) {
 		Verdict: &event.Verdict{Action: "confirm", Level: "high", Rule: "rm-rf", Why: "deletes files recursively",
 			Highlights: []event.Highlight{{Text: "rm -rf /var/cache/shop"}}}}}
 }
+
+// An operator pauses a running run from its page, then cancels it: the
+// cancel button shows only once "Cancel…" is opened (a details element, no
+// script), and the browser itself will not submit it before "I confirm"
+// is ticked. Each is recorded once, naming them.
+func TestBrowserPauseAndCancelRun(t *testing.T) {
+	ctx := tab(t)
+	l := newLedger()
+	smallRun(l)
+	srv, em := answeringServer(t, l)
+	signIn(t, ctx, srv.URL, "op-token")
+	do(t, ctx, chromedp.Navigate(srv.URL+"/runs/"+runID), visible(`.run-actions`),
+		chromedp.Click(chromedp.CSS(`.run-actions button[value="pause"]`)), visible(`.flash`))
+	if got := eval[string](t, ctx, `document.querySelector('.flash').textContent`); !strings.Contains(got, "Recorded: pause") {
+		t.Fatalf("the page says %q", got)
+	}
+	if em.count() != 1 || em.drafts[0].Type != event.RunPausedFor {
+		t.Fatalf("recorded %d events, want one run.paused_for", em.count())
+	}
+	l.change(func() { l.runs[0].Status = event.RunPaused })
+	do(t, ctx, chromedp.Navigate(srv.URL+"/runs/"+runID), visible(`.run-actions details.cancel summary`))
+	if eval[bool](t, ctx, `document.querySelector('.run-actions button[value="cancel"]').checkVisibility()`) {
+		t.Fatal("the cancel button shows before Cancel… is opened")
+	}
+	do(t, ctx, chromedp.Click(chromedp.CSS(`.run-actions details.cancel summary`)), visible(`.run-actions button[value="cancel"]`),
+		chromedp.Click(chromedp.CSS(`.run-actions button[value="cancel"]`)))
+	time.Sleep(300 * time.Millisecond)
+	if em.count() != 1 || eval[string](t, ctx, `location.pathname`) != "/runs/"+runID {
+		t.Fatalf("an unconfirmed cancel was submitted (now at %s)", eval[string](t, ctx, `location.pathname`))
+	}
+	do(t, ctx, chromedp.Click(chromedp.CSS(`.run-actions details.cancel input[name="confirm"]`)),
+		chromedp.Click(chromedp.CSS(`.run-actions button[value="cancel"]`)), visible(`.flash`))
+	if em.count() != 2 || em.drafts[1].Type != event.RunCancelRequestedFor {
+		t.Fatalf("recorded %d events, want a run.cancel_requested_for second", em.count())
+	}
+	var data event.RunCancelForData
+	if err := json.Unmarshal(em.drafts[1].Data, &data); err != nil || data.Operator != "olga" {
+		t.Fatalf("recorded %+v (%v)", data, err)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/roles/ui/layout"
 )
@@ -240,14 +241,9 @@ func (s *Server) snapshot(ctx context.Context, k hubKey, plan *planRev) (*snapsh
 		plan = nil
 	}
 	if plan == nil && sum.Revision > 0 {
-		revs, err := s.readPlans(ctx, sum.ID)
-		if err != nil {
+		var err error
+		if plan, err = s.readPlan(ctx, sum.ID, sum.Revision); err != nil {
 			return &snapshot{err: err.Error()}, nil
-		}
-		for i := range revs {
-			if revs[i].Revision == sum.Revision {
-				plan = &revs[i]
-			}
 		}
 	}
 	ps := planSteps(plan, steps)
@@ -261,6 +257,43 @@ func (s *Server) snapshot(ctx context.Context, k hubKey, plan *planRev) (*snapsh
 	}
 	snap.nodes = nodeStates(l, status)
 	return snap, plan
+}
+
+// readPlan reads the plan of one revision of run (nil: none proposed):
+// the first plan.proposed of that revision, reading the run's events from
+// the oldest only as far as it, one match a page — not every event of a
+// long run, as readPlans does to list every revision.
+func (s *Server) readPlan(ctx context.Context, run string, revision int) (*planRev, error) {
+	// plan.accepted is asked for too, though not used: a page of one
+	// ends where the node meets the next match, and a plan's acceptance
+	// follows it closely.
+	req := api.AuditRequest{Run: run, Types: []string{string(event.PlanProposed), string(event.PlanAccepted)}, Limit: 1}
+	for {
+		page, err := s.src.Audit(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		for _, raw := range page.Items {
+			var l api.AuditLine
+			if err := json.Unmarshal(raw, &l); err != nil {
+				return nil, fmt.Errorf("web: run %s: an audit line: %w", run, err)
+			}
+			if event.Type(l.Type) != event.PlanProposed {
+				continue
+			}
+			var p event.PlanProposedData
+			if err := json.Unmarshal(l.Data, &p); err != nil {
+				return nil, fmt.Errorf("web: plan.proposed at seq %d: %w", l.Seq, err)
+			}
+			if p.Revision == revision {
+				return &planRev{Revision: p.Revision, Source: p.Source, Rationale: p.Rationale, Plan: p.Plan, Seq: l.Seq}, nil
+			}
+		}
+		if page.End || page.Next == "" || ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		req.Cursor = page.Next
+	}
 }
 
 // runFrame is one frame of a run page's stream: the header, and the

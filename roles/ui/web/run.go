@@ -582,7 +582,22 @@ type runView struct {
 	Expand string
 	Steps  []api.Step
 	Events string
+	// Actions are the run's controls for a signed-in operator (nil: none,
+	// for viewers and anonymous browsers).
+	Actions *runActions
+	// Acted is the action just recorded (?acted=&event=), if any.
+	Acted *acted
 }
+
+// runActions are the controls a run's page shows: the ones its status
+// allows.
+type runActions struct {
+	CSRF                  string
+	Pause, Resume, Cancel bool
+}
+
+// acted is an action on a run the page just recorded.
+type acted struct{ Action, Event string }
 
 func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
@@ -646,6 +661,10 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 	}
 	v.DAG = s.dagView(sum.ID, l, ps, status, titles, full)
 	v.Timeline = timeline(sum.ID, steps, s.now())
+	v.Actions = s.runActions(r, sum.Status)
+	if a := q.Get("acted"); a == "pause" || a == "resume" || a == "cancel" {
+		v.Acted = &acted{Action: a, Event: q.Get("event")}
+	}
 	if id := q.Get("step"); id != "" {
 		d, err := s.detail(ctx, sum.ID, id, steps, v.Rev)
 		if err != nil {

@@ -217,3 +217,70 @@ func (s *Server) answerGate(w http.ResponseWriter, r *http.Request) {
 // Answer is POST /api/gates for a token in hand (ui.UI.AnswerGate): the
 // HTTP status and the JSON answer.
 type Answer = func(ctx context.Context, token string, body io.Reader) (int, any)
+
+// Brake is POST /api/runs/{id}/{pause,resume,cancel} for a token in hand
+// (ui.UI.BrakeRun): the HTTP status and the JSON answer.
+type Brake = func(ctx context.Context, token, run, action, reason string) (int, any)
+
+// runActions are the controls of a run in status for the request's user:
+// nil unless a signed-in operator and a node that takes actions.
+func (s *Server) runActions(r *http.Request, status event.RunStatus) *runActions {
+	u := userOf(r)
+	if u == nil || !u.Operator || s.src.Brake == nil {
+		return nil
+	}
+	a := &runActions{CSRF: csrfOf(r)}
+	switch status {
+	case event.RunRunning:
+		a.Pause, a.Cancel = true, true
+	case event.RunPaused:
+		a.Resume, a.Cancel = true, true
+	case event.RunSubmitted, event.RunPlanning, event.RunPlanned:
+		a.Cancel = true
+	default:
+		return nil
+	}
+	return a
+}
+
+// brakeRun pauses, resumes or cancels a run from its page's forms through
+// the same path as POST /api/runs/{id}/{action} (Source.Brake), for the
+// signed-in operator. A cancel must be confirmed.
+func (s *Server) brakeRun(w http.ResponseWriter, r *http.Request) {
+	if err := checkPost(r); err != nil {
+		s.refuse(w, r, err)
+		return
+	}
+	action := r.PathValue("action")
+	if action != "pause" && action != "resume" && action != "cancel" {
+		s.fail(w, r, api.WithHint(fmt.Errorf("%w: %q is no action on a run", api.ErrBadRequest, action), "pause, resume or cancel"))
+		return
+	}
+	u := userOf(r)
+	if u == nil || s.src.Brake == nil {
+		s.render(w, r, http.StatusUnauthorized, "error", page{Title: "Sign in", Data: errorView{Status: http.StatusUnauthorized,
+			Error: "pausing, resuming or cancelling a run needs a signed-in operator", Hint: "sign in with an operator's token: agentctl keys api-token"}})
+		return
+	}
+	if action == "cancel" && r.PostForm.Get("confirm") != "yes" {
+		s.render(w, r, http.StatusBadRequest, "error", page{Title: "Not confirmed", Data: errorView{Status: http.StatusBadRequest,
+			Error: "the cancel was not confirmed: nothing was recorded", Hint: "tick \"I confirm\" beside the Cancel button"}})
+		return
+	}
+	run := r.PathValue("id")
+	status, v := s.src.Brake(r.Context(), u.token, run, action, r.PostForm.Get("reason"))
+	b, _ := json.Marshal(v)
+	if status != http.StatusAccepted {
+		var e struct{ Error, Hint string }
+		_ = json.Unmarshal(b, &e)
+		s.render(w, r, status, "error", page{Title: "Not recorded", Data: errorView{Status: status, Error: e.Error, Hint: e.Hint}})
+		return
+	}
+	var ok struct{ Event, Run string }
+	_ = json.Unmarshal(b, &ok)
+	if ok.Run == "" {
+		ok.Run = run
+	}
+	q := url.Values{"acted": {action}, "event": {ok.Event}}
+	http.Redirect(w, r, "/runs/"+url.PathEscape(ok.Run)+"?"+q.Encode(), http.StatusSeeOther)
+}

@@ -79,6 +79,9 @@ func answeringServer(t *testing.T, l *ledger) (*httptest.Server, *emitted) {
 	u := ui.New(l).WithGates(ui.Gates{List: l.Gates, Emit: em, Operator: operators})
 	src := l.source()
 	src.Operator, src.Answer = operators, u.AnswerGate
+	src.Brake = func(ctx context.Context, token, run, action, reason string) (int, any) {
+		return u.BrakeRun(ctx, token, run, ui.Brake(action), reason)
+	}
 	s, err := web.New(src, web.Options{Now: func() time.Time { return t0 }})
 	if err != nil {
 		t.Fatal(err)

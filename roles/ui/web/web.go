@@ -8,7 +8,10 @@
 //	                         the selected step (?step=), revisions (?rev=)
 //	GET /runs/{id}/steps/{step}  one step's detail (a fragment with ?fragment=1)
 //	GET /runs/{id}/live      the run page's stream of state diffs
-//	GET /gates               the open gates (read-only)
+//	POST /runs/{id}/pause    a signed-in operator pauses the run; resume
+//	POST /runs/{id}/resume   and cancel (confirmed) likewise, through
+//	POST /runs/{id}/cancel   the JSON API's own path (Source.Brake)
+//	GET /gates               the open gates
 //	GET /nodes               the cluster's nodes and alarms
 //	GET /audit               the ledger's events, filtered by type, run, node
 //	GET /audit.json          what /audit shows, as JSON
@@ -19,7 +22,9 @@
 // Every page is sent with a Content-Security-Policy that allows no inline
 // script and no inline style; every text from a run (goals, commands,
 // output, errors: a model writes them) goes through html/template's
-// escaping. The pages only read: answering gates stays POST /api/gates.
+// escaping. The pages only read, but for a signed-in operator's forms
+// (gate answers, run pause/resume/cancel), each of which goes through the
+// JSON API's own check of the operator's token and is CSRF-protected.
 package web
 
 import (
@@ -73,6 +78,10 @@ type Source struct {
 	// (ui.UI.AnswerGate; nil: the inbox has no controls).
 	Operator func(token string) (id string, roles []string, err error)
 	Answer   Answer
+	// Brake pauses, resumes or cancels a run for a token as POST
+	// /api/runs/{id}/{pause,resume,cancel} does (ui.UI.BrakeRun; nil: the
+	// run pages have no controls).
+	Brake Brake
 }
 
 // Server serves the dashboard. Close ends its live streams.
@@ -151,6 +160,7 @@ func (s *Server) Register(mux *http.ServeMux) {
 	h("POST /login", s.login)
 	h("POST /logout", s.logout)
 	h("POST /gates/answer", s.answerGate)
+	h("POST /runs/{id}/{action}", s.brakeRun)
 	sub, _ := fs.Sub(assetFS, "assets")
 	mux.Handle("GET /assets/", secure(http.StripPrefix("/assets/", http.FileServerFS(sub)).ServeHTTP))
 }

@@ -488,3 +488,38 @@ func TestCloseEndsStreams(t *testing.T) {
 	for range ch {
 	}
 }
+
+// A run replanned draws, live, its current revision's plan: the stream
+// reads only as far as that revision's plan.proposed, not the first one.
+func TestRunStreamDrawsTheCurrentRevision(t *testing.T) {
+	l := newLedger()
+	rev1 := event.Plan{Steps: []event.Step{{ID: "a", Kind: event.KindNoop}, {ID: "b", Kind: event.KindNoop, DependsOn: []string{"a"}}}}
+	l.addRun(api.RunSummary{ID: runID, Goal: "replanned", Status: event.RunRunning, CreatedAt: t0}, rev1,
+		[]api.Step{{ID: "a", Kind: event.KindNoop, Status: "succeeded"}, {ID: "b", Kind: event.KindNoop, Status: "failed"}})
+	rev2 := event.Plan{Steps: []event.Step{{ID: "a", Kind: event.KindNoop}, {ID: "c", Kind: event.KindNoop, DependsOn: []string{"a"}},
+		{ID: "d", Kind: event.KindNoop, DependsOn: []string{"c"}}}}
+	l.change(func() {
+		for range 20 { // events between the two revisions
+			l.appendLine(runID, event.TaskFinished, event.TaskFinishedData{Step: "b", Attempt: 1, Status: event.TaskFailed})
+		}
+		l.appendLine(runID, event.PlanProposed, event.PlanProposedData{Revision: 2, Source: "llm", Plan: rev2})
+		l.appendLine(runID, event.PlanAccepted, event.PlanAcceptedData{Revision: 2})
+		l.runs[0].Revision, l.runs[0].Steps = 2, 3
+		l.steps[runID] = []api.Step{{ID: "a", Kind: event.KindNoop, Status: "succeeded"}, {ID: "c", Kind: event.KindNoop, Status: "running", DependsOn: []string{"a"}},
+			{ID: "d", Kind: event.KindNoop, Status: "pending", DependsOn: []string{"c"}}}
+	})
+	srv := newServer(t, l)
+	ch, stop := stream(t, srv.URL+"/runs/"+runID+"/live?rev=2", "")
+	defer stop()
+	var f struct {
+		Nodes map[string]struct {
+			S string `json:"s"`
+		}
+	}
+	if err := json.Unmarshal([]byte(next(t, ch, "state").data), &f); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Nodes) != 3 || f.Nodes["c"].S != "running" || f.Nodes["d"].S != "pending" {
+		t.Fatalf("first frame of revision 2: %+v, want a, c running, d pending", f.Nodes)
+	}
+}
