@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -23,17 +22,12 @@ import (
 	"github.com/agentic-dev/agentic/node/api"
 )
 
-// Browser tests drive Debian's chromium (apt-get install chromium), one
-// browser per test binary, a tab per test. Without chromium they fail and
-// say how to install it, except under -short.
-var (
-	screenshots = flag.Bool("screenshots", false, "write the dashboard's screenshots into docs/images (make screenshots)")
-
-	browserOnce   sync.Once
-	browserCtx    context.Context
-	browserErr    error
-	browserCancel context.CancelFunc = func() {}
-)
+// Browser tests drive Debian's chromium (apt-get install chromium), a
+// browser of its own per test: a browser that hangs on a loaded machine
+// (opening a tab can) then fails one test, not every one after it.
+// Without chromium they fail and say how to install it, except under
+// -short.
+var screenshots = flag.Bool("screenshots", false, "write the dashboard's screenshots into docs/images (make screenshots)")
 
 // screenshotDir is where make screenshots writes, and where the README's
 // links point.
@@ -41,9 +35,7 @@ var screenshotDir = filepath.Join("..", "..", "..", "docs", "images")
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	code := m.Run()
-	browserCancel()
-	os.Exit(code)
+	os.Exit(m.Run())
 }
 
 // chromiumPath finds the browser: $CHROMIUM, then chromium on PATH.
@@ -65,26 +57,17 @@ func tab(t *testing.T) context.Context {
 	if testing.Short() {
 		t.Skip("browser test: not with -short")
 	}
-	browserOnce.Do(func() {
-		path, err := chromiumPath()
-		if err != nil {
-			browserErr = err
-			return
-		}
-		opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
-			chromedp.Flag("disable-gpu", true), chromedp.WindowSize(1400, 900))
-		actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-		bctx, cancelB := chromedp.NewContext(actx)
-		if err := chromedp.Do(bctx); err != nil {
-			cancelB()
-			cancelA()
-			browserErr = fmt.Errorf("start chromium %s: %w", path, err)
-			return
-		}
-		browserCtx, browserCancel = bctx, func() { cancelB(); cancelA() }
-	})
-	if browserErr != nil {
-		t.Fatal(browserErr)
+	path, err := chromiumPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
+		chromedp.Flag("disable-gpu", true), chromedp.Flag("disable-component-update", true), chromedp.WindowSize(1400, 900))
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	browserCtx, cancelB := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancelB(); cancelA() })
+	if err := chromedp.Do(browserCtx); err != nil {
+		t.Fatalf("start chromium %s: %v", path, err)
 	}
 	ctx, cancel := chromedp.NewContext(browserCtx)
 	ctx, cancelT := context.WithTimeout(ctx, 120*time.Second)
