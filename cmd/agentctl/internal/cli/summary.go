@@ -20,6 +20,17 @@ var summarizers = map[event.Type]func(raw []byte) string{
 		return d.Goal
 	}),
 	event.RunCancel: with(func(d event.RunCancelData) string { return "cancel requested" + because(d.Reason) }),
+	event.RunPause:  with(func(d event.RunBrakeData) string { return "pause requested" + because(d.Reason) }),
+	event.RunResume: with(func(d event.RunBrakeData) string { return "resume requested" + because(d.Reason) }),
+	event.RunPausedFor: with(func(d event.RunBrakeForData) string {
+		return "pause requested by " + d.Operator + " (through the ui)" + because(d.Reason)
+	}),
+	event.RunResumedFor: with(func(d event.RunBrakeForData) string {
+		return "resume requested by " + d.Operator + " (through the ui)" + because(d.Reason)
+	}),
+	event.RunCancelRequestedFor: with(func(d event.RunCancelForData) string {
+		return "cancel requested by " + d.Operator + " (through the ui)" + because(d.Reason)
+	}),
 	event.MemoryPut: with(func(d event.MemoryPutData) string {
 		return fmt.Sprintf("%s/%s = %s", d.Scope, d.Key, truncate(d.Value, 40))
 	}),

@@ -36,3 +36,27 @@ func TestSummaryOfVersion2Types(t *testing.T) {
 		}
 	}
 }
+
+// The brakes read as sentences; those a ui node signs for an operator
+// name the operator.
+func TestSummaryOfBrakesThroughTheUI(t *testing.T) {
+	for _, tt := range []struct {
+		typ  event.Type
+		data any
+		want string
+	}{
+		{event.RunPause, event.RunBrakeData{Reason: "freeze"}, "pause requested: freeze"},
+		{event.RunResume, event.RunBrakeData{}, "resume requested"},
+		{event.RunPausedFor, event.RunBrakeForData{RunBrakeData: event.RunBrakeData{Reason: "freeze"}, Operator: "alice"}, "pause requested by alice (through the ui): freeze"},
+		{event.RunResumedFor, event.RunBrakeForData{Operator: "bob"}, "resume requested by bob (through the ui)"},
+		{event.RunCancelRequestedFor, event.RunCancelForData{RunCancelData: event.RunCancelData{Reason: "wrong branch"}, Operator: "carol"}, "cancel requested by carol (through the ui): wrong branch"},
+	} {
+		raw, err := json.Marshal(tt.data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := summary(api.AuditLine{Type: string(tt.typ), Data: raw}); got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.typ, got, tt.want)
+		}
+	}
+}
