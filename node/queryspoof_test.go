@@ -79,9 +79,7 @@ func TestQuerySpoofWithExecutorCredential(t *testing.T) {
 	if err := evil.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(3 * time.Second); refused.Load() < 10 && time.Now().Before(deadline); {
-		time.Sleep(20 * time.Millisecond)
-	}
+	_ = poll.Wait(3*time.Second, func() bool { return refused.Load() >= 10 }) // checked below, after the asks
 
 	for i := 0; i < 20; i++ {
 		for _, c := range []*api.Client{n.API, n.API.At(n.Config().Name)} {

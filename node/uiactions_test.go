@@ -107,7 +107,7 @@ func TestRunBrakesFromTheDashboard(t *testing.T) {
 		r, err := n.API.RunsGet(ctx, run)
 		return err == nil && r.Steps[0].Status == "succeeded"
 	})
-	time.Sleep(time.Second) // time for a wrong assignment to run
+	settle(t, n)
 	if _, err := os.Stat(marker); !os.IsNotExist(err) {
 		t.Fatalf("the step after ran while the run was paused (%v)", err)
 	}

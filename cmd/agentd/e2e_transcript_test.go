@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -77,20 +78,17 @@ func cmdAgentd(ts *testscript.TestScript, neg bool, args []string) {
 		logf.Close()
 	})
 	client := &http.Client{Timeout: time.Second}
-	deadline := time.Now().Add(readyTimeout)
-	for {
+	ready := func() bool {
 		resp, err := client.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", httpPort))
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
+		if err != nil {
+			return false
 		}
-		if time.Now().After(deadline) {
-			b, _ := os.ReadFile(ts.MkAbs("agentd.log"))
-			ts.Fatalf("agentd not ready after %s; its log:\n%s", readyTimeout, b)
-		}
-		time.Sleep(50 * time.Millisecond)
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}
+	if poll.Wait(readyTimeout, ready) != nil {
+		b, _ := os.ReadFile(ts.MkAbs("agentd.log"))
+		ts.Fatalf("agentd not ready after %s; its log:\n%s", readyTimeout, b)
 	}
 	ts.Setenv("NATS_URL", "nats://127.0.0.1:"+strconv.Itoa(natsPort))
 	ts.Setenv("AGENTIC_CREDS", ts.MkAbs("data/operator.creds"))
@@ -134,16 +132,12 @@ func cmdAwait(ts *testscript.TestScript, neg bool, args []string) {
 	if err != nil {
 		ts.Fatalf("await: %v", err)
 	}
-	deadline := time.Now().Add(time.Duration(secs) * time.Second)
-	for {
+	matched := func() bool {
 		_ = ts.Exec(args[2], args[3:]...)
-		if re.MatchString(ts.ReadFile("stdout")) {
-			return
-		}
-		if time.Now().After(deadline) {
-			ts.Fatalf("await: %s printed nothing matching %q within %ds; last:\n%s%s", args[2], args[1], secs, ts.ReadFile("stdout"), ts.ReadFile("stderr"))
-		}
-		time.Sleep(100 * time.Millisecond)
+		return re.MatchString(ts.ReadFile("stdout"))
+	}
+	if poll.Wait(time.Duration(secs)*time.Second, matched) != nil {
+		ts.Fatalf("await: %s printed nothing matching %q within %ds; last:\n%s%s", args[2], args[1], secs, ts.ReadFile("stdout"), ts.ReadFile("stderr"))
 	}
 }
 
