@@ -523,3 +523,29 @@ func TestRunStreamDrawsTheCurrentRevision(t *testing.T) {
 		t.Fatalf("first frame of revision 2: %+v, want a, c running, d pending", f.Nodes)
 	}
 }
+
+// The inbox says why a gate holds once: the reason the orchestrator
+// gives is the verdict's why for a policy gate, and only a reason of its
+// own (a needs-decision gate's lost attempt) is shown beside it.
+func TestGateWhyShownOnce(t *testing.T) {
+	l := newLedger()
+	smallRun(l)
+	why := "rm -rf ./scratch: rule recursive-force-delete matches -rf"
+	l.gates = []api.Gate{
+		{Run: runID, Step: "evil", Kind: event.GatePolicy, Subject: "sub-1", Opened: t0, Reason: why,
+			Spec: &event.Step{ID: "evil", Run: "rm -rf ./scratch"}, Verdict: &event.Verdict{Action: "confirm", Level: "high", Why: why}},
+		{Run: runID, Step: "fetch", Kind: event.GateNeedsDecision, Subject: "sub-2", Opened: t0, Reason: "attempt 1 on n2 may have partly run",
+			Spec: &event.Step{ID: "fetch", Run: "curl x"}},
+	}
+	srv := newServer(t, l)
+	code, _, body := get(t, srv.URL+"/gates")
+	if code != http.StatusOK {
+		t.Fatalf("/gates: %d", code)
+	}
+	if n := strings.Count(body, why); n != 1 {
+		t.Errorf("the policy gate's why is shown %d times, want once", n)
+	}
+	if n := strings.Count(body, "attempt 1 on n2 may have partly run"); n != 1 {
+		t.Errorf("the needs-decision gate's reason is shown %d times, want once", n)
+	}
+}
