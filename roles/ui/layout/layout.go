@@ -257,19 +257,33 @@ func Layout(g Graph, o Options) (*Result, error) {
 const titleSpace = 16
 
 // place2D turns layers and rows into pixels: each layer a column, centred
-// vertically on the tallest.
+// vertically on the tallest. Where a layer passes from one group to
+// another, the next group's box gets titleSpace above it for its title,
+// so no title lies on the box above.
 func place2D(g Graph, o Options, layer []int32, rows [][]int32, from, to []int32) (*Result, error) {
-	tallest := 0
-	for _, row := range rows {
-		tallest = max(tallest, len(row))
-	}
 	step := o.NodeHeight + o.RowGap
+	offsets := make([][]int, len(rows))
+	heights := make([]int, len(rows))
+	tallest := 0
+	for l, row := range rows {
+		offsets[l] = make([]int, len(row))
+		y := 0
+		for r, v := range row {
+			if r > 0 && g.Nodes[v].Group != g.Nodes[row[r-1]].Group {
+				y += titleSpace
+			}
+			offsets[l][r] = y
+			y += step
+		}
+		heights[l] = y
+		tallest = max(tallest, y)
+	}
 	res := &Result{Nodes: make([]Pos, len(g.Nodes)), Lines: make([]Line, len(g.Edges)), Layers: len(rows)}
 	for l, row := range rows {
-		top := (tallest - len(row)) * step / 2
+		top := (tallest - heights[l]) / 2
 		for r, v := range row {
 			res.Nodes[v] = Pos{ID: g.Nodes[v].ID, Group: g.Nodes[v].Group, Layer: l, Row: r,
-				X: o.LayerGap/2 + l*(o.NodeWidth+o.LayerGap), Y: titleSpace + o.RowGap + top + r*step, W: o.NodeWidth, H: o.NodeHeight}
+				X: o.LayerGap/2 + l*(o.NodeWidth+o.LayerGap), Y: titleSpace + o.RowGap + top + offsets[l][r], W: o.NodeWidth, H: o.NodeHeight}
 		}
 	}
 	for k, e := range g.Edges {
@@ -299,7 +313,7 @@ func place2D(g Graph, o Options, layer []int32, rows [][]int32, from, to []int32
 		b.W, b.H = x2-b.X, y2-b.Y
 	}
 	res.Width = o.LayerGap + len(rows)*(o.NodeWidth+o.LayerGap)
-	res.Height = titleSpace + 2*o.RowGap + tallest*step
+	res.Height = titleSpace + 2*o.RowGap + tallest
 	return res, nil
 }
 

@@ -274,3 +274,35 @@ func BenchmarkCollapse5000(b *testing.B) {
 		}
 	}
 }
+
+// A group's title, drawn just above its box, lies on no other group's
+// box: lanes of chains stacked in every layer (the case where each box
+// sits right under another) keep a title's room between them.
+func TestGroupTitlesHaveRoom(t *testing.T) {
+	var g layout.Graph
+	for lane := range 5 {
+		group := fmt.Sprintf("lane%d", lane)
+		for i := range 4 {
+			id := fmt.Sprintf("l%ds%d", lane, i)
+			g.Nodes = append(g.Nodes, layout.Node{ID: id, Group: group})
+			if i > 0 {
+				g.Edges = append(g.Edges, layout.Edge{From: fmt.Sprintf("l%ds%d", lane, i-1), To: id})
+			}
+		}
+	}
+	r, err := layout.Layout(g, layout.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const title = 12 // the title's height above its box, in pixels
+	for _, a := range r.Boxes {
+		for _, b := range r.Boxes {
+			if a.Group == b.Group || a.X >= b.X+b.W || b.X >= a.X+a.W {
+				continue
+			}
+			if b.Y > a.Y && b.Y-title < a.Y+a.H {
+				t.Errorf("the title of %s (box at y=%d) lies on %s (y=%d..%d)", b.Group, b.Y, a.Group, a.Y, a.Y+a.H)
+			}
+		}
+	}
+}
