@@ -10,7 +10,7 @@ import (
 
 // Version is the protocol version this build signs with: the newest in
 // its rules table.
-const Version = 7
+const Version = 8
 
 // Limits and times of the current rules.
 const (
@@ -123,6 +123,14 @@ var versions = []Rules{
 	// in the run category): ledger nodes first, as for version 6.
 	{Version: 7, Algorithm: Algorithm, MaxMessageBytes: MaxMessageBytes, MaxEventBytes: MaxEventBytes,
 		TTL: TTL, Leeway: Leeway, Secrets: redact.Set3, Types: event.TypesAt(7), KeepUnknown: true},
+	// Version 8: the same limits and secret set; the types of tools,
+	// knowledge and telemetry (the rows with Since 8 in bus/event's table:
+	// plugins and pull requests, facts with provenance, artifacts and
+	// research notes, ratings and proposals). Version-7 ledgers refuse the
+	// new categories: ledger nodes first, as for version 6
+	// (protocol.md, "Upgrading to version 8").
+	{Version: 8, Algorithm: Algorithm, MaxMessageBytes: MaxMessageBytes, MaxEventBytes: MaxEventBytes,
+		TTL: TTL, Leeway: Leeway, Secrets: redact.Set3, Types: event.TypesAt(8), KeepUnknown: true},
 }
 
 // Versions returns the rules table of this build, by version (a copy).
