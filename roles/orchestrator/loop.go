@@ -14,6 +14,7 @@ import (
 	"github.com/agentic-dev/agentic/bus/event"
 	gossip "github.com/agentic-dev/agentic/internal/member"
 	"github.com/agentic-dev/agentic/roles"
+	"github.com/agentic-dev/agentic/roles/orchestrator/core"
 	"github.com/agentic-dev/agentic/roles/policy"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -33,7 +34,7 @@ type Config struct {
 	Membership Membership
 	// MembershipGrace is how long after the decision loop starts a node the
 	// ledger holds alive but the membership does not know at all is left
-	// alone before it is recorded failed; 0 means DefaultMembershipGrace.
+	// alone before it is recorded failed; 0 means core.DefaultMembershipGrace.
 	MembershipGrace time.Duration
 	// Paused, if set, returns why the leader must assign no new step (the
 	// data dir below its free-space floor), or nil: while it does, the
@@ -58,7 +59,7 @@ type Membership interface {
 	Changed() <-chan struct{}
 }
 
-// Orchestrator is the role: the pure State and Decide, driven by a loop that
+// Orchestrator is the role: the pure core.State and Decide, driven by a loop that
 // folds committed events, holds the leader lease, and emits decisions.
 type Orchestrator struct {
 	env  roles.Env
@@ -70,9 +71,9 @@ type Orchestrator struct {
 
 	mu struct {
 		sync.Mutex
-		state    *State
-		inflight map[DecisionKey]bool
-		byID     map[string]DecisionKey // decision event id → key
+		state    *core.State
+		inflight map[core.DecisionKey]bool
+		byID     map[string]core.DecisionKey // decision event id → key
 		live     bool
 		epoch    uint64 // ours, while we hold the lease
 	}
@@ -100,15 +101,15 @@ var (
 // New returns the role; it starts nothing.
 func New(env roles.Env, cfg Config) *Orchestrator {
 	if cfg.MembershipGrace <= 0 {
-		cfg.MembershipGrace = DefaultMembershipGrace
+		cfg.MembershipGrace = core.DefaultMembershipGrace
 	}
 	o := &Orchestrator{env: env, cfg: cfg, log: env.Logger, kick: make(chan struct{}, 1), lease: newLeaseState()}
 	if o.log == nil {
 		o.log = slog.Default()
 	}
-	o.mu.state = NewState()
-	o.mu.inflight = map[DecisionKey]bool{}
-	o.mu.byID = map[string]DecisionKey{}
+	o.mu.state = core.NewState()
+	o.mu.inflight = map[core.DecisionKey]bool{}
+	o.mu.byID = map[string]core.DecisionKey{}
 	return o
 }
 
@@ -169,7 +170,7 @@ func (o *Orchestrator) poke() {
 }
 
 // Read calls f with the state under the role's lock. f must not keep s.
-func (o *Orchestrator) Read(f func(s *State)) {
+func (o *Orchestrator) Read(f func(s *core.State)) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	f(o.mu.state)
@@ -272,15 +273,15 @@ func (o *Orchestrator) decideLoop(ctx context.Context) {
 	}
 }
 
-// decide runs ReconcileMembers (with a membership) and Decide if this node
+// decide runs core.ReconcileMembers (with a membership) and Decide if this node
 // leads, is live, and has folded its own leader.elected (so it has seen
 // every decision of the leaders before it). Membership decisions come
 // first: what Decide gives up because of them, it gives up once they are
 // folded.
 func (o *Orchestrator) decide(absentAfter time.Time) ([]event.Draft, time.Time) {
-	var view *MemberView
+	var view *core.MemberView
 	if o.cfg.Membership != nil {
-		view = &MemberView{Members: o.cfg.Membership.Members(), AbsentAfter: absentAfter}
+		view = &core.MemberView{Members: o.cfg.Membership.Members(), AbsentAfter: absentAfter}
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -288,10 +289,10 @@ func (o *Orchestrator) decide(absentAfter time.Time) ([]event.Draft, time.Time) 
 		return nil, time.Time{}
 	}
 	now := time.Now().UTC()
-	var ds []Decision
+	var ds []core.Decision
 	var wake time.Time
 	if view != nil {
-		ds, wake = ReconcileMembers(o.mu.state, *view, now, o.mu.epoch, o.mu.inflight)
+		ds, wake = core.ReconcileMembers(o.mu.state, *view, now, o.mu.epoch, o.mu.inflight)
 	}
 	if p := o.mu.state.Policy; p != nil && o.bootstrapHash != "" && p.Hash != o.bootstrapHash && !o.warned {
 		o.warned = true
@@ -299,13 +300,13 @@ func (o *Orchestrator) decide(absentAfter time.Time) ([]event.Draft, time.Time) 
 			"ledger_version", p.Version, "ledger_hash", p.Hash, "file_hash", o.bootstrapHash,
 			"hint", "change the policy in force with agentctl policy apply -f FILE")
 	}
-	more, w := DecideWith(o.mu.state, now, o.mu.epoch, o.mu.inflight, Options{Policy: o.bootstrap})
+	more, w := core.DecideWith(o.mu.state, now, o.mu.epoch, o.mu.inflight, core.Options{Policy: o.bootstrap})
 	ds = append(ds, more...)
 	if wake.IsZero() || (!w.IsZero() && w.Before(wake)) {
 		wake = w
 	}
 	if o.cfg.Paused != nil && o.cfg.Paused() != nil {
-		ds = slices.DeleteFunc(ds, func(d Decision) bool { return d.Draft.Type == event.TaskAssigned })
+		ds = slices.DeleteFunc(ds, func(d core.Decision) bool { return d.Draft.Type == event.TaskAssigned })
 		if again := now.Add(pausedRecheck); wake.IsZero() || again.Before(wake) {
 			wake = again
 		}
@@ -369,7 +370,7 @@ func (o *Orchestrator) Snapshot() (uint64, []byte, error) {
 
 // Restore replaces the state with a snapshot.
 func (o *Orchestrator) Restore(data []byte) error {
-	s, err := UnmarshalSnapshot(data)
+	s, err := core.UnmarshalSnapshot(data)
 	if err != nil {
 		return err
 	}
