@@ -62,10 +62,9 @@
 // with no successor is final (Terminal). Approved, edited and denied steps
 // are in the table but not entered (an approved or edited step is pending
 // again, its approval or edit recorded; a denied one is failed, class
-// policy). The protocol's
-// statuses (bus/event: RunStatus, TaskStatus, the views' step statuses)
-// have the same values; wire.go alone converts, checking them against the
-// tables.
+// policy). The statuses' values are the protocol's (bus/event: RunStatus,
+// StepStatus, TaskStatus), from which this package's constants are
+// derived; wire.go alone converts, checking them against the tables.
 //
 // Run lifecycle (as entered today): submitted → planned → running ⇄
 // paused → succeeded | failed | cancelled. Step: pending → (ready) →

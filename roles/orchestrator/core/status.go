@@ -1,6 +1,16 @@
 package core
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/agentic-dev/agentic/bus/event"
+)
+
+// The statuses' values are the protocol's, declared once in
+// bus/event/status.go; this package adds only those it never shows
+// (approved, edited and denied steps; an attempt assigned or running) and
+// the transition tables. TestStatusesMatchTheProtocol fails when a status
+// is added to the protocol and not to a table.
 
 // RunStatus is where a run is in its lifecycle (runTable).
 type RunStatus string
@@ -8,14 +18,14 @@ type RunStatus string
 // Run statuses. Paused is entered by an operator's run.pause; nothing
 // enters planning yet (the planner announces no start).
 const (
-	RunSubmitted RunStatus = "submitted"
-	RunPlanning  RunStatus = "planning"
-	RunPlanned   RunStatus = "planned"
-	RunRunning   RunStatus = "running"
-	RunPaused    RunStatus = "paused"
-	RunSucceeded RunStatus = "succeeded"
-	RunFailed    RunStatus = "failed"
-	RunCancelled RunStatus = "cancelled"
+	RunSubmitted = RunStatus(event.RunSubmitted)
+	RunPlanning  = RunStatus(event.RunPlanning)
+	RunPlanned   = RunStatus(event.RunPlanned)
+	RunRunning   = RunStatus(event.RunRunning)
+	RunPaused    = RunStatus(event.RunPaused)
+	RunSucceeded = RunStatus(event.RunSucceeded)
+	RunFailed    = RunStatus(event.RunFailed)
+	RunCancelled = RunStatus(event.RunCancelled)
 )
 
 // StepStatus is where a step is in its lifecycle (stepTable).
@@ -30,19 +40,19 @@ type StepStatus string
 // readiness depends on the clock and is computed by Decide, and StepStatus
 // shows a pending step whose dependencies are all done as ready.
 const (
-	StepPending       StepStatus = "pending"
-	StepReady         StepStatus = "ready"
-	StepGated         StepStatus = "gated"
+	StepPending                  = StepStatus(event.StepPending)
+	StepReady                    = StepStatus(event.StepReady)
+	StepGated                    = StepStatus(event.StepGated)
 	StepApproved      StepStatus = "approved"
 	StepEdited        StepStatus = "edited"
 	StepDenied        StepStatus = "denied"
-	StepAssigned      StepStatus = "assigned"
-	StepRunning       StepStatus = "running"
-	StepNeedsDecision StepStatus = "needs-decision"
-	StepSucceeded     StepStatus = "succeeded"
-	StepFailed        StepStatus = "failed"
-	StepSkipped       StepStatus = "skipped"
-	StepCancelled     StepStatus = "cancelled"
+	StepAssigned                 = StepStatus(event.StepAssigned)
+	StepRunning                  = StepStatus(event.StepRunning)
+	StepNeedsDecision            = StepStatus(event.StepNeedsDecision)
+	StepSucceeded                = StepStatus(event.StepSucceeded)
+	StepFailed                   = StepStatus(event.StepFailed)
+	StepSkipped                  = StepStatus(event.StepSkipped)
+	StepCancelled                = StepStatus(event.StepCancelled)
 )
 
 // TaskStatus is where one attempt of a step (a task on an executor) is, as
@@ -54,10 +64,10 @@ type TaskStatus string
 const (
 	TaskAssigned  TaskStatus = "assigned"
 	TaskRunning   TaskStatus = "running"
-	TaskSucceeded TaskStatus = "succeeded"
-	TaskFailed    TaskStatus = "failed"
-	TaskSkipped   TaskStatus = "skipped" // a creates/check guard found the work done
-	TaskCancelled TaskStatus = "cancelled"
+	TaskSucceeded            = TaskStatus(event.TaskSucceeded)
+	TaskFailed               = TaskStatus(event.TaskFailed)
+	TaskSkipped              = TaskStatus(event.TaskSkipped) // a creates/check guard found the work done
+	TaskCancelled            = TaskStatus(event.TaskCancelled)
 )
 
 // runTable is the run lifecycle, the only place that says which status a

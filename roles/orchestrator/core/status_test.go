@@ -296,9 +296,10 @@ func TestFoldMovesOnlyAlongTheTables(t *testing.T) {
 	}
 }
 
-// TestStatusesMatchTheProtocol: the statuses are declared twice — the
-// protocol's (bus/event/status.go: what events and views carry) and this
-// package's lifecycle tables — and must agree: the same run statuses; every
+// TestStatusesMatchTheProtocol: the statuses are the protocol's
+// (bus/event/status.go: what events and views carry, the one declaration
+// of their values), and this package's lifecycle tables must agree with
+// them: the same run statuses; every
 // step status of the protocol in the step table, and the table's others
 // only those that are never entered (approved, edited, denied: a step
 // goes from gated back to pending); the protocol's task outcomes exactly
