@@ -10,7 +10,7 @@ import (
 
 // rewrite regenerates the expected output of the golden scripts:
 //
-//	go test ./roles/orchestrator -run Golden -rewrite
+//	go test ./roles/orchestrator/core -run Golden -rewrite
 var rewrite = flag.Bool("rewrite", false, "rewrite testdata/*.txt with the actual output")
 
 // block is one command of a golden script: comment lines before it, the
