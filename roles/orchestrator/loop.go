@@ -240,6 +240,10 @@ func (o *Orchestrator) send(in input) {
 		c.handle(in)
 		c.publish()
 		c.afterPublish()
+		if c.due {
+			c.due = false
+			o.poke() // the owner decides once it runs
+		}
 		return
 	}
 	if in.ask != nil {
