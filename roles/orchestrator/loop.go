@@ -62,9 +62,11 @@ type Membership interface {
 // goroutine that folds committed events and decides, the lease loop, and
 // an emitter (see the package doc).
 type Orchestrator struct {
-	env  roles.Env
-	cfg  Config
-	log  *slog.Logger
+	env roles.Env
+	cfg Config
+	log *slog.Logger
+	// kick wakes the owner to decide: the node live before Start, an
+	// epoch won or lost.
 	kick chan struct{}
 	// lease is what the lease loop (lease.go) shares with the rest.
 	lease leaseState
@@ -167,7 +169,8 @@ func (o *Orchestrator) poke() {
 }
 
 // Read calls f with the state on the goroutine that owns it, after every
-// event folded so far, and waits for it. f must not keep s.
+// event folded so far, and waits for it. f must not keep s, nor call the
+// Orchestrator.
 func (o *Orchestrator) Read(f func(s *core.State)) {
 	o.send(input{ask: func(c *owner) { f(c.state) }})
 }
