@@ -439,22 +439,17 @@ func (o *Orchestrator) holderGone(v leaseValue) bool {
 	return holderGone(o.cfg.Membership.Members(), v)
 }
 
-// foldedLeader is the newest leader epoch folded and its leader.
+// foldedLeader is the newest leader epoch folded and its leader, as the
+// owner of the core last published.
 func (o *Orchestrator) foldedLeader() (uint64, string) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.mu.state.Epoch, o.mu.state.Leader
+	v := o.view.Load()
+	return v.epoch, v.leader
 }
 
-// setEpoch records the epoch this node leads with (0: it does not); a
-// leader that stops leading forgets its decisions in flight.
+// setEpoch records the epoch this node leads with (0: it does not) and
+// wakes the owner of the core, which forgets its decisions in flight when
+// the epoch changed.
 func (o *Orchestrator) setEpoch(e uint64) {
-	o.mu.Lock()
-	o.mu.epoch = e
-	if e == 0 {
-		clear(o.mu.inflight)
-		clear(o.mu.byID)
-	}
-	o.mu.Unlock()
+	o.epoch.Store(e)
 	o.poke()
 }

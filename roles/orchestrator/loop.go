@@ -2,18 +2,18 @@ package orchestrator
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
-	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
-	"github.com/agentic-dev/agentic/bus/envelope"
 	"github.com/agentic-dev/agentic/bus/event"
 	gossip "github.com/agentic-dev/agentic/internal/member"
 	"github.com/agentic-dev/agentic/roles"
+	"github.com/agentic-dev/agentic/roles/orchestrator/core"
 	"github.com/agentic-dev/agentic/roles/policy"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -33,7 +33,7 @@ type Config struct {
 	Membership Membership
 	// MembershipGrace is how long after the decision loop starts a node the
 	// ledger holds alive but the membership does not know at all is left
-	// alone before it is recorded failed; 0 means DefaultMembershipGrace.
+	// alone before it is recorded failed; 0 means core.DefaultMembershipGrace.
 	MembershipGrace time.Duration
 	// Paused, if set, returns why the leader must assign no new step (the
 	// data dir below its free-space floor), or nil: while it does, the
@@ -58,38 +58,51 @@ type Membership interface {
 	Changed() <-chan struct{}
 }
 
-// Orchestrator is the role: the pure State and Decide, driven by a loop that
-// folds committed events, holds the leader lease, and emits decisions.
+// Orchestrator is the role: the pure core (package core) owned by one
+// goroutine that folds committed events and decides, the lease loop, and
+// an emitter (see the package doc).
 type Orchestrator struct {
-	env  roles.Env
-	cfg  Config
-	log  *slog.Logger
+	env roles.Env
+	cfg Config
+	log *slog.Logger
+	// kick wakes the owner to decide: the node live before Start, an
+	// epoch won or lost.
 	kick chan struct{}
 	// lease is what the lease loop (lease.go) shares with the rest.
 	lease leaseState
+	// epoch is ours while we hold the lease (0: we do not lead); the lease
+	// loop writes it, the owner reads it at each turn.
+	epoch atomic.Uint64
+	// in carries inputs to the owner, in order.
+	in chan input
+	// view is what the owner published after its last batch of inputs.
+	view atomic.Pointer[readView]
 
-	mu struct {
+	// hand says who owns the core: the owner goroutine while running,
+	// else the caller holding hand (before Start, after Stop). A sender
+	// holds it while it hands an input over, so that Stop never leaves
+	// one behind; the owner never takes it.
+	hand struct {
 		sync.Mutex
-		state    *State
-		inflight map[DecisionKey]bool
-		byID     map[string]DecisionKey // decision event id → key
-		live     bool
-		epoch    uint64 // ours, while we hold the lease
+		running bool
+		c       *owner
 	}
 
 	// bootstrap is the policy this node records as the first one while
 	// the ledger holds none (UsePolicyFile; nil: the shipped default),
 	// bootstrapHash its hash, bootstrapErr why the file could not be
-	// used (Start returns it), warned whether the log said that the
-	// ledger holds another.
+	// used (Start returns it).
 	bootstrap     []byte
 	bootstrapHash string
 	bootstrapErr  error
-	warned        bool
 
-	runMu  sync.Mutex
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	runMu sync.Mutex
+	// cancel ends the lease loop and the emitter (wg), stopOwner the
+	// owner (ownerWG).
+	cancel    context.CancelFunc
+	stopOwner context.CancelFunc
+	wg        sync.WaitGroup
+	ownerWG   sync.WaitGroup
 }
 
 var (
@@ -97,18 +110,22 @@ var (
 	_ roles.Folder = (*Orchestrator)(nil)
 )
 
+// inputBuffer is how many inputs may wait for the owner before a sender
+// (the node's follower) waits too.
+const inputBuffer = 1024
+
 // New returns the role; it starts nothing.
 func New(env roles.Env, cfg Config) *Orchestrator {
 	if cfg.MembershipGrace <= 0 {
-		cfg.MembershipGrace = DefaultMembershipGrace
+		cfg.MembershipGrace = core.DefaultMembershipGrace
 	}
-	o := &Orchestrator{env: env, cfg: cfg, log: env.Logger, kick: make(chan struct{}, 1), lease: newLeaseState()}
+	o := &Orchestrator{env: env, cfg: cfg, log: env.Logger, kick: make(chan struct{}, 1), lease: newLeaseState(),
+		in: make(chan input, inputBuffer)}
 	if o.log == nil {
 		o.log = slog.Default()
 	}
-	o.mu.state = NewState()
-	o.mu.inflight = map[DecisionKey]bool{}
-	o.mu.byID = map[string]DecisionKey{}
+	o.hand.c = newOwner(o)
+	o.hand.c.publish()
 	return o
 }
 
@@ -138,28 +155,11 @@ func (o *Orchestrator) UsePolicyFile(path string) {
 // Name is "orchestrator".
 func (o *Orchestrator) Name() string { return event.RoleOrchestrator }
 
-// Fold applies a committed event.
-func (o *Orchestrator) Fold(ev event.Event) {
-	o.mu.Lock()
-	o.mu.state.Apply(ev)
-	if key, ok := o.mu.byID[ev.ID]; ok {
-		delete(o.mu.byID, ev.ID)
-		delete(o.mu.inflight, key)
-	}
-	o.mu.Unlock()
-	o.leaseFolded(ev)
-}
+// Fold hands a committed event to the owner of the core.
+func (o *Orchestrator) Fold(ev event.Event) { o.send(input{ev: &ev}) }
 
-// Settled wakes the decision loop once the node is live.
-func (o *Orchestrator) Settled(live bool) {
-	o.mu.Lock()
-	o.mu.live = live
-	o.mu.Unlock()
-	o.leaseSettled(live)
-	if live {
-		o.poke()
-	}
-}
+// Settled hands the owner the node's liveness; once live, it decides.
+func (o *Orchestrator) Settled(live bool) { o.send(input{settled: true, live: live}) }
 
 func (o *Orchestrator) poke() {
 	select {
@@ -168,30 +168,22 @@ func (o *Orchestrator) poke() {
 	}
 }
 
-// Read calls f with the state under the role's lock. f must not keep s.
-func (o *Orchestrator) Read(f func(s *State)) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	f(o.mu.state)
+// Read calls f with the state on the goroutine that owns it, after every
+// event folded so far, and waits for it. f must not keep s, nor call the
+// Orchestrator.
+func (o *Orchestrator) Read(f func(s *core.State)) {
+	o.send(input{ask: func(c *owner) { f(c.state) }})
 }
 
 // Load returns, per node, how many steps of live runs it holds (assigned
-// or running), as the folded state says; nodes that hold none are left
+// or running), as the owner last published; nodes that hold none are left
 // out. For node listings (agentctl node ls).
-func (o *Orchestrator) Load() map[string]int {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.mu.state.Load()
-}
+func (o *Orchestrator) Load() map[string]int { return maps.Clone(o.view.Load().load) }
 
 // Leader reports this node's epoch if it leads, else 0.
-func (o *Orchestrator) Leader() uint64 {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.mu.epoch
-}
+func (o *Orchestrator) Leader() uint64 { return o.epoch.Load() }
 
-// Start begins the lease and decision loops.
+// Start begins the owner of the core, the emitter and the lease loop.
 func (o *Orchestrator) Start(ctx context.Context) error {
 	if o.bootstrapErr != nil {
 		return o.bootstrapErr
@@ -201,156 +193,68 @@ func (o *Orchestrator) Start(ctx context.Context) error {
 	if o.cancel != nil {
 		return nil
 	}
-	ctx, o.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	ctx = context.WithoutCancel(ctx)
+	octx, ocancel := context.WithCancel(ctx)
+	lctx, lcancel := context.WithCancel(ctx)
+	o.cancel = lcancel
+	o.stopOwner = ocancel
+	jobs, results := make(chan []event.Draft, 1), make(chan []event.Draft, 1)
+	o.hand.Lock()
+	defer o.hand.Unlock()
+	o.hand.running = true
+	c := o.hand.c
+	o.ownerWG.Add(1)
+	go func() { defer o.ownerWG.Done(); c.run(octx, jobs, results) }()
 	o.wg.Add(2)
-	go func() { defer o.wg.Done(); o.leaseLoop(ctx) }()
-	go func() { defer o.wg.Done(); o.decideLoop(ctx) }()
+	go func() { defer o.wg.Done(); o.leaseLoop(lctx) }()
+	go func() { defer o.wg.Done(); o.emitLoop(lctx, jobs, results) }()
 	return nil
 }
 
-// Stop ends the loops and releases the lease so a standby takes over at once.
+// Stop ends the loops and releases the lease so a standby takes over at
+// once. The lease loop and the emitter end first (what they emit may be
+// folded back at once); then the owner folds what was handed to it and
+// ends, and whoever folds next owns the core.
 func (o *Orchestrator) Stop(ctx context.Context) error {
 	o.runMu.Lock()
-	cancel := o.cancel
-	o.cancel = nil
-	o.runMu.Unlock()
+	defer o.runMu.Unlock()
+	cancel, stopOwner := o.cancel, o.stopOwner
+	o.cancel, o.stopOwner = nil, nil
 	if cancel == nil {
 		return nil
 	}
 	cancel()
 	o.wg.Wait()
+	o.hand.Lock()
+	defer o.hand.Unlock()
+	stopOwner()
+	o.ownerWG.Wait()
+	o.hand.running = false
 	return nil
 }
 
-func (o *Orchestrator) decideLoop(ctx context.Context) {
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
-	var changed <-chan struct{}
-	var tick <-chan time.Time
-	var absentAfter time.Time
-	if o.cfg.Membership != nil {
-		changed = o.cfg.Membership.Changed()
-		t := time.NewTicker(membershipTick)
-		defer t.Stop()
-		tick = t.C
-		absentAfter = time.Now().UTC().Add(o.cfg.MembershipGrace)
-	}
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-o.kick:
-		case <-timer.C:
-		case <-changed:
-		case <-tick:
+// send hands in to the owner of the core and, for a question, waits for
+// its answer; with no owner running, the caller folds or answers it.
+func (o *Orchestrator) send(in input) {
+	o.hand.Lock()
+	defer o.hand.Unlock()
+	if !o.hand.running {
+		c := o.hand.c
+		c.handle(in)
+		c.publish()
+		c.afterPublish()
+		if c.due {
+			c.due = false
+			o.poke() // the owner decides once it runs
 		}
-		drafts, wake := o.decide(absentAfter)
-		if len(drafts) > 0 {
-			if err := o.env.Emit.Emit(ctx, drafts...); err != nil {
-				if ctx.Err() != nil {
-					return
-				}
-				o.log.Error("emit decisions", "err", err, "count", len(drafts))
-				if len(drafts) > 1 && refused(err) {
-					o.emitEach(ctx, drafts)
-				} else {
-					o.forget(drafts)
-				}
-			}
-		}
-		if !timer.Stop() {
-			select {
-			case <-timer.C:
-			default:
-			}
-		}
-		if !wake.IsZero() {
-			timer.Reset(max(time.Until(wake), time.Millisecond))
-		} else {
-			timer.Reset(time.Hour)
-		}
+		return
 	}
-}
-
-// decide runs ReconcileMembers (with a membership) and Decide if this node
-// leads, is live, and has folded its own leader.elected (so it has seen
-// every decision of the leaders before it). Membership decisions come
-// first: what Decide gives up because of them, it gives up once they are
-// folded.
-func (o *Orchestrator) decide(absentAfter time.Time) ([]event.Draft, time.Time) {
-	var view *MemberView
-	if o.cfg.Membership != nil {
-		view = &MemberView{Members: o.cfg.Membership.Members(), AbsentAfter: absentAfter}
+	if in.ask != nil {
+		in.done = make(chan struct{})
 	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if !o.mu.live || o.mu.epoch == 0 || o.mu.state.Epoch != o.mu.epoch {
-		return nil, time.Time{}
-	}
-	now := time.Now().UTC()
-	var ds []Decision
-	var wake time.Time
-	if view != nil {
-		ds, wake = ReconcileMembers(o.mu.state, *view, now, o.mu.epoch, o.mu.inflight)
-	}
-	if p := o.mu.state.Policy; p != nil && o.bootstrapHash != "" && p.Hash != o.bootstrapHash && !o.warned {
-		o.warned = true
-		o.log.Warn("the policy file differs from the policy in force in the ledger, which stays in force",
-			"ledger_version", p.Version, "ledger_hash", p.Hash, "file_hash", o.bootstrapHash,
-			"hint", "change the policy in force with agentctl policy apply -f FILE")
-	}
-	more, w := DecideWith(o.mu.state, now, o.mu.epoch, o.mu.inflight, Options{Policy: o.bootstrap})
-	ds = append(ds, more...)
-	if wake.IsZero() || (!w.IsZero() && w.Before(wake)) {
-		wake = w
-	}
-	if o.cfg.Paused != nil && o.cfg.Paused() != nil {
-		ds = slices.DeleteFunc(ds, func(d Decision) bool { return d.Draft.Type == event.TaskAssigned })
-		if again := now.Add(pausedRecheck); wake.IsZero() || again.Before(wake) {
-			wake = again
-		}
-	}
-	drafts := make([]event.Draft, len(ds))
-	for i, d := range ds {
-		o.mu.inflight[d.Key] = true
-		o.mu.byID[d.Draft.ID] = d.Key
-		drafts[i] = d.Draft
-	}
-	return drafts, wake
-}
-
-// forget drops in-flight marks of drafts that could not be emitted.
-// refused reports whether the emitter refused a draft for what it
-// carries (too large for an event, or a secret left after redaction):
-// emitting it again will not help.
-func refused(err error) bool {
-	return errors.Is(err, envelope.ErrTooLarge) || errors.Is(err, envelope.ErrSecret)
-}
-
-// emitEach emits drafts one at a time, after the emitter refused them
-// together: a decision it refuses must not hold back the others (of
-// every run) at every Decide. The refused one is logged and forgotten.
-func (o *Orchestrator) emitEach(ctx context.Context, drafts []event.Draft) {
-	for i, d := range drafts {
-		if err := o.env.Emit.Emit(ctx, d); err != nil {
-			if ctx.Err() != nil {
-				o.forget(drafts[i:])
-				return
-			}
-			o.log.Error("emit decision", "err", err, "type", d.Type, "run", d.Run, "id", d.ID)
-			o.forget(drafts[i : i+1])
-		}
-	}
-}
-
-func (o *Orchestrator) forget(drafts []event.Draft) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	for _, d := range drafts {
-		if key, ok := o.mu.byID[d.ID]; ok {
-			delete(o.mu.byID, d.ID)
-			delete(o.mu.inflight, key)
-		}
+	o.in <- in
+	if in.done != nil {
+		<-in.done
 	}
 }
 
@@ -360,21 +264,21 @@ var _ roles.Snapshotter = (*Orchestrator)(nil)
 func (o *Orchestrator) SnapshotName() string { return "orchestrator" }
 
 // Snapshot returns the state as of the last folded event.
-func (o *Orchestrator) Snapshot() (uint64, []byte, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	b, err := o.mu.state.MarshalSnapshot()
-	return o.mu.state.Seq, b, err
+func (o *Orchestrator) Snapshot() (seq uint64, b []byte, err error) {
+	o.send(input{ask: func(c *owner) {
+		seq = c.state.Seq
+		b, err = c.state.MarshalSnapshot()
+	}})
+	return seq, b, err
 }
 
-// Restore replaces the state with a snapshot.
+// Restore replaces the state with a snapshot; on error the state is left
+// as it was.
 func (o *Orchestrator) Restore(data []byte) error {
-	s, err := UnmarshalSnapshot(data)
+	s, err := core.UnmarshalSnapshot(data)
 	if err != nil {
 		return err
 	}
-	o.mu.Lock()
-	o.mu.state = s
-	o.mu.Unlock()
+	o.send(input{restore: s})
 	return nil
 }

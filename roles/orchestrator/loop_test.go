@@ -14,6 +14,7 @@ import (
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/membership"
 	"github.com/agentic-dev/agentic/roles"
+	"github.com/agentic-dev/agentic/roles/orchestrator/core"
 )
 
 // members is a membership view a test sets: what the gossip layer gives
@@ -123,8 +124,8 @@ func TestLeaderRecordsMembership(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	node := func(id string) (n Node, ok bool) {
-		o.Read(func(s *State) {
+	node := func(id string) (n core.Node, ok bool) {
+		o.Read(func(s *core.State) {
 			if p := s.Nodes[id]; p != nil {
 				n, ok = *p, true
 			}
@@ -134,7 +135,7 @@ func TestLeaderRecordsMembership(t *testing.T) {
 	poll.Eventually(t, 20*time.Second, "b and c recorded joined", func() bool {
 		b, okb := node("b")
 		c, okc := node("c")
-		return okb && okc && b.State == NodeAlive && c.State == NodeAlive
+		return okb && okc && b.State == core.NodeAlive && c.State == core.NodeAlive
 	})
 
 	// One of them runs a step; then the membership declares it dead.
@@ -156,7 +157,7 @@ func TestLeaderRecordsMembership(t *testing.T) {
 		load := o.Load()
 		return load[holder] == 0 && load[other] == 1
 	})
-	if n, _ := node(holder); n.State != NodeFailed {
+	if n, _ := node(holder); n.State != core.NodeFailed {
 		t.Fatalf("%s recorded %s, want failed; ledger: %v", holder, n.State, x.types())
 	}
 
@@ -165,6 +166,6 @@ func TestLeaderRecordsMembership(t *testing.T) {
 	view.set(true, list[0])
 	poll.Eventually(t, 20*time.Second, other+" failed as absent", func() bool {
 		n, _ := node(other)
-		return n.State == NodeFailed && n.Reason == "not in the membership view"
+		return n.State == core.NodeFailed && n.Reason == "not in the membership view"
 	})
 }

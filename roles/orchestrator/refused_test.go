@@ -14,6 +14,7 @@ import (
 	"github.com/agentic-dev/agentic/bus/envelope"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/roles"
+	"github.com/agentic-dev/agentic/roles/orchestrator/core"
 )
 
 // refusing is a loopLedger whose emitter refuses, as the outbox does a
@@ -67,12 +68,12 @@ func TestRefusedDecisionHoldsNoOtherBack(t *testing.T) {
 	x.add(event.TaskFinished, "good", "n1", event.TaskFinishedData{Step: "s", Attempt: 1, Node: "n1", Status: event.TaskSucceeded})
 	poll.Eventually(t, 20*time.Second, "good finished", func() bool {
 		var done bool
-		o.Read(func(s *State) { done = s.Runs["good"] == nil })
+		o.Read(func(s *core.State) { done = s.Runs["good"] == nil })
 		return done
 	})
-	var bad RunStatus
-	o.Read(func(s *State) { bad = s.Runs["bad"].Status })
-	if bad != RunPlanned {
+	var bad core.RunStatus
+	o.Read(func(s *core.State) { bad = s.Runs["bad"].Status })
+	if bad != core.RunPlanned {
 		t.Fatalf("bad is %s, want planned (its acceptance refused)", bad)
 	}
 }

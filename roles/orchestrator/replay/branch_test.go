@@ -10,7 +10,7 @@ import (
 
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/nodetest"
-	"github.com/agentic-dev/agentic/roles/orchestrator"
+	"github.com/agentic-dev/agentic/roles/orchestrator/core"
 	"github.com/agentic-dev/agentic/roles/orchestrator/replay"
 )
 
@@ -29,7 +29,7 @@ func TestReplayBranchingRun(t *testing.T) {
 	waitEnd(t, n, run)
 	skipped := 0
 	for _, st := range r.Steps {
-		if st.Code == string(orchestrator.CodeBranchNotTaken) {
+		if st.Code == string(core.CodeBranchNotTaken) {
 			skipped++
 		}
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/nodetest"
-	"github.com/agentic-dev/agentic/roles/orchestrator"
+	"github.com/agentic-dev/agentic/roles/orchestrator/core"
 	"github.com/agentic-dev/agentic/roles/orchestrator/replay"
 	"github.com/agentic-dev/agentic/roles/planner/llm/llmtest"
 )
@@ -87,7 +87,7 @@ func replanHistory(t *testing.T) (n *nodetest.Node, run string, replanSeq, retry
 // reported at the decision it changes, and only there.
 func TestReplayAfterReplanAndRetry(t *testing.T) {
 	n, run, replanSeq, retrySeq := replanHistory(t)
-	check := func(decide func(*orchestrator.State, time.Time, uint64, map[orchestrator.DecisionKey]bool) ([]orchestrator.Decision, time.Time)) *replay.Report {
+	check := func(decide func(*core.State, time.Time, uint64, map[core.DecisionKey]bool) ([]core.Decision, time.Time)) *replay.Report {
 		t.Helper()
 		rep, err := replay.Check(n.API.Events(context.Background(), 0, nil), replay.Options{Run: run, Decide: decide})
 		if err != nil {
@@ -107,9 +107,9 @@ func TestReplayAfterReplanAndRetry(t *testing.T) {
 	}
 
 	t.Run("replan rule changed", func(t *testing.T) {
-		noReplan := func(s *orchestrator.State, now time.Time, epoch uint64, inflight map[orchestrator.DecisionKey]bool) ([]orchestrator.Decision, time.Time) {
-			ds, wake := orchestrator.Decide(s, now, epoch, inflight)
-			return slices.DeleteFunc(ds, func(d orchestrator.Decision) bool { return d.Draft.Type == event.PlanReplanRequested }), wake
+		noReplan := func(s *core.State, now time.Time, epoch uint64, inflight map[core.DecisionKey]bool) ([]core.Decision, time.Time) {
+			ds, wake := core.Decide(s, now, epoch, inflight)
+			return slices.DeleteFunc(ds, func(d core.Decision) bool { return d.Draft.Type == event.PlanReplanRequested }), wake
 		}
 		rep := check(noReplan)
 		if len(rep.Divergences) != 1 {
@@ -125,8 +125,8 @@ func TestReplayAfterReplanAndRetry(t *testing.T) {
 	})
 
 	t.Run("backoff rule changed", func(t *testing.T) {
-		longer := func(s *orchestrator.State, now time.Time, epoch uint64, inflight map[orchestrator.DecisionKey]bool) ([]orchestrator.Decision, time.Time) {
-			ds, wake := orchestrator.Decide(s, now, epoch, inflight)
+		longer := func(s *core.State, now time.Time, epoch uint64, inflight map[core.DecisionKey]bool) ([]core.Decision, time.Time) {
+			ds, wake := core.Decide(s, now, epoch, inflight)
 			for i := range ds {
 				if ds[i].Draft.Type != event.TaskAssigned {
 					continue

@@ -40,7 +40,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
-	"github.com/agentic-dev/agentic/roles/orchestrator"
+	"github.com/agentic-dev/agentic/roles/orchestrator/core"
 )
 
 // Window is how many events are read ahead of the fold to find the
@@ -62,8 +62,8 @@ type Options struct {
 	// the run's last decision is checked.
 	Run string
 	// Decide is the decision function to check with; nil: the current
-	// orchestrator.Decide. Tests pass a changed one to see divergence.
-	Decide func(s *orchestrator.State, now time.Time, epoch uint64, inflight map[orchestrator.DecisionKey]bool) ([]orchestrator.Decision, time.Time)
+	// core.Decide. Tests pass a changed one to see divergence.
+	Decide func(s *core.State, now time.Time, epoch uint64, inflight map[core.DecisionKey]bool) ([]core.Decision, time.Time)
 }
 
 // Divergence is one recorded decision the current code does not
@@ -119,7 +119,7 @@ type call struct {
 // replayer holds a replay's state.
 type replayer struct {
 	opts   Options
-	state  *orchestrator.State
+	state  *core.State
 	ahead  []event.Event
 	byBase map[uint64][]recorded
 	// emitted are the keys of reproduced decisions, by id, with the
@@ -132,7 +132,7 @@ type replayer struct {
 }
 
 type emitted struct {
-	key   orchestrator.DecisionKey
+	key   core.DecisionKey
 	seq   uint64
 	epoch uint64
 	basis uint64
@@ -143,9 +143,9 @@ type emitted struct {
 // recorded decisions against the current code.
 func Check(events iter.Seq2[event.Event, error], opts Options) (*Report, error) {
 	if opts.Decide == nil {
-		opts.Decide = orchestrator.Decide
+		opts.Decide = core.Decide
 	}
-	r := &replayer{opts: opts, state: orchestrator.NewState(), byBase: map[uint64][]recorded{}, emitted: map[string]emitted{}}
+	r := &replayer{opts: opts, state: core.NewState(), byBase: map[uint64][]recorded{}, emitted: map[string]emitted{}}
 	for ev, err := range events {
 		if err != nil {
 			return &r.rep, fmt.Errorf("replay: read the ledger after seq %d: %w", r.state.Seq, err)
@@ -247,14 +247,14 @@ func (r *replayer) check(c call) {
 		r.open -= len(c.ds)
 		return
 	}
-	inflight := map[orchestrator.DecisionKey]bool{}
+	inflight := map[core.DecisionKey]bool{}
 	for _, e := range r.emitted {
 		if e.epoch == c.epoch && e.seq > c.basis && (e.basis < c.basis || e.at.Before(c.at)) {
 			inflight[e.key] = true
 		}
 	}
 	made, _ := r.opts.Decide(r.state, c.at, c.epoch, inflight)
-	byID := make(map[string]orchestrator.Decision, len(made))
+	byID := make(map[string]core.Decision, len(made))
 	for _, d := range made {
 		byID[d.Draft.ID] = d
 	}

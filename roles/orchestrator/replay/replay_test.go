@@ -9,7 +9,7 @@ import (
 
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/nodetest"
-	"github.com/agentic-dev/agentic/roles/orchestrator"
+	"github.com/agentic-dev/agentic/roles/orchestrator/core"
 	"github.com/agentic-dev/agentic/roles/orchestrator/replay"
 )
 
@@ -75,9 +75,9 @@ func TestReplayReportsChangedScheduling(t *testing.T) {
 	n, run := history(t)
 	// A "deliberate change to the scheduling code": assignments carry
 	// another reason, and runs never finish.
-	changed := func(s *orchestrator.State, now time.Time, epoch uint64, inflight map[orchestrator.DecisionKey]bool) ([]orchestrator.Decision, time.Time) {
-		ds, wake := orchestrator.Decide(s, now, epoch, inflight)
-		ds = slices.DeleteFunc(ds, func(d orchestrator.Decision) bool { return d.Draft.Type == event.RunFinished })
+	changed := func(s *core.State, now time.Time, epoch uint64, inflight map[core.DecisionKey]bool) ([]core.Decision, time.Time) {
+		ds, wake := core.Decide(s, now, epoch, inflight)
+		ds = slices.DeleteFunc(ds, func(d core.Decision) bool { return d.Draft.Type == event.RunFinished })
 		for i := range ds {
 			if ds[i].Draft.Type == event.TaskAssigned {
 				var a event.TaskAssignedData

@@ -6,7 +6,7 @@ import (
 
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/ledger/ledgertest"
-	"github.com/agentic-dev/agentic/roles/orchestrator"
+	"github.com/agentic-dev/agentic/roles/orchestrator/core"
 )
 
 // TestBranchesOnDisk: a finished run that branched keeps, on disk, the
@@ -34,7 +34,7 @@ func TestBranchesOnDisk(t *testing.T) {
 	if err != nil || sum.Status != event.RunSucceeded {
 		t.Fatalf("run %+v, %v; want succeeded", sum, err)
 	}
-	var views []orchestrator.StepView
+	var views []core.StepView
 	for se, err := range x.Steps(id, -1) {
 		if err != nil {
 			t.Fatal(err)
@@ -45,19 +45,19 @@ func TestBranchesOnDisk(t *testing.T) {
 		t.Fatalf("steps %+v", views)
 	}
 	probe, ok, fix := views[0], views[1], views[2]
-	if probe.Status != "succeeded" || !slices.Equal(probe.Evidence, []orchestrator.StepEvidence{{Hypothesis: "h", Evidence: event.EvidenceRefutes}}) {
+	if probe.Status != "succeeded" || !slices.Equal(probe.Evidence, []core.StepEvidence{{Hypothesis: "h", Evidence: event.EvidenceRefutes}}) {
 		t.Errorf("probe %+v", probe)
 	}
 	if ok.Status != "succeeded" || ok.Code != "" {
 		t.Errorf("ok %+v", ok)
 	}
 	if fix.Status != "skipped" || fix.Code != event.SkipBranchNotTaken ||
-		!slices.Equal(fix.Evidence, []orchestrator.StepEvidence{{Hypothesis: "h", Evidence: event.EvidenceNone}}) {
+		!slices.Equal(fix.Evidence, []core.StepEvidence{{Hypothesis: "h", Evidence: event.EvidenceNone}}) {
 		t.Errorf("fix %+v", fix)
 	}
-	hyps := orchestrator.Hypotheses(event.Plan{Hypotheses: []event.Hypothesis{{ID: "h", Statement: "it is broken"}}, Steps: []event.Step{
+	hyps := core.Hypotheses(event.Plan{Hypotheses: []event.Hypothesis{{ID: "h", Statement: "it is broken"}}, Steps: []event.Step{
 		{ID: "probe", Tests: []event.HypothesisTest{{Hypothesis: "h"}}}, {ID: "fix", Tests: []event.HypothesisTest{{Hypothesis: "h"}}}}}, views)
-	if len(hyps) != 1 || hyps[0].Verdict != orchestrator.VerdictRefuted || len(hyps[0].Evidence) != 2 {
+	if len(hyps) != 1 || hyps[0].Verdict != core.VerdictRefuted || len(hyps[0].Evidence) != 2 {
 		t.Errorf("hypotheses %+v", hyps)
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/internal/canonjson"
-	"github.com/agentic-dev/agentic/roles/orchestrator"
+	"github.com/agentic-dev/agentic/roles/orchestrator/core"
 )
 
 // The index stores a step row and a run summary as json.Marshal writes
@@ -17,7 +17,7 @@ import (
 // two to the same bytes).
 
 // appendStepView appends json.Marshal(v) to dst.
-func appendStepView(dst []byte, v *orchestrator.StepView) ([]byte, error) {
+func appendStepView(dst []byte, v *core.StepView) ([]byte, error) {
 	if b, ok := appendStepViewFast(dst, v); ok {
 		return b, nil
 	}
@@ -28,7 +28,7 @@ func appendStepView(dst []byte, v *orchestrator.StepView) ([]byte, error) {
 	return append(dst, b...), nil
 }
 
-func appendStepViewFast(dst []byte, v *orchestrator.StepView) ([]byte, bool) {
+func appendStepViewFast(dst []byte, v *core.StepView) ([]byte, bool) {
 	if len(v.Edits) > 0 || len(v.Evidence) > 0 || v.Critique != nil ||
 		!plain(v.ID, v.Title, v.Subgoal, string(v.Kind), v.Status, v.Node, v.Error, v.Code, v.Wait) ||
 		!plain(v.DependsOn...) || !plain(v.Approvers...) {
@@ -78,7 +78,7 @@ func appendStepViewFast(dst []byte, v *orchestrator.StepView) ([]byte, bool) {
 }
 
 // appendSummary appends json.Marshal(s) to dst.
-func appendSummary(dst []byte, s *orchestrator.RunSummary) ([]byte, error) {
+func appendSummary(dst []byte, s *core.RunSummary) ([]byte, error) {
 	if b, ok := appendSummaryFast(dst, s); ok {
 		return b, nil
 	}
@@ -89,7 +89,7 @@ func appendSummary(dst []byte, s *orchestrator.RunSummary) ([]byte, error) {
 	return append(dst, b...), nil
 }
 
-func appendSummaryFast(dst []byte, s *orchestrator.RunSummary) ([]byte, bool) {
+func appendSummaryFast(dst []byte, s *core.RunSummary) ([]byte, bool) {
 	if !plain(s.ID, s.Goal, string(s.Status), s.Reason, s.Code) {
 		return dst, false
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/internal/canonjson/canonjsontest"
-	"github.com/agentic-dev/agentic/roles/orchestrator"
+	"github.com/agentic-dev/agentic/roles/orchestrator/core"
 	"pgregory.net/rapid"
 )
 
@@ -46,16 +46,16 @@ func drawStrings(t *rapid.T, label string) []string {
 // fails.
 func TestRowEncodingIsMarshal(t *testing.T) {
 	// A field added to either must be written by the fast encoders too.
-	if n := reflect.TypeFor[orchestrator.StepView]().NumField(); n != 19 {
-		t.Fatalf("StepView has %d fields; appendStepViewFast knows 19", n)
+	if n := reflect.TypeFor[core.StepView]().NumField(); n != 19 {
+		t.Fatalf("StepView (roles/orchestrator/core/view.go) has %d fields; appendStepViewFast (roles/orchestrator/runindex/encode.go) knows 19: write the new one there, or hand a row that has it to json.Marshal, and count it here", n)
 	}
-	if n := reflect.TypeFor[orchestrator.RunSummary]().NumField(); n != 10 {
-		t.Fatalf("RunSummary has %d fields; appendSummaryFast knows 10", n)
+	if n := reflect.TypeFor[core.RunSummary]().NumField(); n != 10 {
+		t.Fatalf("RunSummary (roles/orchestrator/core/view.go) has %d fields; appendSummaryFast (roles/orchestrator/runindex/encode.go) knows 10: write the new one there, or hand a row that has it to json.Marshal, and count it here", n)
 	}
 	fastSteps, fastSums := 0, 0
 	rapid.Check(t, func(t *rapid.T) {
 		str := canonjsontest.String()
-		v := orchestrator.StepView{
+		v := core.StepView{
 			ID: str.Draw(t, "id"), Title: str.Draw(t, "title"), Subgoal: str.Draw(t, "subgoal"),
 			Kind: event.StepKind(str.Draw(t, "kind")), Status: str.Draw(t, "status"),
 			Attempt: rapid.IntRange(-1, 1<<40).Draw(t, "attempt"), Node: str.Draw(t, "node"),
@@ -69,13 +69,13 @@ func TestRowEncodingIsMarshal(t *testing.T) {
 		}
 		switch rapid.IntRange(0, 6).Draw(t, "extra") {
 		case 0:
-			v.Edits = []orchestrator.Edit{{From: "a", To: "b", By: "op", At: drawTime(t, "edit at")}}
+			v.Edits = []core.Edit{{From: "a", To: "b", By: "op", At: drawTime(t, "edit at")}}
 		case 1:
-			v.Evidence = []orchestrator.StepEvidence{{Hypothesis: "h1", Evidence: "supports"}}
+			v.Evidence = []core.StepEvidence{{Hypothesis: "h1", Evidence: "supports"}}
 		case 2:
-			v.Critique = &orchestrator.Verdict{Verdict: "pass", Judgement: str.Draw(t, "judgement")}
+			v.Critique = &core.Verdict{Verdict: "pass", Judgement: str.Draw(t, "judgement")}
 		case 3:
-			v.Edits, v.Evidence = []orchestrator.Edit{}, []orchestrator.StepEvidence{}
+			v.Edits, v.Evidence = []core.Edit{}, []core.StepEvidence{}
 		}
 		got, err := appendStepView([]byte("prefix"), &v)
 		if canonjsontest.SameAsMarshal(t, &v, got, err) {
@@ -84,7 +84,7 @@ func TestRowEncodingIsMarshal(t *testing.T) {
 			}
 		}
 
-		s := orchestrator.RunSummary{
+		s := core.RunSummary{
 			ID: str.Draw(t, "run id"), Goal: str.Draw(t, "goal"), Status: event.RunStatus(str.Draw(t, "run status")),
 			Reason: str.Draw(t, "reason"), Revision: rapid.IntRange(-1, 9).Draw(t, "revision"), Steps: rapid.IntRange(0, 5000).Draw(t, "steps"),
 			CreatedAt: drawTime(t, "created"), FinishedAt: drawTimePtr(t, "run finished"), Code: str.Draw(t, "run code"),

@@ -10,11 +10,11 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/node/api"
-	"github.com/agentic-dev/agentic/roles/orchestrator"
+	"github.com/agentic-dev/agentic/roles/orchestrator/core"
 )
 
 // gateView is the open gate of step i of r as gates.list shows it.
-func gateView(r *orchestrator.Run, i int) api.Gate {
+func gateView(r *core.Run, i int) api.Gate {
 	st := r.Steps[i]
 	g := st.Gate
 	spec := st.Spec
@@ -29,7 +29,7 @@ func gateView(r *orchestrator.Run, i int) api.Gate {
 const planGatePos = 1<<32 - 1
 
 // planGateView is the open plan gate of r as gates.list shows it.
-func planGateView(r *orchestrator.Run) api.Gate {
+func planGateView(r *core.Run) api.Gate {
 	g := r.Gate
 	return api.Gate{Run: r.ID, Goal: r.Goal, Revision: r.Revision, Kind: g.Kind, Subject: g.Subject, Policy: g.Policy,
 		Verdict: g.Verdict, Approvals: g.Approvals, Approvers: g.Approvers, NotSubmitter: g.NotSubmitter,

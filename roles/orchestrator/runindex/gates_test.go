@@ -11,7 +11,7 @@ import (
 	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/ledger/ledgertest"
 	"github.com/agentic-dev/agentic/node/api"
-	"github.com/agentic-dev/agentic/roles/orchestrator"
+	"github.com/agentic-dev/agentic/roles/orchestrator/core"
 	"github.com/agentic-dev/agentic/roles/policy"
 )
 
@@ -57,7 +57,7 @@ func TestGatesListed(t *testing.T) {
 	appendChunks(t, st, h.msgs)
 	h.msgs = nil
 
-	if s, err := x.Run(wipe); err != nil || s.StepCounts[string(orchestrator.StepGated)] != 2 {
+	if s, err := x.Run(wipe); err != nil || s.StepCounts[string(core.StepGated)] != 2 {
 		t.Fatalf("Run(%s) = %+v, %v; want 2 gated steps", wipe, s, err)
 	}
 	all := gatePage(t, x, api.GatesRequest{})
@@ -150,7 +150,7 @@ func TestPlanGateListed(t *testing.T) {
 	if left := gatePage(t, x, api.GatesRequest{}); len(left.Items) != 0 {
 		t.Fatalf("gates after the approval: %+v", left)
 	}
-	if s, err := x.Run(run); err != nil || s.StepCounts[string(orchestrator.StepAssigned)] != 1 {
+	if s, err := x.Run(run); err != nil || s.StepCounts[string(core.StepAssigned)] != 1 {
 		t.Fatalf("Run(%s) = %+v, %v: want s0 assigned", run, s, err)
 	}
 	if got, want := entries(t, st), model(h.recs); !maps.Equal(got, want) {

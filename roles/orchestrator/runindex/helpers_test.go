@@ -7,17 +7,17 @@ import (
 	"testing"
 
 	"github.com/agentic-dev/agentic/ledger"
-	"github.com/agentic-dev/agentic/roles/orchestrator"
+	"github.com/agentic-dev/agentic/roles/orchestrator/core"
 )
 
 // model computes the entries the index must hold after recs from the final
 // state of every run (not incrementally): a summary, id key and status key
 // per run, a row per step, a gate key per step held at a gate.
 func model(recs []ledger.IndexRecord) map[string]string {
-	s := orchestrator.NewState()
+	s := core.NewState()
 	s.TrackChanges()
 	created := map[string]int64{}
-	runs := map[string]*orchestrator.Run{}
+	runs := map[string]*core.Run{}
 	for _, rec := range recs {
 		s.Apply(rec.Event)
 		for _, c := range s.TakeChanges().Runs {

@@ -11,12 +11,12 @@ import (
 	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/ledger"
 	"github.com/agentic-dev/agentic/ledger/ledgertest"
-	"github.com/agentic-dev/agentic/roles/orchestrator"
+	"github.com/agentic-dev/agentic/roles/orchestrator/core"
 )
 
 // history builds a plausible ledger history of real signed messages: an
 // operator submits and cancels goals, a planner proposes and rejects plans,
-// a leader decides (orchestrator.Decide on the state folded so far) and is
+// a leader decides (core.Decide on the state folded so far) and is
 // re-elected, executors start and finish attempts with every outcome,
 // fail and come back (the leader records it, and an operator decides on
 // the steps held), and unrelated, refused and missing messages come in
@@ -26,7 +26,7 @@ type history struct {
 	t     tb
 	kit   *ledgertest.Kit
 	ids   map[string]*trust.Identity
-	s     *orchestrator.State // the fold of what was emitted
+	s     *core.State // the fold of what was emitted
 	msgs  []ledger.Message
 	recs  []ledger.IndexRecord // the events the ledger will hold, with stream times
 	seq   uint64               // stream seq of the last message
@@ -46,7 +46,7 @@ type tb interface {
 }
 
 func newHistory(t tb, kit *ledgertest.Kit) *history {
-	h := &history{t: t, kit: kit, ids: map[string]*trust.Identity{}, s: orchestrator.NewState(),
+	h := &history{t: t, kit: kit, ids: map[string]*trust.Identity{}, s: core.NewState(),
 		now: time.Now().UTC().Truncate(time.Second)}
 	for _, n := range append([]string{"lead", "planner"}, executors...) {
 		h.ids[n] = kit.Identity(n, trust.KindNode, event.NodeRoles...)
@@ -140,7 +140,7 @@ func (h *history) held() []attempt {
 	var out []attempt
 	for _, id := range h.liveRuns() {
 		for _, st := range h.s.Runs[id].Steps {
-			if st.Status == orchestrator.StepNeedsDecision {
+			if st.Status == core.StepNeedsDecision {
 				out = append(out, attempt{run: id, step: st.Spec.ID, n: st.Attempt, node: st.Node})
 			}
 		}
@@ -150,7 +150,7 @@ func (h *history) held() []attempt {
 
 // decide emits what the leader decides now; it returns how many decisions.
 func (h *history) decide() int {
-	ds, _ := orchestrator.Decide(h.s, h.now, h.epoch, nil)
+	ds, _ := core.Decide(h.s, h.now, h.epoch, nil)
 	for _, d := range ds {
 		h.emit(h.ids["lead"], d.Draft)
 	}
@@ -165,7 +165,7 @@ func (h *history) active() []attempt {
 		r := h.s.Runs[id]
 		for _, st := range r.Steps {
 			if st.Active() {
-				out = append(out, attempt{run: id, step: st.Spec.ID, n: st.Attempt, node: st.Node, running: st.Status == orchestrator.StepRunning})
+				out = append(out, attempt{run: id, step: st.Spec.ID, n: st.Attempt, node: st.Node, running: st.Status == core.StepRunning})
 			}
 		}
 	}

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/ledger"
-	"github.com/agentic-dev/agentic/roles/orchestrator"
+	"github.com/agentic-dev/agentic/roles/orchestrator/core"
 )
 
 // Name is the index's name in the ledger: its entries live under "i/runs/".
@@ -124,7 +124,7 @@ type Entry struct {
 	// Summary is the run. Nil marks a scan checkpoint: a Goal filter read
 	// ScanBudget runs that did not match; the listing ends there and the
 	// caller ends its page with Cursor (the next page resumes the scan).
-	Summary *orchestrator.RunSummary
+	Summary *core.RunSummary
 	// Cursor is opaque and URL-safe: Query.After (or Before, when listing
 	// backwards) set to it resumes the listing after this entry.
 	Cursor string
@@ -167,7 +167,7 @@ func (e *AmbiguousError) Is(target error) bool { return target == ErrAmbiguous }
 // its view.
 type StepEntry struct {
 	Pos  int
-	View orchestrator.StepView
+	View core.StepView
 	// Raw is View as stored: its JSON encoding, for callers that pass
 	// steps on without encoding them again.
 	Raw json.RawMessage

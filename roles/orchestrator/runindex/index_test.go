@@ -13,7 +13,7 @@ import (
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/ledger"
 	"github.com/agentic-dev/agentic/ledger/ledgertest"
-	"github.com/agentic-dev/agentic/roles/orchestrator"
+	"github.com/agentic-dev/agentic/roles/orchestrator/core"
 )
 
 // appendChunks appends msgs ten messages at a time.
@@ -70,7 +70,7 @@ func TestFinishedRunsLeaveMemoryAndStayOnDisk(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s.Status != event.RunSucceeded || s.Steps != 3 || s.StepCounts[string(orchestrator.StepSucceeded)] != 3 ||
+		if s.Status != event.RunSucceeded || s.Steps != 3 || s.StepCounts[string(core.StepSucceeded)] != 3 ||
 			len(s.StepCounts) != 1 || s.FinishedAt == nil || s.Goal != "goal 6" {
 			t.Errorf("Run(r7) = %+v", s)
 		}
@@ -85,12 +85,12 @@ func TestFinishedRunsLeaveMemoryAndStayOnDisk(t *testing.T) {
 			t.Fatalf("Steps(r7) = %+v", steps)
 		}
 		for i, se := range steps {
-			if se.Pos != i || se.View.ID != fmt.Sprintf("s%d", i) || se.View.Status != string(orchestrator.StepSucceeded) || se.View.Attempt != 1 {
+			if se.Pos != i || se.View.ID != fmt.Sprintf("s%d", i) || se.View.Status != string(core.StepSucceeded) || se.View.Attempt != 1 {
 				t.Errorf("step %d = %+v", i, se)
 			}
 		}
 		ls, err := x.Run(live)
-		if err != nil || ls.Status != event.RunRunning || ls.StepCounts[string(orchestrator.StepAssigned)] != 1 || ls.StepCounts[string(orchestrator.StepPending)] != 1 {
+		if err != nil || ls.Status != event.RunRunning || ls.StepCounts[string(core.StepAssigned)] != 1 || ls.StepCounts[string(core.StepPending)] != 1 {
 			t.Errorf("Run(%s) = %+v, %v", live, ls, err)
 		}
 	}
@@ -497,7 +497,7 @@ func TestNeedsDecisionAndReassignmentsOnDisk(t *testing.T) {
 	appendChunks(t, st, h.msgs)
 	h.msgs = nil
 
-	row := func(x *Index, step string) orchestrator.StepView {
+	row := func(x *Index, step string) core.StepView {
 		t.Helper()
 		for e, err := range x.Steps(id, -1) {
 			if err != nil {
@@ -508,7 +508,7 @@ func TestNeedsDecisionAndReassignmentsOnDisk(t *testing.T) {
 			}
 		}
 		t.Fatalf("no row for step %s", step)
-		return orchestrator.StepView{}
+		return core.StepView{}
 	}
 	sum, err := x.Run(id)
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/ledger"
-	"github.com/agentic-dev/agentic/roles/orchestrator"
+	"github.com/agentic-dev/agentic/roles/orchestrator/core"
 )
 
 // Runs lists run summaries newest first (CreatedAt descending, then run id
@@ -127,8 +127,8 @@ func goalMatches(summary []byte, goal string) bool {
 	return strings.Contains(strings.ToLower(g.Goal), goal)
 }
 
-func decodeSummary(b []byte) (*orchestrator.RunSummary, error) {
-	var s orchestrator.RunSummary
+func decodeSummary(b []byte) (*core.RunSummary, error) {
+	var s core.RunSummary
 	if err := json.Unmarshal(b, &s); err != nil {
 		return nil, fmt.Errorf("decode run summary: %w", err)
 	}
@@ -149,20 +149,20 @@ func ValidCursor(c string) error {
 // whose id starts with it. It seeks the id index; it never scans the runs.
 // Errors wrap ErrNotFound, or ErrAmbiguous (an *AmbiguousError naming a few
 // of the candidates).
-func (x *Index) Run(idOrPrefix string) (orchestrator.RunSummary, error) {
+func (x *Index) Run(idOrPrefix string) (core.RunSummary, error) {
 	st, err := x.store()
 	if err != nil {
-		return orchestrator.RunSummary{}, err
+		return core.RunSummary{}, err
 	}
 	if idOrPrefix == "" {
-		return orchestrator.RunSummary{}, fmt.Errorf("%w: empty id", ErrNotFound)
+		return core.RunSummary{}, fmt.Errorf("%w: empty id", ErrNotFound)
 	}
 	v, err := st.IndexGet(Name, idKey(idOrPrefix))
 	if err == nil {
 		return x.summary(st, idOrPrefix, v)
 	}
 	if !errors.Is(err, ledger.ErrNotFound) {
-		return orchestrator.RunSummary{}, fmt.Errorf("runindex: run %s: %w", idOrPrefix, err)
+		return core.RunSummary{}, fmt.Errorf("runindex: run %s: %w", idOrPrefix, err)
 	}
 	key := idKey(idOrPrefix)
 	var ids []string
@@ -170,7 +170,7 @@ func (x *Index) Run(idOrPrefix string) (orchestrator.RunSummary, error) {
 	more := false
 	for e, err := range st.IndexScan(Name, key, prefixEnd(key), false) {
 		if err != nil {
-			return orchestrator.RunSummary{}, fmt.Errorf("runindex: run %s: %w", idOrPrefix, err)
+			return core.RunSummary{}, fmt.Errorf("runindex: run %s: %w", idOrPrefix, err)
 		}
 		if len(ids) == MaxCandidates {
 			more = true
@@ -181,25 +181,25 @@ func (x *Index) Run(idOrPrefix string) (orchestrator.RunSummary, error) {
 	}
 	switch len(ids) {
 	case 0:
-		return orchestrator.RunSummary{}, fmt.Errorf("%w: %q", ErrNotFound, idOrPrefix)
+		return core.RunSummary{}, fmt.Errorf("%w: %q", ErrNotFound, idOrPrefix)
 	case 1:
 		return x.summary(st, ids[0], created)
 	}
-	return orchestrator.RunSummary{}, &AmbiguousError{Prefix: idOrPrefix, Candidates: ids, More: more}
+	return core.RunSummary{}, &AmbiguousError{Prefix: idOrPrefix, Candidates: ids, More: more}
 }
 
 // summary reads the summary of run id created at created (an r/ value).
-func (x *Index) summary(st *ledger.Store, id string, created []byte) (orchestrator.RunSummary, error) {
+func (x *Index) summary(st *ledger.Store, id string, created []byte) (core.RunSummary, error) {
 	if len(created) != 8 {
-		return orchestrator.RunSummary{}, fmt.Errorf("runindex: run %s: %w: id entry of %d bytes", id, ledger.ErrCorrupt, len(created))
+		return core.RunSummary{}, fmt.Errorf("runindex: run %s: %w: id entry of %d bytes", id, ledger.ErrCorrupt, len(created))
 	}
 	b, err := st.IndexGet(Name, createdKey(position(int64(binary.BigEndian.Uint64(created)), id)))
 	if err != nil {
-		return orchestrator.RunSummary{}, fmt.Errorf("runindex: run %s: %w", id, err)
+		return core.RunSummary{}, fmt.Errorf("runindex: run %s: %w", id, err)
 	}
 	s, err := decodeSummary(b)
 	if err != nil {
-		return orchestrator.RunSummary{}, fmt.Errorf("runindex: run %s: %w", id, err)
+		return core.RunSummary{}, fmt.Errorf("runindex: run %s: %w", id, err)
 	}
 	return *s, nil
 }

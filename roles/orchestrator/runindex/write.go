@@ -8,14 +8,14 @@ import (
 
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/ledger"
-	"github.com/agentic-dev/agentic/roles/orchestrator"
+	"github.com/agentic-dev/agentic/roles/orchestrator/core"
 )
 
 // hot is the write side's in-memory state, owned by the ledger's appending
 // goroutine: the fold of every record (live runs only) and what the index
 // holds of each live run.
 type hot struct {
-	state *orchestrator.State
+	state *core.State
 	live  map[string]*liveRun
 	// leader and epoch folded, published by Committed.
 	leader string
@@ -38,7 +38,7 @@ type hot struct {
 // pendingRun is what Flush writes of one run: its summary, and the rows of
 // the steps at steps, or of every step when all (a new plan revision).
 type pendingRun struct {
-	r     *orchestrator.Run
+	r     *core.Run
 	lr    *liveRun
 	pos   []byte
 	all   bool
@@ -52,7 +52,7 @@ type liveRun struct {
 	status  string // the status its s/ key is filed under
 	// shown is the status each step's row shows; its length is the number
 	// of step rows written.
-	shown  []orchestrator.StepStatus
+	shown  []core.StepStatus
 	counts map[string]int // steps per shown status
 	// gated marks the steps whose open gate has a g/ key; planGated the
 	// run whose plan gate has one.
@@ -61,7 +61,7 @@ type liveRun struct {
 }
 
 func newHot() *hot {
-	s := orchestrator.NewState()
+	s := core.NewState()
 	s.TrackChanges()
 	return &hot{state: s, live: map[string]*liveRun{}, pendingOf: map[string]*pendingRun{}}
 }
@@ -93,7 +93,7 @@ func (x *Index) Index(w *ledger.IndexWriter, rec ledger.IndexRecord) error {
 }
 
 // write stages what changed of one run.
-func (h *hot) write(w *ledger.IndexWriter, c orchestrator.RunChange, rec ledger.IndexRecord) error {
+func (h *hot) write(w *ledger.IndexWriter, c core.RunChange, rec ledger.IndexRecord) error {
 	r := c.Run
 	lr := h.live[r.ID]
 	if lr == nil {
@@ -203,7 +203,7 @@ func (p *pendingRun) write(w *ledger.IndexWriter, buf []byte) ([]byte, error) {
 
 // writePlan files every step of r (a new plan revision; Flush writes
 // their rows) and deletes the rows of a longer earlier revision.
-func (lr *liveRun) writePlan(w *ledger.IndexWriter, r *orchestrator.Run, pos []byte) error {
+func (lr *liveRun) writePlan(w *ledger.IndexWriter, r *core.Run, pos []byte) error {
 	for i := len(r.Steps); i < len(lr.shown); i++ {
 		if err := w.Delete(stepKey(r.ID, i)); err != nil {
 			return err
@@ -232,7 +232,7 @@ func (lr *liveRun) writePlan(w *ledger.IndexWriter, r *orchestrator.Run, pos []b
 // writeSteps files the steps at positions (possibly repeated; sorted and
 // compacted in place; Flush writes their rows), moves the step counts and
 // returns the positions, each once.
-func (lr *liveRun) writeSteps(w *ledger.IndexWriter, r *orchestrator.Run, positions []int, pos []byte) ([]int, error) {
+func (lr *liveRun) writeSteps(w *ledger.IndexWriter, r *core.Run, positions []int, pos []byte) ([]int, error) {
 	slices.Sort(positions)
 	positions = slices.Compact(positions)
 	for _, i := range positions {
@@ -253,7 +253,7 @@ func (lr *liveRun) writeSteps(w *ledger.IndexWriter, r *orchestrator.Run, positi
 
 // filePlanGate writes the g/ key of the run's open plan gate, or deletes
 // the key of one that closed.
-func (lr *liveRun) filePlanGate(w *ledger.IndexWriter, r *orchestrator.Run, pos []byte) error {
+func (lr *liveRun) filePlanGate(w *ledger.IndexWriter, r *core.Run, pos []byte) error {
 	if r.Gate == nil {
 		if !lr.planGated {
 			return nil
@@ -274,7 +274,7 @@ func (lr *liveRun) filePlanGate(w *ledger.IndexWriter, r *orchestrator.Run, pos 
 
 // fileGate writes the g/ key of step i's open gate (its view may have
 // changed: an approval came), or deletes the key of a gate that closed.
-func (lr *liveRun) fileGate(w *ledger.IndexWriter, r *orchestrator.Run, i int, pos []byte) error {
+func (lr *liveRun) fileGate(w *ledger.IndexWriter, r *core.Run, i int, pos []byte) error {
 	if r.Steps[i].Gate == nil {
 		if !lr.gated[i] {
 			return nil
@@ -309,8 +309,8 @@ func (lr *liveRun) fileStatus(w *ledger.IndexWriter, status string, pos []byte) 
 
 // summary is r's summary as the index lists it: created at its stream time,
 // step counts as the rows show them.
-func (lr *liveRun) summary(r *orchestrator.Run) orchestrator.RunSummary {
-	s := orchestrator.RunSummary{
+func (lr *liveRun) summary(r *core.Run) core.RunSummary {
+	s := core.RunSummary{
 		ID:         r.ID,
 		Goal:       r.Goal,
 		Status:     r.Status.Wire(),
@@ -329,7 +329,7 @@ func (lr *liveRun) summary(r *orchestrator.Run) orchestrator.RunSummary {
 
 // writeStep stages the row of step i, encoded in buf (the writer copies
 // it), and returns buf for the next row.
-func writeStep(w *ledger.IndexWriter, r *orchestrator.Run, i int, buf []byte) ([]byte, error) {
+func writeStep(w *ledger.IndexWriter, r *core.Run, i int, buf []byte) ([]byte, error) {
 	if w.Discard() {
 		return buf, nil
 	}
@@ -401,7 +401,7 @@ func (x *Index) Restore(data []byte) error {
 		if snap.Version != snapshotVersion {
 			return fmt.Errorf("runindex: restore: snapshot version %d, want %d", snap.Version, snapshotVersion)
 		}
-		s, err := orchestrator.UnmarshalSnapshot(snap.State)
+		s, err := core.UnmarshalSnapshot(snap.State)
 		if err != nil {
 			return fmt.Errorf("runindex: restore: %w", err)
 		}
@@ -415,7 +415,7 @@ func (x *Index) Restore(data []byte) error {
 			if !ok {
 				return fmt.Errorf("runindex: restore: run %s has no creation time", id)
 			}
-			lr := &liveRun{created: created, status: string(r.Status.Wire()), shown: make([]orchestrator.StepStatus, len(r.Steps)),
+			lr := &liveRun{created: created, status: string(r.Status.Wire()), shown: make([]core.StepStatus, len(r.Steps)),
 				counts: map[string]int{}, gated: make([]bool, len(r.Steps))}
 			for i, st := range r.Steps {
 				lr.shown[i] = r.StepStatus(i)

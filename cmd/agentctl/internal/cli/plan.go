@@ -252,6 +252,8 @@ type fileStep struct {
 	Patch        string            `yaml:"patch,omitempty"`
 	Compensate   string            `yaml:"compensate,omitempty"`
 	RunAs        string            `yaml:"run_as,omitempty"`
+	Target       string            `yaml:"target,omitempty"`
+	Criteria     string            `yaml:"criteria,omitempty"`
 	Next         []fileBranch      `yaml:"next,omitempty,flow"`
 	Tests        []fileTest        `yaml:"tests,omitempty,flow"`
 }
@@ -283,6 +285,7 @@ func planYAML(p event.Plan) ([]byte, error) {
 			ID: s.ID, Title: s.Title, Run: s.Run, DependsOn: s.DependsOn, Retries: s.Retries, Idempotent: s.Idempotent,
 			Creates: s.Creates, Check: s.Check, Env: s.Env, Cwd: s.Cwd, Capabilities: s.Capabilities,
 			Path: s.Path, Content: s.Content, Mode: s.Mode, Patch: s.Patch, Compensate: s.Compensate, RunAs: s.RunAs,
+			Target: s.Target, Criteria: s.Criteria,
 		}
 		if !(s.Kind == event.KindShell && s.Run != "") && !(s.Kind == event.KindNoop && s.Run == "") {
 			fs.Kind = string(s.Kind)
