@@ -138,6 +138,9 @@ func New(cfg Config) *Core {
 // Capacity is Slots + Queue.
 func (c *Core) Capacity() int { return c.cfg.Slots + c.cfg.Queue }
 
+// Halted reports whether the core halted (Halt or Release).
+func (c *Core) Halted() bool { return c.halted }
+
 // Snapshot returns the core's counters and sizes now.
 func (c *Core) Snapshot() Snapshot {
 	s := c.snap
@@ -147,9 +150,10 @@ func (c *Core) Snapshot() Snapshot {
 }
 
 // Step hands the core one input and returns the actions to carry out, in
-// order. The slice is valid until the next Step.
+// order. The slice is the caller's: the shell may call Step again (to
+// answer a record) while it carries out the actions of an earlier Step.
 func (c *Core) Step(in Input) []Action {
-	c.out = c.out[:0]
+	c.out = nil
 	switch in := in.(type) {
 	case Delivery:
 		c.deliver(in)
@@ -161,6 +165,8 @@ func (c *Core) Step(in Input) []Action {
 		c.active--
 	case Tick:
 		c.tick(in.Now)
+	case Alive:
+		c.alive = in.Now
 	case Pass:
 		c.startReady(in.Now, in.Paused)
 		c.checkDrained()

@@ -134,6 +134,10 @@ type Reported struct{ Key Key }
 // after the last one re-arms the backlog rule.
 type Tick struct{ Now time.Time }
 
+// Alive says that the loop finished handling a batch of inputs at Now:
+// the stall check (Tick) measures from here, its own work aside.
+type Alive struct{ Now time.Time }
+
 // Pass ends a pass of the shell's loop at Now, once it handed every input
 // it had: queued attempts start while slots are free (unless Paused), and
 // a drain completes once nothing is active.
@@ -176,6 +180,7 @@ func (Exited) input()       {}
 func (Reported) input()     {}
 func (Tick) input()         {}
 func (Pass) input()         {}
+func (Alive) input()        {}
 func (Begin) input()        {}
 func (BacklogRead) input()  {}
 func (ConsumerLost) input() {}
