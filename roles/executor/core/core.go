@@ -114,6 +114,7 @@ type Core struct {
 	// holds are the messages delivered after the halt, unread.
 	holds         []uint64
 	drain         *delivery
+	draining      bool // a drain for this node was read (stays set)
 	drainBusy     bool
 	drained       bool
 	halted        bool
@@ -145,7 +146,7 @@ func (c *Core) Halted() bool { return c.halted }
 func (c *Core) Snapshot() Snapshot {
 	s := c.snap
 	s.Running, s.Queued, s.Active = len(c.running), c.waiting(), c.active
-	s.Draining, s.Drained, s.Halted = c.drain != nil || c.drained, c.drained, c.halted
+	s.Draining, s.Drained, s.Halted = c.draining, c.drained, c.halted
 	return s
 }
 
@@ -436,7 +437,7 @@ func (c *Core) drainRequested(d Delivery) {
 		c.emit(Ack{Seq: d.Seq})
 		return
 	}
-	c.drain = &delivery{seq: d.Seq}
+	c.drain, c.draining = &delivery{seq: d.Seq}, true
 	c.held[d.Seq] = c.drain
 	c.log(slog.LevelInfo, "drain requested: starting nothing more, finishing what runs", "reason", reason,
 		"running", len(c.running), "queued", c.waiting())
