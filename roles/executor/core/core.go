@@ -108,6 +108,9 @@ type Core struct {
 	// recorded); active counts them and those reporting a result.
 	running map[Key]bool
 	active  int
+	// killed are the running attempts a cancel killed, with why: should
+	// their start record fail, they are dropped, not queued again.
+	killed  map[Key]string
 	pending map[uint64]*pending
 	nextID  uint64
 
@@ -131,7 +134,7 @@ func New(cfg Config) *Core {
 	cfg.Queue = max(cfg.Queue, 0)
 	return &Core{
 		cfg: cfg, byKey: map[Key]*entry{}, held: map[uint64]*delivery{}, ahead: map[Key]*entry{},
-		running: map[Key]bool{}, pending: map[uint64]*pending{},
+		running: map[Key]bool{}, killed: map[Key]string{}, pending: map[uint64]*pending{},
 		snap: Snapshot{Epoch: cfg.Epoch},
 	}
 }
@@ -162,6 +165,7 @@ func (c *Core) Step(in Input) []Action {
 		c.recorded(in)
 	case Exited:
 		delete(c.running, in.Key)
+		delete(c.killed, in.Key)
 	case Reported:
 		c.active--
 	case Tick:
@@ -394,6 +398,7 @@ func (c *Core) cancels(d Delivery) {
 		case c.running[k]:
 			c.log(slog.LevelInfo, "cancelling attempt", "run", cn.Run, "step", cn.Data.Step, "attempt", cn.Data.Attempt,
 				"code", cn.Data.Code, "reason", cn.Data.Reason)
+			c.killed[k] = cn.Why()
 			c.emit(Kill{Key: k, Why: cn.Why()})
 		case c.byKey[k] != nil:
 			e := c.byKey[k]
@@ -559,9 +564,12 @@ func (c *Core) recorded(r Recorded) {
 	case recordDrop:
 		if r.Err != nil {
 			c.log(slog.LevelError, "record cancelled attempts", "stream_seq", p.seq, "err", r.Err)
-			if !r.Halt {
+			if !r.Halt && p.seq != 0 {
 				c.requeue(p.drops) // the cancel is delivered again after AckWait
 			}
+			// Drops of a failed start record stay held, unqueued: their
+			// cancel was acknowledged, so they start in no life of this
+			// executor; Release gives their messages back.
 			return
 		}
 		for i, e := range p.drops {
@@ -570,7 +578,9 @@ func (c *Core) recorded(r Recorded) {
 			c.emit(CancelledBeforeStart{Attempt: e.a, Why: p.why[i]})
 			c.settle(e.d)
 		}
-		c.emit(Ack{Seq: p.seq})
+		if p.seq != 0 { // 0: drops of a failed start record (see started)
+			c.emit(Ack{Seq: p.seq})
+		}
 	case recordNoops:
 		if r.Err != nil {
 			// Their messages stay unacknowledged (given back at Release).
@@ -622,8 +632,40 @@ func (c *Core) started(p *pending, r Recorded) {
 	for _, e := range p.ahead {
 		delete(c.ahead, e.key)
 	}
-	if !r.Halt && !c.halted {
-		c.requeue(append(slices.Clip(p.start), p.ahead...))
+	if r.Halt || c.halted {
+		for _, e := range p.start {
+			delete(c.killed, e.key)
+		}
+		return
+	}
+	// Queued again, first — except those a cancel came for while the
+	// record was written: the cancel was acknowledged, so they are
+	// dropped now (recorded, reported cancelled before they started).
+	var again []*entry
+	drop := &pending{kind: recordDrop}
+	for _, e := range p.start {
+		why, killed := c.killed[e.key]
+		delete(c.killed, e.key)
+		if killed {
+			drop.drops, drop.why = append(drop.drops, e), append(drop.why, why)
+			continue
+		}
+		again = append(again, e)
+	}
+	for _, e := range p.ahead {
+		if e.cancelled != "" {
+			drop.drops, drop.why = append(drop.drops, e), append(drop.why, e.cancelled)
+			continue
+		}
+		again = append(again, e)
+	}
+	c.requeue(again)
+	if len(drop.drops) > 0 {
+		ks := make([]Key, len(drop.drops))
+		for i, e := range drop.drops {
+			ks[i] = e.key
+		}
+		c.emit(RecordDropped{ID: c.record(drop), Attempts: ks})
 	}
 }
 
