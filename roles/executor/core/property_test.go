@@ -91,7 +91,7 @@ func property(t *testing.T, seed uint64) {
 				case f == 0:
 					delete(s.waiting, id)
 					s.reply(id, errSync)
-				case f < 3:
+				case f < 8:
 					delete(s.waiting, id)
 					s.reply(id, fmt.Errorf("test: disk says no"))
 				default:
