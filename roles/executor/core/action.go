@@ -142,17 +142,30 @@ func (WatchBacklog) action()         {}
 func (Recreate) action()             {}
 func (Log) action()                  {}
 
-func (a Ack) String() string  { return fmt.Sprintf("ack %d", a.Seq) }
+// String is the action as the golden scripts print it.
+func (a Ack) String() string { return fmt.Sprintf("ack %d", a.Seq) }
+
+// String is the action as the golden scripts print it.
 func (a Term) String() string { return fmt.Sprintf("term %d", a.Seq) }
+
+// String is the action as the golden scripts print it.
 func (a Hold) String() string { return fmt.Sprintf("hold %d", a.Seq) }
+
+// String is the action as the golden scripts print it.
 func (a Nak) String() string {
 	if a.Later {
 		return fmt.Sprintf("nak %d later", a.Seq)
 	}
 	return fmt.Sprintf("nak %d", a.Seq)
 }
-func (a Touch) String() string     { return "touch " + seqs(a.Seqs) }
+
+// String is the action as the golden scripts print it.
+func (a Touch) String() string { return "touch " + seqs(a.Seqs) }
+
+// String is the action as the golden scripts print it.
 func (a DoubleAck) String() string { return fmt.Sprintf("doubleack %d", a.Seq) }
+
+// String is the action as the golden scripts print it.
 func (a RecordStarted) String() string {
 	s := fmt.Sprintf("record#%d started start=[%s]", a.ID, attempts(a.Start))
 	if len(a.Ahead) > 0 {
@@ -160,21 +173,37 @@ func (a RecordStarted) String() string {
 	}
 	return s
 }
+
+// String is the action as the golden scripts print it.
 func (a StartRecorded) String() string {
 	return "start " + a.Attempt.Key().String() + " (recorded ahead)"
 }
+
+// String is the action as the golden scripts print it.
 func (a RecordDropped) String() string {
 	return fmt.Sprintf("record#%d dropped [%s]", a.ID, keys(a.Attempts))
 }
+
+// String is the action as the golden scripts print it.
 func (a RecordEpochs) String() string {
 	return fmt.Sprintf("record#%d epochs %s at %d", a.ID, seqs(a.Epochs), a.Seq)
 }
+
+// String is the action as the golden scripts print it.
 func (a RecordDrained) String() string { return fmt.Sprintf("record#%d drained %d", a.ID, a.Seq) }
+
+// String is the action as the golden scripts print it.
 func (a RunNoops) String() string {
 	return fmt.Sprintf("record#%d noops [%s]", a.ID, attempts(a.Attempts))
 }
+
+// String is the action as the golden scripts print it.
 func (a Forget) String() string { return "forget [" + keys(a.Attempts) + "]" }
-func (a Kill) String() string   { return "kill " + a.Key.String() + " (" + a.Why + ")" }
+
+// String is the action as the golden scripts print it.
+func (a Kill) String() string { return "kill " + a.Key.String() + " (" + a.Why + ")" }
+
+// String is the action as the golden scripts print it.
 func (a CancelledBeforeStart) String() string {
 	s := "cancelled " + a.Attempt.Key().String() + " before start (" + a.Why + ")"
 	if a.Finish {
@@ -182,10 +211,18 @@ func (a CancelledBeforeStart) String() string {
 	}
 	return s
 }
-func (Drained) String() string        { return "drained" }
+
+// String is the action as the golden scripts print it.
+func (Drained) String() string { return "drained" }
+
+// String is the action as the golden scripts print it.
 func (a WatchBacklog) String() string { return fmt.Sprintf("watch backlog gen=%d", a.Gen) }
-func (a Recreate) String() string     { return fmt.Sprintf("recreate consumer gen=%d", a.Gen) }
-func (a Log) String() string          { return "log: " + a.Msg }
+
+// String is the action as the golden scripts print it.
+func (a Recreate) String() string { return fmt.Sprintf("recreate consumer gen=%d", a.Gen) }
+
+// String is the action as the golden scripts print it.
+func (a Log) String() string { return "log: " + a.Msg }
 
 func seqs(s []uint64) string {
 	out := make([]string, len(s))
