@@ -5,39 +5,22 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agentic-dev/agentic/roles/executor/core"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// backlog is the rule that the executor starts nothing until it has read
-// what its consumer held when it (re)started: a node back after being
-// declared dead finds, behind an assignment it never started, the cancel
-// that superseded it — and must read that cancel before starting the
-// attempt. The rule is armed at Start, when the consumer is recreated,
-// and when the loop notices it did not run for stallGap (the process was
-// stopped, as by kill -STOP, and its pending messages may hold cancels).
-//
-// Its end is seen two ways. At Start the consumer's info gives the
-// messages not yet delivered (NumPending) after its delivered stream
-// sequence; first deliveries above that sequence come in stream order, so
-// the backlog is read once that many have been handled. A watcher also
-// polls the consumer's info until nothing is pending and the loop has
-// handled the last delivered sequence — which also covers messages
-// deleted from the stream meanwhile, and the re-arms, which do not count.
+// The backlog rule (core: nothing starts until what the consumer held
+// when it (re)started has been read) needs two readings of the consumer,
+// taken here: its position at Start (readBacklog, handed to the core as
+// core.Begin), and a watcher that polls the consumer's info until nothing
+// is pending and the loop has handled the last delivered sequence — which
+// also covers messages deleted from the stream meanwhile, and the re-arms
+// after a stall or a recreation, which do not count deliveries.
 //
 // Messages the previous incarnation received and never acknowledged are
 // not in the backlog: the server delivers them again after AckWait. Their
 // cancels, if any, were in the backlog and recorded the attempts dropped
 // (localstate.MarkDropped), so they do not run when they come.
-type backlog struct {
-	armed bool
-	// gen numbers the arms; a watcher reports the one it watched.
-	gen int
-	// after is the consumer's delivered stream sequence when armed; left
-	// the first deliveries above it still to handle (< 0: not counted, the
-	// watcher decides).
-	after uint64
-	left  int64
-}
 
 // backlogMark is a consumer's position.
 type backlogMark struct {
@@ -53,42 +36,6 @@ func readBacklog(ctx context.Context, cons jetstream.Consumer) (backlogMark, err
 		return backlogMark{}, fmt.Errorf("executor: consumer info: %w", err)
 	}
 	return backlogMark{delivered: info.Delivered.Stream, pending: info.NumPending, ackFloor: info.AckFloor.Stream}, nil
-}
-
-// arm starts the rule for the backlog m describes (nothing if it is empty).
-func (b *backlog) arm(m backlogMark) {
-	b.gen++
-	b.armed, b.after, b.left = m.pending > 0, m.delivered, int64(m.pending)
-}
-
-// rearm starts the rule with the backlog left to the watcher.
-func (b *backlog) rearm() {
-	b.gen++
-	b.armed, b.left = true, -1
-}
-
-// seen counts a handled delivery of stream sequence seq (its numDelivered
-// delivery) and reports whether it completed the backlog.
-func (b *backlog) seen(seq, numDelivered uint64) bool {
-	if !b.armed || b.left < 0 || seq <= b.after || numDelivered != 1 {
-		return false
-	}
-	b.left--
-	if b.left > 0 {
-		return false
-	}
-	b.armed = false
-	return true
-}
-
-// caughtUp ends the rule if gen is the current arm, and reports whether it
-// did.
-func (b *backlog) caughtUp(gen int) bool {
-	if !b.armed || gen != b.gen {
-		return false
-	}
-	b.armed = false
-	return true
 }
 
 // backlogPoll is how often a watcher reads the consumer's info.
@@ -120,7 +67,7 @@ func (e *Executor) backlogRead() bool {
 	if err != nil {
 		return false
 	}
-	return info.NumPending == 0 && e.processed.Load() >= info.Delivered.Stream
+	return info.NumPending == 0 && e.snap.Load().Processed >= info.Delivered.Stream
 }
 
 // awaitBacklog polls until the backlog is read (see backlogRead), then
@@ -135,8 +82,5 @@ func (e *Executor) awaitBacklog(gen int) {
 		case <-t.C:
 		}
 	}
-	e.mu.Lock()
-	e.mu.caughtUp = max(e.mu.caughtUp, gen)
-	e.mu.Unlock()
-	e.poke()
+	e.send(input{in: core.BacklogRead{Gen: gen}}, true)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/internal/health"
+	"github.com/agentic-dev/agentic/roles/executor/core"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -171,17 +172,13 @@ func (e *Executor) probeConsumer() {
 }
 
 // recreate makes the consumer again after it was lost, from the recorded
-// position, and arms the backlog rule for it. It runs on a helper
-// goroutine, retrying until it succeeds or the executor stops.
-func (e *Executor) recreate() {
-	if e.halted() || !e.recreating.CompareAndSwap(false, true) {
-		return
-	}
-	e.lp.backlog.rearm()
-	gen := e.lp.backlog.gen
+// position; the core armed the backlog rule for it (arm gen). It runs on a
+// helper goroutine, retrying until it succeeds or the executor stops, and
+// answers core.Recreated.
+func (e *Executor) recreate(gen int) {
 	pos := e.position.Load()
 	if pos == 0 { // never read: the newest handled is the best bound known
-		pos = e.processed.Load() + 1
+		pos = e.core.Snapshot().Processed + 1
 	}
 	e.mu.Lock()
 	old := e.mu.consume
@@ -191,7 +188,7 @@ func (e *Executor) recreate() {
 	e.lp.helpers.Add(1)
 	go func() {
 		defer e.lp.helpers.Done()
-		defer e.recreating.Store(false)
+		defer e.send(input{in: core.Recreated{}}, false)
 		if old != nil { // it may still pull, and would read the new consumer
 			old.Stop()
 			<-old.Closed()

@@ -4,20 +4,35 @@
 // output), streams the output to the logs stream and reports
 // task.started / task.finished through the node's outbox.
 //
-// # The loop
+// # The core and the loop
+//
+// What the executor decides — which message is acknowledged, refused or
+// terminated, which attempt is recorded, started, dropped or killed, when
+// a drain completes — is decided by its core (package core): a pure state
+// machine that imports no NATS, starts no process and reads no clock; its
+// inputs are deliveries (with stream sequence and delivery count), answers
+// of local-state records, process exits, reported results, ticks; its
+// outputs are actions. One goroutine, the loop, owns it: it steps the core
+// and carries out its actions (loop.go), and publishes the core's
+// snapshot through an atomic pointer for readers (Stats, metrics, the
+// reporter, the backlog watchers).
 //
 // The durable consumer also delivers the node's task.cancel, every
 // leader.elected and every node.drain. Its callback only appends each
 // message to an inbox and returns: it never waits for a slot, so a cancel,
 // an election or a drain behind assignments waiting for a slot is read at
-// once. One goroutine, the loop, handles the inbox in delivery order and
-// alone decides what starts: after each batch of messages it takes queued
-// attempts in arrival order while slots are free and hands them to a
-// starter goroutine, which records them started (one synced commit,
-// shared with concurrent records) and then starts them — the loop never
-// waits for an fsync. An attempt's slot frees as soon as its process group
-// is gone, before its result is reported, so the next queued attempt
-// starts while the result travels to the leader.
+// once. The other goroutines (starters, attempts, watchers) hand the loop
+// inputs the same way. The loop handles the inbox in delivery order — it
+// verifies each message and reads what the core needs of the local state
+// (the epoch in force at its stream sequence, its attempts' records) —
+// and after each batch the core takes queued attempts in arrival order
+// while slots are free; a starter goroutine records them started (one
+// synced commit, shared with concurrent records) and then starts them —
+// the loop never waits for that fsync. Every attempt starts in one place,
+// attempt (loop.go), which dispatches by kind (runStep). An attempt's slot
+// frees as soon as its process group is gone, before its result is
+// reported, so the next queued attempt starts while the result travels to
+// the leader.
 //
 // # Capacity: slots and queue
 //
@@ -137,6 +152,37 @@
 //     Config.Safety also sets the runner's hardening: environment
 //     allowlist, user (never root by default when agentd is root),
 //     resource limits and Landlock.
+//
+// Where each invariant is held. The core's golden scripts
+// (core/testdata/*.txt, run by core.TestGolden with the real local state
+// and no NATS server) and its property test (core.TestProperties: random
+// inputs; at most one start per attempt, none before its record or after
+// its cancel or from a deposed leader, no acknowledgement before the
+// record, drains finish) hold what the core decides; the shell's tests
+// hold the rest, and the whole against a real JetStream:
+//
+//   - 1: admission.txt (recorded before started, redeliveries, noops, a
+//     failed record); TestFailedGroupCommitStartsNothing.
+//   - 2 (the reporter, not the core): TestResultsGroupedWhileBusy,
+//     TestStartedAloneGoesOut.
+//   - 3 (the shell, at Start): TestRestartReportsInterrupted; stop.txt
+//     shows the record it reads.
+//   - 4: capacity.txt.
+//   - 5: verify.txt (other nodes' messages, refused ones);
+//     TestForgedElectionIsRefused for the verification itself.
+//   - 6 (the runner, not the core): runner.TestStepDiesWithKilledExecutor.
+//   - 7: fencing.txt; TestStaleAssignmentIsNotRun,
+//     TestAssignmentBeforeElectionStillRuns, TestEpochSeededFromStream.
+//   - 8: cancel.txt.
+//   - 9: backlog.txt; TestStoppedExecutorReadsBacklogAndKillsSuperseded.
+//   - 10: drain.txt; TestDrain, TestDrainSurvivesRestart.
+//   - 11 (the shell halts, the core holds): halt.txt, fencing.txt (an
+//     election that fails to sync); TestFailedSyncIsFatal.
+//   - 12: stop.txt; TestStopStartsNothingFetched.
+//   - 13: consumer.txt; TestConsumerDeletedWithWorkInFlight,
+//     TestCompletedDrainNotHonouredAgain and the other tests of
+//     repair_test.go.
+//   - 14 (the shell, before an attempt runs): the tests of safety_test.go.
 //
 // Example (the node does this wiring):
 //

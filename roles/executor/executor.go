@@ -15,6 +15,7 @@ import (
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/internal/health"
 	"github.com/agentic-dev/agentic/roles"
+	"github.com/agentic-dev/agentic/roles/executor/core"
 	"github.com/agentic-dev/agentic/roles/executor/localstate"
 	"github.com/agentic-dev/agentic/roles/executor/runner"
 	"github.com/agentic-dev/agentic/roles/orchestrator"
@@ -68,7 +69,9 @@ type Config struct {
 	stateFS vfs.FS
 }
 
-// Executor is the role.
+// Executor is the role. Its decisions are its core's (package core), owned
+// by the loop goroutine; the rest is plumbing: the consumer, the local
+// state, the goroutines that record, run and report attempts.
 type Executor struct {
 	env   roles.Env
 	cfg   Config
@@ -76,43 +79,36 @@ type Executor struct {
 	state *localstate.Store
 	// report emits shell steps' results in groups (see reporter).
 	report *reporter
+	// core decides; only the loop goroutine steps it (and Stop, once the
+	// loop has ended). snap is its snapshot after the loop's last round,
+	// for readers (Stats, the reporter, the backlog watchers).
+	core *core.Core
+	snap atomic.Pointer[core.Snapshot]
+	// lp is the loop's own state: only the loop goroutine touches it.
+	lp loopState
 
 	mu struct {
 		sync.Mutex
 		// inbox holds the messages the consumer delivered that the loop
 		// has not taken yet: the consume callback only appends here.
 		inbox []jetstream.Msg
-		// running holds the attempts whose process runs, by attemptKey.
-		running map[string]*task
-		// active counts attempt goroutines, until their result is
-		// reported (a drain waits for it to reach 0).
-		active  int
-		cons    jetstream.Consumer
+		// inputs are what other goroutines hand the loop's core: process
+		// exits, reported results, answered start records, backlogs read.
+		inputs []input
+		cons   jetstream.Consumer
+		// consume is nil while a lost consumer is being made again.
 		consume jetstream.ConsumeContext
 		// lost is set when the consumer was deleted under the executor:
-		// the loop recreates it.
+		// the loop has it made again.
 		lost bool
-		// caughtUp is the newest backlog generation a watcher found read
-		// (see backlog.go), for the loop to apply.
-		caughtUp int
-		// starts are the groups starter goroutines are done with, for the
-		// loop to settle (see startGroup).
-		starts []startResult
-		// held are messages not acted on because the executor halted,
-		// unacknowledged; Stop naks them once the consumer is closed, for
-		// the next start.
-		held []jetstream.Msg
 	}
-	// lp is the loop's own state: only the loop goroutine touches it.
-	lp loopState
 	// wake tells the loop that something changed (capacity 1).
 	wake chan struct{}
 	// loopCtx is cancelled by Stop to end the loop and its helpers;
 	// loopDone is closed when they have ended.
-	loopCtx    context.Context
-	endLoop    context.CancelFunc
-	loopDone   chan struct{}
-	recreating atomic.Bool
+	loopCtx  context.Context
+	endLoop  context.CancelFunc
+	loopDone chan struct{}
 	// drained is closed once a drain has completed (see Drained).
 	drained chan struct{}
 	// halt is closed by Stop, or by a fatal error: the loop starts
@@ -129,17 +125,6 @@ type Executor struct {
 	starting sync.WaitGroup
 	started  bool
 
-	epoch   atomic.Uint64 // newest leader epoch recorded
-	fenced  atomic.Uint64
-	heldN   atomic.Uint64
-	refused atomic.Uint64
-	dropped atomic.Uint64
-	queued  atomic.Int64
-	stalls  atomic.Uint64
-	// draining is set when a drain for this node was read.
-	draining atomic.Bool
-	// processed is the newest stream sequence the loop has handled.
-	processed atomic.Uint64
 	// position is the consumer position last recorded in the local state
 	// (see consumer.go), 0 before it is known.
 	position atomic.Uint64
@@ -156,15 +141,6 @@ type Executor struct {
 	unjudgedWarned atomic.Bool
 	// policyRefused counts the attempts vet refused.
 	policyRefused atomic.Uint64
-	// drainedSeq is the stream sequence of the newest drain completed
-	// (local state), read at Start; a drain at or below it is not honoured
-	// again.
-	drainedSeq uint64
-}
-
-type task struct {
-	cancel   context.CancelFunc
-	operator bool // cancelled by a task.cancel, not by shutdown
 }
 
 var _ roles.Role = (*Executor)(nil)
@@ -205,7 +181,6 @@ func New(env roles.Env, cfg Config) *Executor {
 	if e.log == nil {
 		e.log = slog.Default()
 	}
-	e.mu.running = map[string]*task{}
 	return e
 }
 
@@ -263,14 +238,12 @@ type Stats struct {
 
 // Stats returns the executor's counters.
 func (e *Executor) Stats() Stats {
-	e.mu.Lock()
-	n := len(e.mu.running)
-	e.mu.Unlock()
-	return Stats{
-		Epoch: e.epoch.Load(), Fenced: e.fenced.Load(), Held: e.heldN.Load(), Refused: e.refused.Load(),
-		Dropped: e.dropped.Load(), Running: n, Queued: int(e.queued.Load()), Stalls: e.stalls.Load(), Draining: e.draining.Load(),
-		PolicyRefused: e.policyRefused.Load(),
+	st := Stats{PolicyRefused: e.policyRefused.Load()}
+	if s := e.snap.Load(); s != nil {
+		st.Epoch, st.Fenced, st.Held, st.Refused, st.Dropped = s.Epoch, s.Fenced, s.Held, s.Refused, s.Dropped
+		st.Running, st.Queued, st.Stalls, st.Draining = s.Running, s.Queued, s.Stalls, s.Draining
 	}
+	return st
 }
 
 // Drained is closed once the executor, drained by a node.drain naming its
@@ -320,7 +293,8 @@ func (e *Executor) Start(ctx context.Context) error {
 	if err := e.reportInterrupted(ctx); err != nil {
 		return fail(err)
 	}
-	if e.drainedSeq, err = st.Drained(); err != nil {
+	drainedSeq, err := st.Drained()
+	if err != nil {
 		return fail(fmt.Errorf("executor: %w", err))
 	}
 	cfg, recreated, err := e.startConfig(ctx)
@@ -345,7 +319,16 @@ func (e *Executor) Start(ctx context.Context) error {
 	if err != nil {
 		return fail(err)
 	}
-	e.lp.backlog.arm(mark)
+	epoch, err := st.Epoch()
+	if err != nil {
+		return fail(fmt.Errorf("executor: read epoch: %w", err))
+	}
+	e.core = core.New(core.Config{
+		Node: e.env.Node, Slots: e.cfg.Slots, Queue: e.cfg.Queue, KeepAlive: e.cfg.ackWait / 3, StallGap: stallGap,
+		Epoch: epoch, DrainedSeq: drainedSeq,
+	})
+	e.do(e.core.Step(core.Begin{Now: time.Now(), Delivered: mark.delivered, Pending: mark.pending}))
+	e.publish()
 	e.position.Store(0)
 	e.notePosition(mark.ackFloor + 1)
 	online := event.MustDraft(event.ExecutorOnline, "", event.ExecutorOnlineData{
@@ -354,7 +337,7 @@ func (e *Executor) Start(ctx context.Context) error {
 	if err := e.env.Emit.Emit(ctx, online); err != nil {
 		return fail(fmt.Errorf("executor: announce: %w", err))
 	}
-	e.report = newReporter(e.env.Emit, st, e.log, e.fatal, func() bool { return e.queued.Load() > 0 })
+	e.report = newReporter(e.env.Emit, st, e.log, e.fatal, func() bool { return e.snap.Load().Queued > 0 })
 	e.mu.Lock()
 	e.mu.cons = cons
 	e.mu.Unlock()
@@ -377,7 +360,7 @@ func (e *Executor) Start(ctx context.Context) error {
 	}
 	e.logSafety()
 	e.log.Info("executor started", "slots", e.cfg.Slots, "queue", e.cfg.Queue, "capabilities", e.cfg.Capabilities,
-		"epoch", e.epoch.Load(), "backlog", mark.pending)
+		"epoch", epoch, "backlog", mark.pending)
 	return nil
 }
 
@@ -440,8 +423,11 @@ func (e *Executor) Stop(ctx context.Context) error {
 	e.endLoop()
 	<-e.loopDone // nothing starts any more, and no consumer is recreated
 	e.starting.Wait()
-	e.startsDone()  // acknowledge what the last starters recorded
-	e.forgetAhead() // give back what was recorded ahead and did not start
+	// The loop has ended: Stop steps the core now. It acknowledges what
+	// the last starters recorded and holds what was delivered meanwhile.
+	e.syncHalt()
+	for e.takeMail(false) {
+	}
 	e.mu.Lock()
 	cc = e.mu.consume // one the recreation made meanwhile
 	e.mu.consume = nil
@@ -450,7 +436,13 @@ func (e *Executor) Stop(ctx context.Context) error {
 		cc.Stop()
 		<-cc.Closed()
 	}
-	e.releaseHeld()
+	for e.takeMail(false) {
+	}
+	// Forget what was recorded ahead and did not start, and give every
+	// message held back to the server, so that the next start receives
+	// them at once rather than after AckWait.
+	e.do(e.core.Step(core.Release{}))
+	e.publish()
 	done := make(chan struct{})
 	go func() { e.wg.Wait(); close(done) }()
 	select {
@@ -475,37 +467,6 @@ func (e *Executor) halted() bool {
 	}
 }
 
-// hold leaves m unacknowledged: it is not acted on now and is delivered
-// again after a restart.
-func (e *Executor) hold(m jetstream.Msg) {
-	e.heldN.Add(1)
-	e.mu.Lock()
-	e.mu.held = append(e.mu.held, m)
-	e.mu.Unlock()
-}
-
-// releaseHeld naks, once the consumer is closed and the loop has ended,
-// every message the executor holds unacknowledged — the assignments still
-// queued, a drain not completed, what the halt kept and what the loop had
-// not taken — so that the server delivers them to the next start at once
-// rather than after AckWait (with no pull request open, nobody receives
-// them now).
-func (e *Executor) releaseHeld() {
-	for _, d := range e.lp.held {
-		e.heldN.Add(1)
-		_ = d.m.Nak()
-	}
-	e.lp.held = map[uint64]*delivery{}
-	e.mu.Lock()
-	held := append(e.mu.held, e.mu.inbox...)
-	e.heldN.Add(uint64(len(e.mu.inbox)))
-	e.mu.held, e.mu.inbox = nil, nil
-	e.mu.Unlock()
-	for _, m := range held {
-		_ = m.Nak()
-	}
-}
-
 // fatal halts the executor if err is a failed sync of the local state, and
 // reports whether it did. The first such error goes to Config.OnFatal.
 func (e *Executor) fatal(err error) bool {
@@ -521,7 +482,7 @@ func (e *Executor) fatal(err error) bool {
 		if cc != nil {
 			cc.Stop()
 		}
-		e.poke()
+		e.poke() // the loop tells the core (syncHalt)
 		if e.cfg.OnFatal != nil {
 			e.cfg.OnFatal(err)
 		}

@@ -14,19 +14,28 @@ import (
 // elected records the leader elections of a verified leader.elected
 // message carried at stream sequence seq.
 func (e *Executor) elected(env *envelope.Envelope, seq uint64) error {
+	var epochs []uint64
 	for _, ev := range env.Events {
 		var d event.LeaderElectedData
 		if err := ev.Decode(&d); err != nil {
 			e.log.Warn("bad leader election", "stream_seq", seq, "err", err)
 			continue
 		}
-		raised, err := e.state.RaiseEpoch(seq, d.Epoch)
+		epochs = append(epochs, d.Epoch)
+	}
+	return e.recordEpochs(seq, epochs)
+}
+
+// recordEpochs records elections of epochs at stream sequence seq
+// (synced).
+func (e *Executor) recordEpochs(seq uint64, epochs []uint64) error {
+	for _, ep := range epochs {
+		raised, err := e.state.RaiseEpoch(seq, ep)
 		if err != nil {
-			return fmt.Errorf("executor: record epoch %d at stream seq %d: %w", d.Epoch, seq, err)
+			return fmt.Errorf("executor: record epoch %d at stream seq %d: %w", ep, seq, err)
 		}
 		if raised {
-			e.noteEpoch(d.Epoch)
-			e.log.Info("leader elected", "epoch", d.Epoch, "leader", d.Leader, "stream_seq", seq)
+			e.log.Info("leader elected", "epoch", ep, "stream_seq", seq)
 		}
 	}
 	return nil
@@ -39,9 +48,6 @@ func (e *Executor) elected(env *envelope.Envelope, seq uint64) error {
 // sequence keeps the rule exact for assignments older than it that are
 // still to be delivered.
 func (e *Executor) seedEpoch(ctx context.Context) error {
-	if err := e.loadEpoch(); err != nil {
-		return err
-	}
 	stream, err := e.cfg.JS.Stream(ctx, bus.EventsStream)
 	if err != nil {
 		return fmt.Errorf("executor: stream %s: %w", bus.EventsStream, err)
@@ -64,24 +70,4 @@ func (e *Executor) seedEpoch(ctx context.Context) error {
 		return err
 	}
 	return nil
-}
-
-// loadEpoch reads the newest recorded epoch into the counters.
-func (e *Executor) loadEpoch() error {
-	ep, err := e.state.Epoch()
-	if err != nil {
-		return fmt.Errorf("executor: read epoch: %w", err)
-	}
-	e.noteEpoch(ep)
-	return nil
-}
-
-// noteEpoch raises the epoch shown by Stats.
-func (e *Executor) noteEpoch(ep uint64) {
-	for {
-		cur := e.epoch.Load()
-		if ep <= cur || e.epoch.CompareAndSwap(cur, ep) {
-			return
-		}
-	}
 }

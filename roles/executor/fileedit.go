@@ -73,9 +73,7 @@ func (e *Executor) runFileEdit(ctx context.Context, run string, a event.TaskAssi
 	if err != nil {
 		fin.Status, fin.Class, fin.ExitCode, fin.Error = event.TaskFailed, runner.ClassOf(err), -1, redact.Redact(err.Error())
 		if ctx.Err() != nil {
-			e.mu.Lock()
-			byOperator := t.operator
-			e.mu.Unlock()
+			byOperator := cancelledByOperator(ctx)
 			fin.Status, fin.Class, fin.ExitCode, fin.Error = event.TaskCancelled, "", 0, "cancelled before the edit"
 			if !byOperator {
 				// Stopped by a shutdown, as run reports it: the

@@ -43,9 +43,7 @@ func (e *Executor) run(ctx context.Context, run string, a event.TaskAssignedData
 	if res.Status == event.TaskSkipped && fin.Error == "" {
 		fin.Error = res.Reason // why a guard skipped it
 	}
-	e.mu.Lock()
-	byOperator := t.operator
-	e.mu.Unlock()
+	byOperator := cancelledByOperator(ctx)
 	if res.Status == event.TaskCancelled && !byOperator {
 		// Killed by shutdown, not by an operator: report an interruption so
 		// the orchestrator decides (re-run if idempotent).
