@@ -55,14 +55,10 @@ func BenchmarkSubmitToStart(b *testing.B) {
 		}
 	}
 	markers := sharedTempDir(b)
-	var extra []string
-	if os.Geteuid() == 0 {
-		extra = append(extra, "--executor-run-as", "nobody")
-	}
 	for b.Loop() {
 		b.StopTimer()
 		for _, v := range vs {
-			v.a = startAgentdOn(b, v.agentd, filepath.Join(b.TempDir(), v.name), extra...)
+			v.a = startAgentdOn(b, v.agentd, filepath.Join(b.TempDir(), v.name), unprivileged(b, markers, v.name)...)
 			v.a.waitReady(b, 2*time.Minute)
 		}
 		n := 0
@@ -184,6 +180,25 @@ func exportCommit(tb testing.TB, root, commit string) string {
 		return ""
 	}
 	return dir
+}
+
+// unprivileged are the flags that make a node run steps as nobody when
+// the benchmark runs as root (an executor running as root refuses steps
+// otherwise), in a work directory under shared named name; none
+// otherwise.
+func unprivileged(tb testing.TB, shared, name string) []string {
+	tb.Helper()
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	work := filepath.Join(shared, "work-"+name)
+	if err := os.Mkdir(work, 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.Chmod(work, 0o1777); err != nil {
+		tb.Fatal(err)
+	}
+	return []string{"--executor-run-as", "nobody", "--executor-workdir", work}
 }
 
 // sharedTempDir is a temporary directory every user may write to (the
