@@ -1,5 +1,7 @@
 package apiwire
 
+import "time"
+
 // MethodLedgerOutcome answers what a ledger node made of the stream
 // message at a stream sequence: the records it appended for it (events
 // accepted, or event.rejected with a code), once its ledger has folded
@@ -10,7 +12,18 @@ const MethodLedgerOutcome = "ledger.outcome"
 // OutcomeRequest asks for the records of the message at StreamSeq.
 type OutcomeRequest struct {
 	StreamSeq uint64 `json:"stream_seq"`
+	// Wait long-polls: while the answering ledger has not folded
+	// StreamSeq, it waits up to this long (at most MaxOutcomeWait) for it
+	// before it answers. A node that predates Wait answers at once.
+	Wait time.Duration `json:"wait,omitempty"`
 }
+
+// MaxOutcomeWait bounds the Wait of one ledger.outcome.
+const MaxOutcomeWait = 10 * time.Second
+
+// LongPoll reports whether the request may wait (Wait > 0): the Server runs
+// it among its long-polls.
+func (r OutcomeRequest) LongPoll() bool { return r.Wait > 0 }
 
 // Outcome is a ledger node's answer to an OutcomeRequest.
 type Outcome struct {

@@ -20,6 +20,7 @@ type (
 	BackupRequest      = apiwire.BackupRequest
 	BackupResult       = apiwire.BackupResult
 	BackupStream       = apiwire.BackupStream
+	Caller             = apiwire.Caller
 	CommandStat        = apiwire.CommandStat
 	CommandStats       = apiwire.CommandStats
 	CommandsRequest    = apiwire.CommandsRequest
@@ -91,6 +92,7 @@ const (
 	MaxGatesPage          = apiwire.MaxGatesPage
 	MaxListed             = apiwire.MaxListed
 	MaxNodesPage          = apiwire.MaxNodesPage
+	MaxOutcomeWait        = apiwire.MaxOutcomeWait
 	MaxRunsPage           = apiwire.MaxRunsPage
 	MaxStepsPage          = apiwire.MaxStepsPage
 	MethodAlarmsList      = apiwire.MethodAlarmsList
