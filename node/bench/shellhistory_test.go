@@ -16,7 +16,7 @@ import (
 	"github.com/agentic-dev/agentic/node/nodetest"
 )
 
-// Shape of figure (h): a history of shellHistoryRuns × historySteps noop
+// Shape of figure (j): a history of shellHistoryRuns × historySteps noop
 // steps (about 3 events a step: ~250k events), then shellHistoryRounds
 // shell runs per node.
 const (
@@ -24,7 +24,7 @@ const (
 	shellHistoryRounds = 5
 )
 
-// BenchmarkShellHistory250k is figure (h): the real agentd binary (every
+// BenchmarkShellHistory250k is figure (j): the real agentd binary (every
 // role, embedded NATS, default flags but the ports; as root, steps run as
 // nobody) on a data directory holding a ~250k-event history, first
 // folded, then idle: its resident memory against the same binary's on an
@@ -107,6 +107,7 @@ func BenchmarkShellHistory250k(b *testing.B) {
 				took := v.a.shellRun(b, v.ctl, plan, steps)
 				rate, rawRate := float64(steps)/took.Seconds(), float64(steps)/raw.Seconds()
 				v.rate, v.ratio = append(v.rate, rate), append(v.ratio, rate/rawRate)
+				b.Logf("%s: %.0f steps/s, raw %.0f procs/s, ratio %.2f", v.name, rate, rawRate, rate/rawRate)
 			}
 		}
 		for _, v := range vs {

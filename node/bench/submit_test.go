@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// Shape of figure (g): submitRounds submissions to each node, alternating
+// Shape of figure (i): submitRounds submissions to each node, alternating
 // between the nodes, after submitWarmup unmeasured ones each.
 const (
 	submitRounds = 15
@@ -23,7 +23,7 @@ const (
 	baseCommit = "c949e8d"
 )
 
-// BenchmarkSubmitToStart is figure (g): a one-step plan file submitted
+// BenchmarkSubmitToStart is figure (i): a one-step plan file submitted
 // through agentctl with default flags (`agentctl goal submit -f
 // plan.json`, a process of its own) to a real agentd (every role,
 // embedded NATS), timed from agentctl's start until the step's process
@@ -66,6 +66,7 @@ func BenchmarkSubmitToStart(b *testing.B) {
 			for _, v := range vs {
 				n++
 				lat, took := submitOne(b, v.a, v.ctl, markers, n)
+				b.Logf("%s: submission %d started its step after %s (agentctl ran %s)", v.name, n, lat.Round(time.Millisecond), took.Round(time.Millisecond))
 				if round >= submitWarmup {
 					v.lat, v.ctlTimes = append(v.lat, lat), append(v.ctlTimes, took)
 				}
