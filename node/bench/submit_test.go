@@ -16,7 +16,7 @@ import (
 // Shape of figure (i): submitRounds submissions to each node, alternating
 // between the nodes, after submitWarmup unmeasured ones each.
 const (
-	submitRounds = 15
+	submitRounds = 25
 	submitWarmup = 2
 	// baseCommit is the code the figures are compared with by default:
 	// the main branch before the round trips before a start were cut.
