@@ -37,7 +37,7 @@ demo-cluster: build build-nats
 
 ## bench: throughput and latency figures (see README, Performance)
 bench: build
-	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./node/bench/
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./node/bench/
 	$(GO) test -run '^$$' -bench BenchmarkJudge -cpu 1 ./roles/policy
 	$(GO) test -run '^$$' -bench BenchmarkRedactEvent ./bus/redact
 	$(GO) test -run '^$$' -bench BenchmarkPlanOverhead -benchtime 20x ./roles/planner/llm

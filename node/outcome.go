@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/api"
@@ -18,11 +19,11 @@ const maxOutcomeRecords = 1000
 // and the ledger folds messages in stream order, so the records' stream
 // sequences never decrease with their position: a binary search finds the
 // first one.
-func (n *Node) outcome(_ context.Context, req api.OutcomeRequest) (api.Outcome, error) {
+func (n *Node) outcome(ctx context.Context, req api.OutcomeRequest) (api.Outcome, error) {
 	if req.StreamSeq == 0 {
 		return api.Outcome{}, fmt.Errorf("%w: stream_seq must be at least 1", api.ErrBadRequest)
 	}
-	out := api.Outcome{Node: n.cfg.Name, StreamSeq: req.StreamSeq, Applied: n.store.AppliedStreamSeq(), Records: []api.OutcomeRecord{}}
+	out := api.Outcome{Node: n.cfg.Name, StreamSeq: req.StreamSeq, Applied: n.awaitApplied(ctx, req.StreamSeq, min(req.Wait, api.MaxOutcomeWait)), Records: []api.OutcomeRecord{}}
 	if !out.Judged() {
 		return out, nil
 	}
@@ -68,4 +69,28 @@ func (n *Node) outcome(_ context.Context, req api.OutcomeRequest) (api.Outcome, 
 		out.Records = append(out.Records, rec)
 	}
 	return out, nil
+}
+
+// awaitApplied returns the stream sequence the ledger has folded up to,
+// once it reaches seq or wait has passed (or ctx ends), whichever comes
+// first: a ledger.outcome with a wait answers as soon as it can.
+func (n *Node) awaitApplied(ctx context.Context, seq uint64, wait time.Duration) uint64 {
+	if wait <= 0 {
+		return n.store.AppliedStreamSeq()
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	for {
+		changed := n.follower.Changed()
+		if applied := n.store.AppliedStreamSeq(); applied >= seq {
+			return applied
+		}
+		select {
+		case <-changed:
+		case <-t.C:
+			return n.store.AppliedStreamSeq()
+		case <-ctx.Done():
+			return n.store.AppliedStreamSeq()
+		}
+	}
 }

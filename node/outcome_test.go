@@ -135,3 +135,47 @@ func TestLedgerOutcomeOfACountedRefusal(t *testing.T) {
 		t.Errorf("outcome of the first refusal = %+v, %v: want it recorded", o, err)
 	}
 }
+
+// TestLedgerOutcomeWaits: ledger.outcome with a wait, asked for a message
+// not yet published, answers once the ledger has folded it — one request
+// where a publisher used to poll — and an outcome that does not come in
+// time is answered unjudged when the wait runs out.
+func TestLedgerOutcomeWaits(t *testing.T) {
+	n := nodetest.Start(t, nodetest.Config(t.TempDir()))
+	ctx := context.Background()
+	d := event.MustDraft(event.MemoryPut, "", event.MemoryPutData{Scope: "shared", Key: "first", Value: "v"})
+	acks, err := bus.PublishSignedAcks(ctx, n.JS, n.Operator, d)
+	if err != nil || len(acks) != 1 {
+		t.Fatalf("publish: %v", err)
+	}
+	next := acks[0].Sequence + 1
+
+	o, err := n.API.LedgerOutcomeWait(ctx, next+100, 300*time.Millisecond)
+	if err != nil || o.Judged() {
+		t.Fatalf("outcome of a message never published: %+v, %v; want unjudged after the wait", o, err)
+	}
+
+	type answer struct {
+		o    *api.Outcome
+		err  error
+		took time.Duration
+	}
+	got := make(chan answer, 1)
+	start := time.Now()
+	go func() {
+		o, err := n.API.LedgerOutcomeWait(ctx, next, 10*time.Second)
+		got <- answer{o, err, time.Since(start)}
+	}()
+	time.Sleep(300 * time.Millisecond)
+	d2 := event.MustDraft(event.MemoryPut, "", event.MemoryPutData{Scope: "shared", Key: "second", Value: "v"})
+	if acks, err = bus.PublishSignedAcks(ctx, n.JS, n.Operator, d2); err != nil || acks[0].Sequence != next {
+		t.Fatalf("publish: %v (%+v), want stream seq %d", err, acks, next)
+	}
+	a := <-got
+	if a.err != nil || !a.o.Judged() || len(a.o.Records) != 1 || a.o.Records[0].ID != d2.ID {
+		t.Fatalf("outcome after waiting: %+v, %v; want the second put judged", a.o, a.err)
+	}
+	if a.took < 250*time.Millisecond || a.took > 5*time.Second {
+		t.Fatalf("answered after %s: want it after the publish (300ms), well within the wait", a.took)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/internal/fold"
 )
 
 // Emitter durably queues events for publishing. When Emit returns nil the
@@ -26,18 +27,14 @@ type EmitterFunc func(ctx context.Context, drafts ...event.Draft) error
 // Emit calls f.
 func (f EmitterFunc) Emit(ctx context.Context, drafts ...event.Draft) error { return f(ctx, drafts...) }
 
-// Folder receives committed ledger events. The node calls Fold once per
-// event, in ledger order, from a single goroutine: first for the events
-// already in the ledger when the node starts (restore), then for each new
-// commit. Fold must be fast and must not block on I/O; hand work to the
-// role's own goroutine.
-type Folder interface {
-	Fold(ev event.Event)
-	// Settled is called after each batch of folds. live is false while the
-	// node restores or catches up with the stream head it saw at start, and
-	// true from then on: a role acts (decides, plans) only when live.
-	Settled(live bool)
-}
+// Folder receives committed ledger events, in ledger order, from one
+// goroutine (fold.Folder: the contract is declared below the ledger, whose
+// follower calls it).
+type Folder = fold.Folder
+
+// Snapshotter is a Folder whose state can be saved and restored
+// (fold.Snapshotter).
+type Snapshotter = fold.Snapshotter
 
 // Env is what the node gives a role.
 type Env struct {
@@ -56,18 +53,4 @@ type Role interface {
 	Name() string
 	Start(ctx context.Context) error
 	Stop(ctx context.Context) error
-}
-
-// Snapshotter is a Folder whose state can be saved and restored, so that a
-// restarting node folds only the events after the snapshot. The follower
-// calls Snapshot and Restore from the goroutine that calls Fold.
-type Snapshotter interface {
-	Folder
-	// SnapshotName names the snapshot in the ledger (one per folder kind).
-	SnapshotName() string
-	// Snapshot returns the state and the ledger position it reflects.
-	Snapshot() (seq uint64, data []byte, err error)
-	// Restore replaces the state with a snapshot; on error the state is
-	// left as it was.
-	Restore(data []byte) error
 }

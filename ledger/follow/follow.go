@@ -59,8 +59,8 @@ import (
 	"github.com/agentic-dev/agentic/bus/envelope"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/internal/diskspace"
+	"github.com/agentic-dev/agentic/internal/fold"
 	"github.com/agentic-dev/agentic/ledger"
-	"github.com/agentic-dev/agentic/roles"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -94,12 +94,12 @@ type Config struct {
 	JS       jetstream.JetStream
 	Store    *ledger.Store
 	Verifier *envelope.Verifier
-	Folders  []roles.Folder
+	Folders  []fold.Folder
 	Logger   *slog.Logger
 	// OnFatal is called once if the ledger cannot commit.
 	OnFatal func(error)
 	// SnapshotEvery is how many records pass between snapshots of folders
-	// that implement roles.Snapshotter (DefaultSnapshotEvery if 0).
+	// that implement fold.Snapshotter (DefaultSnapshotEvery if 0).
 	SnapshotEvery uint64
 	// Space, if set, is asked before every commit whether the data dir is
 	// above its free-space floor (internal/diskspace.Monitor).
@@ -293,7 +293,7 @@ func (f *Follower) restore() (int, error) {
 	start := ^uint64(0)
 	for i, fo := range f.cfg.Folders {
 		from[i] = 1
-		if sn, ok := fo.(roles.Snapshotter); ok {
+		if sn, ok := fo.(fold.Snapshotter); ok {
 			seq, data, err := f.cfg.Store.LoadSnapshot(sn.SnapshotName())
 			switch {
 			case errors.Is(err, ledger.ErrNotFound):
@@ -367,7 +367,7 @@ type taken struct {
 func (f *Follower) take() []taken {
 	var out []taken
 	for _, fo := range f.cfg.Folders {
-		sn, ok := fo.(roles.Snapshotter)
+		sn, ok := fo.(fold.Snapshotter)
 		if !ok {
 			continue
 		}

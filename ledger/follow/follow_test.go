@@ -14,9 +14,9 @@ import (
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/envelope"
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/internal/fold"
 	"github.com/agentic-dev/agentic/ledger"
 	"github.com/agentic-dev/agentic/ledger/follow"
-	"github.com/agentic-dev/agentic/roles"
 	"github.com/cockroachdb/pebble/v2"
 	"go.uber.org/goleak"
 )
@@ -84,7 +84,7 @@ func TestFollowFoldsVerifiesAndSnapshots(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &counter{}
-	f := follow.New(follow.Config{JS: conn.JS, Store: st, Verifier: envelope.NewVerifier(ids.Root), Folders: []roles.Folder{c}, SnapshotEvery: 10})
+	f := follow.New(follow.Config{JS: conn.JS, Store: st, Verifier: envelope.NewVerifier(ids.Root), Folders: []fold.Folder{c}, SnapshotEvery: 10})
 	if err := f.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestFollowFoldsVerifiesAndSnapshots(t *testing.T) {
 		t.Fatalf("no snapshot saved: %v", err)
 	}
 	c2 := &counter{}
-	f2 := follow.New(follow.Config{JS: conn.JS, Store: st, Verifier: envelope.NewVerifier(ids.Root), Folders: []roles.Folder{c2}, SnapshotEvery: 10})
+	f2 := follow.New(follow.Config{JS: conn.JS, Store: st, Verifier: envelope.NewVerifier(ids.Root), Folders: []fold.Folder{c2}, SnapshotEvery: 10})
 	if err := f2.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func TestIdleRestartSettlesLive(t *testing.T) {
 	_, cfg := folded(t, 1)
 	ctx := context.Background()
 	r := &recorder{}
-	cfg.Folders = []roles.Folder{r}
+	cfg.Folders = []fold.Folder{r}
 	f2 := follow.New(cfg)
 	if err := f2.Start(ctx); err != nil {
 		t.Fatal(err)
@@ -224,7 +224,7 @@ func TestStopSnapshotsAndDamagedSnapshotRefolds(t *testing.T) {
 	}
 	run := func(st *ledger.Store) *counter {
 		c := &counter{}
-		f := follow.New(follow.Config{JS: conn.JS, Store: st, Verifier: envelope.NewVerifier(ids.Root), Folders: []roles.Folder{c}, SnapshotEvery: 1000})
+		f := follow.New(follow.Config{JS: conn.JS, Store: st, Verifier: envelope.NewVerifier(ids.Root), Folders: []fold.Folder{c}, SnapshotEvery: 1000})
 		if err := f.Start(ctx); err != nil {
 			t.Fatal(err)
 		}

@@ -17,9 +17,9 @@ import (
 	"github.com/agentic-dev/agentic/bus/envelope"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/trust"
+	"github.com/agentic-dev/agentic/internal/fold"
 	"github.com/agentic-dev/agentic/ledger"
 	"github.com/agentic-dev/agentic/ledger/follow"
-	"github.com/agentic-dev/agentic/roles"
 	"github.com/agentic-dev/agentic/roles/orchestrator"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -100,7 +100,7 @@ func TestNewerNodesEventsAreKeptAndSkipped(t *testing.T) {
 		}
 		t.Cleanup(func() { st.Close() })
 		n := node{st: st, state: &stateFolder{s: orchestrator.NewState()}}
-		n.f = follow.New(follow.Config{JS: conn.JS, Store: st, Verifier: v, Folders: []roles.Folder{n.state}})
+		n.f = follow.New(follow.Config{JS: conn.JS, Store: st, Verifier: v, Folders: []fold.Folder{n.state}})
 		if err := n.f.Start(ctx); err != nil {
 			t.Fatal(err)
 		}

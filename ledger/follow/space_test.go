@@ -16,9 +16,9 @@ import (
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/internal/diskspace"
 	"github.com/agentic-dev/agentic/internal/diskspace/tmpfs"
+	"github.com/agentic-dev/agentic/internal/fold"
 	"github.com/agentic-dev/agentic/ledger"
 	"github.com/agentic-dev/agentic/ledger/follow"
-	"github.com/agentic-dev/agentic/roles"
 )
 
 // Below the floor the follower appends nothing and says so; once space
@@ -42,7 +42,7 @@ func TestFollowPausesBelowTheFloor(t *testing.T) {
 	}
 	defer st.Close()
 	c := &counter{}
-	f := follow.New(follow.Config{JS: conn.JS, Store: st, Verifier: envelope.NewVerifier(ids.Root), Folders: []roles.Folder{c}, Space: mon})
+	f := follow.New(follow.Config{JS: conn.JS, Store: st, Verifier: envelope.NewVerifier(ids.Root), Folders: []fold.Folder{c}, Space: mon})
 	if err := f.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestFollowFullDiskStopsCleanly(t *testing.T) {
 	defer st.Close()
 	fatal := make(chan error, 1)
 	c := &counter{}
-	f := follow.New(follow.Config{JS: conn.JS, Store: st, Verifier: envelope.NewVerifier(ids.Root), Folders: []roles.Folder{c},
+	f := follow.New(follow.Config{JS: conn.JS, Store: st, Verifier: envelope.NewVerifier(ids.Root), Folders: []fold.Folder{c},
 		OnFatal: func(err error) { fatal <- err }})
 	if err := f.Start(ctx); err != nil {
 		t.Fatal(err)

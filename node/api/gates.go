@@ -2,13 +2,6 @@ package api
 
 import "context"
 
-// Page sizes of gates.list: a request's limit is clamped to the maximum; 0
-// asks for the default.
-const (
-	DefaultGatesPage = 100
-	MaxGatesPage     = 1000
-)
-
 // Gates returns one page of open gates (gates.list): oldest run first, in
 // plan order within a run; of req.Run (an id or unique prefix) and
 // req.Step when given.

@@ -1,52 +1,28 @@
 package api
 
-import "context"
-
-// MethodLedgerOutcome answers what a ledger node made of the stream
-// message at a stream sequence: the records it appended for it (events
-// accepted, or event.rejected with a code), once its ledger has folded
-// that far. It is how a publisher learns whether the cluster accepted its
-// write (agentctl waits for it).
-const MethodLedgerOutcome = "ledger.outcome"
-
-// OutcomeRequest asks for the records of the message at StreamSeq.
-type OutcomeRequest struct {
-	StreamSeq uint64 `json:"stream_seq"`
-}
-
-// Outcome is a ledger node's answer to an OutcomeRequest.
-type Outcome struct {
-	// Node is the ledger node that answered.
-	Node      string `json:"node"`
-	StreamSeq uint64 `json:"stream_seq"`
-	// Applied is the highest stream sequence the node's ledger has folded:
-	// below StreamSeq, the message is not judged yet (ask again).
-	Applied uint64 `json:"applied_stream_seq"`
-	// Records are the ledger records the message made, in order (ledger
-	// gap records left out). Empty once Applied >= StreamSeq means the
-	// ledger recorded nothing for it.
-	Records []OutcomeRecord `json:"records"`
-}
-
-// Judged reports whether the answering ledger has folded the message.
-func (o *Outcome) Judged() bool { return o.Applied >= o.StreamSeq }
-
-// OutcomeRecord is one ledger record of a message.
-type OutcomeRecord struct {
-	Seq  uint64 `json:"seq"`
-	Type string `json:"type"`
-	// ID is the event id (the id the message claims for a rejection).
-	ID string `json:"id"`
-	// Code and Reason are those of an event.rejected record.
-	Code   string `json:"code,omitempty"`
-	Reason string `json:"reason,omitempty"`
-}
+import (
+	"context"
+	"time"
+)
 
 // LedgerOutcome asks a ledger node what it made of the message at stream
 // sequence streamSeq.
 func (c *Client) LedgerOutcome(ctx context.Context, streamSeq uint64) (*Outcome, error) {
 	var o Outcome
 	if err := c.Call(ctx, MethodLedgerOutcome, OutcomeRequest{StreamSeq: streamSeq}, &o); err != nil {
+		return nil, err
+	}
+	return &o, nil
+}
+
+// LedgerOutcomeWait is LedgerOutcome that waits up to wait (at most
+// MaxOutcomeWait) for the answering ledger node to fold streamSeq: one
+// request instead of a poll. A node that predates the wait answers at
+// once, judged or not.
+func (c *Client) LedgerOutcomeWait(ctx context.Context, streamSeq uint64, wait time.Duration) (*Outcome, error) {
+	wait = min(wait, MaxOutcomeWait)
+	var o Outcome
+	if err := c.call(ctx, MethodLedgerOutcome, OutcomeRequest{StreamSeq: streamSeq, Wait: wait}, &o, c.timeout+wait); err != nil {
 		return nil, err
 	}
 	return &o, nil

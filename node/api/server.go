@@ -15,6 +15,7 @@ import (
 	"github.com/agentic-dev/agentic/bus/envelope"
 	"github.com/agentic-dev/agentic/bus/natsauth"
 	"github.com/agentic-dev/agentic/bus/trust"
+	"github.com/agentic-dev/agentic/internal/apiwire"
 	"github.com/nats-io/nats.go"
 )
 
@@ -377,7 +378,7 @@ func (s *Server) sign(method string, m *nats.Msg, body []byte) ([]byte, error) {
 func (s *Server) encode(method string, data any, err error) []byte {
 	reply := Reply{Data: data}
 	if err != nil {
-		reply = Reply{Error: err.Error(), Hint: HintOf(err), Code: codeOf(err)}
+		reply = Reply{Error: err.Error(), Hint: HintOf(err), Code: apiwire.CodeOf(err)}
 		if reply.Hint == "" && reply.Code == "" {
 			// A failure of the node itself, not of the request.
 			reply.Hint = "node " + s.node + " could not answer: its log says why; another node may answer"
@@ -403,20 +404,5 @@ func (s *Server) call(method string, h Handler, req []byte) (data any, err error
 			data, err = nil, fmt.Errorf("api: %s: internal error in node %s", method, s.node)
 		}
 	}()
-	return h(context.WithValue(s.ctx, maxPayloadKey{}, s.nc.MaxPayload()), req)
-}
-
-type maxPayloadKey struct{}
-
-// DefaultMaxPayload is NATS's default max payload (1 MiB).
-const DefaultMaxPayload = 1 << 20
-
-// MaxPayload is, in a handler's context, the max payload of the connection
-// the answer goes out on (DefaultMaxPayload elsewhere): what a Pager cuts
-// pages under.
-func MaxPayload(ctx context.Context) int64 {
-	if n, ok := ctx.Value(maxPayloadKey{}).(int64); ok && n > 0 {
-		return n
-	}
-	return DefaultMaxPayload
+	return h(apiwire.WithMaxPayload(s.ctx, s.nc.MaxPayload()), req)
 }

@@ -22,6 +22,11 @@
 //     2,000 shell steps `run: "true"` (50 chains of 40), and the same
 //     2,000 processes are forked with `xargs -P SLOTS sh -c true`:
 //     steps/s, raw procs/s and their ratio.
+//   - BenchmarkSubmitToStart: a one-step plan file through agentctl to
+//     its process, against agentd and agentctl of the base commit.
+//   - BenchmarkShellHistory250k: shell steps against raw forks and idle
+//     memory, on a node with a ~250k-event history, against the base
+//     commit.
 //
 // One test runs without -bench: TestNoopResultsBatched guards the
 // executor's batching of noop results that the steps/s figure rests on.

@@ -236,13 +236,15 @@ func (a *agentdProc) stderr() string {
 	return strings.Join(a.tail, "\n")
 }
 
-// startAgentdOn starts agentd on data with free ports; the history bench
-// names it "bench-history" so its embedded server's store is found again.
-func startAgentdOn(tb testing.TB, bin, data string) *agentdProc {
+// startAgentdOn starts agentd on data with free ports and the extra
+// flags; the history bench names it "bench-history" so its embedded
+// server's store is found again.
+func startAgentdOn(tb testing.TB, bin, data string, extra ...string) *agentdProc {
 	tb.Helper()
 	args := []string{"--data", data, "--name", "bench-history",
 		"--nats-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0",
 		"--log-level", "warn", "--log-format", "text"}
+	args = append(args, extra...)
 	if os.Getenv("AGENTIC_BENCH_PROFILE") != "" {
 		args = append(args, "--debug-listen", "127.0.0.1:0")
 	}

@@ -3,38 +3,17 @@ package nodes
 import (
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/internal/apiwire"
 )
 
 // MaxAlarms bounds the alarms the model keeps in force per node (there
 // are six codes today; a newer version may add some).
 const MaxAlarms = 32
 
-// Alarm is an alarm in force on a node: raised (alarm.raised) and not
-// cleared since (alarm.cleared), as the ledger recorded it.
-type Alarm struct {
-	// Node is the node the alarm is about (the event's signer).
-	Node string `json:"node"`
-	// Alarm is its code; Check the readiness check that raised it.
-	Alarm event.Alarm `json:"alarm"`
-	Check string      `json:"check,omitempty"`
-	// Reason is the alarm.raised's reason, for people.
-	Reason string `json:"reason,omitempty"`
-	// Since is when the node first saw the fault (its clock).
-	Since time.Time `json:"since,omitzero"`
-	// Raised is the alarm.raised event's time, and Seq its ledger
-	// position.
-	Raised time.Time `json:"raised"`
-	Seq    uint64    `json:"seq"`
-	// Unrecorded marks an alarm the ledger does not hold: the node reports
-	// it in its own readiness checks (node.info) but could not record it
-	// (no events stream, a full disk) or it is not folded yet. Raised and
-	// Seq are zero. The ledger's fold never sets it; agentctl alarm ls
-	// adds such alarms from the nodes' answers.
-	Unrecorded bool `json:"unrecorded,omitempty"`
-}
+// Alarm is an alarm in force on a node (apiwire.Alarm, the wire type).
+type Alarm = apiwire.Alarm
 
 // alarm applies an alarm.raised or alarm.cleared. The alarm is about its
 // signer: an event naming another node is ignored.

@@ -6,62 +6,12 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
-	"github.com/agentic-dev/agentic/internal/health"
+	"github.com/agentic-dev/agentic/internal/apiwire"
 	"github.com/agentic-dev/agentic/node/membership"
 )
 
-// Summary is one row of nodes.list: a node as the ledger records it,
-// merged with the answering node's live gossip view.
-type Summary struct {
-	Name         string   `json:"name"`
-	Roles        []string `json:"roles"`
-	Capabilities []string `json:"capabilities"`
-	// Slots and Queue its executor announced (0: no executor known).
-	Slots int `json:"slots"`
-	Queue int `json:"queue,omitempty"`
-	// SlotsUsed counts the tasks assigned to or running on it, as the
-	// answering node's orchestrator sees them; absent when the answering
-	// node cannot tell.
-	SlotsUsed *int `json:"slots_used,omitempty"`
-	// State is alive, suspect, dead or left: the recorded state, made
-	// newer by the live view (Merge). Dead only after a node.failed
-	// event. Empty: nothing is known (no gossip, not the answering node).
-	State string `json:"state"`
-	// Since is when State began (as recorded, or as the answering node
-	// saw it).
-	Since time.Time `json:"since,omitzero"`
-	// Recorded is the state the leader recorded in the ledger; Gossip
-	// the answering node's live view of it (empty: not a member it
-	// knows, or it runs no gossip).
-	Recorded string `json:"recorded_state,omitempty"`
-	Gossip   string `json:"gossip_state,omitempty"`
-	// Reason is the recorded membership event's reason.
-	Reason string `json:"reason,omitempty"`
-	// Leader marks the orchestrator leader, and Epoch its leader epoch.
-	Leader      bool   `json:"leader,omitempty"`
-	Epoch       uint64 `json:"epoch,omitempty"`
-	Version     string `json:"version,omitempty"`
-	Incarnation string `json:"incarnation,omitempty"`
-	// Addr is its gossip address.
-	Addr string `json:"addr,omitempty"`
-	// Draining: asked to drain (node.drain, or its own announcement).
-	Draining    bool   `json:"draining,omitempty"`
-	DrainReason string `json:"drain_reason,omitempty"`
-	// ClockSkew is how far its clock is ahead of the stream's (negative:
-	// behind), in nanoseconds, as the answering ledger node measured it
-	// from its messages since that node started; absent when none came.
-	ClockSkew *time.Duration `json:"clock_skew,omitempty"`
-	// Ready says whether the node answered that it can make progress,
-	// NotReady why not ("<check>: <reason>"), and Checks its readiness
-	// checks (node.info): absent when the node was not asked or did not
-	// answer. The answering node fills its own; agentctl asks the others.
-	Ready    *bool           `json:"ready,omitempty"`
-	NotReady string          `json:"not_ready,omitempty"`
-	Checks   []health.Status `json:"checks,omitempty"`
-	// Alarms are the codes of the alarms in force on the node, as the
-	// ledger records them (agentctl alarm ls tells more).
-	Alarms []event.Alarm `json:"alarms,omitempty"`
-}
+// Summary is one row of nodes.list (apiwire.Summary, the wire type).
+type Summary = apiwire.Summary
 
 // Self is the answering node: it is alive, whatever else is known.
 type Self struct {

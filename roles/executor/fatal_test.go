@@ -2,11 +2,12 @@ package executor
 
 import (
 	"errors"
-	"github.com/agentic-dev/agentic/bus/bustest/poll"
-	"github.com/agentic-dev/agentic/internal/pebblelog"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
+	"github.com/agentic-dev/agentic/internal/pebblelog"
 
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/roles/executor/localstate"

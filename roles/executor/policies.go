@@ -9,25 +9,25 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
-	"github.com/agentic-dev/agentic/node/api"
+	"github.com/agentic-dev/agentic/internal/apiwire"
 	"github.com/agentic-dev/agentic/roles/policy"
 )
 
 // PolicySource gives the text of one version of the policy, as the
 // ledger holds it (policy.show).
 type PolicySource interface {
-	PolicyVersion(ctx context.Context, version int64) (*api.PolicyVersion, error)
+	PolicyVersion(ctx context.Context, version int64) (*apiwire.PolicyVersion, error)
 }
 
 // APIPolicies is the PolicySource of the query API: policy.show, answered
 // by a ledger node.
-func APIPolicies(c *api.Client) PolicySource { return apiPolicies{c} }
+func APIPolicies(c apiwire.Caller) PolicySource { return apiPolicies{c} }
 
-type apiPolicies struct{ c *api.Client }
+type apiPolicies struct{ c apiwire.Caller }
 
-func (a apiPolicies) PolicyVersion(ctx context.Context, version int64) (*api.PolicyVersion, error) {
-	var pv api.PolicyVersion
-	if err := a.c.Call(ctx, api.MethodPolicyShow, api.PolicyRequest{Version: version}, &pv); err != nil {
+func (a apiPolicies) PolicyVersion(ctx context.Context, version int64) (*apiwire.PolicyVersion, error) {
+	var pv apiwire.PolicyVersion
+	if err := a.c.Call(ctx, apiwire.MethodPolicyShow, apiwire.PolicyRequest{Version: version}, &pv); err != nil {
 		return nil, err
 	}
 	return &pv, nil
@@ -163,13 +163,13 @@ func (ps *policies) load(ctx context.Context, ref event.PolicyRef) (*policy.Poli
 	// No node answering (a ledger node starting or stopped, a NATS
 	// hiccup) is asked again, each attempt bounded by policyAttemptTimeout,
 	// until policyFetchTimeout; an answer, even an error, is final.
-	var pv *api.PolicyVersion
+	var pv *apiwire.PolicyVersion
 	var err error
 	for pause := 100 * time.Millisecond; ; pause = min(2*pause, time.Second) {
 		actx, acancel := context.WithTimeout(ctx, policyAttemptTimeout)
 		pv, err = ps.src.PolicyVersion(actx, ref.Version)
 		acancel()
-		unanswered := errors.Is(err, api.ErrNoNode) || errors.Is(err, api.ErrTimeout) ||
+		unanswered := errors.Is(err, apiwire.ErrNoNode) || errors.Is(err, apiwire.ErrTimeout) ||
 			(errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil)
 		if err == nil || !unanswered {
 			break

@@ -10,7 +10,7 @@ import (
 
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/config"
-	"github.com/agentic-dev/agentic/node/api"
+	"github.com/agentic-dev/agentic/internal/apiwire"
 	"github.com/agentic-dev/agentic/roles/executor/runner"
 	"github.com/agentic-dev/agentic/roles/policy"
 )
@@ -33,12 +33,12 @@ type Safety struct {
 }
 
 // SafetyFrom is the Safety of an executor configured by c, fetching
-// policies through the query API client q: the environment allowlist
+// policies through the query API client q (nil: none): the environment allowlist
 // (executor.env_allow, else runner.DefaultEnvAllow), the user steps run as
 // (executor.run_as; an executor running as root refuses steps unless it is
 // set), the resource limits (executor.max_open_files,
 // executor.max_address_space) and Landlock (executor.landlock).
-func SafetyFrom(c config.ExecutorConfig, q *api.Client) Safety {
+func SafetyFrom(c config.ExecutorConfig, q apiwire.Caller) Safety {
 	s := Safety{EnvAllow: c.EnvAllow, RunAs: c.RunAs, RefuseRoot: true, Landlock: c.Landlock}
 	if q != nil {
 		s.Policies = APIPolicies(q)

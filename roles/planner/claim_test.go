@@ -2,6 +2,7 @@ package planner
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 	"testing"
 	"time"
@@ -86,17 +87,22 @@ func (b *bus) of(t event.Type) []event.Event {
 	return out
 }
 
+// echoModel is a text source that plans every goal: one step echoing it.
+var echoModel = SourceFunc{name: "llm", f: func(_ context.Context, _ string, g event.GoalSubmittedData) (*event.Plan, error) {
+	return &event.Plan{Steps: []event.Step{{ID: "a", Run: "echo " + g.Text}}}, nil
+}}
+
 // TestExactlyOnePlannerPlans: several planners that can all plan a goal
-// claim it; the first claim in the ledger holds, and only its planner
-// proposes.
+// (free text, each with a model) claim it; the first claim in the ledger
+// holds, and only its planner proposes.
 func TestExactlyOnePlannerPlans(t *testing.T) {
 	b := &bus{}
 	var ps []*Planner
 	for _, n := range []string{"p1", "p2", "p3"} {
-		ps = append(ps, b.planner(t, n, Config{}))
+		ps = append(ps, b.planner(t, n, Config{Text: echoModel}))
 	}
 	for i := range 20 {
-		b.submit(string(rune('a'+i)), event.GoalSubmittedData{PlanFile: "steps: [{id: a, run: x}]"})
+		b.submit(string(rune('a'+i)), event.GoalSubmittedData{Text: "hi"})
 	}
 	for _, p := range ps {
 		p.Settled(true)
@@ -150,9 +156,9 @@ func TestPlannerWithoutModelLeavesTextGoals(t *testing.T) {
 // plans it.
 func TestLapsedClaimIsTakenOver(t *testing.T) {
 	b := &bus{hold: map[string]bool{"dies": true}}
-	cfg := Config{Timeout: 50 * time.Millisecond, MaxRetryBackoff: 50 * time.Millisecond}
+	cfg := Config{Timeout: 50 * time.Millisecond, MaxRetryBackoff: 50 * time.Millisecond, Text: echoModel}
 	dies := b.planner(t, "dies", cfg)
-	b.submit("r", event.GoalSubmittedData{PlanFile: "steps: [{id: a, run: x}]"})
+	b.submit("r", event.GoalSubmittedData{Text: "hi"})
 	dies.Settled(true)
 	poll.Eventually(t, 10*time.Second, "the first claim", func() bool { return len(b.of(event.PlanClaimed)) == 1 })
 	other := b.planner(t, "other", cfg)
@@ -169,6 +175,49 @@ func TestLapsedClaimIsTakenOver(t *testing.T) {
 	}
 	if cs := b.of(event.PlanClaimed); len(cs) < 2 || cs[0].Node != "dies" {
 		t.Fatalf("claims %+v", cs)
+	}
+}
+
+// TestPlanFileNeedsNoClaim: a plan file is proposed at once, without a
+// plan.claimed: every planner that sees it proposes the same plan (the
+// orchestrator takes the first proposal and ignores the others), so a
+// claim would only cost a round trip through the ledger.
+func TestPlanFileNeedsNoClaim(t *testing.T) {
+	b := &bus{}
+	var ps []*Planner
+	for _, n := range []string{"p1", "p2"} {
+		ps = append(ps, b.planner(t, n, Config{ClaimTimeout: time.Hour}))
+	}
+	for i := range 5 {
+		b.submit(string(rune('a'+i)), event.GoalSubmittedData{PlanFile: "steps: [{id: a, run: x}]"})
+	}
+	for _, p := range ps {
+		p.Settled(true)
+	}
+	poll.Eventually(t, 10*time.Second, "5 runs proposed", func() bool {
+		runs := map[string]bool{}
+		for _, pr := range b.of(event.PlanProposed) {
+			runs[pr.Run] = true
+		}
+		return len(runs) == 5
+	})
+	if cs := b.of(event.PlanClaimed); len(cs) != 0 {
+		t.Fatalf("%d plan.claimed for plan files (the first for run %s by %s), want none", len(cs), cs[0].Run, cs[0].Node)
+	}
+	first := map[string]string{}
+	for _, pr := range b.of(event.PlanProposed) {
+		var d event.PlanProposedData
+		if err := pr.Decode(&d); err != nil {
+			t.Fatal(err)
+		}
+		if d.Revision != 1 || len(d.Plan.Steps) != 1 || d.Plan.Steps[0].Run != "x" {
+			t.Fatalf("run %s: proposal %+v", pr.Run, d)
+		}
+		plan, _ := json.Marshal(d.Plan)
+		if f, ok := first[pr.Run]; ok && f != string(plan) {
+			t.Fatalf("run %s: two planners proposed different plans:\n%s\n%s", pr.Run, f, plan)
+		}
+		first[pr.Run] = string(plan)
 	}
 }
 

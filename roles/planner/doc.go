@@ -14,11 +14,16 @@
 //     as file:line:col;
 //   - a free-text goal → the Config.Text source (roles/planner/llm).
 //
-// Planning is claimed: a planner that can plan a goal (a plan file: any
-// planner; free text: one with a model) first emits plan.claimed, and
-// plans only if its claim is the first the ledger folded for the run; the
-// others leave the run alone until that claim's Until passes (a planner
-// that died), then claim it in turn. A planner that cannot plan a goal
+// A plan file is planned at once, unclaimed: every planner reads it into
+// the same plan, and the orchestrator takes the first proposal of a
+// revision and ignores the others, so a claim would only add a round trip
+// through the ledger before the run starts (with several planners, the
+// ledger holds one proposal per planner that saw the goal before the
+// first proposal was folded). Free text is claimed: a planner that can
+// plan it (one with a model) first emits plan.claimed, and plans only if
+// its claim is the first the ledger folded for the run; the others leave
+// the run alone until that claim's Until passes (a planner that died),
+// then claim it in turn. A planner that cannot plan a goal
 // does not claim it; when no claim came within Config.ClaimTimeout of the
 // goal, it rejects the run with code no_planner, saying why it could not
 // plan it.
@@ -36,9 +41,11 @@
 //  1. Nothing is planned before the node is live, and a run is planned at
 //     most once per process while its proposal is in flight: a run stays
 //     taken from the moment a job takes it until its proposal is folded.
-//     Across planners, only the holder of the run's first claim plans it
-//     (two plan only if one's claim lapsed while it still planned; the
-//     orchestrator takes the first proposal).
+//     Across planners, only the holder of the run's first claim plans a
+//     free-text goal or a replan (two plan only if one's claim lapsed
+//     while it still planned; the orchestrator takes the first proposal);
+//     a plan file may be proposed by every planner, each proposal the same
+//     plan.
 //  2. Restarts: the open runs are restored from the role's snapshot
 //     (roles.Snapshotter: the pending runs, with a format version) plus the
 //     ledger events after it, or folded again from the start when there is

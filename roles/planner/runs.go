@@ -139,7 +139,8 @@ type claimer struct {
 
 // take hands out up to n jobs for the waiting runs, oldest goal first:
 // a goal that did not decode or has nothing to plan is rejected at once
-// (any planner may); a run that no live claim holds is claimed when this
+// (any planner may), and a plan file is planned at once, unclaimed; a run
+// that no live claim holds is claimed when this
 // planner can plan it, or rejected with no_planner once the claim timeout
 // has passed since its goal; a run this planner's claim holds is planned.
 // wait is how long until the next run becomes due (0 if none).
@@ -169,6 +170,11 @@ func (r *runs) take(now time.Time, n int, c claimer) (jobs []job, wait time.Dura
 		switch {
 		case p.critique == nil && (p.bad != nil || (p.goal.PlanFile == "" && p.goal.Text == "")):
 			// Nothing to plan: rejected by whoever sees it first.
+		case p.critique == nil && p.replan == nil && p.goal.PlanFile != "":
+			// A plan file needs no claim: every planner reads it into the
+			// same plan, and the orchestrator takes the first proposal of
+			// a revision and ignores the others. A claim would cost a
+			// round trip through the ledger before the run starts.
 		case p.claim != nil && !now.After(p.claim.until) && p.claim.by != c.self:
 			later(p.claim.until)
 			continue

@@ -7,7 +7,7 @@ import (
 	"fmt"
 
 	"github.com/agentic-dev/agentic/bus/event"
-	"github.com/agentic-dev/agentic/node/api"
+	"github.com/agentic-dev/agentic/internal/apiwire"
 )
 
 // boundSubject is the subject an answer from the page binds to: the ui
@@ -17,12 +17,12 @@ import (
 // page that showed another version of the gate (the step was edited, the
 // policy changed) or a forged form is refused, nothing emitted.
 func (g *Gates) boundSubject(ctx context.Context, a answer) (string, error) {
-	page, err := g.List(ctx, api.GatesRequest{Run: a.Run, Step: a.Step})
+	page, err := g.List(ctx, apiwire.GatesRequest{Run: a.Run, Step: a.Step})
 	if err != nil {
 		return "", fmt.Errorf("read the gate: %w", err)
 	}
 	for _, raw := range page.Items {
-		var gate api.Gate
+		var gate apiwire.Gate
 		if err := json.Unmarshal(raw, &gate); err != nil {
 			return "", fmt.Errorf("read the gate: %w", err)
 		}
@@ -34,7 +34,7 @@ func (g *Gates) boundSubject(ctx context.Context, a answer) (string, error) {
 			subject = event.GateSubject(*gate.Spec, gate.Policy)
 		}
 		if a.Subject != subject {
-			return "", api.WithHint(fmt.Errorf("%w: the answer names subject %s, but the gate open now is %s: the page showed another version of it",
+			return "", apiwire.WithHint(fmt.Errorf("%w: the answer names subject %s, but the gate open now is %s: the page showed another version of it",
 				errStale, a.Subject, subject), "reload the gate and answer what it shows now")
 		}
 		return subject, nil
@@ -43,7 +43,7 @@ func (g *Gates) boundSubject(ctx context.Context, a answer) (string, error) {
 	if a.Step == "" {
 		what = fmt.Sprintf("run %s has no open plan gate", a.Run)
 	}
-	return "", api.WithHint(fmt.Errorf("%w: %s", api.ErrNotFound, what), "it was answered, or expired: GET /api/gates lists the open ones")
+	return "", apiwire.WithHint(fmt.Errorf("%w: %s", apiwire.ErrNotFound, what), "it was answered, or expired: GET /api/gates lists the open ones")
 }
 
 // errStale marks an answer to a version of a gate that is no longer the

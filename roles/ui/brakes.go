@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/agentic-dev/agentic/bus/event"
-	"github.com/agentic-dev/agentic/node/api"
+	"github.com/agentic-dev/agentic/internal/apiwire"
 )
 
 // Brake is an operator's action on a whole run from the ui node: pause,
@@ -45,7 +45,7 @@ func (u *UI) brakeRun(w http.ResponseWriter, r *http.Request) {
 		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&b); err != nil && !errors.Is(err, io.EOF) {
-			writeError(w, fmt.Errorf("%w: the body: %w", api.ErrBadRequest, err))
+			writeError(w, fmt.Errorf("%w: the body: %w", apiwire.ErrBadRequest, err))
 			return
 		}
 	}
@@ -76,7 +76,7 @@ func (u *UI) BrakeRun(ctx context.Context, token, run string, brake Brake, reaso
 		typ, allowed = event.RunCancelRequestedFor, []event.RunStatus{event.RunSubmitted, event.RunPlanning,
 			event.RunPlanned, event.RunRunning, event.RunPaused}
 	default:
-		return errorAnswer(api.WithHint(fmt.Errorf("%w: %q is no action on a run", api.ErrBadRequest, brake), "pause, resume or cancel"))
+		return errorAnswer(apiwire.WithHint(fmt.Errorf("%w: %q is no action on a run", apiwire.ErrBadRequest, brake), "pause, resume or cancel"))
 	}
 	operator, roles, err := u.gates.Operator(token)
 	if errors.Is(err, ErrOperatorRefused) {
@@ -91,14 +91,14 @@ func (u *UI) BrakeRun(ctx context.Context, token, run string, brake Brake, reaso
 			Hint: "an operator's credential acts on runs: agentctl keys operator NAME --role operator"}
 	}
 	if len(reason) > 4096 {
-		return errorAnswer(fmt.Errorf("%w: the reason is longer than 4096 bytes", api.ErrBadRequest))
+		return errorAnswer(fmt.Errorf("%w: the reason is longer than 4096 bytes", apiwire.ErrBadRequest))
 	}
-	d, err := u.runs.Get(ctx, api.RunsGetRequest{ID: run, Limit: 1})
+	d, err := u.runs.Get(ctx, apiwire.RunsGetRequest{ID: run, Limit: 1})
 	if err != nil {
 		return errorAnswer(err)
 	}
 	if !slices.Contains(allowed, d.Run.Status) {
-		return errorAnswer(api.WithHint(fmt.Errorf("%w: run %s is %s: it cannot be %s", errWrongStatus, d.Run.ID, d.Run.Status, done(brake)),
+		return errorAnswer(apiwire.WithHint(fmt.Errorf("%w: run %s is %s: it cannot be %s", errWrongStatus, d.Run.ID, d.Run.Status, done(brake)),
 			"reload the run: its status changed"))
 	}
 	reason = strings.TrimSpace(reason)

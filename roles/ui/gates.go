@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/agentic-dev/agentic/bus/event"
-	"github.com/agentic-dev/agentic/node/api"
+	"github.com/agentic-dev/agentic/internal/apiwire"
 	"github.com/agentic-dev/agentic/roles"
 )
 
@@ -20,7 +20,7 @@ import (
 // operator's API token.
 type Gates struct {
 	// List answers gates.list.
-	List func(ctx context.Context, req api.GatesRequest) (api.Page[json.RawMessage], error)
+	List func(ctx context.Context, req apiwire.GatesRequest) (apiwire.Page[json.RawMessage], error)
 	// Emit signs and publishes as the ui node.
 	Emit roles.Emitter
 	// Operator checks a bearer token (agentctl keys api-token) on every
@@ -51,7 +51,7 @@ func (u *UI) WithGates(g Gates) *UI {
 
 func (u *UI) listGates(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	req := api.GatesRequest{Run: q.Get("run"), Step: q.Get("step"), Cursor: q.Get("cursor")}
+	req := apiwire.GatesRequest{Run: q.Get("run"), Step: q.Get("step"), Cursor: q.Get("cursor")}
 	var err error
 	if req.Limit, err = limit(q); err != nil {
 		writeError(w, err)
@@ -113,7 +113,7 @@ func (u *UI) AnswerGate(ctx context.Context, token string, body io.Reader) (int,
 	dec := json.NewDecoder(body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&a); err != nil {
-		return errorAnswer(fmt.Errorf("%w: the body: %w", api.ErrBadRequest, err))
+		return errorAnswer(fmt.Errorf("%w: the body: %w", apiwire.ErrBadRequest, err))
 	}
 	if err := a.check(); err != nil {
 		return errorAnswer(err)
@@ -160,7 +160,7 @@ func (a answer) check() error {
 		problems = append(problems, "action: accept, edit, skip or deny")
 	}
 	if len(problems) > 0 {
-		return fmt.Errorf("%w: %s", api.ErrBadRequest, strings.Join(problems, "; "))
+		return fmt.Errorf("%w: %s", apiwire.ErrBadRequest, strings.Join(problems, "; "))
 	}
 	return nil
 }

@@ -32,15 +32,15 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/agentic-dev/agentic/node/api"
+	"github.com/agentic-dev/agentic/internal/apiwire"
 )
 
 // Runs is the read model the UI serves: the node's answers to runs.list,
 // runs.get and runs.steps.
 type Runs interface {
-	List(ctx context.Context, req api.RunsListRequest) (api.Page[json.RawMessage], error)
-	Get(ctx context.Context, req api.RunsGetRequest) (api.RunDetail[json.RawMessage], error)
-	Steps(ctx context.Context, req api.RunsStepsRequest) (api.Page[json.RawMessage], error)
+	List(ctx context.Context, req apiwire.RunsListRequest) (apiwire.Page[json.RawMessage], error)
+	Get(ctx context.Context, req apiwire.RunsGetRequest) (apiwire.RunDetail[json.RawMessage], error)
+	Steps(ctx context.Context, req apiwire.RunsStepsRequest) (apiwire.Page[json.RawMessage], error)
 }
 
 // UI serves the HTTP API.
@@ -67,7 +67,7 @@ func (u *UI) Register(mux *http.ServeMux) {
 
 func (u *UI) list(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	req := api.RunsListRequest{Status: q.Get("status"), Goal: q.Get("goal"), After: q.Get("after"), Before: q.Get("before"), Cursor: q.Get("cursor")}
+	req := apiwire.RunsListRequest{Status: q.Get("status"), Goal: q.Get("goal"), After: q.Get("after"), Before: q.Get("before"), Cursor: q.Get("cursor")}
 	var err error
 	if req.Limit, err = limit(q); err == nil {
 		if req.Since, err = u.timeArg(q, "since"); err == nil {
@@ -92,7 +92,7 @@ func (u *UI) get(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	d, err := u.runs.Get(r.Context(), api.RunsGetRequest{ID: r.PathValue("id"), Limit: n})
+	d, err := u.runs.Get(r.Context(), apiwire.RunsGetRequest{ID: r.PathValue("id"), Limit: n})
 	if err != nil {
 		writeError(w, err)
 		return
@@ -111,7 +111,7 @@ func (u *UI) steps(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	page, err := u.runs.Steps(r.Context(), api.RunsStepsRequest{ID: r.PathValue("id"), Cursor: q.Get("cursor"), Limit: n})
+	page, err := u.runs.Steps(r.Context(), apiwire.RunsStepsRequest{ID: r.PathValue("id"), Cursor: q.Get("cursor"), Limit: n})
 	if err != nil {
 		writeError(w, err)
 		return
@@ -127,7 +127,7 @@ func limit(q url.Values) (int, error) {
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 0 {
-		return 0, api.WithHint(fmt.Errorf("%w: limit %q is not a count", api.ErrBadRequest, s), "limit is a whole number >= 0 (0: the default)")
+		return 0, apiwire.WithHint(fmt.Errorf("%w: limit %q is not a count", apiwire.ErrBadRequest, s), "limit is a whole number >= 0 (0: the default)")
 	}
 	return n, nil
 }
@@ -138,16 +138,16 @@ func (u *UI) timeArg(q url.Values, name string) (time.Time, error) {
 	if s == "" {
 		return time.Time{}, nil
 	}
-	t, err := api.ParseTime(s, u.now())
+	t, err := apiwire.ParseTime(s, u.now())
 	if err != nil {
-		return time.Time{}, api.WithHint(fmt.Errorf("%s: %w", name, err), name+"=2026-03-01T12:00:00Z or "+name+"=2h")
+		return time.Time{}, apiwire.WithHint(fmt.Errorf("%s: %w", name, err), name+"=2026-03-01T12:00:00Z or "+name+"=2h")
 	}
 	return t, nil
 }
 
 // writePage writes a page, with a Link to the next one unless it is the
 // last: the request's URL with cursor set to the page's Next.
-func writePage(w http.ResponseWriter, r *http.Request, page api.Page[json.RawMessage]) {
+func writePage(w http.ResponseWriter, r *http.Request, page apiwire.Page[json.RawMessage]) {
 	if !page.End {
 		q := r.URL.Query()
 		q.Set("cursor", page.Next)
@@ -173,18 +173,18 @@ func writeError(w http.ResponseWriter, err error) {
 func errorAnswer(err error) (int, any) {
 	code, status := "", http.StatusInternalServerError
 	switch {
-	case errors.Is(err, api.ErrBadRequest):
-		code, status = api.CodeBadRequest, http.StatusBadRequest
-	case errors.Is(err, api.ErrNotFound):
-		code, status = api.CodeNotFound, http.StatusNotFound
-	case errors.Is(err, api.ErrAmbiguous):
-		code, status = api.CodeAmbiguous, http.StatusConflict
+	case errors.Is(err, apiwire.ErrBadRequest):
+		code, status = apiwire.CodeBadRequest, http.StatusBadRequest
+	case errors.Is(err, apiwire.ErrNotFound):
+		code, status = apiwire.CodeNotFound, http.StatusNotFound
+	case errors.Is(err, apiwire.ErrAmbiguous):
+		code, status = apiwire.CodeAmbiguous, http.StatusConflict
 	case errors.Is(err, errStale):
 		code, status = "stale", http.StatusConflict
 	case errors.Is(err, errWrongStatus):
 		code, status = "wrong_status", http.StatusConflict
 	}
-	return status, apiError{Error: err.Error(), Hint: api.HintOf(err), Code: code}
+	return status, apiError{Error: err.Error(), Hint: apiwire.HintOf(err), Code: code}
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

@@ -156,13 +156,6 @@ func (s *State) skipUnreached(r *Run, j int, t time.Time) bool {
 	return true
 }
 
-// StepEvidence is what one step's outcome says of one hypothesis it tests
-// (event.Step.Tests): supports, refutes or none.
-type StepEvidence struct {
-	Hypothesis string         `json:"hypothesis"`
-	Evidence   event.Evidence `json:"evidence"`
-}
-
 // evidence is what st's outcome says of each hypothesis it tests: the
 // test's success evidence when the step succeeded (supports by default),
 // its failure evidence when it failed for good (refutes by default), none

@@ -144,18 +144,8 @@ func foldCritiqueRecorded(s *State, ev event.Event) {
 	s.touchStep(r, i)
 }
 
-// Verdict is a critique attempt's recorded verdict, as State and views
-// keep it: pass or fail with the model's judgement, or error with why
-// there is none.
-type Verdict struct {
-	Verdict   event.CritiqueVerdict `json:"verdict"`
-	Judgement string                `json:"judgement,omitempty"`
-	Error     string                `json:"error,omitempty"`
-	Code      string                `json:"code,omitempty"`
-}
-
-// clone copies v (nil stays nil).
-func (v *Verdict) clone() *Verdict {
+// cloneVerdict copies v (nil stays nil).
+func cloneVerdict(v *Verdict) *Verdict {
 	if v == nil {
 		return nil
 	}

@@ -65,7 +65,7 @@ func (r *Run) StepView(i int) StepView {
 		Approvers:  slices.Clone(st.Approvers),
 		Edits:      slices.Clone(st.Edits),
 		Evidence:   st.evidence(),
-		Critique:   st.Critique.clone(),
+		Critique:   cloneVerdict(st.Critique),
 	}
 }
 

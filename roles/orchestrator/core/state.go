@@ -245,14 +245,6 @@ type Step struct {
 	Critique *Verdict `json:"critique,omitempty"`
 }
 
-// Edit is one operator's edit of a gated step: the command it replaced.
-type Edit struct {
-	From string    `json:"from"`
-	To   string    `json:"to"`
-	By   string    `json:"by"`
-	At   time.Time `json:"at"`
-}
-
 // Executor is a node that runs steps.
 type Executor struct {
 	// Slots is how many steps it runs at once.

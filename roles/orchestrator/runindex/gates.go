@@ -9,16 +9,16 @@ import (
 	"iter"
 	"time"
 
-	"github.com/agentic-dev/agentic/node/api"
+	"github.com/agentic-dev/agentic/internal/apiwire"
 	"github.com/agentic-dev/agentic/roles/orchestrator/core"
 )
 
 // gateView is the open gate of step i of r as gates.list shows it.
-func gateView(r *core.Run, i int) api.Gate {
+func gateView(r *core.Run, i int) apiwire.Gate {
 	st := r.Steps[i]
 	g := st.Gate
 	spec := st.Spec
-	return api.Gate{Run: r.ID, Goal: r.Goal, Step: spec.ID, Attempt: g.Attempt, Revision: r.Revision,
+	return apiwire.Gate{Run: r.ID, Goal: r.Goal, Step: spec.ID, Attempt: g.Attempt, Revision: r.Revision,
 		Kind: g.Kind, Subject: g.Subject, Policy: g.Policy, Verdict: g.Verdict, Spec: &spec,
 		Approvals: g.Approvals, Approvers: g.Approvers, NotSubmitter: g.NotSubmitter, Submitter: r.Submitter,
 		Opened: g.Opened, Expires: g.Expires, OnExpiry: g.OnExpiry, Reason: g.Reason}
@@ -29,9 +29,9 @@ func gateView(r *core.Run, i int) api.Gate {
 const planGatePos = 1<<32 - 1
 
 // planGateView is the open plan gate of r as gates.list shows it.
-func planGateView(r *core.Run) api.Gate {
+func planGateView(r *core.Run) apiwire.Gate {
 	g := r.Gate
-	return api.Gate{Run: r.ID, Goal: r.Goal, Revision: r.Revision, Kind: g.Kind, Subject: g.Subject, Policy: g.Policy,
+	return apiwire.Gate{Run: r.ID, Goal: r.Goal, Revision: r.Revision, Kind: g.Kind, Subject: g.Subject, Policy: g.Policy,
 		Verdict: g.Verdict, Approvals: g.Approvals, Approvers: g.Approvers, NotSubmitter: g.NotSubmitter,
 		Submitter: r.Submitter, Opened: g.Opened, Expires: g.Expires, OnExpiry: g.OnExpiry, Reason: g.Reason}
 }
@@ -90,18 +90,18 @@ func (x *Index) Gates(run, after string) iter.Seq2[GateEntry, error] {
 
 // GatesPage answers gates.list: a page of open gates, cut by count and by
 // encoded size under the connection's max payload.
-func (x *Index) GatesPage(ctx context.Context, req api.GatesRequest) (api.Page[json.RawMessage], error) {
+func (x *Index) GatesPage(ctx context.Context, req apiwire.GatesRequest) (apiwire.Page[json.RawMessage], error) {
 	if x == nil {
-		return api.Page[json.RawMessage]{}, ErrNotAttached
+		return apiwire.Page[json.RawMessage]{}, ErrNotAttached
 	}
 	if req.Step != "" && req.Run == "" {
-		return api.Page[json.RawMessage]{}, fmt.Errorf("%w: a step is named within a run: give the run too", api.ErrBadRequest)
+		return apiwire.Page[json.RawMessage]{}, fmt.Errorf("%w: a step is named within a run: give the run too", apiwire.ErrBadRequest)
 	}
-	p := api.NewPager(api.PageLimit(req.Limit, api.DefaultGatesPage, api.MaxGatesPage), api.MaxPayload(ctx))
+	p := apiwire.NewPager(apiwire.PageLimit(req.Limit, apiwire.DefaultGatesPage, apiwire.MaxGatesPage), apiwire.MaxPayload(ctx))
 	last := ""
 	for e, err := range x.Gates(req.Run, req.Cursor) {
 		if err != nil {
-			return api.Page[json.RawMessage]{}, gatesError(req.Run, err)
+			return apiwire.Page[json.RawMessage]{}, gatesError(req.Run, err)
 		}
 		if req.Step != "" {
 			var g struct {
@@ -113,7 +113,7 @@ func (x *Index) GatesPage(ctx context.Context, req api.GatesRequest) (api.Page[j
 		}
 		ok, err := p.AddRaw(e.Raw)
 		if err != nil {
-			return api.Page[json.RawMessage]{}, fmt.Errorf("runindex: list gates: %w", err)
+			return apiwire.Page[json.RawMessage]{}, fmt.Errorf("runindex: list gates: %w", err)
 		}
 		if !ok {
 			return p.Page(last, false), nil
@@ -127,11 +127,11 @@ func (x *Index) GatesPage(ctx context.Context, req api.GatesRequest) (api.Page[j
 func gatesError(run string, err error) error {
 	switch {
 	case errors.Is(err, ErrBadCursor):
-		return fmt.Errorf("%w: cursor: %w", api.ErrBadRequest, err)
+		return fmt.Errorf("%w: cursor: %w", apiwire.ErrBadRequest, err)
 	case errors.Is(err, ErrAmbiguous):
-		return fmt.Errorf("%w: %w", api.ErrAmbiguous, err)
+		return fmt.Errorf("%w: %w", apiwire.ErrAmbiguous, err)
 	case errors.Is(err, ErrNotFound):
-		return fmt.Errorf("%w: no run matches %q", api.ErrNotFound, run)
+		return fmt.Errorf("%w: no run matches %q", apiwire.ErrNotFound, run)
 	}
 	return fmt.Errorf("runindex: list gates: %w", err)
 }

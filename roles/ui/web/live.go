@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
-	"github.com/agentic-dev/agentic/node/api"
+	"github.com/agentic-dev/agentic/internal/apiwire"
 	"github.com/agentic-dev/agentic/roles/ui/layout"
 )
 
@@ -236,7 +236,7 @@ func (s *Server) snapshot(ctx context.Context, k hubKey, plan *planRev) (*snapsh
 	if err != nil {
 		return &snapshot{err: err.Error()}, plan
 	}
-	snap := &snapshot{revision: sum.Revision, run: runState{Status: string(sum.Status), Done: api.Done(sum), Steps: sum.Steps, Reason: sum.Reason}}
+	snap := &snapshot{revision: sum.Revision, run: runState{Status: string(sum.Status), Done: apiwire.Done(sum), Steps: sum.Steps, Reason: sum.Reason}}
 	if plan != nil && plan.Revision != sum.Revision {
 		plan = nil
 	}
@@ -267,14 +267,14 @@ func (s *Server) readPlan(ctx context.Context, run string, revision int) (*planR
 	// plan.accepted is asked for too, though not used: a page of one
 	// ends where the node meets the next match, and a plan's acceptance
 	// follows it closely.
-	req := api.AuditRequest{Run: run, Types: []string{string(event.PlanProposed), string(event.PlanAccepted)}, Limit: 1}
+	req := apiwire.AuditRequest{Run: run, Types: []string{string(event.PlanProposed), string(event.PlanAccepted)}, Limit: 1}
 	for {
 		page, err := s.src.Audit(ctx, req)
 		if err != nil {
 			return nil, err
 		}
 		for _, raw := range page.Items {
-			var l api.AuditLine
+			var l apiwire.AuditLine
 			if err := json.Unmarshal(raw, &l); err != nil {
 				return nil, fmt.Errorf("web: run %s: an audit line: %w", run, err)
 			}
@@ -392,7 +392,7 @@ func (s *Server) runsLive(w http.ResponseWriter, r *http.Request) {
 
 // runsFrame sends one frame of the runs page's stream, then waits for the
 // next change; false ends the stream.
-func (s *Server) runsFrame(ctx context.Context, e *sse, req api.RunsListRequest, sent map[string]runsRow, first bool) bool {
+func (s *Server) runsFrame(ctx context.Context, e *sse, req apiwire.RunsListRequest, sent map[string]runsRow, first bool) bool {
 	start := time.Now()
 	// Armed before the read: a change during it wakes the next one.
 	wake, stop := s.wake()
@@ -476,7 +476,7 @@ func (s *Server) auditLive(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return
 	}
-	req := api.AuditRequest{After: after, Run: f.Run, Types: f.Types, Limit: auditBatch, Wait: auditWait}
+	req := apiwire.AuditRequest{After: after, Run: f.Run, Types: f.Types, Limit: auditBatch, Wait: auditWait}
 	for ctx.Err() == nil {
 		page, err := s.src.Audit(ctx, req)
 		if ctx.Err() != nil {
@@ -494,7 +494,7 @@ func (s *Server) auditLive(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		for _, raw := range page.Items {
-			var l api.AuditLine
+			var l apiwire.AuditLine
 			if json.Unmarshal(raw, &l) != nil {
 				continue
 			}

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agentic-dev/agentic/node/api"
+	"github.com/agentic-dev/agentic/internal/apiwire"
 )
 
 // runsView is the runs page's data.
@@ -26,7 +26,7 @@ type runsView struct {
 }
 
 type runRow struct {
-	api.RunSummary
+	apiwire.RunSummary
 	Done int
 }
 
@@ -42,7 +42,7 @@ func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	v := runsView{Runs: rows, Statuses: api.RunStatuses, Status: req.Status, Goal: req.Goal, Since: q.Get("since"), Until: q.Get("until")}
+	v := runsView{Runs: rows, Statuses: apiwire.RunStatuses, Status: req.Status, Goal: req.Goal, Since: q.Get("since"), Until: q.Get("until")}
 	if !lp.End {
 		nq := url.Values{}
 		for _, k := range []string{"status", "goal", "since", "until"} {
@@ -62,41 +62,41 @@ func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
 }
 
 // runsRequest reads the runs page's filters, as GET /api/runs does.
-func (s *Server) runsRequest(q url.Values) (api.RunsListRequest, error) {
-	req := api.RunsListRequest{Status: q.Get("status"), Goal: q.Get("goal"), Cursor: q.Get("cursor"), Limit: 50}
+func (s *Server) runsRequest(q url.Values) (apiwire.RunsListRequest, error) {
+	req := apiwire.RunsListRequest{Status: q.Get("status"), Goal: q.Get("goal"), Cursor: q.Get("cursor"), Limit: 50}
 	var err error
 	if v := q.Get("since"); v != "" {
-		if req.Since, err = api.ParseTime(v, s.now()); err != nil {
-			return req, api.WithHint(fmt.Errorf("since: %w", err), "since=2026-03-01T12:00:00Z or since=2h")
+		if req.Since, err = apiwire.ParseTime(v, s.now()); err != nil {
+			return req, apiwire.WithHint(fmt.Errorf("since: %w", err), "since=2026-03-01T12:00:00Z or since=2h")
 		}
 	}
 	if v := q.Get("until"); v != "" {
-		if req.Until, err = api.ParseTime(v, s.now()); err != nil {
-			return req, api.WithHint(fmt.Errorf("until: %w", err), "until=2026-03-01T12:00:00Z or until=2h")
+		if req.Until, err = apiwire.ParseTime(v, s.now()); err != nil {
+			return req, apiwire.WithHint(fmt.Errorf("until: %w", err), "until=2026-03-01T12:00:00Z or until=2h")
 		}
 	}
 	return req, req.Validate()
 }
 
-func (s *Server) listRuns(ctx context.Context, req api.RunsListRequest) ([]runRow, api.Page[json.RawMessage], error) {
+func (s *Server) listRuns(ctx context.Context, req apiwire.RunsListRequest) ([]runRow, apiwire.Page[json.RawMessage], error) {
 	page, err := s.src.Runs.List(ctx, req)
 	if err != nil {
 		return nil, page, err
 	}
 	rows := make([]runRow, 0, len(page.Items))
 	for _, raw := range page.Items {
-		var sum api.RunSummary
+		var sum apiwire.RunSummary
 		if err := json.Unmarshal(raw, &sum); err != nil {
 			return nil, page, fmt.Errorf("web: a run summary: %w", err)
 		}
-		rows = append(rows, runRow{RunSummary: sum, Done: api.Done(sum)})
+		rows = append(rows, runRow{RunSummary: sum, Done: apiwire.Done(sum)})
 	}
 	return rows, page, nil
 }
 
 // gatesView is the gate inbox's data.
 type gatesView struct {
-	Gates []api.Gate
+	Gates []apiwire.Gate
 	Next  string
 	Known bool
 	// CanAnswer shows the answer forms (a signed-in operator); SignedIn
@@ -122,13 +122,13 @@ func (s *Server) gatesPage(w http.ResponseWriter, r *http.Request) {
 	}
 	if s.src.Gates != nil {
 		q := r.URL.Query()
-		page, err := s.src.Gates(r.Context(), api.GatesRequest{Run: q.Get("run"), Cursor: q.Get("cursor")})
+		page, err := s.src.Gates(r.Context(), apiwire.GatesRequest{Run: q.Get("run"), Cursor: q.Get("cursor")})
 		if err != nil {
 			s.fail(w, r, err)
 			return
 		}
 		for _, raw := range page.Items {
-			var g api.Gate
+			var g apiwire.Gate
 			if err := json.Unmarshal(raw, &g); err != nil {
 				s.fail(w, r, fmt.Errorf("web: a gate: %w", err))
 				return
@@ -144,8 +144,8 @@ func (s *Server) gatesPage(w http.ResponseWriter, r *http.Request) {
 
 // nodesView is the nodes page's data.
 type nodesView struct {
-	Nodes  []api.NodeSummary
-	Alarms []api.Alarm
+	Nodes  []apiwire.NodeSummary
+	Alarms []apiwire.Alarm
 	Leader string
 	Epoch  uint64
 	Node   string
@@ -158,14 +158,14 @@ func (s *Server) nodesPage(w http.ResponseWriter, r *http.Request) {
 	if s.src.Nodes != nil {
 		cursor := ""
 		for range 100 {
-			page, err := s.src.Nodes(ctx, api.NodesListRequest{Cursor: cursor})
+			page, err := s.src.Nodes(ctx, apiwire.NodesListRequest{Cursor: cursor})
 			if err != nil {
 				s.fail(w, r, err)
 				return
 			}
 			v.Leader, v.Epoch, v.Node = page.Leader, page.Epoch, page.Node
 			for _, raw := range page.Items {
-				var n api.NodeSummary
+				var n apiwire.NodeSummary
 				if err := json.Unmarshal(raw, &n); err != nil {
 					s.fail(w, r, fmt.Errorf("web: a node: %w", err))
 					return
@@ -179,13 +179,13 @@ func (s *Server) nodesPage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if s.src.Alarms != nil {
-		page, err := s.src.Alarms(ctx, api.AlarmsListRequest{})
+		page, err := s.src.Alarms(ctx, apiwire.AlarmsListRequest{})
 		if err != nil {
 			s.fail(w, r, err)
 			return
 		}
 		for _, raw := range page.Items {
-			var a api.Alarm
+			var a apiwire.Alarm
 			if json.Unmarshal(raw, &a) == nil {
 				v.Alarms = append(v.Alarms, a)
 			}
@@ -213,7 +213,7 @@ func readAuditFilter(q url.Values) (auditFilter, error) {
 	if b := q.Get("before"); b != "" {
 		n, err := strconv.ParseUint(b, 10, 64)
 		if err != nil {
-			return f, api.WithHint(fmt.Errorf("%w: before %q is not a seq", api.ErrBadRequest, b), "before=1234: the events before seq 1234")
+			return f, apiwire.WithHint(fmt.Errorf("%w: before %q is not a seq", apiwire.ErrBadRequest, b), "before=1234: the events before seq 1234")
 		}
 		f.Before = n
 	}
@@ -243,7 +243,7 @@ const (
 
 // auditView is /audit's data.
 type auditView struct {
-	Lines  []api.AuditLine
+	Lines  []apiwire.AuditLine
 	Filter auditFilter
 	Type   string
 	Older  string
@@ -254,8 +254,8 @@ type auditView struct {
 
 // readAudit returns the newest events the filter selects in the window
 // before f.Before (or the head), newest first, and where the window began.
-func (s *Server) readAudit(ctx context.Context, f auditFilter) ([]api.AuditLine, uint64, uint64, error) {
-	head0, err := s.src.Audit(ctx, api.AuditRequest{Limit: 1})
+func (s *Server) readAudit(ctx context.Context, f auditFilter) ([]apiwire.AuditLine, uint64, uint64, error) {
+	head0, err := s.src.Audit(ctx, apiwire.AuditRequest{Limit: 1})
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -268,8 +268,8 @@ func (s *Server) readAudit(ctx context.Context, f auditFilter) ([]api.AuditLine,
 	if until > auditWindow {
 		from = until - auditWindow
 	}
-	req := api.AuditRequest{After: from, Run: f.Run, Types: f.Types}
-	var lines []api.AuditLine
+	req := apiwire.AuditRequest{After: from, Run: f.Run, Types: f.Types}
+	var lines []apiwire.AuditLine
 	for range 1000 {
 		page, err := s.src.Audit(ctx, req)
 		if err != nil {
@@ -277,7 +277,7 @@ func (s *Server) readAudit(ctx context.Context, f auditFilter) ([]api.AuditLine,
 		}
 		done := page.End
 		for _, raw := range page.Items {
-			var l api.AuditLine
+			var l apiwire.AuditLine
 			if err := json.Unmarshal(raw, &l); err != nil {
 				return nil, 0, 0, fmt.Errorf("web: an audit line: %w", err)
 			}
@@ -341,10 +341,10 @@ func (s *Server) auditPage(w http.ResponseWriter, r *http.Request) {
 func (s *Server) auditJSON(w http.ResponseWriter, r *http.Request) {
 	f, err := readAuditFilter(r.URL.Query())
 	if err == nil {
-		var lines []api.AuditLine
+		var lines []apiwire.AuditLine
 		if lines, _, _, err = s.readAudit(r.Context(), f); err == nil {
 			if lines == nil {
-				lines = []api.AuditLine{}
+				lines = []apiwire.AuditLine{}
 			}
 			w.Header().Set("Content-Type", "application/json")
 			w.Header().Set("Content-Disposition", `attachment; filename="audit.json"`)
@@ -356,12 +356,12 @@ func (s *Server) auditJSON(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusBadRequest)
-	_ = json.NewEncoder(w).Encode(map[string]string{"error": err.Error(), "hint": api.HintOf(err)})
+	_ = json.NewEncoder(w).Encode(map[string]string{"error": err.Error(), "hint": apiwire.HintOf(err)})
 }
 
 // eventView is /events/{seq}'s data.
 type eventView struct {
-	Line       api.AuditLine
+	Line       apiwire.AuditLine
 	Prev, Next uint64
 	Data       string
 	Raw        string
@@ -370,26 +370,26 @@ type eventView struct {
 func (s *Server) eventPage(w http.ResponseWriter, r *http.Request) {
 	seq, err := strconv.ParseUint(r.PathValue("seq"), 10, 64)
 	if err != nil || seq == 0 {
-		s.fail(w, r, api.WithHint(fmt.Errorf("%w: %q is not a ledger seq", api.ErrBadRequest, r.PathValue("seq")), "an event's seq is a whole number from 1"))
+		s.fail(w, r, apiwire.WithHint(fmt.Errorf("%w: %q is not a ledger seq", apiwire.ErrBadRequest, r.PathValue("seq")), "an event's seq is a whole number from 1"))
 		return
 	}
-	head, err := s.src.Audit(r.Context(), api.AuditRequest{Limit: 1})
+	head, err := s.src.Audit(r.Context(), apiwire.AuditRequest{Limit: 1})
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	if seq > head.Head {
-		s.fail(w, r, api.WithHint(fmt.Errorf("%w: the ledger has no event %d (head %d)", api.ErrNotFound, seq, head.Head), "the audit page lists the events there are"))
+		s.fail(w, r, apiwire.WithHint(fmt.Errorf("%w: the ledger has no event %d (head %d)", apiwire.ErrNotFound, seq, head.Head), "the audit page lists the events there are"))
 		return
 	}
-	ap, err := s.src.Audit(r.Context(), api.AuditRequest{After: seq - 1, Limit: 1})
+	ap, err := s.src.Audit(r.Context(), apiwire.AuditRequest{After: seq - 1, Limit: 1})
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	var l api.AuditLine
+	var l apiwire.AuditLine
 	if len(ap.Items) == 0 || json.Unmarshal(ap.Items[0], &l) != nil || l.Seq != seq {
-		s.fail(w, r, api.WithHint(fmt.Errorf("%w: the ledger has no event %d (head %d)", api.ErrNotFound, seq, ap.Head), "the audit page lists the events there are"))
+		s.fail(w, r, apiwire.WithHint(fmt.Errorf("%w: the ledger has no event %d (head %d)", apiwire.ErrNotFound, seq, ap.Head), "the audit page lists the events there are"))
 		return
 	}
 	v := eventView{Line: l, Data: indent(l.Data), Prev: seq - 1, Next: seq + 1}

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
-	"github.com/agentic-dev/agentic/node/api"
+	"github.com/agentic-dev/agentic/internal/apiwire"
 	"github.com/agentic-dev/agentic/roles/memory"
 	"github.com/agentic-dev/agentic/roles/ui/layout"
 )
@@ -34,8 +34,8 @@ const (
 // runData is a run as the run page shows it: its summary, every step, and
 // its plan revisions.
 type runData struct {
-	Run   api.RunSummary
-	Steps []api.Step
+	Run   apiwire.RunSummary
+	Steps []apiwire.Step
 	Revs  []planRev
 }
 
@@ -50,27 +50,27 @@ type planRev struct {
 }
 
 // readRun reads a run's summary and every step, page after page.
-func (s *Server) readRun(ctx context.Context, id string) (api.RunSummary, []api.Step, error) {
-	d, err := s.src.Runs.Get(ctx, api.RunsGetRequest{ID: id, Limit: api.MaxStepsPage})
+func (s *Server) readRun(ctx context.Context, id string) (apiwire.RunSummary, []apiwire.Step, error) {
+	d, err := s.src.Runs.Get(ctx, apiwire.RunsGetRequest{ID: id, Limit: apiwire.MaxStepsPage})
 	if err != nil {
-		return api.RunSummary{}, nil, err
+		return apiwire.RunSummary{}, nil, err
 	}
-	var steps []api.Step
+	var steps []apiwire.Step
 	page := d.Steps
 	for page != nil {
 		for _, raw := range page.Items {
-			var st api.Step
+			var st apiwire.Step
 			if err := json.Unmarshal(raw, &st); err != nil {
-				return api.RunSummary{}, nil, fmt.Errorf("web: run %s: a step: %w", d.Run.ID, err)
+				return apiwire.RunSummary{}, nil, fmt.Errorf("web: run %s: a step: %w", d.Run.ID, err)
 			}
 			steps = append(steps, st)
 		}
 		if page.End || page.Next == "" || len(steps) >= maxRunSteps {
 			break
 		}
-		p, err := s.src.Runs.Steps(ctx, api.RunsStepsRequest{ID: d.Run.ID, Cursor: page.Next, Limit: api.MaxStepsPage})
+		p, err := s.src.Runs.Steps(ctx, apiwire.RunsStepsRequest{ID: d.Run.ID, Cursor: page.Next, Limit: apiwire.MaxStepsPage})
 		if err != nil {
-			return api.RunSummary{}, nil, err
+			return apiwire.RunSummary{}, nil, err
 		}
 		page = &p
 	}
@@ -82,14 +82,14 @@ func (s *Server) readRun(ctx context.Context, id string) (api.RunSummary, []api.
 func (s *Server) readPlans(ctx context.Context, run string) ([]planRev, error) {
 	var revs []planRev
 	accepted := map[int]bool{}
-	req := api.AuditRequest{Run: run, Types: []string{string(event.PlanProposed), string(event.PlanAccepted)}}
+	req := apiwire.AuditRequest{Run: run, Types: []string{string(event.PlanProposed), string(event.PlanAccepted)}}
 	for range 1000 {
 		page, err := s.src.Audit(ctx, req)
 		if err != nil {
 			return nil, err
 		}
 		for _, raw := range page.Items {
-			var l api.AuditLine
+			var l apiwire.AuditLine
 			if err := json.Unmarshal(raw, &l); err != nil {
 				return nil, fmt.Errorf("web: run %s: an audit line: %w", run, err)
 			}
@@ -173,7 +173,7 @@ func (c *layoutCache) get(k layoutKey, make func() (*dagLayout, error)) (*dagLay
 
 // planSteps are the steps a DAG draws: the plan revision's when there is
 // one, else the steps the run has.
-func planSteps(rev *planRev, steps []api.Step) []event.Step {
+func planSteps(rev *planRev, steps []apiwire.Step) []event.Step {
 	if rev != nil {
 		return rev.Plan.Steps
 	}
@@ -436,8 +436,8 @@ const (
 	timelineRowH  = 20
 )
 
-func timeline(run string, steps []api.Step, now time.Time) timelineView {
-	var started []api.Step
+func timeline(run string, steps []apiwire.Step, now time.Time) timelineView {
+	var started []apiwire.Step
 	for _, st := range steps {
 		if st.StartedAt != nil {
 			started = append(started, st)
@@ -488,10 +488,10 @@ func timeline(run string, steps []api.Step, now time.Time) timelineView {
 // stepDetail is the panel of one step.
 type stepDetail struct {
 	Run     string
-	Step    api.Step
+	Step    apiwire.Step
 	Spec    *event.Step
 	Command string
-	Gate    *api.Gate
+	Gate    *apiwire.Gate
 	// Attempts are the step's finished attempts, oldest first, from its
 	// task.finished events (their output tails are redacted as every
 	// output is).
@@ -510,14 +510,14 @@ const maxAttemptPages = 20
 // attempts reads the finished attempts of one step from the run's audit.
 func (s *Server) attempts(ctx context.Context, run, step string) ([]attemptView, error) {
 	var out []attemptView
-	req := api.AuditRequest{Run: run, Types: []string{string(event.TaskFinished)}}
+	req := apiwire.AuditRequest{Run: run, Types: []string{string(event.TaskFinished)}}
 	for range maxAttemptPages {
 		page, err := s.src.Audit(ctx, req)
 		if err != nil {
 			return nil, err
 		}
 		for _, raw := range page.Items {
-			var l api.AuditLine
+			var l apiwire.AuditLine
 			if err := json.Unmarshal(raw, &l); err != nil {
 				return nil, fmt.Errorf("web: an audit line: %w", err)
 			}
@@ -568,7 +568,7 @@ func diffRevs(a, b planRev) revDiff {
 
 // runView is the run page's data.
 type runView struct {
-	Run      api.RunSummary
+	Run      apiwire.RunSummary
 	Done     int
 	Revs     []planRev
 	Rev      *planRev
@@ -580,7 +580,7 @@ type runView struct {
 	Full     bool
 	// Expand is the group drawn step by step (?expand=), if any.
 	Expand string
-	Steps  []api.Step
+	Steps  []apiwire.Step
 	Events string
 	// Actions are the run's controls for a signed-in operator (nil: none,
 	// for viewers and anonymous browsers).
@@ -612,13 +612,13 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	v := runView{Run: sum, Done: api.Done(sum), Revs: revs, Full: q.Get("full") == "1", Steps: steps,
+	v := runView{Run: sum, Done: apiwire.Done(sum), Revs: revs, Full: q.Get("full") == "1", Steps: steps,
 		Events: "/audit?run=" + url.QueryEscape(sum.ID)}
 	want := sum.Revision
 	if rs := q.Get("rev"); rs != "" {
 		n, err := strconv.Atoi(rs)
 		if err != nil || !slices.ContainsFunc(revs, func(p planRev) bool { return p.Revision == n }) {
-			s.fail(w, r, api.WithHint(fmt.Errorf("%w: run %s has no plan revision %q", api.ErrBadRequest, sum.ID, rs), "pick one of the run's revisions"))
+			s.fail(w, r, apiwire.WithHint(fmt.Errorf("%w: run %s has no plan revision %q", apiwire.ErrBadRequest, sum.ID, rs), "pick one of the run's revisions"))
 			return
 		}
 		want = n
@@ -690,7 +690,7 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 }
 
 // detail is one step's panel.
-func (s *Server) detail(ctx context.Context, run, id string, steps []api.Step, rev *planRev) (*stepDetail, error) {
+func (s *Server) detail(ctx context.Context, run, id string, steps []apiwire.Step, rev *planRev) (*stepDetail, error) {
 	d := &stepDetail{Run: run}
 	found := false
 	for _, st := range steps {
@@ -706,7 +706,7 @@ func (s *Server) detail(ctx context.Context, run, id string, steps []api.Step, r
 		}
 	}
 	if !found {
-		return nil, api.WithHint(fmt.Errorf("%w: run %s has no step %q", api.ErrNotFound, run, id), "pick a step on the run's page")
+		return nil, apiwire.WithHint(fmt.Errorf("%w: run %s has no step %q", apiwire.ErrNotFound, run, id), "pick a step on the run's page")
 	}
 	if d.Spec != nil {
 		d.Command = commandOf(*d.Spec)
@@ -719,9 +719,9 @@ func (s *Server) detail(ctx context.Context, run, id string, steps []api.Step, r
 		return nil, err
 	}
 	if s.src.Gates != nil && d.Step.Status == "gated" {
-		page, err := s.src.Gates(ctx, api.GatesRequest{Run: run, Step: id})
+		page, err := s.src.Gates(ctx, apiwire.GatesRequest{Run: run, Step: id})
 		if err == nil && len(page.Items) > 0 {
-			var g api.Gate
+			var g apiwire.Gate
 			if json.Unmarshal(page.Items[0], &g) == nil {
 				d.Gate = &g
 			}

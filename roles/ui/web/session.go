@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
-	"github.com/agentic-dev/agentic/node/api"
+	"github.com/agentic-dev/agentic/internal/apiwire"
 )
 
 // Sessions and CSRF.
@@ -111,7 +111,7 @@ func checkPost(r *http.Request) error {
 	}
 	r.Body = http.MaxBytesReader(nil, r.Body, 1<<20)
 	if err := r.ParseForm(); err != nil {
-		return fmt.Errorf("%w: the form: %w", api.ErrBadRequest, err)
+		return fmt.Errorf("%w: the form: %w", apiwire.ErrBadRequest, err)
 	}
 	want, got := csrfOf(r), r.PostForm.Get("csrf")
 	if want == "" || subtle.ConstantTimeCompare([]byte(want), []byte(got)) != 1 {
@@ -253,7 +253,7 @@ func (s *Server) brakeRun(w http.ResponseWriter, r *http.Request) {
 	}
 	action := r.PathValue("action")
 	if action != "pause" && action != "resume" && action != "cancel" {
-		s.fail(w, r, api.WithHint(fmt.Errorf("%w: %q is no action on a run", api.ErrBadRequest, action), "pause, resume or cancel"))
+		s.fail(w, r, apiwire.WithHint(fmt.Errorf("%w: %q is no action on a run", apiwire.ErrBadRequest, action), "pause, resume or cancel"))
 		return
 	}
 	u := userOf(r)

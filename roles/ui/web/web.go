@@ -41,7 +41,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentic-dev/agentic/node/api"
+	"github.com/agentic-dev/agentic/internal/apiwire"
 )
 
 //go:embed templates/*.html
@@ -53,9 +53,9 @@ var assetFS embed.FS
 // Runs is the read model of runs (the node's answers to runs.list, runs.get
 // and runs.steps), as roles/ui serves it.
 type Runs interface {
-	List(ctx context.Context, req api.RunsListRequest) (api.Page[json.RawMessage], error)
-	Get(ctx context.Context, req api.RunsGetRequest) (api.RunDetail[json.RawMessage], error)
-	Steps(ctx context.Context, req api.RunsStepsRequest) (api.Page[json.RawMessage], error)
+	List(ctx context.Context, req apiwire.RunsListRequest) (apiwire.Page[json.RawMessage], error)
+	Get(ctx context.Context, req apiwire.RunsGetRequest) (apiwire.RunDetail[json.RawMessage], error)
+	Steps(ctx context.Context, req apiwire.RunsStepsRequest) (apiwire.Page[json.RawMessage], error)
 }
 
 // Source is what the pages read: the node's answers to its query methods.
@@ -64,11 +64,11 @@ type Runs interface {
 type Source struct {
 	Runs Runs
 	// Audit answers the audit method (a long-poll when Wait is set).
-	Audit func(ctx context.Context, req api.AuditRequest) (api.LedgerPage[json.RawMessage], error)
+	Audit func(ctx context.Context, req apiwire.AuditRequest) (apiwire.LedgerPage[json.RawMessage], error)
 	// Nodes answers nodes.list, Alarms alarms.list, Gates gates.list.
-	Nodes  func(ctx context.Context, req api.NodesListRequest) (api.NodesPage[json.RawMessage], error)
-	Alarms func(ctx context.Context, req api.AlarmsListRequest) (api.Page[json.RawMessage], error)
-	Gates  func(ctx context.Context, req api.GatesRequest) (api.Page[json.RawMessage], error)
+	Nodes  func(ctx context.Context, req apiwire.NodesListRequest) (apiwire.NodesPage[json.RawMessage], error)
+	Alarms func(ctx context.Context, req apiwire.AlarmsListRequest) (apiwire.Page[json.RawMessage], error)
+	Gates  func(ctx context.Context, req apiwire.GatesRequest) (apiwire.Page[json.RawMessage], error)
 	// Changed returns a channel closed at the next change of the ledger
 	// (nil: the live streams look every second).
 	Changed func() <-chan struct{}
@@ -246,14 +246,14 @@ func (s *Server) renderFragment(w http.ResponseWriter, name, block string, data 
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	status := http.StatusInternalServerError
 	switch {
-	case errors.Is(err, api.ErrBadRequest):
+	case errors.Is(err, apiwire.ErrBadRequest):
 		status = http.StatusBadRequest
-	case errors.Is(err, api.ErrNotFound):
+	case errors.Is(err, apiwire.ErrNotFound):
 		status = http.StatusNotFound
-	case errors.Is(err, api.ErrAmbiguous):
+	case errors.Is(err, apiwire.ErrAmbiguous):
 		status = http.StatusConflict
 	}
-	s.render(w, r, status, "error", page{Title: http.StatusText(status), Data: errorView{Status: status, Error: err.Error(), Hint: api.HintOf(err)}})
+	s.render(w, r, status, "error", page{Title: http.StatusText(status), Data: errorView{Status: status, Error: err.Error(), Hint: apiwire.HintOf(err)}})
 }
 
 type errorView struct {

@@ -12,8 +12,14 @@ import (
 )
 
 // acceptPoll is how often a write asks again whether a ledger node has
-// judged it.
+// judged it, when the node answers at once (one that predates
+// ledger.outcome's wait).
 const acceptPoll = 50 * time.Millisecond
+
+// acceptWait is how long one ledger.outcome waits on the node for the
+// write to be judged: the node answers as soon as its ledger has folded
+// it, so a write is confirmed in one request rather than a poll.
+const acceptWait = 5 * time.Second
 
 // ErrRefused marks a write a ledger node recorded as rejected.
 var ErrRefused = errors.New("refused by the ledger")
@@ -70,7 +76,13 @@ func (a *app) awaitAccepted(ctx context.Context, acks []jetstream.PubAck) error 
 func (a *app) awaitOne(ctx, wctx context.Context, c *api.Client, seq uint64) error {
 	var last *api.Outcome
 	for {
-		o, err := c.LedgerOutcome(wctx, seq)
+		wait := acceptWait
+		if dl, ok := wctx.Deadline(); ok {
+			// Leave the answer time to come back within --timeout.
+			wait = min(wait, time.Until(dl)*9/10)
+		}
+		asked := time.Now()
+		o, err := c.LedgerOutcomeWait(wctx, seq, max(wait, 0))
 		switch {
 		case errors.Is(err, api.ErrNoNode):
 			return &exitError{code: ExitUnconfirmed, err: api.WithHint(
@@ -86,6 +98,9 @@ func (a *app) awaitOne(ctx, wctx context.Context, c *api.Client, seq uint64) err
 		last = o
 		if o.Judged() {
 			return judge(o)
+		}
+		if time.Since(asked) >= min(wait, acceptPoll) {
+			continue // the node waited: ask again at once
 		}
 		select {
 		case <-ctx.Done():

@@ -1,4 +1,4 @@
-package api
+package apiwire
 
 import (
 	"fmt"
@@ -8,21 +8,11 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
-	"github.com/agentic-dev/agentic/roles/orchestrator"
 )
 
 // MethodRunsSteps pages through the steps of one run (after runs.get's
 // first page).
 const MethodRunsSteps = "runs.steps"
-
-// Run, Step and RunSummary are the public views of a run (see
-// orchestrator.RunView and orchestrator.RunSummary): a Run holds every
-// step, a RunSummary counts them.
-type (
-	Run        = orchestrator.RunView
-	Step       = orchestrator.StepView
-	RunSummary = orchestrator.RunSummary
-)
 
 // Page sizes of the run methods: a request's limit is clamped to the
 // maximum; 0 asks for the default. Pages are cut by encoded size too, so a
@@ -152,7 +142,7 @@ func ParseStepCursor(c string) (int, error) {
 // Done counts the steps of s that need nothing more (succeeded or
 // skipped), the "done" of "done/total".
 func Done(s RunSummary) int {
-	return s.StepCounts[string(orchestrator.StepSucceeded)] + s.StepCounts[string(orchestrator.StepSkipped)]
+	return s.StepCounts["succeeded"] + s.StepCounts["skipped"]
 }
 
 // ParseTime reads a time argument of a query: an RFC 3339 time, or a

@@ -1,4 +1,4 @@
-package api
+package apiwire
 
 import (
 	"errors"
@@ -48,8 +48,8 @@ var codes = []struct {
 	{CodeBusy, ErrBusy},
 }
 
-// codeOf is the Reply code for err ("" when it is none of the sentinels).
-func codeOf(err error) string {
+// CodeOf is the Reply code for err ("" when it is none of the sentinels).
+func CodeOf(err error) string {
 	for _, c := range codes {
 		if errors.Is(err, c.err) {
 			return c.code
