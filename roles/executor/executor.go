@@ -18,7 +18,6 @@ import (
 	"github.com/agentic-dev/agentic/roles/executor/core"
 	"github.com/agentic-dev/agentic/roles/executor/localstate"
 	"github.com/agentic-dev/agentic/roles/executor/runner"
-	"github.com/agentic-dev/agentic/roles/orchestrator"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -505,7 +504,7 @@ func (e *Executor) reportInterrupted(ctx context.Context) error {
 		drafts[i] = event.MustDraft(event.TaskFinished, a.Run, event.TaskFinishedData{
 			Step: a.Step, Attempt: a.Attempt, Node: e.env.Node,
 			Status: event.TaskFailed, Class: event.ClassTransient, ExitCode: -1, Interrupted: true,
-			Error:   orchestrator.InterruptedPrefix + ": the executor stopped during the attempt, or just before its process started (recorded started " + a.Started.Format(time.RFC3339) + ")",
+			Error:   event.LegacyInterruptedPrefix + ": the executor stopped during the attempt, or just before its process started (recorded started " + a.Started.Format(time.RFC3339) + ")",
 			Started: a.Started,
 		})
 	}

@@ -16,7 +16,6 @@ import (
 	"github.com/agentic-dev/agentic/bus/redact"
 	"github.com/agentic-dev/agentic/roles/executor/fileedit"
 	"github.com/agentic-dev/agentic/roles/executor/runner"
-	"github.com/agentic-dev/agentic/roles/orchestrator"
 	"github.com/nats-io/nats.go"
 )
 
@@ -79,7 +78,7 @@ func (e *Executor) runFileEdit(ctx context.Context, run string, a event.TaskAssi
 				// Stopped by a shutdown, as run reports it: the
 				// orchestrator decides (file edits are idempotent).
 				fin.Status, fin.Class, fin.Interrupted = event.TaskFailed, event.ClassTransient, true
-				fin.Error = orchestrator.InterruptedPrefix + ": the executor shut down before the edit"
+				fin.Error = event.LegacyInterruptedPrefix + ": the executor shut down before the edit"
 			}
 		}
 		return event.MustDraft(event.TaskFinished, run, fin)

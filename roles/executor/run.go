@@ -11,7 +11,6 @@ import (
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/roles/executor/runner"
-	"github.com/agentic-dev/agentic/roles/orchestrator"
 	"github.com/nats-io/nats.go"
 )
 
@@ -48,7 +47,7 @@ func (e *Executor) run(ctx context.Context, run string, a event.TaskAssignedData
 		// Killed by shutdown, not by an operator: report an interruption so
 		// the orchestrator decides (re-run if idempotent).
 		fin.Status, fin.Class, fin.Interrupted = event.TaskFailed, event.ClassTransient, true
-		fin.Error = orchestrator.InterruptedPrefix + ": the executor shut down during the attempt"
+		fin.Error = event.LegacyInterruptedPrefix + ": the executor shut down during the attempt"
 	}
 	return event.MustDraft(event.TaskFinished, run, fin)
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/event"
-	"github.com/agentic-dev/agentic/roles/orchestrator"
 )
 
 // Stop with assignments accepted but not started (queued behind the one
@@ -49,7 +48,7 @@ func TestStopStartsNothingFetched(t *testing.T) {
 		t.Errorf("Stats().Held = %d, want the %d queued assignments", got, len(held))
 	}
 	fin := rec.finished("long")
-	if len(fin) != 1 || !fin[0].Interrupted || fin[0].Class != event.ClassTransient || !strings.HasPrefix(fin[0].Error, orchestrator.InterruptedPrefix) {
+	if len(fin) != 1 || !fin[0].Interrupted || fin[0].Class != event.ClassTransient || !strings.HasPrefix(fin[0].Error, event.LegacyInterruptedPrefix) {
 		t.Fatalf("long reports = %+v, want one interrupted", fin)
 	}
 
