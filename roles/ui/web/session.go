@@ -69,10 +69,19 @@ func (s *Server) session(next http.HandlerFunc) http.HandlerFunc {
 		ctx = context.WithValue(ctx, csrfKey, csrf)
 		if c, err := r.Cookie(SessionCookie); err == nil && c.Value != "" && s.src.Operator != nil {
 			id, roles, err := s.src.Operator(c.Value)
-			if err != nil {
+			switch {
+			case err != nil && s.src.Refused != nil && s.src.Refused(err):
+				// A revoked credential ends the session, and this request
+				// is refused: what the browser asked for was asked by the
+				// revoked operator.
+				clearSession(w, r)
+				s.render(w, r.WithContext(ctx), http.StatusForbidden, "error", page{Title: "Refused", Data: errorView{Status: http.StatusForbidden,
+					Error: "your session ended: " + err.Error(), Hint: "an administrator issues new credentials; until then the dashboard only reads"}})
+				return
+			case err != nil:
 				// An expired or unknown token ends the session.
 				clearSession(w, r)
-			} else {
+			default:
 				ctx = context.WithValue(ctx, userKey, &user{ID: id, Roles: roles, Operator: slices.Contains(roles, event.RoleOperator), token: c.Value})
 			}
 		}

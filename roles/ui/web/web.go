@@ -77,7 +77,12 @@ type Source struct {
 	// records a gate answer for a token as POST /api/gates does
 	// (ui.UI.AnswerGate; nil: the inbox has no controls).
 	Operator func(token string) (id string, roles []string, err error)
-	Answer   Answer
+	// Refused reports whether an error of Operator is the cluster's
+	// refusal of the token's credential (revoked): a session whose token
+	// is refused ends, and the request that found it out gets 403 (nil:
+	// every error only ends the session, as an expired token does).
+	Refused func(err error) bool
+	Answer  Answer
 	// Brake pauses, resumes or cancels a run for a token as POST
 	// /api/runs/{id}/{pause,resume,cancel} does (ui.UI.BrakeRun; nil: the
 	// run pages have no controls).
