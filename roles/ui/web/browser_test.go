@@ -410,3 +410,25 @@ func TestBrowserPauseAndCancelRun(t *testing.T) {
 		t.Fatalf("recorded %+v (%v)", data, err)
 	}
 }
+
+// The run's controls follow its live status without a reload: a run paused
+// by someone else shows Resume instead of Pause, and a finished one no
+// control at all (a stale button would be refused with 409).
+func TestBrowserRunActionsFollowStatus(t *testing.T) {
+	ctx := tab(t)
+	l := newLedger()
+	smallRun(l)
+	srv, _ := answeringServer(t, l)
+	signIn(t, ctx, srv.URL, "op-token")
+	do(t, ctx, chromedp.Navigate(srv.URL+"/runs/"+runID), visible(`.run-actions button[value="pause"]`), visible(`#live[data-state="open"]`))
+	if eval[bool](t, ctx, `window.marker = 1; document.querySelector('.run-actions button[value="resume"]').checkVisibility()`) {
+		t.Fatal("Resume shows on a running run")
+	}
+	l.change(func() { l.runs[0].Status = event.RunPaused })
+	do(t, ctx, visible(`.run-actions button[value="resume"]`), chromedp.WaitNotVisible(chromedp.CSS(`.run-actions button[value="pause"]`)))
+	l.change(func() { l.runs[0].Status = event.RunCancelled })
+	do(t, ctx, chromedp.WaitNotVisible(chromedp.CSS(`.run-actions button[value="resume"]`)), chromedp.WaitNotVisible(chromedp.CSS(`.run-actions details.cancel summary`)))
+	if eval[int](t, ctx, `window.marker`) != 1 {
+		t.Fatal("the page reloaded")
+	}
+}

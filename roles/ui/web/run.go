@@ -589,11 +589,14 @@ type runView struct {
 	Acted *acted
 }
 
-// runActions are the controls a run's page shows: the ones its status
-// allows.
+// runActions are the controls a run's page shows: every action of a run
+// not yet final, the ones its status allows now visible and the others
+// hidden; each carries the statuses it is allowed in, and the page's
+// script shows and hides them as the live status changes.
 type runActions struct {
-	CSRF                  string
-	Pause, Resume, Cancel bool
+	CSRF                              string
+	Pause, Resume, Cancel             bool
+	PauseWhen, ResumeWhen, CancelWhen string
 }
 
 // acted is an action on a run the page just recorded.

@@ -238,19 +238,25 @@ func (s *Server) runActions(r *http.Request, status event.RunStatus) *runActions
 	if u == nil || !u.Operator || s.src.Brake == nil {
 		return nil
 	}
-	a := &runActions{CSRF: csrfOf(r)}
-	switch status {
-	case event.RunRunning:
-		a.Pause, a.Cancel = true, true
-	case event.RunPaused:
-		a.Resume, a.Cancel = true, true
-	case event.RunSubmitted, event.RunPlanning, event.RunPlanned:
-		a.Cancel = true
-	default:
-		return nil
+	a := &runActions{CSRF: csrfOf(r), PauseWhen: pauseWhen, ResumeWhen: resumeWhen, CancelWhen: cancelWhen}
+	a.Pause = slices.Contains(strings.Fields(pauseWhen), string(status))
+	a.Resume = slices.Contains(strings.Fields(resumeWhen), string(status))
+	a.Cancel = slices.Contains(strings.Fields(cancelWhen), string(status))
+	if !a.Pause && !a.Resume && !a.Cancel {
+		return nil // a final run: nothing to do, now or later
 	}
 	return a
 }
+
+// The run statuses each action is allowed in (space-separated, as the
+// page's data-when attributes carry them: the script shows a form only
+// while the run's live status is one of its own).
+var (
+	pauseWhen  = string(event.RunRunning)
+	resumeWhen = string(event.RunPaused)
+	cancelWhen = strings.Join([]string{string(event.RunSubmitted), string(event.RunPlanning), string(event.RunPlanned),
+		string(event.RunRunning), string(event.RunPaused)}, " ")
+)
 
 // brakeRun pauses, resumes or cancels a run from its page's forms through
 // the same path as POST /api/runs/{id}/{action} (Source.Brake), for the

@@ -22,6 +22,11 @@
     var f = JSON.parse(ev.data);
     var rs = document.getElementById("run-status");
     if (rs) { badge(rs, f.run.status); }
+    // The run's controls follow its status: a form shows only while the
+    // status is one it is allowed in (a stale one would be refused).
+    document.querySelectorAll(".run-actions [data-when]").forEach(function (el) {
+      el.hidden = el.getAttribute("data-when").split(" ").indexOf(f.run.status) < 0;
+    });
     var rd = document.getElementById("run-done");
     if (rd) { rd.textContent = f.run.done + "/" + f.run.steps; }
     Object.keys(f.nodes).forEach(function (id) {
