@@ -496,6 +496,9 @@ type stepDetail struct {
 	// task.finished events (their output tails are redacted as every
 	// output is).
 	Attempts []attemptView
+	// Decisions are the recorded answers to the step's gates, oldest
+	// first.
+	Decisions []decision
 }
 
 // attemptView is one finished attempt.
@@ -507,19 +510,27 @@ type attemptView struct {
 // maxAttemptPages bounds the audit pages read for a step's attempts.
 const maxAttemptPages = 20
 
-// attempts reads the finished attempts of one step from the run's audit.
-func (s *Server) attempts(ctx context.Context, run, step string) ([]attemptView, error) {
+// history reads the finished attempts of one step and the answers to its
+// gates from the run's audit, in one pass.
+func (s *Server) history(ctx context.Context, run, step string) ([]attemptView, []decision, error) {
 	var out []attemptView
-	req := api.AuditRequest{Run: run, Types: []string{string(event.TaskFinished)}}
+	var ds []decision
+	req := api.AuditRequest{Run: run, Types: append([]string{string(event.TaskFinished)}, decisionTypes...)}
 	for range maxAttemptPages {
 		page, err := s.src.Audit(ctx, req)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, raw := range page.Items {
 			var l api.AuditLine
 			if err := json.Unmarshal(raw, &l); err != nil {
-				return nil, fmt.Errorf("web: an audit line: %w", err)
+				return nil, nil, fmt.Errorf("web: an audit line: %w", err)
+			}
+			if event.Type(l.Type) != event.TaskFinished {
+				if d, ok := decisionOf(l); ok && d.Step == step {
+					ds = append(ds, d)
+				}
+				continue
 			}
 			var d event.TaskFinishedData
 			if json.Unmarshal(l.Data, &d) == nil && d.Step == step {
@@ -531,7 +542,7 @@ func (s *Server) attempts(ctx context.Context, run, step string) ([]attemptView,
 		}
 		req.Cursor = page.Next
 	}
-	return out, nil
+	return out, ds, nil
 }
 
 // revDiff says what a revision changed from the one before.
@@ -718,7 +729,7 @@ func (s *Server) detail(ctx context.Context, run, id string, steps []api.Step, r
 		d.Command = d.Step.Edits[n-1].To
 	}
 	var err error
-	if d.Attempts, err = s.attempts(ctx, run, id); err != nil {
+	if d.Attempts, d.Decisions, err = s.history(ctx, run, id); err != nil {
 		return nil, err
 	}
 	if s.src.Gates != nil && d.Step.Status == "gated" {
