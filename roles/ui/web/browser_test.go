@@ -432,3 +432,48 @@ func TestBrowserRunActionsFollowStatus(t *testing.T) {
 		t.Fatal("the page reloaded")
 	}
 }
+
+// The timeline follows the run without a reload: a step that starts gets a
+// new row at the bottom, a running bar grows, a finished one stops — and
+// nothing above the new row moves (the graph and the earlier rows keep
+// their places).
+func TestBrowserTimelineLive(t *testing.T) {
+	ctx := tab(t)
+	l := newLedger()
+	smallRun(l)
+	srv := newServer(t, l)
+	do(t, ctx, chromedp.Navigate(srv.URL+"/runs/"+runID), visible(`#timeline [data-step="diagnose"]`), visible(`#live[data-state="open"]`))
+	where := `JSON.stringify([document.querySelector('#dag').getBoundingClientRect().top, document.querySelector('#timeline [data-step="fetch"]').getBoundingClientRect().top])`
+	before := eval[string](t, ctx, `window.marker = 1; `+where)
+	if eval[int](t, ctx, `document.querySelectorAll('#timeline a.tl').length`) != 3 {
+		t.Fatal("the timeline does not start with three rows")
+	}
+	l.change(func() {
+		for i, st := range l.steps[runID] {
+			switch st.ID {
+			case "diagnose":
+				l.steps[runID][i].Status, l.steps[runID][i].FinishedAt = "succeeded", ptime(9*time.Second)
+			case "report":
+				l.steps[runID][i].Status, l.steps[runID][i].Node, l.steps[runID][i].Attempt, l.steps[runID][i].StartedAt = "running", "n2", 1, ptime(9*time.Second)
+			}
+		}
+	})
+	do(t, ctx, visible(`#timeline [data-step="report"].st-running rect`), visible(`#timeline [data-step="diagnose"].st-succeeded`))
+	if got := eval[string](t, ctx, where); got != before {
+		t.Errorf("the page moved: %s, was %s", got, before)
+	}
+	if got := eval[string](t, ctx, `document.querySelector('#timeline [data-step="report"] .tlnode').textContent`); got != "n2" {
+		t.Errorf("the new row's node is %q", got)
+	}
+	// The running bar grows between frames; the finished one keeps its
+	// end (its width shrinks only as the scale grows).
+	w0 := eval[float64](t, ctx, `Number(document.querySelector('#timeline [data-step="report"] rect').getAttribute('width'))`)
+	pctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if _, err := chromedp.Run(pctx, chromedp.Poll[bool](fmt.Sprintf(`Number(document.querySelector('#timeline [data-step="report"] rect').getAttribute('width')) > %v`, w0+2))); err != nil {
+		t.Fatalf("the running bar did not grow from %v: %v", w0, err)
+	}
+	if eval[int](t, ctx, `window.marker`) != 1 {
+		t.Fatal("the page reloaded")
+	}
+}

@@ -410,13 +410,15 @@ func shortLabel(st event.Step) string {
 	return id
 }
 
-// timelineView is the waterfall of attempts.
+// timelineView is the waterfall of attempts. Label, Bar and RowH are its
+// geometry, which the page's script uses to place the rows it adds.
 type timelineView struct {
-	W, H   int
-	Rows   []timelineRow
-	Start  time.Time
-	Span   time.Duration
-	Hidden int
+	W, H             int
+	Rows             []timelineRow
+	Start            time.Time
+	Span             time.Duration
+	Hidden           int
+	Label, Bar, RowH int
 }
 
 type timelineRow struct {
@@ -428,6 +430,9 @@ type timelineRow struct {
 	Retries            int
 	Running            bool
 	Href               string
+	// Begin and End are the attempt's start and end in Unix
+	// milliseconds (End 0: running), for the script's rescaling.
+	Begin, End int64
 }
 
 const (
@@ -436,7 +441,9 @@ const (
 	timelineRowH  = 20
 )
 
-func timeline(run string, steps []api.Step, now time.Time) timelineView {
+// startedSteps are the steps the timeline draws: those that started, by
+// start time, at most maxTimeline; and how many more there are.
+func startedSteps(steps []api.Step) ([]api.Step, int) {
 	var started []api.Step
 	for _, st := range steps {
 		if st.StartedAt != nil {
@@ -444,13 +451,48 @@ func timeline(run string, steps []api.Step, now time.Time) timelineView {
 		}
 	}
 	sort.SliceStable(started, func(i, j int) bool { return started[i].StartedAt.Before(*started[j].StartedAt) })
-	v := timelineView{W: timelineLabel + timelineBar + 20}
+	if len(started) > maxTimeline {
+		return started[:maxTimeline], len(started) - maxTimeline
+	}
+	return started, 0
+}
+
+// tlState is what the live stream sends of one timeline row: the step's
+// latest attempt, its status, node, start and end (Unix milliseconds; 0:
+// still running). The page places and sizes the bar itself, so that bars
+// grow and rows are added without the server sending every row again.
+type tlState struct {
+	Status  string `json:"s"`
+	Node    string `json:"n,omitempty"`
+	Start   int64  `json:"b"`
+	End     int64  `json:"e,omitempty"`
+	Attempt int    `json:"a"`
+	Exit    string `json:"x,omitempty"`
+}
+
+// timelineStates are the timeline's rows as the stream sends them, and
+// the number of started steps not drawn.
+func timelineStates(steps []api.Step) (map[string]tlState, int) {
+	started, hidden := startedSteps(steps)
+	out := make(map[string]tlState, len(started))
+	for _, st := range started {
+		ts := tlState{Status: st.Status, Node: st.Node, Start: st.StartedAt.UnixMilli(), Attempt: st.Attempt}
+		if st.FinishedAt != nil {
+			ts.End = st.FinishedAt.UnixMilli()
+		}
+		if st.ExitCode != nil {
+			ts.Exit = strconv.Itoa(*st.ExitCode)
+		}
+		out[st.ID] = ts
+	}
+	return out, hidden
+}
+
+func timeline(run string, steps []api.Step, now time.Time) timelineView {
+	started, hidden := startedSteps(steps)
+	v := timelineView{W: timelineLabel + timelineBar + 20, Hidden: hidden, Label: timelineLabel, Bar: timelineBar, RowH: timelineRowH}
 	if len(started) == 0 {
 		return v
-	}
-	if len(started) > maxTimeline {
-		v.Hidden = len(started) - maxTimeline
-		started = started[:maxTimeline]
 	}
 	t0 := *started[0].StartedAt
 	end := t0
@@ -479,7 +521,11 @@ func timeline(run string, steps []api.Step, now time.Time) timelineView {
 		v.Rows = append(v.Rows, timelineRow{Step: st.ID, Node: st.Node, Status: st.Status, Y: i * timelineRowH,
 			X: timelineLabel + x, BarW: min(w, timelineBar-x+2), Started: *st.StartedAt, Duration: e.Sub(*st.StartedAt).Round(time.Millisecond),
 			ExitCode: code, Retries: max(0, st.Attempt-1), Running: running,
-			Href: "/runs/" + url.PathEscape(run) + "?step=" + url.QueryEscape(st.ID)})
+			Href:  "/runs/" + url.PathEscape(run) + "?step=" + url.QueryEscape(st.ID),
+			Begin: st.StartedAt.UnixMilli()})
+		if !running {
+			v.Rows[len(v.Rows)-1].End = st.FinishedAt.UnixMilli()
+		}
 	}
 	v.H = len(v.Rows)*timelineRowH + 4
 	return v

@@ -39,7 +39,101 @@
       var bar = document.querySelector("#timeline [data-step=\"" + CSS.escape(id) + "\"]");
       if (bar) { setState(bar, "tl", st.s); }
     });
+    if (f.tl) { timelineFrame(f); }
     document.body.setAttribute("data-frames", String(Number(document.body.getAttribute("data-frames") || 0) + 1));
+  }
+
+  // The timeline: the server draws the rows there are when the page
+  // loads; frames bring the rows that changed (start, end, node, status in
+  // Unix ms) and the server's time. Rows are added at the bottom and every
+  // bar is placed again on one scale, so the bars grow and nothing above
+  // moves. Running bars keep growing between frames, from the server's
+  // time and the tab's clock.
+  var tl = null;
+  var SVG = "http://www.w3.org/2000/svg";
+  function timelineInit() {
+    var svg = document.getElementById("timeline");
+    if (!svg) { return null; }
+    var t = { svg: svg, label: Number(svg.getAttribute("data-label")), bar: Number(svg.getAttribute("data-bar")),
+      rowh: Number(svg.getAttribute("data-rowh")), run: svg.getAttribute("data-run"), rows: {}, n: 0, now: 0, at: 0, timer: 0 };
+    svg.querySelectorAll("a.tl").forEach(function (a) {
+      t.rows[a.getAttribute("data-step")] = { el: a, b: Number(a.getAttribute("data-b")), e: Number(a.getAttribute("data-e")) };
+      t.n++;
+    });
+    return t;
+  }
+  function timelineRow(id) {
+    var y = tl.n * tl.rowh;
+    var a = document.createElementNS(SVG, "a");
+    a.setAttribute("href", "/runs/" + encodeURIComponent(tl.run) + "?step=" + encodeURIComponent(id));
+    a.setAttribute("data-step", id);
+    a.appendChild(document.createElementNS(SVG, "title"));
+    var label = document.createElementNS(SVG, "text");
+    label.setAttribute("x", "4");
+    label.setAttribute("y", String(y + 14));
+    label.textContent = id;
+    var node = document.createElementNS(SVG, "text");
+    node.setAttribute("class", "tlnode");
+    node.setAttribute("x", "160");
+    node.setAttribute("y", String(y + 14));
+    var rect = document.createElementNS(SVG, "rect");
+    rect.setAttribute("y", String(y + 4));
+    rect.setAttribute("height", "12");
+    rect.setAttribute("rx", "2");
+    a.appendChild(label);
+    a.appendChild(node);
+    a.appendChild(rect);
+    tl.svg.appendChild(a);
+    tl.n++;
+    var h = tl.n * tl.rowh + 4;
+    tl.svg.setAttribute("height", String(h));
+    tl.svg.setAttribute("viewBox", "0 0 " + tl.svg.getAttribute("width") + " " + h);
+    return { el: a, b: 0, e: 0 };
+  }
+  function timelineNow() { return tl.now + (performance.now() - tl.at); }
+  function timelineScale() {
+    var now = timelineNow(), t0 = Infinity, end = 0, running = false;
+    Object.keys(tl.rows).forEach(function (id) {
+      var r = tl.rows[id];
+      t0 = Math.min(t0, r.b);
+      end = Math.max(end, r.e || now);
+      running = running || !r.e;
+    });
+    if (t0 === Infinity) { return false; }
+    var span = Math.max(end - t0, 1000);
+    Object.keys(tl.rows).forEach(function (id) {
+      var r = tl.rows[id], rect = r.el.querySelector("rect");
+      var x = Math.floor((r.b - t0) / span * tl.bar);
+      var w = Math.max(2, Math.floor(((r.e || now) - r.b) / span * tl.bar));
+      rect.setAttribute("x", String(tl.label + x));
+      rect.setAttribute("width", String(Math.min(w, tl.bar - x + 2)));
+    });
+    return running;
+  }
+  function timelineFrame(f) {
+    if (!tl) { tl = timelineInit(); }
+    if (!tl) { return; }
+    tl.now = f.now || Date.now();
+    tl.at = performance.now();
+    Object.keys(f.tl).forEach(function (id) {
+      var d = f.tl[id], r = tl.rows[id];
+      if (!r) { r = tl.rows[id] = timelineRow(id); }
+      r.b = d.b;
+      r.e = d.e || 0;
+      setState(r.el, "tl", d.s);
+      var node = r.el.querySelector(".tlnode");
+      if (node) { node.textContent = d.n || ""; }
+      r.el.querySelector("title").textContent = id + " on " + (d.n || "?") + ": attempt " + d.a + ", " + d.s +
+        (d.x ? ", exit " + d.x : "");
+    });
+    var note = document.getElementById("tl-note");
+    if (note && tl.n > 0) {
+      note.textContent = "Attempts by start time (the latest attempt of each step)" + (f.tlHidden ? "; " + f.tlHidden + " more not drawn" : "") + ".";
+    }
+    var running = timelineScale();
+    if (running && !tl.timer) {
+      tl.timer = setInterval(function () { if (!timelineScale()) { clearInterval(tl.timer); tl.timer = 0; } }, 1000);
+    }
   }
 
   function onRuns(ev) {
