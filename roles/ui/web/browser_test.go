@@ -477,3 +477,32 @@ func TestBrowserTimelineLive(t *testing.T) {
 		t.Fatal("the page reloaded")
 	}
 }
+
+// A step's panel shows its output live from the logs stream: what it
+// wrote so far, then each new chunk, as text (attacker-written output
+// runs nothing), and a new attempt's output under a line of its own.
+func TestBrowserStepOutputLive(t *testing.T) {
+	ctx := tab(t)
+	dialogs := noDialogs(t, ctx)
+	logs := newLogStream()
+	logs.add(runID, "diagnose", 1, "stdout", "compiling\n")
+	base := outputServer(t, logs)
+	do(t, ctx, chromedp.Navigate(base+"/runs/"+runID+"?step=diagnose"), visible(`#output[data-frames]`))
+	if got := eval[string](t, ctx, `document.getElementById('output').textContent`); got != "compiling\n" {
+		t.Fatalf("the panel's output is %q", got)
+	}
+	logs.add(runID, "diagnose", 1, "stderr", `<img src=x onerror=alert(1)><script>alert(2)</script>`+"\n")
+	logs.add(runID, "diagnose", 2, "stdout", "second try\n")
+	pctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if _, err := chromedp.Run(pctx, chromedp.Poll[bool](`document.getElementById('output').textContent.includes('second try')`)); err != nil {
+		t.Fatalf("the new output did not arrive: %v; the panel shows %q", err, eval[string](t, ctx, `document.getElementById('output').textContent`))
+	}
+	got := eval[string](t, ctx, `document.getElementById('output').textContent`)
+	if !strings.Contains(got, "<img src=x onerror=alert(1)>") || !strings.Contains(got, "--- attempt 2 ---") {
+		t.Fatalf("the panel's output is %q", got)
+	}
+	if n := eval[int](t, ctx, `document.querySelectorAll('#output img, #output script').length`); n != 0 || dialogs.Load() != 0 {
+		t.Fatalf("the output made %d elements and %d dialogs", n, dialogs.Load())
+	}
+}

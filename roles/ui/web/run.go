@@ -545,6 +545,9 @@ type stepDetail struct {
 	// Decisions are the recorded answers to the step's gates, oldest
 	// first.
 	Decisions []decision
+	// Output is the URL of the step's live output ("" when the node does
+	// not follow output).
+	Output string
 }
 
 // attemptView is one finished attempt.
@@ -752,6 +755,9 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 // detail is one step's panel.
 func (s *Server) detail(ctx context.Context, run, id string, steps []api.Step, rev *planRev) (*stepDetail, error) {
 	d := &stepDetail{Run: run}
+	if s.src.Output != nil {
+		d.Output = "/runs/" + url.PathEscape(run) + "/steps/" + url.PathEscape(id) + "/output"
+	}
 	found := false
 	for _, st := range steps {
 		if st.ID == id {

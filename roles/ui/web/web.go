@@ -8,6 +8,7 @@
 //	                         the selected step (?step=), revisions (?rev=)
 //	GET /runs/{id}/steps/{step}  one step's detail (a fragment with ?fragment=1)
 //	GET /runs/{id}/live      the run page's stream of state diffs
+//	GET /runs/{id}/steps/{step}/output  a step's output, live (SSE)
 //	POST /runs/{id}/pause    a signed-in operator pauses the run; resume
 //	POST /runs/{id}/resume   and cancel (confirmed) likewise, through
 //	POST /runs/{id}/cancel   the JSON API's own path (Source.Brake)
@@ -39,6 +40,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentic-dev/agentic/node/api"
@@ -83,6 +85,9 @@ type Source struct {
 	// every error only ends the session, as an expired token does).
 	Refused func(err error) bool
 	Answer  Answer
+	// Output follows a step's output from the logs stream (nil: the step
+	// panel shows the output tails of finished attempts alone).
+	Output Output
 	// Brake pauses, resumes or cancels a run for a token as POST
 	// /api/runs/{id}/{pause,resume,cancel} does (ui.UI.BrakeRun; nil: the
 	// run pages have no controls).
@@ -98,6 +103,8 @@ type Server struct {
 
 	layouts layoutCache
 	hub     *hub
+	// outputs counts the step output streams open (maxOutputStreams).
+	outputs atomic.Int32
 
 	// ctx ends every live stream when the server closes.
 	ctx    context.Context
@@ -154,6 +161,7 @@ func (s *Server) Register(mux *http.ServeMux) {
 	h("GET /runs/{id}", s.runPage)
 	h("GET /runs/{id}/steps/{step}", s.stepPage)
 	h("GET /runs/{id}/live", s.runLive)
+	h("GET /runs/{id}/steps/{step}/output", s.stepOutput)
 	h("GET /runs-live", s.runsLive)
 	h("GET /gates", s.gatesPage)
 	h("GET /nodes", s.nodesPage)

@@ -190,6 +190,46 @@
     window.agenticStream = es;
   }
 
+  // A step's output, live: the panel's #output follows its own stream,
+  // text appended with textContent (stderr in a span of its own), a line
+  // where a new attempt begins, and at most OUTPUT_MAX characters kept.
+  var OUTPUT_MAX = 262144;
+  var output = null;
+  function followOutput() {
+    if (output) { output.close(); output = null; }
+    var pre = document.getElementById("output");
+    if (!pre) { return; }
+    var state = document.getElementById("output-state");
+    var attempt = 0, size = 0;
+    output = new EventSource(pre.getAttribute("data-src"));
+    output.addEventListener("open", function () { if (state) { state.textContent = "live from the logs stream"; } });
+    output.addEventListener("error", function () { if (state) { state.textContent = "reconnecting…"; } });
+    output.addEventListener("problem", function (ev) { if (state) { state.textContent = JSON.parse(ev.data); } });
+    output.addEventListener("output", function (ev) {
+      var f = JSON.parse(ev.data);
+      function put(text, cls) {
+        var el = cls ? document.createElement("span") : document.createTextNode(text);
+        if (cls) { el.className = cls; el.textContent = text; }
+        pre.appendChild(el);
+        size += text.length;
+      }
+      if (f.skipped) { put("[… " + f.skipped + " bytes not shown: the page fell behind]\n", "skipped"); }
+      f.chunks.forEach(function (c) {
+        if (c.a !== attempt) {
+          if (attempt !== 0 || c.a > 1) { put("--- attempt " + c.a + " ---\n", "attempt"); }
+          attempt = c.a;
+        }
+        put(c.t, c.s === "stderr" ? "stderr" : "");
+      });
+      while (size > OUTPUT_MAX && pre.firstChild) {
+        size -= pre.firstChild.textContent.length;
+        pre.removeChild(pre.firstChild);
+      }
+      pre.scrollTop = pre.scrollHeight;
+      pre.setAttribute("data-frames", String(Number(pre.getAttribute("data-frames") || 0) + 1));
+    });
+  }
+
   // A step chosen on the graph or the timeline opens beside it, without a
   // reload; the link still works without the script.
   function openStep(ev) {
@@ -208,6 +248,7 @@
         var doc = new DOMParser().parseFromString(res.t, "text/html");
         panel.replaceChildren.apply(panel, Array.prototype.slice.call(doc.body.childNodes));
         history.replaceState(null, "", href);
+        followOutput();
       });
   }
 
@@ -220,6 +261,7 @@
       }
       connect(url);
     }
+    followOutput();
     ["dag", "timeline"].forEach(function (id) {
       var el = document.getElementById(id);
       if (el) { el.addEventListener("click", openStep); }
