@@ -115,6 +115,9 @@ func (n *Node) startDashboard(mux *http.ServeMux, operator func(string) (string,
 	if f := n.follower; f != nil {
 		src.Changed = f.Changed
 	}
+	if n.conn != nil {
+		src.Output = n.stepOutput
+	}
 	d, err := web.New(src, web.Options{Log: n.log.With("part", "dashboard")})
 	if err != nil {
 		return fmt.Errorf("node: dashboard: %w", err)
