@@ -249,11 +249,12 @@ func (s *Server) layoutOf(run string, rev *planRev, steps []event.Step, full boo
 			return nil, fmt.Errorf("web: run %s: %w", run, err)
 		}
 		if ms, ok := c.Members[expand]; ok {
-			// The expanded group's steps get shapes of their own.
+			// The expanded group's steps are drawn one by one.
+			keep := make(map[string]bool, len(ms))
 			for _, m := range ms {
-				shape[m] = "\x00" + m
+				keep[m] = true
 			}
-			if c, err = layout.Collapse(g, shape, threshold); err != nil {
+			if c, err = layout.CollapseBy(g, shape, layout.Grouping{Threshold: threshold, Keep: keep}); err != nil {
 				return nil, fmt.Errorf("web: run %s: %w", run, err)
 			}
 		}
@@ -271,8 +272,11 @@ type dagNode struct {
 	Label   string
 	Status  string
 	Members int
-	Counts  string
-	Href    string
+	// First and Chain are the first and last steps of a chain drawn as
+	// one node ("" for none).
+	First, Chain string
+	Counts       string
+	Href         string
 }
 
 // dagView is what the run page draws.
@@ -375,6 +379,10 @@ func (s *Server) dagView(run string, l *dagLayout, steps []event.Step, status ma
 		if ms, ok := l.collapsed.Members[p.ID]; ok {
 			n.Members = len(ms)
 			n.Label = fmt.Sprintf("%s ×%d", shortLabel(byID[ms[0]]), len(ms))
+			if l.collapsed.Chain[p.ID] {
+				n.First, n.Chain = ms[0], ms[len(ms)-1]
+				n.Label = fmt.Sprintf("%s ⋯ ×%d", shortLabel(byID[ms[0]]), len(ms))
+			}
 			n.Href = "/runs/" + url.PathEscape(run) + "?" + url.Values{"expand": {p.ID}}.Encode()
 		} else {
 			n.Label = shortLabel(byID[p.ID])
