@@ -119,8 +119,8 @@ func mapEdges(edges []Edge, of map[string]string) []Edge {
 		from, to string
 		kind     EdgeKind
 	}
-	seen := map[ekey]bool{}
-	var out []Edge
+	seen := make(map[ekey]bool, len(edges))
+	out := make([]Edge, 0, len(edges))
 	for _, e := range edges {
 		k := ekey{of[e.From], of[e.To], e.Kind}
 		if k.from == k.to || seen[k] {
@@ -193,6 +193,12 @@ func collapseChains(g Graph, gr Grouping, c Collapsed) (Graph, error) {
 			chainOf[m] = id
 			c.Members[id] = append(c.Members[id], g.Nodes[m].ID)
 		}
+	}
+	if len(c.Chain) == 0 {
+		for _, v := range g.Nodes {
+			c.Of[v.ID] = v.ID
+		}
+		return g, nil
 	}
 	// The graph in its order, a chain where its first member in that
 	// order was.
