@@ -52,7 +52,7 @@ func chromiumPath() (string, error) {
 }
 
 // tab opens a new tab of the shared browser.
-func tab(t *testing.T) context.Context {
+func tab(t testing.TB) context.Context {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("browser test: not with -short")
@@ -109,7 +109,7 @@ func do(t *testing.T, ctx context.Context, steps ...chromedp.Action[chromedp.Voi
 }
 
 // eval evaluates a script expression in the page.
-func eval[T any](t *testing.T, ctx context.Context, js string) T {
+func eval[T any](t testing.TB, ctx context.Context, js string) T {
 	t.Helper()
 	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js))
 	if err != nil {
@@ -225,6 +225,10 @@ func TestBrowserLargeRun(t *testing.T) {
 	dom := eval[int](t, ctx, `document.getElementsByTagName('*').length`)
 	if nodes > 20 || dom > 2000 {
 		t.Fatalf("grouped: %d graph nodes, %d DOM elements", nodes, dom)
+	}
+	// The page marks when the graph is drawn (make bench reads it).
+	if n := eval[int](t, ctx, `performance.getEntriesByName('agentic:dag-drawn').length`); n != 1 {
+		t.Fatalf("%d dag-drawn marks, want 1", n)
 	}
 	l.setStatus(runID, "w4999", "running")
 	do(t, ctx, visible(`#dag .node.st-running`),
