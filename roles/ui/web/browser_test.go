@@ -510,3 +510,33 @@ func TestBrowserStepOutputLive(t *testing.T) {
 		t.Fatalf("the output made %d elements and %d dialogs", n, dialogs.Load())
 	}
 }
+
+// An operator denies a gated step from the inbox: without a reason the
+// answer is refused and nothing recorded; with one it is recorded once,
+// a deny naming them with their reason.
+func TestBrowserDenyGate(t *testing.T) {
+	ctx := tab(t)
+	l := newLedger()
+	smallRun(l)
+	l.gates = []api.Gate{{Run: runID, Step: "evil", Kind: event.GatePolicy, Subject: gateSubject, Opened: t0, Spec: &gateSpec,
+		Verdict: &event.Verdict{Action: "confirm", Level: "high", Rule: "rm -rf", Why: "deletes"}}}
+	srv, em := answeringServer(t, l)
+	signIn(t, ctx, srv.URL, "op-token")
+	do(t, ctx, chromedp.Navigate(srv.URL+"/gates"), visible(`form.answer`),
+		chromedp.Click(chromedp.CSS(`form.answer input[name="confirm"]`)),
+		chromedp.Click(chromedp.CSS(`form.answer button[value="deny"]`)), visible(`.error-page`))
+	if got := eval[string](t, ctx, `document.querySelector('.error-page').innerText`); !strings.Contains(got, "400") || !strings.Contains(got, "reason") || em.count() != 0 {
+		t.Fatalf("a deny without a reason: %d recorded, the page says %.300q", em.count(), got)
+	}
+	do(t, ctx, chromedp.Navigate(srv.URL+"/gates"), visible(`form.answer`),
+		chromedp.SendKeys(chromedp.CSS(`form.answer input[name="reason"]`), "not on a Friday"),
+		chromedp.Click(chromedp.CSS(`form.answer input[name="confirm"]`)),
+		chromedp.Click(chromedp.CSS(`form.answer button[value="deny"]`)), visible(`.flash`))
+	if em.count() != 1 {
+		t.Fatalf("%d answers recorded, want 1", em.count())
+	}
+	var data event.GateDecidedForData
+	if err := json.Unmarshal(em.drafts[0].Data, &data); err != nil || data.Operator != "olga" || data.Action != event.GateDeny || data.Reason != "not on a Friday" {
+		t.Fatalf("recorded %+v (%v)", data, err)
+	}
+}
