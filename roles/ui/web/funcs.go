@@ -20,6 +20,7 @@ var funcs = template.FuncMap{
 	"deref":    func(b *bool) bool { return b != nil && *b },
 	"dur":      func(d event.Duration) string { return time.Duration(d).Round(time.Millisecond).String() },
 	"diff":     diffOf,
+	"asset":    assetURL,
 	"editWord": editWord,
 	"command": func(st *event.Step) string {
 		if st == nil {

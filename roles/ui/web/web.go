@@ -174,8 +174,7 @@ func (s *Server) Register(mux *http.ServeMux) {
 	h("POST /logout", s.logout)
 	h("POST /gates/answer", s.answerGate)
 	h("POST /runs/{id}/{action}", s.brakeRun)
-	sub, _ := fs.Sub(assetFS, "assets")
-	mux.Handle("GET /assets/", secure(http.StripPrefix("/assets/", http.FileServerFS(sub)).ServeHTTP))
+	mux.Handle("GET /assets/", secure(serveAssets()))
 }
 
 // CSP is the Content-Security-Policy of every page: scripts and styles
