@@ -261,7 +261,9 @@ func TestBrowserScreenshots(t *testing.T) {
 	signIn(t, ctx, srv.URL, "op-token")
 	for _, name := range []string{"run", "gates"} {
 		path := map[string]string{"run": "/runs/" + demoID + "?step=migrate", "gates": "/gates"}[name]
-		do(t, ctx, chromedp.EmulateViewport(1400, 860), chromedp.Navigate(srv.URL+path), visible(`main`), chromedp.Sleep(500*time.Millisecond))
+		// The run page is wide enough for the whole graph beside the step.
+		width := map[string]int64{"run": 2040, "gates": 1400}[name]
+		do(t, ctx, chromedp.EmulateViewport(width, 860), chromedp.Navigate(srv.URL+path), visible(`main`), chromedp.Sleep(500*time.Millisecond))
 		png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 		if err != nil {
 			t.Fatal(err)
@@ -364,6 +366,15 @@ func demoRun(l *ledger) {
 	l.addRun(api.RunSummary{ID: "0190b7e3000000000000000000000041", Goal: "nightly: rebuild the search index", Status: event.RunSucceeded, CreatedAt: t0.Add(-time.Hour)},
 		event.Plan{Steps: []event.Step{{ID: "index", Kind: event.KindShell, Run: "make index"}}}, []api.Step{{ID: "index", Kind: event.KindShell, Status: "succeeded"}})
 	l.addRun(api.RunSummary{ID: demoID, Goal: "release shop 1.4.2 with the orders migration", Status: event.RunRunning, CreatedAt: t0}, plan, steps)
+	// Two gates answered earlier: one through the dashboard, one with
+	// agentctl.
+	l.change(func() {
+		l.appendLine(demoID, event.GateDecidedFor, event.GateDecidedForData{Operator: "alice",
+			GateDecidedData: event.GateDecidedData{Step: "deps", Subject: "s1", Action: event.GateAccept, Reason: "lockfile reviewed"}})
+		l.appendLine("0190b7e3000000000000000000000041", event.GateDecided, event.GateDecidedData{Step: "index", Subject: "s2", Action: event.GateEdit,
+			Command: "make index JOBS=2", Reason: "half the workers at night"})
+		l.lines[len(l.lines)-1].Node = "bob"
+	})
 	l.gates = []api.Gate{{Run: demoID, Goal: "release shop 1.4.2 with the orders migration", Step: "migrate", Attempt: 1, Revision: 1, Kind: event.GatePolicy,
 		Subject: "3f9c…", Spec: &plan.Steps[7], Approvals: 1, Submitter: "alice", Opened: t0.Add(64 * time.Second),
 		Verdict: &event.Verdict{Action: "confirm", Level: "high", Rule: "rm-rf", Why: "deletes files recursively",
