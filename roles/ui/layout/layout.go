@@ -9,9 +9,14 @@
 // size of the graph. It is deterministic: the same graph gives the same
 // positions, whatever the map order or the machine.
 //
-// Collapse groups fan-out: above a threshold, the nodes of one group, one
-// shape and one layer become a single node that counts its members, so a
-// plan of 5,000 steps draws as a few dozen boxes.
+// Each group is drawn as a band: a box over the layers of its nodes,
+// placed below whatever already occupies those layers, so no two boxes
+// overlap.
+//
+// Collapse groups fan-out and long chains: above a threshold, the nodes
+// of one group, one shape and one layer become a single node that counts
+// its members, and so does a chain of one group's nodes, so a plan of
+// 5,000 steps draws as a few dozen boxes.
 package layout
 
 import (

@@ -12,13 +12,14 @@
 //	POST /runs/{id}/pause    a signed-in operator pauses the run; resume
 //	POST /runs/{id}/resume   and cancel (confirmed) likewise, through
 //	POST /runs/{id}/cancel   the JSON API's own path (Source.Brake)
-//	GET /gates               the open gates
+//	GET /gates               the open gates, and the newest decided ones
 //	GET /nodes               the cluster's nodes and alarms
 //	GET /audit               the ledger's events, filtered by type, run, node
 //	GET /audit.json          what /audit shows, as JSON
 //	GET /audit/live          new events (SSE, resumes from Last-Event-ID)
 //	GET /events/{seq}        one event, with its raw JSON
 //	GET /assets/…            the page's CSS and script, from embed.FS
+//	                         (immutable when asked for by their version)
 //
 // Every page is sent with a Content-Security-Policy that allows no inline
 // script and no inline style; every text from a run (goals, commands,
