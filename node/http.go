@@ -110,9 +110,13 @@ func (n *Node) startHTTP() error {
 // it too (brake).
 func (n *Node) startDashboard(mux *http.ServeMux, operator func(string) (string, []string, error), answer web.Answer, brake web.Brake) error {
 	src := web.Source{Runs: n.runReads(), Audit: guard(n, n.audit), Nodes: guard(n, n.nodesList),
-		Alarms: guard(n, n.alarmsList), Gates: guard(n, n.runs.GatesPage), Operator: operator, Answer: answer, Brake: brake}
+		Alarms: guard(n, n.alarmsList), Gates: guard(n, n.runs.GatesPage), Operator: operator, Answer: answer, Brake: brake,
+		Refused: func(err error) bool { return errors.Is(err, ui.ErrOperatorRefused) }}
 	if f := n.follower; f != nil {
 		src.Changed = f.Changed
+	}
+	if n.conn != nil {
+		src.Output = n.stepOutput
 	}
 	d, err := web.New(src, web.Options{Log: n.log.With("part", "dashboard")})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -114,7 +115,11 @@ func TestRunBrakesFromTheDashboard(t *testing.T) {
 	if s := status(run); s != event.RunPaused {
 		t.Fatalf("run %s: %s, want still paused", run, s)
 	}
-	if _, page := dashCSRF(t, op, base+"/runs/"+run); !strings.Contains(page, `action="/runs/`+run+`/resume"`) || strings.Contains(page, "/pause\"") {
+	// Every action of an unfinished run is drawn; the ones its status
+	// does not allow are hidden (the page's script shows them when it
+	// changes).
+	if _, page := dashCSRF(t, op, base+"/runs/"+run); !regexp.MustCompile(`action="/runs/`+run+`/resume" data-when="paused">`).MatchString(page) ||
+		!regexp.MustCompile(`action="/runs/`+run+`/pause"[^>]* hidden>`).MatchString(page) {
 		t.Fatal("the page of a paused run offers no Resume, or a Pause")
 	}
 	if code, body := act(op, run, "resume", nil); code != http.StatusOK || !strings.Contains(body, "Recorded: resume") {

@@ -238,6 +238,12 @@ func nodePerms(p *perms, id string, roles []string) {
 		case event.RoleOrchestrator:
 			p.allowPub("$KV." + bus.LeaderBucket + ".>")
 			ledger = true
+		case event.RoleUI:
+			// The dashboard follows a step's output live: ordered
+			// consumers on the logs stream, read only (no publish to
+			// agentic.log.>, no message get, no consumer deletion).
+			orderedConsumer(p, bus.LogsStream, bus.LogSubjectPrefix+">")
+			ledger = true
 		default:
 			ledger = true
 		}

@@ -1,6 +1,7 @@
-// Package ui is the ui role: for now a JSON API of runs over HTTP; the web
-// dashboard comes later on the same read model. It pages the way the query
-// API does, with the same requests, limits and errors:
+// Package ui is the ui role's JSON API of runs and gates over HTTP; the
+// web dashboard (package web) is served beside it on the same read model.
+// It pages the way the query API does, with the same requests, limits and
+// errors:
 //
 //	GET /api/runs?limit=&cursor=&after=&before=&status=&goal=&since=&until=
 //	    → {"items": [run summary], "next": "…", "end": false}

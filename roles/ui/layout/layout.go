@@ -9,9 +9,14 @@
 // size of the graph. It is deterministic: the same graph gives the same
 // positions, whatever the map order or the machine.
 //
-// Collapse groups fan-out: above a threshold, the nodes of one group, one
-// shape and one layer become a single node that counts its members, so a
-// plan of 5,000 steps draws as a few dozen boxes.
+// Each group is drawn as a band: a box over the layers of its nodes,
+// placed below whatever already occupies those layers, so no two boxes
+// overlap.
+//
+// Collapse groups fan-out and long chains: above a threshold, the nodes
+// of one group, one shape and one layer become a single node that counts
+// its members, and so does a chain of one group's nodes, so a plan of
+// 5,000 steps draws as a few dozen boxes.
 package layout
 
 import (
@@ -252,38 +257,118 @@ func Layout(g Graph, o Options) (*Result, error) {
 	return place2D(g, o, layer, rows, from, to)
 }
 
-// titleSpace is the room left above the drawing for the title of a group
-// whose box is at the top.
+// titleSpace is the room left above a group's box for its title.
 const titleSpace = 16
 
-// place2D turns layers and rows into pixels: each layer a column, centred
-// vertically on the tallest. Where a layer passes from one group to
-// another, the next group's box gets titleSpace above it for its title,
-// so no title lies on the box above.
+// block is what place2D stacks: a group's nodes (drawn in a box), or the
+// nodes of one layer that are in no group.
+type block struct {
+	group string
+	boxed bool
+	// lo and hi are its first and last layer; rows its nodes in each of
+	// them, in the order the sweeps left them.
+	lo, hi int
+	rows   map[int][]int32
+	// height is its most nodes in one layer; key orders the blocks (the
+	// mean of its nodes' places in their layers), first breaks ties.
+	height int
+	key    float64
+	first  int32
+}
+
+// place2D turns layers and rows into pixels: each layer a column. Each
+// group is a band: a rectangle over the layers from its first to its
+// last, as tall as its largest layer, placed below whatever already
+// occupies any of those columns (a skyline), with room above it for its
+// title; the nodes of a layer that are in no group form a band of one
+// column, unboxed. Bands are placed in the order of their nodes' mean
+// places after the sweeps, so no two group boxes overlap, no title lies
+// on another box, no node lies in a box not its own, and subgoals that
+// follow one another share the same rows.
 func place2D(g Graph, o Options, layer []int32, rows [][]int32, from, to []int32) (*Result, error) {
 	step := o.NodeHeight + o.RowGap
-	offsets := make([][]int, len(rows))
-	heights := make([]int, len(rows))
-	tallest := 0
+	pad := o.RowGap / 2
+	var blocks []*block
+	byGroup := map[string]*block{}
+	sums := map[*block]float64{}
+	counts := map[*block]int{}
 	for l, row := range rows {
-		offsets[l] = make([]int, len(row))
-		y := 0
+		loose := (*block)(nil)
 		for r, v := range row {
-			if r > 0 && g.Nodes[v].Group != g.Nodes[row[r-1]].Group {
-				y += titleSpace
+			grp := g.Nodes[v].Group
+			b := byGroup[grp]
+			if grp == "" {
+				b = loose
 			}
-			offsets[l][r] = y
-			y += step
+			if b == nil {
+				b = &block{group: grp, boxed: grp != "", lo: l, hi: l, rows: map[int][]int32{}, first: v}
+				blocks = append(blocks, b)
+				if grp == "" {
+					loose = b
+				} else {
+					byGroup[grp] = b
+				}
+			}
+			b.hi = l
+			b.rows[l] = append(b.rows[l], v)
+			b.height = max(b.height, len(b.rows[l]))
+			b.first = min(b.first, v)
+			sums[b] += float64(r+1) / float64(len(row)+1)
+			counts[b]++
 		}
-		heights[l] = y
-		tallest = max(tallest, y)
 	}
+	for _, b := range blocks {
+		b.key = sums[b] / float64(counts[b])
+	}
+	slices.SortStableFunc(blocks, func(a, b *block) int {
+		if c := cmp.Compare(a.key, b.key); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.lo, b.lo); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.first, b.first)
+	})
 	res := &Result{Nodes: make([]Pos, len(g.Nodes)), Lines: make([]Line, len(g.Edges)), Layers: len(rows)}
-	for l, row := range rows {
-		top := (tallest - heights[l]) / 2
-		for r, v := range row {
-			res.Nodes[v] = Pos{ID: g.Nodes[v].ID, Group: g.Nodes[v].Group, Layer: l, Row: r,
-				X: o.LayerGap/2 + l*(o.NodeWidth+o.LayerGap), Y: titleSpace + o.RowGap + top + offsets[l][r], W: o.NodeWidth, H: o.NodeHeight}
+	colX := func(l int) int { return o.LayerGap/2 + l*(o.NodeWidth+o.LayerGap) }
+	skyline := make([]int, len(rows))
+	for l := range skyline {
+		skyline[l] = o.RowGap
+	}
+	boxAt := map[string]Box{}
+	for _, b := range blocks {
+		top := slices.Max(skyline[b.lo : b.hi+1])
+		y := top
+		if b.boxed {
+			y += titleSpace + pad
+		}
+		for l := b.lo; l <= b.hi; l++ {
+			ms := b.rows[l]
+			off := (b.height - len(ms)) * step / 2
+			for i, v := range ms {
+				res.Nodes[v] = Pos{ID: g.Nodes[v].ID, Group: g.Nodes[v].Group, Layer: l,
+					X: colX(l), Y: y + off + i*step, W: o.NodeWidth, H: o.NodeHeight}
+			}
+		}
+		bottom := y + b.height*step - o.RowGap
+		if b.boxed {
+			boxAt[b.group] = Box{Group: b.group, X: colX(b.lo) - pad, Y: y - pad,
+				W: colX(b.hi) - colX(b.lo) + o.NodeWidth + 2*pad, H: bottom - y + 2*pad}
+			bottom += pad
+		}
+		for l := b.lo; l <= b.hi; l++ {
+			skyline[l] = bottom + pad
+			if !b.boxed {
+				skyline[l] = bottom + o.RowGap
+			}
+		}
+	}
+	// A node's row is its place from the top in its layer.
+	for _, row := range rows {
+		byY := slices.Clone(row)
+		slices.SortStableFunc(byY, func(a, b int32) int { return cmp.Compare(res.Nodes[a].Y, res.Nodes[b].Y) })
+		for r, v := range byY {
+			res.Nodes[v].Row = r
 		}
 	}
 	for k, e := range g.Edges {
@@ -295,25 +380,15 @@ func place2D(g Graph, o Options, layer []int32, rows [][]int32, from, to []int32
 		res.Lines[k] = Line{From: e.From, To: e.To, Kind: kind, Label: e.Label,
 			X1: a.X + a.W, Y1: a.Y + a.H/2, X2: b.X, Y2: b.Y + b.H/2}
 	}
-	boxes := map[string]int{}
-	pad := o.RowGap / 2
-	for _, p := range res.Nodes {
-		if p.Group == "" {
-			continue
+	seen := map[string]bool{}
+	for _, v := range g.Nodes {
+		if bx, ok := boxAt[v.Group]; ok && !seen[v.Group] {
+			seen[v.Group] = true
+			res.Boxes = append(res.Boxes, bx)
 		}
-		i, ok := boxes[p.Group]
-		if !ok {
-			boxes[p.Group] = len(res.Boxes)
-			res.Boxes = append(res.Boxes, Box{Group: p.Group, X: p.X - pad, Y: p.Y - pad, W: p.W + 2*pad, H: p.H + 2*pad})
-			continue
-		}
-		b := &res.Boxes[i]
-		x2, y2 := max(b.X+b.W, p.X+p.W+pad), max(b.Y+b.H, p.Y+p.H+pad)
-		b.X, b.Y = min(b.X, p.X-pad), min(b.Y, p.Y-pad)
-		b.W, b.H = x2-b.X, y2-b.Y
 	}
 	res.Width = o.LayerGap + len(rows)*(o.NodeWidth+o.LayerGap)
-	res.Height = titleSpace + 2*o.RowGap + tallest
+	res.Height = slices.Max(append(skyline, 0)) + o.RowGap
 	return res, nil
 }
 

@@ -6,6 +6,8 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/roles/ui/web"
@@ -54,3 +56,54 @@ func benchRunPage(b *testing.B, n int, query string) {
 func BenchmarkRunPage200(b *testing.B)      { benchRunPage(b, 200, "") }
 func BenchmarkRunPage5000(b *testing.B)     { benchRunPage(b, 5000, "") }
 func BenchmarkRunPage5000Full(b *testing.B) { benchRunPage(b, 5000, "?full=1") }
+
+// benchBrowserRunPage measures, in headless chromium, a run page of n
+// steps from navigation to a drawn DAG (the page's agentic:dag-drawn
+// mark, after the frame that paints the graph) and to the first byte of
+// the answer (navigation timing's responseStart) and to the HTML parsed
+// (domInteractive), averaged over the iterations: dag-ms, ttfb-ms and
+// parsed-ms. The issue's targets for the drawn DAG:
+// 1 s for 5,000 steps, 200 ms for 200.
+func benchBrowserRunPage(b *testing.B, n int, query string) {
+	ctx := tab(b)
+	l := newLedger()
+	fanOut(l, n)
+	s, err := web.New(l.source(), web.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	s.Register(mux)
+	srv := httptest.NewServer(mux)
+	defer func() { s.Close(); srv.Close() }()
+	url := srv.URL + "/runs/" + runID + query
+	// One load first: the layout is cached per plan revision on the
+	// server, as it is after a run page's first visitor.
+	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
+		b.Fatal(err)
+	}
+	var dag, ttfb, parsed float64
+	for b.Loop() {
+		if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
+			b.Fatal(err)
+		}
+		times, err := chromedp.Run(ctx, chromedp.Poll[[]float64](`(function () {
+			var m = performance.getEntriesByName('agentic:dag-drawn');
+			var nav = performance.getEntriesByType('navigation')[0];
+			return m.length ? [m[0].startTime, nav.responseStart, nav.domInteractive] : null;
+		})()`))
+		if err != nil || len(times) != 3 {
+			b.Fatalf("no dag-drawn mark: %v", err)
+		}
+		dag += times[0]
+		ttfb += times[1]
+		parsed += times[2]
+	}
+	b.ReportMetric(dag/float64(b.N), "dag-ms")
+	b.ReportMetric(parsed/float64(b.N), "parsed-ms")
+	b.ReportMetric(ttfb/float64(b.N), "ttfb-ms")
+}
+
+func BenchmarkBrowserRunPage200(b *testing.B)      { benchBrowserRunPage(b, 200, "") }
+func BenchmarkBrowserRunPage5000(b *testing.B)     { benchBrowserRunPage(b, 5000, "") }
+func BenchmarkBrowserRunPage5000Full(b *testing.B) { benchBrowserRunPage(b, 5000, "?full=1") }

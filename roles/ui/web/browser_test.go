@@ -52,7 +52,7 @@ func chromiumPath() (string, error) {
 }
 
 // tab opens a new tab of the shared browser.
-func tab(t *testing.T) context.Context {
+func tab(t testing.TB) context.Context {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("browser test: not with -short")
@@ -109,7 +109,7 @@ func do(t *testing.T, ctx context.Context, steps ...chromedp.Action[chromedp.Voi
 }
 
 // eval evaluates a script expression in the page.
-func eval[T any](t *testing.T, ctx context.Context, js string) T {
+func eval[T any](t testing.TB, ctx context.Context, js string) T {
 	t.Helper()
 	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js))
 	if err != nil {
@@ -226,6 +226,10 @@ func TestBrowserLargeRun(t *testing.T) {
 	if nodes > 20 || dom > 2000 {
 		t.Fatalf("grouped: %d graph nodes, %d DOM elements", nodes, dom)
 	}
+	// The page marks when the graph is drawn (make bench reads it).
+	if n := eval[int](t, ctx, `performance.getEntriesByName('agentic:dag-drawn').length`); n != 1 {
+		t.Fatalf("%d dag-drawn marks, want 1", n)
+	}
 	l.setStatus(runID, "w4999", "running")
 	do(t, ctx, visible(`#dag .node.st-running`),
 		chromedp.Navigate(srv.URL+"/runs/"+runID+"?full=1"), visible(`[data-node="w4999"].st-running`))
@@ -257,7 +261,9 @@ func TestBrowserScreenshots(t *testing.T) {
 	signIn(t, ctx, srv.URL, "op-token")
 	for _, name := range []string{"run", "gates"} {
 		path := map[string]string{"run": "/runs/" + demoID + "?step=migrate", "gates": "/gates"}[name]
-		do(t, ctx, chromedp.EmulateViewport(1400, 860), chromedp.Navigate(srv.URL+path), visible(`main`), chromedp.Sleep(500*time.Millisecond))
+		// The run page is wide enough for the whole graph beside the step.
+		width := map[string]int64{"run": 2040, "gates": 1400}[name]
+		do(t, ctx, chromedp.EmulateViewport(width, 860), chromedp.Navigate(srv.URL+path), visible(`main`), chromedp.Sleep(500*time.Millisecond))
 		png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 		if err != nil {
 			t.Fatal(err)
@@ -360,6 +366,15 @@ func demoRun(l *ledger) {
 	l.addRun(api.RunSummary{ID: "0190b7e3000000000000000000000041", Goal: "nightly: rebuild the search index", Status: event.RunSucceeded, CreatedAt: t0.Add(-time.Hour)},
 		event.Plan{Steps: []event.Step{{ID: "index", Kind: event.KindShell, Run: "make index"}}}, []api.Step{{ID: "index", Kind: event.KindShell, Status: "succeeded"}})
 	l.addRun(api.RunSummary{ID: demoID, Goal: "release shop 1.4.2 with the orders migration", Status: event.RunRunning, CreatedAt: t0}, plan, steps)
+	// Two gates answered earlier: one through the dashboard, one with
+	// agentctl.
+	l.change(func() {
+		l.appendLine(demoID, event.GateDecidedFor, event.GateDecidedForData{Operator: "alice",
+			GateDecidedData: event.GateDecidedData{Step: "deps", Subject: "s1", Action: event.GateAccept, Reason: "lockfile reviewed"}})
+		l.appendLine("0190b7e3000000000000000000000041", event.GateDecided, event.GateDecidedData{Step: "index", Subject: "s2", Action: event.GateEdit,
+			Command: "make index JOBS=2", Reason: "half the workers at night"})
+		l.lines[len(l.lines)-1].Node = "bob"
+	})
 	l.gates = []api.Gate{{Run: demoID, Goal: "release shop 1.4.2 with the orders migration", Step: "migrate", Attempt: 1, Revision: 1, Kind: event.GatePolicy,
 		Subject: "3f9c…", Spec: &plan.Steps[7], Approvals: 1, Submitter: "alice", Opened: t0.Add(64 * time.Second),
 		Verdict: &event.Verdict{Action: "confirm", Level: "high", Rule: "rm-rf", Why: "deletes files recursively",
@@ -407,6 +422,132 @@ func TestBrowserPauseAndCancelRun(t *testing.T) {
 	}
 	var data event.RunCancelForData
 	if err := json.Unmarshal(em.drafts[1].Data, &data); err != nil || data.Operator != "olga" {
+		t.Fatalf("recorded %+v (%v)", data, err)
+	}
+}
+
+// The run's controls follow its live status without a reload: a run paused
+// by someone else shows Resume instead of Pause, and a finished one no
+// control at all (a stale button would be refused with 409).
+func TestBrowserRunActionsFollowStatus(t *testing.T) {
+	ctx := tab(t)
+	l := newLedger()
+	smallRun(l)
+	srv, _ := answeringServer(t, l)
+	signIn(t, ctx, srv.URL, "op-token")
+	do(t, ctx, chromedp.Navigate(srv.URL+"/runs/"+runID), visible(`.run-actions button[value="pause"]`), visible(`#live[data-state="open"]`))
+	if eval[bool](t, ctx, `window.marker = 1; document.querySelector('.run-actions button[value="resume"]').checkVisibility()`) {
+		t.Fatal("Resume shows on a running run")
+	}
+	l.change(func() { l.runs[0].Status = event.RunPaused })
+	do(t, ctx, visible(`.run-actions button[value="resume"]`), chromedp.WaitNotVisible(chromedp.CSS(`.run-actions button[value="pause"]`)))
+	l.change(func() { l.runs[0].Status = event.RunCancelled })
+	do(t, ctx, chromedp.WaitNotVisible(chromedp.CSS(`.run-actions button[value="resume"]`)), chromedp.WaitNotVisible(chromedp.CSS(`.run-actions details.cancel summary`)))
+	if eval[int](t, ctx, `window.marker`) != 1 {
+		t.Fatal("the page reloaded")
+	}
+}
+
+// The timeline follows the run without a reload: a step that starts gets a
+// new row at the bottom, a running bar grows, a finished one stops — and
+// nothing above the new row moves (the graph and the earlier rows keep
+// their places).
+func TestBrowserTimelineLive(t *testing.T) {
+	ctx := tab(t)
+	l := newLedger()
+	smallRun(l)
+	srv := newServer(t, l)
+	do(t, ctx, chromedp.Navigate(srv.URL+"/runs/"+runID), visible(`#timeline [data-step="diagnose"]`), visible(`#live[data-state="open"]`))
+	where := `JSON.stringify([document.querySelector('#dag').getBoundingClientRect().top, document.querySelector('#timeline [data-step="fetch"]').getBoundingClientRect().top])`
+	before := eval[string](t, ctx, `window.marker = 1; `+where)
+	if eval[int](t, ctx, `document.querySelectorAll('#timeline a.tl').length`) != 3 {
+		t.Fatal("the timeline does not start with three rows")
+	}
+	l.change(func() {
+		for i, st := range l.steps[runID] {
+			switch st.ID {
+			case "diagnose":
+				l.steps[runID][i].Status, l.steps[runID][i].FinishedAt = "succeeded", ptime(9*time.Second)
+			case "report":
+				l.steps[runID][i].Status, l.steps[runID][i].Node, l.steps[runID][i].Attempt, l.steps[runID][i].StartedAt = "running", "n2", 1, ptime(9*time.Second)
+			}
+		}
+	})
+	do(t, ctx, visible(`#timeline [data-step="report"].st-running rect`), visible(`#timeline [data-step="diagnose"].st-succeeded`))
+	if got := eval[string](t, ctx, where); got != before {
+		t.Errorf("the page moved: %s, was %s", got, before)
+	}
+	if got := eval[string](t, ctx, `document.querySelector('#timeline [data-step="report"] .tlnode').textContent`); got != "n2" {
+		t.Errorf("the new row's node is %q", got)
+	}
+	// The running bar grows between frames; the finished one keeps its
+	// end (its width shrinks only as the scale grows).
+	w0 := eval[float64](t, ctx, `Number(document.querySelector('#timeline [data-step="report"] rect').getAttribute('width'))`)
+	pctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if _, err := chromedp.Run(pctx, chromedp.Poll[bool](fmt.Sprintf(`Number(document.querySelector('#timeline [data-step="report"] rect').getAttribute('width')) > %v`, w0+2))); err != nil {
+		t.Fatalf("the running bar did not grow from %v: %v", w0, err)
+	}
+	if eval[int](t, ctx, `window.marker`) != 1 {
+		t.Fatal("the page reloaded")
+	}
+}
+
+// A step's panel shows its output live from the logs stream: what it
+// wrote so far, then each new chunk, as text (attacker-written output
+// runs nothing), and a new attempt's output under a line of its own.
+func TestBrowserStepOutputLive(t *testing.T) {
+	ctx := tab(t)
+	dialogs := noDialogs(t, ctx)
+	logs := newLogStream()
+	logs.add(runID, "diagnose", 1, "stdout", "compiling\n")
+	base := outputServer(t, logs)
+	do(t, ctx, chromedp.Navigate(base+"/runs/"+runID+"?step=diagnose"), visible(`#output[data-frames]`))
+	if got := eval[string](t, ctx, `document.getElementById('output').textContent`); got != "compiling\n" {
+		t.Fatalf("the panel's output is %q", got)
+	}
+	logs.add(runID, "diagnose", 1, "stderr", `<img src=x onerror=alert(1)><script>alert(2)</script>`+"\n")
+	logs.add(runID, "diagnose", 2, "stdout", "second try\n")
+	pctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if _, err := chromedp.Run(pctx, chromedp.Poll[bool](`document.getElementById('output').textContent.includes('second try')`)); err != nil {
+		t.Fatalf("the new output did not arrive: %v; the panel shows %q", err, eval[string](t, ctx, `document.getElementById('output').textContent`))
+	}
+	got := eval[string](t, ctx, `document.getElementById('output').textContent`)
+	if !strings.Contains(got, "<img src=x onerror=alert(1)>") || !strings.Contains(got, "--- attempt 2 ---") {
+		t.Fatalf("the panel's output is %q", got)
+	}
+	if n := eval[int](t, ctx, `document.querySelectorAll('#output img, #output script').length`); n != 0 || dialogs.Load() != 0 {
+		t.Fatalf("the output made %d elements and %d dialogs", n, dialogs.Load())
+	}
+}
+
+// An operator denies a gated step from the inbox: without a reason the
+// answer is refused and nothing recorded; with one it is recorded once,
+// a deny naming them with their reason.
+func TestBrowserDenyGate(t *testing.T) {
+	ctx := tab(t)
+	l := newLedger()
+	smallRun(l)
+	l.gates = []api.Gate{{Run: runID, Step: "evil", Kind: event.GatePolicy, Subject: gateSubject, Opened: t0, Spec: &gateSpec,
+		Verdict: &event.Verdict{Action: "confirm", Level: "high", Rule: "rm -rf", Why: "deletes"}}}
+	srv, em := answeringServer(t, l)
+	signIn(t, ctx, srv.URL, "op-token")
+	do(t, ctx, chromedp.Navigate(srv.URL+"/gates"), visible(`form.answer`),
+		chromedp.Click(chromedp.CSS(`form.answer input[name="confirm"]`)),
+		chromedp.Click(chromedp.CSS(`form.answer button[value="deny"]`)), visible(`.error-page`))
+	if got := eval[string](t, ctx, `document.querySelector('.error-page').innerText`); !strings.Contains(got, "400") || !strings.Contains(got, "reason") || em.count() != 0 {
+		t.Fatalf("a deny without a reason: %d recorded, the page says %.300q", em.count(), got)
+	}
+	do(t, ctx, chromedp.Navigate(srv.URL+"/gates"), visible(`form.answer`),
+		chromedp.SendKeys(chromedp.CSS(`form.answer input[name="reason"]`), "not on a Friday"),
+		chromedp.Click(chromedp.CSS(`form.answer input[name="confirm"]`)),
+		chromedp.Click(chromedp.CSS(`form.answer button[value="deny"]`)), visible(`.flash`))
+	if em.count() != 1 {
+		t.Fatalf("%d answers recorded, want 1", em.count())
+	}
+	var data event.GateDecidedForData
+	if err := json.Unmarshal(em.drafts[0].Data, &data); err != nil || data.Operator != "olga" || data.Action != event.GateDeny || data.Reason != "not on a Friday" {
 		t.Fatalf("recorded %+v (%v)", data, err)
 	}
 }

@@ -17,8 +17,11 @@ var funcs = template.FuncMap{
 	"add":     func(a, b int) int { return a + b },
 	// deref reads a *bool: in a template a non-nil pointer is true
 	// whatever it points to.
-	"deref": func(b *bool) bool { return b != nil && *b },
-	"dur":   func(d event.Duration) string { return time.Duration(d).Round(time.Millisecond).String() },
+	"deref":    func(b *bool) bool { return b != nil && *b },
+	"dur":      func(d event.Duration) string { return time.Duration(d).Round(time.Millisecond).String() },
+	"diff":     diffOf,
+	"asset":    assetURL,
+	"editWord": editWord,
 	"command": func(st *event.Step) string {
 		if st == nil {
 			return ""

@@ -124,6 +124,12 @@ type snapshot struct {
 	revision int
 	run      runState
 	nodes    map[string]nodeState
+	// tl are the timeline's rows, tlHidden the started steps it leaves
+	// out, now when the reading was made (Unix ms: the page grows the
+	// running bars from it).
+	tl       map[string]tlState
+	tlHidden int
+	now      int64
 	err      string
 }
 
@@ -256,6 +262,8 @@ func (s *Server) snapshot(ctx context.Context, k hubKey, plan *planRev) (*snapsh
 		status[st.ID] = st.Status
 	}
 	snap.nodes = nodeStates(l, status)
+	snap.tl, snap.tlHidden = timelineStates(steps)
+	snap.now = s.now().UnixMilli()
 	return snap, plan
 }
 
@@ -301,6 +309,11 @@ func (s *Server) readPlan(ctx context.Context, run string, revision int) (*planR
 type runFrame struct {
 	Run   runState             `json:"run"`
 	Nodes map[string]nodeState `json:"nodes"`
+	// TL are the timeline rows that changed, Hidden the started steps
+	// it does not draw, Now the server's time of the reading (Unix ms).
+	TL     map[string]tlState `json:"tl,omitempty"`
+	Hidden int                `json:"tlHidden,omitempty"`
+	Now    int64              `json:"now"`
 }
 
 func (s *Server) runLive(w http.ResponseWriter, r *http.Request) {
@@ -324,6 +337,7 @@ func (s *Server) runLive(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sent := map[string]nodeState{}
+	sentTL := map[string]tlState{}
 	var header runState
 	frame := 0
 	ka := time.NewTicker(keepAlive)
@@ -348,14 +362,20 @@ func (s *Server) runLive(w http.ResponseWriter, r *http.Request) {
 				_ = e.send("", "resync", snap.revision)
 				return
 			}
-			f := runFrame{Run: snap.run, Nodes: map[string]nodeState{}}
+			f := runFrame{Run: snap.run, Nodes: map[string]nodeState{}, TL: map[string]tlState{}, Hidden: snap.tlHidden, Now: snap.now}
 			for id, st := range snap.nodes {
 				if sent[id] != st {
 					f.Nodes[id] = st
 					sent[id] = st
 				}
 			}
-			if len(f.Nodes) == 0 && header == snap.run && frame > 0 {
+			for id, st := range snap.tl {
+				if sentTL[id] != st {
+					f.TL[id] = st
+					sentTL[id] = st
+				}
+			}
+			if len(f.Nodes) == 0 && len(f.TL) == 0 && header == snap.run && frame > 0 {
 				continue
 			}
 			header = snap.run

@@ -105,6 +105,8 @@ type gatesView struct {
 	CSRF                        string
 	// Recorded is the answer just recorded, if any.
 	Recorded *recorded
+	// Decided are the newest recorded answers, newest first.
+	Decided []decision
 }
 
 type recorded struct {
@@ -137,6 +139,16 @@ func (s *Server) gatesPage(w http.ResponseWriter, r *http.Request) {
 		}
 		if !page.End {
 			v.Next = "/gates?" + url.Values{"cursor": {page.Next}}.Encode()
+		}
+	}
+	lines, _, _, err := s.readAudit(r.Context(), auditFilter{Types: decisionTypes, Run: r.URL.Query().Get("run")})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	for _, l := range lines {
+		if d, ok := decisionOf(l); ok && len(v.Decided) < maxDecided {
+			v.Decided = append(v.Decided, d)
 		}
 	}
 	s.render(w, r, http.StatusOK, "gates", page{Title: "Gates", Nav: "gates", Data: v})

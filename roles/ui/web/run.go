@@ -249,11 +249,12 @@ func (s *Server) layoutOf(run string, rev *planRev, steps []event.Step, full boo
 			return nil, fmt.Errorf("web: run %s: %w", run, err)
 		}
 		if ms, ok := c.Members[expand]; ok {
-			// The expanded group's steps get shapes of their own.
+			// The expanded group's steps are drawn one by one.
+			keep := make(map[string]bool, len(ms))
 			for _, m := range ms {
-				shape[m] = "\x00" + m
+				keep[m] = true
 			}
-			if c, err = layout.Collapse(g, shape, threshold); err != nil {
+			if c, err = layout.CollapseBy(g, shape, layout.Grouping{Threshold: threshold, Keep: keep}); err != nil {
 				return nil, fmt.Errorf("web: run %s: %w", run, err)
 			}
 		}
@@ -271,8 +272,11 @@ type dagNode struct {
 	Label   string
 	Status  string
 	Members int
-	Counts  string
-	Href    string
+	// First and Chain are the first and last steps of a chain drawn as
+	// one node ("" for none).
+	First, Chain string
+	Counts       string
+	Href         string
 }
 
 // dagView is what the run page draws.
@@ -375,6 +379,10 @@ func (s *Server) dagView(run string, l *dagLayout, steps []event.Step, status ma
 		if ms, ok := l.collapsed.Members[p.ID]; ok {
 			n.Members = len(ms)
 			n.Label = fmt.Sprintf("%s ×%d", shortLabel(byID[ms[0]]), len(ms))
+			if l.collapsed.Chain[p.ID] {
+				n.First, n.Chain = ms[0], ms[len(ms)-1]
+				n.Label = fmt.Sprintf("%s ⋯ ×%d", shortLabel(byID[ms[0]]), len(ms))
+			}
 			n.Href = "/runs/" + url.PathEscape(run) + "?" + url.Values{"expand": {p.ID}}.Encode()
 		} else {
 			n.Label = shortLabel(byID[p.ID])
@@ -410,13 +418,15 @@ func shortLabel(st event.Step) string {
 	return id
 }
 
-// timelineView is the waterfall of attempts.
+// timelineView is the waterfall of attempts. Label, Bar and RowH are its
+// geometry, which the page's script uses to place the rows it adds.
 type timelineView struct {
-	W, H   int
-	Rows   []timelineRow
-	Start  time.Time
-	Span   time.Duration
-	Hidden int
+	W, H             int
+	Rows             []timelineRow
+	Start            time.Time
+	Span             time.Duration
+	Hidden           int
+	Label, Bar, RowH int
 }
 
 type timelineRow struct {
@@ -428,6 +438,9 @@ type timelineRow struct {
 	Retries            int
 	Running            bool
 	Href               string
+	// Begin and End are the attempt's start and end in Unix
+	// milliseconds (End 0: running), for the script's rescaling.
+	Begin, End int64
 }
 
 const (
@@ -436,7 +449,9 @@ const (
 	timelineRowH  = 20
 )
 
-func timeline(run string, steps []apiwire.Step, now time.Time) timelineView {
+// startedSteps are the steps the timeline draws: those that started, by
+// start time, at most maxTimeline; and how many more there are.
+func startedSteps(steps []apiwire.Step) ([]apiwire.Step, int) {
 	var started []apiwire.Step
 	for _, st := range steps {
 		if st.StartedAt != nil {
@@ -444,13 +459,48 @@ func timeline(run string, steps []apiwire.Step, now time.Time) timelineView {
 		}
 	}
 	sort.SliceStable(started, func(i, j int) bool { return started[i].StartedAt.Before(*started[j].StartedAt) })
-	v := timelineView{W: timelineLabel + timelineBar + 20}
+	if len(started) > maxTimeline {
+		return started[:maxTimeline], len(started) - maxTimeline
+	}
+	return started, 0
+}
+
+// tlState is what the live stream sends of one timeline row: the step's
+// latest attempt, its status, node, start and end (Unix milliseconds; 0:
+// still running). The page places and sizes the bar itself, so that bars
+// grow and rows are added without the server sending every row again.
+type tlState struct {
+	Status  string `json:"s"`
+	Node    string `json:"n,omitempty"`
+	Start   int64  `json:"b"`
+	End     int64  `json:"e,omitempty"`
+	Attempt int    `json:"a"`
+	Exit    string `json:"x,omitempty"`
+}
+
+// timelineStates are the timeline's rows as the stream sends them, and
+// the number of started steps not drawn.
+func timelineStates(steps []apiwire.Step) (map[string]tlState, int) {
+	started, hidden := startedSteps(steps)
+	out := make(map[string]tlState, len(started))
+	for _, st := range started {
+		ts := tlState{Status: st.Status, Node: st.Node, Start: st.StartedAt.UnixMilli(), Attempt: st.Attempt}
+		if st.FinishedAt != nil {
+			ts.End = st.FinishedAt.UnixMilli()
+		}
+		if st.ExitCode != nil {
+			ts.Exit = strconv.Itoa(*st.ExitCode)
+		}
+		out[st.ID] = ts
+	}
+	return out, hidden
+}
+
+func timeline(run string, steps []apiwire.Step, now time.Time) timelineView {
+	started, hidden := startedSteps(steps)
+	v := timelineView{W: timelineLabel + timelineBar + 20, Hidden: hidden, Label: timelineLabel, Bar: timelineBar, RowH: timelineRowH}
 	if len(started) == 0 {
 		return v
-	}
-	if len(started) > maxTimeline {
-		v.Hidden = len(started) - maxTimeline
-		started = started[:maxTimeline]
 	}
 	t0 := *started[0].StartedAt
 	end := t0
@@ -479,7 +529,11 @@ func timeline(run string, steps []apiwire.Step, now time.Time) timelineView {
 		v.Rows = append(v.Rows, timelineRow{Step: st.ID, Node: st.Node, Status: st.Status, Y: i * timelineRowH,
 			X: timelineLabel + x, BarW: min(w, timelineBar-x+2), Started: *st.StartedAt, Duration: e.Sub(*st.StartedAt).Round(time.Millisecond),
 			ExitCode: code, Retries: max(0, st.Attempt-1), Running: running,
-			Href: "/runs/" + url.PathEscape(run) + "?step=" + url.QueryEscape(st.ID)})
+			Href:  "/runs/" + url.PathEscape(run) + "?step=" + url.QueryEscape(st.ID),
+			Begin: st.StartedAt.UnixMilli()})
+		if !running {
+			v.Rows[len(v.Rows)-1].End = st.FinishedAt.UnixMilli()
+		}
 	}
 	v.H = len(v.Rows)*timelineRowH + 4
 	return v
@@ -496,6 +550,12 @@ type stepDetail struct {
 	// task.finished events (their output tails are redacted as every
 	// output is).
 	Attempts []attemptView
+	// Decisions are the recorded answers to the step's gates, oldest
+	// first.
+	Decisions []decision
+	// Output is the URL of the step's live output ("" when the node does
+	// not follow output).
+	Output string
 }
 
 // attemptView is one finished attempt.
@@ -507,19 +567,27 @@ type attemptView struct {
 // maxAttemptPages bounds the audit pages read for a step's attempts.
 const maxAttemptPages = 20
 
-// attempts reads the finished attempts of one step from the run's audit.
-func (s *Server) attempts(ctx context.Context, run, step string) ([]attemptView, error) {
+// history reads the finished attempts of one step and the answers to its
+// gates from the run's audit, in one pass.
+func (s *Server) history(ctx context.Context, run, step string) ([]attemptView, []decision, error) {
 	var out []attemptView
-	req := apiwire.AuditRequest{Run: run, Types: []string{string(event.TaskFinished)}}
+	var ds []decision
+	req := apiwire.AuditRequest{Run: run, Types: append([]string{string(event.TaskFinished)}, decisionTypes...)}
 	for range maxAttemptPages {
 		page, err := s.src.Audit(ctx, req)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, raw := range page.Items {
 			var l apiwire.AuditLine
 			if err := json.Unmarshal(raw, &l); err != nil {
-				return nil, fmt.Errorf("web: an audit line: %w", err)
+				return nil, nil, fmt.Errorf("web: an audit line: %w", err)
+			}
+			if event.Type(l.Type) != event.TaskFinished {
+				if d, ok := decisionOf(l); ok && d.Step == step {
+					ds = append(ds, d)
+				}
+				continue
 			}
 			var d event.TaskFinishedData
 			if json.Unmarshal(l.Data, &d) == nil && d.Step == step {
@@ -531,7 +599,7 @@ func (s *Server) attempts(ctx context.Context, run, step string) ([]attemptView,
 		}
 		req.Cursor = page.Next
 	}
-	return out, nil
+	return out, ds, nil
 }
 
 // revDiff says what a revision changed from the one before.
@@ -589,11 +657,14 @@ type runView struct {
 	Acted *acted
 }
 
-// runActions are the controls a run's page shows: the ones its status
-// allows.
+// runActions are the controls a run's page shows: every action of a run
+// not yet final, the ones its status allows now visible and the others
+// hidden; each carries the statuses it is allowed in, and the page's
+// script shows and hides them as the live status changes.
 type runActions struct {
-	CSRF                  string
-	Pause, Resume, Cancel bool
+	CSRF                              string
+	Pause, Resume, Cancel             bool
+	PauseWhen, ResumeWhen, CancelWhen string
 }
 
 // acted is an action on a run the page just recorded.
@@ -692,6 +763,9 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 // detail is one step's panel.
 func (s *Server) detail(ctx context.Context, run, id string, steps []apiwire.Step, rev *planRev) (*stepDetail, error) {
 	d := &stepDetail{Run: run}
+	if s.src.Output != nil {
+		d.Output = "/runs/" + url.PathEscape(run) + "/steps/" + url.PathEscape(id) + "/output"
+	}
 	found := false
 	for _, st := range steps {
 		if st.ID == id {
@@ -715,7 +789,7 @@ func (s *Server) detail(ctx context.Context, run, id string, steps []apiwire.Ste
 		d.Command = d.Step.Edits[n-1].To
 	}
 	var err error
-	if d.Attempts, err = s.attempts(ctx, run, id); err != nil {
+	if d.Attempts, d.Decisions, err = s.history(ctx, run, id); err != nil {
 		return nil, err
 	}
 	if s.src.Gates != nil && d.Step.Status == "gated" {

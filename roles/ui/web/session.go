@@ -69,10 +69,19 @@ func (s *Server) session(next http.HandlerFunc) http.HandlerFunc {
 		ctx = context.WithValue(ctx, csrfKey, csrf)
 		if c, err := r.Cookie(SessionCookie); err == nil && c.Value != "" && s.src.Operator != nil {
 			id, roles, err := s.src.Operator(c.Value)
-			if err != nil {
+			switch {
+			case err != nil && s.src.Refused != nil && s.src.Refused(err):
+				// A revoked credential ends the session, and this request
+				// is refused: what the browser asked for was asked by the
+				// revoked operator.
+				clearSession(w, r)
+				s.render(w, r.WithContext(ctx), http.StatusForbidden, "error", page{Title: "Refused", Data: errorView{Status: http.StatusForbidden,
+					Error: "your session ended: " + err.Error(), Hint: "an administrator issues new credentials; until then the dashboard only reads"}})
+				return
+			case err != nil:
 				// An expired or unknown token ends the session.
 				clearSession(w, r)
-			} else {
+			default:
 				ctx = context.WithValue(ctx, userKey, &user{ID: id, Roles: roles, Operator: slices.Contains(roles, event.RoleOperator), token: c.Value})
 			}
 		}
@@ -229,19 +238,25 @@ func (s *Server) runActions(r *http.Request, status event.RunStatus) *runActions
 	if u == nil || !u.Operator || s.src.Brake == nil {
 		return nil
 	}
-	a := &runActions{CSRF: csrfOf(r)}
-	switch status {
-	case event.RunRunning:
-		a.Pause, a.Cancel = true, true
-	case event.RunPaused:
-		a.Resume, a.Cancel = true, true
-	case event.RunSubmitted, event.RunPlanning, event.RunPlanned:
-		a.Cancel = true
-	default:
-		return nil
+	a := &runActions{CSRF: csrfOf(r), PauseWhen: pauseWhen, ResumeWhen: resumeWhen, CancelWhen: cancelWhen}
+	a.Pause = slices.Contains(strings.Fields(pauseWhen), string(status))
+	a.Resume = slices.Contains(strings.Fields(resumeWhen), string(status))
+	a.Cancel = slices.Contains(strings.Fields(cancelWhen), string(status))
+	if !a.Pause && !a.Resume && !a.Cancel {
+		return nil // a final run: nothing to do, now or later
 	}
 	return a
 }
+
+// The run statuses each action is allowed in (space-separated, as the
+// page's data-when attributes carry them: the script shows a form only
+// while the run's live status is one of its own).
+var (
+	pauseWhen  = string(event.RunRunning)
+	resumeWhen = string(event.RunPaused)
+	cancelWhen = strings.Join([]string{string(event.RunSubmitted), string(event.RunPlanning), string(event.RunPlanned),
+		string(event.RunRunning), string(event.RunPaused)}, " ")
+)
 
 // brakeRun pauses, resumes or cancels a run from its page's forms through
 // the same path as POST /api/runs/{id}/{action} (Source.Brake), for the

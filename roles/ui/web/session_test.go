@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -12,6 +13,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -256,5 +258,47 @@ func TestViewerAnswersNothing(t *testing.T) {
 	anon := newBrowser(t, srv.URL)
 	if code, _, _ := anon.do(http.MethodPost, "/gates/answer", url.Values{"csrf": {anon.csrf("/login")}, "run": {runID}, "subject": {"s"}, "action": {"accept"}, "confirm": {"yes"}}, nil); code != http.StatusUnauthorized {
 		t.Fatalf("an anonymous answer: %d", code)
+	}
+}
+
+// A session whose token's credential is revoked ends at the next request,
+// which is refused (403) rather than served as the operator's or as an
+// anonymous browser's; the request after it is a read-only browser's.
+func TestRevokedSessionRefused(t *testing.T) {
+	l := newLedger()
+	smallRun(l)
+	var revoked atomic.Bool
+	src := l.source()
+	src.Operator = func(tok string) (string, []string, error) {
+		if revoked.Load() {
+			return "", nil, fmt.Errorf("%w: operator \"olga\": credential revoked", ui.ErrOperatorRefused)
+		}
+		return operators(tok)
+	}
+	src.Refused = func(err error) bool { return errors.Is(err, ui.ErrOperatorRefused) }
+	src.Answer = func(context.Context, string, io.Reader) (int, any) { return http.StatusAccepted, map[string]string{} }
+	s, err := web.New(src, web.Options{Now: func() time.Time { return t0 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	s.Register(mux)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(func() { s.Close(); srv.Close() })
+	b := newBrowser(t, srv.URL)
+	if code := b.login("op-token"); code != http.StatusSeeOther {
+		t.Fatalf("sign-in: %d", code)
+	}
+	if _, body, _ := b.do(http.MethodGet, "/runs/"+runID, nil, nil); !strings.Contains(body, "olga") {
+		t.Fatal("the signed-in operator is not shown")
+	}
+	revoked.Store(true)
+	code, body, h := b.do(http.MethodGet, "/runs/"+runID, nil, nil)
+	if code != http.StatusForbidden || !strings.Contains(body, "revoked") || !strings.Contains(h.Get("Set-Cookie"), web.SessionCookie+"=;") {
+		t.Fatalf("the request after the revocation: %d, cookie %q: %.400s", code, h.Get("Set-Cookie"), body)
+	}
+	code, body, _ = b.do(http.MethodGet, "/runs/"+runID, nil, nil)
+	if code != http.StatusOK || strings.Contains(body, "olga") {
+		t.Fatalf("the next request: %d, still signed in: %v", code, strings.Contains(body, "olga"))
 	}
 }

@@ -8,16 +8,18 @@
 //	                         the selected step (?step=), revisions (?rev=)
 //	GET /runs/{id}/steps/{step}  one step's detail (a fragment with ?fragment=1)
 //	GET /runs/{id}/live      the run page's stream of state diffs
+//	GET /runs/{id}/steps/{step}/output  a step's output, live (SSE)
 //	POST /runs/{id}/pause    a signed-in operator pauses the run; resume
 //	POST /runs/{id}/resume   and cancel (confirmed) likewise, through
 //	POST /runs/{id}/cancel   the JSON API's own path (Source.Brake)
-//	GET /gates               the open gates
+//	GET /gates               the open gates, and the newest decided ones
 //	GET /nodes               the cluster's nodes and alarms
 //	GET /audit               the ledger's events, filtered by type, run, node
 //	GET /audit.json          what /audit shows, as JSON
 //	GET /audit/live          new events (SSE, resumes from Last-Event-ID)
 //	GET /events/{seq}        one event, with its raw JSON
 //	GET /assets/…            the page's CSS and script, from embed.FS
+//	                         (immutable when asked for by their version)
 //
 // Every page is sent with a Content-Security-Policy that allows no inline
 // script and no inline style; every text from a run (goals, commands,
@@ -39,6 +41,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentic-dev/agentic/internal/apiwire"
@@ -77,7 +80,15 @@ type Source struct {
 	// records a gate answer for a token as POST /api/gates does
 	// (ui.UI.AnswerGate; nil: the inbox has no controls).
 	Operator func(token string) (id string, roles []string, err error)
-	Answer   Answer
+	// Refused reports whether an error of Operator is the cluster's
+	// refusal of the token's credential (revoked): a session whose token
+	// is refused ends, and the request that found it out gets 403 (nil:
+	// every error only ends the session, as an expired token does).
+	Refused func(err error) bool
+	Answer  Answer
+	// Output follows a step's output from the logs stream (nil: the step
+	// panel shows the output tails of finished attempts alone).
+	Output Output
 	// Brake pauses, resumes or cancels a run for a token as POST
 	// /api/runs/{id}/{pause,resume,cancel} does (ui.UI.BrakeRun; nil: the
 	// run pages have no controls).
@@ -93,6 +104,8 @@ type Server struct {
 
 	layouts layoutCache
 	hub     *hub
+	// outputs counts the step output streams open (maxOutputStreams).
+	outputs atomic.Int32
 
 	// ctx ends every live stream when the server closes.
 	ctx    context.Context
@@ -149,6 +162,7 @@ func (s *Server) Register(mux *http.ServeMux) {
 	h("GET /runs/{id}", s.runPage)
 	h("GET /runs/{id}/steps/{step}", s.stepPage)
 	h("GET /runs/{id}/live", s.runLive)
+	h("GET /runs/{id}/steps/{step}/output", s.stepOutput)
 	h("GET /runs-live", s.runsLive)
 	h("GET /gates", s.gatesPage)
 	h("GET /nodes", s.nodesPage)
@@ -161,8 +175,7 @@ func (s *Server) Register(mux *http.ServeMux) {
 	h("POST /logout", s.logout)
 	h("POST /gates/answer", s.answerGate)
 	h("POST /runs/{id}/{action}", s.brakeRun)
-	sub, _ := fs.Sub(assetFS, "assets")
-	mux.Handle("GET /assets/", secure(http.StripPrefix("/assets/", http.FileServerFS(sub)).ServeHTTP))
+	mux.Handle("GET /assets/", secure(serveAssets()))
 }
 
 // CSP is the Content-Security-Policy of every page: scripts and styles
