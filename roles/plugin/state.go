@@ -6,7 +6,6 @@ import (
 	"maps"
 	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
@@ -267,40 +266,6 @@ func (s *State) Reported(plugin string) []Reported {
 		return out[i].Hash < out[j].Hash
 	})
 	return out
-}
-
-// Approval builds the plugin.approved that pins what executors report for
-// plugin now, or says why it cannot: no plugin, no executor reports its
-// tools, executors disagree on a tool's definition, or a report lacks
-// its definition.
-func (s *State) Approval(plugin, reason string) (event.PluginApprovedData, error) {
-	p := s.Plugins[plugin]
-	if p == nil {
-		return event.PluginApprovedData{}, fmt.Errorf("%w: %q: add it with agentctl plugin add -f MANIFEST", ErrUnknownPlugin, plugin)
-	}
-	rep := s.Reported(plugin)
-	if len(rep) == 0 {
-		return event.PluginApprovedData{}, fmt.Errorf("plugin %s: no executor reports its tools yet: an executor that has %q starts its server when the plugin is added (agentctl plugin ls shows where it runs and why not)",
-			plugin, p.Manifest.Command[0])
-	}
-	d := event.PluginApprovedData{Plugin: plugin, Manifest: p.ManifestHash, Reason: reason}
-	var problems []string
-	for i, r := range rep {
-		if i > 0 && rep[i-1].Name == r.Name {
-			problems = append(problems, fmt.Sprintf("tool %s: executors disagree on its definition (%s on %s, %s on %s): make their servers the same, then approve",
-				r.Name, rep[i-1].Hash, strings.Join(rep[i-1].Nodes, ","), r.Hash, strings.Join(r.Nodes, ",")))
-			continue
-		}
-		if r.Definition == nil {
-			problems = append(problems, fmt.Sprintf("tool %s: no executor reported its definition (too large for its event?)", r.Name))
-			continue
-		}
-		d.Tools = append(d.Tools, event.ToolPin{Hash: r.Hash, Definition: *r.Definition})
-	}
-	if len(problems) > 0 {
-		return event.PluginApprovedData{}, fmt.Errorf("plugin %s cannot be approved:\n  %s", plugin, strings.Join(problems, "\n  "))
-	}
-	return d, nil
 }
 
 // Clone returns a deep enough copy for readers: maps and the structs
