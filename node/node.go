@@ -627,6 +627,7 @@ func (n *Node) startExecutor() error {
 		OnFatal:      n.fail,
 		Paused:       n.diskPaused,
 		Safety:       executor.SafetyFrom(n.cfg.Executor, n.apiClient(0)),
+		Plugins:      n.executorPlugins(),
 	})
 	n.roles = append(n.roles, n.exec)
 	return nil
