@@ -89,6 +89,19 @@ func (e *Executor) followPlugins(every time.Duration) {
 	}
 }
 
+// syncPlugins reads the plugins in force now and syncs the host; it
+// reports whether it could.
+func (e *Executor) syncPlugins(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	views, err := e.cfg.Plugins.List(ctx)
+	if err != nil {
+		return false
+	}
+	e.tools.Sync(views)
+	return true
+}
+
 // stopTools stops the plugin servers (Stop, once no step runs).
 func (e *Executor) stopTools() {
 	if e.tools != nil {
@@ -123,7 +136,13 @@ func (e *Executor) runTool(ctx context.Context, run string, a event.TaskAssigned
 		res = pluginhost.Result{Status: event.TaskFailed, Class: event.ClassLogic,
 			Error: "this executor runs no plugins (its node has no plugin source): tool " + a.Step.Tool + " cannot run here"}
 	} else {
-		res = e.tools.Call(ctx, pluginhost.Call{Tool: a.Step.Tool, Args: a.Step.Args, User: a.Step.RunAs, Timeout: a.Step.Timeout.Std()})
+		c := pluginhost.Call{Tool: a.Step.Tool, Args: a.Step.Args, User: a.Step.RunAs, Timeout: a.Step.Timeout.Std()}
+		res = e.tools.Call(ctx, c)
+		if res.Unpinned && e.syncPlugins(ctx) {
+			// The pins followed every few seconds may be older than the
+			// approval: judge again with the ones in force now.
+			res = e.tools.Call(ctx, c)
+		}
 	}
 	fin.Duration = event.Duration(time.Since(fin.Started))
 	fin.Status, fin.Class, fin.Error, fin.TimedOut, fin.User = res.Status, res.Class, res.Error, res.TimedOut, res.User

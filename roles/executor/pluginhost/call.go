@@ -41,6 +41,10 @@ type Result struct {
 	// server runs as.
 	Hash, User string
 	TimedOut   bool
+	// Unpinned says the call was refused because the definition is not
+	// the pinned one (or none is pinned): a caller whose pins may be
+	// stale syncs and calls again once.
+	Unpinned bool
 }
 
 func failed(class event.FailureClass, format string, a ...any) Result {
@@ -95,12 +99,14 @@ func (h *Host) Call(ctx context.Context, c Call) Result {
 		return failed(event.ClassLogic, "tool %s: its server offers no tool %q (agentctl plugin show %s lists what it offers)", c.Tool, name, pl)
 	}
 	pin, ok := e.pins[name]
-	switch {
-	case !ok:
-		return withHash(failed(event.ClassPolicy, "refused: %v", (&plugin.Plugin{Manifest: e.manifest}).Check(name, t.hash)), t.hash)
-	case pin != t.hash:
-		p := &plugin.Plugin{Manifest: e.manifest, Pins: map[string]event.ToolPin{name: {Hash: pin}}}
-		return withHash(failed(event.ClassPolicy, "refused: %v", p.Check(name, t.hash)), t.hash)
+	if !ok || pin != t.hash {
+		p := &plugin.Plugin{Manifest: e.manifest, Pins: map[string]event.ToolPin{}}
+		if ok {
+			p.Pins[name] = event.ToolPin{Hash: pin}
+		}
+		r := withHash(failed(event.ClassPolicy, "refused: %v", p.Check(name, t.hash)), t.hash)
+		r.Unpinned = true
+		return r
 	}
 	var args any = map[string]any{}
 	if len(c.Args) > 0 {
