@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/agentic-dev/agentic/roles/executor/pluginhost"
 	"github.com/agentic-dev/agentic/roles/orchestrator"
 	"github.com/agentic-dev/agentic/roles/plugin"
+	"github.com/agentic-dev/agentic/roles/policy"
 	"github.com/nats-io/nats.go"
 )
 
@@ -125,7 +127,7 @@ func (e *Executor) announce(ctx context.Context) {
 // task.started without a process, then the call, its result recorded like
 // output (redacted and bounded by the host, the tail in task.finished,
 // the whole to the step's log subject).
-func (e *Executor) runTool(ctx context.Context, run string, a event.TaskAssignedData, started time.Time, t *task, _ judged) event.Draft {
+func (e *Executor) runTool(ctx context.Context, run string, a event.TaskAssignedData, started time.Time, t *task, j judged) event.Draft {
 	e.report.started(event.MustDraft(event.TaskStarted, run, event.TaskStartedData{Step: a.Step.ID, Attempt: a.Attempt, Node: e.env.Node}))
 	fin := event.TaskFinishedData{Step: a.Step.ID, Attempt: a.Attempt, Node: e.env.Node, Started: time.Now().UTC(), CommandHash: CommandHash(a.Step.Tool)}
 	if started.After(fin.Started) {
@@ -136,7 +138,8 @@ func (e *Executor) runTool(ctx context.Context, run string, a event.TaskAssigned
 		res = pluginhost.Result{Status: event.TaskFailed, Class: event.ClassLogic,
 			Error: "this executor runs no plugins (its node has no plugin source): tool " + a.Step.Tool + " cannot run here"}
 	} else {
-		c := pluginhost.Call{Tool: a.Step.Tool, Args: a.Step.Args, User: a.Step.RunAs, Timeout: a.Step.Timeout.Std()}
+		c := pluginhost.Call{Tool: a.Step.Tool, Args: a.Step.Args, User: a.Step.RunAs, Timeout: a.Step.Timeout.Std(),
+			Judge: toolJudge(a, j)}
 		res = e.tools.Call(ctx, c)
 		if res.Unpinned && e.syncPlugins(ctx) {
 			// The pins followed every few seconds may be older than the
@@ -169,6 +172,34 @@ func (e *Executor) runTool(ctx context.Context, run string, a event.TaskAssigned
 		}
 	}
 	return event.MustDraft(event.TaskFinished, run, fin)
+}
+
+// toolJudge judges a tool call again before it is made, as vet judged
+// the step — but knowing what vet could not: the annotations of the
+// tool's pinned definition and the paths its arguments name
+// (policy.JudgeTool with facts). A call the policy denies, or that
+// needs an approval the assignment does not carry, is refused.
+func toolJudge(a event.TaskAssignedData, j judged) func(event.ToolDefinition, []plugin.PathArg) error {
+	return func(def event.ToolDefinition, paths []plugin.PathArg) error {
+		if j.p == nil {
+			return nil // no policy version named (an older leader): as vet
+		}
+		f := &policy.ToolFacts{Annotations: def.Annotations}
+		for _, p := range paths {
+			f.Paths = append(f.Paths, policy.ToolPath{Where: p.Where, Path: p.Path})
+		}
+		v := j.p.JudgeTool(a.Step, f)
+		switch {
+		case v.Action == policy.Allow:
+			return nil
+		case v.Action == policy.Deny:
+			return fmt.Errorf("policy version %d denies it: rule %s (level %s): %s", j.p.Version, v.Rule, v.Level, v.Why)
+		case j.approved:
+			return nil
+		}
+		return fmt.Errorf("policy version %d asks for approval (rule %s, level %s: %s), and the assignment carries none: "+
+			"what the tool declares about itself made it stricter than the judgement before assignment", j.p.Version, v.Rule, v.Level, v.Why)
+	}
 }
 
 // tail is the last n bytes of s (n <= 0: the runner's default).

@@ -25,6 +25,10 @@ type Call struct {
 	User string
 	// Timeout bounds the call; 0 means Config.CallTimeout.
 	Timeout time.Duration
+	// Judge, if set, judges the call once its definition is known to be
+	// the pinned one, with that definition and the paths its arguments
+	// name: an error refuses it (class policy).
+	Judge func(def event.ToolDefinition, paths []plugin.PathArg) error
 }
 
 // Result is a call's outcome, shaped for task.finished.
@@ -107,6 +111,15 @@ func (h *Host) Call(ctx context.Context, c Call) Result {
 		r := withHash(failed(event.ClassPolicy, "refused: %v", p.Check(name, t.hash)), t.hash)
 		r.Unpinned = true
 		return r
+	}
+	if c.Judge != nil {
+		paths, err := plugin.Paths(e.manifest, name, c.Args)
+		if err == nil {
+			err = c.Judge(t.def, paths)
+		}
+		if err != nil {
+			return withHash(failed(event.ClassPolicy, "refused: %v", err), t.hash)
+		}
 	}
 	var args any = map[string]any{}
 	if len(c.Args) > 0 {
