@@ -88,6 +88,7 @@ func (s *server) ensure(ctx context.Context) (*mcp.ClientSession, error) {
 		return nil, err
 	}
 	s.mu.err = ""
+	s.h.notify() // (re)started: its tools may have changed
 	return s.mu.session, nil
 }
 
