@@ -36,6 +36,12 @@ type Config struct {
 	// MaxReportBytes bounds the definitions reported in executor.online
 	// (default 256 KiB): beyond it, tools are reported by hash only.
 	MaxReportBytes int
+	// RelistAfter is how old a server's listing of its tools may be when
+	// a call checks the tool's definition against its pin (default 1s):
+	// older, it is listed again first. A server's tools are also listed
+	// when it starts and when it says they changed
+	// (notifications/tools/list_changed).
+	RelistAfter time.Duration
 }
 
 // Defaults of Config.
@@ -44,6 +50,7 @@ const (
 	DefaultCallTimeout    = 2 * time.Minute
 	DefaultMaxResultBytes = 1 << 20
 	DefaultMaxReportBytes = 256 << 10
+	DefaultRelistAfter    = time.Second
 )
 
 func (c Config) withDefaults() Config {
@@ -61,6 +68,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxReportBytes <= 0 {
 		c.MaxReportBytes = DefaultMaxReportBytes
+	}
+	if c.RelistAfter <= 0 {
+		c.RelistAfter = DefaultRelistAfter
 	}
 	if c.Version == "" {
 		c.Version = "dev"

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/roles/executor/runner"
@@ -36,10 +37,11 @@ type server struct {
 		proc    *runner.Server
 		session *mcp.ClientSession
 		tools   map[string]tool
-		started bool   // a start was tried
-		runUser string // the user it runs as
-		err     string // why the last start failed, or why it died
-		stopped bool   // stop was called: never start again
+		listed  time.Time // when tools was listed
+		started bool      // a start was tried
+		runUser string    // the user it runs as
+		err     string    // why the last start failed, or why it died
+		stopped bool      // stop was called: never start again
 	}
 }
 
@@ -119,7 +121,7 @@ func (s *server) startLocked(ctx context.Context) error {
 		proc.Stop()
 		return fmt.Errorf("plugin %s: tools/list: %w%s", s.plugin, err, exited(proc))
 	}
-	s.mu.proc, s.mu.session, s.mu.tools, s.mu.runUser = proc, sess, tools, proc.User
+	s.mu.proc, s.mu.session, s.mu.tools, s.mu.runUser, s.mu.listed = proc, sess, tools, proc.User, time.Now()
 	log.Info("plugin server started", "user", proc.User, "pid", proc.PID, "tools", len(tools))
 	return nil
 }
@@ -221,14 +223,23 @@ func (s *server) relist() {
 	}
 	s.mu.Lock()
 	if s.mu.session == sess {
-		s.mu.tools = tools
+		s.mu.tools, s.mu.listed = tools, time.Now()
 	}
 	s.mu.Unlock()
 	s.h.notify()
 }
 
-// current lists the tools now (a call checks the definition it runs).
+// current returns the tools as the server lists them: listed again when
+// the last listing is older than Config.RelistAfter (a call checks the
+// definition it runs against its pin).
 func (s *server) current(ctx context.Context, sess *mcp.ClientSession) (map[string]tool, error) {
+	s.mu.Lock()
+	if s.mu.session == sess && time.Since(s.mu.listed) < s.h.cfg.RelistAfter {
+		tools := s.mu.tools
+		s.mu.Unlock()
+		return tools, nil
+	}
+	s.mu.Unlock()
 	tools, err := listTools(ctx, sess)
 	if err != nil {
 		return nil, err
@@ -236,7 +247,7 @@ func (s *server) current(ctx context.Context, sess *mcp.ClientSession) (map[stri
 	s.mu.Lock()
 	changed := s.mu.session == sess && !sameTools(s.mu.tools, tools)
 	if s.mu.session == sess {
-		s.mu.tools = tools
+		s.mu.tools, s.mu.listed = tools, time.Now()
 	}
 	s.mu.Unlock()
 	if changed {
