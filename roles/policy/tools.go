@@ -25,7 +25,8 @@ import (
 //	    trusted: true   # believe the annotations these tools declare
 type ToolRule struct {
 	Tool string `json:"tool"`
-	// Level is the risk of a call; 0 with an Action: medium.
+	// Level is the risk of a call; without one, a rule with an Action
+	// is low (allow) or high (confirm, deny), as a command rule.
 	Level Level `json:"level,omitempty"`
 	// Action, when set, decides; otherwise the policy's Levels do, when
 	// Level is set; a rule with neither only marks trust.
@@ -86,7 +87,11 @@ func (l *loader) toolRules(n *yaml.Node, p *Policy) {
 			continue
 		}
 		if r.Action != 0 && r.Level == 0 {
-			r.Level = Medium
+			// As a command rule: allow is low, confirm and deny high.
+			r.Level = High
+			if r.Action == Allow {
+				r.Level = Low
+			}
 		}
 		p.Tools = append(p.Tools, r)
 	}

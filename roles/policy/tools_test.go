@@ -47,7 +47,7 @@ func TestJudgeTool(t *testing.T) {
 		{"a rule allows", "fs/read_text_file", nil, Allow, Low, `rule "fs/read_*"`},
 		{"a rule confirms", "fs/write_file", plain, Confirm, Medium, `rule "fs/write_file"`},
 		{"destructiveHint raises a rule's level", "fs/write_file", destr, Confirm, High, "destructiveHint raises the level"},
-		{"a rule denies", "fs/delete_everything", ro, Deny, Medium, "never"},
+		{"a rule denies", "fs/delete_everything", ro, Deny, High, "never"},
 		{"trusted and read-only: allowed", "fs/list_directory", ro, Allow, Low, "declares readOnlyHint and a tools: rule trusts it"},
 		{"trusted, not read-only: confirmed", "fs/move_file", plain, Confirm, Medium, "does not declare readOnlyHint"},
 		{"trusted, destructive by default", "fs/move_file", &ToolFacts{Annotations: json.RawMessage(`{}`)}, Confirm, High, "may be destructive"},
