@@ -13,6 +13,7 @@ import (
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/roles/plugin"
+	"github.com/agentic-dev/agentic/roles/policy"
 	"github.com/spf13/cobra"
 )
 
@@ -306,10 +307,11 @@ visible, and the approved definition beside a changed one.`,
 			if err != nil {
 				return err
 			}
+			shown := pluginShown{View: v, Policy: a.toolVerdicts(cmd.Context(), v)}
 			if a.output != formatText {
-				return a.writeJSON(v)
+				return a.writeJSON(shown)
 			}
-			return a.printPluginView(v)
+			return a.printPluginView(shown)
 		},
 	}
 }
@@ -330,7 +332,60 @@ func (a *app) pluginShow(ctx context.Context, name string) (plugin.View, error) 
 	return v, nil
 }
 
-func (a *app) printPluginView(v plugin.View) error {
+// pluginShown is what plugin show prints: the plugin, and what the policy
+// in force says of each tool.
+type pluginShown struct {
+	plugin.View
+	// Policy is the policy's verdict on a call of each tool, judged with
+	// the approved definition's annotations (no arguments); absent when
+	// the policy could not be read.
+	Policy []toolVerdict `json:"policy,omitempty"`
+}
+
+// toolVerdict is the policy's verdict on one tool.
+type toolVerdict struct {
+	Tool    string `json:"tool"`
+	Action  string `json:"action"`
+	Level   string `json:"level"`
+	Rule    string `json:"rule"`
+	Why     string `json:"why"`
+	Version int64  `json:"policy_version"`
+}
+
+// toolVerdicts judges each tool of v with the policy in force; nil when
+// it cannot be read.
+func (a *app) toolVerdicts(ctx context.Context, v plugin.View) []toolVerdict {
+	c, err := a.client()
+	if err != nil {
+		return nil
+	}
+	pv, err := policyShow(ctx, c, 0)
+	if err != nil {
+		return nil
+	}
+	p, err := policy.Parse([]byte(pv.Text), "policy")
+	if err != nil {
+		return nil
+	}
+	p.Version = pv.Version
+	var out []toolVerdict
+	for _, t := range v.Tools {
+		var f *policy.ToolFacts
+		if t.Pin != nil {
+			f = &policy.ToolFacts{Annotations: t.Pin.Definition.Annotations}
+		}
+		vd := p.JudgeTool(event.Step{Kind: event.KindTool, Tool: t.Name}, f)
+		out = append(out, toolVerdict{Tool: t.Name, Action: vd.Action.String(), Level: vd.Level.String(), Rule: vd.Rule, Why: vd.Why, Version: p.Version})
+	}
+	return out
+}
+
+func (a *app) printPluginView(shown pluginShown) error {
+	v := shown.View
+	verdicts := map[string]toolVerdict{}
+	for _, tv := range shown.Policy {
+		verdicts[tv.Tool] = tv
+	}
 	w := a.env.Stdout
 	m := v.Manifest
 	fmt.Fprintf(w, "plugin      %s\n", v.Name)
@@ -363,6 +418,9 @@ func (a *app) printPluginView(v plugin.View) error {
 	}
 	for _, t := range v.Tools {
 		fmt.Fprintf(w, "\ntool %s — %s\n", t.Name, t.Status)
+		if vd, ok := verdicts[t.Name]; ok {
+			fmt.Fprintf(w, "  policy %d: %s (level %s, rule %s): %s\n", vd.Version, vd.Action, vd.Level, vd.Rule, vd.Why)
+		}
 		if t.Pin != nil {
 			fmt.Fprintf(w, "  approved definition (%s):\n", t.Pin.Hash)
 			printDefinition(w, t.Pin.Definition)
