@@ -98,7 +98,7 @@ func TestPluginAddShowRemove(t *testing.T) {
 // — the instructions hidden in one visible — and what the policy says of
 // each tool; approve pins every reported definition.
 func TestPluginApproveShowsAndPins(t *testing.T) {
-	h, _ := nodeHarness(t)
+	h, n := nodeHarness(t)
 	bin := filepath.Join(t.TempDir(), "goserver")
 	if out, err := exec.Command("go", "build", "-o", bin, "../../../../testdata/mcp/goserver").CombinedOutput(); err != nil {
 		t.Fatalf("build the test MCP server: %v\n%s", err, out)
@@ -140,5 +140,21 @@ func TestPluginApproveShowsAndPins(t *testing.T) {
 	shown := decodeJSON[pluginShown](t, h.run("plugin", "show", "go", "-o", "json").stdout)
 	if shown.Approved == nil || shown.Approved.Reason != "reviewed" || len(shown.Policy) != 9 {
 		t.Fatalf("show -o json: %+v", shown)
+	}
+	// A tool step's gate shows the tool, its arguments and its approved
+	// definition.
+	run := n.Submit(t, "echo.yaml", "goal: echo\nsteps:\n  - id: echo\n    tool: go/echo\n    args: {text: hi}\n")
+	deadline := time.Now().Add(30 * time.Second)
+	for r = h.run("gate", "show", run, "echo"); r.code != 0; r = h.run("gate", "show", run, "echo") {
+		if time.Now().After(deadline) {
+			s, _ := n.API.RunSummary(t.Context(), run)
+			t.Fatalf("no gate for the tool step: %+v; run %+v", r, s)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for _, want := range []string{"tool        go/echo", `args        {"text":"hi"}`, "definition  approved", "description  Echo the text back."} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("gate show lacks %q:\n%s", want, r.stdout)
+		}
 	}
 }
