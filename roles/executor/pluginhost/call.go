@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
@@ -173,9 +174,9 @@ func (h *Host) broken(ctx, cctx context.Context, s *server, sess *mcp.ClientSess
 		case <-proc.Done():
 		case <-time.After(time.Second):
 		}
-		// Exit status 0: the server ended because the client closed the
-		// connection on what it sent (garbage), not by itself.
-		if proc.ExitCode() > 0 {
+		// Exit status 0, or SIGPIPE: the server ended because the client
+		// closed the connection on what it sent (garbage), not by itself.
+		if code := proc.ExitCode(); code > 0 && code != 128+int(syscall.SIGPIPE) {
 			gone = exited(proc)
 		}
 	}

@@ -253,6 +253,20 @@ func (h *Host) Stop() {
 	}
 }
 
+// spawn runs f on a goroutine Stop waits for; nothing once stopped.
+func (h *Host) spawn(f func()) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.mu.stopped {
+		return
+	}
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		f()
+	}()
+}
+
 // errStopped: the host was stopped.
 var errStopped = errors.New("pluginhost: stopped")
 

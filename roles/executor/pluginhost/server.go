@@ -108,7 +108,7 @@ func (s *server) startLocked(ctx context.Context) error {
 		return fmt.Errorf("plugin %s: start %s: %w", s.plugin, s.manifest.Command[0], err)
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "agentic", Version: s.h.cfg.Version}, &mcp.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { go s.relist() },
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { s.h.spawn(s.relist) },
 	})
 	sess, err := client.Connect(ctx, &mcp.IOTransport{Reader: proc.Stdout, Writer: proc.Stdin}, nil)
 	if err != nil {
