@@ -177,7 +177,11 @@ func (a *app) pluginRemoveCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "remove NAME",
 		Short: "Remove a plugin (plugin.removed): executors stop its servers",
-		Args:  args(cobra.ExactArgs(1)),
+		Long: `Publish plugin.removed, signed with your operator credentials: executors
+stop the plugin's servers, and its tools are refused. Its history stays in
+the ledger; adding it again starts over (a new approval is needed).`,
+		Example: `  agentctl plugin remove fs --reason "not needed any more"`,
+		Args:    args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			ctx := cmd.Context()
 			if _, err := a.pluginShow(ctx, argv[0]); err != nil {
@@ -202,7 +206,15 @@ func (a *app) pluginLsCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "ls",
 		Short: "List the plugins: where they run, their tools, definition hashes, state",
-		Args:  args(cobra.NoArgs),
+		Long: `List the plugins in force: their state (approved, awaiting approval,
+changed: re-approve, no tools reported, not running), how many tools,
+the executors running their servers, who added and approved them; then
+each tool's status with its pinned hash and any other hash executors
+report. -o json prints the plugin objects without tool definitions
+(agentctl plugin show prints those).`,
+		Example: `  agentctl plugin ls
+  agentctl plugin ls -o json | jq -r '.[] | .name + " " + (.tools | length | tostring)'`,
+		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := a.client()
 			if err != nil {
@@ -301,6 +313,8 @@ func (a *app) pluginShowCmd() *cobra.Command {
 tool: its state, the pinned definition and hash, and what executors report
 now — the description in full, so that instructions hidden in it are
 visible, and the approved definition beside a changed one.`,
+		Example: `  agentctl plugin show fs
+  agentctl plugin show fs -o json | jq '.tools[] | {name, status}'`,
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			v, err := a.pluginShow(cmd.Context(), argv[0])
