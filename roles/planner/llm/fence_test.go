@@ -37,3 +37,15 @@ func TestPromptListsTools(t *testing.T) {
 		t.Error("a prompt without tools lists tools")
 	}
 }
+
+// A model's plan may call a plugin tool: the schema the model answers in
+// takes kind tool, tool and args.
+func TestSchemaTakesToolSteps(t *testing.T) {
+	doc := `{"goal": "read", "steps": [{"id": "read", "kind": "tool", "tool": "fs/read_text_file", "args": {"path": "/srv/data/notes.md"}}]}`
+	if err := CheckSchema([]byte(doc)); err != nil {
+		t.Fatalf("a tool step breaks the plan schema: %v", err)
+	}
+	if err := CheckSchema([]byte(`{"goal": "x", "steps": [{"id": "a", "tool": "fs/x", "args": "not an object"}]}`)); err == nil {
+		t.Fatal("args that are not an object pass the schema")
+	}
+}
