@@ -131,4 +131,23 @@ func TestToolStepThroughTheCluster(t *testing.T) {
 	if fin.Class != event.ClassPolicy || !strings.Contains(fin.Error, `args.path "/etc/passwd" lies outside grants.filesystem (`+data+`) of plugin go`) {
 		t.Fatalf("escape: %+v", fin)
 	}
+
+	// A server that crashes mid-call, and one that hangs past the
+	// step's timeout, fail their steps clearly; the executor goes on.
+	// (One server serves the plugin's calls: a crash fails the calls in
+	// flight with it, so these run one after the other.)
+	run = submitGoal(t, n, "bad", "goal: bad\nsteps:\n  - id: crash\n    tool: go/crash\n    on_failure: continue\n"+
+		"  - id: hang\n    tool: go/hang\n    timeout: 1s\n    on_failure: continue\n    depends_on: [crash]\n"+
+		"  - id: after\n    tool: go/echo\n    args: {text: still here}\n    depends_on: [hang]\n")
+	acceptGates(t, n, run)
+	fins := finished(t, n, run)
+	if c := fins["crash"]; c.Status != event.TaskFailed || c.Class != event.ClassTransient || !strings.Contains(c.Error, "exited with status 3") {
+		t.Errorf("crash: %+v", c)
+	}
+	if h := fins["hang"]; h.Status != event.TaskFailed || !h.TimedOut || !strings.Contains(h.Error, "no answer within 1s") {
+		t.Errorf("hang: %+v", h)
+	}
+	if a := fins["after"]; a.Status != event.TaskSucceeded || a.OutputTail != "still here" {
+		t.Errorf("after: %+v", a)
+	}
 }
