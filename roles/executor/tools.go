@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/roles/executor/pluginhost"
+	"github.com/agentic-dev/agentic/roles/executor/runner"
 	"github.com/agentic-dev/agentic/roles/orchestrator"
 	"github.com/agentic-dev/agentic/roles/plugin"
 	"github.com/agentic-dev/agentic/roles/policy"
@@ -202,13 +204,18 @@ func toolJudge(a event.TaskAssignedData, j judged) func(event.ToolDefinition, []
 	}
 }
 
-// tail is the last n bytes of s (n <= 0: the runner's default).
+// tail is the last n bytes of s (n <= 0: the runner's default), cut at a
+// character's start.
 func tail(s string, n int) string {
 	if n <= 0 {
-		n = 4 << 10
+		n = runner.DefaultTailBytes
 	}
 	if len(s) <= n {
 		return s
 	}
-	return s[len(s)-n:]
+	i := len(s) - n
+	for i < len(s) && !utf8.RuneStart(s[i]) {
+		i++
+	}
+	return s[i:]
 }

@@ -272,24 +272,21 @@ var errStopped = errors.New("pluginhost: stopped")
 
 // server returns the server of (plugin, user) and the plugin's entry,
 // creating the server (not started) when absent.
-func (h *Host) server(plugin, user string) (*server, entry, error) {
+func (h *Host) server(name, user string) (*server, entry, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.mu.stopped {
 		return nil, entry{}, errStopped
 	}
-	e, ok := h.mu.plugins[plugin]
+	e, ok := h.mu.plugins[name]
 	if !ok {
-		return nil, entry{}, fmt.Errorf("%w: %q is not in force on this executor (agentctl plugin ls)", plugin2ErrUnknown, plugin)
+		return nil, entry{}, fmt.Errorf("%w: %q is not in force on this executor (agentctl plugin ls)", plugin.ErrUnknownPlugin, name)
 	}
-	k := key{plugin, user}
+	k := key{name, user}
 	s := h.mu.servers[k]
 	if s == nil {
-		s = newServer(plugin, user, e, h)
+		s = newServer(name, user, e, h)
 		h.mu.servers[k] = s
 	}
 	return s, e, nil
 }
-
-// plugin2ErrUnknown is roles/plugin's ErrUnknownPlugin.
-var plugin2ErrUnknown = plugin.ErrUnknownPlugin

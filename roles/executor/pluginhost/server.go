@@ -3,7 +3,6 @@ package pluginhost
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -304,6 +303,3 @@ func (s *server) stop() {
 	}
 	s.mu.session, s.mu.proc = nil, nil
 }
-
-// errServer wraps failures of the server itself (crash, hang, garbage).
-var errServer = errors.New("pluginhost: plugin server failed")
