@@ -28,6 +28,7 @@ import (
 	"github.com/agentic-dev/agentic/node/membership"
 	"github.com/agentic-dev/agentic/node/nodes"
 	"github.com/agentic-dev/agentic/node/notify"
+	"github.com/agentic-dev/agentic/node/plugins"
 	"github.com/agentic-dev/agentic/node/policies"
 	"github.com/agentic-dev/agentic/node/settings"
 	"github.com/agentic-dev/agentic/roles"
@@ -89,6 +90,8 @@ type Node struct {
 	nodes *nodes.Nodes
 	// policies is the policy index (nil on a node without a ledger).
 	policies *policies.Index
+	// plugins is the plugin index (plugins.list, plugins.show).
+	plugins *plugins.Index
 	// gossip is the node's gossip membership (nil without gossip_listen).
 	gossip *membership.Membership
 	// health runs the node's readiness checks and raises its alarms.
@@ -483,6 +486,10 @@ func (n *Node) startLedger(ctx context.Context) error {
 		if err := n.policies.Attach(n.store); err != nil {
 			return fmt.Errorf("node: policy index: %w", err)
 		}
+		n.plugins = plugins.New(n.log.With("component", "plugins"))
+		if err := n.plugins.Attach(n.store); err != nil {
+			return fmt.Errorf("node: plugin index: %w", err)
+		}
 		n.settings = settings.New(settings.Config{Node: n.cfg.Name, NC: n.conn.NC, Sign: n.identity, JS: n.conn.JS, Replicas: bus.DefaultReplicas(n.conn.NC), AppliedSeq: n.store.AppliedStreamSeq, Logger: n.log.With("component", "settings")})
 		folders = append(folders, n.settings)
 		n.nodes = nodes.New(n.log.With("component", "nodes"))
@@ -620,6 +627,7 @@ func (n *Node) startExecutor() error {
 		OnFatal:      n.fail,
 		Paused:       n.diskPaused,
 		Safety:       executor.SafetyFrom(n.cfg.Executor, n.apiClient(0)),
+		Plugins:      n.executorPlugins(),
 	})
 	n.roles = append(n.roles, n.exec)
 	return nil

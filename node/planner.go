@@ -52,7 +52,8 @@ func (n *Node) plannerConfig() planner.Config {
 
 // promptInputs gathers what a plan's prompt tells beside the goal, by
 // asking the cluster: the policy in force (policy.show), the capabilities
-// of the live executors (nodes.list) and the adaptive notes
+// of the live executors (nodes.list), the approved plugin tools
+// (plugins.list, plugins.show) and the adaptive notes
 // (memory.commands), with the command statistics themselves when plan
 // candidates are scored by them. What does not answer in time is left out, and said
 // in the log at debug.
@@ -84,6 +85,11 @@ func (n *Node) promptInputs(ctx context.Context, _ event.GoalSubmittedData) llm.
 		slices.Sort(in.Capabilities)
 	} else {
 		n.log.Debug("prompt: no nodes", "err", err)
+	}
+	if tools, err := promptTools(ctx, c); err == nil {
+		in.Tools = tools
+	} else {
+		n.log.Debug("prompt: no plugin tools", "err", err)
 	}
 	limit := 1
 	if n.cfg.Planner.Candidates > 1 {

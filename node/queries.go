@@ -60,6 +60,8 @@ func (n *Node) startAPI() error {
 		api.HandleTyped(s, api.MethodCredentialsList, guard(n, n.credentialsList))
 		api.HandleTyped(s, api.MethodPolicyShow, guard(n, n.policies.Show))
 		api.HandleTyped(s, api.MethodPolicyList, guard(n, n.policies.List))
+		api.HandleTyped(s, api.MethodPluginsList, guard(n, n.plugins.List))
+		api.HandleTyped(s, api.MethodPluginsShow, guard(n, n.plugins.Show))
 		api.HandleTyped(s, api.MethodGatesList, guard(n, n.runs.GatesPage))
 	}
 	if n.mem == nil && n.has(event.RoleMemory) && n.integrity.get() != nil {

@@ -26,10 +26,14 @@ var noFiles = []string{"roles", "bus/event", "bus/envelope", "bus/redact", "node
 var fileWriters = []string{"WriteFile", "Create", "CreateTemp", "OpenFile", "Mkdir", "MkdirAll", "MkdirTemp",
 	"Remove", "RemoveAll", "Rename", "Symlink", "Link", "Chmod", "Chown", "Lchown", "Truncate", "OpenRoot"}
 
-// processStarters are the functions, by package, that start a process.
+// processStarters are the functions and types, by package, that start
+// a process: the MCP SDK's CommandTransport starts a plugin's server with
+// os/exec, outside the runner's rules (user, environment, limits,
+// process group), so plugin servers go through runner.StartServer.
 var processStarters = map[string][]string{
 	"os":      {"StartProcess"},
 	"syscall": {"ForkExec", "Exec", "StartProcess"},
+	"github.com/modelcontextprotocol/go-sdk/mcp": {"CommandTransport", "NewCommandTransport"},
 }
 
 // switchesUsers are the packages that may change the identity a process
@@ -50,7 +54,8 @@ var userSwitchers = map[string][]string{
 
 // TestStepEffectsStayInTheExecutor is the architecture test of the safety
 // policy: only the executor runs a step, so no other package starts a
-// process (os/exec, os.StartProcess, syscall.ForkExec…) — but those listed
+// process (os/exec, os.StartProcess, syscall.ForkExec, the MCP SDK's
+// CommandTransport: plugin servers too start in the runner) — but those listed
 // with a reason in startsProcesses — and the packages that judge, plan and
 // schedule (noFiles, and every roles/ package but the executor's) write no
 // file; and only the runner switches users (switchesUsers). A bypass of
@@ -108,7 +113,7 @@ func TestStepEffectsStayInTheExecutor(t *testing.T) {
 			pkg := names[x.Name]
 			switch {
 			case slices.Contains(processStarters[pkg], sel.Sel.Name) && !mayStart:
-				t.Errorf("%s calls %s.%s: only the executor runs steps", rel+"/"+filepath.Base(path), pkg, sel.Sel.Name)
+				t.Errorf("%s calls %s.%s: only the executor runs steps (and plugin servers, through runner.StartServer)", rel+"/"+filepath.Base(path), pkg, sel.Sel.Name)
 			case slices.Contains(userSwitchers[pkg], sel.Sel.Name) && !maySwitch:
 				t.Errorf("%s calls %s.%s: only the executor's runner acts as a step user (add a package to switchesUsers only with a reason)", rel+"/"+filepath.Base(path), pkg, sel.Sel.Name)
 			case pkg == "os" && slices.Contains(fileWriters, sel.Sel.Name) && !mayWrite:

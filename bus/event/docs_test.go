@@ -56,14 +56,16 @@ func payloadExamples() map[event.Type]any {
 				{Response: 3, Seed: &seed2, Score: 3.5, Steps: 3, History: 0.1, Chosen: true},
 			},
 			Scoring: "candidates/1: ..."}},
-		event.PlanRejected:   event.PlanRejectedData{Error: `ship.yaml:5:18: steps[1].depends_on[0]: unknown step "bulid" (did you mean "build"?)`},
-		event.LeaderElected:  event.LeaderElectedData{Decision: event.Decision{Epoch: 3}, Leader: "node-a"},
-		event.PlanAccepted:   event.PlanAcceptedData{Decision: event.Decision{Epoch: 3}, Revision: 1},
-		event.TaskAssigned:   event.TaskAssignedData{Decision: event.Decision{Epoch: 3}, Step: deploy, Attempt: 1, Node: "node-b", ReadyAt: at},
-		event.TaskCancel:     event.TaskCancelData{Decision: event.Decision{Epoch: 3}, Step: "ship.deploy", Attempt: 1, Node: "node-b", Reason: "run cancelled: wrong branch", Code: "cancelled_by_operator"},
-		event.RunFinished:    event.RunFinishedData{Decision: event.Decision{Epoch: 3}, Status: event.RunFailed, Reason: "step build failed: exit status 2", Code: "step_failed"},
-		event.ExecutorOnline: event.ExecutorOnlineData{Slots: 4, Incarnation: "0196f3c2-8a11-7c3e-9d2b-6e5f4a3b2c1d", Queue: 4, Capabilities: []string{"docker"}, Version: "v0.3.0"},
-		event.TaskStarted:    event.TaskStartedData{Step: "ship.deploy", Attempt: 1, Node: "node-b", PID: 4242},
+		event.PlanRejected:  event.PlanRejectedData{Error: `ship.yaml:5:18: steps[1].depends_on[0]: unknown step "bulid" (did you mean "build"?)`},
+		event.LeaderElected: event.LeaderElectedData{Decision: event.Decision{Epoch: 3}, Leader: "node-a"},
+		event.PlanAccepted:  event.PlanAcceptedData{Decision: event.Decision{Epoch: 3}, Revision: 1},
+		event.TaskAssigned:  event.TaskAssignedData{Decision: event.Decision{Epoch: 3}, Step: deploy, Attempt: 1, Node: "node-b", ReadyAt: at},
+		event.TaskCancel:    event.TaskCancelData{Decision: event.Decision{Epoch: 3}, Step: "ship.deploy", Attempt: 1, Node: "node-b", Reason: "run cancelled: wrong branch", Code: "cancelled_by_operator"},
+		event.RunFinished:   event.RunFinishedData{Decision: event.Decision{Epoch: 3}, Status: event.RunFailed, Reason: "step build failed: exit status 2", Code: "step_failed"},
+		event.ExecutorOnline: event.ExecutorOnlineData{Slots: 4, Incarnation: "0196f3c2-8a11-7c3e-9d2b-6e5f4a3b2c1d", Queue: 4, Capabilities: []string{"docker"}, Version: "v0.3.0",
+			Tools:   []event.ToolReport{{Name: "fs/read_text_file", Hash: "sha256:7d1e5c0a4b93", User: "agentic", Definition: &readTextFile}},
+			Plugins: []event.PluginReport{{Plugin: "fs", Manifest: "sha256:0b6a1f3c9d2e", User: "agentic"}}},
+		event.TaskStarted: event.TaskStartedData{Step: "ship.deploy", Attempt: 1, Node: "node-b", PID: 4242},
 		event.TaskFinished: event.TaskFinishedData{
 			Step: "ship.deploy", Attempt: 1, Node: "node-b", Status: event.TaskFailed, Class: event.ClassTransient,
 			ExitCode: -1, Error: "interrupted: the executor shut down during the attempt", Interrupted: true,
@@ -159,8 +161,29 @@ func payloadExamples() map[event.Type]any {
 				Responses: []string{`{"verdict":"pass","judgement":"The response is 200 and its title is the site's."}`}}},
 		event.PolicyRecorded: event.PolicyAppliedData{Base: 0, Name: "default", Hash: "sha256:41b07c9e3d55",
 			Text: "name: default\ndefault: allow\n", Source: event.PolicyFromBootstrap},
+		event.PluginAdded: event.PluginAddedData{Manifest: fsManifest, Reason: "read the notes"},
+		event.PluginApproved: event.PluginApprovedData{Plugin: "fs", Manifest: "sha256:0b6a1f3c9d2e",
+			Tools: []event.ToolPin{{Hash: "sha256:7d1e5c0a4b93", Definition: readTextFile}}, Reason: "reviewed the descriptions"},
+		event.PluginRemoved: event.PluginRemovedData{Plugin: "fs", Reason: "not needed any more"},
 	}
 }
+
+// fsManifest and readTextFile are the plugin examples of docs/protocol.md.
+var (
+	fsManifest = event.PluginManifest{
+		Name:        "fs",
+		Description: "the reference MCP filesystem server",
+		Command:     []string{"node", "/opt/mcp/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js", "/srv/data"},
+		Grants:      event.PluginGrants{Filesystem: []string{"/srv/data"}},
+		PathArgs:    []string{"path", "paths", "source", "destination"},
+	}
+	readTextFile = event.ToolDefinition{
+		Name: "read_text_file", Title: "Read Text File",
+		Description: "Read the complete contents of a file from the file system as text.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`),
+		Annotations: json.RawMessage(`{"readOnlyHint":true}`),
+	}
+)
 
 // marshalExample is the doc's form of a payload: indented JSON, HTML
 // characters as they are.

@@ -291,6 +291,9 @@ var table = []Spec{
 	{RunPausedFor, []string{RoleUI}, 7},
 	{RunResumedFor, []string{RoleUI}, 7},
 	{RunCancelRequestedFor, []string{RoleUI}, 7},
+	{PluginAdded, []string{RoleOperator}, 8},
+	{PluginApproved, []string{RoleOperator}, 8},
+	{PluginRemoved, []string{RoleOperator}, 8},
 }
 
 // Types returns the event-type table, in order, as of every protocol

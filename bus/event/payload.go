@@ -274,6 +274,12 @@ type ExecutorOnlineData struct {
 	Capabilities []string `json:"capabilities,omitempty"`
 	// Version is the agentd build.
 	Version string `json:"version,omitempty"`
+	// Tools are the plugin tools the executor's plugin servers reported,
+	// with their definition hashes (protocol version 8); Plugins says
+	// how each plugin's server fares. An executor emits executor.online
+	// again, with the same Incarnation, when they change.
+	Tools   []ToolReport   `json:"tools,omitempty"`
+	Plugins []PluginReport `json:"plugins,omitempty"`
 }
 
 // NodeData is a membership change the leader recorded (node.joined,

@@ -1,5 +1,7 @@
 package event
 
+import "encoding/json"
+
 // Plan is a plan as it travels in plan.proposed: a flat list of steps in a
 // DAG, normalized by the planner (roles/planner/plan), which owns the
 // authoring formats (YAML, JSON, seed) and converts them into this type.
@@ -127,6 +129,10 @@ type Step struct {
 	// Tests names the hypotheses this step's result is evidence for.
 	// Protocol version 6.
 	Tests []HypothesisTest `json:"tests,omitempty"`
+	// Tool names the tool a tool step calls, "plugin/tool", and Args its
+	// arguments (a JSON object). Protocol version 8.
+	Tool string          `json:"tool,omitempty"`
+	Args json.RawMessage `json:"args,omitempty"`
 }
 
 // Branch is one edge of Step.Next. Protocol version 6.

@@ -230,12 +230,16 @@ type gateSubject struct {
 	Patch      string    `json:"patch,omitempty"`
 	Compensate string    `json:"compensate,omitempty"`
 	Policy     PolicyRef `json:"policy"`
+	// Tool and Args of a tool step (protocol version 8).
+	Tool string          `json:"tool,omitempty"`
+	Args json.RawMessage `json:"args,omitempty"`
 }
 
 // GateSubject is the hash an approval is bound to ("sha256:<hex>"):
 // exactly what is judged — the step's kind, command, guard, working
 // directory, environment (names and values), user, file path, content,
-// mode and patch, compensation — and the policy version and hash. Any
+// mode and patch, compensation, a tool step's tool and arguments — and
+// the policy version and hash. Any
 // change to one of them gives another subject, which voids approvals of
 // the old one. Orchestrator and executor compute it alike.
 func GateSubject(s Step, p PolicyRef) string {
@@ -247,7 +251,7 @@ func GateSubject(s Step, p PolicyRef) string {
 	b, err := json.Marshal(gateSubject{
 		Kind: s.Kind, Run: s.Run, Check: s.Check, Creates: s.Creates, Cwd: s.Cwd,
 		Env: env, RunAs: s.RunAs, Path: s.Path, Content: s.Content, Mode: s.Mode,
-		Patch: s.Patch, Compensate: s.Compensate, Policy: p,
+		Patch: s.Patch, Compensate: s.Compensate, Policy: p, Tool: s.Tool, Args: validArgs(s.Args),
 	})
 	if err != nil {
 		panic("event: marshal gate subject: " + err.Error()) // plain strings cannot fail
@@ -284,4 +288,14 @@ type RootAddedData struct {
 type RootRetiredData struct {
 	KeyID  string `json:"key_id"`
 	Reason string `json:"reason,omitempty"`
+}
+
+// validArgs is args, or args as a JSON string when it is not JSON (built
+// by hand, not decoded): the subject still covers its bytes.
+func validArgs(args json.RawMessage) json.RawMessage {
+	if len(args) == 0 || json.Valid(args) {
+		return args
+	}
+	b, _ := json.Marshal(string(args))
+	return b
 }

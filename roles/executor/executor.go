@@ -17,6 +17,7 @@ import (
 	"github.com/agentic-dev/agentic/roles"
 	"github.com/agentic-dev/agentic/roles/executor/core"
 	"github.com/agentic-dev/agentic/roles/executor/localstate"
+	"github.com/agentic-dev/agentic/roles/executor/pluginhost"
 	"github.com/agentic-dev/agentic/roles/executor/runner"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/nats-io/nats.go/jetstream"
@@ -59,6 +60,9 @@ type Config struct {
 	// (the data dir below its free-space floor), or nil: while it does,
 	// accepted attempts stay queued, and start once it returns nil.
 	Paused func() error
+	// Plugins is where the executor learns the plugins in force and runs
+	// their tools (tools.go); its zero value runs none.
+	Plugins Plugins
 
 	// ackWait is the consumer's AckWait (default 30s); tests shorten it to
 	// see redeliveries.
@@ -140,6 +144,8 @@ type Executor struct {
 	unjudgedWarned atomic.Bool
 	// policyRefused counts the attempts vet refused.
 	policyRefused atomic.Uint64
+	// tools runs the plugin servers (nil without Config.Plugins).
+	tools *pluginhost.Host
 }
 
 var _ roles.Role = (*Executor)(nil)
@@ -352,6 +358,7 @@ func (e *Executor) Start(ctx context.Context) error {
 		e.report.stop()
 		return fail(err)
 	}
+	e.startTools(ctx)
 	e.started = true
 	if recreated > 0 {
 		e.consumerHealth.Set(nil)
@@ -452,6 +459,7 @@ func (e *Executor) Stop(ctx context.Context) error {
 		<-done
 	}
 	e.shutdown()
+	e.stopTools()   // no tool call runs any more
 	e.report.stop() // every step has returned: nothing more is queued
 	return e.state.Close()
 }

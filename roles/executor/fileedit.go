@@ -32,6 +32,8 @@ func (e *Executor) runStep(ctx context.Context, run string, a event.TaskAssigned
 	switch a.Step.Kind {
 	case event.KindFileWrite, event.KindFilePatch, event.KindFileRestore:
 		return e.runFileEdit(ctx, run, a, started, t, j)
+	case event.KindTool:
+		return e.runTool(ctx, run, a, started, t, j)
 	}
 	return e.run(ctx, run, a, started, t, j)
 }

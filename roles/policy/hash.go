@@ -26,6 +26,9 @@ type canonical struct {
 	Gates             *canonicalGates     `json:"gates,omitempty"`
 	ApprovePlans      string              `json:"approve_plans,omitempty"`
 	Rules             []Rule              `json:"rules"`
+	// Tools is absent without tools: rules, so that policies without
+	// them keep the hash they had before.
+	Tools []ToolRule `json:"tools,omitempty"`
 }
 
 type canonicalBudgets struct {
@@ -63,6 +66,7 @@ func (p *Policy) Canonical() []byte {
 		r.AllowedFlags = canonicalAllowed(r)
 		c.Rules = append(c.Rules, r)
 	}
+	c.Tools = p.Tools
 	b, err := json.Marshal(c)
 	if err != nil {
 		// Every field is a plain value: this cannot happen.

@@ -233,7 +233,7 @@ func (l *loader) globs(n *yaml.Node, key string, paths bool) []string {
 	return gs
 }
 
-var topKeys = []string{"name", "version", "default", "unresolved", "levels", "approvals", "scopes", "budgets", "gates", "approve_plans", "rules"}
+var topKeys = []string{"name", "version", "default", "unresolved", "levels", "approvals", "scopes", "budgets", "gates", "approve_plans", "rules", "tools"}
 
 func (l *loader) top(n *yaml.Node, p *Policy) {
 	l.fields(n, "", topKeys, func(key string, k, v *yaml.Node) {
@@ -280,6 +280,8 @@ func (l *loader) top(n *yaml.Node, p *Policy) {
 			}
 		case "rules":
 			l.rules(v, p)
+		case "tools":
+			l.toolRules(v, p)
 		}
 	})
 }

@@ -37,6 +37,9 @@ type Policy struct {
 	ApprovePlans string
 	// Rules are the rules, in the file's order.
 	Rules []Rule
+	// Tools are the rules of plugin tools (tools:), in the file's order
+	// (JudgeTool).
+	Tools []ToolRule
 
 	hash string
 }

@@ -20,7 +20,9 @@ import (
 //   - file.write, file.patch: JudgeEdit;
 //   - noop: allowed (it runs nothing);
 //   - file.restore: allowed (it puts back before-images the executor
-//     recorded itself, undoing an edit that was judged).
+//     recorded itself, undoing an edit that was judged);
+//   - tool: JudgeTool without facts (the executor judges again with
+//     them, before the call).
 //
 // A kind the policy does not know is judged as a command it cannot
 // resolve.
@@ -51,6 +53,8 @@ func (p *Policy) JudgeStep(s event.Step, dir string) Verdict {
 		return v
 	case event.KindFileWrite, event.KindFilePatch:
 		return p.JudgeEdit(s, dir)
+	case event.KindTool:
+		return p.JudgeTool(s, nil)
 	case event.KindNoop, event.KindFileRestore, event.KindCritique:
 		v := p.allowed(string(s.Kind))
 		v.Why = "a noop runs nothing"

@@ -8,6 +8,7 @@
 package eventtest
 
 import (
+	"encoding/json"
 	"reflect"
 	"strings"
 	"time"
@@ -58,6 +59,10 @@ func FullStep() event.Step {
 func fill(v reflect.Value, name string) {
 	if v.Type() == reflect.TypeFor[event.Duration]() {
 		v.Set(reflect.ValueOf(event.Duration(time.Second)))
+		return
+	}
+	if v.Type() == reflect.TypeFor[json.RawMessage]() {
+		v.Set(reflect.ValueOf(json.RawMessage(`{"` + name + `":1}`)))
 		return
 	}
 	switch v.Kind() {

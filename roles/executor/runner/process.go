@@ -26,7 +26,9 @@ type proc struct {
 	env            []string
 	dir            string
 	stdout, stderr *os.File
-	sys            *syscall.SysProcAttr
+	// stdin is /dev/null when nil (a step); a plugin server's is a pipe.
+	stdin *os.File
+	sys   *syscall.SysProcAttr
 }
 
 // command builds the proc of a step: /bin/sh -c script, leader of a new
@@ -86,9 +88,12 @@ func stdin() (*os.File, error) {
 // its environment without duplicates, the last of each name kept — without
 // opening /dev/null for each step nor the rest of Cmd's bookkeeping.
 func forkExec(p proc) (*os.Process, error) {
-	in, err := stdin()
-	if err != nil {
-		return nil, err
+	in := p.stdin
+	if in == nil {
+		var err error
+		if in, err = stdin(); err != nil {
+			return nil, err
+		}
 	}
 	env, err := dedupEnv(p.env)
 	if err != nil {

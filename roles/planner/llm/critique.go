@@ -33,7 +33,8 @@ var critiqueSchema = json.RawMessage(`{
 const critiqueSystem = `You review the result of one step of an automated plan run on a server.
 You are given the run's goal, the step's command status and the end of its output, and the criteria the result must meet.
 Judge only from what is shown: if the output does not show that the criteria are met, the verdict is "fail".
-Answer with ONE JSON object and nothing else: {"verdict": "pass" or "fail", "judgement": "one to three sentences saying why"}.`
+Answer with ONE JSON object and nothing else: {"verdict": "pass" or "fail", "judgement": "one to three sentences saying why"}.
+` + dataRule
 
 // Critique asks the model whether the output of req's target meets its
 // criteria, and returns the verdict (pass or fail), the judgement and the
@@ -83,8 +84,7 @@ func critiqueMessage(req event.CritiqueRequestedData) string {
 	}
 	fmt.Fprintf(&b, "Step judged: %s\nIts status: %s\nIts exit code: %d\n", req.Target, orUnknown(string(req.TargetStatus)), req.ExitCode)
 	if out := req.Output; out != "" {
-		out = outputEnd(out)
-		fmt.Fprintf(&b, "Its output (end):\n%s\n", out)
+		fmt.Fprintf(&b, "Its output (end):\n%s\n", fenced(outputEnd(out)))
 	} else {
 		b.WriteString("Its output: (none)\n")
 	}

@@ -24,6 +24,8 @@ type Inputs struct {
 	// Notes are adaptive notes from command statistics ("apt-get install
 	// without -y failed 4 of 5 times").
 	Notes []string
+	// Tools are the approved plugin tools (protocol version 8).
+	Tools []ToolInfo
 	// Commands are command shapes' successes and failures (memory's
 	// command statistics, those that failed most first): the history
 	// score of plan candidates (candidates.go).
@@ -59,7 +61,8 @@ Rules:
 - "kind": "critique" with "target" (a step id) and "criteria" has a reviewer judge that step's output against the criteria; the critique fails when they are not met.
 - "next": [{"on": "success" or "failure", "to": "step-id"}] runs the named step only on that outcome; steps not reached are skipped. Use it to diagnose: try, then branch.
 - "hypotheses": [{"id": "h1", "statement": "..."}] at the top lists what a diagnosis tests; "tests": ["h1"] on a step says its success supports h1 and its failure refutes it.
-- Prefer few, idempotent steps. Never use sudo unless the goal asks for it.`
+- Prefer few, idempotent steps. Never use sudo unless the goal asks for it.
+- ` + dataRule
 
 // messages builds the request's messages for goal.
 func messages(goal string, in Inputs) []Message {
@@ -69,6 +72,7 @@ func messages(goal string, in Inputs) []Message {
 		sys.WriteString("\n\nThe safety policy in force:\n")
 		sys.WriteString(s)
 	}
+	sys.WriteString(toolsSection(in.Tools))
 	var user strings.Builder
 	fmt.Fprintf(&user, "Goal: %s\n", goal)
 	list := func(title string, items []string) {

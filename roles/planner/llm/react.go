@@ -76,8 +76,7 @@ func reactMessages(goal string, in Inputs, req *event.PlanReplanRequestedData) [
 			}
 			b.WriteString("\n")
 			if out := strings.TrimRight(r.OutputTail, "\n"); out != "" {
-				out = outputEnd(out)
-				fmt.Fprintf(&b, "  output (end):\n%s\n", indent(out, "    "))
+				fmt.Fprintf(&b, "  output (end):\n%s\n", indent(fenced(outputEnd(out)), "    "))
 			}
 		case slices.Contains(req.Done, st.ID):
 			b.WriteString("  done\n")

@@ -75,8 +75,7 @@ func replanMessage(req event.PlanReplanRequestedData) (string, error) {
 		fmt.Fprintf(&b, "Error: %s\n", f.Error)
 	}
 	if out := f.Output; out != "" {
-		out = outputEnd(out)
-		fmt.Fprintf(&b, "Output (end):\n%s\n", out)
+		fmt.Fprintf(&b, "Output (end):\n%s\n", fenced(outputEnd(out)))
 	}
 	b.WriteString("\nAnswer with the revised plan, the whole of it, as ONE JSON object in the same format, " +
 		"with a \"rationale\" field saying in a sentence or two what you changed and why. " +

@@ -13,7 +13,7 @@ import (
 
 // Allowed values, for messages.
 var (
-	kinds      = []string{string(event.KindShell), string(event.KindNoop), string(event.KindFileWrite), string(event.KindFilePatch), string(event.KindCritique)}
+	kinds      = []string{string(event.KindShell), string(event.KindNoop), string(event.KindFileWrite), string(event.KindFilePatch), string(event.KindCritique), string(event.KindTool)}
 	onFailures = []string{string(event.OnFailureAbort), string(event.OnFailureRetry), string(event.OnFailureContinue), string(event.OnFailureReplan)}
 )
 
@@ -89,7 +89,7 @@ func checkTexts(d *draft, ps *problems) {
 func checkStep(ps *problems, s *draftStep) {
 	st := &s.step
 	switch st.Kind {
-	case "", event.KindShell, event.KindNoop, event.KindFileWrite, event.KindFilePatch, event.KindCritique:
+	case "", event.KindShell, event.KindNoop, event.KindFileWrite, event.KindFilePatch, event.KindCritique, event.KindTool:
 	case event.KindFileRestore:
 		ps.add(s.pos("kind"), "kind %s is not for plans: the orchestrator makes file.restore steps to compensate file edits; allowed: %s", st.Kind, strings.Join(kinds, ", "))
 	default:
@@ -105,6 +105,7 @@ func checkStep(ps *problems, s *draftStep) {
 	}
 	checkFileFields(ps, s, effectiveKind(st))
 	checkCritique(ps, s, effectiveKind(st))
+	checkTool(ps, s, effectiveKind(st))
 	if s.blank("check", st.Check) {
 		ps.add(s.pos("check"), "check is empty: give the command whose exit 0 skips the step, or remove check")
 	}
@@ -197,6 +198,8 @@ func effectiveKind(st *event.Step) event.StepKind {
 	switch {
 	case st.Kind != "":
 		return st.Kind
+	case st.Tool != "":
+		return event.KindTool
 	case st.Run != "":
 		return event.KindShell
 	case st.Patch != "":

@@ -11,7 +11,7 @@ import (
 var (
 	planFields     = []string{"goal", "steps", "subgoals", "hypotheses"}
 	subgoalFields  = []string{"id", "title", "depends_on", "steps"}
-	stepFields     = []string{"id", "title", "kind", "run", "depends_on", "timeout", "retries", "backoff", "idempotent", "creates", "check", "on_failure", "env", "cwd", "capabilities", "path", "content", "mode", "patch", "compensate", "run_as", "next", "tests", "target", "criteria"}
+	stepFields     = []string{"id", "title", "kind", "run", "depends_on", "timeout", "retries", "backoff", "idempotent", "creates", "check", "on_failure", "env", "cwd", "capabilities", "path", "content", "mode", "patch", "compensate", "run_as", "next", "tests", "target", "criteria", "tool", "args"}
 	seedFields     = []string{"mode", "goal", "steps"}
 	seedStepFields = []string{"goal", "commands"}
 )
@@ -196,6 +196,8 @@ func (w *walker) stepField(s *draftStep, e entry, p pos) (ok bool) {
 		ok = w.tests(s, e.val, p)
 	case "target", "criteria":
 		ok = w.critiqueField(s, e.name, e.val, p)
+	case "tool", "args":
+		ok = w.toolField(s, e.name, e.val, p)
 	case "capabilities":
 		var caps []ref
 		caps, ok = w.refs(e.val, p)

@@ -101,6 +101,7 @@ its code), 2 usage error, 3 run failed and 4 run cancelled (goal submit
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
 	root.AddCommand(a.goalCmd(), a.runCmd(), a.stepCmd(), a.auditCmd(), a.ledgerCmd(), a.memoryCmd(), a.clusterCmd(), a.keysCmd(), a.nodeCmd(), a.operatorCmd(), a.alarmCmd(), a.versionCmd())
 	root.AddCommand(a.policyCmd(), a.planCmd(), a.plannerCmd(), a.gateCmd())
+	root.AddCommand(a.pluginCmd())
 	return root
 }
 

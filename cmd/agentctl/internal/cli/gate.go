@@ -231,6 +231,9 @@ func (a *app) printGate(w io.Writer, g *api.Gate, now time.Time) {
 		switch s.Kind {
 		case event.KindFileWrite, event.KindFilePatch:
 			line("file", "%s (%s)", s.Path, s.Kind)
+		case event.KindTool:
+			line("tool", "%s", s.Tool)
+			line("args", "%s", compactJSON(s.Args))
 		default:
 			if s.Run != "" {
 				// Escaped run by run and styled: past the writer's escaping.
@@ -299,6 +302,8 @@ func (a *app) printGate(w io.Writer, g *api.Gate, now time.Time) {
 		case s.Kind == event.KindFileWrite:
 			fmt.Fprintln(w, "content")
 			fmt.Fprint(w, withNewline(s.Content))
+		case s.Kind == event.KindTool:
+			a.printGateTool(w, s.Tool)
 		}
 	}
 }

@@ -256,6 +256,8 @@ type fileStep struct {
 	Criteria     string            `yaml:"criteria,omitempty"`
 	Next         []fileBranch      `yaml:"next,omitempty,flow"`
 	Tests        []fileTest        `yaml:"tests,omitempty,flow"`
+	Tool         string            `yaml:"tool,omitempty"`
+	Args         any               `yaml:"args,omitempty"`
 }
 
 type fileSubgoal struct {
@@ -285,7 +287,12 @@ func planYAML(p event.Plan) ([]byte, error) {
 			ID: s.ID, Title: s.Title, Run: s.Run, DependsOn: s.DependsOn, Retries: s.Retries, Idempotent: s.Idempotent,
 			Creates: s.Creates, Check: s.Check, Env: s.Env, Cwd: s.Cwd, Capabilities: s.Capabilities,
 			Path: s.Path, Content: s.Content, Mode: s.Mode, Patch: s.Patch, Compensate: s.Compensate, RunAs: s.RunAs,
-			Target: s.Target, Criteria: s.Criteria,
+			Target: s.Target, Criteria: s.Criteria, Tool: s.Tool,
+		}
+		if len(s.Args) > 0 {
+			if err := json.Unmarshal(s.Args, &fs.Args); err != nil {
+				return nil, fmt.Errorf("step %s: its args: %w", s.ID, err)
+			}
 		}
 		if !(s.Kind == event.KindShell && s.Run != "") && !(s.Kind == event.KindNoop && s.Run == "") {
 			fs.Kind = string(s.Kind)
