@@ -291,6 +291,7 @@ var table = []Spec{
 	{RunPausedFor, []string{RoleUI}, 7},
 	{RunResumedFor, []string{RoleUI}, 7},
 	{RunCancelRequestedFor, []string{RoleUI}, 7},
+	{PROpened, []string{RoleExecutor}, 8},
 }
 
 // Types returns the event-type table, in order, as of every protocol
