@@ -20,7 +20,8 @@ import (
 //   - file.write, file.patch: JudgeEdit;
 //   - noop: allowed (it runs nothing);
 //   - file.restore: allowed (it puts back before-images the executor
-//     recorded itself, undoing an edit that was judged).
+//     recorded itself, undoing an edit that was judged);
+//   - git.worktree, git.finish, git.discard: judgeGit.
 //
 // A kind the policy does not know is judged as a command it cannot
 // resolve.
@@ -51,6 +52,8 @@ func (p *Policy) JudgeStep(s event.Step, dir string) Verdict {
 		return v
 	case event.KindFileWrite, event.KindFilePatch:
 		return p.JudgeEdit(s, dir)
+	case event.KindGitWorktree, event.KindGitFinish, event.KindGitDiscard:
+		return p.judgeGit(s, dir) // git.go
 	case event.KindNoop, event.KindFileRestore, event.KindCritique:
 		v := p.allowed(string(s.Kind))
 		v.Why = "a noop runs nothing"
