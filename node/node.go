@@ -620,6 +620,7 @@ func (n *Node) startExecutor() error {
 		OnFatal:      n.fail,
 		Paused:       n.diskPaused,
 		Safety:       executor.SafetyFrom(n.cfg.Executor, n.apiClient(0)),
+		Git:          executor.GitFrom(n.cfg.Executor),
 	})
 	n.roles = append(n.roles, n.exec)
 	return nil
