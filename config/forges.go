@@ -8,7 +8,7 @@ import (
 )
 
 // ForgeConfig is one forge git runs open pull requests on (docs/plans.md,
-// "Git runs"): a plan's git.credentials names it, never its token.
+// "Git runs"): a plan's git.forge names it, never its token.
 type ForgeConfig struct {
 	// API is the forge's REST API base URL, GitHub-compatible
 	// (https://api.github.com, https://gitea.example.com/api/v1).

@@ -52,9 +52,11 @@ type GitSpec struct {
 	// URL is a repository the executor clones (into its own directory)
 	// when the plan names no local clone.
 	URL string `json:"url,omitempty"`
-	// Credentials names the forge entry of the executor's configuration
-	// whose token reaches URL and the forge's API; never a secret itself.
-	Credentials string `json:"credentials,omitempty"`
+	// Forge names the forge of the executor's configuration
+	// (executor.forges) whose token reaches the remote over https and
+	// opens the pull request through the forge's API; a name, never a
+	// secret.
+	Forge string `json:"forge,omitempty"`
 	// Base is the branch the run's branch starts from, and the pull
 	// request's base. Never pushed to.
 	Base string `json:"base"`

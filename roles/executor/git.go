@@ -35,7 +35,7 @@ import (
 //     steps end is kept as the pull request's validations;
 //   - git.finish pushes the branch (when the plan names a push remote),
 //     emits pr.opened, opens the pull request on the forge the plan's
-//     credentials name (when this executor has it), and removes the
+//     forge names (when this executor has it), and removes the
 //     worktree;
 //   - git.discard, the compensation of git.worktree, removes the worktree
 //     and the branch, and pushes nothing.
@@ -50,7 +50,7 @@ type GitConfig struct {
 	// step user writes there.
 	Dir string
 	// Forges are the forges pull requests may be opened on, by the name a
-	// plan's git.credentials gives; their tokens are files.
+	// plan's git.forge gives; their tokens are files.
 	Forges map[string]forge.Forge
 }
 
@@ -126,15 +126,15 @@ func lastLines(s string, n int) string {
 }
 
 // gitEnv is what git needs to reach spec's remote: the token of the
-// forge spec.Credentials names, as an HTTP header (GIT_CONFIG_*
+// forge spec.Forge names, as an HTTP header (GIT_CONFIG_*
 // variables, never an argument); nil when spec names none.
 func (e *Executor) gitEnv(spec event.GitSpec) (map[string]string, error) {
-	if spec.Credentials == "" {
+	if spec.Forge == "" {
 		return nil, nil
 	}
-	f, ok := e.cfg.Git.Forges[spec.Credentials]
+	f, ok := e.cfg.Git.Forges[spec.Forge]
 	if !ok {
-		return nil, fmt.Errorf("the plan's git credentials name forge %q, which this executor's configuration (executor.forges) does not have", spec.Credentials)
+		return nil, fmt.Errorf("the plan's git block names forge %q, which this executor's configuration (executor.forges) does not have", spec.Forge)
 	}
 	tok, err := f.Token()
 	if err != nil {
@@ -276,7 +276,7 @@ func (e *Executor) gitOp(ctx context.Context, run string, a event.TaskAssignedDa
 }
 
 // pullRequest is the pr.opened of a finished run, opened on the forge
-// spec.Credentials names when the branch was pushed.
+// spec.Forge names when the branch was pushed.
 func (e *Executor) pullRequest(ctx context.Context, run string, a event.TaskAssignedData, spec event.GitSpec, res gitwork.Result) event.PROpenedData {
 	st := res.State
 	pr := event.PROpenedData{Step: a.Step.ID, Attempt: a.Attempt, Node: e.env.Node, Repo: st.Origin,
@@ -291,12 +291,12 @@ func (e *Executor) pullRequest(ctx context.Context, run string, a event.TaskAssi
 		}
 		pr.Draft = p.Draft
 	}
-	f, ok := e.cfg.Git.Forges[spec.Credentials]
+	f, ok := e.cfg.Git.Forges[spec.Forge]
 	switch {
-	case spec.Credentials == "" || spec.PullRequest == nil:
+	case spec.Forge == "" || spec.PullRequest == nil:
 		return pr
 	case !ok:
-		pr.ForgeError = fmt.Sprintf("no forge %q in this executor's configuration", spec.Credentials)
+		pr.ForgeError = fmt.Sprintf("no forge %q in this executor's configuration", spec.Forge)
 		return pr
 	case !res.Pushed:
 		pr.ForgeError = "the branch was not pushed (the plan names no push remote)"

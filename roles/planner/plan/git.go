@@ -15,10 +15,11 @@ import (
 // work in a git worktree of its own, on a branch of its own:
 //
 //	git:
-//	  repo: /srv/repos/service      # or url: https://… (+ credentials: NAME)
+//	  repo: /srv/repos/service      # or url: https://…
 //	  base: main
 //	  branch: agentic/{run}          # the default
 //	  push: origin                   # optional
+//	  forge: github                  # optional: a forge of the executor's configuration
 //	  pull_request: {title: "…", draft: true}   # optional
 //
 // Normalize adds two steps to such a plan: git-worktree (kind
@@ -31,7 +32,7 @@ import (
 
 // Fields of a plan's git block and of its pull_request.
 var (
-	gitFields = []string{"repo", "url", "credentials", "base", "branch", "push", "pull_request"}
+	gitFields = []string{"repo", "url", "forge", "base", "branch", "push", "pull_request"}
 	prFields  = []string{"title", "draft"}
 )
 
@@ -76,8 +77,8 @@ func (w *walker) decodeGit(d *draft, n *yaml.Node, p pos) {
 			g.spec.Repo = v
 		case "url":
 			g.spec.URL = v
-		case "credentials":
-			g.spec.Credentials = v
+		case "forge":
+			g.spec.Forge = v
 		case "base":
 			g.spec.Base = v
 		case "branch":
@@ -168,10 +169,9 @@ func checkGit(d *draft, ps *problems, steps map[string]int) {
 	case s.URL != "":
 		checkGitURL(ps, g.pos("url"), s.URL)
 	}
-	if s.Credentials != "" && event.ValidStepID(s.Credentials) != nil {
-		ps.add(g.pos("credentials"), "credentials %q must be the name of a forge in the executor's configuration (letters, digits, '_', '-', '.'), never a secret", s.Credentials)
+	if s.Forge != "" && event.ValidStepID(s.Forge) != nil {
+		ps.add(g.pos("forge"), "forge %q must be the name of a forge in the executor's configuration (letters, digits, '_', '-', '.'), never a secret", s.Forge)
 	}
-	checkSecret(ps, g.pos("credentials"), "credentials", s.Credentials)
 	checkSecret(ps, g.pos("url"), "url", s.URL)
 	if s.Base == "" {
 		ps.add(g.pos("base"), "git needs base: the branch the run's branch starts from (e.g. base: main)")
@@ -233,7 +233,7 @@ func checkGitURL(ps *problems, at pos, raw string) {
 	}
 	if u.User != nil {
 		if _, has := u.User.Password(); has {
-			ps.add(at, "url holds a password: name the forge whose token reaches it with credentials instead")
+			ps.add(at, "url holds a password: name the forge whose token reaches it (forge: NAME) instead")
 		}
 	}
 }
