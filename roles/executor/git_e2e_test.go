@@ -261,3 +261,32 @@ func TestGitRunToBaseRefused(t *testing.T) {
 		t.Errorf("the repositories changed:\n%s\nwere:\n%s", after, before)
 	}
 }
+
+// examples/git-fix.yaml runs as its header says, on a repository like the
+// one it describes: two commits on the run's branch, pr.opened recorded,
+// nothing pushed (it names no push remote).
+func TestGitFixExample(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a node and runs git")
+	}
+	f := newGitFixture(t)
+	b, err := os.ReadFile(filepath.Join("..", "..", "examples", "git-fix.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	remoteBefore := gitT(t, f.remote, "for-each-ref")
+	run := f.tn.Submit(t, "git-fix.yaml", strings.ReplaceAll(string(b), "/tmp/agentic-git/service", f.checkout))
+	r := f.tn.WaitRun(t, run, 90*time.Second)
+	if r.Status != event.RunSucceeded {
+		t.Fatalf("run %s: %s (%s)", run, r.Status, r.Reason)
+	}
+	if n := strings.TrimSpace(gitT(t, f.checkout, "rev-list", "--count", "main..agentic/"+run)); n != "2" {
+		t.Errorf("%s commits on the run's branch, want 2", n)
+	}
+	if prs := f.prOpened(t, run); len(prs) != 1 || prs[0].Remote != "" || len(prs[0].Commits) != 2 || prs[0].Forge != "" {
+		t.Errorf("pr.opened %+v", prs)
+	}
+	if after := gitT(t, f.remote, "for-each-ref"); after != remoteBefore {
+		t.Errorf("the remote changed")
+	}
+}
