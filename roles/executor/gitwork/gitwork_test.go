@@ -155,3 +155,45 @@ func TestWorktreeLifecycle(t *testing.T) {
 		t.Errorf("state after discard: %v", err)
 	}
 }
+
+// A url run works in the executor's own clone: the commits go to the
+// remote's new branch on Finish, the remote's base stays, and a second
+// run fetches the clone again instead of cloning.
+func TestURLRunPushes(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	spec := event.GitSpec{URL: "file://" + f.remote, Base: "main", Push: "origin"}
+	baseBefore := gitT(t, f.remote, "rev-parse", "main")
+	st, err := f.w.Create(ctx, "r4", spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Repo == f.repo || !strings.HasPrefix(st.Repo, filepath.Join(f.dir, "work", "clones")) {
+		t.Fatalf("repo %s, want the executor's clone", st.Repo)
+	}
+	if err := os.WriteFile(filepath.Join(st.Worktree, "c.txt"), []byte("c\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.w.Commit(ctx, "r4", "fix(plan): add c", [][2]string{{"Agentic-Step", "c"}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := f.w.Finish(ctx, "r4", spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Pushed || len(res.Commits) != 1 || res.Commits[0].Step != "c" || res.RemoteURL != "file://"+f.remote {
+		t.Errorf("result %+v", res)
+	}
+	if got := gitT(t, f.remote, "rev-parse", "agentic/r4"); strings.TrimSpace(got) != res.Head {
+		t.Errorf("remote branch at %s, head %s", got, res.Head)
+	}
+	if got := gitT(t, f.remote, "rev-parse", "main"); got != baseBefore {
+		t.Errorf("remote main moved")
+	}
+	if _, err := os.Stat(st.Worktree); !os.IsNotExist(err) {
+		t.Errorf("worktree left: %v", err)
+	}
+	if _, err := f.w.Create(ctx, "r5", spec, nil); err != nil {
+		t.Fatalf("second run on the clone: %v", err)
+	}
+}

@@ -150,6 +150,11 @@ const sampleRun = "0196f3c2-8a11-7c3e-9d2b-6e5f4a3b2c1d"
 func checkGit(d *draft, ps *problems, steps map[string]int) {
 	g := d.git
 	if g == nil {
+		for _, s := range d.steps {
+			if s.step.Worktree || s.step.Git != nil {
+				ps.add(s.at, "step %s is marked as a step of a git run (worktree, git), but the plan has no git block: the planner marks the steps of plans that have one", s.step.ID)
+			}
+		}
 		return
 	}
 	if _, bad := g.field["bad"]; bad {
@@ -203,6 +208,9 @@ func checkGit(d *draft, ps *problems, steps map[string]int) {
 	}
 	for _, st := range d.steps {
 		checkGitStep(ps, st)
+		if st.step.Git != nil {
+			ps.add(st.at, "step %s carries a git block: only the steps the planner adds to a git run do", st.step.ID)
+		}
 	}
 	if len(ps.list) > before {
 		return

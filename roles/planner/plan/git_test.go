@@ -91,6 +91,15 @@ func TestGitPlanErrors(t *testing.T) {
 		{"reserved id", "git: {repo: /r, base: main}\nsteps:\n  - {id: git-finish, run: make}\n", []string{"steps[0].id", "taken by the step the planner adds"}},
 		{"git kind", "steps:\n  - {id: a, kind: git.finish}\n", []string{"steps[0].kind", "not for plans"}},
 	}
+	for _, p := range []*event.Plan{
+		{Steps: []event.Step{{ID: "a", Run: "make", Worktree: true}}},
+		{Steps: []event.Step{{ID: "a", Run: "make", Git: &event.GitSpec{Repo: "/r", Base: "main"}}}},
+		{Git: &event.GitSpec{Repo: "/r", Base: "main"}, Steps: []event.Step{{ID: "a", Run: "make", Git: &event.GitSpec{Repo: "/x", Base: "main"}}}},
+	} {
+		if err := Validate(p); err == nil || !strings.Contains(err.Error(), "steps[0]") || !strings.Contains(err.Error(), "git") {
+			t.Errorf("%+v: %v", p.Steps[0], err)
+		}
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := Parse("p.yaml", []byte(tt.plan))
