@@ -164,6 +164,7 @@ func (e *Executor) runGitStep(ctx context.Context, run string, a event.TaskAssig
 	if cwd := path.Clean(filepath.ToSlash(a.Step.Cwd)); filepath.IsAbs(a.Step.Cwd) || cwd == ".." || strings.HasPrefix(cwd, "../") {
 		return fail(fmt.Sprintf("step %s of a git run: cwd %q leaves the run's worktree", a.Step.ID, a.Step.Cwd))
 	}
+	ctx = context.WithValue(ctx, assignedKey{}, a.Step)
 	a.Step.Cwd = filepath.Join(st.Worktree, a.Step.Cwd)
 	d := e.runPlain(ctx, run, a, started, t)
 	var fin event.TaskFinishedData
@@ -199,6 +200,19 @@ func (e *Executor) runGitStep(ctx context.Context, run string, a event.TaskAssig
 	}
 	d.Data = data
 	return d
+}
+
+// assignedKey carries, in a git run step's context, the step as its
+// assignment gave it, before runGitStep placed its cwd in the worktree:
+// the step an approval is of (event.GateSubject).
+type assignedKey struct{}
+
+// asAssigned is s as its assignment gave it (see assignedKey).
+func asAssigned(ctx context.Context, s event.Step) event.Step {
+	if o, ok := ctx.Value(assignedKey{}).(event.Step); ok && o.ID == s.ID {
+		return o
+	}
+	return s
 }
 
 // runGitOp runs git.worktree, git.finish or git.discard.
