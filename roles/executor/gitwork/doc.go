@@ -20,14 +20,14 @@
 //     Discard removes both, and nothing else.
 //  2. Discard deletes only a branch this package made: the run's state
 //     file (StateDir/<run>.json, written by the executor, never by the
-//     step user) records the branch before `git worktree add -b` makes
-//     it, and whether it was made.
+//     step user) is written only once the branch was found absent,
+//     before `git worktree add -b` makes it; Made records that it was.
 //  3. Nothing is pushed but the run's branch, by an explicit refspec
 //     without '+': a push is never forced, and a push of the base branch
 //     (or of a branch named like it) is refused before git runs.
 //  4. Every operation may run again after a crash: Create finds the
-//     worktree it made, Commit commits nothing when nothing changed,
-//     Discard of what is gone succeeds.
+//     worktree it made (or finishes making it), Commit commits nothing
+//     when nothing changed, Discard of what is gone succeeds.
 //
 // Example (the executor does this):
 //

@@ -119,7 +119,9 @@ func (w *Work) Discard(ctx context.Context, run string) error {
 	if err := w.removeWorktree(ctx, st); err != nil {
 		return err
 	}
-	if st.Made && w.exists(ctx, st.Repo, "refs/heads/"+st.Branch) {
+	// The state was written only once the branch was found absent: a
+	// branch of its name is this run's, made or not recorded as made.
+	if w.exists(ctx, st.Repo, "refs/heads/"+st.Branch) {
 		if _, err := w.git(ctx, st.Repo, nil, "branch", "--quiet", "-D", "--", st.Branch); err != nil {
 			return fmt.Errorf("gitwork: run %s: delete branch %s: %w", run, st.Branch, err)
 		}

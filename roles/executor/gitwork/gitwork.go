@@ -81,7 +81,7 @@ type State struct {
 	Base       string `json:"base"`
 	BaseCommit string `json:"base_commit,omitempty"`
 	// Made is set once `git worktree add -b` made the branch and the
-	// worktree (Discard deletes the branch only then).
+	// worktree.
 	Made bool `json:"made"`
 	// Validations are the run's other steps as they ended here.
 	Validations []event.GitValidation `json:"validations,omitempty"`
@@ -165,8 +165,11 @@ func (w *Work) exists(ctx context.Context, repo, ref string) bool {
 // url). It is idempotent: a worktree this executor made for the run is
 // returned as it is.
 func (w *Work) Create(ctx context.Context, run string, spec event.GitSpec, env map[string]string) (State, error) {
-	if st, err := w.Load(run); err == nil && st.Made && !st.Finished {
-		return st, nil
+	if st, err := w.Load(run); err == nil && !st.Finished {
+		if st.Made {
+			return st, nil
+		}
+		return w.resume(ctx, st)
 	} else if err != nil && !errors.Is(err, ErrNoWorktree) {
 		return State{}, err
 	}
@@ -209,6 +212,27 @@ func (w *Work) Create(ctx context.Context, run string, spec event.GitSpec, env m
 	}
 	if _, err := w.git(ctx, st.Repo, nil, "worktree", "add", "--quiet", "-b", branch, "--", st.Worktree, st.BaseCommit); err != nil {
 		return State{}, fmt.Errorf("gitwork: make the worktree of run %s: %w", run, err)
+	}
+	st.Made = true
+	if err := w.save(st); err != nil {
+		return State{}, err
+	}
+	return st, nil
+}
+
+// resume finishes a Create interrupted after it recorded the run's
+// branch (which it had found absent): what exists of the branch and the
+// worktree is this run's, and the rest is made.
+func (w *Work) resume(ctx context.Context, st State) (State, error) {
+	var err error
+	switch _, statErr := os.Stat(st.Worktree); {
+	case !w.exists(ctx, st.Repo, "refs/heads/"+st.Branch):
+		_, err = w.git(ctx, st.Repo, nil, "worktree", "add", "--quiet", "-b", st.Branch, "--", st.Worktree, st.BaseCommit)
+	case statErr != nil:
+		_, err = w.git(ctx, st.Repo, nil, "worktree", "add", "--quiet", "--", st.Worktree, st.Branch)
+	}
+	if err != nil {
+		return State{}, fmt.Errorf("gitwork: make the worktree of run %s again: %w", st.Run, err)
 	}
 	st.Made = true
 	if err := w.save(st); err != nil {

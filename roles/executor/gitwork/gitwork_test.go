@@ -197,3 +197,35 @@ func TestURLRunPushes(t *testing.T) {
 		t.Fatalf("second run on the clone: %v", err)
 	}
 }
+
+// A Create interrupted after `git worktree add` made the branch, before
+// it recorded so, is finished by the next Create (the step is
+// idempotent), and Discard then removes what it made.
+func TestCreateResumesAfterCrash(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	spec := event.GitSpec{Repo: f.repo, Base: "main"}
+	before := gitT(t, f.repo, "for-each-ref") + gitT(t, f.repo, "worktree", "list", "--porcelain")
+	st, err := f.w.Create(ctx, "r6", spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The state as it was written before the worktree was made.
+	b, err := os.ReadFile(filepath.Join(f.dir, "state", "r6.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(f.dir, "state", "r6.json"), []byte(strings.Replace(string(b), `"made":true`, `"made":false`, 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	again, err := f.w.Create(ctx, "r6", spec, nil)
+	if err != nil || !again.Made || again.Worktree != st.Worktree {
+		t.Fatalf("create after the crash: %+v %v", again, err)
+	}
+	if err := f.w.Discard(ctx, "r6"); err != nil {
+		t.Fatal(err)
+	}
+	if after := gitT(t, f.repo, "for-each-ref") + gitT(t, f.repo, "worktree", "list", "--porcelain"); after != before {
+		t.Errorf("after discard:\n%s\nbefore:\n%s", after, before)
+	}
+}

@@ -23,7 +23,8 @@ import (
 //	  pull_request: {title: "…", draft: true}   # optional
 //
 // Normalize adds two steps to such a plan: git-worktree (kind
-// git.worktree), which every step without dependencies depends on, and
+// git.worktree, idempotent: made again after an interruption, it finishes
+// what it had begun), which every step without dependencies depends on, and
 // git-finish (kind git.finish), which depends on every step of the plan;
 // both carry the git block. Every step of the plan is marked Worktree. The
 // plan's own steps keep to the worktree: a cwd or file path must be
@@ -281,7 +282,7 @@ func addGitSteps(d *draft, steps map[string]int) {
 		all = append(all, ref{id: s.step.ID, at: at})
 	}
 	wt := &draftStep{at: at, step: event.Step{ID: event.GitWorktreeStep, Title: "make the run's worktree and branch",
-		Kind: event.KindGitWorktree, Worktree: true, Git: gitCopy(spec)}}
+		Kind: event.KindGitWorktree, Worktree: true, Idempotent: true, Git: gitCopy(spec)}}
 	fin := &draftStep{at: at, deps: all, step: event.Step{ID: event.GitFinishStep, Title: "push the branch and record the pull request",
 		Kind: event.KindGitFinish, Worktree: true, Git: gitCopy(spec)}}
 	d.steps = append([]*draftStep{wt}, append(d.steps, fin)...)

@@ -46,7 +46,7 @@ func TestGitPlanNormalized(t *testing.T) {
 		t.Fatalf("plan git %+v", p.Git)
 	}
 	wt, fin := p.Steps[0], p.Steps[3]
-	if wt.Kind != event.KindGitWorktree || fin.Kind != event.KindGitFinish || wt.Git == nil || fin.Git == nil {
+	if wt.Kind != event.KindGitWorktree || fin.Kind != event.KindGitFinish || wt.Git == nil || fin.Git == nil || !wt.Idempotent || fin.Idempotent {
 		t.Fatalf("git steps %+v %+v", wt, fin)
 	}
 	if !reflect.DeepEqual(p.Steps[1].DependsOn, []string{event.GitWorktreeStep}) || !reflect.DeepEqual(fin.DependsOn, []string{"fix", "test"}) {
