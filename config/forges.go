@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// ForgeConfig is one forge git runs open pull requests on (docs/plans.md,
+// ForgeConfig is one forge git runs open pull requests on (examples/README.md,
 // "Git runs"): a plan's git.forge names it, never its token.
 type ForgeConfig struct {
 	// API is the forge's REST API base URL, GitHub-compatible

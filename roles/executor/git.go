@@ -22,7 +22,7 @@ import (
 	"github.com/agentic-dev/agentic/roles/orchestrator"
 )
 
-// Git runs (docs/plans.md, "Git runs"). The steps of a plan with a git
+// Git runs (examples/README.md, "Git runs"). The steps of a plan with a git
 // block are marked Worktree and run here, on the executor that made the
 // run's worktree (the orchestrator pins them to it):
 //

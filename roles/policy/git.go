@@ -6,7 +6,7 @@ import (
 	"github.com/agentic-dev/agentic/bus/event"
 )
 
-// judgeGit is the verdict on a step of a git run's own (docs/plans.md,
+// judgeGit is the verdict on a step of a git run's own (examples/README.md,
 // "Git runs"):
 //
 //   - git.worktree and git.discard: allowed — they make and remove the

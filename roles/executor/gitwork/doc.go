@@ -1,5 +1,5 @@
 // Package gitwork keeps the git worktrees of git runs on an executor
-// (docs/plans.md, "Git runs"): it makes a run's worktree and branch from
+// (examples/README.md, "Git runs"): it makes a run's worktree and branch from
 // the base, commits each edit step there, pushes the branch at the run's
 // end, and discards the worktree and the branch when the run is undone.
 //

@@ -6,12 +6,12 @@ import (
 	"github.com/agentic-dev/agentic/bus/event"
 )
 
-// Git runs (docs/plans.md, "Git runs"): the steps of a plan with a git
+// Git runs (examples/README.md, "Git runs"): the steps of a plan with a git
 // block are marked Worktree, and the first of them, git-worktree (kind
 // git.worktree), makes the run's worktree on the executor it is given to.
 // From then on that executor holds the run: every other Worktree step is
 // assigned to it and to no other (it waits while the holder has no room),
-// and when the holder is lost — failed or left — while steps of the run
+// one at a time (gitBusy), and when the holder is lost — failed or left — while steps of the run
 // remain, the run fails with CodeWorktreeLost. Compensation then removes
 // the branch and the worktree (git.discard, the undo of git.worktree, on
 // the holder: it waits, as every compensation does, until the holder's
@@ -50,10 +50,40 @@ func (d *decider) pinnedNode(r *Run, st *Step) (node string, pinned bool) {
 		return "", false
 	}
 	ex := d.s.Executors[holder]
-	if !d.s.schedulable(holder, ex) || d.load[holder] >= ex.Capacity() || !ex.Offers(st.Spec.Capabilities) {
+	if !d.s.schedulable(holder, ex) || d.load[holder] >= ex.Capacity() || !ex.Offers(st.Spec.Capabilities) || d.gitBusy(r, st) {
 		return "", true
 	}
 	return holder, true
+}
+
+// gitBusy reports whether another step of git run r holds its worktree:
+// assigned or running, or its assignment in flight or decided in this
+// round. The steps of a git run run one at a time, so that each commit
+// holds exactly its step's edit and a validation sees no edit half made.
+func (d *decider) gitBusy(r *Run, st *Step) bool {
+	for _, o := range r.Steps {
+		if o != st && o.Spec.Worktree && o.Compensates == nil && o.Active() {
+			return true
+		}
+	}
+	other := func(run, step string) bool {
+		if run != r.ID || step == st.Spec.ID {
+			return false
+		}
+		_, _, o := d.s.step(run, step)
+		return o != nil && o.Spec.Worktree && o.Compensates == nil
+	}
+	for ref := range d.assigning {
+		if other(ref.run, ref.step) {
+			return true
+		}
+	}
+	for _, dec := range d.out {
+		if dec.Key.Kind == KindAssign && other(dec.Key.Run, dec.Key.Step) {
+			return true
+		}
+	}
+	return false
 }
 
 // worktreeLost says why git run r cannot go on — the executor holding

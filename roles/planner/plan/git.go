@@ -11,7 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// Git runs (docs/plans.md, "Git runs"). A plan's git block makes its run
+// Git runs (examples/README.md, "Git runs"). A plan's git block makes its run
 // work in a git worktree of its own, on a branch of its own:
 //
 //	git:
