@@ -35,6 +35,7 @@ type Result struct {
 // is added to git's environment (credentials). A run whose branch is the
 // base is refused (ErrPushToBase) before anything is pushed.
 func (w *Work) Finish(ctx context.Context, run string, spec event.GitSpec, env map[string]string) (Result, error) {
+	defer w.lock(run)()
 	st, err := w.Load(run)
 	if err != nil {
 		return Result{}, err
@@ -109,6 +110,7 @@ func (w *Work) removeWorktree(ctx context.Context, st State) error {
 // for it, and then its state; nothing is pushed, and a remote is never
 // touched. A run with no state here has nothing to discard.
 func (w *Work) Discard(ctx context.Context, run string) error {
+	defer w.lock(run)()
 	st, err := w.Load(run)
 	if errors.Is(err, ErrNoWorktree) {
 		return nil

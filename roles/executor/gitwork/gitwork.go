@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/agentic-dev/agentic/bus/event"
 )
@@ -59,8 +60,20 @@ type Config struct {
 	MkdirAs func(dir string) error
 }
 
-// Work keeps the worktrees of git runs.
-type Work struct{ cfg Config }
+// Work keeps the worktrees of git runs. Its methods may be called
+// concurrently: those on one run take turns (a lock per run).
+type Work struct {
+	cfg   Config
+	locks sync.Map // run → *sync.Mutex
+}
+
+// lock takes run's lock and returns its unlock.
+func (w *Work) lock(run string) func() {
+	m, _ := w.locks.LoadOrStore(run, &sync.Mutex{})
+	mu := m.(*sync.Mutex)
+	mu.Lock()
+	return mu.Unlock
+}
 
 // New returns a Work; it touches nothing.
 func New(cfg Config) *Work { return &Work{cfg: cfg} }
@@ -165,6 +178,7 @@ func (w *Work) exists(ctx context.Context, repo, ref string) bool {
 // url). It is idempotent: a worktree this executor made for the run is
 // returned as it is.
 func (w *Work) Create(ctx context.Context, run string, spec event.GitSpec, env map[string]string) (State, error) {
+	defer w.lock(run)()
 	if st, err := w.Load(run); err == nil && !st.Finished {
 		if st.Made {
 			return st, nil
@@ -276,6 +290,7 @@ func (w *Work) mkdir(dir string) error {
 // its last commit, with message subject and trailers (name → value, in
 // the order given), and returns the commit's id; "" when nothing changed.
 func (w *Work) Commit(ctx context.Context, run, subject string, trailers [][2]string) (string, error) {
+	defer w.lock(run)()
 	st, err := w.Load(run)
 	if err != nil {
 		return "", err
@@ -320,6 +335,7 @@ func oneLine(s string) string {
 // Validated records how a step other than an edit ended in the run's
 // worktree (pr.opened's validations).
 func (w *Work) Validated(run string, v event.GitValidation) error {
+	defer w.lock(run)()
 	st, err := w.Load(run)
 	if err != nil {
 		return err
