@@ -46,7 +46,7 @@ import (
 // GitConfig configures the git runs of an executor.
 type GitConfig struct {
 	// Dir is where worktrees (and clones of url runs) live; empty means
-	// the "git" directory of the runner's default working directory. The
+	// the "agentic-git" directory of the runner's default working directory. The
 	// step user writes there.
 	Dir string
 	// Forges are the forges pull requests may be opened on, by the name a
@@ -79,7 +79,7 @@ func (e *Executor) git() *gitwork.Work {
 			if def == "" {
 				def = runner.DefaultOptions().DefaultCwd
 			}
-			dir = filepath.Join(def, "git")
+			dir = filepath.Join(def, "agentic-git")
 		}
 		e.gitw.w = gitwork.New(gitwork.Config{Dir: dir, StateDir: GitStateDir(e.cfg.StateDir), Git: e.gitExec(),
 			MkdirAs: func(d string) error {
