@@ -46,8 +46,8 @@ import (
 // GitConfig configures the git runs of an executor.
 type GitConfig struct {
 	// Dir is where worktrees (and clones of url runs) live; empty means
-	// the "agentic-git" directory of the runner's default working directory. The
-	// step user writes there.
+	// the "agentic-git" directory of the runner's default working
+	// directory. The step user writes there.
 	Dir string
 	// Forges are the forges pull requests may be opened on, by the name a
 	// plan's git.forge gives; their tokens are files.
