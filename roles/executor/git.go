@@ -19,7 +19,6 @@ import (
 	"github.com/agentic-dev/agentic/roles/executor/forge"
 	"github.com/agentic-dev/agentic/roles/executor/gitwork"
 	"github.com/agentic-dev/agentic/roles/executor/runner"
-	"github.com/agentic-dev/agentic/roles/orchestrator"
 )
 
 // Git runs (examples/README.md, "Git runs"). The steps of a plan with a git
@@ -235,7 +234,7 @@ func (e *Executor) runGitOp(ctx context.Context, run string, a event.TaskAssigne
 			fin.Status, fin.Class, fin.ExitCode, fin.Error = event.TaskCancelled, "", 0, "cancelled during "+string(a.Step.Kind)
 			if !byOperator {
 				fin.Status, fin.Class, fin.Interrupted = event.TaskFailed, event.ClassTransient, true
-				fin.Error = orchestrator.InterruptedPrefix + ": the executor shut down during " + string(a.Step.Kind)
+				fin.Error = event.LegacyInterruptedPrefix + ": the executor shut down during " + string(a.Step.Kind)
 			}
 		}
 	}
