@@ -157,6 +157,9 @@ type ExecutorConfig struct {
 	// included — fails. Off by default; widen the policy's scopes.files
 	// for what steps must write.
 	Landlock bool `yaml:"landlock"`
+	// Forges are the forges git runs open pull requests on, by the name a
+	// plan's git.credentials gives (forges.go).
+	Forges map[string]ForgeConfig `yaml:"forges"`
 }
 
 // AddressSpaceBytes is MaxAddressSpace in bytes, 0 when it is empty or

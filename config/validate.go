@@ -133,6 +133,7 @@ func (c *Config) Validate() error {
 		}
 	}
 	c.validateWorkDir(bad)
+	c.validateForges(bad)
 	for _, cp := range c.Executor.Capabilities {
 		if err := checkName(cp); err != nil {
 			bad("executor.capabilities", "%q: %v", cp, err)

@@ -628,6 +628,7 @@ func (n *Node) startExecutor() error {
 		Paused:       n.diskPaused,
 		Safety:       executor.SafetyFrom(n.cfg.Executor, n.apiClient(0)),
 		Plugins:      n.executorPlugins(),
+		Git:          executor.GitFrom(n.cfg.Executor),
 	})
 	n.roles = append(n.roles, n.exec)
 	return nil

@@ -165,6 +165,13 @@ func payloadExamples() map[event.Type]any {
 		event.PluginApproved: event.PluginApprovedData{Plugin: "fs", Manifest: "sha256:0b6a1f3c9d2e",
 			Tools: []event.ToolPin{{Hash: "sha256:7d1e5c0a4b93", Definition: readTextFile}}, Reason: "reviewed the descriptions"},
 		event.PluginRemoved: event.PluginRemovedData{Plugin: "fs", Reason: "not needed any more"},
+		event.PROpened: event.PROpenedData{Step: event.GitFinishStep, Attempt: 1, Node: "node-b",
+			Repo: "/srv/repos/service", Remote: "origin", Base: "main", BaseCommit: "9c1f0e2d3b4a5c6d7e8f90a1b2c3d4e5f6a7b8c9",
+			Head:        "agentic/0196f3c2-8a11-7c3e-9d2b-6e5f4a3b2c1d",
+			Commits:     []event.GitCommit{{ID: "4e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0c1d2e3f", Step: "fix", Subject: "fix(plan): Fix the timeout"}},
+			DiffHash:    "3a7bd3e2360a3d29eea436fcfb7e44c735d117c42d1c1835420b6b9942dd4f1b",
+			Validations: []event.GitValidation{{Step: "test", Status: event.TaskSucceeded}},
+			Title:       "Fix the timeout", Draft: true, Forge: "github", URL: "https://github.example.com/acme/service/pull/42", Number: 42},
 	}
 }
 

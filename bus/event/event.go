@@ -294,6 +294,7 @@ var table = []Spec{
 	{PluginAdded, []string{RoleOperator}, 8},
 	{PluginApproved, []string{RoleOperator}, 8},
 	{PluginRemoved, []string{RoleOperator}, 8},
+	{PROpened, []string{RoleExecutor}, 8},
 }
 
 // Types returns the event-type table, in order, as of every protocol

@@ -32,6 +32,10 @@ type Plan struct {
 	// (plan.replan_requested with reason "next") instead of finishing
 	// the run; a revision that is not open ends it. Protocol version 6.
 	Open bool `json:"open,omitempty"`
+	// Git, when set, makes the run a git run (git.go): its steps work in
+	// a worktree of the repository, on a branch of their own, and its end
+	// pushes the branch and records a pull request. Protocol version 8.
+	Git *GitSpec `json:"git,omitempty"`
 }
 
 // Hypothesis is one thing a plan tests. Protocol version 6.
@@ -133,6 +137,14 @@ type Step struct {
 	// arguments (a JSON object). Protocol version 8.
 	Tool string          `json:"tool,omitempty"`
 	Args json.RawMessage `json:"args,omitempty"`
+	// Worktree marks a step of a git run: it runs in the run's worktree
+	// (Cwd relative to it), on the executor that holds it, and an edit
+	// that succeeds there is committed. Protocol version 8.
+	Worktree bool `json:"worktree,omitempty"`
+	// Git is the plan's git block, carried by the steps that act on the
+	// repository (git.worktree, git.finish, git.discard). Protocol
+	// version 8.
+	Git *GitSpec `json:"git,omitempty"`
 }
 
 // Branch is one edge of Step.Next. Protocol version 6.

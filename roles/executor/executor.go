@@ -56,6 +56,9 @@ type Config struct {
 	// again, and the hardening of steps (environment allowlist, user,
 	// resource limits), which it sets in Runner.
 	Safety Safety
+	// Git configures git runs (git.go): where their worktrees live and the
+	// forges pull requests are opened on.
+	Git GitConfig
 	// Paused, if set, returns why the executor must start no new attempt
 	// (the data dir below its free-space floor), or nil: while it does,
 	// accepted attempts stay queued, and start once it returns nil.
@@ -146,6 +149,8 @@ type Executor struct {
 	policyRefused atomic.Uint64
 	// tools runs the plugin servers (nil without Config.Plugins).
 	tools *pluginhost.Host
+	// gitw keeps the worktrees of git runs (git.go).
+	gitw gitWork
 }
 
 var _ roles.Role = (*Executor)(nil)

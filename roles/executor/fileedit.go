@@ -25,6 +25,15 @@ import (
 // file.restore) through fileedit, every other kind through the runner
 // (run).
 func (e *Executor) runStep(ctx context.Context, run string, a event.TaskAssignedData, started time.Time, t *task) event.Draft {
+	if a.Step.Worktree || isGitKind(a.Step.Kind) {
+		return e.runGitStep(ctx, run, a, started, t) // git.go
+	}
+	return e.runPlain(ctx, run, a, started, t)
+}
+
+// runPlain is runStep for a step outside a git run's worktree (or with
+// its working directory already in it).
+func (e *Executor) runPlain(ctx context.Context, run string, a event.TaskAssignedData, started time.Time, t *task) event.Draft {
 	j, err := e.vet(ctx, a)
 	if err != nil && ctx.Err() == nil {
 		return e.refusedDraft(run, a, started, err)

@@ -158,7 +158,7 @@ func (e *Executor) vet(ctx context.Context, a event.TaskAssignedData) (judged, e
 	case policy.Deny:
 		return judged{}, &refusal{fmt.Sprintf("policy version %d denies it: rule %s (level %s): %s", ref.Version, v.rule, v.level, v.why)}
 	}
-	want := event.GateSubject(a.Step, ref)
+	want := event.GateSubject(asAssigned(ctx, a.Step), ref) // git.go
 	if a.Approved == want {
 		return judged{p: p, approved: true, dir: dir}, nil
 	}

@@ -23,6 +23,7 @@ import (
 //     recorded itself, undoing an edit that was judged);
 //   - tool: JudgeTool without facts (the executor judges again with
 //     them, before the call).
+//   - git.worktree, git.finish, git.discard: judgeGit.
 //
 // A kind the policy does not know is judged as a command it cannot
 // resolve.
@@ -55,6 +56,8 @@ func (p *Policy) JudgeStep(s event.Step, dir string) Verdict {
 		return p.JudgeEdit(s, dir)
 	case event.KindTool:
 		return p.JudgeTool(s, nil)
+	case event.KindGitWorktree, event.KindGitFinish, event.KindGitDiscard:
+		return p.judgeGit(s, dir) // git.go
 	case event.KindNoop, event.KindFileRestore, event.KindCritique:
 		v := p.allowed(string(s.Kind))
 		v.Why = "a noop runs nothing"

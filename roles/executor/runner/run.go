@@ -49,7 +49,11 @@ func run(ctx context.Context, res *Result, spec Spec, opts Options, onStart func
 		res.fail(event.ClassLogic, fmt.Sprintf("unknown step kind %q", spec.Kind))
 		return
 	}
-	if strings.TrimSpace(spec.Command) == "" {
+	if len(spec.Args) > 0 && (spec.Command != "" || spec.Check != "" || spec.Args[0] == "") {
+		res.fail(event.ClassLogic, "a program run without a shell (Args) takes no command nor check, and needs a program name")
+		return
+	}
+	if len(spec.Args) == 0 && strings.TrimSpace(spec.Command) == "" {
 		res.fail(event.ClassLogic, "empty command")
 		return
 	}
@@ -84,6 +88,13 @@ func run(ctx context.Context, res *Result, spec Spec, opts Options, onStart func
 		timeout = opts.DefaultTimeout
 	}
 	sh := shell{cwd: cwd, env: env, timeout: timeout, opts: opts, prefix: opts.Limits.prefix(), cred: as.cred}
+	if len(spec.Args) > 0 {
+		if sh.argv, err = programArgs(spec.Args); err != nil {
+			res.fail(event.ClassLogic, err.Error())
+			return
+		}
+		sh.prefix = ""
+	}
 	if opts.Landlock && spec.WriteScope != nil && LandlockABI() > 0 {
 		home := as.home
 		if home == "" {

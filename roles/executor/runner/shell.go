@@ -28,6 +28,9 @@ type shell struct {
 	// beneath dirs.
 	confined bool
 	dirs     []string
+	// argv, when set, is run instead of the shell: a program (its path
+	// resolved) and its arguments (Spec.Args).
+	argv []string
 }
 
 // outcome is what one script run gave.
@@ -55,7 +58,12 @@ func (sh shell) exec(ctx context.Context, script string, onStart func(int), onOu
 		return out
 	}
 	cmd := command(sh.prefix+script, sh.cwd, sh.env, sh.cred, cp.outW, cp.errW)
-	if sh.confined {
+	switch {
+	case sh.argv != nil && sh.confined:
+		cmd.path, cmd.args = selfExe, sandboxProgram(sh.dirs, sh.argv)
+	case sh.argv != nil:
+		cmd.path, cmd.args = sh.argv[0], sh.argv
+	case sh.confined:
 		cmd.path, cmd.args = selfExe, sandboxCommand(sh.dirs, sh.prefix+script)
 	}
 	runtime.LockOSThread()

@@ -13,6 +13,13 @@ type Spec struct {
 	Kind event.StepKind
 	// Command is the shell script, run by /bin/sh -c.
 	Command string
+	// Args, when set, is a program and its arguments, run directly — no
+	// shell parses anything — in place of Command (which must be empty):
+	// Args[0] is found in agentd's PATH when it has no '/'. The Check
+	// guard and Limits, which the shell sets, do not apply to it; the
+	// user, environment, working directory, timeout, process group and
+	// output capture are a shell step's. The executor runs git this way.
+	Args []string
 	// Env is added to the inherited environment (Options.EnvAllow); it
 	// wins over inherited values.
 	Env map[string]string

@@ -111,6 +111,7 @@ var codes = []Code{
 	CodeReplansExhausted,
 	CodeNoPlanner,
 	CodeBranchNotTaken,
+	CodeWorktreeLost,
 }
 
 // Codes returns every code, in the order they were introduced (a copy).

@@ -169,6 +169,9 @@ func (d *decider) giveUp(r *Run, cs *Step) {
 // (its budget spent, the planner's rejection, an invalid revision), as
 // given.
 func stopCause(r *Run, code Code, reason string) (Code, string) {
+	if r.WorktreeLost != "" {
+		return CodeWorktreeLost, r.WorktreeLost // git.go
+	}
 	for _, st := range r.Steps {
 		if st.Compensates == nil && st.Terminal() && !st.Done() && st.Code != CodeRunEnded && !(st.Replan && st.Status == StepFailed) {
 			return stepEnd(st)
@@ -193,6 +196,10 @@ func mayCompensate(r *Run) bool {
 // that cannot be undone.
 func undoKind(spec event.Step) event.StepKind {
 	switch {
+	case gitUndone(spec):
+		return "" // the run's git.discard removes it (git.go)
+	case spec.Kind == event.KindGitWorktree:
+		return event.KindGitDiscard
 	case spec.Kind == event.KindFileWrite || spec.Kind == event.KindFilePatch:
 		return event.KindFileRestore
 	case spec.Kind == event.KindShell && spec.Compensate != "":
@@ -209,7 +216,7 @@ func undoable(st *Step) bool {
 		return false
 	}
 	switch undoKind(st.Spec) {
-	case event.KindFileRestore:
+	case event.KindFileRestore, event.KindGitDiscard:
 		return st.Status == StepSucceeded ||
 			((st.Status == StepFailed || st.Status == StepCancelled) && !st.StartedAt.IsZero())
 	case event.KindShell:
@@ -307,8 +314,9 @@ func (d *decider) compensationRefused(r *Run, st *Step) string {
 func undoStep(r *Run, st *Step) event.Step {
 	spec := event.Step{ID: undoID(r, st.Spec.ID), Title: "undo " + st.Spec.ID, Subgoal: st.Spec.Subgoal,
 		Kind: undoKind(st.Spec), Retries: compensationRetries}
-	if spec.Kind == event.KindFileRestore {
+	if spec.Kind == event.KindFileRestore || spec.Kind == event.KindGitDiscard {
 		spec.Idempotent = true
+		spec.Git, spec.Worktree = st.Spec.Git, st.Spec.Worktree
 		return spec
 	}
 	spec.Run, spec.Cwd, spec.Env, spec.RunAs, spec.Timeout = st.Spec.Compensate, st.Spec.Cwd, st.Spec.Env, st.Spec.RunAs, st.Spec.Timeout

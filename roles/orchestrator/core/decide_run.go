@@ -37,6 +37,10 @@ func (d *decider) running(r *Run) {
 	if d.overBudget(r) {
 		return
 	}
+	if why := d.worktreeLost(r); why != "" { // git.go
+		d.stopRun(r, RunFailed, CodeWorktreeLost, why)
+		return
+	}
 	complete := true
 	var ready, active []*Step
 	var replan *Step
@@ -155,7 +159,10 @@ func (d *decider) assign(r *Run, st *Step, ref event.PolicyRef, approved string,
 	if st.Lost == st.Attempt && st.Attempt > 0 {
 		avoid = st.Node
 	}
-	node := d.pickNode(st.Spec.Capabilities, avoid)
+	node, pinned := d.pinnedNode(r, st) // git.go
+	if !pinned {
+		node = d.pickNode(st.Spec.Capabilities, avoid)
+	}
 	if node == "" {
 		return
 	}

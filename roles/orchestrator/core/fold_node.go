@@ -1,6 +1,7 @@
 package core
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/agentic-dev/agentic/bus/event"
@@ -60,6 +61,7 @@ func (s *State) foldNode(ev event.Event, to NodeState) {
 	case NodeFailed, NodeLeft:
 		if ex != nil && ex.Incarnation == d.Incarnation {
 			ex.Gone = to
+			s.loseWorktrees(d.Node, fmt.Sprintf("node %s, which holds the run's git worktree, %s", d.Node, to)) // git.go
 		}
 	}
 	s.executorsChanged(d.Node)

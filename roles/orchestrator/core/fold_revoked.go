@@ -24,5 +24,6 @@ func foldCredentialRevoked(s *State, ev event.Event) {
 		return
 	}
 	ex.Gone = NodeRevoked
+	s.loseWorktrees(d.ID, "node "+d.ID+", which holds the run's git worktree, was revoked") // git.go
 	s.executorsChanged(d.ID)
 }

@@ -941,6 +941,8 @@ func parsePlan(t *testing.T, name string, lines []string) *event.Plan {
 				st.Compensate = v
 			case "path":
 				st.Path = v
+			case "worktree":
+				st.Worktree = true
 			case "next", "tests": // branch_test.go
 				branchOption(&st, k, v)
 			case "target", "criteria":

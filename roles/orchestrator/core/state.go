@@ -135,6 +135,10 @@ type Run struct {
 	Awaiting *PlannerWait `json:"awaiting,omitempty"`
 	// Steps in plan order (a topological order).
 	Steps []*Step `json:"steps,omitempty"`
+	// WorktreeLost says, once the executor holding the run's git worktree
+	// was lost while steps of the run remained, why the run fails
+	// (CodeWorktreeLost, git.go).
+	WorktreeLost string `json:"worktree_lost,omitempty"`
 	// Retired are the attempts earlier revisions left out that
 	// compensation still undoes (retired.go).
 	Retired []*Step `json:"retired,omitempty"`

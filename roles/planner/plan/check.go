@@ -92,6 +92,8 @@ func checkStep(ps *problems, s *draftStep) {
 	case "", event.KindShell, event.KindNoop, event.KindFileWrite, event.KindFilePatch, event.KindCritique, event.KindTool:
 	case event.KindFileRestore:
 		ps.add(s.pos("kind"), "kind %s is not for plans: the orchestrator makes file.restore steps to compensate file edits; allowed: %s", st.Kind, strings.Join(kinds, ", "))
+	case event.KindGitWorktree, event.KindGitFinish, event.KindGitDiscard:
+		ps.add(s.pos("kind"), "kind %s is not for plans: give the plan a git block and the planner adds the git steps; allowed: %s", st.Kind, strings.Join(kinds, ", "))
 	default:
 		ps.add(s.pos("kind"), "unknown kind %q; allowed: %s", st.Kind, strings.Join(kinds, ", "))
 	}

@@ -9,7 +9,7 @@ import (
 
 // Fields of each element of the plan file formats.
 var (
-	planFields     = []string{"goal", "steps", "subgoals", "hypotheses"}
+	planFields     = []string{"goal", "steps", "subgoals", "hypotheses", "git"}
 	subgoalFields  = []string{"id", "title", "depends_on", "steps"}
 	stepFields     = []string{"id", "title", "kind", "run", "depends_on", "timeout", "retries", "backoff", "idempotent", "creates", "check", "on_failure", "env", "cwd", "capabilities", "path", "content", "mode", "patch", "compensate", "run_as", "next", "tests", "target", "criteria", "tool", "args"}
 	seedFields     = []string{"mode", "goal", "steps"}
@@ -48,6 +48,8 @@ func (w *walker) decode(root *yaml.Node) *draft {
 			w.decodeSubgoals(d, e.val, p)
 		case "hypotheses":
 			w.decodeHypotheses(d, e.val, p)
+		case "git":
+			w.decodeGit(d, e.val, p)
 		}
 	}
 	return d

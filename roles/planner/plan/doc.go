@@ -51,6 +51,11 @@
 // the plan's hypotheses ([{id, statement}]) are what it tests, and a
 // step's tests names the hypotheses its result is evidence for.
 //
+// Git runs (see git.go): a plan's git block (repo or url, forge, base,
+// branch, push, pull_request) makes its steps work in a worktree on a
+// branch of their own; Normalize adds the steps git-worktree and
+// git-finish around them and marks every step worktree.
+//
 // Critique steps (kind: critique) run nothing: a model judges whether the
 // output of the step named by target meets criteria (see critique.go).
 // target must name another step, not a critique; the critique depends on

@@ -19,6 +19,8 @@ type draft struct {
 	steps    []*draftStep
 	// hyps are the plan's hypotheses (branch.go).
 	hyps []*draftHypothesis
+	// git is the plan's git block (git.go), nil when it has none.
+	git *gitDraft
 	// root locates the plan as a whole.
 	root pos
 	// truncated is set when the input had more than MaxSteps steps; the
@@ -95,5 +97,6 @@ func fromPlan(p *event.Plan) *draft {
 		}
 		d.steps = append(d.steps, s)
 	}
+	gitFromPlan(p, d)
 	return d
 }

@@ -64,6 +64,7 @@ func compile(d *draft, ps *problems) *event.Plan {
 		checkStep(ps, s)
 	}
 	checkBranches(d, ps, stepIdx, subIdx)
+	checkGit(d, ps, stepIdx)
 	if d.truncated {
 		return nil
 	}
@@ -78,6 +79,9 @@ func compile(d *draft, ps *problems) *event.Plan {
 func (g *graph) plan() *event.Plan {
 	d := g.d
 	p := &event.Plan{Goal: d.goal, Steps: make([]event.Step, 0, len(d.steps)), Hypotheses: normalHypotheses(d)}
+	if d.git != nil {
+		p.Git = gitCopy(d.git.spec)
+	}
 	for _, sg := range d.subgoals {
 		p.Subgoals = append(p.Subgoals, event.Subgoal{ID: sg.id, Title: sg.title})
 	}

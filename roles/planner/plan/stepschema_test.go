@@ -14,7 +14,9 @@ import (
 // notInPlanFiles are the fields of event.Step a plan file does not write
 // as a step's key, and why.
 var notInPlanFiles = map[string]string{
-	"subgoal": "set by the subgoal a step is listed under",
+	"subgoal":  "set by the subgoal a step is listed under",
+	"worktree": "set by the planner on every step of a plan with a git block (git.go)",
+	"git":      "the plan's git block, which the planner copies onto the git steps it adds (git.go)",
 }
 
 // TestStepFieldsAreTheProtocols: the keys a plan file's step may have

@@ -225,6 +225,10 @@ func stepAction(s event.Step) string {
 		return "write " + s.Path
 	case event.KindFilePatch:
 		return "patch"
+	case event.KindGitWorktree:
+		return "git worktree"
+	case event.KindGitFinish:
+		return "git push + pull request"
 	}
 	return "-"
 }
@@ -268,6 +272,7 @@ type fileSubgoal struct {
 
 type planFile struct {
 	Goal       string           `yaml:"goal,omitempty"`
+	Git        *fileGit         `yaml:"git,omitempty"`
 	Hypotheses []fileHypothesis `yaml:"hypotheses,omitempty"`
 	Steps      []fileStep       `yaml:"steps,omitempty"`
 	Subgoals   []fileSubgoal    `yaml:"subgoals,omitempty"`
@@ -276,7 +281,8 @@ type planFile struct {
 // planYAML writes p as a hierarchical plan file: the steps of each subgoal
 // under it, the others at the top; defaults are left out.
 func planYAML(p event.Plan) ([]byte, error) {
-	f := planFile{Goal: p.Goal, Hypotheses: fileHypotheses(p)}
+	git, p := gitPlanFile(p) // plangit.go
+	f := planFile{Goal: p.Goal, Git: git, Hypotheses: fileHypotheses(p)}
 	idx := map[string]int{}
 	for _, sg := range p.Subgoals {
 		idx[sg.ID] = len(f.Subgoals)
