@@ -291,6 +291,10 @@ var table = []Spec{
 	{RunPausedFor, []string{RoleUI}, 7},
 	{RunResumedFor, []string{RoleUI}, 7},
 	{RunCancelRequestedFor, []string{RoleUI}, 7},
+	{MemoryRecorded, []string{RoleExecutor}, 8},
+	{MemoryReleased, []string{RoleOperator}, 8},
+	{MemoryDropped, []string{RoleOperator}, 8},
+	{MemoryPruned, []string{RoleOrchestrator}, 8},
 }
 
 // Types returns the event-type table, in order, as of every protocol

@@ -30,6 +30,11 @@ type Plan struct {
 	// (plan.replan_requested with reason "next") instead of finishing
 	// the run; a revision that is not open ends it. Protocol version 6.
 	Open bool `json:"open,omitempty"`
+	// Family names the plan family the run belongs to: the runs of the
+	// same job, which share the facts of scope "family:<name>"
+	// (ValidFamily). A model's plan inherits the submitted goal's.
+	// Protocol version 8.
+	Family string `json:"family,omitempty"`
 }
 
 // Hypothesis is one thing a plan tests. Protocol version 6.
@@ -127,6 +132,9 @@ type Step struct {
 	// Tests names the hypotheses this step's result is evidence for.
 	// Protocol version 6.
 	Tests []HypothesisTest `json:"tests,omitempty"`
+	// Facts are the facts the step writes when it ends, recorded by the
+	// executor that ran it (memory.recorded). Protocol version 8.
+	Facts []FactSpec `json:"facts,omitempty"`
 }
 
 // Branch is one edge of Step.Next. Protocol version 6.
