@@ -13,10 +13,12 @@ import (
 
 // SnapshotVersion is the snapshot format this version writes. It only moves
 // forward; Restore refuses versions it does not know.
-const SnapshotVersion = 2
+const SnapshotVersion = 3
 
-// Version 2 added the command shapes and the live attempts; a version-1
-// snapshot is refused, so the memory is folded again from the ledger.
+// Version 2 added the command shapes and the live attempts; version 3 the
+// facts' tags, refs and quarantine and the live runs' judging state. An
+// older snapshot is refused, so the memory is folded again from the
+// ledger.
 
 // ErrSnapshotVersion: the snapshot was written by an unknown format version.
 var ErrSnapshotVersion = errors.New("memory: unsupported snapshot version")
@@ -35,6 +37,8 @@ type snapshot struct {
 	Overflow int             `json:"overflow,omitempty"`
 	// Attempts are the live shell attempts' shapes, sorted.
 	Attempts []snapAttempt `json:"attempts"`
+	// Runs are the live runs' judging state (runs.go), by run id.
+	Runs map[string]*runInfo `json:"runs,omitempty"`
 }
 
 type snapAttempt struct {
@@ -45,11 +49,16 @@ type snapAttempt struct {
 }
 
 type snapFact struct {
-	Scope     string    `json:"scope"`
-	Key       string    `json:"key"`
-	Value     string    `json:"value"`
-	UpdatedAt time.Time `json:"updated_at"`
-	ExpiresAt time.Time `json:"expires_at,omitzero"`
+	Scope       string    `json:"scope"`
+	Key         string    `json:"key"`
+	Value       string    `json:"value"`
+	UpdatedAt   time.Time `json:"updated_at"`
+	ExpiresAt   time.Time `json:"expires_at,omitzero"`
+	Tags        []string  `json:"tags,omitempty"`
+	Refs        Refs      `json:"refs"`
+	Quarantined bool      `json:"quarantined,omitempty"`
+	Reason      string    `json:"reason,omitempty"`
+	Released    string    `json:"released,omitempty"`
 }
 
 // SnapshotName is "memory".
@@ -75,6 +84,7 @@ func (m *Memory) Snapshot() (uint64, []byte, error) {
 	}
 	snap.Overflow = m.mu.overflow
 	m.mu.RUnlock()
+	snap.Runs = m.runs
 	snap.Attempts = []snapAttempt{}
 	for run, as := range m.attempts {
 		for ref, shapes := range as {
@@ -150,9 +160,23 @@ func (m *Memory) Restore(data []byte) error {
 		}
 		attempts[a.Run][attemptRef{a.Step, a.Attempt}] = a.Shapes
 	}
+	runs := map[string]*runInfo{}
+	for id, r := range snap.Runs {
+		if id == "" || r == nil {
+			return fmt.Errorf("memory: unmarshal snapshot: bad run %q", id)
+		}
+		runs[id] = r
+	}
+	idx := newIndex()
+	for _, sc := range facts {
+		for _, f := range sc {
+			idx.add(f)
+		}
+	}
 	m.mu.Lock()
-	m.mu.facts, m.mu.stats, m.mu.shapes, m.mu.overflow = facts, stats, shapes, snap.Overflow
+	m.mu.facts, m.mu.index, m.mu.stats, m.mu.shapes, m.mu.overflow = facts, idx, stats, shapes, snap.Overflow
 	m.mu.Unlock()
+	m.runs = runs
 	m.attempts = attempts
 	m.folded = snap.Seq
 	return nil

@@ -1,0 +1,297 @@
+package memory
+
+import (
+	"cmp"
+	"container/heap"
+	"math"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// The search index is an inverted index over the facts, kept in memory
+// beside them and ranked by BM25 (Robertson and Zaragoza's Okapi BM25, the
+// ranking Lucene and bleve use by default): a fact is a document made of
+// its key, its value and its tags. It is folded with the facts (put adds
+// or replaces a document, a drop or a prune removes it), so it is bounded
+// by the live facts, and rebuilt from the facts on Restore: the ledger is
+// its source, like every projection's.
+
+// BM25 parameters: Lucene's defaults.
+const (
+	bm25K1 = 1.2
+	bm25B  = 0.75
+)
+
+// Bounds of the index.
+const (
+	// maxTermLen: longer words are not indexed (hashes, base64).
+	maxTermLen = 64
+	// maxDocTerms bounds the distinct words indexed per fact.
+	maxDocTerms = 2048
+	// maxQueryTerms bounds the words of a query.
+	maxQueryTerms = 16
+)
+
+// docKey names a fact.
+type docKey struct{ scope, key string }
+
+// doc is one indexed fact.
+type doc struct {
+	docKey
+	// terms are the fact's distinct terms, to remove it.
+	terms []string
+	// length is its number of terms (with repeats).
+	length int
+}
+
+// index is the inverted index. Its owner (Memory) guards it with its lock.
+type index struct {
+	ids      map[docKey]int32
+	docs     []doc // by id; a free id has no terms and length -1
+	free     []int32
+	postings map[string]map[int32]uint16 // term → doc → term frequency
+	totalLen int
+}
+
+func newIndex() *index {
+	return &index{ids: map[docKey]int32{}, postings: map[string]map[int32]uint16{}}
+}
+
+// tokens splits text into lower-case words of letters and digits.
+func tokens(text string) []string {
+	return strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	})
+}
+
+// termsOf are a fact's terms with their frequencies, and its length.
+func termsOf(f Fact) (map[string]uint16, int) {
+	tf := map[string]uint16{}
+	n := 0
+	add := func(text string) {
+		for _, t := range tokens(text) {
+			if len(t) > maxTermLen {
+				continue
+			}
+			if _, ok := tf[t]; !ok && len(tf) >= maxDocTerms {
+				continue
+			}
+			if tf[t] < math.MaxUint16 {
+				tf[t]++
+			}
+			n++
+		}
+	}
+	add(f.Key)
+	add(f.Value)
+	for _, t := range f.Tags {
+		add(t)
+	}
+	return tf, n
+}
+
+// add indexes f, replacing the document of its scope and key.
+func (x *index) add(f Fact) {
+	k := docKey{f.Scope, f.Key}
+	x.remove(k.scope, k.key)
+	tf, n := termsOf(f)
+	var id int32
+	if l := len(x.free); l > 0 {
+		id, x.free = x.free[l-1], x.free[:l-1]
+	} else {
+		id = int32(len(x.docs))
+		x.docs = append(x.docs, doc{})
+	}
+	d := doc{docKey: k, length: n, terms: make([]string, 0, len(tf))}
+	for t, c := range tf {
+		p := x.postings[t]
+		if p == nil {
+			p = map[int32]uint16{}
+			x.postings[t] = p
+		}
+		p[id] = c
+		d.terms = append(d.terms, t)
+	}
+	x.docs[id] = d
+	x.ids[k] = id
+	x.totalLen += n
+}
+
+// remove drops the document of scope and key, if there is one.
+func (x *index) remove(scope, key string) {
+	k := docKey{scope, key}
+	id, ok := x.ids[k]
+	if !ok {
+		return
+	}
+	d := x.docs[id]
+	for _, t := range d.terms {
+		p := x.postings[t]
+		delete(p, id)
+		if len(p) == 0 {
+			delete(x.postings, t)
+		}
+	}
+	x.totalLen -= d.length
+	x.docs[id] = doc{length: -1}
+	x.free = append(x.free, id)
+	delete(x.ids, k)
+}
+
+// size is the number of documents.
+func (x *index) size() int { return len(x.ids) }
+
+// Hit is one search result: a fact and its BM25 score.
+type Hit struct {
+	Fact  Fact
+	Score float64
+}
+
+// SearchOptions bound and filter a search.
+type SearchOptions struct {
+	// Scope, when set, keeps the facts of that scope only.
+	Scope string
+	// Quarantined includes quarantined facts (what operators may see);
+	// plans and prompts never set it.
+	Quarantined bool
+	// Offset skips that many hits (paging), at most MaxSearchOffset.
+	Offset int
+	// Limit is the page size: DefaultSearchLimit when <= 0, at most
+	// MaxSearchLimit.
+	Limit int
+}
+
+// Search paging bounds.
+const (
+	DefaultSearchLimit = 20
+	MaxSearchLimit     = 100
+	MaxSearchOffset    = 10000
+)
+
+// SearchResult is one page of hits.
+type SearchResult struct {
+	Hits []Hit
+	// Total counts the matching facts (up to the filters).
+	Total int
+	// Next is the offset of the next page; 0 when there is none.
+	Next int
+}
+
+// scored is a candidate during a search.
+type scored struct {
+	id    int32
+	score float64
+	key   docKey
+}
+
+// worse orders candidates from the worst: lower score, then later key.
+func worse(a, b scored) bool {
+	if a.score != b.score {
+		return a.score < b.score
+	}
+	return cmp.Or(cmp.Compare(a.key.scope, b.key.scope), cmp.Compare(a.key.key, b.key.key)) > 0
+}
+
+// topHeap is a min-heap of the best candidates seen (the worst on top).
+type topHeap []scored
+
+func (h topHeap) Len() int           { return len(h) }
+func (h topHeap) Less(i, j int) bool { return worse(h[i], h[j]) }
+func (h topHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *topHeap) Push(v any)        { *h = append(*h, v.(scored)) }
+func (h *topHeap) Pop() any {
+	old := *h
+	v := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return v
+}
+
+// Search ranks the live facts that hold any word of query by BM25, best
+// first (ties by scope and key), and returns the page opts asks for. A
+// quarantined fact is left out unless opts.Quarantined; an expired one
+// always is. Time and memory are bounded by the postings of the query's
+// words and the page's end (Offset + Limit), never by a reply's size.
+func (m *Memory) Search(query string, now time.Time, opts SearchOptions) SearchResult {
+	limit := opts.Limit
+	if limit <= 0 {
+		limit = DefaultSearchLimit
+	}
+	limit = min(limit, MaxSearchLimit)
+	offset := min(max(opts.Offset, 0), MaxSearchOffset)
+	terms := queryTerms(query)
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	x := m.mu.index
+	n := float64(x.size())
+	if n == 0 || len(terms) == 0 {
+		return SearchResult{}
+	}
+	avg := float64(x.totalLen) / n
+	scores := map[int32]float64{}
+	for _, t := range terms {
+		p := x.postings[t]
+		if len(p) == 0 {
+			continue
+		}
+		df := float64(len(p))
+		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
+		for id, tf := range p {
+			f := float64(tf)
+			dl := float64(x.docs[id].length)
+			scores[id] += idf * f * (bm25K1 + 1) / (f + bm25K1*(1-bm25B+bm25B*dl/avg))
+		}
+	}
+	keep := offset + limit
+	top := make(topHeap, 0, min(keep, len(scores)))
+	total := 0
+	for id, s := range scores {
+		k := x.docs[id].docKey
+		if opts.Scope != "" && k.scope != opts.Scope {
+			continue
+		}
+		f := m.mu.facts[k.scope][k.key]
+		if expired(f, now) || (f.Quarantined && !opts.Quarantined) {
+			continue
+		}
+		total++
+		c := scored{id: id, score: s, key: k}
+		if len(top) < keep {
+			heap.Push(&top, c)
+		} else if worse(top[0], c) {
+			top[0] = c
+			heap.Fix(&top, 0)
+		}
+	}
+	ordered := make([]scored, len(top))
+	for i := len(top) - 1; i >= 0; i-- {
+		ordered[i] = heap.Pop(&top).(scored)
+	}
+	res := SearchResult{Total: total}
+	if offset < len(ordered) {
+		for _, c := range ordered[offset:] {
+			res.Hits = append(res.Hits, Hit{Fact: m.mu.facts[c.key.scope][c.key.key], Score: c.score})
+		}
+	}
+	if offset+len(res.Hits) < total && offset+limit <= MaxSearchOffset {
+		res.Next = offset + limit
+	}
+	return res
+}
+
+// queryTerms are the distinct words of a query, at most maxQueryTerms.
+func queryTerms(q string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, t := range tokens(q) {
+		if len(t) > maxTermLen || seen[t] {
+			continue
+		}
+		seen[t] = true
+		out = append(out, t)
+		if len(out) == maxQueryTerms {
+			break
+		}
+	}
+	return out
+}
