@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"container/heap"
 	"math"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 )
@@ -36,26 +38,46 @@ const (
 // docKey names a fact.
 type docKey struct{ scope, key string }
 
-// doc is one indexed fact.
+// doc is one indexed fact: what a search filters on, so that it never
+// looks a candidate up among the facts.
 type doc struct {
 	docKey
-	// terms are the fact's distinct terms, to remove it.
-	terms []string
 	// length is its number of terms (with repeats).
-	length int
+	length int32
+	// live is cleared when the fact is replaced or removed: its postings
+	// stay until the next compaction and are skipped.
+	live        bool
+	quarantined bool
+	// expires is the fact's expiry in Unix nanoseconds; 0 never.
+	expires int64
 }
 
-// index is the inverted index. Its owner (Memory) guards it with its lock.
+// posting is one fact's entry under a term.
+type posting struct {
+	id int32
+	tf uint16
+}
+
+// index is the inverted index. Its owner (Memory) guards it with its
+// lock. A replaced or removed fact's document is marked dead, not taken
+// out of the postings; when the dead outnumber the live (and are more
+// than minCompact), compact rebuilds the postings of the live ones, so
+// the work of removals is amortized and the index stays within twice the
+// live facts.
 type index struct {
 	ids      map[docKey]int32
-	docs     []doc // by id; a free id has no terms and length -1
-	free     []int32
-	postings map[string]map[int32]uint16 // term → doc → term frequency
+	docs     []doc
+	postings map[string][]posting
 	totalLen int
+	dead     int
 }
 
+// minCompact is the number of dead documents below which the index is
+// not compacted.
+const minCompact = 1024
+
 func newIndex() *index {
-	return &index{ids: map[docKey]int32{}, postings: map[string]map[int32]uint16{}}
+	return &index{ids: map[docKey]int32{}, postings: map[string][]posting{}}
 }
 
 // tokens splits text into lower-case words of letters and digits.
@@ -94,52 +116,72 @@ func termsOf(f Fact) (map[string]uint16, int) {
 // add indexes f, replacing the document of its scope and key.
 func (x *index) add(f Fact) {
 	k := docKey{f.Scope, f.Key}
-	x.remove(k.scope, k.key)
+	x.kill(k)
 	tf, n := termsOf(f)
-	var id int32
-	if l := len(x.free); l > 0 {
-		id, x.free = x.free[l-1], x.free[:l-1]
-	} else {
-		id = int32(len(x.docs))
-		x.docs = append(x.docs, doc{})
+	id := int32(len(x.docs))
+	d := doc{docKey: k, length: int32(n), live: true, quarantined: f.Quarantined}
+	if !f.ExpiresAt.IsZero() {
+		d.expires = f.ExpiresAt.UnixNano()
 	}
-	d := doc{docKey: k, length: n, terms: make([]string, 0, len(tf))}
+	x.docs = append(x.docs, d)
 	for t, c := range tf {
-		p := x.postings[t]
-		if p == nil {
-			p = map[int32]uint16{}
-			x.postings[t] = p
-		}
-		p[id] = c
-		d.terms = append(d.terms, t)
+		x.postings[t] = append(x.postings[t], posting{id: id, tf: c})
 	}
-	x.docs[id] = d
 	x.ids[k] = id
 	x.totalLen += n
+	x.maybeCompact()
 }
 
 // remove drops the document of scope and key, if there is one.
 func (x *index) remove(scope, key string) {
-	k := docKey{scope, key}
+	x.kill(docKey{scope, key})
+	x.maybeCompact()
+}
+
+// kill marks the document of k dead.
+func (x *index) kill(k docKey) {
 	id, ok := x.ids[k]
 	if !ok {
 		return
 	}
-	d := x.docs[id]
-	for _, t := range d.terms {
-		p := x.postings[t]
-		delete(p, id)
-		if len(p) == 0 {
-			delete(x.postings, t)
-		}
-	}
-	x.totalLen -= d.length
-	x.docs[id] = doc{length: -1}
-	x.free = append(x.free, id)
+	x.docs[id].live = false
+	x.totalLen -= int(x.docs[id].length)
+	x.dead++
 	delete(x.ids, k)
 }
 
-// size is the number of documents.
+// maybeCompact compacts when the dead outnumber the live.
+func (x *index) maybeCompact() {
+	if x.dead < minCompact || x.dead <= len(x.ids) {
+		return
+	}
+	remap := make([]int32, len(x.docs))
+	docs := make([]doc, 0, len(x.ids))
+	for id, d := range x.docs {
+		remap[id] = -1
+		if d.live {
+			remap[id] = int32(len(docs))
+			x.ids[d.docKey] = int32(len(docs))
+			docs = append(docs, d)
+		}
+	}
+	for t, ps := range x.postings {
+		out := ps[:0]
+		for _, p := range ps {
+			if id := remap[p.id]; id >= 0 {
+				out = append(out, posting{id: id, tf: p.tf})
+			}
+		}
+		if len(out) == 0 {
+			delete(x.postings, t)
+			continue
+		}
+		x.postings[t] = slices.Clip(out)
+	}
+	x.docs, x.dead = docs, 0
+}
+
+// size is the number of live documents.
 func (x *index) size() int { return len(x.ids) }
 
 // Hit is one search result: a fact and its BM25 score.
@@ -228,34 +270,54 @@ func (m *Memory) Search(query string, now time.Time, opts SearchOptions) SearchR
 		return SearchResult{}
 	}
 	avg := float64(x.totalLen) / n
-	scores := map[int32]float64{}
+	buf := scoresPool.Get().(*scoreBuf)
+	defer scoresPool.Put(buf)
+	if cap(buf.scores) < len(x.docs) {
+		buf.scores = make([]float64, len(x.docs))
+	}
+	scores := buf.scores[:len(x.docs)]
+	touched := buf.touched[:0]
 	for _, t := range terms {
-		p := x.postings[t]
-		if len(p) == 0 {
+		ps := x.postings[t]
+		if len(ps) == 0 {
 			continue
 		}
-		df := float64(len(p))
+		live := 0
+		for _, p := range ps {
+			if x.docs[p.id].live {
+				live++
+			}
+		}
+		if live == 0 {
+			continue
+		}
+		df := float64(live) // dead postings wait for a compaction: never count them
 		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
-		for id, tf := range p {
-			f := float64(tf)
-			dl := float64(x.docs[id].length)
-			scores[id] += idf * f * (bm25K1 + 1) / (f + bm25K1*(1-bm25B+bm25B*dl/avg))
+		for _, p := range ps {
+			d := &x.docs[p.id]
+			if !d.live {
+				continue
+			}
+			if scores[p.id] == 0 {
+				touched = append(touched, p.id)
+			}
+			f := float64(p.tf)
+			scores[p.id] += idf * f * (bm25K1 + 1) / (f + bm25K1*(1-bm25B+bm25B*float64(d.length)/avg))
 		}
 	}
 	keep := offset + limit
-	top := make(topHeap, 0, min(keep, len(scores)))
+	top := make(topHeap, 0, min(keep, len(touched)))
 	total := 0
-	for id, s := range scores {
-		k := x.docs[id].docKey
-		if opts.Scope != "" && k.scope != opts.Scope {
-			continue
-		}
-		f := m.mu.facts[k.scope][k.key]
-		if expired(f, now) || (f.Quarantined && !opts.Quarantined) {
+	nowNano := now.UnixNano()
+	for _, id := range touched {
+		s := scores[id]
+		scores[id] = 0
+		d := &x.docs[id]
+		if (opts.Scope != "" && d.scope != opts.Scope) || (d.expires != 0 && nowNano >= d.expires) || (d.quarantined && !opts.Quarantined) {
 			continue
 		}
 		total++
-		c := scored{id: id, score: s, key: k}
+		c := scored{id: id, score: s, key: d.docKey}
 		if len(top) < keep {
 			heap.Push(&top, c)
 		} else if worse(top[0], c) {
@@ -263,6 +325,7 @@ func (m *Memory) Search(query string, now time.Time, opts SearchOptions) SearchR
 			heap.Fix(&top, 0)
 		}
 	}
+	buf.touched = touched[:0]
 	ordered := make([]scored, len(top))
 	for i := len(top) - 1; i >= 0; i-- {
 		ordered[i] = heap.Pop(&top).(scored)
@@ -278,6 +341,15 @@ func (m *Memory) Search(query string, now time.Time, opts SearchOptions) SearchR
 	}
 	return res
 }
+
+// scoreBuf is a search's scratch space: a score per document and the
+// documents scored, reused between searches.
+type scoreBuf struct {
+	scores  []float64
+	touched []int32
+}
+
+var scoresPool = sync.Pool{New: func() any { return new(scoreBuf) }}
 
 // queryTerms are the distinct words of a query, at most maxQueryTerms.
 func queryTerms(q string) []string {
