@@ -33,6 +33,7 @@ var ReadMethods = []string{
 	"memory.get", "memory.list", "node.info", "nodes.list", "alarms.list",
 	"cluster.settings", "revocations.list", "credentials.list",
 	"policy.show", "policy.list", "gates.list", "memory.commands",
+	"memory.facts", "memory.search",
 }
 
 // AdminMethods are the query API methods that act on a node: admin only.
