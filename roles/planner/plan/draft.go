@@ -19,6 +19,8 @@ type draft struct {
 	steps    []*draftStep
 	// hyps are the plan's hypotheses (branch.go).
 	hyps []*draftHypothesis
+	// family is the plan's family (facts.go).
+	family string
 	// root locates the plan as a whole.
 	root pos
 	// truncated is set when the input had more than MaxSteps steps; the

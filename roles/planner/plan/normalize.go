@@ -77,7 +77,7 @@ func compile(d *draft, ps *problems) *event.Plan {
 // plan builds the normalized plan of a checked, acyclic graph.
 func (g *graph) plan() *event.Plan {
 	d := g.d
-	p := &event.Plan{Goal: d.goal, Steps: make([]event.Step, 0, len(d.steps)), Hypotheses: normalHypotheses(d)}
+	p := &event.Plan{Goal: d.goal, Family: d.family, Steps: make([]event.Step, 0, len(d.steps)), Hypotheses: normalHypotheses(d)}
 	for _, sg := range d.subgoals {
 		p.Subgoals = append(p.Subgoals, event.Subgoal{ID: sg.id, Title: sg.title})
 	}
