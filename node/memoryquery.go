@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/roles/memory"
 )
@@ -72,4 +73,19 @@ func (n *Node) memorySearch(ctx context.Context, req api.MemorySearchRequest) (a
 	}
 	end := res.Next == 0 && next == offset+len(res.Hits)
 	return api.MemorySearchPage[json.RawMessage]{Page: p.Page(strconv.Itoa(next), end), Total: res.Total}, nil
+}
+
+// memoryFolder returns the node's memory fold: the memory role's (n.mem)
+// when it runs one, else, on an orchestrator, a fold of its own that the
+// leader resolves steps' memory references with; nil on a node that
+// needs neither.
+func (n *Node) memoryFolder() *memory.Memory {
+	switch {
+	case n.has(event.RoleMemory):
+		n.mem = memory.New()
+		return n.mem
+	case n.has(event.RoleOrchestrator):
+		return memory.New()
+	}
+	return nil
 }

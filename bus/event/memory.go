@@ -2,6 +2,8 @@ package event
 
 import (
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -201,4 +203,76 @@ type MemoryQuarantineData struct {
 type MemoryPrunedData struct {
 	Decision
 	Before time.Time `json:"before"`
+}
+
+// MemoryValue is one ${memory:SCOPE/KEY} reference of a step as the leader
+// resolved it when it judged the step (GateOpenedData.Memory) and assigned
+// it (TaskAssignedData.Memory): folds and replays apply the recorded
+// values (ApplyMemory) instead of reading memory again. Protocol version
+// 8.
+type MemoryValue struct {
+	// Ref is the reference as written: "SCOPE/KEY".
+	Ref string `json:"ref"`
+	// Scope is the fact's scope ("run" and "family" resolved for the run),
+	// Key its key, Seq the ledger position of the version read.
+	Scope string `json:"scope"`
+	Key   string `json:"key"`
+	Value string `json:"value"`
+	Seq   uint64 `json:"seq"`
+}
+
+// memoryRef matches ${memory:SCOPE/KEY}, the one form a step reads a fact
+// with: SCOPE is "shared", "run", "family", "family:NAME" or a run id;
+// KEY has no space or brace.
+var memoryRef = regexp.MustCompile(`\$\{memory:([^{}/\s]+)/([^{}\s]+)\}`)
+
+// MemoryRefs returns the distinct "SCOPE/KEY" references of the step's
+// command, check, compensation and criteria, in order.
+func MemoryRefs(s Step) []string {
+	var out []string
+	for _, text := range []string{s.Run, s.Check, s.Compensate, s.Criteria} {
+		for _, m := range memoryRef.FindAllStringSubmatch(text, -1) {
+			ref := m[1] + "/" + m[2]
+			if !slices.Contains(out, ref) {
+				out = append(out, ref)
+			}
+		}
+	}
+	return out
+}
+
+// ApplyMemory returns s with every reference of values replaced by its
+// value: shell-quoted in the command, check and compensation (one word,
+// whatever the value holds), as it is in the criteria (a prompt). A
+// reference without a value is left as written.
+func ApplyMemory(s Step, values []MemoryValue) Step {
+	if len(values) == 0 {
+		return s
+	}
+	by := make(map[string]string, len(values))
+	for _, v := range values {
+		by[v.Ref] = v.Value
+	}
+	apply := func(text string, quote bool) string {
+		return memoryRef.ReplaceAllStringFunc(text, func(m string) string {
+			sub := memoryRef.FindStringSubmatch(m)
+			v, ok := by[sub[1]+"/"+sub[2]]
+			switch {
+			case !ok:
+				return m
+			case quote:
+				return ShellQuote(v)
+			}
+			return v
+		})
+	}
+	s.Run, s.Check, s.Compensate = apply(s.Run, true), apply(s.Check, true), apply(s.Compensate, true)
+	s.Criteria = apply(s.Criteria, false)
+	return s
+}
+
+// ShellQuote quotes v as one POSIX shell word: in single quotes, each
+// single quote written '\”.
+func ShellQuote(v string) string {
+	return "'" + strings.ReplaceAll(v, "'", `'\''`) + "'"
 }

@@ -237,6 +237,10 @@ type TaskAssignedData struct {
 	// step itself): a file.restore of its edits, or its shell step's
 	// Compensate command. Protocol version 5.
 	Compensates *Compensation `json:"compensates,omitempty"`
+	// Memory are the step's ${memory:SCOPE/KEY} references as the leader
+	// resolved them: Step carries the resolved command (ApplyMemory), and
+	// folds judge it with these values. Protocol version 8.
+	Memory []MemoryValue `json:"memory,omitempty"`
 }
 
 // TaskCancelData tells an executor to stop a step attempt.

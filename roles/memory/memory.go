@@ -171,7 +171,10 @@ type Memory struct {
 		facts map[string]map[string]Fact // scope → key → fact
 		// index is the full-text index over the facts (index.go).
 		index *index
-		stats map[string]Stat
+		// families are the live runs' plan families (runs.go), read by
+		// MemoryValue from other goroutines.
+		families map[string]string
+		stats    map[string]Stat
 		// shapes counts outcomes by command shape (Shapes), at most
 		// MaxShapes; overflow counts outcomes of shapes beyond that.
 		shapes   map[string]Stat
@@ -190,6 +193,7 @@ func New() *Memory {
 	m := &Memory{attempts: map[string]map[attemptRef][]string{}, runs: map[string]*runInfo{}}
 	m.mu.facts = map[string]map[string]Fact{}
 	m.mu.index = newIndex()
+	m.mu.families = map[string]string{}
 	m.mu.stats = map[string]Stat{}
 	m.mu.shapes = map[string]Stat{}
 	return m
@@ -230,6 +234,7 @@ func (m *Memory) Fold(ev event.Event) {
 	case event.RunFinished:
 		delete(m.attempts, ev.Run)
 		delete(m.runs, ev.Run)
+		m.setFamily(ev.Run, "")
 	case event.TaskFinished:
 		m.foldFinished(ev)
 	}

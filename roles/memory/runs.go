@@ -93,6 +93,7 @@ func (m *Memory) foldRun(ev event.Event) {
 			return
 		}
 		info.Model, info.Family = p.Model, p.Family
+		m.setFamily(ev.Run, p.Family)
 		for rev := range info.Proposed {
 			if rev <= d.Revision {
 				delete(info.Proposed, rev)
@@ -107,4 +108,16 @@ func (m *Memory) foldRun(ev event.Event) {
 			info.Overridden = true
 		}
 	}
+}
+
+// setFamily records the family of a live run for MemoryValue ("" forgets
+// the run).
+func (m *Memory) setFamily(run, family string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if family == "" {
+		delete(m.mu.families, run)
+		return
+	}
+	m.mu.families[run] = family
 }

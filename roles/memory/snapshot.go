@@ -160,12 +160,15 @@ func (m *Memory) Restore(data []byte) error {
 		}
 		attempts[a.Run][attemptRef{a.Step, a.Attempt}] = a.Shapes
 	}
-	runs := map[string]*runInfo{}
+	runs, families := map[string]*runInfo{}, map[string]string{}
 	for id, r := range snap.Runs {
 		if id == "" || r == nil {
 			return fmt.Errorf("memory: unmarshal snapshot: bad run %q", id)
 		}
 		runs[id] = r
+		if r.Family != "" {
+			families[id] = r.Family
+		}
 	}
 	idx := newIndex()
 	for _, sc := range facts {
@@ -174,7 +177,8 @@ func (m *Memory) Restore(data []byte) error {
 		}
 	}
 	m.mu.Lock()
-	m.mu.facts, m.mu.index, m.mu.stats, m.mu.shapes, m.mu.overflow = facts, idx, stats, shapes, snap.Overflow
+	m.mu.facts, m.mu.index, m.mu.families = facts, idx, families
+	m.mu.stats, m.mu.shapes, m.mu.overflow = stats, shapes, snap.Overflow
 	m.mu.Unlock()
 	m.runs = runs
 	m.attempts = attempts

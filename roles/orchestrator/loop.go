@@ -39,6 +39,9 @@ type Config struct {
 	// data dir below its free-space floor), or nil: while it does, the
 	// other decisions go on and assignments wait.
 	Paused func() error
+	// Facts resolves steps' memory references (memoryref.go): the memory
+	// fold of the node; nil fails every step that has one.
+	Facts Facts
 }
 
 // pausedRecheck is how often a paused leader looks again whether it may
@@ -299,7 +302,7 @@ func (o *Orchestrator) decide(absentAfter time.Time) ([]event.Draft, time.Time) 
 			"ledger_version", p.Version, "ledger_hash", p.Hash, "file_hash", o.bootstrapHash,
 			"hint", "change the policy in force with agentctl policy apply -f FILE")
 	}
-	more, w := DecideWith(o.mu.state, now, o.mu.epoch, o.mu.inflight, Options{Policy: o.bootstrap})
+	more, w := DecideWith(o.mu.state, now, o.mu.epoch, o.mu.inflight, Options{Policy: o.bootstrap, Facts: o.cfg.Facts})
 	ds = append(ds, more...)
 	if wake.IsZero() || (!w.IsZero() && w.Before(wake)) {
 		wake = w

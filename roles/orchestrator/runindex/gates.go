@@ -9,6 +9,7 @@ import (
 	"iter"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/roles/orchestrator"
 )
@@ -17,7 +18,7 @@ import (
 func gateView(r *orchestrator.Run, i int) api.Gate {
 	st := r.Steps[i]
 	g := st.Gate
-	spec := st.Spec
+	spec := event.ApplyMemory(st.Spec, g.Memory) // the command as it will run
 	return api.Gate{Run: r.ID, Goal: r.Goal, Step: spec.ID, Attempt: g.Attempt, Revision: r.Revision,
 		Kind: g.Kind, Subject: g.Subject, Policy: g.Policy, Verdict: g.Verdict, Spec: &spec,
 		Approvals: g.Approvals, Approvers: g.Approvers, NotSubmitter: g.NotSubmitter, Submitter: r.Submitter,

@@ -88,11 +88,25 @@ func (w *walker) facts(s *draftStep, n *yaml.Node, p pos) bool {
 		}
 		s.step.Facts = append(s.step.Facts, f)
 	}
-	if ok {
-		if err := event.CheckFactSpecs(s.step.Facts); err != nil {
-			w.ps.add(p, "%v", err)
-			ok = false
+	return ok
+}
+
+// checkFacts checks the plan's family and each step's facts as a whole
+// (a key written twice), for plans decoded from files and plans given
+// whole (Normalize: a model's); a step whose facts did not decode was
+// reported already.
+func checkFacts(d *draft, ps *problems) {
+	if d.family != "" {
+		if err := event.ValidFamily(d.family); err != nil {
+			ps.add(d.root.child("family"), "%v", err)
 		}
 	}
-	return ok
+	for _, s := range d.steps {
+		if len(s.step.Facts) == 0 || s.bad["facts"] {
+			continue
+		}
+		if err := event.CheckFactSpecs(s.step.Facts); err != nil {
+			ps.add(s.pos("facts"), "%v", err)
+		}
+	}
 }

@@ -51,3 +51,23 @@ func TestBadFactsAreLocated(t *testing.T) {
 		}
 	}
 }
+
+// TestNormalizeKeepsFamilyAndFacts: a planner normalizes every plan it
+// proposes; the family and the steps' facts survive, and a bad family
+// from a model's plan is refused.
+func TestNormalizeKeepsFamilyAndFacts(t *testing.T) {
+	p := &event.Plan{Goal: "g", Family: "nightly", Steps: []event.Step{{ID: "a", Run: "echo 1",
+		Facts: []event.FactSpec{{Key: "k", From: "stdout", Scope: "shared"}}}}}
+	if err := plan.Normalize(p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Family != "nightly" || len(p.Steps[0].Facts) != 1 {
+		t.Fatalf("normalized plan lost its family or facts: %+v", p)
+	}
+	bad := &event.Plan{Goal: "g", Family: "no/slash", Steps: []event.Step{{ID: "a", Run: "echo 1",
+		Facts: []event.FactSpec{{Key: "k", From: "disk"}}}}}
+	err := plan.Normalize(bad)
+	if err == nil || !strings.Contains(err.Error(), `family "no/slash"`) || !strings.Contains(err.Error(), `from "disk"`) {
+		t.Fatalf("Normalize(bad) = %v", err)
+	}
+}

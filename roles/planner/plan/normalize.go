@@ -60,6 +60,7 @@ func compile(d *draft, ps *problems) *event.Plan {
 	stepIdx, subIdx := checkIDs(d, ps)
 	checkTexts(d, ps)
 	checkEditBytes(d, ps)
+	checkFacts(d, ps) // facts.go
 	for _, s := range d.steps {
 		checkStep(ps, s)
 	}
