@@ -272,7 +272,7 @@ func ApplyMemory(s Step, values []MemoryValue) Step {
 }
 
 // ShellQuote quotes v as one POSIX shell word: in single quotes, each
-// single quote written '\”.
+// single quote of v closed, escaped with a backslash and reopened.
 func ShellQuote(v string) string {
 	return "'" + strings.ReplaceAll(v, "'", `'\''`) + "'"
 }
