@@ -2,7 +2,6 @@ package memory
 
 import (
 	"slices"
-	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/redact"
@@ -159,19 +158,4 @@ func (m *Memory) foldPruned(ev event.Event) {
 			}
 		}
 	}
-}
-
-// NextExpiry returns the earliest expiry among the facts, and false when
-// no fact expires: when the leader's next memory.pruned is worth it.
-func (m *Memory) NextExpiry() (next time.Time, ok bool) {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	for _, facts := range m.mu.facts {
-		for _, f := range facts {
-			if !f.ExpiresAt.IsZero() && (!ok || f.ExpiresAt.Before(next)) {
-				next, ok = f.ExpiresAt, true
-			}
-		}
-	}
-	return next, ok
 }

@@ -174,6 +174,8 @@ type Memory struct {
 		// families are the live runs' plan families (runs.go), read by
 		// MemoryValue from other goroutines.
 		families map[string]string
+		// expiries orders the facts by expiry (expiry.go).
+		expiries expiries
 		stats    map[string]Stat
 		// shapes counts outcomes by command shape (Shapes), at most
 		// MaxShapes; overflow counts outcomes of shapes beyond that.
@@ -285,6 +287,7 @@ func (m *Memory) put(f Fact) {
 	}
 	sc[f.Key] = f
 	m.mu.index.add(f)
+	m.trackExpiryLocked(f)
 }
 
 // removeLocked removes the fact scope/key and its index entry.

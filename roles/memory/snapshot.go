@@ -2,6 +2,7 @@ package memory
 
 import (
 	"cmp"
+	"container/heap"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -171,13 +172,18 @@ func (m *Memory) Restore(data []byte) error {
 		}
 	}
 	idx := newIndex()
+	var exp expiries
 	for _, sc := range facts {
 		for _, f := range sc {
 			idx.add(f)
+			if !f.ExpiresAt.IsZero() {
+				exp = append(exp, expiry{at: f.ExpiresAt.UnixNano(), scope: f.Scope, key: f.Key, seq: f.Refs.Seq})
+			}
 		}
 	}
+	heap.Init(&exp)
 	m.mu.Lock()
-	m.mu.facts, m.mu.index, m.mu.families = facts, idx, families
+	m.mu.facts, m.mu.index, m.mu.families, m.mu.expiries = facts, idx, families, exp
 	m.mu.stats, m.mu.shapes, m.mu.overflow = stats, shapes, snap.Overflow
 	m.mu.Unlock()
 	m.runs = runs

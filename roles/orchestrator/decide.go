@@ -113,6 +113,7 @@ func DecideWith(s *State, now time.Time, epoch uint64, inflight map[DecisionKey]
 	for _, r := range s.activeRuns() {
 		d.run(r)
 	}
+	d.prune() // prune.go
 	return d.out, d.wake
 }
 
