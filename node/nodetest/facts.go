@@ -1,0 +1,27 @@
+package nodetest
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// PublishFacts writes n operator facts of scope shared onto the events
+// stream through js, 200 to a signed message, keys "fact.%06d" and values
+// value(i), and returns how many it wrote once all are acknowledged.
+func (w *HistoryWriter) PublishFacts(ctx context.Context, js jetstream.JetStream, n int, value func(i int) string) (int, error) {
+	p := &publisher{js: js, batch: 200}
+	for i := range n {
+		p.add(w.op, event.MustDraft(event.MemoryPut, "", event.MemoryPutData{Scope: "shared", Key: fmt.Sprintf("fact.%06d", i), Value: value(i)}))
+		if p.err != nil {
+			return p.events, p.err
+		}
+	}
+	p.flush()
+	if err := p.wait(ctx); err != nil {
+		return p.events, err
+	}
+	return p.events, nil
+}
