@@ -13,7 +13,7 @@ import (
 
 // The search index is an inverted index over the facts, kept in memory
 // beside them and ranked by BM25 (Robertson and Zaragoza's Okapi BM25, the
-// ranking Lucene and bleve use by default): a fact is a document made of
+// ranking Lucene uses by default): a fact is a document made of
 // its key, its value and its tags. It is folded with the facts (put adds
 // or replaces a document, a drop or a prune removes it), so it is bounded
 // by the live facts, and rebuilt from the facts on Restore: the ledger is
