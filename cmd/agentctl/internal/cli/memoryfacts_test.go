@@ -197,3 +197,23 @@ func TestMemoryQuarantineReleaseAndDrop(t *testing.T) {
 		t.Fatalf("released = %+v %v", d, err)
 	}
 }
+
+func TestGoalSubmitFamily(t *testing.T) {
+	h := newHarness(t).withNode()
+	if r := h.run("goal", "submit", "--family", "nightly", "check", "the", "logs"); r.code != 0 {
+		t.Fatalf("goal submit --family = %+v", r)
+	}
+	evs := h.events()
+	var d event.GoalSubmittedData
+	if len(evs) != 1 || evs[0].Events[0].Decode(&d) != nil || d.Family != "nightly" || d.Text != "check the logs" {
+		t.Fatalf("published %+v (%+v)", evs, d)
+	}
+	for _, bad := range [][]string{
+		{"goal", "submit", "--family", "no/slash", "x"},
+		{"goal", "submit", "--family", "nightly", "-f", "plan.yaml"},
+	} {
+		if r := h.run(bad...); r.code != ExitUsage {
+			t.Errorf("%v = %+v, want a usage error", bad, r)
+		}
+	}
+}
