@@ -128,6 +128,23 @@ func TestMemoryFactsEndToEnd(t *testing.T) {
 	if err != nil || page.Total != 0 {
 		t.Fatalf("search without quarantined found the planted fact: %+v %v", page, err)
 	}
+	page, err = n.API.MemorySearch(ctx, api.MemorySearchRequest{Query: "planted 7f3a", Quarantined: true})
+	if err != nil || page.Total != 1 || page.Items[0].Fact.Key != "planted" || !page.End {
+		t.Fatalf("search with quarantined: %+v %v", page, err)
+	}
+	for _, c := range []struct {
+		req  api.MemoryFactsRequest
+		want string
+	}{
+		{api.MemoryFactsRequest{Tag: "infra"}, "family:nightly/nginx.version"},
+		{api.MemoryFactsRequest{Quarantined: true}, "shared/planted"},
+		{api.MemoryFactsRequest{Scope: "shared", Prefix: "gree"}, "shared/greeting"},
+	} {
+		p, err := n.API.MemoryFacts(ctx, c.req)
+		if err != nil || len(p.Items) != 1 || p.Items[0].Scope+"/"+p.Items[0].Key != c.want || !p.End {
+			t.Errorf("memory.facts %+v = %+v %v; want %s", c.req, p, err, c.want)
+		}
+	}
 
 	read := n.WaitRun(t, n.Submit(t, "read.yaml", readPlan), 30*time.Second)
 	steps := map[string]api.Step{}
