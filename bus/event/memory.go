@@ -227,10 +227,11 @@ type MemoryValue struct {
 var memoryRef = regexp.MustCompile(`\$\{memory:([^{}/\s]+)/([^{}\s]+)\}`)
 
 // MemoryRefs returns the distinct "SCOPE/KEY" references of the step's
-// command, check, compensation and criteria, in order.
+// command, check and criteria, in order. A compensation's command is not
+// resolved (it runs as the run stops, without a judgement to bind to).
 func MemoryRefs(s Step) []string {
 	var out []string
-	for _, text := range []string{s.Run, s.Check, s.Compensate, s.Criteria} {
+	for _, text := range []string{s.Run, s.Check, s.Criteria} {
 		for _, m := range memoryRef.FindAllStringSubmatch(text, -1) {
 			ref := m[1] + "/" + m[2]
 			if !slices.Contains(out, ref) {
@@ -242,9 +243,9 @@ func MemoryRefs(s Step) []string {
 }
 
 // ApplyMemory returns s with every reference of values replaced by its
-// value: shell-quoted in the command, check and compensation (one word,
-// whatever the value holds), as it is in the criteria (a prompt). A
-// reference without a value is left as written.
+// value: shell-quoted in the command and check (one word, whatever the
+// value holds), as it is in the criteria (a prompt). A reference without
+// a value is left as written.
 func ApplyMemory(s Step, values []MemoryValue) Step {
 	if len(values) == 0 {
 		return s
@@ -266,7 +267,7 @@ func ApplyMemory(s Step, values []MemoryValue) Step {
 			return v
 		})
 	}
-	s.Run, s.Check, s.Compensate = apply(s.Run, true), apply(s.Check, true), apply(s.Compensate, true)
+	s.Run, s.Check = apply(s.Run, true), apply(s.Check, true)
 	s.Criteria = apply(s.Criteria, false)
 	return s
 }

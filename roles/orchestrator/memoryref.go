@@ -9,8 +9,8 @@ import (
 	"github.com/agentic-dev/agentic/roles/policy"
 )
 
-// Memory references (docs/memory.md): a step's command, check,
-// compensation and criteria may read a fact with ${memory:SCOPE/KEY}. The
+// Memory references (docs/memory.md): a step's command, check and
+// criteria may read a fact with ${memory:SCOPE/KEY}. The
 // leader resolves them when it judges the step, so that the policy judges
 // — and a gate shows — the command that will run, with each value
 // shell-quoted (event.ApplyMemory); gate.opened and task.assigned record
