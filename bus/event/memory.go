@@ -205,6 +205,16 @@ type MemoryPrunedData struct {
 	Before time.Time `json:"before"`
 }
 
+// ValidFactRef reports whether ref is a "SCOPE/KEY" reference a step may
+// name (Step.Releases, ${memory:SCOPE/KEY}): SCOPE "shared", "run",
+// "family", "family:NAME" or a run id, KEY without a space or brace.
+func ValidFactRef(ref string) error {
+	if !memoryRefWhole.MatchString("${memory:" + ref + "}") {
+		return fmt.Errorf("%q is not SCOPE/KEY (shared/deploy.region, run/KEY, family/KEY)", ref)
+	}
+	return nil
+}
+
 // MemoryValue is one ${memory:SCOPE/KEY} reference of a step as the leader
 // resolved it when it judged the step (GateOpenedData.Memory) and assigned
 // it (TaskAssignedData.Memory): folds and replays apply the recorded
@@ -225,6 +235,9 @@ type MemoryValue struct {
 // with: SCOPE is "shared", "run", "family", "family:NAME" or a run id;
 // KEY has no space or brace.
 var memoryRef = regexp.MustCompile(`\$\{memory:([^{}/\s]+)/([^{}\s]+)\}`)
+
+// memoryRefWhole matches one whole reference.
+var memoryRefWhole = regexp.MustCompile(`^` + memoryRef.String() + `$`)
 
 // MemoryRefs returns the distinct "SCOPE/KEY" references of the step's
 // command, check and criteria, in order. A compensation's command is not

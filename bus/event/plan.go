@@ -135,6 +135,12 @@ type Step struct {
 	// Facts are the facts the step writes when it ends, recorded by the
 	// executor that ran it (memory.recorded). Protocol version 8.
 	Facts []FactSpec `json:"facts,omitempty"`
+	// Releases are "SCOPE/KEY" references of quarantined facts this step
+	// validates: when it succeeds, the memory fold releases them —
+	// provided the run's plan is an operator's plan file, or the step's
+	// assignment carries an operator's approval (a gate); never for a
+	// step a model chose alone. Protocol version 8.
+	Releases []string `json:"releases,omitempty"`
 }
 
 // Branch is one edge of Step.Next. Protocol version 6.

@@ -165,6 +165,9 @@ type Memory struct {
 	// runs is what the fold knows of live runs to judge their facts
 	// (runs.go); fold goroutine only.
 	runs map[string]*runInfo
+	// releases are the validation steps' pending releases, by run and
+	// attempt (release.go); fold goroutine only.
+	releases map[string]map[attemptRef]pendingRelease
 
 	mu struct {
 		sync.RWMutex
@@ -192,7 +195,8 @@ var (
 
 // New returns an empty memory.
 func New() *Memory {
-	m := &Memory{attempts: map[string]map[attemptRef][]string{}, runs: map[string]*runInfo{}}
+	m := &Memory{attempts: map[string]map[attemptRef][]string{}, runs: map[string]*runInfo{},
+		releases: map[string]map[attemptRef]pendingRelease{}}
 	m.mu.facts = map[string]map[string]Fact{}
 	m.mu.index = newIndex()
 	m.mu.families = map[string]string{}
@@ -236,6 +240,7 @@ func (m *Memory) Fold(ev event.Event) {
 	case event.RunFinished:
 		delete(m.attempts, ev.Run)
 		delete(m.runs, ev.Run)
+		delete(m.releases, ev.Run)
 		m.setFamily(ev.Run, "")
 	case event.TaskFinished:
 		m.foldFinished(ev)
@@ -249,6 +254,7 @@ func (m *Memory) foldFinished(ev event.Event) {
 		return
 	}
 	m.foldShapes(ev.Run, d)
+	m.foldReleases(ev.Run, d) // release.go
 	if d.CommandHash == "" {
 		return
 	}

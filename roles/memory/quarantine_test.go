@@ -154,3 +154,36 @@ func TestPruneRemovesExpiredFacts(t *testing.T) {
 		t.Fatalf("search after prune: %d hits, want 2", r.Total)
 	}
 }
+
+// TestValidationStepReleases: a step that names quarantined facts
+// releases them when it succeeds, in an operator's plan or approved at a
+// gate; a model's step alone, or one that failed, releases nothing.
+func TestValidationStepReleases(t *testing.T) {
+	h := &history{m: memory.New()}
+	h.startRun("file-run", "file", "nightly")
+	h.startRun("llm-run", "llm", "")
+	h.record("file-run", "", "a", event.TaskFailed)
+	h.record("file-run", event.FactScopeFamily, "b", event.TaskFailed)
+	h.record("llm-run", "", "c", event.TaskSucceeded)
+	h.record("llm-run", "", "d", event.TaskSucceeded)
+	validate := func(run, step string, attempt int, approved string, releases []string, st event.TaskStatus) {
+		h.fold(run, event.TaskAssigned, event.TaskAssignedData{Step: event.Step{ID: step, Kind: event.KindShell, Run: "true", Releases: releases},
+			Attempt: attempt, Node: "n", Approved: approved})
+		h.fold(run, event.TaskFinished, event.TaskFinishedData{Step: step, Attempt: attempt, Status: st})
+	}
+	validate("file-run", "check", 1, "", []string{"run/a", "family/b"}, event.TaskFailed)
+	validate("llm-run", "check", 1, "", []string{"run/c"}, event.TaskSucceeded)
+	for _, k := range [][2]string{{"file-run", "a"}, {"family:nightly", "b"}, {"llm-run", "c"}} {
+		if f, _ := h.m.Get(k[0], k[1], t0); !f.Quarantined {
+			t.Errorf("%s/%s released by a failed step or a model's step alone", k[0], k[1])
+		}
+	}
+	validate("file-run", "check", 2, "", []string{"run/a", "family/b"}, event.TaskSucceeded)
+	validate("llm-run", "gated", 1, "sha256:subject", []string{"run/d"}, event.TaskSucceeded)
+	for _, k := range [][3]string{{"file-run", "a", "check"}, {"family:nightly", "b", "check"}, {"llm-run", "d", "gated"}} {
+		f, err := h.m.Resolve(k[0], k[1], t0)
+		if err != nil || f.Released != "step "+k[2]+" of run "+strings.TrimPrefix(f.Refs.Run, "") {
+			t.Errorf("%s/%s after its validation: %+v %v", k[0], k[1], f, err)
+		}
+	}
+}

@@ -40,6 +40,8 @@ type snapshot struct {
 	Attempts []snapAttempt `json:"attempts"`
 	// Runs are the live runs' judging state (runs.go), by run id.
 	Runs map[string]*runInfo `json:"runs,omitempty"`
+	// Releases are the validation steps' pending releases, sorted.
+	Releases []snapRelease `json:"releases,omitempty"`
 }
 
 type snapAttempt struct {
@@ -86,6 +88,7 @@ func (m *Memory) Snapshot() (uint64, []byte, error) {
 	snap.Overflow = m.mu.overflow
 	m.mu.RUnlock()
 	snap.Runs = m.runs
+	snap.Releases = m.snapReleases()
 	snap.Attempts = []snapAttempt{}
 	for run, as := range m.attempts {
 		for ref, shapes := range as {
@@ -171,6 +174,16 @@ func (m *Memory) Restore(data []byte) error {
 			families[id] = r.Family
 		}
 	}
+	releases := map[string]map[attemptRef]pendingRelease{}
+	for _, r := range snap.Releases {
+		if r.Run == "" || r.Step == "" || len(r.Refs) == 0 {
+			return fmt.Errorf("memory: unmarshal snapshot: bad release %+v", r)
+		}
+		if releases[r.Run] == nil {
+			releases[r.Run] = map[attemptRef]pendingRelease{}
+		}
+		releases[r.Run][attemptRef{r.Step, r.Attempt}] = r.pendingRelease
+	}
 	idx := newIndex()
 	var exp expiries
 	for _, sc := range facts {
@@ -186,7 +199,7 @@ func (m *Memory) Restore(data []byte) error {
 	m.mu.facts, m.mu.index, m.mu.families, m.mu.expiries = facts, idx, families, exp
 	m.mu.stats, m.mu.shapes, m.mu.overflow = stats, shapes, snap.Overflow
 	m.mu.Unlock()
-	m.runs = runs
+	m.runs, m.releases = runs, releases
 	m.attempts = attempts
 	m.folded = snap.Seq
 	return nil

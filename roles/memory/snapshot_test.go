@@ -29,7 +29,7 @@ func historyGen() *rapid.Generator[[]event.Event] {
 			key := rapid.SampledFrom([]string{"a", "b", "c", ""}).Draw(t, "key")
 			var typ event.Type
 			var v any
-			switch rapid.IntRange(0, 12).Draw(t, "kind") {
+			switch rapid.IntRange(0, 13).Draw(t, "kind") {
 			case 0, 1:
 				ttl := rapid.SampledFrom([]time.Duration{0, time.Minute, time.Hour}).Draw(t, "ttl")
 				typ, v = event.MemoryPut, event.MemoryPutData{Scope: scope, Key: key, Value: fmt.Sprint("v", i), TTL: event.Duration(ttl)}
@@ -60,6 +60,9 @@ func historyGen() *rapid.Generator[[]event.Event] {
 					Plan: event.Plan{Family: rapid.SampledFrom([]string{"", "weekly"}).Draw(t, "pfamily")}}
 			case 11:
 				typ, v = event.PlanAccepted, event.PlanAcceptedData{Revision: 1}
+			case 12:
+				typ, v = event.TaskAssigned, event.TaskAssignedData{Step: event.Step{ID: "s", Kind: event.KindShell, Run: "make",
+					Releases: []string{"run/a", "shared/b", "family/c"}}, Approved: rapid.SampledFrom([]string{"", "sha256:x"}).Draw(t, "approved")}
 			default:
 				typ, v = event.GateDecided, event.GateDecidedData{Step: "s", Action: event.GateAccept}
 			}

@@ -11,7 +11,7 @@ import (
 var (
 	planFields     = []string{"goal", "steps", "subgoals", "hypotheses", "family"}
 	subgoalFields  = []string{"id", "title", "depends_on", "steps"}
-	stepFields     = []string{"id", "title", "kind", "run", "depends_on", "timeout", "retries", "backoff", "idempotent", "creates", "check", "on_failure", "env", "cwd", "capabilities", "path", "content", "mode", "patch", "compensate", "run_as", "next", "tests", "target", "criteria", "facts"}
+	stepFields     = []string{"id", "title", "kind", "run", "depends_on", "timeout", "retries", "backoff", "idempotent", "creates", "check", "on_failure", "env", "cwd", "capabilities", "path", "content", "mode", "patch", "compensate", "run_as", "next", "tests", "target", "criteria", "facts", "releases"}
 	seedFields     = []string{"mode", "goal", "steps"}
 	seedStepFields = []string{"goal", "commands"}
 )
@@ -198,6 +198,8 @@ func (w *walker) stepField(s *draftStep, e entry, p pos) (ok bool) {
 		ok = w.tests(s, e.val, p)
 	case "facts":
 		ok = w.facts(s, e.val, p) // facts.go
+	case "releases":
+		ok = w.releases(s, e.val, p) // facts.go
 	case "target", "criteria":
 		ok = w.critiqueField(s, e.name, e.val, p)
 	case "capabilities":

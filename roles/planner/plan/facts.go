@@ -91,6 +91,28 @@ func (w *walker) facts(s *draftStep, n *yaml.Node, p pos) bool {
 	return ok
 }
 
+// releases decodes a step's releases: a list of "SCOPE/KEY" references.
+func (w *walker) releases(s *draftStep, n *yaml.Node, p pos) bool {
+	items, ok := w.list(n, p, "e.g. releases: [shared/deploy.region]")
+	if !ok {
+		return false
+	}
+	for j, item := range items {
+		ip := at(item, p.index(j).path)
+		s.field[fmt.Sprintf("releases[%d]", j)] = ip
+		ref, good := w.str(item, ip)
+		if good {
+			if err := event.ValidFactRef(ref); err != nil {
+				w.ps.add(ip, "%v", err)
+				good = false
+			}
+		}
+		ok = ok && good
+		s.step.Releases = append(s.step.Releases, ref)
+	}
+	return ok
+}
+
 // checkFacts checks the plan's family and each step's facts as a whole
 // (a key written twice), for plans decoded from files and plans given
 // whole (Normalize: a model's); a step whose facts did not decode was
@@ -102,11 +124,21 @@ func checkFacts(d *draft, ps *problems) {
 		}
 	}
 	for _, s := range d.steps {
-		if len(s.step.Facts) == 0 || s.bad["facts"] {
+		if len(s.step.Facts) > 0 && !s.bad["facts"] {
+			if err := event.CheckFactSpecs(s.step.Facts); err != nil {
+				ps.add(s.pos("facts"), "%v", err)
+			}
+		}
+		if s.bad["releases"] {
 			continue
 		}
-		if err := event.CheckFactSpecs(s.step.Facts); err != nil {
-			ps.add(s.pos("facts"), "%v", err)
+		if len(s.step.Releases) > event.MaxFactsPerStep {
+			ps.add(s.pos("releases"), "%d releases: at most %d", len(s.step.Releases), event.MaxFactsPerStep)
+		}
+		for _, ref := range s.step.Releases {
+			if err := event.ValidFactRef(ref); err != nil {
+				ps.add(s.pos("releases"), "%v", err)
+			}
 		}
 	}
 }

@@ -71,3 +71,18 @@ func TestNormalizeKeepsFamilyAndFacts(t *testing.T) {
 		t.Fatalf("Normalize(bad) = %v", err)
 	}
 }
+
+func TestReleases(t *testing.T) {
+	p, err := plan.Parse("v.yaml", []byte("steps:\n  - id: check\n    run: curl -fs http://x/health\n    releases: [shared/deploy.region, family/nginx.version]\n"))
+	if err != nil || strings.Join(p.Steps[0].Releases, ",") != "shared/deploy.region,family/nginx.version" {
+		t.Fatalf("releases = %+v %v", p, err)
+	}
+	_, err = plan.Parse("v.yaml", []byte("steps:\n  - id: check\n    run: x\n    releases: [deploy.region]\n"))
+	if err == nil || !strings.Contains(err.Error(), `v.yaml:4:16: steps[0].releases[0]: "deploy.region" is not SCOPE/KEY`) {
+		t.Fatalf("bad release = %v", err)
+	}
+	bad := &event.Plan{Steps: []event.Step{{ID: "a", Run: "x", Releases: []string{"a b/c"}}}}
+	if err := plan.Normalize(bad); err == nil || !strings.Contains(err.Error(), "is not SCOPE/KEY") {
+		t.Fatalf("Normalize(bad release) = %v", err)
+	}
+}
