@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"strconv"
 	"strings"
@@ -214,6 +215,28 @@ func TestGoalSubmitFamily(t *testing.T) {
 	} {
 		if r := h.run(bad...); r.code != ExitUsage {
 			t.Errorf("%v = %+v, want a usage error", bad, r)
+		}
+	}
+}
+
+// The memory events read as sentences in audit tail.
+func TestSummaryOfMemoryEvents(t *testing.T) {
+	for _, tt := range []struct {
+		typ  event.Type
+		data any
+		want string
+	}{
+		{event.MemoryRecorded, event.MemoryRecordedData{Scope: "family", Key: "nginx.version", Value: "1.24", Step: "probe", Attempt: 1, Status: event.TaskSucceeded},
+			"family/nginx.version = 1.24 (step probe attempt 1 succeeded)"},
+		{event.MemoryReleased, event.MemoryQuarantineData{Scope: "shared", Key: "k", Seq: 3}, "shared/k released"},
+		{event.MemoryDropped, event.MemoryQuarantineData{Scope: "shared", Key: "k"}, "shared/k dropped"},
+	} {
+		raw, err := json.Marshal(tt.data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := summary(api.AuditLine{Type: string(tt.typ), Data: raw}); got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.typ, got, tt.want)
 		}
 	}
 }
