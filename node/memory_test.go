@@ -3,6 +3,7 @@ package node_test
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/node/nodetest"
 	"github.com/agentic-dev/agentic/roles/orchestrator/replay"
@@ -196,4 +198,56 @@ func findAssigned(t *testing.T, n *nodetest.Node, run, step string) event.TaskAs
 		t.Fatalf("no task.assigned of %s/%s", run, step)
 	}
 	return out
+}
+
+// TestMemorySearchRepliesBounded: facts too large for one reply together
+// come in several pages, each under NATS's max payload, none lost or
+// repeated.
+func TestMemorySearchRepliesBounded(t *testing.T) {
+	n := nodetest.Start(t, nodetest.Config(t.TempDir()))
+	root, err := trust.LoadRoot(n.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := nodetest.NewHistoryWriter(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	const facts = 90
+	big := strings.Repeat("bulk word ", 1500) // 15 KB
+	if _, err := w.PublishFacts(ctx, n.JS, facts, func(i int) string { return big + strconv.Itoa(i) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := poll.Wait(20*time.Second, func() bool {
+		p, err := n.API.MemorySearch(ctx, api.MemorySearchRequest{Query: "bulk", CursorRequest: api.CursorRequest{Limit: 1}})
+		return err == nil && p.Total == facts
+	}); err != nil {
+		t.Fatal("the facts were not folded")
+	}
+	seen := map[string]bool{}
+	pages, cursor := 0, ""
+	for {
+		p, err := n.API.MemorySearch(ctx, api.MemorySearchRequest{Query: "bulk", CursorRequest: api.CursorRequest{Cursor: cursor, Limit: api.MaxSearchPage}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages++
+		for _, h := range p.Items {
+			if seen[h.Fact.Key] {
+				t.Fatalf("page %d repeats %s", pages, h.Fact.Key)
+			}
+			seen[h.Fact.Key] = true
+		}
+		if p.End {
+			break
+		}
+		if len(p.Items) == 0 || pages > facts {
+			t.Fatalf("page %d: %d hits, not the end", pages, len(p.Items))
+		}
+		cursor = p.Next
+	}
+	if len(seen) != facts || pages < 2 {
+		t.Fatalf("%d facts in %d pages, want %d in more than one", len(seen), pages, facts)
+	}
 }
