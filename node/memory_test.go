@@ -3,6 +3,8 @@ package node_test
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -249,5 +251,39 @@ func TestMemorySearchRepliesBounded(t *testing.T) {
 	}
 	if len(seen) != facts || pages < 2 {
 		t.Fatalf("%d facts in %d pages, want %d in more than one", len(seen), pages, facts)
+	}
+}
+
+// TestGateShowsTheResolvedCommand: the policy judges a step with its
+// memory references resolved, and its gate shows that command and the
+// values: a fact cannot hide what the policy gates.
+func TestGateShowsTheResolvedCommand(t *testing.T) {
+	dir := t.TempDir()
+	policyFile := filepath.Join(dir, "policy.yaml")
+	if err := os.WriteFile(policyFile, []byte("name: gatekeeper\nrules:\n  - pattern: \"rm -rf\"\n    level: high\n    action: confirm\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := nodetest.Config(filepath.Join(dir, "node"))
+	cfg.Policy = policyFile
+	n := nodetest.Start(t, cfg)
+	ctx := context.Background()
+	put := event.MustDraft(event.MemoryPut, "", event.MemoryPutData{Scope: "shared", Key: "wipe.flags", Value: "-rf"})
+	if err := bus.PublishSigned(ctx, n.JS, n.Operator, put); err != nil {
+		t.Fatal(err)
+	}
+	if err := poll.Wait(10*time.Second, func() bool { _, err := n.API.MemoryGet(ctx, "shared", "wipe.flags"); return err == nil }); err != nil {
+		t.Fatal("the fact never showed")
+	}
+	// Unresolved, the command holds no "rm -rf"; resolved, it does.
+	run := submitGoal(t, n, "wipe", "goal: wipe\nsteps:\n  - id: wipe\n    run: rm ${memory:shared/wipe.flags} ./build\n")
+	var gates []api.Gate
+	poll.Eventually(t, 30*time.Second, "the step's gate is listed", func() bool {
+		var err error
+		gates, err = n.API.GatesAll(ctx, api.GatesRequest{Run: run})
+		return err == nil && len(gates) == 1
+	})
+	g := gates[0]
+	if g.Verdict == nil || g.Verdict.Rule != "rm -rf" || g.Spec == nil || g.Spec.Run != "rm '-rf' ./build" {
+		t.Fatalf("gate %+v (spec %+v)", g, g.Spec)
 	}
 }
