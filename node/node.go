@@ -496,6 +496,13 @@ func (n *Node) startLedger(ctx context.Context) error {
 		folders = append(folders, n.nodes)
 		n.roles = append(n.roles, n.settings)
 	}
+	// The memory fold: the memory role's, and on an orchestrator the
+	// facts its leader resolves steps' ${memory:…} references with
+	// (memoryFolder, memoryref.go).
+	facts := n.memoryFolder()
+	if facts != nil {
+		folders = append(folders, facts)
+	}
 	if n.has(event.RoleOrchestrator) {
 		kv, err := n.conn.JS.KeyValue(ctx, bus.LeaderBucket)
 		if err != nil {
@@ -511,7 +518,7 @@ func (n *Node) startLedger(ctx context.Context) error {
 		}
 		// Every orchestrator times its lease by the cluster setting the
 		// ledger folded (n.settings, folded before n.orch).
-		n.orch = orchestrator.New(n.roleEnv(event.RoleOrchestrator), orchestrator.Config{KV: kv, Settings: n.settings, Incarnation: n.incarnation, Membership: view, Paused: n.diskPaused})
+		n.orch = orchestrator.New(n.roleEnv(event.RoleOrchestrator), orchestrator.Config{KV: kv, Settings: n.settings, Incarnation: n.incarnation, Membership: view, Paused: n.diskPaused, Facts: facts})
 		n.orch.UsePolicyFile(n.cfg.Policy) // the first policy it records; Start refuses a bad file
 		n.load = n.orch.Load
 		folders = append(folders, n.orch)
@@ -526,9 +533,7 @@ func (n *Node) startLedger(ctx context.Context) error {
 		folders = append(folders, p)
 		n.roles = append(n.roles, p)
 	}
-	if n.has(event.RoleMemory) {
-		n.mem = memory.New()
-		folders = append(folders, n.mem)
+	if n.mem != nil {
 		n.roles = append(n.roles, n.mem)
 	}
 	if err := n.startExecutor(); err != nil {

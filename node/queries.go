@@ -68,6 +68,12 @@ func (n *Node) startAPI() error {
 		api.HandleTyped(s, api.MethodMemoryGet, guard(n, func(context.Context, api.MemoryGetRequest) (api.Fact, error) { return api.Fact{}, nil }))
 		api.HandleTyped(s, api.MethodMemoryList, guard(n, func(context.Context, api.MemoryListRequest) ([]api.Fact, error) { return nil, nil }))
 		api.HandleTyped(s, api.MethodMemoryCommands, guard(n, func(context.Context, api.CommandsRequest) (api.CommandStats, error) { return api.CommandStats{}, nil }))
+		api.HandleTyped(s, api.MethodMemoryFacts, guard(n, func(context.Context, api.MemoryFactsRequest) (api.Page[json.RawMessage], error) {
+			return api.Page[json.RawMessage]{}, nil
+		}))
+		api.HandleTyped(s, api.MethodMemorySearch, guard(n, func(context.Context, api.MemorySearchRequest) (api.MemorySearchPage[json.RawMessage], error) {
+			return api.MemorySearchPage[json.RawMessage]{}, nil
+		}))
 	}
 	if n.mem != nil {
 		api.HandleTyped(s, api.MethodMemoryGet, guard(n, func(ctx context.Context, req api.MemoryGetRequest) (api.Fact, error) {
@@ -88,6 +94,7 @@ func (n *Node) startAPI() error {
 			return out, nil
 		}))
 		api.HandleTyped(s, api.MethodMemoryCommands, guard(n, n.memoryCommands))
+		n.startMemoryAPI(s) // memoryquery.go
 	}
 	for _, m := range s.Methods() {
 		if !natsauth.Classified(m) {
@@ -132,10 +139,15 @@ func (n *Node) verify() (api.VerifyResult, error) {
 }
 
 func fact(f memory.Fact) api.Fact {
-	out := api.Fact{Scope: f.Scope, Key: f.Key, Value: f.Value, UpdatedAt: f.UpdatedAt}
+	out := api.Fact{Scope: f.Scope, Key: f.Key, Value: f.Value, UpdatedAt: f.UpdatedAt,
+		Tags: f.Tags, Quarantined: f.Quarantined, Reason: f.Reason, Released: f.Released}
 	if !f.ExpiresAt.IsZero() {
 		t := f.ExpiresAt
 		out.ExpiresAt = &t
+	}
+	if f.Refs.Event != "" {
+		r := f.Refs
+		out.Refs = &api.Refs{Event: r.Event, Seq: r.Seq, Type: string(r.Type), Node: r.Node, Run: r.Run, Step: r.Step, Attempt: r.Attempt}
 	}
 	return out
 }

@@ -19,6 +19,9 @@ type CritiqueRequestedData struct {
 	TargetStatus StepStatus `json:"target_status"`
 	ExitCode     int        `json:"exit_code,omitempty"`
 	Output       string     `json:"output,omitempty"`
+	// Memory are the criteria's ${memory:SCOPE/KEY} references as the
+	// leader resolved them into Criteria. Protocol version 8.
+	Memory []MemoryValue `json:"memory,omitempty"`
 }
 
 // CritiqueVerdict is a critique's judgement. Values are append-only.

@@ -140,7 +140,12 @@ func payloadExamples() map[event.Type]any {
 		event.RunPausedFor:          event.RunBrakeForData{RunBrakeData: event.RunBrakeData{Reason: "checking the staging database first"}, Operator: "alice"},
 		event.RunResumedFor:         event.RunBrakeForData{RunBrakeData: event.RunBrakeData{Reason: "database checked"}, Operator: "alice"},
 		event.RunCancelRequestedFor: event.RunCancelForData{RunCancelData: event.RunCancelData{Reason: "wrong branch"}, Operator: "alice"},
-		event.PlanClaimed:           event.PlanClaimedData{Until: at.Add(4 * time.Minute), Source: "llm"},
+		event.MemoryRecorded: event.MemoryRecordedData{Scope: event.FactScopeFamily, Key: "nginx.version", Value: "1.24.0",
+			Tags: []string{"infra"}, TTL: event.Duration(24 * time.Hour), Step: "probe", Attempt: 1, Status: event.TaskSucceeded, From: event.FactFromStdout},
+		event.MemoryReleased: event.MemoryQuarantineData{Scope: "shared", Key: "deploy.region", Seq: 4182, Reason: "checked by hand"},
+		event.MemoryDropped:  event.MemoryQuarantineData{Scope: "shared", Key: "deploy.region", Reason: "wrong region"},
+		event.MemoryPruned:   event.MemoryPrunedData{Decision: event.Decision{Epoch: 3, Basis: 4200}, Before: at},
+		event.PlanClaimed:    event.PlanClaimedData{Until: at.Add(4 * time.Minute), Source: "llm"},
 		event.PlanReplanRequested: event.PlanReplanRequestedData{Decision: event.Decision{Epoch: 3}, Revision: 1, Replans: 1, Tokens: 1840,
 			Goal: event.GoalSubmittedData{Goal: "Serve /srv/www on port 8080", Text: "Serve /srv/www on port 8080"}, Source: "llm",
 			Plan: event.Plan{Goal: "Serve /srv/www on port 8080", Steps: []event.Step{

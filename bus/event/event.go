@@ -295,6 +295,10 @@ var table = []Spec{
 	{PluginApproved, []string{RoleOperator}, 8},
 	{PluginRemoved, []string{RoleOperator}, 8},
 	{PROpened, []string{RoleExecutor}, 8},
+	{MemoryRecorded, []string{RoleExecutor}, 8},
+	{MemoryReleased, []string{RoleOperator}, 8},
+	{MemoryDropped, []string{RoleOperator}, 8},
+	{MemoryPruned, []string{RoleOrchestrator}, 8},
 }
 
 // Types returns the event-type table, in order, as of every protocol

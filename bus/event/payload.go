@@ -17,6 +17,9 @@ type GoalSubmittedData struct {
 	PlanName string `json:"plan_name,omitempty"`
 	// Text is a free-text goal for an LLM planner.
 	Text string `json:"text,omitempty"`
+	// Family is the plan family of a free-text goal (Plan.Family): the
+	// model's plans inherit it. Protocol version 8.
+	Family string `json:"family,omitempty"`
 }
 
 // RunCancelData asks the orchestrator to cancel a run.
@@ -33,6 +36,8 @@ type MemoryPutData struct {
 	Value string `json:"value"`
 	// TTL is how long the fact lives; zero (absent) means forever.
 	TTL Duration `json:"ttl,omitzero"`
+	// Tags label the fact (ValidTags). Protocol version 8.
+	Tags []string `json:"tags,omitempty"`
 }
 
 // MemoryWrittenData is a fact as stored.
@@ -232,6 +237,10 @@ type TaskAssignedData struct {
 	// step itself): a file.restore of its edits, or its shell step's
 	// Compensate command. Protocol version 5.
 	Compensates *Compensation `json:"compensates,omitempty"`
+	// Memory are the step's ${memory:SCOPE/KEY} references as the leader
+	// resolved them: Step carries the resolved command (ApplyMemory), and
+	// folds judge it with these values. Protocol version 8.
+	Memory []MemoryValue `json:"memory,omitempty"`
 }
 
 // TaskCancelData tells an executor to stop a step attempt.

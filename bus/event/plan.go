@@ -36,6 +36,11 @@ type Plan struct {
 	// a worktree of the repository, on a branch of their own, and its end
 	// pushes the branch and records a pull request. Protocol version 8.
 	Git *GitSpec `json:"git,omitempty"`
+	// Family names the plan family the run belongs to: the runs of the
+	// same job, which share the facts of scope "family:<name>"
+	// (ValidFamily). A model's plan inherits the submitted goal's.
+	// Protocol version 8.
+	Family string `json:"family,omitempty"`
 }
 
 // Hypothesis is one thing a plan tests. Protocol version 6.
@@ -145,6 +150,15 @@ type Step struct {
 	// repository (git.worktree, git.finish, git.discard). Protocol
 	// version 8.
 	Git *GitSpec `json:"git,omitempty"`
+	// Facts are the facts the step writes when it ends, recorded by the
+	// executor that ran it (memory.recorded). Protocol version 8.
+	Facts []FactSpec `json:"facts,omitempty"`
+	// Releases are "SCOPE/KEY" references of quarantined facts this step
+	// validates: when it succeeds, the memory fold releases them —
+	// provided the run's plan is an operator's plan file, or the step's
+	// assignment carries an operator's approval (a gate); never for a
+	// step a model chose alone. Protocol version 8.
+	Releases []string `json:"releases,omitempty"`
 }
 
 // Branch is one edge of Step.Next. Protocol version 6.

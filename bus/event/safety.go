@@ -149,6 +149,12 @@ type GateOpenedData struct {
 	// never), doing OnExpiry (skip or deny).
 	Expires  time.Time  `json:"expires,omitzero"`
 	OnExpiry GateAction `json:"on_expiry,omitempty"`
+	// Memory are the step's ${memory:SCOPE/KEY} references as the leader
+	// resolved them: the gate judges, and shows, the step with these
+	// values (ApplyMemory), and Command is its resolved command. Protocol
+	// version 8.
+	Memory  []MemoryValue `json:"memory,omitempty"`
+	Command string        `json:"command,omitempty"`
 }
 
 // GateDecidedData is one operator's answer to a gate of the event's run.

@@ -34,6 +34,7 @@ var ReadMethods = []string{
 	"cluster.settings", "revocations.list", "credentials.list",
 	"policy.show", "policy.list", "gates.list", "memory.commands",
 	"plugins.list", "plugins.show",
+	"memory.facts", "memory.search",
 }
 
 // AdminMethods are the query API methods that act on a node: admin only.

@@ -274,6 +274,15 @@ type Fact struct {
 	Value     string     `json:"value"`
 	UpdatedAt time.Time  `json:"updated_at"`
 	ExpiresAt *time.Time `json:"expires_at"`
+	// Tags label the fact; Refs say what wrote it (absent from nodes
+	// older than Memory 2.0).
+	Tags []string `json:"tags,omitempty"`
+	Refs *Refs    `json:"refs,omitempty"`
+	// Quarantined facts are shown to operators, never to plans or
+	// prompts; Reason says why, Released who released it.
+	Quarantined bool   `json:"quarantined,omitempty"`
+	Reason      string `json:"reason,omitempty"`
+	Released    string `json:"released,omitempty"`
 }
 
 // NodeInfo describes the answering node.

@@ -26,10 +26,13 @@ func (e *Executor) run(ctx context.Context, run string, a event.TaskAssignedData
 	}
 	subj := bus.LogSubject(run, a.Step.ID)
 	attempt := strconv.Itoa(a.Attempt)
+	facts := newFactOutput(a.Step) // facts.go
 	res := runner.Run(ctx, spec, e.cfg.Runner, onStart, func(stream string, chunk []byte) {
 		msg := &nats.Msg{Subject: subj, Data: chunk, Header: nats.Header{"Agentic-Stream": []string{stream}, "Agentic-Attempt": []string{attempt}}}
 		_, _ = e.cfg.JS.PublishMsgAsync(msg)
+		facts.add(stream, chunk)
 	})
+	e.recordFacts(run, a, res, facts)
 	fin := event.TaskFinishedData{
 		Step: a.Step.ID, Attempt: a.Attempt, Node: e.env.Node,
 		Status: res.Status, Class: res.Class, ExitCode: res.ExitCode, Error: res.Error, TimedOut: res.TimedOut,

@@ -67,10 +67,15 @@ type attemptRef struct {
 	attempt int
 }
 
-// foldAssigned remembers the shapes of a shell attempt until it finishes.
+// foldAssigned remembers the shapes of a shell attempt until it finishes,
+// and the facts a validation step releases if it succeeds.
 func (m *Memory) foldAssigned(ev event.Event) {
 	var d assignedRef
-	if ev.Decode(&d) != nil || d.Step.Kind != event.KindShell || ev.Run == "" {
+	if ev.Decode(&d) != nil || ev.Run == "" {
+		return
+	}
+	m.noteReleases(ev.Run, attemptRef{d.Step.ID, d.Attempt}, d.Step.Releases, d.Approved != "") // release.go
+	if d.Step.Kind != event.KindShell {
 		return
 	}
 	shapes := m.shapesOf(d.Step.Run)
@@ -92,8 +97,11 @@ type assignedRef struct {
 		ID   string         `json:"id"`
 		Kind event.StepKind `json:"kind"`
 		Run  string         `json:"run"`
+		// Releases are a validation step's (release.go).
+		Releases []string `json:"releases"`
 	} `json:"step"`
-	Attempt int `json:"attempt"`
+	Attempt  int    `json:"attempt"`
+	Approved string `json:"approved"`
 }
 
 // finishedRef is what the memory reads of a task.finished.

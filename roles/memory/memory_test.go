@@ -61,7 +61,7 @@ func TestScopes(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for _, bad := range []string{"not a run", "a.b", "shared.x", "x/y", strings.Repeat("r", event.MaxRunIDLen+1)} {
 		err := memory.ValidScope(bad)
-		if !errors.Is(err, memory.ErrBadScope) || !strings.Contains(err.Error(), `is neither "shared" nor a run id`) {
+		if !errors.Is(err, memory.ErrBadScope) || !strings.Contains(err.Error(), `is neither "shared" nor a run id, nor "family:NAME"`) {
 			t.Errorf("ValidScope(%q) = %v; want ErrBadScope", bad, err)
 		}
 		// Neither an operator's put nor a written fact with such a scope

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"cmp"
+	"container/heap"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,10 +14,12 @@ import (
 
 // SnapshotVersion is the snapshot format this version writes. It only moves
 // forward; Restore refuses versions it does not know.
-const SnapshotVersion = 2
+const SnapshotVersion = 3
 
-// Version 2 added the command shapes and the live attempts; a version-1
-// snapshot is refused, so the memory is folded again from the ledger.
+// Version 2 added the command shapes and the live attempts; version 3 the
+// facts' tags, refs and quarantine and the live runs' judging state. An
+// older snapshot is refused, so the memory is folded again from the
+// ledger.
 
 // ErrSnapshotVersion: the snapshot was written by an unknown format version.
 var ErrSnapshotVersion = errors.New("memory: unsupported snapshot version")
@@ -35,6 +38,10 @@ type snapshot struct {
 	Overflow int             `json:"overflow,omitempty"`
 	// Attempts are the live shell attempts' shapes, sorted.
 	Attempts []snapAttempt `json:"attempts"`
+	// Runs are the live runs' judging state (runs.go), by run id.
+	Runs map[string]*runInfo `json:"runs,omitempty"`
+	// Releases are the validation steps' pending releases, sorted.
+	Releases []snapRelease `json:"releases,omitempty"`
 }
 
 type snapAttempt struct {
@@ -45,11 +52,16 @@ type snapAttempt struct {
 }
 
 type snapFact struct {
-	Scope     string    `json:"scope"`
-	Key       string    `json:"key"`
-	Value     string    `json:"value"`
-	UpdatedAt time.Time `json:"updated_at"`
-	ExpiresAt time.Time `json:"expires_at,omitzero"`
+	Scope       string    `json:"scope"`
+	Key         string    `json:"key"`
+	Value       string    `json:"value"`
+	UpdatedAt   time.Time `json:"updated_at"`
+	ExpiresAt   time.Time `json:"expires_at,omitzero"`
+	Tags        []string  `json:"tags,omitempty"`
+	Refs        Refs      `json:"refs"`
+	Quarantined bool      `json:"quarantined,omitempty"`
+	Reason      string    `json:"reason,omitempty"`
+	Released    string    `json:"released,omitempty"`
 }
 
 // SnapshotName is "memory".
@@ -75,6 +87,8 @@ func (m *Memory) Snapshot() (uint64, []byte, error) {
 	}
 	snap.Overflow = m.mu.overflow
 	m.mu.RUnlock()
+	snap.Runs = m.runs
+	snap.Releases = m.snapReleases()
 	snap.Attempts = []snapAttempt{}
 	for run, as := range m.attempts {
 		for ref, shapes := range as {
@@ -150,9 +164,42 @@ func (m *Memory) Restore(data []byte) error {
 		}
 		attempts[a.Run][attemptRef{a.Step, a.Attempt}] = a.Shapes
 	}
+	runs, families := map[string]*runInfo{}, map[string]string{}
+	for id, r := range snap.Runs {
+		if id == "" || r == nil {
+			return fmt.Errorf("memory: unmarshal snapshot: bad run %q", id)
+		}
+		runs[id] = r
+		if r.Family != "" {
+			families[id] = r.Family
+		}
+	}
+	releases := map[string]map[attemptRef]pendingRelease{}
+	for _, r := range snap.Releases {
+		if r.Run == "" || r.Step == "" || len(r.Refs) == 0 {
+			return fmt.Errorf("memory: unmarshal snapshot: bad release %+v", r)
+		}
+		if releases[r.Run] == nil {
+			releases[r.Run] = map[attemptRef]pendingRelease{}
+		}
+		releases[r.Run][attemptRef{r.Step, r.Attempt}] = r.pendingRelease
+	}
+	idx := newIndex()
+	var exp expiries
+	for _, sc := range facts {
+		for _, f := range sc {
+			idx.add(f)
+			if !f.ExpiresAt.IsZero() {
+				exp = append(exp, expiry{at: f.ExpiresAt.UnixNano(), scope: f.Scope, key: f.Key, seq: f.Refs.Seq})
+			}
+		}
+	}
+	heap.Init(&exp)
 	m.mu.Lock()
-	m.mu.facts, m.mu.stats, m.mu.shapes, m.mu.overflow = facts, stats, shapes, snap.Overflow
+	m.mu.facts, m.mu.index, m.mu.families, m.mu.expiries = facts, idx, families, exp
+	m.mu.stats, m.mu.shapes, m.mu.overflow = stats, shapes, snap.Overflow
 	m.mu.Unlock()
+	m.runs, m.releases = runs, releases
 	m.attempts = attempts
 	m.folded = snap.Seq
 	return nil

@@ -29,7 +29,7 @@ func historyGen() *rapid.Generator[[]event.Event] {
 			key := rapid.SampledFrom([]string{"a", "b", "c", ""}).Draw(t, "key")
 			var typ event.Type
 			var v any
-			switch rapid.IntRange(0, 6).Draw(t, "kind") {
+			switch rapid.IntRange(0, 13).Draw(t, "kind") {
 			case 0, 1:
 				ttl := rapid.SampledFrom([]time.Duration{0, time.Minute, time.Hour}).Draw(t, "ttl")
 				typ, v = event.MemoryPut, event.MemoryPutData{Scope: scope, Key: key, Value: fmt.Sprint("v", i), TTL: event.Duration(ttl)}
@@ -41,11 +41,36 @@ func historyGen() *rapid.Generator[[]event.Event] {
 				hash := rapid.SampledFrom([]string{"h1", "h2", ""}).Draw(t, "hash")
 				typ, v = event.TaskFinished, event.TaskFinishedData{Step: "s", Status: st, CommandHash: hash}
 			case 5:
-				typ, v = rapid.SampledFrom([]event.Type{event.MemoryPut, event.MemoryWritten, event.TaskFinished}).Draw(t, "bad"), "not an object"
+				typ, v = rapid.SampledFrom([]event.Type{event.MemoryPut, event.MemoryWritten, event.TaskFinished, event.MemoryRecorded, event.MemoryPruned}).Draw(t, "bad"), "not an object"
+			case 6:
+				typ, v = event.GoalSubmitted, event.GoalSubmittedData{Goal: "g", Family: rapid.SampledFrom([]string{"", "nightly"}).Draw(t, "family")}
+			case 7:
+				st := rapid.SampledFrom([]event.TaskStatus{event.TaskSucceeded, event.TaskFailed}).Draw(t, "status")
+				sc := rapid.SampledFrom([]string{"", event.FactScopeShared, event.FactScopeFamily, "bogus"}).Draw(t, "fscope")
+				ttl := rapid.SampledFrom([]time.Duration{0, time.Minute}).Draw(t, "fttl")
+				typ, v = event.MemoryRecorded, event.MemoryRecordedData{Scope: sc, Key: key, Value: fmt.Sprint("nginx reload ", i),
+					Tags: []string{"infra"}, TTL: event.Duration(ttl), Step: "s", Attempt: 1, Status: st}
+			case 8:
+				typ = rapid.SampledFrom([]event.Type{event.MemoryReleased, event.MemoryDropped}).Draw(t, "qtype")
+				v = event.MemoryQuarantineData{Scope: scope, Key: key, Seq: uint64(rapid.IntRange(0, 3).Draw(t, "qseq"))}
+			case 9:
+				typ, v = event.MemoryPruned, event.MemoryPrunedData{Before: at}
+			case 10:
+				typ, v = event.PlanProposed, event.PlanProposedData{Revision: 1, Source: rapid.SampledFrom([]string{"file", "llm"}).Draw(t, "source"),
+					Plan: event.Plan{Family: rapid.SampledFrom([]string{"", "weekly"}).Draw(t, "pfamily")}}
+			case 11:
+				typ, v = event.PlanAccepted, event.PlanAcceptedData{Revision: 1}
+			case 12:
+				typ, v = event.TaskAssigned, event.TaskAssignedData{Step: event.Step{ID: "s", Kind: event.KindShell, Run: "make",
+					Releases: []string{"run/a", "shared/b", "family/c"}}, Approved: rapid.SampledFrom([]string{"", "sha256:x"}).Draw(t, "approved")}
 			default:
-				typ, v = event.GoalSubmitted, event.GoalSubmittedData{Goal: "g"}
+				typ, v = event.GateDecided, event.GateDecidedData{Step: "s", Action: event.GateAccept}
 			}
 			e := ev(typ, at, v)
+			e.Run = rapid.SampledFrom([]string{"run-1", "run-2", ""}).Draw(t, "run")
+			if typ == event.MemoryPut || typ == event.MemoryWritten {
+				e.Run = ""
+			}
 			e.Seq = uint64(i + 1)
 			out = append(out, e)
 		}
@@ -80,7 +105,7 @@ func reads(m *memory.Memory) []string {
 	var out []string
 	for _, off := range []time.Duration{-time.Hour, 0, 30 * time.Minute, 61 * time.Minute, 100 * time.Minute, 3 * time.Hour} {
 		now := t0.Add(off)
-		for _, scope := range []string{"", "run-1", "run-2", "nope"} {
+		for _, scope := range []string{"", "run-1", "run-2", "nope", "family:nightly", "family:weekly"} {
 			for _, f := range m.List(scope, now) {
 				out = append(out, fmt.Sprintf("list %s %s: %s", scope, now, show(f)))
 			}
@@ -90,6 +115,22 @@ func reads(m *memory.Memory) []string {
 			}
 		}
 	}
+	for _, q := range []string{"nginx", "reload 3", "v1 w2"} {
+		for _, qu := range []bool{false, true} {
+			r := m.Search(q, t0.Add(30*time.Minute), memory.SearchOptions{Quarantined: qu, Limit: 5})
+			out = append(out, fmt.Sprintf("search %q %v: total %d next %d", q, qu, r.Total, r.Next))
+			for _, h := range r.Hits {
+				out = append(out, fmt.Sprintf("  %.6f %s", h.Score, show(h.Fact)))
+			}
+		}
+	}
+	for _, opts := range []memory.ListOptions{{Quarantined: true}, {Tag: "infra", Limit: 2}, {Prefix: "a"}} {
+		p := m.Page(opts, t0.Add(30*time.Minute))
+		out = append(out, fmt.Sprintf("page %+v: next %q", opts, p.Next))
+		for _, f := range p.Facts {
+			out = append(out, "  "+show(f))
+		}
+	}
 	for _, h := range []string{"h1", "h2", ""} {
 		out = append(out, fmt.Sprintf("stats %s: %+v", h, m.Stats(h)))
 	}
@@ -97,8 +138,8 @@ func reads(m *memory.Memory) []string {
 }
 
 func show(f memory.Fact) string {
-	return fmt.Sprintf("%s/%s=%s updated %s expires %s", f.Scope, f.Key, f.Value,
-		f.UpdatedAt.Format(time.RFC3339Nano), f.ExpiresAt.Format(time.RFC3339Nano))
+	return fmt.Sprintf("%s/%s=%s updated %s expires %s tags %v refs %+v quarantined %v %q released %q", f.Scope, f.Key, f.Value,
+		f.UpdatedAt.Format(time.RFC3339Nano), f.ExpiresAt.Format(time.RFC3339Nano), f.Tags, f.Refs, f.Quarantined, f.Reason, f.Released)
 }
 
 // TestPropertySnapshotPlusRestEqualsFoldFromZero: for any history and any
@@ -159,20 +200,22 @@ func TestRestoreRefusesBadSnapshots(t *testing.T) {
 		in      string
 		wantErr error
 	}{
-		{"future version", `{"version":3,"seq":1,"facts":[],"stats":{}}`, memory.ErrSnapshotVersion},
+		{"future version", `{"version":4,"seq":1,"facts":[],"stats":{}}`, memory.ErrSnapshotVersion},
+		{"version 2, without provenance", `{"version":2,"seq":1,"facts":[],"stats":{}}`, memory.ErrSnapshotVersion},
+		{"bad run", `{"version":3,"facts":[],"stats":{},"runs":{"":{}}}`, nil},
 		{"version 1, without shapes", `{"version":1,"seq":1,"facts":[],"stats":{}}`, memory.ErrSnapshotVersion},
-		{"bad shape", `{"version":2,"facts":[],"stats":{},"shapes":{"make":{"failures":-2}}}`, nil},
-		{"bad attempt", `{"version":2,"facts":[],"stats":{},"attempts":[{"run":"r","step":"","attempt":1,"shapes":["make"]}]}`, nil},
+		{"bad shape", `{"version":3,"facts":[],"stats":{},"shapes":{"make":{"failures":-2}}}`, nil},
+		{"bad attempt", `{"version":3,"facts":[],"stats":{},"attempts":[{"run":"r","step":"","attempt":1,"shapes":["make"]}]}`, nil},
 		{"no version", `{"seq":1,"facts":[],"stats":{}}`, memory.ErrSnapshotVersion},
 		{"garbage", "\x00\xffnot json", nil},
 		{"empty", "", nil},
-		{"wrong shape", `{"version":2,"facts":{"a":1}}`, nil},
-		{"fact without key", `{"version":2,"facts":[{"scope":"shared","value":"v"}]}`, nil},
-		{"fact without scope", `{"version":2,"facts":[{"key":"k","value":"v"}]}`, nil},
-		{"fact with a bad scope", `{"version":2,"facts":[{"scope":"not a run","key":"k","value":"v"}]}`, memory.ErrBadScope},
-		{"fact twice", `{"version":2,"facts":[{"scope":"shared","key":"k"},{"scope":"shared","key":"k"}]}`, nil},
-		{"negative count", `{"version":2,"facts":[],"stats":{"h":{"successes":-1}}}`, nil},
-		{"bad time", `{"version":2,"facts":[{"scope":"shared","key":"k","updated_at":"yesterday"}]}`, nil},
+		{"wrong shape", `{"version":3,"facts":{"a":1}}`, nil},
+		{"fact without key", `{"version":3,"facts":[{"scope":"shared","value":"v"}]}`, nil},
+		{"fact without scope", `{"version":3,"facts":[{"key":"k","value":"v"}]}`, nil},
+		{"fact with a bad scope", `{"version":3,"facts":[{"scope":"not a run","key":"k","value":"v"}]}`, memory.ErrBadScope},
+		{"fact twice", `{"version":3,"facts":[{"scope":"shared","key":"k"},{"scope":"shared","key":"k"}]}`, nil},
+		{"negative count", `{"version":3,"facts":[],"stats":{"h":{"successes":-1}}}`, nil},
+		{"bad time", `{"version":3,"facts":[{"scope":"shared","key":"k","updated_at":"yesterday"}]}`, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

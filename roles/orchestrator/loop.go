@@ -39,6 +39,9 @@ type Config struct {
 	// data dir below its free-space floor), or nil: while it does, the
 	// other decisions go on and assignments wait.
 	Paused func() error
+	// Facts resolves steps' memory references (core/memoryref.go): the memory
+	// fold of the node; nil fails every step that has one.
+	Facts core.Facts
 }
 
 // pausedRecheck is how often a paused leader looks again whether it may

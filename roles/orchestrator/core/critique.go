@@ -65,8 +65,15 @@ const maxCritiqueText = 16 << 10
 // st of r (ready): critique.requested.
 func (d *decider) critique(r *Run, st *Step) {
 	attempt := st.Attempt + 1
+	spec, mem, err := d.resolveMemory(r, st) // memoryref.go: the criteria are a prompt
+	if err != nil {
+		if d.s.Policy != nil {
+			d.refuseMemory(r, st, d.s.Policy.Ref(), err)
+		}
+		return
+	}
 	req := event.CritiqueRequestedData{Decision: d.decision(), Step: st.Spec.ID, Attempt: attempt,
-		Target: st.Spec.Target, Criteria: st.Spec.Criteria, Goal: r.Goal}
+		Target: st.Spec.Target, Criteria: spec.Criteria, Goal: r.Goal, Memory: mem}
 	if r.Text != "" {
 		req.Goal = r.Text
 	}

@@ -93,6 +93,9 @@ type Options struct {
 	// source bootstrap) while the ledger holds none: its --policy file.
 	// Nil means the shipped default (policy.DefaultYAML).
 	Policy []byte
+	// Facts resolves steps' memory references (memoryref.go); nil: a
+	// step with one fails, saying the leader folds no memory.
+	Facts Facts
 }
 
 // DecideWith is Decide with the leader's options. While the state holds
@@ -103,12 +106,14 @@ func DecideWith(s *State, now time.Time, epoch uint64, inflight map[DecisionKey]
 		return nil, time.Time{}
 	}
 	d := newDecider(s, now, epoch, inflight)
+	d.facts = opts.Facts
 	if s.Policy == nil {
 		d.bootstrap(opts.Policy)
 	}
 	for _, r := range s.activeRuns() {
 		d.run(r)
 	}
+	d.prune() // prune.go
 	return d.out, d.wake
 }
 
@@ -130,6 +135,8 @@ type decider struct {
 	full bool
 	out  []Decision
 	wake time.Time
+	// facts resolves memory references (memoryref.go).
+	facts Facts
 }
 
 // newDecider indexes the in-flight assignments and counts each executor's

@@ -32,22 +32,33 @@ func (d *decider) bootstrap(text []byte) {
 func (d *decider) admit(r *Run, st *Step) {
 	pf := d.s.Policy
 	ref := pf.Ref()
+	spec, mem, err := d.resolveMemory(r, st) // memoryref.go
+	if err != nil {
+		d.refuseMemory(r, st, ref, err)
+		return
+	}
 	subject := st.gateSubject(ref)
-	v := d.s.judge(st.Spec, subject)
+	if mem != nil {
+		subject = event.GateSubject(spec, ref)
+	}
+	v := d.s.judge(spec, subject)
 	if v.Action != policy.Deny && st.Approved != "" && st.Approved == subject { // no approval overrides a deny
-		if st.Remember != "" && d.remember(r, st) {
+		if st.Remember != "" && mem == nil && d.remember(r, st) {
 			return // judged again under the policy with the rule
 		}
-		d.assign(r, st, ref, subject, slices.Clone(st.Approvers))
+		d.assign(r, st, spec, mem, ref, subject, slices.Clone(st.Approvers))
 		return
 	}
 	if v.Action == policy.Allow {
-		d.assign(r, st, ref, "", nil)
+		d.assign(r, st, spec, mem, ref, "", nil)
 		return
 	}
 	g := event.GateOpenedData{Decision: d.decision(), Step: st.Spec.ID, Attempt: st.Attempt + 1,
 		Revision: r.Revision, Kind: event.GatePolicy, Subject: subject, Policy: ref, Verdict: wireVerdict(v),
-		Approvals: v.Approvals, NotSubmitter: v.NotSubmitter}
+		Approvals: v.Approvals, NotSubmitter: v.NotSubmitter, Memory: mem}
+	if mem != nil {
+		g.Command = spec.Run
+	}
 	if gt := pf.parsed.Gates; v.Action == policy.Confirm && gt.Timeout > 0 {
 		g.Expires, g.OnExpiry = d.now.Add(gt.Timeout), event.GateAction(gt.OnTimeout)
 	}

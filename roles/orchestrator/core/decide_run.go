@@ -149,8 +149,9 @@ func latest(ts ...time.Time) time.Time {
 // assign gives the step's next attempt to the executor pickNode chooses,
 // unless that assignment is already in flight or no executor has room.
 // The assignment carries the reason for an attempt other than the first
-// that is not a retry after a failure (Step.Next).
-func (d *decider) assign(r *Run, st *Step, ref event.PolicyRef, approved string, approvers []string) {
+// that is not a retry after a failure (Step.Next), and spec, the step
+// with its memory references resolved (mem, memoryref.go).
+func (d *decider) assign(r *Run, st *Step, spec event.Step, mem []event.MemoryValue, ref event.PolicyRef, approved string, approvers []string) {
 	attempt := st.Attempt + 1
 	if _, ok := d.assigning[attemptRef{r.ID, st.Spec.ID, attempt}]; ok {
 		return
@@ -175,8 +176,8 @@ func (d *decider) assign(r *Run, st *Step, ref event.PolicyRef, approved string,
 	key.Revision, key.Policy = r.Resumes, ref.Version
 	d.emit(key, event.TaskAssigned, r.ID, node,
 		event.TaskAssignedData{Decision: d.decision(),
-			Step: st.Spec, Attempt: attempt, Node: node, ReadyAt: readyAt, Reason: st.Next,
-			Policy: ref, Approved: approved, Approvers: approvers})
+			Step: spec, Attempt: attempt, Node: node, ReadyAt: readyAt, Reason: st.Next,
+			Policy: ref, Approved: approved, Approvers: approvers, Memory: mem})
 }
 
 // stopRun cancels the run's active steps (once per attempt) and the

@@ -50,8 +50,9 @@ func (s *State) admitted(st *Step, d event.TaskAssignedData) bool {
 	if d.Policy != ref {
 		return false
 	}
-	subject := event.GateSubject(st.Spec, ref)
-	switch v := s.judge(st.Spec, subject); {
+	spec := resolvedSpec(st, d.Memory) // memoryref.go
+	subject := event.GateSubject(spec, ref)
+	switch v := s.judge(spec, subject); {
 	case v.Action == policy.Deny:
 		return false // no approval overrides a deny
 	case d.Approved != "":

@@ -24,6 +24,9 @@ type Gate struct {
 	Attempt int             `json:"attempt,omitempty"`
 	Policy  event.PolicyRef `json:"policy,omitzero"`
 	Verdict *event.Verdict  `json:"verdict,omitempty"`
+	// Memory are the step's memory references as the gate judged them:
+	// the gate shows the step with them applied (memoryref.go).
+	Memory []event.MemoryValue `json:"memory,omitempty"`
 	// Approvals is how many distinct operators must accept; Approvers
 	// those who have, in order.
 	Approvals    int       `json:"approvals"`
@@ -63,13 +66,14 @@ func foldGateOpened(s *State, ev event.Event) {
 	r, i, st := s.step(ev.Run, d.Step)
 	if st == nil || !r.goesOn() || st.Status != StepPending || d.Attempt != st.Attempt+1 ||
 		d.Kind != event.GatePolicy || d.Verdict == nil || s.Policy == nil || d.Policy != s.Policy.Ref() ||
-		d.Subject != event.GateSubject(st.Spec, d.Policy) {
+		d.Subject != event.GateSubject(resolvedSpec(st, d.Memory), d.Policy) {
 		s.Ignored++
 		return
 	}
 	// The gate needs what the policy in force says, whatever the leader
-	// wrote: a deny is a deny, and no fewer approvers.
-	v := s.judge(st.Spec, d.Subject)
+	// wrote: a deny is a deny, and no fewer approvers. A step that reads
+	// memory is judged with the values the gate recorded (memoryref.go).
+	v := s.judge(resolvedSpec(st, d.Memory), d.Subject)
 	approvals, notSubmitter := max(d.Approvals, v.Approvals, 1), d.NotSubmitter || v.NotSubmitter
 	st.Gates++
 	if d.Verdict.Action == "deny" || v.Action == policy.Deny {
@@ -89,7 +93,7 @@ func foldGateOpened(s *State, ev event.Event) {
 		return
 	}
 	st.Gate = &Gate{Kind: d.Kind, Number: st.Gates, Subject: d.Subject, Attempt: d.Attempt, Policy: d.Policy,
-		Verdict: d.Verdict, Approvals: approvals, NotSubmitter: notSubmitter, Opened: ev.Time,
+		Verdict: d.Verdict, Memory: d.Memory, Approvals: approvals, NotSubmitter: notSubmitter, Opened: ev.Time,
 		Expires: d.Expires, OnExpiry: d.OnExpiry, Reason: d.Verdict.Why}
 	st.Error, st.Code, st.Class = ReasonGated+": "+d.Verdict.Why, "", ""
 	s.setWait(r, i)

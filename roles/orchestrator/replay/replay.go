@@ -40,6 +40,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/roles/memory"
 	"github.com/agentic-dev/agentic/roles/orchestrator/core"
 )
 
@@ -118,8 +119,10 @@ type call struct {
 
 // replayer holds a replay's state.
 type replayer struct {
-	opts   Options
-	state  *core.State
+	opts  Options
+	state *core.State
+	// mem is the memory fold, at the state's position.
+	mem    *memory.Memory
 	ahead  []event.Event
 	byBase map[uint64][]recorded
 	// emitted are the keys of reproduced decisions, by id, with the
@@ -142,10 +145,15 @@ type emitted struct {
 // Check folds events (ledger order, from the first) and checks the
 // recorded decisions against the current code.
 func Check(events iter.Seq2[event.Event, error], opts Options) (*Report, error) {
+	// The memory facts steps' ${memory:…} references are resolved with,
+	// folded to the same position as the state.
+	mem := memory.New()
 	if opts.Decide == nil {
-		opts.Decide = core.Decide
+		opts.Decide = func(s *core.State, now time.Time, epoch uint64, inflight map[core.DecisionKey]bool) ([]core.Decision, time.Time) {
+			return core.DecideWith(s, now, epoch, inflight, core.Options{Facts: mem})
+		}
 	}
-	r := &replayer{opts: opts, state: core.NewState(), byBase: map[uint64][]recorded{}, emitted: map[string]emitted{}}
+	r := &replayer{opts: opts, state: core.NewState(), mem: mem, byBase: map[uint64][]recorded{}, emitted: map[string]emitted{}}
 	for ev, err := range events {
 		if err != nil {
 			return &r.rep, fmt.Errorf("replay: read the ledger after seq %d: %w", r.state.Seq, err)
@@ -201,6 +209,7 @@ func (r *replayer) step() {
 	r.ahead = r.ahead[1:]
 	r.checkBasis(r.state.Seq)
 	r.state.Apply(ev)
+	r.mem.Fold(ev)
 	r.rep.Events++
 }
 

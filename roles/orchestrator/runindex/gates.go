@@ -9,6 +9,7 @@ import (
 	"iter"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/internal/apiwire"
 	"github.com/agentic-dev/agentic/roles/orchestrator/core"
 )
@@ -17,7 +18,7 @@ import (
 func gateView(r *core.Run, i int) apiwire.Gate {
 	st := r.Steps[i]
 	g := st.Gate
-	spec := st.Spec
+	spec := event.ApplyMemory(st.Spec, g.Memory) // the command as it will run
 	return apiwire.Gate{Run: r.ID, Goal: r.Goal, Step: spec.ID, Attempt: g.Attempt, Revision: r.Revision,
 		Kind: g.Kind, Subject: g.Subject, Policy: g.Policy, Verdict: g.Verdict, Spec: &spec,
 		Approvals: g.Approvals, Approvers: g.Approvers, NotSubmitter: g.NotSubmitter, Submitter: r.Submitter,

@@ -9,9 +9,9 @@ import (
 
 // Fields of each element of the plan file formats.
 var (
-	planFields     = []string{"goal", "steps", "subgoals", "hypotheses", "git"}
+	planFields     = []string{"goal", "steps", "subgoals", "hypotheses", "git", "family"}
 	subgoalFields  = []string{"id", "title", "depends_on", "steps"}
-	stepFields     = []string{"id", "title", "kind", "run", "depends_on", "timeout", "retries", "backoff", "idempotent", "creates", "check", "on_failure", "env", "cwd", "capabilities", "path", "content", "mode", "patch", "compensate", "run_as", "next", "tests", "target", "criteria", "tool", "args"}
+	stepFields     = []string{"id", "title", "kind", "run", "depends_on", "timeout", "retries", "backoff", "idempotent", "creates", "check", "on_failure", "env", "cwd", "capabilities", "path", "content", "mode", "patch", "compensate", "run_as", "next", "tests", "target", "criteria", "tool", "args", "facts", "releases"}
 	seedFields     = []string{"mode", "goal", "steps"}
 	seedStepFields = []string{"goal", "commands"}
 )
@@ -50,6 +50,8 @@ func (w *walker) decode(root *yaml.Node) *draft {
 			w.decodeHypotheses(d, e.val, p)
 		case "git":
 			w.decodeGit(d, e.val, p)
+		case "family":
+			w.family(d, e.val, p) // facts.go
 		}
 	}
 	return d
@@ -196,6 +198,10 @@ func (w *walker) stepField(s *draftStep, e entry, p pos) (ok bool) {
 		ok = w.next(s, e.val, p)
 	case "tests":
 		ok = w.tests(s, e.val, p)
+	case "facts":
+		ok = w.facts(s, e.val, p) // facts.go
+	case "releases":
+		ok = w.releases(s, e.val, p) // facts.go
 	case "target", "criteria":
 		ok = w.critiqueField(s, e.name, e.val, p)
 	case "tool", "args":

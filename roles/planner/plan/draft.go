@@ -21,6 +21,8 @@ type draft struct {
 	hyps []*draftHypothesis
 	// git is the plan's git block (git.go), nil when it has none.
 	git *gitDraft
+	// family is the plan's family (facts.go).
+	family string
 	// root locates the plan as a whole.
 	root pos
 	// truncated is set when the input had more than MaxSteps steps; the
@@ -82,7 +84,7 @@ func (s *draftStep) ok(name string) bool { return !s.bad[name] }
 // fromPlan builds the draft of a plan built in code. Paths name the plan's
 // own fields (steps[i], subgoals[k]); there are no lines.
 func fromPlan(p *event.Plan) *draft {
-	d := &draft{goal: p.Goal, hyps: hypothesesFromPlan(p)}
+	d := &draft{goal: p.Goal, family: p.Family, hyps: hypothesesFromPlan(p)}
 	for k, sg := range p.Subgoals {
 		at := pos{path: fmt.Sprintf("subgoals[%d]", k)}
 		d.subgoals = append(d.subgoals, &draftSubgoal{id: sg.ID, title: sg.Title, at: at, idAt: at.child("id")})

@@ -60,6 +60,7 @@ func compile(d *draft, ps *problems) *event.Plan {
 	stepIdx, subIdx := checkIDs(d, ps)
 	checkTexts(d, ps)
 	checkEditBytes(d, ps)
+	checkFacts(d, ps) // facts.go
 	for _, s := range d.steps {
 		checkStep(ps, s)
 	}
@@ -78,7 +79,7 @@ func compile(d *draft, ps *problems) *event.Plan {
 // plan builds the normalized plan of a checked, acyclic graph.
 func (g *graph) plan() *event.Plan {
 	d := g.d
-	p := &event.Plan{Goal: d.goal, Steps: make([]event.Step, 0, len(d.steps)), Hypotheses: normalHypotheses(d)}
+	p := &event.Plan{Goal: d.goal, Family: d.family, Steps: make([]event.Step, 0, len(d.steps)), Hypotheses: normalHypotheses(d)}
 	if d.git != nil {
 		p.Git = gitCopy(d.git.spec)
 	}

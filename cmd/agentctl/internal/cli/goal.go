@@ -21,6 +21,8 @@ func (a *app) goalCmd() *cobra.Command {
 type submitOpts struct {
 	file string
 	wait bool
+	// family is a text goal's plan family (GoalSubmittedData.Family).
+	family string
 }
 
 func (a *app) goalSubmitCmd() *cobra.Command {
@@ -46,7 +48,8 @@ cancelled. Ctrl-C stops waiting; the run keeps going.`,
 		Example: `  agentctl goal submit -f deploy.yaml
   agentctl goal submit -f deploy.yaml --wait
   RUN=$(agentctl goal submit -f build.json) && agentctl run show "$RUN"
-  agentctl goal submit "upgrade the staging database to postgres 17"`,
+  agentctl goal submit "upgrade the staging database to postgres 17"
+  agentctl goal submit --family nightly "check the nightly build's logs"`,
 		Args: args(cobra.ArbitraryArgs),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			text := strings.TrimSpace(strings.Join(argv, " "))
@@ -55,17 +58,24 @@ cancelled. Ctrl-C stops waiting; the run keeps going.`,
 				return usagef("give either -f FILE or TEXT, not both")
 			case o.file == "" && text == "":
 				return usagef("give a plan file (-f FILE) or the goal as TEXT")
+			case o.family != "" && o.file != "":
+				return usagef("--family is for TEXT goals: a plan file names its family itself (family: NAME)")
+			case o.family != "":
+				if err := event.ValidFamily(o.family); err != nil {
+					return usagef("--family: %v", err)
+				}
 			}
 			return a.goalSubmit(cmd.Context(), o, text)
 		},
 	}
 	cmd.Flags().StringVarP(&o.file, "file", "f", "", "plan file (YAML or JSON); - reads stdin")
 	cmd.Flags().BoolVar(&o.wait, "wait", false, "follow the run until it finishes")
+	cmd.Flags().StringVar(&o.family, "family", "", "the plan family of a TEXT goal: its runs share the facts of scope family:NAME (docs/memory.md)")
 	return cmd
 }
 
 func (a *app) goalSubmit(ctx context.Context, o submitOpts, text string) error {
-	data := event.GoalSubmittedData{Goal: text, Text: text}
+	data := event.GoalSubmittedData{Goal: text, Text: text, Family: o.family}
 	if o.file != "" {
 		var err error
 		if data, err = a.readPlan(ctx, o.file); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
@@ -13,10 +14,14 @@ import (
 )
 
 func (a *app) memoryCmd() *cobra.Command {
-	return group("memory", "Read and write memory facts",
-		`Memory holds scoped facts: scope "shared" for the whole cluster, or a run id
-for facts private to one run. Facts can expire (--ttl).`,
-		a.memoryPutCmd(), a.memoryGetCmd(), a.memoryLsCmd())
+	return group("memory", "Read, write, search and release memory facts",
+		`Memory holds scoped facts: scope "shared" for the whole cluster, a run id for
+facts private to one run, or "family:NAME" for the runs whose plan names that
+family. Facts can expire (--ttl) and carry tags (--tag). Every fact records
+what wrote it (memory show). Facts a failed step, a model's plan or a run with
+overridden verdicts wrote start quarantined: listed here, never given to plans
+or prompts until released (memory quarantine). See docs/memory.md.`,
+		a.memoryPutCmd(), a.memoryGetCmd(), a.memoryShowCmd(), a.memoryLsCmd(), a.memorySearchCmd(), a.memoryQuarantineCmd())
 }
 
 // putResult is what memory put prints with -o json.
@@ -26,28 +31,36 @@ type putResult struct {
 	Key   string        `json:"key"`
 	Value string        `json:"value"`
 	TTL   time.Duration `json:"ttl,omitempty"`
+	Tags  []string      `json:"tags,omitempty"`
 }
 
 func (a *app) memoryPutCmd() *cobra.Command {
 	var ttl time.Duration
+	var tags []string
 	cmd := &cobra.Command{
 		Use:   "put SCOPE KEY VALUE",
 		Short: "Store a fact",
 		Long: `Publish a memory.put event, signed with your operator credentials; the
 memory role stores the fact (and records memory.written). With --ttl the
-fact expires after that long. SCOPE is "shared" or the whole id of a run
-the node knows; anything else is refused before it is published.`,
+fact expires after that long; each --tag labels it (memory ls --tag). SCOPE
+is "shared", "family:NAME" or the whole id of a run the node knows; anything
+else is refused before it is published.`,
 		Example: `  agentctl memory put shared deploy.target staging
-  agentctl memory put shared maintenance on --ttl 2h`,
+  agentctl memory put shared deploy.region eu-west --ttl 24h --tag infra
+  agentctl memory put family:nightly last.good v1.4.2`,
 		Args: args(cobra.ExactArgs(3)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			if ttl < 0 {
 				return usagef("--ttl must not be negative")
 			}
-			return a.memoryPut(cmd.Context(), event.MemoryPutData{Scope: argv[0], Key: argv[1], Value: argv[2], TTL: event.Duration(ttl)})
+			if err := event.ValidTags(tags); err != nil {
+				return usagef("--tag: %v", err)
+			}
+			return a.memoryPut(cmd.Context(), event.MemoryPutData{Scope: argv[0], Key: argv[1], Value: argv[2], TTL: event.Duration(ttl), Tags: tags})
 		},
 	}
 	cmd.Flags().DurationVar(&ttl, "ttl", 0, "expire the fact after this long (0: never)")
+	cmd.Flags().StringArrayVar(&tags, "tag", nil, "label the fact (repeat for several)")
 	return cmd
 }
 
@@ -62,7 +75,7 @@ func (a *app) memoryPut(ctx context.Context, data event.MemoryPutData) error {
 		return usagef("memory put %s/%s: %v", data.Scope, data.Key, err)
 	}
 	run := ""
-	if data.Scope != memory.ScopeShared {
+	if data.Scope != memory.ScopeShared && !isFamily(data.Scope) {
 		if err := a.checkRunScope(ctx, data.Scope); err != nil {
 			return err
 		}
@@ -76,7 +89,7 @@ func (a *app) memoryPut(ctx context.Context, data event.MemoryPutData) error {
 		return fmt.Errorf("memory put %s/%s: %w", data.Scope, data.Key, err)
 	}
 	if a.output != formatText {
-		return a.writeJSON(putResult{Event: d.ID, Scope: data.Scope, Key: data.Key, Value: data.Value, TTL: data.TTL.Std()})
+		return a.writeJSON(putResult{Event: d.ID, Scope: data.Scope, Key: data.Key, Value: data.Value, TTL: data.TTL.Std(), Tags: data.Tags})
 	}
 	fmt.Fprintf(a.env.Stdout, "memory.put %s/%s published (event %s)\n", data.Scope, data.Key, d.ID)
 	return nil
@@ -86,10 +99,16 @@ func (a *app) memoryPut(ctx context.Context, data event.MemoryPutData) error {
 // id, with the rule the memory role folds by (memory.ValidScope).
 func checkScope(scope string) error {
 	if err := memory.ValidScope(scope); err != nil {
-		return usagef("SCOPE %q is neither %q nor a run id: give shared, or the id of a run (agentctl run list)", scope, memory.ScopeShared)
+		if isFamily(scope) {
+			return usagef("SCOPE %q: %v", scope, errors.Unwrap(err))
+		}
+		return usagef("SCOPE %q is neither %q nor a run id: give shared, family:NAME, or the id of a run (agentctl run list)", scope, memory.ScopeShared)
 	}
 	return nil
 }
+
+// isFamily reports whether scope names a plan family.
+func isFamily(scope string) bool { return strings.HasPrefix(scope, event.FamilyScopePrefix) }
 
 // checkRunScope makes sure scope is the whole id of a run the node knows:
 // a fact for no run, or for a prefix, could never be read by that run.
@@ -144,43 +163,79 @@ fact object {"scope","key","value","updated_at","expires_at"}).`,
 }
 
 func (a *app) memoryLsCmd() *cobra.Command {
-	return &cobra.Command{
+	var prefix, tag string
+	cmd := &cobra.Command{
 		Use:     "ls [SCOPE]",
 		Aliases: []string{"list"},
 		Short:   "List facts",
-		Long:    `List the facts of SCOPE, or of every scope.`,
+		Long: `List the live facts of SCOPE, or of every scope, by scope and key: those whose
+key starts with --prefix and that carry --tag. Quarantined facts are listed
+and marked (Q); memory quarantine ls lists them alone.`,
 		Example: `  agentctl memory ls
+  agentctl memory ls shared --prefix deploy. --tag infra
   agentctl memory ls shared -o json`,
 		Args: args(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			scope := ""
+			req := api.MemoryFactsRequest{Prefix: prefix, Tag: tag}
 			if len(argv) == 1 {
-				scope = argv[0]
-				if err := checkScope(scope); err != nil {
-					return err
-				}
+				req.Scope = argv[0]
 			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			facts, err := c.MemoryList(cmd.Context(), scope)
-			if err != nil {
-				return err
-			}
-			if a.output != formatText {
-				return writeList(a, facts)
-			}
-			if len(facts) == 0 {
-				fmt.Fprintln(a.env.Stdout, "no facts")
-				return nil
-			}
-			tw := a.table()
-			fmt.Fprintln(tw, "SCOPE\tKEY\tVALUE\tUPDATED\tEXPIRES")
-			for _, f := range facts {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", f.Scope, f.Key, truncate(oneLine(f.Value), 50), fmtTime(f.UpdatedAt), fmtTimePtr(f.ExpiresAt))
-			}
-			return tw.Flush()
+			return a.listFacts(cmd.Context(), req)
 		},
 	}
+	cmd.Flags().StringVar(&prefix, "prefix", "", "only keys that start with this")
+	cmd.Flags().StringVar(&tag, "tag", "", "only facts with this tag")
+	return cmd
+}
+
+// listFacts prints every page of facts req selects.
+func (a *app) listFacts(ctx context.Context, req api.MemoryFactsRequest) error {
+	if req.Scope != "" {
+		if err := checkScope(req.Scope); err != nil {
+			return err
+		}
+	}
+	if req.Tag != "" {
+		if err := event.ValidTag(req.Tag); err != nil {
+			return usagef("--tag: %v", err)
+		}
+	}
+	c, err := a.client()
+	if err != nil {
+		return err
+	}
+	facts := []api.Fact{}
+	fetch := func(ctx context.Context, cursor string) (*api.Page[api.Fact], error) {
+		r := req
+		r.Cursor = cursor
+		return c.MemoryFacts(ctx, r)
+	}
+	for f, err := range api.Walk(ctx, "", fetch) {
+		if err != nil {
+			return fmt.Errorf("memory ls: %w", err)
+		}
+		facts = append(facts, f)
+	}
+	if a.output != formatText {
+		return writeList(a, facts)
+	}
+	if len(facts) == 0 {
+		fmt.Fprintln(a.env.Stdout, "no facts")
+		return nil
+	}
+	tw := a.table()
+	fmt.Fprintln(tw, "SCOPE\tKEY\tVALUE\tTAGS\tUPDATED\tEXPIRES\tQ")
+	for _, f := range facts {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", f.Scope, f.Key, truncate(oneLine(f.Value), 50), strings.Join(f.Tags, ","),
+			fmtTime(f.UpdatedAt), fmtTimePtr(f.ExpiresAt), quarantineMark(f))
+	}
+	return tw.Flush()
+}
+
+// quarantineMark is "Q" for a quarantined fact.
+func quarantineMark(f api.Fact) string {
+	if f.Quarantined {
+		return "Q"
+	}
+	return ""
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -36,7 +37,7 @@ func TestMemory(t *testing.T) {
 	if err := evs[0].Events[0].Decode(&d); err != nil {
 		t.Fatal(err)
 	}
-	if d != (event.MemoryPutData{Scope: "shared", Key: "maintenance", Value: "on", TTL: event.Duration(2 * time.Hour)}) || evs[0].Events[0].Run != "" {
+	if !reflect.DeepEqual(d, event.MemoryPutData{Scope: "shared", Key: "maintenance", Value: "on", TTL: event.Duration(2 * time.Hour)}) || evs[0].Events[0].Run != "" {
 		t.Errorf("shared put = %+v run %q", d, evs[0].Events[0].Run)
 	}
 	if evs[1].Events[0].Run != runA {

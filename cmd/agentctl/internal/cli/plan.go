@@ -262,6 +262,8 @@ type fileStep struct {
 	Tests        []fileTest        `yaml:"tests,omitempty,flow"`
 	Tool         string            `yaml:"tool,omitempty"`
 	Args         any               `yaml:"args,omitempty"`
+	Facts        any               `yaml:"facts,omitempty"`
+	Releases     []string          `yaml:"releases,omitempty,flow"`
 }
 
 type fileSubgoal struct {
@@ -272,6 +274,7 @@ type fileSubgoal struct {
 
 type planFile struct {
 	Goal       string           `yaml:"goal,omitempty"`
+	Family     string           `yaml:"family,omitempty"`
 	Git        *fileGit         `yaml:"git,omitempty"`
 	Hypotheses []fileHypothesis `yaml:"hypotheses,omitempty"`
 	Steps      []fileStep       `yaml:"steps,omitempty"`
@@ -282,7 +285,7 @@ type planFile struct {
 // under it, the others at the top; defaults are left out.
 func planYAML(p event.Plan) ([]byte, error) {
 	git, p := gitPlanFile(p) // plangit.go
-	f := planFile{Goal: p.Goal, Git: git, Hypotheses: fileHypotheses(p)}
+	f := planFile{Goal: p.Goal, Family: p.Family, Git: git, Hypotheses: fileHypotheses(p)}
 	idx := map[string]int{}
 	for _, sg := range p.Subgoals {
 		idx[sg.ID] = len(f.Subgoals)
@@ -293,11 +296,22 @@ func planYAML(p event.Plan) ([]byte, error) {
 			ID: s.ID, Title: s.Title, Run: s.Run, DependsOn: s.DependsOn, Retries: s.Retries, Idempotent: s.Idempotent,
 			Creates: s.Creates, Check: s.Check, Env: s.Env, Cwd: s.Cwd, Capabilities: s.Capabilities,
 			Path: s.Path, Content: s.Content, Mode: s.Mode, Patch: s.Patch, Compensate: s.Compensate, RunAs: s.RunAs,
-			Target: s.Target, Criteria: s.Criteria, Tool: s.Tool,
+			Target: s.Target, Criteria: s.Criteria, Tool: s.Tool, Releases: s.Releases,
 		}
 		if len(s.Args) > 0 {
 			if err := json.Unmarshal(s.Args, &fs.Args); err != nil {
 				return nil, fmt.Errorf("step %s: its args: %w", s.ID, err)
+			}
+		}
+		if len(s.Facts) > 0 {
+			// The facts as their JSON names say them, which are the
+			// plan file's too.
+			raw, err := json.Marshal(s.Facts)
+			if err == nil {
+				err = json.Unmarshal(raw, &fs.Facts)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("step %s: its facts: %w", s.ID, err)
 			}
 		}
 		if !(s.Kind == event.KindShell && s.Run != "") && !(s.Kind == event.KindNoop && s.Run == "") {

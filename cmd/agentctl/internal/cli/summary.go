@@ -70,6 +70,14 @@ var summarizers = map[event.Type]func(raw []byte) string{
 	event.MemoryWritten: with(func(d event.MemoryWrittenData) string {
 		return fmt.Sprintf("%s/%s = %s", d.Scope, d.Key, truncate(d.Value, 40))
 	}),
+	event.MemoryRecorded: with(func(d event.MemoryRecordedData) string {
+		return fmt.Sprintf("%s/%s = %s (step %s attempt %d %s)", dash(d.Scope), d.Key, truncate(d.Value, 40), d.Step, d.Attempt, d.Status)
+	}),
+	event.MemoryReleased: with(func(d event.MemoryQuarantineData) string { return fmt.Sprintf("%s/%s released", d.Scope, d.Key) }),
+	event.MemoryDropped:  with(func(d event.MemoryQuarantineData) string { return fmt.Sprintf("%s/%s dropped", d.Scope, d.Key) }),
+	event.MemoryPruned: with(func(d event.MemoryPrunedData) string {
+		return "facts expired before " + fmtTime(d.Before) + " pruned"
+	}),
 	event.Rejected: with(func(d event.RejectedData) string {
 		return fmt.Sprintf("%s (signer %s, claimed %s)", d.Reason, dash(d.Signer), dash(d.ClaimedType))
 	}),

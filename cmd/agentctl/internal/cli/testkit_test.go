@@ -215,6 +215,7 @@ func (f *fakeNode) register(s *api.Server) {
 	f.registerNodes(s)
 	f.registerAlarms(s)
 	f.registerLedger(s)
+	f.registerMemory(s) // memoryfacts_test.go
 	api.HandleTyped(s, api.MethodAudit, f.auditPage)
 	api.HandleTyped(s, api.MethodLedgerVerify, func(context.Context, struct{}) (api.VerifyResult, error) {
 		f.mu.Lock()

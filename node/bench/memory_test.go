@@ -1,0 +1,72 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
+	"github.com/agentic-dev/agentic/bus/trust"
+	"github.com/agentic-dev/agentic/node/api"
+	"github.com/agentic-dev/agentic/node/nodetest"
+)
+
+// memoryFacts is how many facts BenchmarkMemorySearch100k folds.
+const memoryFacts = 100_000
+
+// BenchmarkMemorySearch100k measures memory.search at the query API (the
+// signed request and answer over NATS, in-process client) on a node that
+// folded 100,000 facts: every fact says "fact", one in ten "nginx", one in
+// a hundred "reload". Figures: search-p50-ms and search-p99-ms over
+// queryRounds rounds of five queries (target p99 ≤ 20 ms), fold-s the
+// time the node took to serve every fact.
+func BenchmarkMemorySearch100k(b *testing.B) {
+	for b.Loop() {
+		bn := startNode(b, 1)
+		root, err := trust.LoadRoot(bn.Dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		w, err := nodetest.NewHistoryWriter(root)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx := context.Background()
+		start := time.Now()
+		if _, err := w.PublishFacts(ctx, bn.js, memoryFacts, func(i int) string {
+			v := fmt.Sprintf("fact %d on host-%d", i, i%97)
+			if i%10 == 0 {
+				v += " nginx"
+			}
+			if i%100 == 0 {
+				v += " reload"
+			}
+			return v
+		}); err != nil {
+			b.Fatal(err)
+		}
+		if err := poll.Wait(5*time.Minute, func() bool {
+			p, err := bn.api.MemorySearch(ctx, api.MemorySearchRequest{Query: "fact"})
+			return err == nil && p.Total == memoryFacts
+		}); err != nil {
+			b.Fatal("the node did not fold the facts in 5 minutes")
+		}
+		b.ReportMetric(time.Since(start).Seconds(), "fold-s")
+		queries := []string{"nginx reload", "host 42", "fact", "reload", "absent words"}
+		var lat []time.Duration
+		for i := range queryRounds * len(queries) {
+			s := time.Now()
+			p, err := bn.api.MemorySearch(ctx, api.MemorySearchRequest{Query: queries[i%len(queries)]})
+			lat = append(lat, time.Since(s))
+			if err != nil || len(p.Items) > api.DefaultSearchPage {
+				b.Fatalf("search %q: %d hits, %v", queries[i%len(queries)], len(p.Items), err)
+			}
+		}
+		slices.Sort(lat)
+		ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+		b.ReportMetric(ms(lat[len(lat)/2]), "search-p50-ms")
+		b.ReportMetric(ms(lat[len(lat)*99/100]), "search-p99-ms")
+	}
+}
