@@ -4,7 +4,7 @@ BIN     ?= bin
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/agentic-dev/agentic/node.Version=$(VERSION)
 
-.PHONY: all build build-nats test test-short demo demo-cluster bench screenshots lint clean
+.PHONY: all build build-nats test test-short mcp demo demo-cluster bench screenshots lint clean
 
 all: build
 
@@ -19,8 +19,15 @@ build-nats:
 	CGO_ENABLED=0 $(GO) build -o $(BIN)/nats-server github.com/nats-io/nats-server/v2
 
 ## test: formatting, vet, and the whole suite with the race detector (what CI runs)
-test: lint
+test: lint mcp
 	$(GO) test -race -timeout 30m ./...
+
+## mcp: the reference MCP filesystem server the plugin tests run, installed
+## from its lockfile into testdata/mcp/node_modules (needs npm)
+mcp: testdata/mcp/node_modules/.package-lock.json
+
+testdata/mcp/node_modules/.package-lock.json: testdata/mcp/package-lock.json
+	cd testdata/mcp && npm ci --ignore-scripts --no-audit --no-fund
 
 ## test-short: skip the slow multi-process tests
 test-short:
