@@ -169,6 +169,18 @@ func TestStaleHolderNotBelievedForever(t *testing.T) {
 // ledger's last election and the lease key record.
 func assertOneLeader(t *testing.T, k *leaseKit, os ...*Orchestrator) {
 	t.Helper()
+	// The new leader's election reaches the others' cores through their
+	// owners a moment after it leads: a stale leader steps down once it
+	// has folded it (checkElection). Give it that moment, not more.
+	_ = poll.Wait(time.Second, func() bool {
+		n := 0
+		for _, o := range os {
+			if o.Leader() != 0 {
+				n++
+			}
+		}
+		return n == 1
+	})
 	var leading []string
 	var epoch uint64
 	for _, o := range os {
