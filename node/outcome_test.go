@@ -166,7 +166,12 @@ func TestLedgerOutcomeWaits(t *testing.T) {
 		o, err := n.API.LedgerOutcomeWait(ctx, next, 10*time.Second)
 		got <- answer{o, err, time.Since(start)}
 	}()
-	time.Sleep(300 * time.Millisecond)
+	// The call waits: nothing comes back before the message is published.
+	select {
+	case a := <-got:
+		t.Fatalf("answered before the publish: %+v, %v", a.o, a.err)
+	case <-time.After(300 * time.Millisecond):
+	}
 	d2 := event.MustDraft(event.MemoryPut, "", event.MemoryPutData{Scope: "shared", Key: "second", Value: "v"})
 	if acks, err = bus.PublishSignedAcks(ctx, n.JS, n.Operator, d2); err != nil || acks[0].Sequence != next {
 		t.Fatalf("publish: %v (%+v), want stream seq %d", err, acks, next)

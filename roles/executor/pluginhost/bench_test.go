@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/roles/executor/runner"
 	"github.com/agentic-dev/agentic/roles/plugin"
@@ -56,8 +57,8 @@ func benchOverhead(b *testing.B, m event.PluginManifest, tool, args string) {
 	defer h.Stop()
 	view := plugin.View{Name: m.Name, Manifest: m, ManifestHash: plugin.ManifestHash(m)}
 	h.Sync([]plugin.View{view})
-	var hash string
-	for deadline := time.Now().Add(30 * time.Second); hash == "" && time.Now().Before(deadline); {
+	var hash, failed string
+	_ = poll.Wait(30*time.Second, func() bool {
 		tools, plugins := h.Report()
 		for _, t := range tools {
 			if t.Name == m.Name+"/"+tool {
@@ -65,11 +66,12 @@ func benchOverhead(b *testing.B, m event.PluginManifest, tool, args string) {
 			}
 		}
 		if len(plugins) > 0 && plugins[0].Error != "" {
-			b.Fatal(plugins[0].Error)
+			failed = plugins[0].Error
 		}
-		if hash == "" {
-			time.Sleep(20 * time.Millisecond)
-		}
+		return hash != "" || failed != ""
+	})
+	if failed != "" {
+		b.Fatal(failed)
 	}
 	if hash == "" {
 		b.Fatal("the plugin's server reported no tool " + tool)

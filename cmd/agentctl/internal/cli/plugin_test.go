@@ -144,13 +144,12 @@ func TestPluginApproveShowsAndPins(t *testing.T) {
 	// A tool step's gate shows the tool, its arguments and its approved
 	// definition.
 	run := n.Submit(t, "echo.yaml", "goal: echo\nsteps:\n  - id: echo\n    tool: go/echo\n    args: {text: hi}\n")
-	deadline := time.Now().Add(30 * time.Second)
-	for r = h.run("gate", "show", run, "echo"); r.code != 0; r = h.run("gate", "show", run, "echo") {
-		if time.Now().After(deadline) {
-			s, _ := n.API.RunSummary(t.Context(), run)
-			t.Fatalf("no gate for the tool step: %+v; run %+v", r, s)
-		}
-		time.Sleep(100 * time.Millisecond)
+	if err := poll.Wait(30*time.Second, func() bool {
+		r = h.run("gate", "show", run, "echo")
+		return r.code == 0
+	}); err != nil {
+		s, _ := n.API.RunSummary(t.Context(), run)
+		t.Fatalf("no gate for the tool step: %+v; run %+v", r, s)
 	}
 	for _, want := range []string{"tool        go/echo", `args        {"text":"hi"}`, "definition  approved", "description  Echo the text back."} {
 		if !strings.Contains(r.stdout, want) {
