@@ -53,7 +53,7 @@ func renderRun(w io.Writer, r *api.Run, now time.Time) error {
 		}
 		for i, s := range g.steps {
 			fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\t%s\t%s\n", prefix(i), s.ID, s.Status, attempt(s.Attempt),
-				dash(s.Node), exitCode(s.ExitCode), fmtSpan(s.StartedAt, s.FinishedAt, now), dash(strings.Join(s.DependsOn, ",")))
+				dash(s.Node), exitCode(s.ExitCode), fmtSpan(s.StartedAt, s.FinishedAt, now), depsCell(s.DependsOn))
 		}
 	}
 	if err := tw.Flush(); err != nil {

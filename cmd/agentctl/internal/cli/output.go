@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 	"time"
 )
@@ -110,4 +111,18 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// maxDepsShown is how many dependencies a table cell lists before it
+// counts the rest: a step after a fan-out of thousands would otherwise
+// print them all on its line (-o json has every one).
+const maxDepsShown = 5
+
+// depsCell is a table cell of a step's dependencies: the first
+// maxDepsShown, then how many more; "-" for none.
+func depsCell(ids []string) string {
+	if len(ids) <= maxDepsShown {
+		return dash(strings.Join(ids, ","))
+	}
+	return fmt.Sprintf("%s,… (+%d more)", strings.Join(ids[:maxDepsShown], ","), len(ids)-maxDepsShown)
 }

@@ -210,7 +210,7 @@ func renderPlan(w io.Writer, r planRevision, of int) {
 				fmt.Fprintf(tw, "\n%s\n", s.Subgoal)
 			}
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s%s\n", s.ID, s.Kind, truncate(oneLine(stepAction(s)), 60), dash(strings.Join(s.DependsOn, ",")), branchCell(s))
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s%s\n", s.ID, s.Kind, truncate(oneLine(stepAction(s)), 60), depsCell(s.DependsOn), branchCell(s))
 	}
 	tw.Flush()
 	renderHypotheses(w, r.Hypotheses)
