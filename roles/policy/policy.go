@@ -57,8 +57,9 @@ type Scopes struct {
 	// Files are globs of the paths commands may write ("./**" is the
 	// step's working directory). Empty: writes are not checked.
 	Files []string `json:"files,omitempty"`
-	// Network lists host:port patterns steps may reach. It is data for
-	// the executor; the command judge does not check it.
+	// Network lists host:port patterns steps may reach (NetworkAllowed):
+	// research fetches and plugins' network grants are judged against
+	// it; empty allows no host. The shell command judge does not check it.
 	Network []string `json:"network,omitempty"`
 	// Outside is the level of a write outside Files (or one whose target
 	// is known only at run time).
