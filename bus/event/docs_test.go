@@ -145,6 +145,7 @@ func payloadExamples() map[event.Type]any {
 		event.MemoryReleased: event.MemoryQuarantineData{Scope: "shared", Key: "deploy.region", Seq: 4182, Reason: "checked by hand"},
 		event.MemoryDropped:  event.MemoryQuarantineData{Scope: "shared", Key: "deploy.region", Reason: "wrong region"},
 		event.MemoryPruned:   event.MemoryPrunedData{Decision: event.Decision{Epoch: 3, Basis: 4200}, Before: at},
+		event.RunRated:       event.RunRatedData{Rating: event.RatingDown, Reason: "deployed to the wrong region", Operator: "alice"},
 		event.PlanClaimed:    event.PlanClaimedData{Until: at.Add(4 * time.Minute), Source: "llm"},
 		event.PlanReplanRequested: event.PlanReplanRequestedData{Decision: event.Decision{Epoch: 3}, Revision: 1, Replans: 1, Tokens: 1840,
 			Goal: event.GoalSubmittedData{Goal: "Serve /srv/www on port 8080", Text: "Serve /srv/www on port 8080"}, Source: "llm",
