@@ -55,7 +55,7 @@ func payloadExamples() map[event.Type]any {
 				{Response: 2, Seed: &seed1, Error: "model qwen2.5-coder:7b, twice: the model did not give a valid plan:\nno JSON object in the answer"},
 				{Response: 3, Seed: &seed2, Score: 3.5, Steps: 3, History: 0.1, Chosen: true},
 			},
-			Scoring: "candidates/1: ..."}},
+			Scoring: "candidates/1: ...", Build: "v0.9.0", Template: "9c1d4e7a2b6f0385"}},
 		event.PlanRejected:  event.PlanRejectedData{Error: `ship.yaml:5:18: steps[1].depends_on[0]: unknown step "bulid" (did you mean "build"?)`},
 		event.LeaderElected: event.LeaderElectedData{Decision: event.Decision{Epoch: 3}, Leader: "node-a"},
 		event.PlanAccepted:  event.PlanAcceptedData{Decision: event.Decision{Epoch: 3}, Revision: 1},
