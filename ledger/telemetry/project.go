@@ -39,7 +39,7 @@ type runCtx struct {
 	steps    map[string]*stepCtx
 }
 
-type planner struct{ model, version string }
+type planner struct{ model, version, goal string }
 
 // stepCtx is what the projector keeps of a step of a live run.
 type stepCtx struct {
@@ -189,6 +189,7 @@ func projectPlanProposed(p *Projector, ev event.Event, d *event.PlanProposedData
 	if d.Planner != nil {
 		pl = planner{model: d.Planner.Model, version: PlannerVersion(d.Planner)}
 	}
+	pl.goal = clean(d.Plan.Goal)
 	r.proposed[d.Revision] = pl
 	return nil
 }
@@ -211,6 +212,9 @@ func projectPlanAccepted(p *Projector, ev event.Event, d *event.PlanAcceptedData
 	}
 	pl := r.proposed[d.Revision]
 	r.model, r.version = pl.model, pl.version
+	if pl.goal != "" {
+		r.goal = pl.goal // the run's goal is its plan's, as run show says
+	}
 	for rev := range r.proposed {
 		if rev <= d.Revision {
 			delete(r.proposed, rev)
