@@ -38,7 +38,7 @@ func payloadExamples() map[event.Type]any {
 	done := event.Step{ID: "done", Kind: event.KindNoop, DependsOn: []string{"ship.deploy"}, OnFailure: event.OnFailureAbort}
 	return map[event.Type]any{
 		event.GoalSubmitted: event.GoalSubmittedData{
-			Goal: "Build and ship", PlanName: "ship.yaml",
+			Goal: "Build and ship", PlanName: "ship.yaml", TraceParent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
 			PlanFile: "goal: Build and ship\nsteps:\n  - id: build\n    run: make\n",
 		},
 		event.RunCancel: event.RunCancelData{Reason: "wrong branch"},

@@ -20,6 +20,12 @@ type GoalSubmittedData struct {
 	// Family is the plan family of a free-text goal (Plan.Family): the
 	// model's plans inherit it. Protocol version 8.
 	Family string `json:"family,omitempty"`
+	// TraceParent is the submitter's W3C trace context (a CI job's
+	// traceparent header, ParseTraceParent's form): the run's trace
+	// becomes part of that trace, its root span a child of that span.
+	// Inside the signed event, it survives the ledger. Protocol version
+	// 8; absent: the run's trace is its own.
+	TraceParent string `json:"traceparent,omitempty"`
 }
 
 // RunCancelData asks the orchestrator to cancel a run.

@@ -23,6 +23,9 @@ type submitOpts struct {
 	wait bool
 	// family is a text goal's plan family (GoalSubmittedData.Family).
 	family string
+	// traceparent is the submitter's W3C trace context
+	// (GoalSubmittedData.TraceParent): --traceparent, else TRACEPARENT.
+	traceparent string
 }
 
 func (a *app) goalSubmitCmd() *cobra.Command {
@@ -65,12 +68,21 @@ cancelled. Ctrl-C stops waiting; the run keeps going.`,
 					return usagef("--family: %v", err)
 				}
 			}
+			if o.traceparent == "" {
+				o.traceparent = strings.TrimSpace(a.env.Getenv("TRACEPARENT"))
+			}
+			if o.traceparent != "" {
+				if _, _, _, err := event.ParseTraceParent(o.traceparent); err != nil {
+					return usagef("--traceparent (or TRACEPARENT): %v", err)
+				}
+			}
 			return a.goalSubmit(cmd.Context(), o, text)
 		},
 	}
 	cmd.Flags().StringVarP(&o.file, "file", "f", "", "plan file (YAML or JSON); - reads stdin")
 	cmd.Flags().BoolVar(&o.wait, "wait", false, "follow the run until it finishes")
 	cmd.Flags().StringVar(&o.family, "family", "", "the plan family of a TEXT goal: its runs share the facts of scope family:NAME (docs/memory.md)")
+	cmd.Flags().StringVar(&o.traceparent, "traceparent", "", "the W3C trace context the run's trace joins (default: $TRACEPARENT; docs/telemetry.md)")
 	return cmd
 }
 
@@ -82,6 +94,7 @@ func (a *app) goalSubmit(ctx context.Context, o submitOpts, text string) error {
 			return err
 		}
 	}
+	data.TraceParent = o.traceparent
 	runID := event.NewID()
 	d, err := event.NewDraft(event.GoalSubmitted, runID, data)
 	if err != nil {
