@@ -518,7 +518,11 @@ func (n *Node) startLedger(ctx context.Context) error {
 		}
 		// Every orchestrator times its lease by the cluster setting the
 		// ledger folded (n.settings, folded before n.orch).
-		n.orch = orchestrator.New(n.roleEnv(event.RoleOrchestrator), orchestrator.Config{KV: kv, Settings: n.settings, Incarnation: n.incarnation, Membership: view, Paused: n.diskPaused, Facts: facts})
+		tracer, err := n.newTracer(ctx) // tracing.go
+		if err != nil {
+			return fmt.Errorf("node: %w", err)
+		}
+		n.orch = orchestrator.New(n.roleEnv(event.RoleOrchestrator), orchestrator.Config{KV: kv, Settings: n.settings, Incarnation: n.incarnation, Membership: view, Paused: n.diskPaused, Facts: facts, Tracer: tracer})
 		n.orch.UsePolicyFile(n.cfg.Policy) // the first policy it records; Start refuses a bad file
 		n.load = n.orch.Load
 		folders = append(folders, n.orch)

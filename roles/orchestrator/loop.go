@@ -14,6 +14,7 @@ import (
 	gossip "github.com/agentic-dev/agentic/internal/member"
 	"github.com/agentic-dev/agentic/roles"
 	"github.com/agentic-dev/agentic/roles/orchestrator/core"
+	"github.com/agentic-dev/agentic/roles/orchestrator/tracing"
 	"github.com/agentic-dev/agentic/roles/policy"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -42,6 +43,9 @@ type Config struct {
 	// Facts resolves steps' memory references (core/memoryref.go): the memory
 	// fold of the node; nil fails every step that has one.
 	Facts core.Facts
+	// Tracer, when set, is handed every event folded, with whether this
+	// node leads (package tracing: a run is a trace); nil: no traces.
+	Tracer *tracing.Tracer
 }
 
 // pausedRecheck is how often a paused leader looks again whether it may

@@ -65,6 +65,10 @@ func (c *owner) handle(in input) {
 		if in.ev.Type == event.LeaderElected || in.ev.Type == event.ClusterSettings {
 			c.wakeLease = true
 		}
+		if t := c.o.cfg.Tracer; t != nil {
+			e := c.o.epoch.Load()
+			t.Observe(*in.ev, c.live && e != 0 && c.state.Epoch == e)
+		}
 	case in.settled:
 		c.live = in.live
 		if in.live {

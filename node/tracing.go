@@ -1,0 +1,40 @@
+package node
+
+import (
+	"context"
+	"os"
+
+	"github.com/agentic-dev/agentic/roles/orchestrator/tracing"
+)
+
+// tracerRole ends the orchestrator's tracer with the node: listed among
+// the roles before the orchestrator, it is stopped after it, so that the
+// spans of the last events folded are exported (package tracing).
+type tracerRole struct{ t *tracing.Tracer }
+
+func (tracerRole) Name() string                     { return "tracing" }
+func (tracerRole) Start(context.Context) error      { return nil }
+func (r tracerRole) Stop(ctx context.Context) error { return r.t.Stop(ctx) }
+
+// newTracer is the orchestrator's tracer as the OpenTelemetry environment
+// of the process configures it (OTEL_EXPORTER_OTLP_ENDPOINT, …), or nil
+// when it configures no trace export: then tracing costs nothing.
+func (n *Node) newTracer(ctx context.Context) (*tracing.Tracer, error) {
+	t, err := tracing.FromEnv(ctx, os.Getenv, "agentd", n.log)
+	if err != nil || t == nil {
+		return nil, err
+	}
+	n.log.Info("tracing: exporting the runs' traces over OTLP/HTTP",
+		"endpoint", firstSet(os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"), os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT")))
+	n.roles = append(n.roles, tracerRole{t})
+	return t, nil
+}
+
+func firstSet(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
