@@ -42,6 +42,8 @@ type agentd struct {
 	// gossip is the node's gossip address, when it runs gossip.
 	gossip string
 	extra  []string // more flags
+	// env is more of the process's environment (KEY=value).
+	env []string
 	// enrolled: the data dir was enrolled (agentctl node enroll), so the
 	// node writes no operator.creds of its own.
 	enrolled bool
@@ -122,7 +124,7 @@ func (a *agentd) start() {
 	fmt.Fprintf(logf, "=== %s agentd %s\n", time.Now().UTC().Format(time.RFC3339Nano), strings.Join(a.args(), " "))
 	cmd := exec.Command(bin.agentd, a.args()...)
 	cmd.Dir = a.dir
-	cmd.Env = hermeticEnv()
+	cmd.Env = append(hermeticEnv(), a.env...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// If the test binary dies, so does agentd (and, through its own
 	// parent-death signal, every step it runs).

@@ -100,8 +100,9 @@ func Enabled(getenv func(string) string) bool {
 // Resource is service (service.name) with the SDK's attributes and what
 // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES say, which win.
 func Resource(ctx context.Context, service string) (*resource.Resource, error) {
+	// No schema URL of ours: the SDK's detector brings its own, and two
+	// would conflict.
 	res, err := resource.New(ctx,
-		resource.WithSchemaURL(semconv.SchemaURL),
 		resource.WithAttributes(semconv.ServiceName(service)),
 		resource.WithTelemetrySDK(),
 		resource.WithFromEnv(),
@@ -125,7 +126,12 @@ func New(exp sdktrace.SpanExporter, o Options) *Tracer {
 		o.Backfill = DefaultBackfill
 	}
 	if o.Resource == nil {
-		o.Resource, _ = Resource(context.Background(), "agentd")
+		res, err := Resource(context.Background(), "agentd")
+		if err != nil {
+			o.Logger.Warn("tracing: the resource could not be made; the SDK's default is used", "err", err)
+			res = resource.Default()
+		}
+		o.Resource = res
 	}
 	proc := sdktrace.NewBatchSpanProcessor(exp)
 	if o.Sync {

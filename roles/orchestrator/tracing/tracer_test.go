@@ -146,6 +146,31 @@ func TestRunAcrossTwoExecutorsIsOneTrace(t *testing.T) {
 	}
 }
 
+// TestResourceNamesTheService: spans carry the resource service.name
+// (agentd, unless OTEL_SERVICE_NAME says otherwise) with the SDK's
+// attributes.
+func TestResourceNamesTheService(t *testing.T) {
+	res, err := tracing.Resource(context.Background(), "agentd")
+	if err != nil {
+		t.Fatalf("Resource: %v", err)
+	}
+	tr, exp := newTracer(t, t0.Add(time.Minute))
+	for _, ev := range twoExecutors("").evs {
+		tr.Observe(ev, true)
+	}
+	for _, s := range exp.GetSpans() {
+		if v, ok := s.Resource.Set().Value("service.name"); !ok || v.AsString() != "agentd" {
+			t.Fatalf("span %s has service.name %v (resource %v)", s.Name, v, s.Resource)
+		}
+		if _, ok := s.Resource.Set().Value("telemetry.sdk.language"); !ok {
+			t.Fatalf("span %s's resource lacks the SDK's attributes: %v", s.Name, s.Resource)
+		}
+	}
+	if v, _ := res.Set().Value("service.name"); v.AsString() != "agentd" {
+		t.Fatalf("Resource gives service.name %v", v)
+	}
+}
+
 // TestSubmittersTraceParent: the run joins the trace of the goal's
 // traceparent, its root span a child of the submitter's span.
 func TestSubmittersTraceParent(t *testing.T) {
