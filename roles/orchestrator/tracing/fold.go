@@ -102,13 +102,13 @@ func (t *Tracer) fold(ev event.Event) []span {
 			t.run(ev.Run).verdicts[d.Step] = *d.Verdict
 		}
 	case event.TaskAssigned:
-		var d event.TaskAssignedData
+		var d assignedData // the fields a span needs, not the whole step
 		if t.decode(ev, &d) {
 			r := t.run(ev.Run)
 			r.attempts[attemptKey{d.Step.ID, d.Attempt}] = &attemptInfo{node: d.Node, kind: d.Step.Kind, tool: d.Step.Tool, assigned: ev.Time}
 		}
 	case event.TaskStarted:
-		var d event.TaskStartedData
+		var d startedData
 		if t.decode(ev, &d) {
 			if a := t.run(ev.Run).attempts[attemptKey{d.Step, d.Attempt}]; a != nil {
 				a.started = ev.Time
@@ -143,6 +143,25 @@ func (t *Tracer) decode(ev event.Event, v any) bool {
 		return false
 	}
 	return true
+}
+
+// assignedData is the part of event.TaskAssignedData a span needs:
+// decoding the whole step (environment, checks, facts) on the fold's
+// goroutine would cost the leader for nothing.
+type assignedData struct {
+	Step struct {
+		ID   string         `json:"id"`
+		Kind event.StepKind `json:"kind"`
+		Tool string         `json:"tool"`
+	} `json:"step"`
+	Attempt int    `json:"attempt"`
+	Node    string `json:"node"`
+}
+
+// startedData is the part of event.TaskStartedData a span needs.
+type startedData struct {
+	Step    string `json:"step"`
+	Attempt int    `json:"attempt"`
 }
 
 // rootSpan is the run's span: from its goal to its end.
