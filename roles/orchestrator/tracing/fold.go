@@ -79,7 +79,7 @@ func (t *Tracer) fold(ev event.Event) []span {
 	}
 	switch ev.Type {
 	case event.GoalSubmitted:
-		var d event.GoalSubmittedData
+		var d goalData
 		if t.decode(ev, &d) {
 			r := t.run(ev.Run)
 			r.start, r.goal = ev.Time, d.Goal
@@ -90,7 +90,7 @@ func (t *Tracer) fold(ev event.Event) []span {
 			}
 		}
 	case event.PlanProposed:
-		var d event.PlanProposedData
+		var d proposedData
 		if t.decode(ev, &d) && d.Planner != nil {
 			r := t.run(ev.Run)
 			return []span{r.modelSpan(ev, PlanSpanID(ev.Run, d.Revision), RunSpanID(ev.Run), d.Planner,
@@ -120,7 +120,7 @@ func (t *Tracer) fold(ev event.Event) []span {
 			return t.run(ev.Run).attemptSpans(ev, &d)
 		}
 	case event.CritiqueRecorded:
-		var d event.CritiqueRecordedData
+		var d critiqueData
 		if t.decode(ev, &d) && d.Planner != nil {
 			r := t.run(ev.Run)
 			return []span{r.modelSpan(ev, CritiqueSpanID(ev.Run, d.Step, d.Attempt), RunSpanID(ev.Run), d.Planner,
@@ -156,6 +156,27 @@ type assignedData struct {
 	} `json:"step"`
 	Attempt int    `json:"attempt"`
 	Node    string `json:"node"`
+}
+
+// goalData is the part of event.GoalSubmittedData a span needs (not the
+// plan file).
+type goalData struct {
+	Goal        string `json:"goal"`
+	TraceParent string `json:"traceparent"`
+}
+
+// proposedData is the part of event.PlanProposedData a span needs (not
+// the plan).
+type proposedData struct {
+	Revision int                `json:"revision"`
+	Planner  *event.PlannerInfo `json:"planner_info"`
+}
+
+// critiqueData is the part of event.CritiqueRecordedData a span needs.
+type critiqueData struct {
+	Step    string             `json:"step"`
+	Attempt int                `json:"attempt"`
+	Planner *event.PlannerInfo `json:"planner_info"`
 }
 
 // startedData is the part of event.TaskStartedData a span needs.
