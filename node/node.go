@@ -37,6 +37,7 @@ import (
 	"github.com/agentic-dev/agentic/roles/memory"
 	"github.com/agentic-dev/agentic/roles/orchestrator"
 	"github.com/agentic-dev/agentic/roles/orchestrator/runindex"
+	"github.com/agentic-dev/agentic/roles/orchestrator/tracing"
 	"github.com/agentic-dev/agentic/roles/planner"
 	"github.com/agentic-dev/agentic/roles/ui/web"
 	"github.com/nats-io/nats.go"
@@ -70,6 +71,8 @@ type Node struct {
 
 	runs *runindex.Index // the run read model; nil on a node without a ledger
 	orch *orchestrator.Orchestrator
+	// tracer is UseTracer's, if any (node/tracing.go).
+	tracer *tracing.Tracer
 	// notifier sends the gates that open (notify.webhook, notify.exec).
 	notifier *notify.Notifier
 	mem      *memory.Memory

@@ -16,10 +16,20 @@ func (tracerRole) Name() string                     { return "tracing" }
 func (tracerRole) Start(context.Context) error      { return nil }
 func (r tracerRole) Stop(ctx context.Context) error { return r.t.Stop(ctx) }
 
-// newTracer is the orchestrator's tracer as the OpenTelemetry environment
-// of the process configures it (OTEL_EXPORTER_OTLP_ENDPOINT, …), or nil
-// when it configures no trace export: then tracing costs nothing.
+// UseTracer makes t the orchestrator's tracer instead of the one the
+// environment configures (an in-memory exporter's, in tests). Call it
+// before Start; the node stops t with itself.
+func (n *Node) UseTracer(t *tracing.Tracer) { n.tracer = t }
+
+// newTracer is the orchestrator's tracer: UseTracer's, else the one the
+// OpenTelemetry environment of the process configures
+// (OTEL_EXPORTER_OTLP_ENDPOINT, …), or nil when it configures no trace
+// export: then tracing costs nothing.
 func (n *Node) newTracer(ctx context.Context) (*tracing.Tracer, error) {
+	if n.tracer != nil {
+		n.roles = append(n.roles, tracerRole{n.tracer})
+		return n.tracer, nil
+	}
 	t, err := tracing.FromEnv(ctx, os.Getenv, "agentd", n.log)
 	if err != nil || t == nil {
 		return nil, err

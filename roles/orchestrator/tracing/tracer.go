@@ -133,9 +133,11 @@ func New(exp sdktrace.SpanExporter, o Options) *Tracer {
 		}
 		o.Resource = res
 	}
-	proc := sdktrace.NewBatchSpanProcessor(exp)
+	var proc sdktrace.SpanProcessor
 	if o.Sync {
 		proc = sdktrace.NewSimpleSpanProcessor(exp)
+	} else {
+		proc = sdktrace.NewBatchSpanProcessor(exp) // starts its goroutine: Stop ends it
 	}
 	tp := sdktrace.NewTracerProvider(
 		sdktrace.WithSpanProcessor(proc),
