@@ -6,19 +6,30 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/internal/apiwire"
 	"github.com/agentic-dev/agentic/ledger"
 	"github.com/agentic-dev/agentic/roles/orchestrator/core"
 )
 
 // model computes the entries the index must hold after recs from the final
 // state of every run (not incrementally): a summary, id key and status key
-// per run, a row per step, a gate key per step held at a gate.
+// per run, a row per step, a gate key per step held at a gate, a rating
+// key per run.rated.
 func model(recs []ledger.IndexRecord) map[string]string {
 	s := core.NewState()
 	s.TrackChanges()
 	created := map[string]int64{}
 	runs := map[string]*core.Run{}
+	out := map[string]string{}
 	for _, rec := range recs {
+		if ev := rec.Event; ev.Type == event.RunRated {
+			var d event.RunRatedData
+			if err := ev.Decode(&d); err != nil {
+				panic(err)
+			}
+			out[string(ratingKey(ev.Run, ev.Seq))] = mustJSON(apiwire.RunRating{Rating: d.Rating, Reason: d.Reason, Operator: ev.Node, At: ev.Time.UTC(), Seq: ev.Seq})
+		}
 		s.Apply(rec.Event)
 		for _, c := range s.TakeChanges().Runs {
 			if _, ok := created[c.Run.ID]; !ok {
@@ -27,7 +38,6 @@ func model(recs []ledger.IndexRecord) map[string]string {
 			runs[c.Run.ID] = c.Run
 		}
 	}
-	out := map[string]string{}
 	for id, r := range runs {
 		pos := position(created[id], id)
 		sum := r.Summary()

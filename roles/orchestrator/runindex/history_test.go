@@ -33,6 +33,22 @@ type history struct {
 	now   time.Time            // stream time
 	epoch uint64
 	runs  int
+	// lseq is the ledger seq of the last record, as the ledger will
+	// number them (one per event, one per refused message, one per hole
+	// in the stream, written when the next message comes).
+	lseq    uint64
+	holeDue bool
+}
+
+// nextSeq is the ledger seq of the next record, after the record of a
+// hole the message closes.
+func (h *history) nextSeq() uint64 {
+	if h.holeDue {
+		h.lseq++
+		h.holeDue = false
+	}
+	h.lseq++
+	return h.lseq
 }
 
 // executors of every history.
@@ -70,6 +86,7 @@ func (h *history) emit(signer *trust.Identity, d event.Draft) {
 	}
 	h.msgs = append(h.msgs, m)
 	for _, ev := range m.Events {
+		ev.Seq = h.nextSeq()
 		h.s.Apply(ev)
 		h.recs = append(h.recs, ledger.IndexRecord{Event: ev, StreamTime: h.now})
 	}
@@ -80,10 +97,11 @@ func (h *history) emit(signer *trust.Identity, d event.Draft) {
 func (h *history) refused() {
 	h.seq++
 	h.msgs = append(h.msgs, h.kit.Receive(h.seq, "agentic.ev.task.finished", []byte("forged"), h.now))
+	h.nextSeq()
 }
 
 // gap skips a stream sequence number (the ledger records a ledger.gap).
-func (h *history) gap() { h.seq++ }
+func (h *history) gap() { h.seq++; h.holeDue = true }
 
 func (h *history) advance(d time.Duration) { h.now = h.now.Add(d) }
 
@@ -116,6 +134,11 @@ func (h *history) reject(run string) {
 
 func (h *history) cancel(run string) {
 	h.emit(h.kit.Operator, event.MustDraft(event.RunCancel, run, event.RunCancelData{Reason: "enough"}))
+}
+
+// rate is an operator's rating of a run.
+func (h *history) rate(run string, r event.Rating) {
+	h.emit(h.kit.Operator, event.MustDraft(event.RunRated, run, event.RunRatedData{Rating: r, Reason: "because", Operator: h.kit.Operator.ID}))
 }
 
 func (h *history) memory() {

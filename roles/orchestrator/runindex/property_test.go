@@ -2,6 +2,7 @@ package runindex
 
 import (
 	"bytes"
+	"fmt"
 	"log/slog"
 	"maps"
 	"os"
@@ -57,7 +58,7 @@ func drawHistory(rt *rapid.T, kit *ledgertest.Kit) *history {
 				h.cancel(live[pick(len(live), "run")])
 			}
 		case 10:
-			switch pick(4, "other") {
+			switch pick(5, "other") {
 			case 0:
 				h.elect()
 			case 1:
@@ -66,6 +67,10 @@ func drawHistory(rt *rapid.T, kit *ledgertest.Kit) *history {
 				h.refused()
 			case 3:
 				h.gap()
+			case 4: // a rating of any run, live or finished
+				if h.runs > 0 {
+					h.rate(fmt.Sprintf("r%d", 1+pick(h.runs, "rated run")), []event.Rating{event.RatingUp, event.RatingDown}[pick(2, "rating")])
+				}
 			}
 		case 11:
 			h.advance(time.Duration(pick(3, "seconds")) * time.Second)
