@@ -88,3 +88,31 @@ func decodeRecords(t *testing.T, out string) []telemetry.Record {
 	}
 	return recs
 }
+
+// TestTelemetryExportFollow: on a real node, export --follow prints what
+// is committed, then each record as it commits, until Ctrl-C (exit 0).
+func TestTelemetryExportFollow(t *testing.T) {
+	h, n := nodeHarness(t)
+	id := n.Submit(t, "ok.yaml", "goal: fine\nsteps:\n  - id: one\n    run: 'true'\n")
+	poll.Eventually(t, 20*time.Second, "the run ended", func() bool {
+		s, err := n.API.RunSummary(context.Background(), id)
+		return err == nil && finished(s.Status)
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out := new(syncBuffer)
+	done := make(chan result, 1)
+	go func() { done <- h.runCtx(ctx, out, "telemetry", "export", "--since", "1h", "--follow") }()
+	poll.Eventually(t, 10*time.Second, "the committed records", func() bool { return strings.Count(out.String(), "\n") == 2 })
+	if r := h.run("run", "rate", id, "up", "--timeout", "20s"); r.code != 0 {
+		t.Fatalf("run rate = %+v", r)
+	}
+	poll.Eventually(t, 20*time.Second, "the rating while following", func() bool {
+		recs := decodeRecords(t, out.String())
+		return len(recs) == 3 && recs[2].Event == telemetry.KindFeedback && recs[2].Run == id
+	})
+	cancel() // Ctrl-C
+	if r := <-done; r.code != 0 {
+		t.Fatalf("follow ended with %+v", r)
+	}
+}
