@@ -62,7 +62,7 @@ func (p *Projector) Runs() int { return p.lru.Len() }
 // emit's error is returned as it is.
 func (p *Projector) Project(ev event.Event, emit func(Record) error) error {
 	f := projections[ev.Type]
-	if f == nil {
+	if f == nil || ev.Run == "" { // every source type is a run's
 		return nil
 	}
 	return f(p, ev, emit)

@@ -147,6 +147,18 @@ func TestProjectionCutsLongCommands(t *testing.T) {
 	}
 }
 
+// TestProjectionEventsWithoutARun: a run's event type without a run (no
+// honest node makes one) makes no record and no trouble.
+func TestProjectionEventsWithoutARun(t *testing.T) {
+	l := &ledger{}
+	l.add(event.GateOpened, "", "orch", event.GateOpenedData{Step: "s", Kind: event.GatePolicy})
+	l.add(event.GateDecided, "", "bob", event.GateDecidedData{Step: "s", Action: event.GateEdit, Command: "x"})
+	l.add(event.TaskFinished, "", "n", event.TaskFinishedData{Step: "s", Attempt: 1})
+	if got := project(t, l.evs); len(got) != 0 {
+		t.Fatalf("records of events without a run: %+v", got)
+	}
+}
+
 // TestProjectionBadPayload: a payload that does not decode is an error
 // naming its seq; the projector goes on with the next event.
 func TestProjectionBadPayload(t *testing.T) {
