@@ -163,10 +163,17 @@ func newDecider(s *State, now time.Time, epoch uint64, inflight map[DecisionKey]
 }
 
 // unfolded reports whether an in-flight assignment has not been folded yet:
-// its step is still waiting for exactly that attempt.
+// its step is still waiting for exactly that attempt, or, for a first
+// attempt of a live run's step the state does not hold, the step is a
+// compensation that the fold of this very assignment makes
+// (addCompensation) — it holds a place on its node like any other until
+// then.
 func (d *decider) unfolded(ref attemptRef) bool {
-	_, _, st := d.s.step(ref.run, ref.step)
-	return st != nil && st.Status == StepPending && st.Attempt+1 == ref.attempt
+	r, _, st := d.s.step(ref.run, ref.step)
+	if st == nil {
+		return r != nil && !r.Terminal() && ref.attempt == 1
+	}
+	return st.Status == StepPending && st.Attempt+1 == ref.attempt
 }
 
 // decision is what every decision of this Decide call carries: the
