@@ -187,11 +187,10 @@ func ReadCreds(path string) (*User, error) {
 
 // parseCreds parses the creds file read from path as b (ReadCreds).
 func parseCreds(path string, b []byte) (*User, error) {
-	j, err := jwt.ParseDecoratedJWT(b)
-	if err != nil || !strings.HasPrefix(strings.TrimSpace(j), "ey") {
+	j, kp, err := parseDecorated(b) // jwt.ParseDecoratedJWT and ParseDecoratedNKey, in one scan
+	if !strings.HasPrefix(strings.TrimSpace(j), "ey") {
 		return nil, fmt.Errorf("%w in %s", ErrNoUser, path)
 	}
-	kp, err := jwt.ParseDecoratedNKey(b)
 	if err != nil {
 		return nil, fmt.Errorf("natsauth: %s: the NATS user's key: %w", path, err)
 	}
