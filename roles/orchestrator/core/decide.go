@@ -48,7 +48,9 @@ const StartDeadline = 30 * time.Second
 //  1. cancel requested → task.cancel for each assigned/running step and
 //     each assignment in flight, then run.finished{cancelled}.
 //  2. planned → plan.accepted for its revision (run.finished{failed} if the
-//     plan is structurally invalid).
+//     plan is structurally invalid), and in the same call rules 3–6 for the
+//     run as that acceptance leaves it (accept.go): the steps it makes
+//     ready are assigned or gated without waiting for it to be folded.
 //  3. running, with a step that ended without being done (failed for
 //     good with on_failure not continue, cancelled) → task.cancel as in 1,
 //     then run.finished{failed}.
