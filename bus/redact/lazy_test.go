@@ -5,9 +5,9 @@ import (
 	"testing"
 )
 
-// TestEveryPatternCompiles compiles every rule's pattern of every set, as
-// package initialisation did before they were compiled on first use, and
-// checks each is its source text.
+// TestEveryPatternCompiles compiles every rule's pattern of every set and
+// the package's other patterns, as package initialisation did before they
+// were compiled on first use, and checks each is its source text.
 func TestEveryPatternCompiles(t *testing.T) {
 	n := 0
 	for s := Set1; s <= Latest; s++ {
@@ -27,5 +27,10 @@ func TestEveryPatternCompiles(t *testing.T) {
 	}
 	if n == 0 {
 		t.Fatal("no rule has a pattern")
+	}
+	for _, p := range []*lazyRegexp{secretName, keyEnd, base64Ln, pemHeader, varRef, label, negated, codeCall, codeField, codeName, hexOrUUID} {
+		if got := p.re().String(); got != p.String() {
+			t.Errorf("%s compiles to %q", p, got)
+		}
 	}
 }
