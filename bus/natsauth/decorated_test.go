@@ -88,9 +88,10 @@ func TestParseDecoratedIsTheLibrarys(t *testing.T) {
 	}
 }
 
-// BenchmarkParseCreds: reading the NATS user of an agentic creds file, as
-// every agentctl invocation does at its connection — one scan of the
-// first two blocks — against the library's two scans of the whole file.
+// BenchmarkParseCreds: finding the NATS user of an agentic creds file, as
+// every agentctl invocation does at its connection — a scan of its lines
+// up to the second block — against the library's two regular-expression
+// scans of the whole file.
 func BenchmarkParseCreds(b *testing.B) {
 	root, _ := trust.NewRoot()
 	auth, _ := NewAuthority(root)
@@ -100,7 +101,7 @@ func BenchmarkParseCreds(b *testing.B) {
 		b.Fatal(err)
 	}
 	raw, _ := os.ReadFile(path)
-	b.Run("one-scan", func(b *testing.B) {
+	b.Run("lines", func(b *testing.B) {
 		for b.Loop() {
 			if _, _, err := parseDecorated(raw); err != nil {
 				b.Fatal(err)
@@ -112,6 +113,42 @@ func BenchmarkParseCreds(b *testing.B) {
 			_, _ = jwt.ParseDecoratedJWT(raw)
 			if _, err := jwt.ParseDecoratedNKey(raw); err != nil {
 				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// FuzzParseDecorated: for any input, parseDecorated gives what the
+// library's two functions give (go test -fuzz FuzzParseDecorated).
+func FuzzParseDecorated(f *testing.F) {
+	for _, s := range []string{
+		"-----BEGIN NATS USER JWT-----\neyJ0.eyJ1.c2ln\n------END NATS USER JWT------\n\n-----BEGIN USER NKEY SEED-----\nSUAIO3FHUX5PNV2LQIIP7TZ3N4L7TX3W53MQGEIVYFIGA635OZCKEYHFLM\n------END USER NKEY SEED------\n",
+		"---a---\r\ntok\r\n------\r\n",
+		"x ------\ntok.en=\n------",
+		"  \n\t-----\nabc\n------\n---x---\nSUAB\n---y---",
+		"-----\n------\nab\n------\n",
+		"------\n------\n------\n------\n",
+		"--- ---\nt\n---\n",
+		"---\r\r\nt\n------\n",
+		"\xff---x---\nt\n------\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		wantJWT, _ := jwt.ParseDecoratedJWT(b)
+		wantKey, wantErr := jwt.ParseDecoratedNKey(b)
+		gotJWT, gotKey, gotErr := parseDecorated(b)
+		if gotJWT != wantJWT {
+			t.Fatalf("JWT %q, the library's %q", gotJWT, wantJWT)
+		}
+		if (gotErr == nil) != (wantErr == nil) || (gotErr != nil && gotErr.Error() != wantErr.Error()) {
+			t.Fatalf("key error %v, the library's %v", gotErr, wantErr)
+		}
+		if wantKey != nil {
+			w, _ := wantKey.Seed()
+			g, _ := gotKey.Seed()
+			if !bytes.Equal(w, g) {
+				t.Fatalf("key %s, the library's %s", g, w)
 			}
 		}
 	})
