@@ -45,7 +45,7 @@ func TestCredsOptionsReadTheFileAtEachConnection(t *testing.T) {
 		return nc
 	}
 	connect("op-a")
-	connect("op-a again") // the same file: not parsed again
+	connect("op-a again") // the same file, read again
 	write("op-b")
 	want, err := natsauth.ReadCreds(path)
 	if err != nil {
