@@ -182,11 +182,15 @@ func ReadCreds(path string) (*User, error) {
 	if err != nil {
 		return nil, fmt.Errorf("natsauth: read creds: %w", err)
 	}
-	j, err := jwt.ParseDecoratedJWT(b)
-	if err != nil || !strings.HasPrefix(strings.TrimSpace(j), "ey") {
+	return parseCreds(path, b)
+}
+
+// parseCreds parses the creds file read from path as b (ReadCreds).
+func parseCreds(path string, b []byte) (*User, error) {
+	j, kp, err := parseDecorated(b) // jwt.ParseDecoratedJWT and ParseDecoratedNKey, in one scan
+	if !strings.HasPrefix(strings.TrimSpace(j), "ey") {
 		return nil, fmt.Errorf("%w in %s", ErrNoUser, path)
 	}
-	kp, err := jwt.ParseDecoratedNKey(b)
 	if err != nil {
 		return nil, fmt.Errorf("natsauth: %s: the NATS user's key: %w", path, err)
 	}
@@ -338,12 +342,20 @@ func sameSet(a, b []string) bool {
 // NATS user of the creds file at path (ReadCreds): the user JWT and key,
 // and the user's inbox prefix (the default one for a NATS user agentic did
 // not issue).
+//
+// The file is read again at every connection, so a renewed one is
+// presented at the next; it is parsed again only when it changed
+// (credsfile.go).
 func CredsOptions(path string) ([]nats.Option, *User, error) {
-	u, err := ReadCreds(path)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("natsauth: read creds: %w", err)
+	}
+	u, err := parseCreds(path, b)
 	if err != nil {
 		return nil, nil, err
 	}
-	opts := []nats.Option{nats.UserCredentials(path)}
+	opts := []nats.Option{newCredsFile(path, b, u).option()}
 	if u.Kind != "" {
 		opts = append(opts, nats.CustomInboxPrefix(u.Inbox()))
 	}

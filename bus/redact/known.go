@@ -2,7 +2,6 @@ package redact
 
 import (
 	"os"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -12,7 +11,7 @@ import (
 // whose values are secrets: DB_PASSWORD, GITHUB_TOKEN, MYSQL_PWD,
 // AWS_SECRET_ACCESS_KEY… PWD and OLDPWD (the working
 // directory) are not.
-var secretName = regexp.MustCompile(`(?i)(?:` + secretKeys + `|passphrase|credential|_pwd$|_pass$|_pw$)`)
+var secretName = lazy(`(?i)(?:` + secretKeys + `|passphrase|credential|_pwd$|_pass$|_pw$)`)
 
 // MinKnownLen is the shortest value Remember keeps: shorter ones would
 // redact ordinary words.

@@ -1,7 +1,5 @@
 package redact
 
-import "regexp"
-
 // rule is one secret pattern. groups are the submatches that may hold the
 // secret, the first that matched is replaced (none: the whole match). hints
 // (lowercase, matched against the lowercased text) and exact (matched as
@@ -16,7 +14,7 @@ type rule struct {
 	name string
 	// id is the label of the redaction: [REDACTED:id].
 	id     string
-	re     *regexp.Regexp
+	re     *lazyRegexp
 	runs   *runRule
 	groups []int
 	hints  []string
@@ -49,66 +47,66 @@ var set1 = []rule{
 	{
 		name:      "private key block",
 		id:        "private-key",
-		re:        regexp.MustCompile(`(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)`),
+		re:        lazy(`(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)`),
 		exact:     []string{"PRIVATE KEY-----"},
 		multiline: true,
 	},
 	{
 		name:   "authorization header",
 		id:     "authorization-header",
-		re:     regexp.MustCompile(`(?i)(authorization["']?[ \t]*[:=][ \t]*["']?(?:bearer|basic|token|bot)[ \t]+)([^\s"',;]+)`),
+		re:     lazy(`(?i)(authorization["']?[ \t]*[:=][ \t]*["']?(?:bearer|basic|token|bot)[ \t]+)([^\s"',;]+)`),
 		groups: []int{2},
 		hints:  []string{"authorization"},
 	},
 	{
 		name:   "bearer token",
 		id:     "bearer-token",
-		re:     regexp.MustCompile(`(?i)(\bbearer[ \t]+)([A-Za-z0-9\-._~+/]{8,}=*)`),
+		re:     lazy(`(?i)(\bbearer[ \t]+)([A-Za-z0-9\-._~+/]{8,}=*)`),
 		groups: []int{2},
 		hints:  []string{"bearer"},
 	},
 	{
 		name:   "key=value secret",
 		id:     "secret-assignment",
-		re:     regexp.MustCompile(`(?i)([A-Za-z0-9_.-]*(?:` + secretKeys + `)[A-Za-z0-9_.-]*["']?[ \t]*[:=][ \t]*)(?:"([^"\n]*)"|'([^'\n]*)'|([^\s"'&,;]+))`),
+		re:     lazy(`(?i)([A-Za-z0-9_.-]*(?:` + secretKeys + `)[A-Za-z0-9_.-]*["']?[ \t]*[:=][ \t]*)(?:"([^"\n]*)"|'([^'\n]*)'|([^\s"'&,;]+))`),
 		groups: []int{2, 3, 4},
 		hints:  []string{"pass", "secret", "token", "key"},
 	},
 	{
 		name:   "secret flag",
 		id:     "secret-flag",
-		re:     regexp.MustCompile(`(?i)(--(?:` + secretKeys + `)[ \t]+)([^\s-][^\s]*)`),
+		re:     lazy(`(?i)(--(?:` + secretKeys + `)[ \t]+)([^\s-][^\s]*)`),
 		groups: []int{2},
 		hints:  []string{"--pass", "--secret", "--token", "--api", "--access", "--private"},
 	},
 	{
 		name:  "AWS access key id",
 		id:    "aws-access-key-id",
-		re:    regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`),
+		re:    lazy(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`),
 		exact: []string{"AKIA", "ASIA"},
 	},
 	{
 		name:  "GitHub token",
 		id:    "github-token",
-		re:    regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})`),
+		re:    lazy(`\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})`),
 		exact: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"},
 	},
 	{
 		name:  "OpenAI-style key",
 		id:    "sk-api-key",
-		re:    regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{20,}`),
+		re:    lazy(`\bsk-[A-Za-z0-9_-]{20,}`),
 		exact: []string{"sk-"},
 	},
 	{
 		name:  "Slack token",
 		id:    "slack-token",
-		re:    regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}`),
+		re:    lazy(`\bxox[abposr]-[A-Za-z0-9-]{10,}`),
 		exact: []string{"xox"},
 	},
 	{
 		name:   "URL credentials",
 		id:     "url-userinfo",
-		re:     regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]+:)([^/\s@]+)(@)`),
+		re:     lazy(`([A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]+:)([^/\s@]+)(@)`),
 		groups: []int{2},
 		hints:  []string{"://"},
 	},
@@ -130,63 +128,63 @@ var set2 = []rule{
 	{
 		name:      "private key body",
 		id:        "private-key",
-		re:        regexp.MustCompile(`(?m)^[ \t]*(?:MII[A-Za-z0-9+/]{3}(?:IBAAK|IBADAN)|MIG[A-Za-z0-9+/]AgEAMBMG|MHcCAQEE|MIGkAgEBBD|MC4CAQAwBQYDK2Vw|b3BlbnNzaC1rZXktdjE)[A-Za-z0-9+/=]*(?:\r?\n[ \t]*[A-Za-z0-9+/=]{8,})*(?:\r?\n[ \t]*-----END [A-Z0-9 ]*PRIVATE KEY-----)?`),
+		re:        lazy(`(?m)^[ \t]*(?:MII[A-Za-z0-9+/]{3}(?:IBAAK|IBADAN)|MIG[A-Za-z0-9+/]AgEAMBMG|MHcCAQEE|MIGkAgEBBD|MC4CAQAwBQYDK2Vw|b3BlbnNzaC1rZXktdjE)[A-Za-z0-9+/=]*(?:\r?\n[ \t]*[A-Za-z0-9+/=]{8,})*(?:\r?\n[ \t]*-----END [A-Z0-9 ]*PRIVATE KEY-----)?`),
 		exact:     []string{"MII", "MIG", "MHcCAQEE", "MC4CAQAw", "b3BlbnNzaC1rZXktdjE"},
 		multiline: true,
 	},
 	{
 		name:      "private key end",
 		id:        "private-key",
-		re:        regexp.MustCompile(`(?m)(?:^[ \t]*[A-Za-z0-9+/=]{16,}\r?\n)+[ \t]*-----END [A-Z0-9 ]*PRIVATE KEY-----`),
+		re:        lazy(`(?m)(?:^[ \t]*[A-Za-z0-9+/=]{16,}\r?\n)+[ \t]*-----END [A-Z0-9 ]*PRIVATE KEY-----`),
 		exact:     []string{"PRIVATE KEY-----"},
 		multiline: true,
 	},
 	{
 		name:  "stripe-access-token",
 		id:    "stripe-access-token",
-		re:    regexp.MustCompile(`\b(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{10,}`),
+		re:    lazy(`\b(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{10,}`),
 		exact: []string{"_live_", "_test_", "_prod_"},
 	},
 	{
 		name:  "gcp-api-key",
 		id:    "gcp-api-key",
-		re:    regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`),
+		re:    lazy(`\bAIza[0-9A-Za-z_-]{35}`),
 		exact: []string{"AIza"},
 	},
 	{
 		name:  "gitlab-token",
 		id:    "gitlab-token",
-		re:    regexp.MustCompile(`\bgl(?:pat|dt|ptt|rt|cbt|oas|soat|imt|ft|agent)-[0-9A-Za-z_-]{20,}`),
+		re:    lazy(`\bgl(?:pat|dt|ptt|rt|cbt|oas|soat|imt|ft|agent)-[0-9A-Za-z_-]{20,}`),
 		exact: []string{"glpat-", "gldt-", "glptt-", "glrt-", "glcbt-", "gloas-", "glsoat-", "glimt-", "glft-", "glagent-"},
 	},
 	{
 		name:  "npm-access-token",
 		id:    "npm-access-token",
-		re:    regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}`),
+		re:    lazy(`\bnpm_[A-Za-z0-9]{36}`),
 		exact: []string{"npm_"},
 	},
 	{
 		name:  "pypi-upload-token",
 		id:    "pypi-upload-token",
-		re:    regexp.MustCompile(`\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}`),
+		re:    lazy(`\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}`),
 		exact: []string{"pypi-AgEI"},
 	},
 	{
 		name:  "provider-token",
 		id:    "provider-token",
-		re:    regexp.MustCompile(`\b(?:dckr_pat_[A-Za-z0-9_-]{27,}|dop_v1_[a-f0-9]{64}|hv[sb]\.[A-Za-z0-9_-]{24,}|hf_[A-Za-z]{34}|lin_api_[A-Za-z0-9]{40}|PMAK-[a-f0-9]{24}-[a-f0-9]{34}|shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}|SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}|whsec_[A-Za-z0-9+/]{24,}|xapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+|AGE-SECRET-KEY-1[0-9A-Z]{58})`),
+		re:    lazy(`\b(?:dckr_pat_[A-Za-z0-9_-]{27,}|dop_v1_[a-f0-9]{64}|hv[sb]\.[A-Za-z0-9_-]{24,}|hf_[A-Za-z]{34}|lin_api_[A-Za-z0-9]{40}|PMAK-[a-f0-9]{24}-[a-f0-9]{34}|shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}|SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}|whsec_[A-Za-z0-9+/]{24,}|xapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+|AGE-SECRET-KEY-1[0-9A-Z]{58})`),
 		exact: []string{"dckr_pat_", "dop_v1_", "hvs.", "hvb.", "hf_", "lin_api_", "PMAK-", "shpat_", "shpca_", "shppa_", "shpss_", "SG.", "whsec_", "xapp-", "AGE-SECRET-KEY-1"},
 	},
 	{
 		name:  "slack-webhook",
 		id:    "slack-webhook",
-		re:    regexp.MustCompile(`hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/]{40,}|hooks\.slack\.com/services/T[A-Z0-9]+/B[A-Z0-9]+/[A-Za-z0-9]+`),
+		re:    lazy(`hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/]{40,}|hooks\.slack\.com/services/T[A-Z0-9]+/B[A-Z0-9]+/[A-Za-z0-9]+`),
 		exact: []string{"hooks.slack.com"},
 	},
 	{
 		name:  "jwt",
 		id:    "jwt",
-		re:    regexp.MustCompile(`\bey[A-Za-z0-9_-]{10,}\.ey[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*`),
+		re:    lazy(`\bey[A-Za-z0-9_-]{10,}\.ey[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*`),
 		exact: []string{"eyJ"},
 	},
 	{
@@ -194,7 +192,7 @@ var set2 = []rule{
 		// AccountKey= (Azure connection strings), *_auth_token, signing keys.
 		name:   "secret-assignment",
 		id:     "secret-assignment",
-		re:     regexp.MustCompile(`(?i)(\b[A-Za-z0-9_.-]*(?:_pwd|_pass|_pw|passphrase|credentials?|accountkey|sharedaccesskey|(?:signing|encryption|master|session|client|secret)[_-]?key|auth[_-]?(?:code|key))["']?[ \t]*[:=][ \t]*)` + flagValue),
+		re:     lazy(`(?i)(\b[A-Za-z0-9_.-]*(?:_pwd|_pass|_pw|passphrase|credentials?|accountkey|sharedaccesskey|(?:signing|encryption|master|session|client|secret)[_-]?key|auth[_-]?(?:code|key))["']?[ \t]*[:=][ \t]*)` + flagValue),
 		groups: []int{2, 3, 4},
 		hints:  []string{"_pwd", "_pass", "_pw", "passphrase", "credential", "accountkey", "sharedaccesskey", "key", "auth"},
 	},
@@ -202,7 +200,7 @@ var set2 = []rule{
 		// --http-password x, --db-password=x, --client-secret x, --auth-token=x.
 		name:   "secret-flag",
 		id:     "secret-flag",
-		re:     regexp.MustCompile(`(?i)(\s--?[a-z0-9-]*(?:password|passwd|passphrase|secret|token|api-?key)[ \t=]+)` + flagValue),
+		re:     lazy(`(?i)(\s--?[a-z0-9-]*(?:password|passwd|passphrase|secret|token|api-?key)[ \t=]+)` + flagValue),
 		groups: []int{2, 3, 4},
 		hints:  []string{"pass", "secret", "token", "key"},
 		valid:  notFlag,
@@ -212,7 +210,7 @@ var set2 = []rule{
 		// mysql -pPW, mysqldump -p'PW' (mysql's -p takes its value attached).
 		name:   "mysql-password-flag",
 		id:     "cli-password",
-		re:     regexp.MustCompile(`(\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mysqlpump|mysqlsh|mariadb|mariadb-dump|mariadb-admin)\b` + cmdGap + `\s-p)` + flagValue),
+		re:     lazy(`(\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mysqlpump|mysqlsh|mariadb|mariadb-dump|mariadb-admin)\b` + cmdGap + `\s-p)` + flagValue),
 		groups: []int{2, 3, 4},
 		hints:  []string{"mysql", "mariadb"},
 		valid:  notFlag,
@@ -222,7 +220,7 @@ var set2 = []rule{
 		// mongosh -p PW, docker/podman/helm… login -p PW.
 		name:   "cli-password-flag",
 		id:     "cli-password",
-		re:     regexp.MustCompile(`(\b(?:sshpass` + cmdGap + `\s-p|redis-cli` + cmdGap + `\s-a|ldap(?:search|add|modify|delete|passwd|whoami|compare|modrdn)` + cmdGap + `\s-w|sqlcmd` + cmdGap + `\s-P|(?:mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport)` + cmdGap + `\s-p|(?:docker|podman|buildah|skopeo|nerdctl|helm|oras|crane|regctl)` + cmdGap + `\blogin\b` + cmdGap + `\s-p)[ \t]*)` + flagValue),
+		re:     lazy(`(\b(?:sshpass` + cmdGap + `\s-p|redis-cli` + cmdGap + `\s-a|ldap(?:search|add|modify|delete|passwd|whoami|compare|modrdn)` + cmdGap + `\s-w|sqlcmd` + cmdGap + `\s-P|(?:mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport)` + cmdGap + `\s-p|(?:docker|podman|buildah|skopeo|nerdctl|helm|oras|crane|regctl)` + cmdGap + `\blogin\b` + cmdGap + `\s-p)[ \t]*)` + flagValue),
 		groups: []int{2, 3, 4},
 		hints:  []string{"sshpass", "redis-cli", "ldap", "sqlcmd", "mongo", "login"},
 		valid:  notFlag,
@@ -231,7 +229,7 @@ var set2 = []rule{
 		// curl -u user:pw, curl --user user:pw, --proxy-user, smbclient -U user%pw.
 		name:   "cli-userinfo",
 		id:     "cli-password",
-		re:     regexp.MustCompile(`\b(?:curl` + cmdGap + `\s(?:-u|-U|--user|--proxy-user)|smbclient` + cmdGap + `\s(?:-U|--user))[ \t=]*(?:"[^\s:%"]*[:%]([^"\n]+)"|'[^\s:%']*[:%]([^'\n]+)'|[^\s:%"']*[:%]([^\s"']+))`),
+		re:     lazy(`\b(?:curl` + cmdGap + `\s(?:-u|-U|--user|--proxy-user)|smbclient` + cmdGap + `\s(?:-U|--user))[ \t=]*(?:"[^\s:%"]*[:%]([^"\n]+)"|'[^\s:%']*[:%]([^'\n]+)'|[^\s:%"']*[:%]([^\s"']+))`),
 		groups: []int{1, 2, 3},
 		hints:  []string{"curl", "smbclient"},
 	},
@@ -239,7 +237,7 @@ var set2 = []rule{
 		// openssl … -passin pass:PW, -passout pass:PW, -pass pass:PW, -k PW.
 		name:   "openssl-pass",
 		id:     "cli-password",
-		re:     regexp.MustCompile(`(\s-pass(?:in|out)?\s+pass:)([^\s"']+)`),
+		re:     lazy(`(\s-pass(?:in|out)?\s+pass:)([^\s"']+)`),
 		groups: []int{2},
 		hints:  []string{"pass:"},
 	},
@@ -247,7 +245,7 @@ var set2 = []rule{
 		// scheme://:password@host (redis and others: a password without a user).
 		name:   "url-password",
 		id:     "url-userinfo",
-		re:     regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://:)([^/\s@]+)(@)`),
+		re:     lazy(`([A-Za-z][A-Za-z0-9+.-]*://:)([^/\s@]+)(@)`),
 		groups: []int{2},
 		hints:  []string{"://:"},
 	},
@@ -256,7 +254,7 @@ var set2 = []rule{
 		// value's shape so that "password reset required" is not a secret.
 		name:   "password-phrase",
 		id:     "password",
-		re:     regexp.MustCompile(`(?i)(\b(?:password|passwd|passphrase|passcode|pwd)[ \t]+(?:(?:is|was|now|set to|changed to)[ \t]+)?["']?)([^\s"']{4,})`),
+		re:     lazy(`(?i)(\b(?:password|passwd|passphrase|passcode|pwd)[ \t]+(?:(?:is|was|now|set to|changed to)[ \t]+)?["']?)([^\s"']{4,})`),
 		groups: []int{2},
 		hints:  []string{"pass", "pwd"},
 		valid:  passwordLike,
@@ -326,7 +324,7 @@ var set3 = []rule{
 		// unquoted one that is not code.
 		name:   "key=value secret",
 		id:     "secret-assignment",
-		re:     regexp.MustCompile(`(?i)(?:` + secretKeys + `)(?:` + quotedOp + `[ \t]*(?:"([^"\n]*)"|'([^'\n]*)')|` + assignOp + `[ \t]*([^\s"'&,;]+))`),
+		re:     lazy(`(?i)(?:` + secretKeys + `)(?:` + quotedOp + `[ \t]*(?:"([^"\n]*)"|'([^'\n]*)')|` + assignOp + `[ \t]*([^\s"'&,;]+))`),
 		groups: []int{1, 2, 3},
 		hints:  []string{"pass", "secret", "token", "key"},
 		judge:  unquotedNotCode,
@@ -334,7 +332,7 @@ var set3 = []rule{
 	{
 		name:   "key=value secret",
 		id:     "secret-assignment",
-		re:     regexp.MustCompile(`(?i)((?:` + secretKeys + `)[A-Za-z0-9_.-]+` + assignOp + `[ \t]*)` + flagValue),
+		re:     lazy(`(?i)((?:` + secretKeys + `)[A-Za-z0-9_.-]+` + assignOp + `[ \t]*)` + flagValue),
 		groups: []int{2, 3, 4},
 		hints:  []string{"pass", "secret", "token", "key"},
 		valid:  credentialLike,
@@ -344,7 +342,7 @@ var set3 = []rule{
 		// file, not a secret.
 		name:   "secret flag",
 		id:     "secret-flag",
-		re:     regexp.MustCompile(`(?i)(--(?:` + secretKeys + `)[ \t]+)([^\s-][^\s]*)`),
+		re:     lazy(`(?i)(--(?:` + secretKeys + `)[ \t]+)([^\s-][^\s]*)`),
 		groups: []int{2},
 		hints:  []string{"--pass", "--secret", "--token", "--api", "--access", "--private"},
 		valid:  notPath,
@@ -352,71 +350,71 @@ var set3 = []rule{
 	{
 		name:  "AWS access key id",
 		id:    "aws-access-key-id",
-		re:    regexp.MustCompile(`(?:AKIA|ASIA)[0-9A-Z]{16}`),
+		re:    lazy(`(?:AKIA|ASIA)[0-9A-Z]{16}`),
 		exact: []string{"AKIA", "ASIA"},
 	},
 	{
 		name:  "GitHub token",
 		id:    "github-token",
-		re:    regexp.MustCompile(`gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,}`),
+		re:    lazy(`gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,}`),
 		exact: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"},
 	},
 	{
 		name:  "OpenAI-style key",
 		id:    "sk-api-key",
-		re:    regexp.MustCompile(`sk-[A-Za-z0-9_-]{20,}`),
+		re:    lazy(`sk-[A-Za-z0-9_-]{20,}`),
 		exact: []string{"sk-"},
 		glued: upperAndDigit,
 	},
 	{
 		name:  "Slack token",
 		id:    "slack-token",
-		re:    regexp.MustCompile(`xox[abposr]-[A-Za-z0-9-]{10,}`),
+		re:    lazy(`xox[abposr]-[A-Za-z0-9-]{10,}`),
 		exact: []string{"xox"},
 	},
 	{
 		name:  "stripe-access-token",
 		id:    "stripe-access-token",
-		re:    regexp.MustCompile(`(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{10,}`),
+		re:    lazy(`(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{10,}`),
 		exact: []string{"_live_", "_test_", "_prod_"},
 		glued: upperAndDigit,
 	},
 	{
 		name:  "gcp-api-key",
 		id:    "gcp-api-key",
-		re:    regexp.MustCompile(`AIza[0-9A-Za-z_-]{35}`),
+		re:    lazy(`AIza[0-9A-Za-z_-]{35}`),
 		exact: []string{"AIza"},
 	},
 	{
 		name:  "gitlab-token",
 		id:    "gitlab-token",
-		re:    regexp.MustCompile(`gl(?:pat|dt|ptt|rt|cbt|oas|soat|imt|ft|agent)-[0-9A-Za-z_-]{20,}`),
+		re:    lazy(`gl(?:pat|dt|ptt|rt|cbt|oas|soat|imt|ft|agent)-[0-9A-Za-z_-]{20,}`),
 		exact: []string{"glpat-", "gldt-", "glptt-", "glrt-", "glcbt-", "gloas-", "glsoat-", "glimt-", "glft-", "glagent-"},
 	},
 	{
 		name:  "npm-access-token",
 		id:    "npm-access-token",
-		re:    regexp.MustCompile(`npm_[A-Za-z0-9]{36}`),
+		re:    lazy(`npm_[A-Za-z0-9]{36}`),
 		exact: []string{"npm_"},
 		glued: upperAndDigit,
 	},
 	{
 		name:  "pypi-upload-token",
 		id:    "pypi-upload-token",
-		re:    regexp.MustCompile(`pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}`),
+		re:    lazy(`pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}`),
 		exact: []string{"pypi-AgEI"},
 	},
 	{
 		name:  "provider-token",
 		id:    "provider-token",
-		re:    regexp.MustCompile(`dckr_pat_[A-Za-z0-9_-]{27,}|dop_v1_[a-f0-9]{64}|lin_api_[A-Za-z0-9]{40}|PMAK-[a-f0-9]{24}-[a-f0-9]{34}|shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}|SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}|whsec_[A-Za-z0-9+/]{24,}|xapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+|AGE-SECRET-KEY-1[0-9A-Z]{58}`),
+		re:    lazy(`dckr_pat_[A-Za-z0-9_-]{27,}|dop_v1_[a-f0-9]{64}|lin_api_[A-Za-z0-9]{40}|PMAK-[a-f0-9]{24}-[a-f0-9]{34}|shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}|SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}|whsec_[A-Za-z0-9+/]{24,}|xapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+|AGE-SECRET-KEY-1[0-9A-Z]{58}`),
 		exact: []string{"dckr_pat_", "dop_v1_", "lin_api_", "PMAK-", "shpat_", "shpca_", "shppa_", "shpss_", "SG.", "whsec_", "xapp-", "AGE-SECRET-KEY-1"},
 	},
 	{
 		// Short prefixes: a glued one must be followed by a mixed-case body.
 		name:  "provider-token",
 		id:    "provider-token",
-		re:    regexp.MustCompile(`hv[sb]\.[A-Za-z0-9_-]{24,}|hf_[A-Za-z]{34}`),
+		re:    lazy(`hv[sb]\.[A-Za-z0-9_-]{24,}|hf_[A-Za-z]{34}`),
 		exact: []string{"hvs.", "hvb.", "hf_"},
 		glued: hasUpper,
 	},
@@ -425,7 +423,7 @@ var set3 = []rule{
 		// form is taken; after a word boundary, set 2's ey… as before.
 		name:  "jwt",
 		id:    "jwt",
-		re:    regexp.MustCompile(`(?:\bey[A-Za-z0-9_-]{10,}|eyJ[A-Za-z0-9_-]{9,})\.ey[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*`),
+		re:    lazy(`(?:\bey[A-Za-z0-9_-]{10,}|eyJ[A-Za-z0-9_-]{9,})\.ey[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*`),
 		exact: []string{"eyJ"},
 	},
 }

@@ -1,7 +1,6 @@
 package redact
 
 import (
-	"regexp"
 	"strings"
 	"time"
 )
@@ -26,9 +25,9 @@ const (
 )
 
 var (
-	keyEnd    = regexp.MustCompile(`-----END [A-Z0-9 ]*PRIVATE KEY-----`)
-	base64Ln  = regexp.MustCompile(`^[ \t]*[A-Za-z0-9+/=]{16,}\r?$`)
-	pemHeader = regexp.MustCompile(`^[ \t]*(?:[A-Za-z0-9+/=]*|[A-Za-z-]+: .*)\r?$`)
+	keyEnd    = lazy(`-----END [A-Z0-9 ]*PRIVATE KEY-----`)
+	base64Ln  = lazy(`^[ \t]*[A-Za-z0-9+/=]{16,}\r?$`)
+	pemHeader = lazy(`^[ \t]*(?:[A-Za-z0-9+/=]*|[A-Za-z-]+: .*)\r?$`)
 )
 
 // probes complete the last token of an idle stream to ask whether it could

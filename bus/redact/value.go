@@ -3,17 +3,16 @@ package redact
 import (
 	"encoding/base64"
 	"math"
-	"regexp"
 	"strings"
 )
 
 // varRef matches a value that only names a variable: $NAME or ${NAME}
 // (possibly with a :- default that is itself a reference), escaped quotes
 // of a JSON string around it included.
-var varRef = regexp.MustCompile(`^\\?["']?\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[A-Za-z_][A-Za-z0-9_]*\})\\?["']?$`)
+var varRef = lazy(`^\\?["']?\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[A-Za-z_][A-Za-z0-9_]*\})\\?["']?$`)
 
 // label matches the replacement of an earlier redaction.
-var label = regexp.MustCompile(`^\[REDACTED(?::[A-Za-z0-9_.:-]+)?\]$`)
+var label = lazy(`^\[REDACTED(?::[A-Za-z0-9_.:-]+)?\]$`)
 
 // harmless reports whether a matched value is not a secret: already
 // redacted, a variable reference, or a number.
@@ -43,7 +42,7 @@ func harmless(v string) bool {
 func notFlag(v string) bool { return !strings.HasPrefix(v, "-") }
 
 // negated matches a --no-… flag.
-var negated = regexp.MustCompile(`^\s--?no-`)
+var negated = lazy(`^\s--?no-`)
 
 // notNegated rejects --no-password and the like, which take no value.
 func notNegated(m string) bool { return !negated.MatchString(m) }
@@ -276,15 +275,15 @@ var codeConstants = map[string]bool{
 
 // codeCall matches a call, an index or a generic type: load_key(path),
 // os.environ[, Optional[str], Map<…>.
-var codeCall = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*[(\[<]`)
+var codeCall = lazy(`^[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*[(\[<]`)
 
 // codeField matches a field of an object: self.token, cfg.api_key,
 // process.env.GITHUB_TOKEN.
-var codeField = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)+$`)
+var codeField = lazy(`^[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)+$`)
 
 // codeName matches an identifier that names a secret by words joined
 // with "_" or a camel hump: private_key, privateKey, api_token.
-var codeName = regexp.MustCompile(`^[A-Za-z]*(?:[A-Za-z]_|[a-z][A-Z])[A-Za-z_]*$`)
+var codeName = lazy(`^[A-Za-z]*(?:[A-Za-z]_|[a-z][A-Z])[A-Za-z_]*$`)
 
 // unquotedNotCode accepts a match of set 3's name rule unless its value
 // is unquoted (group 3) and code (notCode).
@@ -311,7 +310,7 @@ func notCode(v string) bool {
 }
 
 // hexOrUUID matches a hex id, a UUID or a hex digest.
-var hexOrUUID = regexp.MustCompile(`^(?:[0-9a-f]+|[0-9A-F]+|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$`)
+var hexOrUUID = lazy(`^(?:[0-9a-f]+|[0-9A-F]+|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$`)
 
 // credentialLike reports whether the value of a name that merely contains
 // a secret word (MY_TOKEN_PART, secret_name) looks like a credential:

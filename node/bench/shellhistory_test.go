@@ -50,6 +50,7 @@ func BenchmarkShellHistory250k(b *testing.B) {
 		a             *agentdProc
 		empty, full   memory
 		ratio, rate   []float64
+		cpu, kids     []float64 // agentd's CPU ms per step, its own and its reaped children's
 		firstFold     time.Duration
 		events, slots int
 	}
@@ -104,10 +105,14 @@ func BenchmarkShellHistory250k(b *testing.B) {
 		for range shellHistoryRounds {
 			for _, v := range vs {
 				raw := forkRaw(b, steps, slots)
+				self0, kids0 := procCPU(v.a.cmd.Process.Pid)
 				took := v.a.shellRun(b, v.ctl, plan, steps)
+				self1, kids1 := procCPU(v.a.cmd.Process.Pid)
 				rate, rawRate := float64(steps)/took.Seconds(), float64(steps)/raw.Seconds()
 				v.rate, v.ratio = append(v.rate, rate), append(v.ratio, rate/rawRate)
-				b.Logf("%s: %.0f steps/s, raw %.0f procs/s, ratio %.2f", v.name, rate, rawRate, rate/rawRate)
+				cpu, kids := ms(self1-self0)/float64(steps), ms(kids1-kids0)/float64(steps)
+				v.cpu, v.kids = append(v.cpu, cpu), append(v.kids, kids)
+				b.Logf("%s: %.0f steps/s, raw %.0f procs/s, ratio %.2f; agentd CPU %.3f ms a step, its step processes %.3f", v.name, rate, rawRate, rate/rawRate, cpu, kids)
 			}
 		}
 		for _, v := range vs {
@@ -123,6 +128,8 @@ func BenchmarkShellHistory250k(b *testing.B) {
 		b.ReportMetric(v.full.rss/v.empty.rss, v.name+"_rss_ratio")
 		b.ReportMetric(median(v.rate), v.name+"_steps/s")
 		b.ReportMetric(median(v.ratio), v.name+"_ratio_steps_over_raw")
+		b.ReportMetric(median(v.cpu), v.name+"_cpu_ms/step")
+		b.ReportMetric(median(v.kids), v.name+"_children_cpu_ms/step")
 	}
 	b.ReportMetric(float64(slots), "slots")
 	b.ReportMetric(0, "ns/op")

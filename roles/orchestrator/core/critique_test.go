@@ -99,7 +99,7 @@ func (sc *script) claim(t *testing.T, a args) []string {
 // from zero; statuses move only along the tables; every end has a known
 // code; no critique holds a slot (noOvercommit).
 func TestSimWithCritiques(t *testing.T) {
-	seeds := 40
+	seeds := 80
 	if testing.Short() {
 		seeds = 10
 	}

@@ -48,7 +48,9 @@ const StartDeadline = 30 * time.Second
 //  1. cancel requested → task.cancel for each assigned/running step and
 //     each assignment in flight, then run.finished{cancelled}.
 //  2. planned → plan.accepted for its revision (run.finished{failed} if the
-//     plan is structurally invalid).
+//     plan is structurally invalid), and in the same call rules 3–6 for the
+//     run as that acceptance leaves it (accept.go): the steps it makes
+//     ready are assigned or gated without waiting for it to be folded.
 //  3. running, with a step that ended without being done (failed for
 //     good with on_failure not continue, cancelled) → task.cancel as in 1,
 //     then run.finished{failed}.
@@ -163,10 +165,17 @@ func newDecider(s *State, now time.Time, epoch uint64, inflight map[DecisionKey]
 }
 
 // unfolded reports whether an in-flight assignment has not been folded yet:
-// its step is still waiting for exactly that attempt.
+// its step is still waiting for exactly that attempt, or, for a first
+// attempt of a live run's step the state does not hold, the step is a
+// compensation that the fold of this very assignment makes
+// (addCompensation) — it holds a place on its node like any other until
+// then.
 func (d *decider) unfolded(ref attemptRef) bool {
-	_, _, st := d.s.step(ref.run, ref.step)
-	return st != nil && st.Status == StepPending && st.Attempt+1 == ref.attempt
+	r, _, st := d.s.step(ref.run, ref.step)
+	if st == nil {
+		return r != nil && !r.Terminal() && ref.attempt == 1
+	}
+	return st.Status == StepPending && st.Attempt+1 == ref.attempt
 }
 
 // decision is what every decision of this Decide call carries: the

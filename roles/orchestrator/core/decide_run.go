@@ -24,8 +24,7 @@ func (d *decider) run(r *Run) {
 	case r.Status == RunSubmitted:
 		d.awaitFirstPlan(r)
 	case r.Status == RunPlanned:
-		d.emit(acceptKey(r.ID, r.Revision), event.PlanAccepted, r.ID, "",
-			event.PlanAcceptedData{Decision: d.decision(), Revision: r.Revision})
+		d.accept(r) // accept.go
 	case r.Status == RunRunning, r.Status == RunPaused:
 		d.running(r)
 	}

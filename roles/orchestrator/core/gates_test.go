@@ -35,7 +35,10 @@ func newGateFixture(t *testing.T) *gateFixture {
 	f.add(event.GoalSubmitted, "r", "alice", event.GoalSubmittedData{Goal: "g"})
 	f.add(event.PlanProposed, "r", "p", event.PlanProposedData{Revision: 1, Plan: event.Plan{Steps: []event.Step{
 		{ID: "wipe", Kind: event.KindShell, Run: "rm -rf build"}}}})
-	f.decideAndFold() // accept
+	// Accepted as a leader's earlier acceptance would be, so that the
+	// step is ready and not yet judged (a Decide that accepts judges it
+	// at once, accept.go).
+	f.add(event.PlanAccepted, "r", "o1", event.PlanAcceptedData{Decision: event.Decision{Epoch: 1}, Revision: 1})
 	return f
 }
 

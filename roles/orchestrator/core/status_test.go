@@ -225,7 +225,7 @@ func checkFirstStatus(t *testing.T, fset *token.FileSet, fn, typ string, lit *as
 // run starts submitted and leaves State final; a new plan's steps start
 // pending (but those a replanned revision keeps done).
 func TestFoldMovesOnlyAlongTheTables(t *testing.T) {
-	seeds := 30
+	seeds := 60
 	if testing.Short() {
 		seeds = 10
 	}
