@@ -179,6 +179,16 @@ func (e *Executor) runTool(ctx context.Context, run string, a event.TaskAssigned
 // needs an approval the assignment does not carry, is refused.
 func toolJudge(a event.TaskAssignedData, j judged) func(event.ToolDefinition, []plugin.PathArg) error {
 	return func(def event.ToolDefinition, paths []plugin.PathArg) error {
+		if a.ToolHash != "" {
+			h, err := plugin.DefinitionHash(def)
+			if err != nil {
+				return err
+			}
+			if h != a.ToolHash {
+				return fmt.Errorf("the definition of %s pinned now (%s) is not the one the step was judged and approved with (%s): "+
+					"the leader judges it again with the new one", a.Step.Tool, h, a.ToolHash)
+			}
+		}
 		if j.p == nil {
 			return nil // no policy version named (an older leader): as vet
 		}
@@ -195,8 +205,8 @@ func toolJudge(a event.TaskAssignedData, j judged) func(event.ToolDefinition, []
 		case j.approved:
 			return nil
 		}
-		return fmt.Errorf("policy version %d asks for approval (rule %s, level %s: %s), and the assignment carries none: "+
-			"what the tool declares about itself made it stricter than the judgement before assignment", j.p.Version, v.Rule, v.Level, v.Why)
+		return fmt.Errorf("policy version %d asks for approval (rule %s, level %s: %s), and the assignment carries none for this tool, "+
+			"these arguments and this definition", j.p.Version, v.Rule, v.Level, v.Why)
 	}
 }
 

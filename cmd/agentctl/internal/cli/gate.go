@@ -425,7 +425,7 @@ func boundSubject(g *api.Gate) (string, error) {
 	if g.Spec == nil || g.Step == "" {
 		return g.Subject, nil
 	}
-	subject := event.GateSubject(*g.Spec, g.Policy)
+	subject := event.ToolGateSubject(*g.Spec, g.Policy, g.ToolHash)
 	if g.Subject != subject {
 		return "", api.WithHint(fmt.Errorf("%s of run %s: the gate's subject %s is not the hash of the step it shows (%s): nothing was published",
 			gateName(g), g.Run, g.Subject, subject),
