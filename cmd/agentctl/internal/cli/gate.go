@@ -303,7 +303,7 @@ func (a *app) printGate(w io.Writer, g *api.Gate, now time.Time) {
 			fmt.Fprintln(w, "content")
 			fmt.Fprint(w, withNewline(s.Content))
 		case s.Kind == event.KindTool:
-			a.printGateTool(w, s.Tool)
+			a.printGateTool(w, s.Tool, g.ToolHash)
 		}
 	}
 }
