@@ -30,6 +30,10 @@ type Plugins struct {
 	Every time.Duration
 	// Host configures the plugin host; its Runner is the executor's.
 	Host pluginhost.Config
+	// Policy, if set, returns the policy in force: a server whose
+	// grants.network its scopes.network does not allow is not started.
+	// (A call is judged with its step's policy version, always.)
+	Policy func(ctx context.Context) (*policy.Policy, error)
 }
 
 // DefaultPluginSync is Plugins.Every's default.
@@ -58,6 +62,15 @@ func (e *Executor) startTools(ctx context.Context) {
 	hc.Runner, hc.Version = e.cfg.Runner, e.cfg.Version
 	if hc.Logger == nil {
 		hc.Logger = e.log.With("component", "plugins")
+	}
+	if get := e.cfg.Plugins.Policy; get != nil && hc.Network == nil {
+		hc.Network = func(ctx context.Context) (func(string) (bool, string), error) {
+			p, err := get(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return p.NetworkAllowed, nil
+		}
 	}
 	e.tools = pluginhost.New(hc)
 	every := e.cfg.Plugins.Every
@@ -211,6 +224,9 @@ func (e *Executor) runTool(ctx context.Context, run string, a event.TaskAssigned
 	} else {
 		c := pluginhost.Call{Tool: a.Step.Tool, Args: a.Step.Args, User: a.Step.RunAs, Timeout: a.Step.Timeout.Std(),
 			Judge: toolJudge(a, j)}
+		if j.p != nil {
+			c.Network = j.p.NetworkAllowed
+		}
 		res = e.tools.Call(ctx, c)
 		if res.Unpinned && e.syncPlugins(ctx) {
 			// The pins followed every few seconds may be older than the

@@ -96,6 +96,15 @@ func (s *server) ensure(ctx context.Context) (*mcp.ClientSession, error) {
 // startLocked starts the process, connects and lists the tools.
 func (s *server) startLocked(ctx context.Context) error {
 	log := s.h.log.With("plugin", s.plugin)
+	if len(s.manifest.Grants.Network) > 0 && s.h.cfg.Network != nil {
+		allowed, err := s.h.cfg.Network(ctx)
+		if err != nil {
+			return fmt.Errorf("plugin %s: not started: cannot read the policy in force to judge its grants.network: %w", s.plugin, err)
+		}
+		if err := plugin.CheckNetwork(s.manifest, allowed); err != nil {
+			return fmt.Errorf("not started: %w", err)
+		}
+	}
 	spec := runner.ServerSpec{Argv: s.manifest.Command, RunAs: s.user, EnvAllow: s.manifest.Env}
 	if len(s.manifest.Grants.Filesystem) > 0 {
 		spec.WriteScope = grantGlobs(s.manifest.Grants.Filesystem)

@@ -80,6 +80,9 @@ func (a *app) pluginAdd(ctx context.Context, file, reason string) error {
 	if err != nil {
 		return err
 	}
+	if err := checkPluginNetwork(ctx, c, m); err != nil { // pluginnet.go
+		return err
+	}
 	hash := plugin.ManifestHash(m)
 	replaces := false
 	var old plugin.View
@@ -156,6 +159,13 @@ func (a *app) pluginApprove(ctx context.Context, name, reason string) error {
 	d, err := v.Approval(reason)
 	if err != nil {
 		return fmt.Errorf("%w\n(nothing was published)", err)
+	}
+	c, err := a.client()
+	if err != nil {
+		return err
+	}
+	if err := checkPluginNetwork(ctx, c, v.Manifest); err != nil { // pluginnet.go
+		return err
 	}
 	dr, err := event.NewDraft(event.PluginApproved, "", d)
 	if err != nil {
