@@ -3,6 +3,8 @@ package pluginhost
 import (
 	"context"
 	"log/slog"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -45,5 +47,27 @@ func TestNetworkGrantJudgedAtStart(t *testing.T) {
 	res := h.Call(context.Background(), Call{Tool: "go/echo", Args: []byte(`{"text":"x"}`), Network: denyAll})
 	if res.Status != event.TaskFailed || res.Class != event.ClassPolicy || !strings.Contains(res.Error, `grants.network[0] "api.example.com:443"`) {
 		t.Fatalf("call: %+v, want refused with the grant", res)
+	}
+}
+
+// TestServerWithoutNetworkGrant: a server whose grants.network is empty
+// runs in a network namespace of its own (where the kernel allows it).
+func TestServerWithoutNetworkGrant(t *testing.T) {
+	own, err := os.Readlink("/proc/self/ns/net")
+	if err != nil || os.Geteuid() != 0 {
+		t.Skip("needs root and /proc: a network namespace is the kernel's to refuse an unprivileged executor")
+	}
+	f := newFixture(t)
+	f.sync(nil)
+	f.reported()
+	f.h.mu.Lock()
+	s := f.h.mu.servers[key{plugin: "go"}]
+	f.h.mu.Unlock()
+	s.mu.Lock()
+	pid := s.mu.proc.PID
+	s.mu.Unlock()
+	ns, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/ns/net")
+	if err != nil || ns == own {
+		t.Fatalf("server %d: network namespace %s (%v), the executor's %s: want its own", pid, ns, err, own)
 	}
 }

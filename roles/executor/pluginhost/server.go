@@ -105,7 +105,8 @@ func (s *server) startLocked(ctx context.Context) error {
 			return fmt.Errorf("not started: %w", err)
 		}
 	}
-	spec := runner.ServerSpec{Argv: s.manifest.Command, RunAs: s.user, EnvAllow: s.manifest.Env}
+	spec := runner.ServerSpec{Argv: s.manifest.Command, RunAs: s.user, EnvAllow: s.manifest.Env,
+		NoNetwork: len(s.manifest.Grants.Network) == 0}
 	if len(s.manifest.Grants.Filesystem) > 0 {
 		spec.WriteScope = grantGlobs(s.manifest.Grants.Filesystem)
 	}
@@ -114,6 +115,10 @@ func (s *server) startLocked(ctx context.Context) error {
 	})
 	if err != nil {
 		return fmt.Errorf("plugin %s: start %s: %w", s.plugin, s.manifest.Command[0], err)
+	}
+	if proc.NetworkShared {
+		log.Warn("plugin server runs with the executor's network: its grants.network is empty, and the kernel refused it a network namespace of its own",
+			"user", s.user, "pid", proc.PID)
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "agentic", Version: s.h.cfg.Version}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { s.h.spawn(s.relist) },
