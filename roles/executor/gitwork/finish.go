@@ -93,6 +93,33 @@ func (w *Work) Finish(ctx context.Context, run string, spec event.GitSpec, env m
 	return res, w.save(st)
 }
 
+// RecordPR records, before it is emitted, the run's pull request and the
+// id of the pr.opened event that carries it; once recorded, a later call
+// leaves the first record (the pull request is the run's, once).
+func (w *Work) RecordPR(run, id string, pr event.PROpenedData) (State, error) {
+	defer w.lock(run)()
+	st, err := w.Load(run)
+	if err != nil {
+		return State{}, err
+	}
+	if st.PR != nil {
+		return st, nil
+	}
+	st.PR, st.PREvent = &pr, id
+	return st, w.save(st)
+}
+
+// PREmitted records that the run's pr.opened is in the ledger.
+func (w *Work) PREmitted(run string) error {
+	defer w.lock(run)()
+	st, err := w.Load(run)
+	if err != nil {
+		return err
+	}
+	st.PREmitted = true
+	return w.save(st)
+}
+
 // removeWorktree removes the run's worktree (it may be gone already).
 func (w *Work) removeWorktree(ctx context.Context, st State) error {
 	if _, err := os.Stat(st.Worktree); err == nil {

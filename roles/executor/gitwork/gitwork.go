@@ -100,6 +100,14 @@ type State struct {
 	Validations []event.GitValidation `json:"validations,omitempty"`
 	// Finished is set once Finish removed the worktree.
 	Finished bool `json:"finished,omitempty"`
+	// PR is the run's pull request as it was recorded (RecordPR) before
+	// its pr.opened was emitted, under the event id PREvent; PREmitted
+	// is set once the ledger took it. A git.finish attempted again
+	// emits the same event (its id makes the ledger keep one) or, once
+	// emitted, nothing: one pr.opened per run.
+	PR        *event.PROpenedData `json:"pr,omitempty"`
+	PREvent   string              `json:"pr_event,omitempty"`
+	PREmitted bool                `json:"pr_emitted,omitempty"`
 }
 
 func (w *Work) statePath(run string) string { return filepath.Join(w.cfg.StateDir, run+".json") }
