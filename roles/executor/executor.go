@@ -367,6 +367,7 @@ func (e *Executor) Start(ctx context.Context) error {
 		return fail(err)
 	}
 	e.startTools(ctx)
+	e.sweepGit() // git.go
 	e.started = true
 	if recreated > 0 {
 		e.consumerHealth.Set(nil)

@@ -84,6 +84,7 @@ func (w *Work) Finish(ctx context.Context, run string, spec event.GitSpec, env m
 			return Result{}, fmt.Errorf("gitwork: run %s: push %s to %s: %w", run, st.Branch, spec.Push, err)
 		}
 		res.Pushed = true
+		st.Pushed = true
 	}
 	if err := w.removeWorktree(ctx, st); err != nil {
 		return Result{}, err
@@ -158,5 +159,5 @@ func (w *Work) Discard(ctx context.Context, run string) error {
 	if err := os.Remove(w.statePath(run)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("gitwork: run %s: %w", run, err)
 	}
-	return nil
+	return w.pruneClone(ctx, st) // prune.go
 }
