@@ -68,3 +68,9 @@ func promptTools(ctx context.Context, c *api.Client) ([]llm.ToolInfo, error) {
 	}
 	return out, nil
 }
+
+// dashboardPlugin is plugins.show for the dashboard's gate inbox (a tool
+// step's definition).
+func (n *Node) dashboardPlugin(ctx context.Context, name string) (plugin.View, error) {
+	return guard(n, n.plugins.Show)(ctx, api.PluginRequest{Name: name})
+}
