@@ -172,8 +172,10 @@ func (a *app) gateShowCmd() *cobra.Command {
 the command as it would run, its risky flags and arguments marked (bold
 reverse video on a terminal, [brackets] otherwise), the policy's verdict
 (action, level, rule, why) and each risky part with the rule that raised
-it; for a file edit, the file and the diff or content; the approvals it
-needs and who has given one; the policy version judged with, and the
+it; for a file edit, the file and the diff or content; for a tool step,
+the definition the gate was judged with (the answer binds its hash), and
+a definition executors report now beside the approved one; the approvals
+it needs and who has given one; the policy version judged with, and the
 subject an answer is bound to.
 
 -o json prints the gate object.`,
