@@ -52,6 +52,7 @@ bench: build
 	$(GO) test -run '^$$' -bench 'BenchmarkLayout5000|BenchmarkCollapse5000' ./roles/ui/layout
 	$(GO) test -run '^$$' -bench 'BenchmarkRunPage|BenchmarkBrowserRunPage' -benchtime 5x ./roles/ui/web
 	$(GO) test -run '^$$' -bench BenchmarkToolCallOverhead -benchtime 200x ./roles/executor/pluginhost
+	$(GO) test -run '^$$' -bench BenchmarkToolStepOverhead -benchtime 100x ./roles/executor
 	$(GO) test -run '^$$' -bench BenchmarkSearch100k -benchtime 200x ./roles/memory
 	$(GO) test -run '^$$' -bench BenchmarkExport1M -benchtime 1x ./ledger/telemetry
 

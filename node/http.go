@@ -118,6 +118,9 @@ func (n *Node) startDashboard(mux *http.ServeMux, operator func(string) (string,
 	if n.conn != nil {
 		src.Output = n.stepOutput
 	}
+	if n.plugins != nil {
+		src.Plugin = n.dashboardPlugin // pluginlist.go
+	}
 	d, err := web.New(src, web.Options{Log: n.log.With("part", "dashboard")})
 	if err != nil {
 		return fmt.Errorf("node: dashboard: %w", err)

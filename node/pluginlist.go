@@ -2,11 +2,14 @@ package node
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/roles/executor"
 	"github.com/agentic-dev/agentic/roles/planner/llm"
 	"github.com/agentic-dev/agentic/roles/plugin"
+	"github.com/agentic-dev/agentic/roles/policy"
 )
 
 // executorPlugins is where the node's executor learns the plugins in
@@ -19,7 +22,27 @@ func (n *Node) executorPlugins() executor.Plugins {
 			return nil, err
 		}
 		return vs, nil
+	}, Policy: func(ctx context.Context) (*policy.Policy, error) {
+		return policyInForce(ctx, c)
 	}}
+}
+
+// policyInForce is the policy in force (policy.show), or the shipped
+// default while the ledger holds none.
+func policyInForce(ctx context.Context, c *api.Client) (*policy.Policy, error) {
+	text := policy.DefaultYAML()
+	var in api.PolicyVersion
+	switch err := c.Call(ctx, api.MethodPolicyShow, api.PolicyRequest{}, &in); {
+	case err == nil:
+		text = []byte(in.Text)
+	case !errors.Is(err, api.ErrNotFound):
+		return nil, fmt.Errorf("policy in force: %w", err)
+	}
+	p, err := policy.Parse(text, "policy in force")
+	if err != nil {
+		return nil, fmt.Errorf("policy in force: %w", err)
+	}
+	return p, nil
 }
 
 // promptTools are the approved plugin tools a plan's prompt lists: the
@@ -44,4 +67,10 @@ func promptTools(ctx context.Context, c *api.Client) ([]llm.ToolInfo, error) {
 		}
 	}
 	return out, nil
+}
+
+// dashboardPlugin is plugins.show for the dashboard's gate inbox (a tool
+// step's definition).
+func (n *Node) dashboardPlugin(ctx context.Context, name string) (plugin.View, error) {
+	return guard(n, n.plugins.Show)(ctx, api.PluginRequest{Name: name})
 }

@@ -102,8 +102,8 @@ func finished(t *testing.T, n *nodetest.Node, run string) map[string]event.TaskF
 // TestToolStepThroughTheCluster: a plugin added and approved on a real
 // node runs a tool step of a plan file — gated (a tool is not judged by
 // the shell rules), run after the approval, its result recorded
-// redacted in task.finished; a path outside the plugin's grant fails the
-// step with class policy and a located reason.
+// redacted in task.finished; a path outside the file scope or the
+// plugin's grant is denied before assignment, with a located reason.
 func TestToolStepThroughTheCluster(t *testing.T) {
 	bin := buildGoServer(t)
 	data := t.TempDir()
@@ -127,9 +127,17 @@ func TestToolStepThroughTheCluster(t *testing.T) {
 	if s := acceptGates(t, n, run); s.Status != event.RunFailed {
 		t.Fatalf("run %s: %+v", run, s)
 	}
-	fin = finished(t, n, run)["escape"]
-	if fin.Class != event.ClassPolicy || !strings.Contains(fin.Error, `args.path "/etc/passwd" lies outside grants.filesystem (`+data+`) of plugin go`) {
-		t.Fatalf("escape: %+v", fin)
+	// The leader judges the path against the grant before assignment
+	// (tools.go of the orchestrator core): no executor sees it.
+	if _, ran := finished(t, n, run)["escape"]; ran {
+		t.Fatal("escape was assigned")
+	}
+	rv, err := n.API.RunsGet(context.Background(), run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := rv.Steps[0]; st.Code != "policy_denied" || !strings.Contains(st.Error, `args.path "/etc/passwd" lies outside`) {
+		t.Fatalf("escape: %+v", st)
 	}
 
 	// A server that crashes mid-call, and one that hangs past the

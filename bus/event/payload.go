@@ -247,6 +247,11 @@ type TaskAssignedData struct {
 	// resolved them: Step carries the resolved command (ApplyMemory), and
 	// folds judge it with these values. Protocol version 8.
 	Memory []MemoryValue `json:"memory,omitempty"`
+	// ToolHash, for a step of kind tool, is the hash of the pinned
+	// definition the leader judged it with: the executor calls the tool
+	// only while its pinned definition has that hash, and an approval
+	// (Approved) binds it (ToolGateSubject). Protocol version 8.
+	ToolHash string `json:"tool_hash,omitempty"`
 }
 
 // TaskCancelData tells an executor to stop a step attempt.

@@ -155,6 +155,11 @@ type GateOpenedData struct {
 	// version 8.
 	Memory  []MemoryValue `json:"memory,omitempty"`
 	Command string        `json:"command,omitempty"`
+	// ToolHash, for a step of kind tool, is the hash of the pinned
+	// definition the step was judged with: Subject binds it
+	// (ToolGateSubject), so an answer counts for that definition only.
+	// Protocol version 8.
+	ToolHash string `json:"tool_hash,omitempty"`
 }
 
 // GateDecidedData is one operator's answer to a gate of the event's run.
@@ -304,4 +309,27 @@ func validArgs(args json.RawMessage) json.RawMessage {
 	}
 	b, _ := json.Marshal(string(args))
 	return b
+}
+
+// ToolGateSubject is the subject of a gate on a tool step judged with the
+// pinned definition whose hash is toolHash: GateSubject of the step,
+// bound to that hash (BindToolHash), so that an answer given while one
+// definition was shown never counts for another. For other kinds, and
+// with toolHash "", it is GateSubject.
+func ToolGateSubject(s Step, p PolicyRef, toolHash string) string {
+	subject := GateSubject(s, p)
+	if s.Kind != KindTool {
+		return subject
+	}
+	return BindToolHash(subject, toolHash)
+}
+
+// BindToolHash binds a tool step's gate subject to the hash of the
+// definition it was judged with; toolHash "" leaves it as it is.
+func BindToolHash(subject, toolHash string) string {
+	if toolHash == "" {
+		return subject
+	}
+	sum := sha256.Sum256([]byte(subject + "\x00tool-definition\x00" + toolHash))
+	return "sha256:" + hex.EncodeToString(sum[:])
 }

@@ -237,6 +237,10 @@ func nodePerms(p *perms, id string, roles []string) {
 				"$JS.ACK."+bus.EventsStream+"."+c+".>",
 				bus.LogSubjectPrefix+">",
 			)
+			// The plugin events, as they are published: they wake it to
+			// read the plugins in force from a ledger node (their
+			// content is not trusted).
+			p.allowSub(event.SubjectPrefix + "plugin.*")
 		case event.RoleOrchestrator:
 			p.allowPub("$KV." + bus.LeaderBucket + ".>")
 			ledger = true

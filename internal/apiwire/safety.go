@@ -74,4 +74,7 @@ type Gate struct {
 	// Reason says why the step is held, for people (the verdict's why, or
 	// the lost attempt of a needs-decision gate).
 	Reason string `json:"reason,omitempty"`
+	// ToolHash, for a tool step, is the hash of the pinned definition the
+	// gate was judged with: Subject binds it (event.ToolGateSubject).
+	ToolHash string `json:"tool_hash,omitempty"`
 }

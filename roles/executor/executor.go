@@ -73,6 +73,9 @@ type Config struct {
 	// stateFS is the file system of the local state (nil: the OS's); tests
 	// inject disk failures.
 	stateFS vfs.FS
+	// received, if set, is called with each message the consumer
+	// delivers, as it arrives (BenchmarkToolStepOverhead times from it).
+	received func(jetstream.Msg)
 }
 
 // Executor is the role. Its decisions are its core's (package core), owned
@@ -364,6 +367,7 @@ func (e *Executor) Start(ctx context.Context) error {
 		return fail(err)
 	}
 	e.startTools(ctx)
+	e.sweepGit() // git.go
 	e.started = true
 	if recreated > 0 {
 		e.consumerHealth.Set(nil)

@@ -268,9 +268,29 @@ func (e *Executor) gitOp(ctx context.Context, run string, a event.TaskAssignedDa
 	if err != nil {
 		return "", err
 	}
-	pr := e.pullRequest(ctx, run, a, spec, res)
-	if err := e.env.Emit.Emit(ctx, event.MustDraft(event.PROpened, run, pr)); err != nil {
+	// One pr.opened per run: recorded before it is emitted, with its
+	// event id, so that a git.finish attempted again (its result lost)
+	// emits the same event — which the ledger keeps once — or nothing.
+	st := res.State
+	if st.PR == nil {
+		pr := e.pullRequest(ctx, run, a, spec, res)
+		if st, err = e.git().RecordPR(run, event.NewID(), pr); err != nil {
+			return "", fmt.Errorf("record the pull request: %w", err)
+		}
+	}
+	pr := *st.PR
+	if st.PREmitted {
+		return fmt.Sprintf("branch %s: the pull request was recorded by an earlier attempt (pr.opened %s)\n", pr.Head, st.PREvent), nil
+	}
+	d := event.MustDraft(event.PROpened, run, pr)
+	d.ID = st.PREvent
+	if err := e.env.Emit.Emit(ctx, d); err != nil {
 		return "", fmt.Errorf("record pr.opened: %w", err)
+	}
+	if err := e.git().PREmitted(run); err != nil {
+		e.log.Warn("git run: pr.opened emitted, not recorded as emitted; a retry emits it again under the same id", "run", run, "err", err)
+	} else if err := e.git().End(ctx, run); err != nil {
+		e.log.Warn("git run: prune what the ended run leaves", "run", run, "err", err)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "branch %s: %d commits on %s (%s), diff sha256 %s\n", pr.Head, len(pr.Commits), pr.Base, pr.BaseCommit, pr.DiffHash)
@@ -352,4 +372,24 @@ func GitFrom(c config.ExecutorConfig) GitConfig {
 		g.Forges[name] = forge.Forge{Name: name, API: f.API, TokenFile: f.TokenFile}
 	}
 	return g
+}
+
+// gitSweepMax bounds the entries the sweep at start looks at.
+const gitSweepMax = 1000
+
+// sweepGit removes, in the background at start, what ended git runs left
+// here (gitwork.Sweep): state files kept past EndedKeep, interrupted
+// saves, clones no run names.
+func (e *Executor) sweepGit() {
+	e.lp.helpers.Add(1)
+	go func() {
+		defer e.lp.helpers.Done()
+		n, err := e.git().Sweep(e.loopCtx, time.Now(), gitSweepMax)
+		switch {
+		case err != nil:
+			e.log.Warn("git runs: sweep at start", "removed", n, "err", err)
+		case n > 0:
+			e.log.Info("git runs: sweep at start", "removed", n)
+		}
+	}()
 }

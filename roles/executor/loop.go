@@ -87,6 +87,9 @@ const (
 
 // receive is the consume callback: it hands m to the loop and returns.
 func (e *Executor) receive(m jetstream.Msg) {
+	if e.cfg.received != nil {
+		e.cfg.received(m)
+	}
 	e.mu.Lock()
 	e.mu.inbox = append(e.mu.inbox, m)
 	e.mu.Unlock()

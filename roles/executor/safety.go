@@ -154,13 +154,25 @@ func (e *Executor) vet(ctx context.Context, a event.TaskAssignedData) (judged, e
 	}
 	switch v.action {
 	case policy.Allow:
+		if a.Step.Kind == event.KindTool {
+			// Its definition may make the call stricter (toolJudge): an
+			// approval of exactly this step and definition counts then.
+			return judged{p: p, dir: dir, approved: a.Approved != "" && a.Approved == event.ToolGateSubject(a.Step, ref, a.ToolHash)}, nil
+		}
 		return judged{p: p, dir: dir}, nil
 	case policy.Deny:
 		return judged{}, &refusal{fmt.Sprintf("policy version %d denies it: rule %s (level %s): %s", ref.Version, v.rule, v.level, v.why)}
 	}
-	want := event.GateSubject(asAssigned(ctx, a.Step), ref) // git.go
+	want := event.ToolGateSubject(asAssigned(ctx, a.Step), ref, a.ToolHash) // git.go
 	if a.Approved == want {
 		return judged{p: p, approved: true, dir: dir}, nil
+	}
+	if a.Step.Kind == event.KindTool {
+		// Judged without the definition, a tool step is confirm; the
+		// call is judged again with its pinned definition (toolJudge),
+		// as the leader judged it, and refused there if it needs an
+		// approval the assignment does not carry.
+		return judged{p: p, dir: dir}, nil
 	}
 	got := "the assignment carries no approval"
 	if a.Approved != "" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -22,15 +23,31 @@ type Plugins struct {
 	// List returns the plugins in force (plugins.list of the query API);
 	// nil: the executor runs no plugins, and fails tool steps.
 	List func(ctx context.Context) ([]plugin.View, error)
-	// Every is how often List is asked (default 2s): a plugin added is
-	// started within it.
+	// Every is how often List is asked when no plugin event arrives
+	// (default DefaultPluginSync): a backstop for an event the executor
+	// did not receive. The executor reads the plugins again as soon as
+	// a plugin.added, plugin.approved or plugin.removed is published.
 	Every time.Duration
 	// Host configures the plugin host; its Runner is the executor's.
 	Host pluginhost.Config
+	// Policy, if set, returns the policy in force: a server whose
+	// grants.network its scopes.network does not allow is not started.
+	// (A call is judged with its step's policy version, always.)
+	Policy func(ctx context.Context) (*policy.Policy, error)
 }
 
 // DefaultPluginSync is Plugins.Every's default.
-const DefaultPluginSync = 2 * time.Second
+const DefaultPluginSync = time.Minute
+
+// Reading again after a plugin event: the plugins source (a ledger node's
+// index) has the event a little after it is published, so the executor
+// reads until it sees a change, waiting pluginRetryFirst, then twice as
+// long each time up to pluginRetryMax, for pluginRetryFor at most.
+const (
+	pluginRetryFirst = 50 * time.Millisecond
+	pluginRetryMax   = time.Second
+	pluginRetryFor   = 15 * time.Second
+)
 
 // startTools starts the plugin host and the goroutine that follows the
 // plugins in force and announces the executor's tools again when they
@@ -46,6 +63,15 @@ func (e *Executor) startTools(ctx context.Context) {
 	if hc.Logger == nil {
 		hc.Logger = e.log.With("component", "plugins")
 	}
+	if get := e.cfg.Plugins.Policy; get != nil && hc.Network == nil {
+		hc.Network = func(ctx context.Context) (func(string) (bool, string), error) {
+			p, err := get(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return p.NetworkAllowed, nil
+		}
+	}
 	e.tools = pluginhost.New(hc)
 	every := e.cfg.Plugins.Every
 	if every <= 0 {
@@ -58,12 +84,20 @@ func (e *Executor) startTools(ctx context.Context) {
 	}()
 }
 
-// followPlugins syncs the host with the plugins in force every interval
-// and announces the tools whenever the host says they changed.
+// pluginSubjects are the subjects of the plugin events: their publication
+// wakes the executor (their content is not trusted: it only makes the
+// executor read the plugins in force from a ledger node).
+var pluginSubjects = event.SubjectPrefix + "plugin.*"
+
+// followPlugins syncs the host with the plugins in force when a plugin
+// event is published (and every interval, as a backstop), and announces
+// the tools whenever the host says they changed.
 func (e *Executor) followPlugins(every time.Duration) {
-	failing := ""
-	sync := func() {
-		ctx, cancel := context.WithTimeout(e.loopCtx, every+5*time.Second)
+	failing, last := "", ""
+	// sync reads the plugins in force and syncs the host; it reports
+	// whether they differ from the last read.
+	sync := func() bool {
+		ctx, cancel := context.WithTimeout(e.loopCtx, 10*time.Second)
 		defer cancel()
 		views, err := e.cfg.Plugins.List(ctx)
 		if err != nil {
@@ -72,24 +106,73 @@ func (e *Executor) followPlugins(every time.Duration) {
 				e.log.Warn("plugins in force: cannot read them; servers stay as they are", "err", err)
 			}
 			failing = err.Error()
-			return
+			return false
 		}
 		failing = ""
+		fp := pluginsFingerprint(views)
+		changed := fp != last
+		last = fp
 		e.tools.Sync(views)
+		return changed
+	}
+	wake := make(chan *nats.Msg, 64)
+	if nc := e.cfg.JS.Conn(); nc != nil {
+		sub, err := nc.ChanSubscribe(pluginSubjects, wake)
+		if err != nil {
+			e.log.Warn("plugin events: cannot subscribe; the plugins in force are read every interval only", "every", every, "err", err)
+		} else {
+			defer func() { _ = sub.Unsubscribe() }()
+		}
 	}
 	sync()
 	t := time.NewTicker(every)
 	defer t.Stop()
+	retry := time.NewTimer(time.Hour)
+	retry.Stop()
+	defer retry.Stop()
+	var delay time.Duration
+	var until time.Time
 	for {
 		select {
 		case <-e.loopCtx.Done():
 			return
 		case <-t.C:
 			sync()
+		case <-wake:
+			for len(wake) > 0 {
+				<-wake
+			}
+			if sync() {
+				continue
+			}
+			delay, until = pluginRetryFirst, time.Now().Add(pluginRetryFor)
+			retry.Reset(delay)
+		case <-retry.C:
+			if sync() || time.Now().After(until) {
+				continue
+			}
+			delay = min(2*delay, pluginRetryMax)
+			retry.Reset(delay)
 		case <-e.tools.Changed():
 			e.announce(e.loopCtx)
 		}
 	}
+}
+
+// pluginsFingerprint says what of views the host acts on: each plugin's
+// manifest hash and pinned definition hashes.
+func pluginsFingerprint(views []plugin.View) string {
+	var b strings.Builder
+	for _, v := range views {
+		b.WriteString(v.Name + "\x00" + v.ManifestHash + "\x00")
+		for _, t := range v.Tools {
+			if t.Pin != nil {
+				b.WriteString(t.Name + "=" + t.Pin.Hash + "\x00")
+			}
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }
 
 // syncPlugins reads the plugins in force now and syncs the host; it
@@ -141,6 +224,9 @@ func (e *Executor) runTool(ctx context.Context, run string, a event.TaskAssigned
 	} else {
 		c := pluginhost.Call{Tool: a.Step.Tool, Args: a.Step.Args, User: a.Step.RunAs, Timeout: a.Step.Timeout.Std(),
 			Judge: toolJudge(a, j)}
+		if j.p != nil {
+			c.Network = j.p.NetworkAllowed
+		}
 		res = e.tools.Call(ctx, c)
 		if res.Unpinned && e.syncPlugins(ctx) {
 			// The pins followed every few seconds may be older than the
@@ -179,6 +265,16 @@ func (e *Executor) runTool(ctx context.Context, run string, a event.TaskAssigned
 // needs an approval the assignment does not carry, is refused.
 func toolJudge(a event.TaskAssignedData, j judged) func(event.ToolDefinition, []plugin.PathArg) error {
 	return func(def event.ToolDefinition, paths []plugin.PathArg) error {
+		if a.ToolHash != "" {
+			h, err := plugin.DefinitionHash(def)
+			if err != nil {
+				return err
+			}
+			if h != a.ToolHash {
+				return fmt.Errorf("the definition of %s pinned now (%s) is not the one the step was judged and approved with (%s): "+
+					"the leader judges it again with the new one", a.Step.Tool, h, a.ToolHash)
+			}
+		}
 		if j.p == nil {
 			return nil // no policy version named (an older leader): as vet
 		}
@@ -195,8 +291,8 @@ func toolJudge(a event.TaskAssignedData, j judged) func(event.ToolDefinition, []
 		case j.approved:
 			return nil
 		}
-		return fmt.Errorf("policy version %d asks for approval (rule %s, level %s: %s), and the assignment carries none: "+
-			"what the tool declares about itself made it stricter than the judgement before assignment", j.p.Version, v.Rule, v.Level, v.Why)
+		return fmt.Errorf("policy version %d asks for approval (rule %s, level %s: %s), and the assignment carries none for this tool, "+
+			"these arguments and this definition", j.p.Version, v.Rule, v.Level, v.Why)
 	}
 }
 

@@ -31,7 +31,7 @@ func (g *Gates) boundSubject(ctx context.Context, a answer) (string, error) {
 		}
 		subject := gate.Subject
 		if gate.Spec != nil && gate.Step != "" {
-			subject = event.GateSubject(*gate.Spec, gate.Policy)
+			subject = event.ToolGateSubject(*gate.Spec, gate.Policy, gate.ToolHash)
 		}
 		if a.Subject != subject {
 			return "", apiwire.WithHint(fmt.Errorf("%w: the answer names subject %s, but the gate open now is %s: the page showed another version of it",

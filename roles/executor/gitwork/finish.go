@@ -84,6 +84,7 @@ func (w *Work) Finish(ctx context.Context, run string, spec event.GitSpec, env m
 			return Result{}, fmt.Errorf("gitwork: run %s: push %s to %s: %w", run, st.Branch, spec.Push, err)
 		}
 		res.Pushed = true
+		st.Pushed = true
 	}
 	if err := w.removeWorktree(ctx, st); err != nil {
 		return Result{}, err
@@ -91,6 +92,33 @@ func (w *Work) Finish(ctx context.Context, run string, spec event.GitSpec, env m
 	st.Finished = true
 	res.State = st
 	return res, w.save(st)
+}
+
+// RecordPR records, before it is emitted, the run's pull request and the
+// id of the pr.opened event that carries it; once recorded, a later call
+// leaves the first record (the pull request is the run's, once).
+func (w *Work) RecordPR(run, id string, pr event.PROpenedData) (State, error) {
+	defer w.lock(run)()
+	st, err := w.Load(run)
+	if err != nil {
+		return State{}, err
+	}
+	if st.PR != nil {
+		return st, nil
+	}
+	st.PR, st.PREvent = &pr, id
+	return st, w.save(st)
+}
+
+// PREmitted records that the run's pr.opened is in the ledger.
+func (w *Work) PREmitted(run string) error {
+	defer w.lock(run)()
+	st, err := w.Load(run)
+	if err != nil {
+		return err
+	}
+	st.PREmitted = true
+	return w.save(st)
 }
 
 // removeWorktree removes the run's worktree (it may be gone already).
@@ -131,5 +159,5 @@ func (w *Work) Discard(ctx context.Context, run string) error {
 	if err := os.Remove(w.statePath(run)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("gitwork: run %s: %w", run, err)
 	}
-	return nil
+	return w.pruneClone(ctx, st) // prune.go
 }

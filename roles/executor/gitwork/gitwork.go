@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
 )
@@ -100,6 +101,19 @@ type State struct {
 	Validations []event.GitValidation `json:"validations,omitempty"`
 	// Finished is set once Finish removed the worktree.
 	Finished bool `json:"finished,omitempty"`
+	// PR is the run's pull request as it was recorded (RecordPR) before
+	// its pr.opened was emitted, under the event id PREvent; PREmitted
+	// is set once the ledger took it. A git.finish attempted again
+	// emits the same event (its id makes the ledger keep one) or, once
+	// emitted, nothing: one pr.opened per run.
+	PR        *event.PROpenedData `json:"pr,omitempty"`
+	PREvent   string              `json:"pr_event,omitempty"`
+	PREmitted bool                `json:"pr_emitted,omitempty"`
+	// Pushed is set once Finish pushed the branch.
+	Pushed bool `json:"pushed,omitempty"`
+	// EndedAt is when the run ended here (End); the sweep removes the
+	// state EndedKeep later.
+	EndedAt time.Time `json:"ended_at,omitzero"`
 }
 
 func (w *Work) statePath(run string) string { return filepath.Join(w.cfg.StateDir, run+".json") }
@@ -261,7 +275,9 @@ func (w *Work) clone(ctx context.Context, url string, env map[string]string) (st
 	sum := sha256.Sum256([]byte(url))
 	dir := filepath.Join(w.cfg.Dir, "clones", hex.EncodeToString(sum[:8])+".git")
 	if _, err := os.Stat(dir); err == nil {
-		if _, err := w.git(ctx, dir, env, "fetch", "--quiet", "--prune", "origin", "+refs/heads/*:refs/heads/*"); err != nil {
+		// No --prune: the branches of the runs that work in this clone
+		// exist only here until pushed, and a prune would delete them.
+		if _, err := w.git(ctx, dir, env, "fetch", "--quiet", "origin", "+refs/heads/*:refs/heads/*"); err != nil {
 			return "", fmt.Errorf("gitwork: fetch %s: %w", url, err)
 		}
 		return dir, nil

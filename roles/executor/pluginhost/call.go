@@ -30,6 +30,11 @@ type Call struct {
 	// the pinned one, with that definition and the paths its arguments
 	// name: an error refuses it (class policy).
 	Judge func(def event.ToolDefinition, paths []plugin.PathArg) error
+	// Network, if set, judges the plugin's grants.network before the
+	// call ((*policy.Policy).NetworkAllowed of the step's policy
+	// version): a grant it does not allow refuses the call (class
+	// policy).
+	Network func(target string) (bool, string)
 }
 
 // Result is a call's outcome, shaped for task.finished.
@@ -78,6 +83,11 @@ func (h *Host) Call(ctx context.Context, c Call) Result {
 	}
 	if err := plugin.CheckGrants(e.manifest, name, c.Args); err != nil {
 		return failed(event.ClassPolicy, "refused: %v", err)
+	}
+	if c.Network != nil {
+		if err := plugin.CheckNetwork(e.manifest, c.Network); err != nil {
+			return failed(event.ClassPolicy, "refused: %v", err)
+		}
 	}
 	timeout := c.Timeout
 	if timeout <= 0 {

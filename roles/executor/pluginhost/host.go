@@ -42,6 +42,11 @@ type Config struct {
 	// when it starts and when it says they changed
 	// (notifications/tools/list_changed).
 	RelistAfter time.Duration
+	// Network, if set, gives the judge of the policy in force on network
+	// targets ((*policy.Policy).NetworkAllowed): a server whose
+	// grants.network it does not allow is not started, and says why in
+	// its report. Nil: grants.network is not judged at start.
+	Network func(ctx context.Context) (func(target string) (bool, string), error)
 }
 
 // Defaults of Config.

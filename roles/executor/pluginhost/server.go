@@ -96,7 +96,17 @@ func (s *server) ensure(ctx context.Context) (*mcp.ClientSession, error) {
 // startLocked starts the process, connects and lists the tools.
 func (s *server) startLocked(ctx context.Context) error {
 	log := s.h.log.With("plugin", s.plugin)
-	spec := runner.ServerSpec{Argv: s.manifest.Command, RunAs: s.user, EnvAllow: s.manifest.Env}
+	if len(s.manifest.Grants.Network) > 0 && s.h.cfg.Network != nil {
+		allowed, err := s.h.cfg.Network(ctx)
+		if err != nil {
+			return fmt.Errorf("plugin %s: not started: cannot read the policy in force to judge its grants.network: %w", s.plugin, err)
+		}
+		if err := plugin.CheckNetwork(s.manifest, allowed); err != nil {
+			return fmt.Errorf("not started: %w", err)
+		}
+	}
+	spec := runner.ServerSpec{Argv: s.manifest.Command, RunAs: s.user, EnvAllow: s.manifest.Env,
+		NoNetwork: len(s.manifest.Grants.Network) == 0}
 	if len(s.manifest.Grants.Filesystem) > 0 {
 		spec.WriteScope = grantGlobs(s.manifest.Grants.Filesystem)
 	}
@@ -105,6 +115,10 @@ func (s *server) startLocked(ctx context.Context) error {
 	})
 	if err != nil {
 		return fmt.Errorf("plugin %s: start %s: %w", s.plugin, s.manifest.Command[0], err)
+	}
+	if proc.NetworkShared {
+		log.Warn("plugin server runs with the executor's network: its grants.network is empty, and the kernel refused it a network namespace of its own",
+			"user", s.user, "pid", proc.PID)
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "agentic", Version: s.h.cfg.Version}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { s.h.spawn(s.relist) },

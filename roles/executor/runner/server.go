@@ -36,6 +36,13 @@ type ServerSpec struct {
 	// WriteScope confines the server's writes (Landlock) like a step's;
 	// nil: not confined.
 	WriteScope []string
+	// NoNetwork starts the server in a network namespace of its own
+	// (CLONE_NEWNET), which holds no interface but a loopback that is
+	// down: it reaches no host. Where the kernel refuses the executor a
+	// namespace (an unprivileged executor, a container without the
+	// right), the server starts in the executor's network and
+	// Server.NetworkShared says so.
+	NoNetwork bool
 }
 
 // serverBase are the variables a server inherits, when Options.EnvAllow
@@ -47,6 +54,10 @@ var serverBase = []string{"PATH", "LANG", "LC_*", "TZ", "TMPDIR"}
 type Server struct {
 	// PID is the server's process id and group.
 	PID int
+	// NetworkShared is set when ServerSpec.NoNetwork asked for a network
+	// namespace of its own and the kernel refused it: the server runs in
+	// the executor's network.
+	NetworkShared bool
 	// User is the user it runs as.
 	User string
 	// Stdin writes to the server's standard input; Stdout reads its
@@ -139,6 +150,9 @@ func StartServer(spec ServerSpec, opts Options, onStderr func(string)) (*Server,
 		}
 		p.path, p.args = selfExe, append(sandboxCommand(scopeDirs(spec.WriteScope, cwd, home), script), spec.Argv...)
 	}
+	if spec.NoNetwork {
+		p.sys.Cloneflags |= syscall.CLONE_NEWNET
+	}
 	s := &Server{User: as.name, Stdin: inW, Stdout: outR, grace: opts.KillGrace,
 		done: make(chan struct{}), stderr: make(chan struct{}), errR: errR}
 	started := make(chan error, 1)
@@ -148,6 +162,13 @@ func StartServer(spec ServerSpec, opts Options, onStderr func(string)) (*Server,
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
 		ch, err := start(p)
+		if err != nil && spec.NoNetwork && (errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOSPC)) {
+			// No namespace for this executor: the server shares its
+			// network (the caller says so, loudly).
+			p.sys.Cloneflags &^= syscall.CLONE_NEWNET
+			s.NetworkShared = true
+			ch, err = start(p)
+		}
 		if err != nil {
 			started <- err
 			return

@@ -109,9 +109,17 @@ func (d *decider) compensating(r *Run, status RunStatus, code Code, reason strin
 				failed = append(failed, why)
 				continue
 			}
+			if why := d.discardOrphaned(st); why != "" { // git.go
+				failed = append(failed, why)
+				continue
+			}
 			d.assignCompensation(r, st, nil)
 			return true
 		case cs.Status == StepPending:
+			if why := d.discardOrphaned(st); why != "" { // git.go
+				failed = append(failed, why)
+				continue
+			}
 			if cs.NotBefore.After(d.now) {
 				d.wakeAt(cs.NotBefore)
 				return true

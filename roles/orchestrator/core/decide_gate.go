@@ -41,21 +41,23 @@ func (d *decider) admit(r *Run, st *Step) {
 	if mem != nil {
 		subject = event.GateSubject(spec, ref)
 	}
+	toolHash := d.s.toolHash(spec) // tools.go: a tool step's answer binds its definition
+	subject = event.BindToolHash(subject, toolHash)
 	v := d.s.judge(spec, subject)
 	if v.Action != policy.Deny && st.Approved != "" && st.Approved == subject { // no approval overrides a deny
 		if st.Remember != "" && mem == nil && d.remember(r, st) {
 			return // judged again under the policy with the rule
 		}
-		d.assign(r, st, spec, mem, ref, subject, slices.Clone(st.Approvers))
+		d.assign(r, st, spec, mem, ref, subject, slices.Clone(st.Approvers), toolHash)
 		return
 	}
 	if v.Action == policy.Allow {
-		d.assign(r, st, spec, mem, ref, "", nil)
+		d.assign(r, st, spec, mem, ref, "", nil, toolHash)
 		return
 	}
 	g := event.GateOpenedData{Decision: d.decision(), Step: st.Spec.ID, Attempt: st.Attempt + 1,
 		Revision: r.Revision, Kind: event.GatePolicy, Subject: subject, Policy: ref, Verdict: wireVerdict(v),
-		Approvals: v.Approvals, NotSubmitter: v.NotSubmitter, Memory: mem}
+		Approvals: v.Approvals, NotSubmitter: v.NotSubmitter, Memory: mem, ToolHash: toolHash}
 	if mem != nil {
 		g.Command = spec.Run
 	}

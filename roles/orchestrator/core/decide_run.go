@@ -150,7 +150,7 @@ func latest(ts ...time.Time) time.Time {
 // The assignment carries the reason for an attempt other than the first
 // that is not a retry after a failure (Step.Next), and spec, the step
 // with its memory references resolved (mem, memoryref.go).
-func (d *decider) assign(r *Run, st *Step, spec event.Step, mem []event.MemoryValue, ref event.PolicyRef, approved string, approvers []string) {
+func (d *decider) assign(r *Run, st *Step, spec event.Step, mem []event.MemoryValue, ref event.PolicyRef, approved string, approvers []string, toolHash string) {
 	attempt := st.Attempt + 1
 	if _, ok := d.assigning[attemptRef{r.ID, st.Spec.ID, attempt}]; ok {
 		return
@@ -176,7 +176,7 @@ func (d *decider) assign(r *Run, st *Step, spec event.Step, mem []event.MemoryVa
 	d.emit(key, event.TaskAssigned, r.ID, node,
 		event.TaskAssignedData{Decision: d.decision(),
 			Step: spec, Attempt: attempt, Node: node, ReadyAt: readyAt, Reason: st.Next,
-			Policy: ref, Approved: approved, Approvers: approvers, Memory: mem})
+			Policy: ref, Approved: approved, Approvers: approvers, Memory: mem, ToolHash: toolHash})
 }
 
 // stopRun cancels the run's active steps (once per attempt) and the

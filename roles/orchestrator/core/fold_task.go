@@ -51,7 +51,10 @@ func (s *State) admitted(st *Step, d event.TaskAssignedData) bool {
 		return false
 	}
 	spec := resolvedSpec(st, d.Memory) // memoryref.go
-	subject := event.GateSubject(spec, ref)
+	if d.ToolHash != s.toolHash(spec) {
+		return false // judged with another definition than the one pinned now (tools.go)
+	}
+	subject := event.ToolGateSubject(spec, ref, d.ToolHash)
 	switch v := s.judge(spec, subject); {
 	case v.Action == policy.Deny:
 		return false // no approval overrides a deny

@@ -38,6 +38,9 @@ type Gate struct {
 	OnExpiry event.GateAction `json:"on_expiry,omitempty"`
 	// Reason says why the step is held, for people.
 	Reason string `json:"reason,omitempty"`
+	// ToolHash, for a tool step, is the hash of the pinned definition
+	// the gate was judged with; Subject binds it (tools.go).
+	ToolHash string `json:"tool_hash,omitempty"`
 }
 
 // ReasonGated is the error of a gated step, before the verdict's why.
@@ -66,7 +69,7 @@ func foldGateOpened(s *State, ev event.Event) {
 	r, i, st := s.step(ev.Run, d.Step)
 	if st == nil || !r.goesOn() || st.Status != StepPending || d.Attempt != st.Attempt+1 ||
 		d.Kind != event.GatePolicy || d.Verdict == nil || s.Policy == nil || d.Policy != s.Policy.Ref() ||
-		d.Subject != event.GateSubject(resolvedSpec(st, d.Memory), d.Policy) {
+		d.ToolHash != s.toolHash(st.Spec) || d.Subject != event.ToolGateSubject(resolvedSpec(st, d.Memory), d.Policy, d.ToolHash) {
 		s.Ignored++
 		return
 	}
@@ -94,7 +97,7 @@ func foldGateOpened(s *State, ev event.Event) {
 	}
 	st.Gate = &Gate{Kind: d.Kind, Number: st.Gates, Subject: d.Subject, Attempt: d.Attempt, Policy: d.Policy,
 		Verdict: d.Verdict, Memory: d.Memory, Approvals: approvals, NotSubmitter: notSubmitter, Opened: ev.Time,
-		Expires: d.Expires, OnExpiry: d.OnExpiry, Reason: d.Verdict.Why}
+		Expires: d.Expires, OnExpiry: d.OnExpiry, Reason: d.Verdict.Why, ToolHash: d.ToolHash}
 	st.Error, st.Code, st.Class = ReasonGated+": "+d.Verdict.Why, "", ""
 	s.setWait(r, i)
 }

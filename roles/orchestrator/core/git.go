@@ -130,3 +130,20 @@ func (s *State) loseWorktrees(node, why string) {
 func gitUndone(spec event.Step) bool {
 	return spec.Worktree && (spec.Kind == event.KindFileWrite || spec.Kind == event.KindFilePatch)
 }
+
+// discardOrphaned says why the git.discard that undoes st — a
+// git.worktree — cannot run, or "": the node holding the worktree was
+// revoked, so it can never report the discard (the ledger refuses what
+// it signs), and the run must not wait for it. The branch and worktree
+// stay on that node: its executor's sweep at start removes those of
+// ended runs, or an operator does.
+func (d *decider) discardOrphaned(st *Step) string {
+	if undoKind(st.Spec) != event.KindGitDiscard {
+		return ""
+	}
+	if ex := d.s.Executors[st.Node]; ex != nil && ex.Gone == NodeRevoked {
+		return fmt.Sprintf("git.discard of step %s not run: node %s, which holds the run's worktree and branch, was revoked; they stay on it until its executor, enrolled again, sweeps them at start, or an operator removes them",
+			st.Spec.ID, st.Node)
+	}
+	return ""
+}

@@ -100,21 +100,35 @@ const maxVerdicts = 4096
 // and hash, and judging is pure, so a memoized verdict is the verdict).
 // Decide and the fold of assignments judge the same steps again and
 // again; the memo is not part of the state's value (not in snapshots).
+//
+// A tool step is judged with its pinned definition (judgeToolPinned), and
+// memoized under the subject bound to that definition's hash.
 func (s *State) judge(spec event.Step, subject string) policy.Verdict {
-	if v, ok := s.verdicts[subject]; ok {
+	m, pin, pinned := s.toolPin(spec)
+	key := subject
+	if pinned {
+		key = event.BindToolHash(subject, pin.Hash)
+	}
+	if v, ok := s.verdicts[key]; ok {
 		return v
 	}
-	v := judgeStep(s.Policy.parsed, spec)
+	var v policy.Verdict
+	if pinned {
+		v = judgeToolPinned(s.Policy.parsed, spec, m, pin) // tools.go
+	} else {
+		v = judgeStep(s.Policy.parsed, spec)
+	}
 	if s.verdicts == nil || len(s.verdicts) >= maxVerdicts {
 		s.verdicts = make(map[string]policy.Verdict)
 	}
-	s.verdicts[subject] = v
+	s.verdicts[key] = v
 	return v
 }
 
 // judgeStep is the policy's verdict on a step, in its working directory
 // as the plan gives it: policy.JudgeStep, the judgement the executor
-// makes again before running it.
+// makes again before running it. (A tool step whose definition is pinned
+// is judged by judgeToolPinned.)
 func judgeStep(p *policy.Policy, spec event.Step) policy.Verdict {
 	return p.JudgeStep(spec, spec.Cwd)
 }

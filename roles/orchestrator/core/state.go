@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/roles/plugin"
 	"github.com/agentic-dev/agentic/roles/policy"
 )
 
@@ -54,6 +55,10 @@ type State struct {
 	Policy *PolicyInForce `json:"policy,omitempty"`
 	// Planning is the planning setting in force (noplanner.go).
 	Planning *Planning `json:"planning,omitempty"`
+	// Plugins are the plugins in force and their pinned tool definitions
+	// (plugin.added, plugin.approved, plugin.removed): tool steps are
+	// judged with them (tools.go). Nil before the first plugin event.
+	Plugins *plugin.State `json:"plugins,omitempty"`
 
 	// track records changes for TakeChanges; nil unless TrackChanges.
 	track *tracker
@@ -357,6 +362,9 @@ var folds = map[event.Type]foldFunc{
 	event.CritiqueRecorded:    foldCritiqueRecorded,
 	event.PlanClaimed:         both(foldCritiqueClaimed, foldPlanClaimWait),
 	event.ClusterSettings:     foldClusterPlanning,
+	event.PluginAdded:         foldPlugin, // tools.go
+	event.PluginApproved:      foldPlugin,
+	event.PluginRemoved:       foldPlugin,
 
 	// An operator's brakes through the ui node (protocol version 7).
 	event.RunPausedFor:          foldRunPausedFor,

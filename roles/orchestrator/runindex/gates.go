@@ -22,7 +22,7 @@ func gateView(r *core.Run, i int) apiwire.Gate {
 	return apiwire.Gate{Run: r.ID, Goal: r.Goal, Step: spec.ID, Attempt: g.Attempt, Revision: r.Revision,
 		Kind: g.Kind, Subject: g.Subject, Policy: g.Policy, Verdict: g.Verdict, Spec: &spec,
 		Approvals: g.Approvals, Approvers: g.Approvers, NotSubmitter: g.NotSubmitter, Submitter: r.Submitter,
-		Opened: g.Opened, Expires: g.Expires, OnExpiry: g.OnExpiry, Reason: g.Reason}
+		Opened: g.Opened, Expires: g.Expires, OnExpiry: g.OnExpiry, Reason: g.Reason, ToolHash: g.ToolHash}
 }
 
 // planGatePos is the place of a run's plan gate among its gates: after

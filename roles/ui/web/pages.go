@@ -107,6 +107,9 @@ type gatesView struct {
 	Recorded *recorded
 	// Decided are the newest recorded answers, newest first.
 	Decided []decision
+	// Tools are the tool steps' definitions, by gate subject
+	// (toolgate.go).
+	Tools map[string]*toolGate
 }
 
 type recorded struct {
@@ -140,6 +143,7 @@ func (s *Server) gatesPage(w http.ResponseWriter, r *http.Request) {
 		if !page.End {
 			v.Next = "/gates?" + url.Values{"cursor": {page.Next}}.Encode()
 		}
+		v.Tools = s.toolGates(r.Context(), v.Gates)
 	}
 	lines, _, _, err := s.readAudit(r.Context(), auditFilter{Types: decisionTypes, Run: r.URL.Query().Get("run")})
 	if err != nil {

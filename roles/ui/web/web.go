@@ -45,6 +45,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/internal/apiwire"
+	"github.com/agentic-dev/agentic/roles/plugin"
 )
 
 //go:embed templates/*.html
@@ -93,6 +94,10 @@ type Source struct {
 	// /api/runs/{id}/{pause,resume,cancel} does (ui.UI.BrakeRun; nil: the
 	// run pages have no controls).
 	Brake Brake
+	// Plugin answers plugins.show: the gate inbox shows a tool step's
+	// definition from it (toolgate.go; nil: the tool and its arguments
+	// alone).
+	Plugin func(ctx context.Context, name string) (plugin.View, error)
 }
 
 // Server serves the dashboard. Close ends its live streams.

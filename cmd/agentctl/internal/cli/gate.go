@@ -172,8 +172,10 @@ func (a *app) gateShowCmd() *cobra.Command {
 the command as it would run, its risky flags and arguments marked (bold
 reverse video on a terminal, [brackets] otherwise), the policy's verdict
 (action, level, rule, why) and each risky part with the rule that raised
-it; for a file edit, the file and the diff or content; the approvals it
-needs and who has given one; the policy version judged with, and the
+it; for a file edit, the file and the diff or content; for a tool step,
+the definition the gate was judged with (the answer binds its hash), and
+a definition executors report now beside the approved one; the approvals
+it needs and who has given one; the policy version judged with, and the
 subject an answer is bound to.
 
 -o json prints the gate object.`,
@@ -303,7 +305,7 @@ func (a *app) printGate(w io.Writer, g *api.Gate, now time.Time) {
 			fmt.Fprintln(w, "content")
 			fmt.Fprint(w, withNewline(s.Content))
 		case s.Kind == event.KindTool:
-			a.printGateTool(w, s.Tool)
+			a.printGateTool(w, s.Tool, g.ToolHash)
 		}
 	}
 }
@@ -425,7 +427,7 @@ func boundSubject(g *api.Gate) (string, error) {
 	if g.Spec == nil || g.Step == "" {
 		return g.Subject, nil
 	}
-	subject := event.GateSubject(*g.Spec, g.Policy)
+	subject := event.ToolGateSubject(*g.Spec, g.Policy, g.ToolHash)
 	if g.Subject != subject {
 		return "", api.WithHint(fmt.Errorf("%s of run %s: the gate's subject %s is not the hash of the step it shows (%s): nothing was published",
 			gateName(g), g.Run, g.Subject, subject),

@@ -80,6 +80,9 @@ func (a *app) pluginAdd(ctx context.Context, file, reason string) error {
 	if err != nil {
 		return err
 	}
+	if err := checkPluginNetwork(ctx, c, m); err != nil { // pluginnet.go
+		return err
+	}
 	hash := plugin.ManifestHash(m)
 	replaces := false
 	var old plugin.View
@@ -156,6 +159,13 @@ func (a *app) pluginApprove(ctx context.Context, name, reason string) error {
 	d, err := v.Approval(reason)
 	if err != nil {
 		return fmt.Errorf("%w\n(nothing was published)", err)
+	}
+	c, err := a.client()
+	if err != nil {
+		return err
+	}
+	if err := checkPluginNetwork(ctx, c, v.Manifest); err != nil { // pluginnet.go
+		return err
 	}
 	dr, err := event.NewDraft(event.PluginApproved, "", d)
 	if err != nil {
@@ -507,39 +517,4 @@ func (a *app) printPlugin(res pluginResult, text string) error {
 	}
 	_, err := io.WriteString(a.env.Stdout, text)
 	return err
-}
-
-// printGateTool prints, under a tool step's gate, the tool's definition
-// as it was approved — the description whole — and any other definition
-// its executors report now, beside it (best effort: nothing when the
-// plugin cannot be read).
-func (a *app) printGateTool(w io.Writer, name string) {
-	pl, _, err := event.SplitToolName(name)
-	if err != nil {
-		return
-	}
-	v, err := a.pluginShow(a.context(), pl)
-	if err != nil {
-		fmt.Fprintf(w, "definition  unknown: %v\n", err)
-		return
-	}
-	for _, t := range v.Tools {
-		if t.Name != name {
-			continue
-		}
-		fmt.Fprintf(w, "definition  %s\n", t.Status)
-		if t.Pin != nil {
-			fmt.Fprintf(w, "  approved (%s):\n", t.Pin.Hash)
-			printDefinition(w, t.Pin.Definition)
-		}
-		for _, r := range t.Reported {
-			if t.Pin != nil && r.Hash == t.Pin.Hash || r.Definition == nil {
-				continue
-			}
-			fmt.Fprintf(w, "  reported now by %s (%s), not approved:\n", strings.Join(r.Nodes, ", "), r.Hash)
-			printDefinition(w, *r.Definition)
-		}
-		return
-	}
-	fmt.Fprintf(w, "definition  no executor reports %s\n", name)
 }
