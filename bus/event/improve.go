@@ -77,6 +77,10 @@ const (
 	// NoteRetire removes a note; a retired automatic note is no longer
 	// shown to planners.
 	NoteRetire = "retire"
+	// NoteRestore undoes a pin or retire of an automatic note (the
+	// rollback of one): the approved copy goes, the automatic one is
+	// shown again.
+	NoteRestore = "restore"
 )
 
 // Change is a typed change to one setting.
@@ -159,6 +163,10 @@ type Validation struct {
 	Pass  int `json:"pass,omitempty"`
 	Fail  int `json:"fail,omitempty"`
 	Retry int `json:"retry,omitempty"`
+	// Unknown counts replayed attempts the record cannot judge (one that
+	// timed out before the new, longer timeout: how long it would have
+	// run is not recorded).
+	Unknown int `json:"unknown,omitempty"`
 	// Judged counts the commands judged again, NewAllows those the new
 	// policy allows that the old one did not.
 	Judged    int `json:"judged,omitempty"`
