@@ -65,6 +65,12 @@ func (p *planted) add(signer *trust.Identity, typ event.Type, run string, v any)
 // the operators' types, by the operator "op".
 func (p *planted) emit(typ event.Type, run string, v any) uint64 {
 	p.t.Helper()
+	if slices.Contains(event.AllowedRoles(typ), event.RoleAdmin) {
+		if p.ops["admin"] == nil {
+			p.ops["admin"] = p.kit.Identity("admin", trust.KindOperator, event.RoleOperator, event.RoleAdmin)
+		}
+		return p.add(p.ops["admin"], typ, run, v)
+	}
 	if slices.Contains(event.AllowedRoles(typ), event.RoleOperator) || typ == RunRated {
 		return p.add(p.kit.Operator, typ, run, v)
 	}

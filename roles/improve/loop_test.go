@@ -1,0 +1,302 @@
+package improve
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/roles/policy"
+)
+
+func timeoutProposal(id string) event.ProposalCreatedData {
+	return event.ProposalCreatedData{ID: id, Pattern: PatternTimeouts, Subject: "f/s", Family: "f", Risk: "medium", Approvers: 2,
+		Change:   event.Change{Kind: event.ChangeStepDefaults, Setting: event.SettingDefaultsTimeout, Defaults: &event.StepDefaults{Family: "f", Timeout: event.Duration(time.Minute)}},
+		Rollback: event.Change{Kind: event.ChangeStepDefaults, Setting: event.SettingDefaultsTimeout, Defaults: &event.StepDefaults{Family: "f"}}}
+}
+
+// TestUnapprovedChangesNothing: a tuning.changed for a proposal that is
+// pending (one approval of two), rejected, refused or unknown, or that
+// carries another change than the proposal's, changes no setting; once
+// approved by two operators it does.
+func TestUnapprovedChangesNothing(t *testing.T) {
+	p := plant(t)
+	prop := timeoutProposal("p-1")
+	p.emit(event.ProposalCreated, "", prop)
+	apply := event.TuningChangedData{Proposal: "p-1", Change: prop.Change}
+	p.emit(event.TuningChanged, "", apply)
+	p.add(p.operator("alice"), event.ProposalApproved, "", event.ProposalDecidedData{Proposal: "p-1"})
+	p.emit(event.TuningChanged, "", apply)
+	p.add(p.operator("alice"), event.ProposalApproved, "", event.ProposalDecidedData{Proposal: "p-1"}) // the same operator again
+	p.emit(event.TuningChanged, "", apply)
+	p.emit(event.TuningChanged, "", event.TuningChangedData{Proposal: "p-9", Change: prop.Change})
+	rejected := timeoutProposal("p-2")
+	rejected.Change.Defaults.Timeout = event.Duration(time.Hour)
+	p.emit(event.ProposalCreated, "", rejected)
+	p.add(p.operator("bob"), event.ProposalRejected, "", event.ProposalDecidedData{Proposal: "p-2"})
+	p.emit(event.TuningChanged, "", event.TuningChangedData{Proposal: "p-2", Change: rejected.Change})
+	s := p.state()
+	if len(s.Defaults) != 0 {
+		t.Fatalf("defaults %+v changed without approval", s.Defaults)
+	}
+	if st := s.Proposals["p-1"].Status; st != StatusPending {
+		t.Fatalf("p-1 is %s after one operator's approval of two, want pending", st)
+	}
+	// Another change than the proposal's, under an approved proposal.
+	p.add(p.operator("bob"), event.ProposalApproved, "", event.ProposalDecidedData{Proposal: "p-1"})
+	other := prop.Change
+	other.Defaults = &event.StepDefaults{Family: "f", Timeout: event.Duration(2 * time.Hour)}
+	p.emit(event.TuningChanged, "", event.TuningChangedData{Proposal: "p-1", Change: other})
+	if s := p.state(); len(s.Defaults) != 0 || s.Proposals["p-1"].Status != StatusApproved {
+		t.Fatalf("defaults %+v, status %s: want none, approved", s.Defaults, s.Proposals["p-1"].Status)
+	}
+	p.emit(event.TuningChanged, "", apply)
+	s = p.state()
+	if d := s.Defaults["f"]; d.Timeout.Std() != time.Minute {
+		t.Fatalf("defaults %+v after approval, want f: 1m", s.Defaults)
+	}
+	step := event.Step{ID: "s"}
+	if !s.StepDefaults("f", &step) || step.Timeout.Std() != time.Minute {
+		t.Errorf("a step of f without timeout gets %s, want 1m", step.Timeout)
+	}
+	own := event.Step{ID: "s", Timeout: event.Duration(time.Second)}
+	if s.StepDefaults("f", &own) || own.Timeout.Std() != time.Second {
+		t.Errorf("a step with its own timeout got %s", own.Timeout)
+	}
+}
+
+// TestForbiddenRefusedAtCreation: a proposal.created whose change is
+// forbidden is folded as refused; approvals do not move it, its change
+// never applies, and the leader's loop never applies it.
+func TestForbiddenRefusedAtCreation(t *testing.T) {
+	p := plant(t)
+	bad := timeoutProposal("p-bad")
+	bad.Change.Setting = "monitor.threshold"
+	p.emit(event.ProposalCreated, "", bad)
+	p.add(p.operator("alice"), event.ProposalApproved, "", event.ProposalDecidedData{Proposal: "p-bad"})
+	p.add(p.operator("bob"), event.ProposalApproved, "", event.ProposalDecidedData{Proposal: "p-bad"})
+	p.emit(event.TuningChanged, "", event.TuningChangedData{Proposal: "p-bad", Change: bad.Change})
+	s := p.state()
+	if st := s.Proposals["p-bad"].Status; st != StatusRefused {
+		t.Errorf("status %s, want refused", st)
+	}
+	if len(s.Defaults) != 0 {
+		t.Errorf("defaults %+v", s.Defaults)
+	}
+	c := &capture{p: p}
+	l := New(Config{Node: "n1", Emit: c, Now: func() time.Time { return p.now }})
+	p.feed(l)
+	if err := l.Step(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, typ := range c.types() {
+		if typ != event.ProposalCreated {
+			t.Errorf("the loop emitted %s for a refused proposal", typ)
+		}
+	}
+}
+
+// TestForbiddenRefusedAtApply: a policy proposal approved against
+// version 1 is refused at apply once an administrator applied version 2:
+// the loop ends it reverted ("refused at apply") and records no policy.
+func TestForbiddenRefusedAtApply(t *testing.T) {
+	p := plant(t)
+	pol := loadPolicy(t)
+	p.emit(event.PolicyApplied, "", event.PolicyAppliedData{Base: 0, Name: "test", Hash: pol.Hash(), Text: testPolicy, Source: event.PolicyFromApply})
+	text, err := policy.Remember([]byte(testPolicy), "systemctl restart nginx", "", "proposal", "approved")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prop := event.ProposalCreatedData{ID: "p-pol", Pattern: PatternGatesApproved, Subject: "systemctl restart nginx", Risk: "high", Approvers: 1,
+		Change: policyChange(t, 1, string(text), "systemctl restart nginx"), Rollback: policyChange(t, 2, testPolicy, "")}
+	p.emit(event.ProposalCreated, "", prop)
+	p.add(p.operator("alice"), event.ProposalApproved, "", event.ProposalDecidedData{Proposal: "p-pol"})
+	v2 := testPolicy + "  - name: extra\n    pattern: \"curl\"\n    action: confirm\n"
+	p2, err := policy.Parse([]byte(v2), "v2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.emit(event.PolicyApplied, "", event.PolicyAppliedData{Base: 1, Name: "test", Hash: p2.Hash(), Text: v2, Source: event.PolicyFromApply})
+	c := &capture{p: p}
+	l := New(Config{Node: "n1", Emit: c, Now: func() time.Time { return p.now }})
+	p.feed(l)
+	if err := l.Step(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.types(); !slices.Equal(got, []event.Type{event.ProposalReverted}) {
+		t.Fatalf("emitted %v, want proposal.reverted alone", got)
+	}
+	p.feed(l)
+	got, _ := l.Proposal("p-pol")
+	if got.Status != StatusReverted || got.Outcome == nil {
+		t.Fatalf("status %s, want reverted", got.Status)
+	}
+	t.Logf("reverted: %s", got.Outcome.Reason)
+}
+
+// TestLoopLifecycle: three timeouts → proposal (evidence) → two
+// approvals → the default in force → a regression → automatic revert,
+// the default gone, every state in the history; and a second proposal
+// that holds up → implemented.
+func TestLoopLifecycle(t *testing.T) {
+	p := plant(t)
+	fetch := event.Step{ID: "fetch", Run: "./fetch.sh"}
+	for i := range 3 {
+		run := fmt.Sprintf("ok%d", i)
+		p.run(run, "nightly", fetch)
+		p.attempt(run, fetch, 1, ok(time.Second))
+	}
+	for i := range 3 {
+		run := fmt.Sprintf("slow%d", i)
+		p.run(run, "nightly", fetch)
+		p.attempt(run, fetch, 1, timedOut(2*time.Second))
+	}
+	c := &capture{p: p}
+	digest := &Digest{Now: func() time.Time { return p.now }}
+	mon := Monitor{Threshold: 0.25, MinBaseline: 3, MinAfter: 3, MaxWatch: time.Hour}
+	l := New(Config{Node: "n1", Emit: c, Now: func() time.Time { return p.now }, Monitor: mon, Digest: digest})
+	p.feed(l)
+	ctx := context.Background()
+	if err := l.Step(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ps := l.Proposals(); len(ps) != 0 {
+		t.Fatalf("proposals %+v before the ledger gave the emitted one back", ps)
+	}
+	p.feed(l)
+	ps := l.Proposals()
+	if len(ps) != 1 || ps[0].Pattern != PatternTimeouts || len(ps[0].Evidence) != 3 {
+		t.Fatalf("proposals %+v, want one timeouts proposal with 3 pieces of evidence", ps)
+	}
+	id := ps[0].ID
+	// Nothing happens before approval.
+	if err := l.Step(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p.feed(l)
+	if s := l.Settings(); len(s.Defaults) != 0 {
+		t.Fatalf("defaults %+v before approval", s.Defaults)
+	}
+	p.add(p.operator("alice"), event.ProposalApproved, "", event.ProposalDecidedData{Proposal: id, Reason: "slow mirror"})
+	p.feed(l)
+	if err := l.Step(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p.feed(l)
+	if got, _ := l.Proposal(id); got.Status != StatusApplied {
+		t.Fatalf("status %s after approval, want applied", got.Status)
+	}
+	if d := l.Settings().Defaults["nightly"]; d.Timeout.Std() != 8*time.Second {
+		t.Fatalf("default %+v, want nightly 8s in force", d)
+	}
+	// The regression: three failures of the family after apply.
+	for i := range 3 {
+		run := fmt.Sprintf("bad%d", i)
+		p.run(run, "nightly", fetch)
+		p.attempt(run, fetch, 1, failed(1))
+	}
+	p.feed(l)
+	if err := l.Step(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p.feed(l)
+	got, _ := l.Proposal(id)
+	if got.Status != StatusReverted || got.Outcome == nil || got.Outcome.After.Errors != 3 {
+		t.Fatalf("status %s outcome %+v, want reverted with 3 errors after", got.Status, got.Outcome)
+	}
+	if d, ok := l.Settings().Defaults["nightly"]; ok {
+		t.Fatalf("default %+v still in force after the revert", d)
+	}
+	var states []Status
+	for _, h := range got.History {
+		states = append(states, h.Status)
+	}
+	if want := []Status{StatusPending, StatusApproved, StatusApplied, StatusReverted}; !slices.Equal(states, want) {
+		t.Errorf("history %v, want %v", states, want)
+	}
+	if want := []event.Type{event.ProposalCreated, event.TuningChanged, event.ProposalApplied, event.TuningChanged, event.ProposalReverted}; !slices.Equal(c.types(), want) {
+		t.Errorf("emitted %v, want %v", c.types(), want)
+	}
+	if digest.Pending() == 0 {
+		t.Errorf("no news queued for the digest")
+	}
+}
+
+// TestMonitorImplements: an applied proposal whose error rate after is
+// not worse than its baseline ends implemented.
+func TestMonitorImplements(t *testing.T) {
+	m := Monitor{Threshold: 0.25, MinBaseline: 3, MinAfter: 3, MaxWatch: time.Hour}
+	now := time.Now()
+	p := &Proposal{ProposalCreatedData: event.ProposalCreatedData{ID: "p", Pattern: PatternTimeouts, Family: "f",
+		Baseline: event.Rate{Errors: 3, Total: 6}}, Applied: now, AppliedSeq: 10}
+	tel := NewTelemetry(0, 0)
+	tel.Attempts = []Attempt{{Seq: 9, Family: "f", Status: event.TaskFailed}}
+	if v, _ := m.Judge(p, tel, now); v != Watch {
+		t.Errorf("no sample after: %v, want Watch", v)
+	}
+	tel.Attempts = append(tel.Attempts, Attempt{Seq: 11, Family: "f", Status: event.TaskSucceeded},
+		Attempt{Seq: 12, Family: "f", Status: event.TaskSucceeded}, Attempt{Seq: 13, Family: "f", Status: event.TaskFailed},
+		Attempt{Seq: 14, Family: "g", Status: event.TaskFailed})
+	v, out := m.Judge(p, tel, now)
+	if v != Implement || out.After.Total != 3 || out.After.Errors != 1 {
+		t.Errorf("%v %+v, want Implement with 1 of 3", v, out.After)
+	}
+	if v, _ := m.Judge(p, &Telemetry{}, now.Add(2*time.Hour)); v != Implement {
+		t.Errorf("past MaxWatch without samples: %v, want Implement", v)
+	}
+}
+
+// TestDigestClock: critical news goes out at once, high news at most
+// hourly, the rest daily — on the injected clock.
+func TestDigestClock(t *testing.T) {
+	now := time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
+	sent := map[Severity]int{}
+	d := &Digest{Now: func() time.Time { return now }, Send: func(_ context.Context, s Severity, items []Item) error {
+		sent[s] += len(items)
+		return nil
+	}}
+	ctx := context.Background()
+	d.Add(Item{Proposal: "c", Severity: SeverityCritical})
+	d.Add(Item{Proposal: "h", Severity: SeverityHigh})
+	d.Add(Item{Proposal: "l", Severity: SeverityLow})
+	d.Add(Item{Proposal: "m", Severity: SeverityMedium})
+	if err := d.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if sent[SeverityCritical] != 1 || sent[SeverityHigh] != 0 || sent[SeverityLow] != 0 {
+		t.Fatalf("at once: %v, want the critical item alone", sent)
+	}
+	now = now.Add(59 * time.Minute)
+	_ = d.Flush(ctx)
+	if sent[SeverityHigh] != 0 {
+		t.Fatalf("after 59m: %v, want no high batch yet", sent)
+	}
+	now = now.Add(time.Minute)
+	_ = d.Flush(ctx)
+	if sent[SeverityHigh] != 1 || sent[SeverityLow] != 0 {
+		t.Fatalf("after 1h: %v, want the high batch", sent)
+	}
+	d.Add(Item{Proposal: "h2", Severity: SeverityHigh})
+	now = now.Add(30 * time.Minute)
+	_ = d.Flush(ctx)
+	if sent[SeverityHigh] != 1 {
+		t.Fatalf("30m after the last high batch: %v, want none", sent)
+	}
+	now = now.Add(23 * time.Hour)
+	_ = d.Flush(ctx)
+	if sent[SeverityHigh] != 2 || sent[SeverityLow] != 2 {
+		t.Fatalf("after a day: %v, want the second high batch and the daily digest of 2", sent)
+	}
+	if d.Pending() != 0 {
+		t.Errorf("%d items still pending", d.Pending())
+	}
+	// Severity by kind.
+	if s := SeverityOf(&Proposal{ProposalCreatedData: event.ProposalCreatedData{Change: event.Change{Kind: event.ChangePolicy}}}); s != SeverityHigh {
+		t.Errorf("policy change: %s, want high", s)
+	}
+	if s := SeverityOf(&Proposal{ProposalCreatedData: event.ProposalCreatedData{Change: event.Change{Kind: event.ChangeNotes}}}); s != SeverityLow {
+		t.Errorf("notes change: %s, want low", s)
+	}
+}
