@@ -44,7 +44,7 @@ func (n *Node) plannerConfig() planner.Config {
 	model := llm.NewOpenAI(llm.OpenAIConfig{BaseURL: pc.BaseURL, Model: pc.Model, APIKey: key})
 	cfg.Text = llm.NewSource(model, llm.Config{
 		MaxTokens: pc.MaxTokens, Temperature: pc.Temperature, Seed: pc.Seed, TokenBudget: pc.TokenBudget,
-		Mode: pc.Mode, Candidates: pc.Candidates, Inputs: n.promptInputs,
+		Mode: pc.Mode, Candidates: pc.Candidates, Inputs: n.promptInputs, Build: Version,
 	})
 	n.log.Info("planner model", "base_url", pc.BaseURL, "model", pc.Model, "max_tokens", pc.MaxTokens, "mode", pc.Mode, "candidates", pc.Candidates)
 	return cfg

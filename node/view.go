@@ -89,6 +89,9 @@ func (r runReads) Get(ctx context.Context, req api.RunsGetRequest) (api.RunDetai
 	if err != nil {
 		return api.RunDetail[json.RawMessage]{}, runError(req.ID, err)
 	}
+	if sum.Ratings, sum.RatingsMore, err = r.x.Ratings(sum.ID, 0); err != nil {
+		return api.RunDetail[json.RawMessage]{}, runError(sum.ID, err)
+	}
 	d := api.RunDetail[json.RawMessage]{Run: sum}
 	if req.Summary {
 		return d, nil

@@ -299,6 +299,7 @@ var table = []Spec{
 	{MemoryReleased, []string{RoleOperator}, 8},
 	{MemoryDropped, []string{RoleOperator}, 8},
 	{MemoryPruned, []string{RoleOrchestrator}, 8},
+	{RunRated, []string{RoleOperator}, 8},
 	{ProposalCreated, []string{RoleOrchestrator}, 8},
 	{ProposalApproved, []string{RoleOperator}, 8},
 	{ProposalRejected, []string{RoleOperator}, 8},

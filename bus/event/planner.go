@@ -34,6 +34,13 @@ type PlannerInfo struct {
 	// formula and its version. Protocol version 6.
 	Candidates []Candidate `json:"candidates,omitempty"`
 	Scoring    string      `json:"scoring,omitempty"`
+	// Build is the planner node's build version (agentd's version), and
+	// Template the hex SHA-256 (first 16 digits) of the planner's prompt
+	// template, the fixed text every prompt starts from: together the
+	// telemetry export's planner_version. Protocol version 8; absent
+	// before.
+	Build    string `json:"build,omitempty"`
+	Template string `json:"template,omitempty"`
 }
 
 // Candidate is one of the plans a model was asked for, and its score

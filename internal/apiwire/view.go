@@ -22,6 +22,22 @@ type Run struct {
 	// Code is the stable reason of a failure or cancellation (orchestrator.Codes);
 	// Reason is for people.
 	Code string `json:"code,omitempty"`
+	// Ratings are operators' newest ratings of the run (run.rated),
+	// oldest first; RatingsMore says older ones were left out.
+	Ratings     []RunRating `json:"ratings,omitempty"`
+	RatingsMore bool        `json:"ratings_more,omitempty"`
+}
+
+// RunRating is one operator's rating of a run (run.rated), as the run
+// index keeps it.
+type RunRating struct {
+	Rating event.Rating `json:"rating"`
+	Reason string       `json:"reason,omitempty"`
+	// Operator is the signer of the rating.
+	Operator string    `json:"operator"`
+	At       time.Time `json:"at"`
+	// Seq is the rating's ledger position.
+	Seq uint64 `json:"seq"`
 }
 
 // Step is the public shape of a step within a Run.
@@ -82,6 +98,11 @@ type RunSummary struct {
 	// Code is the stable reason of a failure or cancellation (orchestrator.Codes);
 	// Reason is for people.
 	Code string `json:"code,omitempty"`
+	// Ratings are operators' newest ratings of the run (run.rated),
+	// oldest first, in runs.get's answer only (a listing leaves them
+	// out); RatingsMore says older ones were left out.
+	Ratings     []RunRating `json:"ratings,omitempty"`
+	RatingsMore bool        `json:"ratings_more,omitempty"`
 }
 
 // Edit is one operator's edit of a gated step: the command it replaced.

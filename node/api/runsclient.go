@@ -158,5 +158,6 @@ func (c *Client) RunsGet(ctx context.Context, id string) (*Run, error) {
 // runOf is the Run of a summary, without steps.
 func runOf(s RunSummary) *Run {
 	return &Run{ID: s.ID, Goal: s.Goal, Status: s.Status, Reason: s.Reason, Revision: s.Revision,
-		CreatedAt: s.CreatedAt, FinishedAt: s.FinishedAt, Steps: []Step{}, Code: s.Code}
+		CreatedAt: s.CreatedAt, FinishedAt: s.FinishedAt, Steps: []Step{}, Code: s.Code,
+		Ratings: s.Ratings, RatingsMore: s.RatingsMore}
 }

@@ -71,7 +71,7 @@ func (p *planted) emit(typ event.Type, run string, v any) uint64 {
 		}
 		return p.add(p.ops["admin"], typ, run, v)
 	}
-	if slices.Contains(event.AllowedRoles(typ), event.RoleOperator) || typ == RunRated {
+	if slices.Contains(event.AllowedRoles(typ), event.RoleOperator) {
 		return p.add(p.kit.Operator, typ, run, v)
 	}
 	return p.add(p.kit.Node, typ, run, v)

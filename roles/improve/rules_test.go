@@ -219,7 +219,7 @@ func TestPatternFeedback(t *testing.T) {
 		p.run(run, "report", step)
 		p.attempt(run, step, 1, ok(time.Second))
 		p.emit(event.RunFinished, run, map[string]any{"epoch": 1, "status": "succeeded"})
-		want = append(want, p.emit(RunRated, run, map[string]string{"rating": "down", "reason": "too verbose"}))
+		want = append(want, p.emit(event.RunRated, run, map[string]string{"rating": "down", "reason": "too verbose"}))
 	}
 	for i := range 6 {
 		run := fmt.Sprintf("s%d", i)
@@ -228,7 +228,7 @@ func TestPatternFeedback(t *testing.T) {
 		if i%2 == 0 {
 			rating = "down"
 		}
-		p.emit(RunRated, run, map[string]string{"rating": rating})
+		p.emit(event.RunRated, run, map[string]string{"rating": rating})
 	}
 	got := onlyPattern(Evaluate(DefaultRules(), p.telemetry(), Input{State: NewState()}), PatternFeedback)
 	if len(got) != 1 {

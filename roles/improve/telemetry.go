@@ -7,11 +7,6 @@ import (
 	"github.com/agentic-dev/agentic/roles/memory"
 )
 
-// RunRated is the type of an operator's rating of a run (the telemetry
-// part of docs/improve.md): the evaluation reads "down" ratings by plan
-// family.
-const RunRated event.Type = "run.rated"
-
 // Attempt is one finished attempt of a step, as the evaluation reads it.
 type Attempt struct {
 	Seq     uint64
@@ -77,12 +72,6 @@ type Rating struct {
 	Family string
 	Down   bool
 	Reason string
-}
-
-// ratingData is what the evaluation reads of a run.rated.
-type ratingData struct {
-	Rating string `json:"rating"`
-	Reason string `json:"reason"`
 }
 
 // runInfo is what the telemetry keeps of a run while its events come.
@@ -169,11 +158,11 @@ func (t *Telemetry) Fold(ev event.Event) {
 		t.replan(ev)
 	case event.RunFinished:
 		delete(t.runs, ev.Run)
-	case RunRated:
-		var d ratingData
+	case event.RunRated:
+		var d event.RunRatedData
 		if ev.Decode(&d) == nil {
 			t.Ratings = appendCapped(t.Ratings, Rating{Seq: ev.Seq, Time: ev.Time, Run: ev.Run,
-				Family: t.familyOf(ev.Run), Down: d.Rating == "down", Reason: d.Reason}, t.MaxRecords)
+				Family: t.familyOf(ev.Run), Down: d.Rating == event.RatingDown, Reason: d.Reason}, t.MaxRecords)
 		}
 	}
 }

@@ -13,6 +13,8 @@
 //	p/<run id>\x00<position be32>      → StepView JSON (steps in plan order)
 //	g/<created be64><run id><pos be32> → api.Gate JSON (a step's open gate;
 //	                                     pos 2^32-1: the run's plan gate)
+//	f/<run id>\x00<seq be64>           → apiwire.RunRating JSON (run.rated,
+//	                                     kept after the run ended)
 //
 // where created is the stream time of the run's goal.submitted in Unix
 // nanoseconds. A g/ key lives while its step is held at a gate (gated by

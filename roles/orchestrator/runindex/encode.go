@@ -90,7 +90,8 @@ func appendSummary(dst []byte, s *core.RunSummary) ([]byte, error) {
 }
 
 func appendSummaryFast(dst []byte, s *core.RunSummary) ([]byte, bool) {
-	if !plain(s.ID, s.Goal, string(s.Status), s.Reason, s.Code) {
+	// Ratings are read beside the summary (runs.get), never stored in it.
+	if len(s.Ratings) > 0 || s.RatingsMore || !plain(s.ID, s.Goal, string(s.Status), s.Reason, s.Code) {
 		return dst, false
 	}
 	for k := range s.StepCounts {

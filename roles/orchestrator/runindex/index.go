@@ -22,8 +22,9 @@ const Name = "runs"
 // Bump it when the keys change, and also when what an entry holds changes
 // (a field of RunSummary or StepView, or how the fold computes a view), so
 // that no row of the old shape survives. Version 2: summaries and step
-// rows carry codes. Version 3: the open gates (g/ keys).
-const Version uint32 = 3
+// rows carry codes. Version 3: the open gates (g/ keys). Version 4:
+// operators' ratings (f/ keys).
+const Version uint32 = 4
 
 // Errors of the read methods. Test with errors.Is.
 var (

@@ -83,6 +83,11 @@ func (x *Index) Index(w *ledger.IndexWriter, rec ledger.IndexRecord) error {
 			return fmt.Errorf("runindex: run %s at %d: %w", c.Run.ID, rec.Event.Seq, err)
 		}
 	}
+	if rec.Event.Type == event.RunRated {
+		if err := x.indexRating(w, rec.Event); err != nil {
+			return err
+		}
+	}
 	if rec.Event.Type == event.LeaderElected {
 		h.leader, h.epoch = h.state.Leader, h.state.Epoch
 		if w.Discard() { // already committed

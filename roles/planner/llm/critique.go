@@ -46,6 +46,7 @@ func (s *Source) Critique(ctx context.Context, run string, req event.CritiqueReq
 	info := &event.PlannerInfo{
 		Model: s.model.Name(), Planner: CritiqueVersion, PromptSHA256: promptHash(msgs),
 		Temperature: s.cfg.Temperature, Seed: s.cfg.Seed, MaxTokens: s.cfg.MaxTokens,
+		Build: s.cfg.Build, Template: TemplateHash,
 	}
 	var problem error
 	for attempt := 1; attempt <= 2; attempt++ {

@@ -59,6 +59,9 @@ type Config struct {
 	// Inputs gives what the prompt tells beside the goal (policy,
 	// capabilities, facts, notes); nil: the goal alone.
 	Inputs func(ctx context.Context, goal event.GoalSubmittedData) Inputs
+	// Build is the planner node's build version, recorded in every
+	// plan's provenance (event.PlannerInfo.Build).
+	Build string
 }
 
 // Source plans free-text goals with a model (roles/planner's Source, set
@@ -124,6 +127,7 @@ func (s *Source) ask(ctx context.Context, run string, goal event.GoalSubmittedDa
 	info := &event.PlannerInfo{
 		Model: s.model.Name(), Planner: cmp.Or(f.planner, Version), PromptSHA256: promptHash(msgs),
 		Temperature: s.cfg.Temperature, Seed: s.cfg.Seed, MaxTokens: s.cfg.MaxTokens,
+		Build: s.cfg.Build, Template: TemplateHash,
 	}
 	if budget > 0 && used >= budget {
 		return nil, "", nil, fmt.Errorf("run %s: planning used %d tokens of a budget of %d before this revision: %w",

@@ -32,6 +32,7 @@ func renderRun(w io.Writer, r *api.Run, now time.Time) error {
 		fmt.Fprintf(w, "reason    %s\n", r.Reason)
 	}
 	fmt.Fprintf(w, "created   %s   finished %s\n", fmtTime(r.CreatedAt), fmtTimePtr(r.FinishedAt))
+	renderRatings(w, r)
 	if len(r.Steps) == 0 {
 		fmt.Fprintln(w, "\n(no plan yet)")
 		return nil

@@ -14,9 +14,9 @@ func finished(status event.RunStatus) bool {
 }
 
 func (a *app) runCmd() *cobra.Command {
-	return group("run", "List, show and cancel runs, and print their output",
+	return group("run", "List, show, cancel and rate runs, and print their output",
 		"A run is one submitted goal: its plan (a DAG of steps grouped in subgoals)\nand the state of every step. Runs are named by id, or any unique start or end of it.",
-		a.runListCmd(), a.runShowCmd(), a.runLogsCmd(), a.runCancelCmd(), a.runReplayCmd(), a.runPauseCmd(), a.runResumeCmd())
+		a.runListCmd(), a.runShowCmd(), a.runLogsCmd(), a.runCancelCmd(), a.runReplayCmd(), a.runPauseCmd(), a.runResumeCmd(), a.runRateCmd())
 }
 
 func (a *app) runShowCmd() *cobra.Command {

@@ -31,6 +31,7 @@ var summarizers = map[event.Type]func(raw []byte) string{
 	event.RunCancelRequestedFor: with(func(d event.RunCancelForData) string {
 		return "cancel requested by " + d.Operator + " (through the ui)" + because(d.Reason)
 	}),
+	event.RunRated: with(func(d event.RunRatedData) string { return "rated " + string(d.Rating) + because(d.Reason) }),
 	event.MemoryPut: with(func(d event.MemoryPutData) string {
 		return fmt.Sprintf("%s/%s = %s", d.Scope, d.Key, truncate(d.Value, 40))
 	}),
