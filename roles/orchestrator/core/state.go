@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/roles/improve/tuning"
 	"github.com/agentic-dev/agentic/roles/policy"
 )
 
@@ -54,6 +55,9 @@ type State struct {
 	Policy *PolicyInForce `json:"policy,omitempty"`
 	// Planning is the planning setting in force (noplanner.go).
 	Planning *Planning `json:"planning,omitempty"`
+	// Tuning is the self-improvement settings in force (tuning.go): the
+	// step defaults a new plan's steps that set none get.
+	Tuning *tuning.State `json:"tuning,omitempty"`
 
 	// track records changes for TakeChanges; nil unless TrackChanges.
 	track *tracker
@@ -357,6 +361,15 @@ var folds = map[event.Type]foldFunc{
 	event.CritiqueRecorded:    foldCritiqueRecorded,
 	event.PlanClaimed:         both(foldCritiqueClaimed, foldPlanClaimWait),
 	event.ClusterSettings:     foldClusterPlanning,
+
+	// The settings approved proposals change (protocol version 8,
+	// tuning.go).
+	event.ProposalCreated:  foldTuning,
+	event.ProposalApproved: foldTuning,
+	event.ProposalRejected: foldTuning,
+	event.ProposalApplied:  foldTuning,
+	event.ProposalReverted: foldTuning,
+	event.TuningChanged:    foldTuning,
 
 	// An operator's brakes through the ui node (protocol version 7).
 	event.RunPausedFor:          foldRunPausedFor,

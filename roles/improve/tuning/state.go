@@ -1,4 +1,4 @@
-package improve
+package tuning
 
 import (
 	"encoding/json"
