@@ -28,5 +28,11 @@ const (
 	StatusRefused     = tuning.StatusRefused
 )
 
+// Note sources (tuning's).
+const (
+	SourceApproved  = tuning.SourceApproved
+	SourceAutomatic = tuning.SourceAutomatic
+)
+
 // NewState is tuning.NewState.
 func NewState() *State { return tuning.NewState() }
