@@ -300,3 +300,30 @@ func TestDigestClock(t *testing.T) {
 		t.Errorf("notes change: %s, want low", s)
 	}
 }
+
+// TestFoldTakesEitherOrder: a change and its proposal.applied, and a
+// rollback and its proposal.reverted, travel on different subjects and
+// may reach the ledger in either order; the settings end the same.
+func TestFoldTakesEitherOrder(t *testing.T) {
+	p := plant(t)
+	prop := timeoutProposal("p-1")
+	prop.Approvers = 1
+	p.emit(event.ProposalCreated, "", prop)
+	p.add(p.operator("alice"), event.ProposalApproved, "", event.ProposalDecidedData{Proposal: "p-1"})
+	p.emit(event.ProposalApplied, "", event.ProposalAppliedData{Proposal: "p-1"})
+	p.emit(event.TuningChanged, "", event.TuningChangedData{Proposal: "p-1", Change: prop.Change})
+	if d := p.state().Defaults["f"]; d.Timeout.Std() != time.Minute {
+		t.Fatalf("applied before its change: defaults %+v, want f 1m", d)
+	}
+	p.emit(event.ProposalReverted, "", event.ProposalOutcomeData{Proposal: "p-1", Reason: "worse"})
+	p.emit(event.TuningChanged, "", event.TuningChangedData{Proposal: "p-1", Revert: true, Change: prop.Rollback})
+	s := p.state()
+	if d, ok := s.Defaults["f"]; ok {
+		t.Fatalf("reverted before its rollback: defaults %+v, want none", d)
+	}
+	// A second rollback, or the change again, changes nothing.
+	p.emit(event.TuningChanged, "", event.TuningChangedData{Proposal: "p-1", Change: prop.Change})
+	if d, ok := p.state().Defaults["f"]; ok {
+		t.Fatalf("the change again after the revert: defaults %+v", d)
+	}
+}

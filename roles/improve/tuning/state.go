@@ -267,7 +267,7 @@ func (s *State) policyRecorded(ev event.Event) bool {
 	switch {
 	case p.ChangeSeq == 0 && (p.Status == StatusApproved || p.Status == StatusApplied):
 		p.ChangeSeq = ev.Seq
-	case p.ChangeSeq != 0 && p.RevertSeq == 0 && p.Status == StatusApplied:
+	case p.ChangeSeq != 0 && p.RevertSeq == 0 && (p.Status == StatusApplied || p.Status == StatusReverted):
 		p.RevertSeq = ev.Seq
 	default:
 		return false
@@ -289,7 +289,9 @@ func (s *State) tuning(ev event.Event) bool {
 		return false
 	}
 	if d.Revert {
-		if p.Status != StatusApplied || p.ChangeSeq == 0 || p.RevertSeq != 0 || !sameChange(d.Change, p.Rollback) {
+		// The rollback travels just before its proposal.reverted; a
+		// fold that meets them the other way round still takes it once.
+		if (p.Status != StatusApplied && p.Status != StatusReverted) || p.ChangeSeq == 0 || p.RevertSeq != 0 || !sameChange(d.Change, p.Rollback) {
 			return false
 		}
 		p.RevertSeq = ev.Seq
