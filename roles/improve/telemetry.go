@@ -201,8 +201,15 @@ func (t *Telemetry) finishedFamily(run string) string {
 func (t *Telemetry) planProposed(ev event.Event) {
 	var d struct {
 		Plan struct {
-			Family string       `json:"family"`
-			Steps  []event.Step `json:"steps"`
+			Family string `json:"family"`
+			Steps  []struct {
+				ID        string          `json:"id"`
+				Run       string          `json:"run"`
+				Cwd       string          `json:"cwd"`
+				Timeout   event.Duration  `json:"timeout"`
+				Retries   int             `json:"retries"`
+				OnFailure event.OnFailure `json:"on_failure"`
+			} `json:"steps"`
 		} `json:"plan"`
 	}
 	if ev.Decode(&d) != nil {
@@ -259,8 +266,20 @@ func (t *Telemetry) shapesOf(script string) []string {
 	return s
 }
 
+// finishedData is what the telemetry reads of a task.finished: a
+// narrow decode, the window folds a day of them.
+type finishedData struct {
+	Step     string             `json:"step"`
+	Attempt  int                `json:"attempt"`
+	Status   event.TaskStatus   `json:"status"`
+	Class    event.FailureClass `json:"class"`
+	ExitCode int                `json:"exit_code"`
+	TimedOut bool               `json:"timed_out"`
+	Duration event.Duration     `json:"duration"`
+}
+
 func (t *Telemetry) finished(ev event.Event) {
-	var d event.TaskFinishedData
+	var d finishedData
 	if ev.Decode(&d) != nil {
 		return
 	}
