@@ -2,6 +2,7 @@ package improve
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -81,8 +82,8 @@ type Loop struct {
 }
 
 var (
-	_ roles.Folder = (*Loop)(nil)
-	_ roles.Role   = (*Loop)(nil)
+	_ roles.Snapshotter = (*Loop)(nil)
+	_ roles.Role        = (*Loop)(nil)
 )
 
 // New returns a Loop; it starts nothing.
@@ -133,6 +134,43 @@ func (l *Loop) Fold(ev event.Event) {
 	if changed {
 		l.kick()
 	}
+}
+
+// SnapshotName is "improve".
+func (l *Loop) SnapshotName() string { return "improve" }
+
+// Snapshot saves the proposals and settings (not the telemetry window:
+// after a restart it holds the events after the snapshot, and fills up
+// again as the ledger goes on).
+func (l *Loop) Snapshot() (uint64, []byte, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b, err := json.Marshal(l.mu.state)
+	if err != nil {
+		return 0, nil, fmt.Errorf("improve: snapshot: %w", err)
+	}
+	return l.mu.state.Seq, b, nil
+}
+
+// Restore replaces the proposals and settings with a snapshot's.
+func (l *Loop) Restore(data []byte) error {
+	s := NewState()
+	if err := json.Unmarshal(data, s); err != nil {
+		return fmt.Errorf("improve: restore: %w", err)
+	}
+	if s.Proposals == nil {
+		s.Proposals = map[string]*Proposal{}
+	}
+	if s.Retired == nil {
+		s.Retired = map[string]bool{}
+	}
+	if s.Defaults == nil {
+		s.Defaults = map[string]event.StepDefaults{}
+	}
+	l.mu.Lock()
+	l.mu.state = s
+	l.mu.Unlock()
+	return nil
 }
 
 // Settled records whether the node is live: the loop acts only then.

@@ -327,3 +327,33 @@ func TestFoldTakesEitherOrder(t *testing.T) {
 		t.Fatalf("the change again after the revert: defaults %+v", d)
 	}
 }
+
+// TestSnapshotRestore: a loop restored from another's snapshot holds the
+// same proposals and settings.
+func TestSnapshotRestore(t *testing.T) {
+	p := plant(t)
+	prop := timeoutProposal("p-1")
+	prop.Approvers = 1
+	p.emit(event.ProposalCreated, "", prop)
+	p.add(p.operator("alice"), event.ProposalApproved, "", event.ProposalDecidedData{Proposal: "p-1"})
+	p.emit(event.TuningChanged, "", event.TuningChangedData{Proposal: "p-1", Change: prop.Change})
+	a := New(Config{Node: "n1"})
+	p.feed(a)
+	seq, data, err := a.Snapshot()
+	if err != nil || seq == 0 {
+		t.Fatalf("snapshot at %d: %v", seq, err)
+	}
+	b := New(Config{Node: "n1"})
+	if err := b.Restore(data); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := b.Proposal("p-1"); got.Status != StatusApproved || got.ChangeSeq == 0 {
+		t.Errorf("restored proposal %+v", got)
+	}
+	if d := b.Settings().Defaults["f"]; d.Timeout.Std() != time.Minute {
+		t.Errorf("restored defaults %+v", b.Settings().Defaults)
+	}
+	if err := b.Restore([]byte("{")); err == nil {
+		t.Error("a damaged snapshot restored")
+	}
+}
