@@ -220,7 +220,7 @@ func shapeFailures(rules Rules, t *Telemetry, in Input) []event.ProposalCreatedD
 		text := fmt.Sprintf("`%s` failed %d of %d times %s (last exit code %d): do not plan it as it is; find what it needs first", k.subject, g.fails, g.fails+g.ok, where, g.exit)
 		p := notesProposal(PatternShapeFailures, k.family, k.subject, text)
 		p.Evidence = g.seqs
-		p.RootCause = fmt.Sprintf("the command shape `%s` failed %d times in %d runs %s", k.subject, g.fails, len(g.runs), where)
+		p.RootCause = fmt.Sprintf("the command shape `%s` failed %d times in %d runs of %s", k.subject, g.fails, len(g.runs), orNone(k.family))
 		p.ExpectedEffect = "planners are told, with the evidence, not to plan the failing form again: fewer failures of this shape"
 		shape := k.subject
 		p.Baseline = familyRate(t, k.family, func(a *Attempt) bool { return slices.Contains(a.Shapes, shape) })
@@ -385,13 +385,13 @@ func replans(rules Rules, t *Telemetry, in Input) []event.ProposalCreatedData {
 		if len(g.errs) > 0 {
 			errs = " (" + strings.Join(g.errs, "; ") + ")"
 		}
-		text := fmt.Sprintf("plans of family %s: `%s` failed and was replanned %d times%s: plan the form that works the first time", orNone(k.family), k.subject, g.n, errs)
+		text := fmt.Sprintf("plans of %s: `%s` failed and was replanned %d times%s: plan the form that works the first time", orNone(k.family), k.subject, g.n, errs)
 		if len(text) > MaxNoteLen {
 			text = text[:MaxNoteLen]
 		}
 		p := notesProposal(PatternReplans, k.family, k.subject, text)
 		p.Evidence = g.seqs
-		p.RootCause = fmt.Sprintf("%d replans of family %s fixed the same failing `%s`", g.n, orNone(k.family), k.subject)
+		p.RootCause = fmt.Sprintf("%d replans of %s fixed the same failing `%s`", g.n, orNone(k.family), k.subject)
 		p.ExpectedEffect = "the first plan avoids the mistake: fewer replans of this family"
 		p.Baseline = familyRate(t, k.family, nil)
 		out = append(out, p)
@@ -448,11 +448,12 @@ func feedback(rules Rules, t *Telemetry, in Input) []event.ProposalCreatedData {
 	return out
 }
 
+// orNone names a family in sentences.
 func orNone(family string) string {
 	if family == "" {
-		return "(none)"
+		return "no family"
 	}
-	return family
+	return "family " + family
 }
 
 func sortedKeys[V any](m map[key]V) []key {

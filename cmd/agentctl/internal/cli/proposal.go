@@ -74,12 +74,15 @@ func changeCell(c event.Change) string {
 	case event.ChangeStepDefaults:
 		if d := c.Defaults; d != nil {
 			if c.Setting == event.SettingDefaultsTimeout {
-				return fmt.Sprintf("timeout %s (%s)", dash(d.Timeout.String()), dash(d.Family))
+				if d.Timeout == 0 {
+					return "timeout none (" + dash(d.Family) + ")"
+				}
+				return fmt.Sprintf("timeout %s (%s)", d.Timeout, dash(d.Family))
 			}
 			if d.Retries != nil {
 				return fmt.Sprintf("retries %d (%s)", *d.Retries, dash(d.Family))
 			}
-			return "retries - (" + dash(d.Family) + ")"
+			return "retries none (" + dash(d.Family) + ")"
 		}
 	case event.ChangePolicy:
 		return "policy rule"
@@ -276,7 +279,7 @@ func (a *app) proposalDecide(ctx context.Context, typ event.Type, verb, id, reas
 	if a.output != formatText {
 		return a.writeJSON(proposalResult{Proposal: p.ID, Action: verb, Event: d.ID, Reason: reason})
 	}
-	fmt.Fprintf(a.env.Stdout, "%sd proposal %s (event %s)\n", strings.TrimSuffix(verb, "e"), p.ID, d.ID)
+	fmt.Fprintf(a.env.Stdout, "%sd proposal %s (event %s)\n", verb, p.ID, d.ID)
 	return nil
 }
 
