@@ -3,6 +3,7 @@ package node_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -117,4 +118,59 @@ func TestImproveLoopEndToEnd(t *testing.T) {
 		return !ok
 	})
 	runAll(slowFetch, 1, event.RunFailed)
+}
+
+// TestPromptCarriesApprovedNotes: a note a proposal adds reaches a
+// model's prompt for a goal of its family only once approved, before the
+// automatic notes, which are marked as such.
+func TestPromptCarriesApprovedNotes(t *testing.T) {
+	prompts := make(chan string, 8)
+	srv := modelServer(t, `{"steps": [{"id": "hello", "run": "echo hello"}]}`, prompts)
+	cfg := nodetest.Config(t.TempDir())
+	cfg.Planner.BaseURL, cfg.Planner.Model = srv.URL+"/v1", "test-model"
+	n := nodetest.Start(t, cfg)
+	ctx := context.Background()
+	submitFamily := func(text string) string {
+		t.Helper()
+		d := event.MustDraft(event.GoalSubmitted, event.NewID(), event.GoalSubmittedData{Goal: text, Text: text, Family: "web"})
+		if err := bus.PublishSigned(ctx, n.JS, n.Operator, d); err != nil {
+			t.Fatal(err)
+		}
+		return d.Run
+	}
+	for range 3 {
+		if r := n.WaitRun(t, n.Submit(t, "fails.yaml", "family: web\nsteps:\n  - id: list\n    run: ls --no-such-flag /nonexistent\n"), 30*time.Second); r.Status != event.RunFailed {
+			t.Fatalf("run %s: %s", r.ID, r.Status)
+		}
+	}
+	if err := bus.PublishSigned(ctx, n.JS, n.Operator, event.MustDraft(event.ImproveEval, "", event.ImproveEvalData{Now: true})); err != nil {
+		t.Fatal(err)
+	}
+	var p improve.Proposal
+	poll.Eventually(t, 30*time.Second, "a shape_failures proposal", func() bool {
+		var ps []improve.Proposal
+		if err := n.API.Call(ctx, api.MethodProposalsList, api.ProposalsRequest{}, &ps); err != nil || len(ps) == 0 {
+			return false
+		}
+		p = ps[0]
+		return p.Pattern == improve.PatternShapeFailures
+	})
+	note := p.Change.Note.Text
+	n.WaitRun(t, submitFamily("before approval"), 30*time.Second)
+	if got := <-prompts; strings.Contains(got, note) || !strings.Contains(got, "(automatic, from the command statistics)") {
+		t.Fatalf("prompt before approval (the note must be absent, the automatic one marked):\n%s", got)
+	}
+	if err := bus.PublishSigned(ctx, n.JS, n.Operator, event.MustDraft(event.ProposalApproved, "", event.ProposalDecidedData{Proposal: p.ID})); err != nil {
+		t.Fatal(err)
+	}
+	poll.Eventually(t, 30*time.Second, "the proposal applied", func() bool {
+		var got improve.Proposal
+		return n.API.Call(ctx, api.MethodProposalsShow, api.ProposalRequest{ID: p.ID}, &got) == nil && got.Status == improve.StatusApplied
+	})
+	n.WaitRun(t, submitFamily("after approval"), 30*time.Second)
+	got := <-prompts
+	approved, auto := strings.Index(got, note), strings.Index(got, "(automatic, from the command statistics)")
+	if approved < 0 || auto < approved {
+		t.Fatalf("prompt after approval (the approved note first, then the automatic one):\n%s", got)
+	}
 }
