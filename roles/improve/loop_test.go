@@ -357,3 +357,77 @@ func TestSnapshotRestore(t *testing.T) {
 		t.Error("a damaged snapshot restored")
 	}
 }
+
+// TestPolicyProposalApplied: a gates_approved proposal, approved by the
+// two operators the policy asks for at its risk, is applied as a
+// policy.recorded of source proposal that every policy fold takes: the
+// command is allowed from then on, nothing else changes, and one
+// approval alone applies nothing.
+func TestPolicyProposalApplied(t *testing.T) {
+	p := plant(t)
+	pol := loadPolicy(t)
+	p.emit(event.PolicyApplied, "", event.PolicyAppliedData{Base: 0, Name: "test", Hash: pol.Hash(), Text: testPolicy, Source: event.PolicyFromApply})
+	for i := range 3 {
+		run := fmt.Sprintf("g%d", i)
+		step := event.Step{ID: "s", Run: "systemctl restart nginx"}
+		p.run(run, "ops", step)
+		p.emit(event.GateOpened, run, event.GateOpenedData{Decision: event.Decision{Epoch: 1}, Step: "s", Attempt: 1, Kind: event.GatePolicy,
+			Subject: "x", Verdict: &event.Verdict{Action: "confirm", Level: "high", Rule: "restart", Reversible: true}, Approvals: 2})
+		p.emit(event.GateDecided, run, event.GateDecidedData{Step: "s", Subject: "x", Action: event.GateAccept})
+	}
+	c := &capture{p: p}
+	l := New(Config{Node: "n1", Emit: c, Now: func() time.Time { return p.now }})
+	p.feed(l)
+	ctx := context.Background()
+	if err := l.Step(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p.feed(l)
+	ps := l.Proposals()
+	if len(ps) != 1 || ps[0].Pattern != PatternGatesApproved || ps[0].Approvers != 2 {
+		t.Fatalf("proposals %+v, want one gates_approved needing 2 approvers", ps)
+	}
+	id := ps[0].ID
+	p.add(p.operator("alice"), event.ProposalApproved, "", event.ProposalDecidedData{Proposal: id})
+	p.feed(l)
+	if err := l.Step(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.types(); !slices.Equal(got, []event.Type{event.ProposalCreated}) {
+		t.Fatalf("after one approval of two the loop emitted %v", got)
+	}
+	p.add(p.operator("bob"), event.ProposalApproved, "", event.ProposalDecidedData{Proposal: id})
+	p.feed(l)
+	if err := l.Step(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p.feed(l)
+	if got, _ := l.Proposal(id); got.Status != StatusApplied || got.ChangeSeq == 0 {
+		t.Fatalf("status %s change seq %d, want applied", got.Status, got.ChangeSeq)
+	}
+	// Every policy fold takes the recorded version (roles/policy.Applied).
+	var cur *policy.Policy
+	for _, ev := range p.events(1) {
+		if ev.Type != event.PolicyApplied && ev.Type != event.PolicyRecorded {
+			continue
+		}
+		var v int64
+		if cur != nil {
+			v = cur.Version
+		}
+		next, _, err := policy.Applied(v, ev)
+		if err != nil {
+			t.Fatalf("policy event %d not taken: %v", ev.Seq, err)
+		}
+		cur = next
+	}
+	if cur.Version != 2 {
+		t.Fatalf("policy version %d, want 2", cur.Version)
+	}
+	if v := cur.Judge("systemctl restart nginx"); v.Action != policy.Allow {
+		t.Errorf("the remembered command: %s, want allow", v.Action)
+	}
+	if v := cur.Judge("systemctl restart mysql"); v.Action != policy.Confirm {
+		t.Errorf("another restart: %s, want confirm", v.Action)
+	}
+}
