@@ -61,13 +61,25 @@ type Loop struct {
 	log  *slog.Logger
 	wake chan struct{}
 
+	// mu guards what Fold changes: the proposals and settings, the
+	// policy in force, and the events the telemetry has yet to fold.
+	// Fold holds it only briefly: it never waits for an evaluation.
 	mu struct {
 		sync.Mutex
 		state   *State
-		tel     *Telemetry
 		pol     *policy.Policy
 		polText string
 		live    bool
+		// pending are the events folded live that the telemetry window
+		// has yet to take (Step drains them).
+		pending []event.Event
+	}
+	// tm guards the telemetry window and what only Step uses; Step holds
+	// it for a whole turn (an evaluation included), and takes mu inside
+	// it when it needs the state (lock order: tm, then mu).
+	tm struct {
+		sync.Mutex
+		tel *Telemetry
 		// lastEval is when the leader last evaluated; evalSeq the
 		// improve.eval it answered.
 		lastEval time.Time
@@ -105,9 +117,9 @@ func New(cfg Config) *Loop {
 	}
 	l := &Loop{cfg: cfg, log: cfg.Logger, wake: make(chan struct{}, 1)}
 	l.mu.state = NewState()
-	l.mu.tel = NewTelemetry(cfg.Window, 0)
-	l.mu.sent = map[string]time.Time{}
-	l.mu.notified = map[string]Status{}
+	l.tm.tel = NewTelemetry(cfg.Window, 0)
+	l.tm.sent = map[string]time.Time{}
+	l.tm.notified = map[string]Status{}
 	return l
 }
 
@@ -118,8 +130,13 @@ func (l *Loop) Name() string { return "improve" }
 func (l *Loop) Fold(ev event.Event) {
 	l.mu.Lock()
 	changed := l.mu.state.Apply(ev)
-	if l.cfg.Emit != nil {
-		l.mu.tel.Fold(ev)
+	// Live, the telemetry's events wait for Step (which may be in an
+	// evaluation); while the node restores they are folded at once, in
+	// order (pending is empty then).
+	keep := l.cfg.Emit != nil && telemetryType(ev.Type)
+	queue := keep && (l.mu.live || len(l.mu.pending) > 0)
+	if queue {
+		l.mu.pending = append(l.mu.pending, ev)
 	}
 	if ev.Type == event.PolicyApplied || ev.Type == event.PolicyRecorded {
 		var cur int64
@@ -131,9 +148,24 @@ func (l *Loop) Fold(ev event.Event) {
 		}
 	}
 	l.mu.Unlock()
+	if keep && !queue {
+		l.tm.Lock()
+		l.tm.tel.Fold(ev)
+		l.tm.Unlock()
+	}
 	if changed {
 		l.kick()
 	}
+}
+
+// telemetryType reports whether the telemetry window folds events of t.
+func telemetryType(t event.Type) bool {
+	switch t {
+	case event.GoalSubmitted, event.PlanProposed, event.TaskAssigned, event.TaskFinished, event.GateOpened,
+		event.GateDecided, event.GateDecidedFor, event.PlanReplanRequested, event.RunFinished, event.RunRated:
+		return true
+	}
+	return false
 }
 
 // SnapshotName is "improve".
@@ -241,18 +273,15 @@ func (l *Loop) run(ctx context.Context) {
 // calls it on every tick and fold; tests call it directly. It does
 // nothing unless the node is live and leads.
 func (l *Loop) Step(ctx context.Context) error {
-	if l.cfg.Emit == nil || (l.cfg.Leading != nil && !l.cfg.Leading()) {
+	if l.cfg.Emit == nil {
 		return nil
 	}
-	now := l.cfg.Now()
-	l.mu.Lock()
-	if !l.mu.live {
-		l.mu.Unlock()
+	l.tm.Lock()
+	drafts, ok := l.turnLocked()
+	l.tm.Unlock()
+	if !ok {
 		return nil
 	}
-	drafts := l.dueLocked(now)
-	l.notifyLocked(now)
-	l.mu.Unlock()
 	var err error
 	if len(drafts) > 0 {
 		if err = l.cfg.Emit.Emit(ctx, drafts...); err != nil {
@@ -265,28 +294,63 @@ func (l *Loop) Step(ctx context.Context) error {
 	return err
 }
 
-// once reports whether the event named key may be emitted now: not
-// within inflight of the last time.
-func (l *Loop) onceLocked(key string, now time.Time) bool {
-	if at, ok := l.mu.sent[key]; ok && now.Sub(at) < inflight {
-		return false
+// turnLocked (tm held) folds the pending events into the telemetry and,
+// on the live leader, returns the events due; ok is false when the node
+// is not the live leader.
+func (l *Loop) turnLocked() (drafts []event.Draft, ok bool) {
+	l.mu.Lock()
+	evs := l.mu.pending
+	l.mu.pending = nil
+	l.mu.Unlock()
+	for _, ev := range evs {
+		l.tm.tel.Fold(ev)
 	}
-	l.mu.sent[key] = now
-	return true
-}
-
-// dueLocked returns the events due at now.
-func (l *Loop) dueLocked(now time.Time) []event.Draft {
-	var out []event.Draft
+	if l.cfg.Leading != nil && !l.cfg.Leading() {
+		return nil, false
+	}
+	now := l.cfg.Now()
+	l.mu.Lock()
+	if !l.mu.live {
+		l.mu.Unlock()
+		return nil, false
+	}
 	st := l.mu.state
 	every := st.Every.Std()
 	if every <= 0 {
 		every = DefaultEvery
 	}
-	if st.EvalAsked > l.mu.evalSeq || l.mu.lastEval.IsZero() || now.Sub(l.mu.lastEval) >= every {
-		l.mu.evalSeq, l.mu.lastEval = st.EvalAsked, now
-		out = append(out, l.evaluateLocked(now)...)
+	var in Input
+	due := st.EvalAsked > l.tm.evalSeq || l.tm.lastEval.IsZero() || now.Sub(l.tm.lastEval) >= every
+	if due {
+		l.tm.evalSeq, l.tm.lastEval = st.EvalAsked, now
+		in = Input{Now: now, State: st.Clone(), Policy: l.mu.pol, PolicyText: l.mu.polText}
 	}
+	l.mu.Unlock()
+	if due {
+		drafts = l.evaluateLocked(now, in) // without mu: Fold goes on meanwhile
+	}
+	l.mu.Lock()
+	drafts = append(drafts, l.dueLocked(now)...)
+	l.notifyLocked(now)
+	l.mu.Unlock()
+	return drafts, true
+}
+
+// onceLocked (tm held) reports whether the event named key may be
+// emitted now: not within inflight of the last time.
+func (l *Loop) onceLocked(key string, now time.Time) bool {
+	if at, ok := l.tm.sent[key]; ok && now.Sub(at) < inflight {
+		return false
+	}
+	l.tm.sent[key] = now
+	return true
+}
+
+// dueLocked (tm and mu held) returns the applies and judgements due at
+// now.
+func (l *Loop) dueLocked(now time.Time) []event.Draft {
+	var out []event.Draft
+	st := l.mu.state
 	for _, id := range st.Order {
 		p := st.Proposals[id]
 		switch p.Status {
@@ -299,11 +363,11 @@ func (l *Loop) dueLocked(now time.Time) []event.Draft {
 	return out
 }
 
-// evaluateLocked runs the rules and drafts the new proposals.
-func (l *Loop) evaluateLocked(now time.Time) []event.Draft {
+// evaluateLocked (tm held) runs the rules and drafts the new proposals.
+func (l *Loop) evaluateLocked(now time.Time, in Input) []event.Draft {
 	start := time.Now()
-	l.mu.tel.Trim(now)
-	found := Evaluate(l.cfg.Rules, l.mu.tel, Input{Now: now, State: l.mu.state, Policy: l.mu.pol, PolicyText: l.mu.polText})
+	l.tm.tel.Trim(now)
+	found := Evaluate(l.cfg.Rules, l.tm.tel, in)
 	var out []event.Draft
 	for _, p := range found {
 		if !l.onceLocked("created/"+p.ID, now) {
@@ -311,8 +375,8 @@ func (l *Loop) evaluateLocked(now time.Time) []event.Draft {
 		}
 		out = append(out, event.MustDraft(event.ProposalCreated, "", p))
 	}
-	l.log.Info("improve: evaluated", "attempts", len(l.mu.tel.Attempts), "gates", len(l.mu.tel.Gates),
-		"replans", len(l.mu.tel.Replans), "ratings", len(l.mu.tel.Ratings), "proposals", len(out), "took", time.Since(start))
+	l.log.Info("improve: evaluated", "attempts", len(l.tm.tel.Attempts), "gates", len(l.tm.tel.Gates),
+		"replans", len(l.tm.tel.Replans), "ratings", len(l.tm.tel.Ratings), "proposals", len(out), "took", time.Since(start))
 	return out
 }
 
@@ -342,7 +406,7 @@ func (l *Loop) applyLocked(p *Proposal, now time.Time) []event.Draft {
 	} else {
 		change = event.MustDraft(event.TuningChanged, "", event.TuningChangedData{Proposal: p.ID, Change: p.Change})
 	}
-	l.mu.sent["applied/"+p.ID] = now
+	l.tm.sent["applied/"+p.ID] = now
 	return []event.Draft{change, event.MustDraft(event.ProposalApplied, "", event.ProposalAppliedData{Proposal: p.ID, Validation: v})}
 }
 
@@ -367,9 +431,9 @@ func (l *Loop) validateLocked(p *Proposal) (event.Validation, error) {
 	}
 	switch p.Change.Kind {
 	case event.ChangeStepDefaults:
-		return ReplayDefaults(p.Change, l.mu.tel.Attempts)
+		return ReplayDefaults(p.Change, l.tm.tel.Attempts)
 	case event.ChangePolicy:
-		return CheckPolicy(l.mu.pol, p.Change, l.mu.tel.Commands)
+		return CheckPolicy(l.mu.pol, p.Change, l.tm.tel.Commands)
 	case event.ChangeTemplate:
 		return event.Validation{}, fmt.Errorf("%w: plan templates are not applied by this version", ErrForbidden)
 	}
@@ -382,13 +446,13 @@ func (l *Loop) judgeLocked(p *Proposal, now time.Time) []event.Draft {
 		if !l.onceLocked("reverted/"+p.ID, now) {
 			return nil
 		}
-		v, out := l.cfg.Monitor.Judge(p, l.mu.tel, now)
+		v, out := l.cfg.Monitor.Judge(p, l.tm.tel, now)
 		if v != Revert {
 			out.Reason = "reverted: " + out.Reason
 		}
 		return []event.Draft{event.MustDraft(event.ProposalReverted, "", out)}
 	}
-	v, out := l.cfg.Monitor.Judge(p, l.mu.tel, now)
+	v, out := l.cfg.Monitor.Judge(p, l.tm.tel, now)
 	switch v {
 	case Implement:
 		if !l.onceLocked("implemented/"+p.ID, now) {
@@ -412,7 +476,7 @@ func (l *Loop) judgeLocked(p *Proposal, now time.Time) []event.Draft {
 		} else {
 			undo = event.MustDraft(event.TuningChanged, "", event.TuningChangedData{Proposal: p.ID, Revert: true, Change: p.Rollback})
 		}
-		l.mu.sent["reverted/"+p.ID] = now
+		l.tm.sent["reverted/"+p.ID] = now
 		return []event.Draft{undo, event.MustDraft(event.ProposalReverted, "", out)}
 	}
 	return nil
@@ -424,10 +488,10 @@ func (l *Loop) notifyLocked(now time.Time) {
 	d := l.cfg.Digest
 	for _, id := range l.mu.state.Order {
 		p := l.mu.state.Proposals[id]
-		if l.mu.notified[id] == p.Status {
+		if l.tm.notified[id] == p.Status {
 			continue
 		}
-		l.mu.notified[id] = p.Status
+		l.tm.notified[id] = p.Status
 		if d == nil {
 			continue
 		}

@@ -431,3 +431,40 @@ func TestPolicyProposalApplied(t *testing.T) {
 		t.Errorf("another restart: %s, want confirm", v.Action)
 	}
 }
+
+// TestFoldDoesNotWaitForAnEvaluation: while the leader's turn holds the
+// telemetry (an evaluation of a day of events takes a second or more),
+// a live Fold returns at once: the node's follower is never held up.
+func TestFoldDoesNotWaitForAnEvaluation(t *testing.T) {
+	p := plant(t)
+	step := event.Step{ID: "s", Run: "true"}
+	p.run("r", "f", step)
+	l := New(Config{Node: "n1", Emit: &capture{p: p}, Now: func() time.Time { return p.now }})
+	p.feed(l) // live from here
+	p.attempt("r", step, 1, ok(time.Second))
+	evs := p.events(p.folded + 1)
+	l.tm.Lock() // a turn in progress
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for _, ev := range evs {
+			l.Fold(ev)
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		l.tm.Unlock()
+		t.Fatal("Fold waited for the turn")
+	}
+	l.tm.Unlock()
+	if err := l.Step(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	l.tm.Lock()
+	n := len(l.tm.tel.Attempts)
+	l.tm.Unlock()
+	if n != 1 {
+		t.Errorf("the telemetry holds %d attempts after the turn, want the 1 folded during it", n)
+	}
+}
