@@ -94,9 +94,9 @@ const AutoPrefix = "auto:"
 // evaluation's interval. It is pure: Apply folds one event, the same
 // events give the same state on every node. Not safe for concurrent use.
 type State struct {
-	Proposals map[string]*Proposal `json:"proposals"`
+	Proposals map[string]*Proposal `json:"proposals,omitempty"`
 	// Order is the proposals' ids in creation order.
-	Order []string `json:"order"`
+	Order []string `json:"order,omitempty"`
 	// Notes are the approved notes, in the order they were made.
 	Notes []Note `json:"notes,omitempty"`
 	// Retired are the automatic notes (by id) a proposal retired or
