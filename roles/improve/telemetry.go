@@ -109,6 +109,7 @@ type Telemetry struct {
 	Commands []string
 
 	runs   map[string]*runInfo
+	ended  map[string]string // family by run, of runs finished lately
 	shapes map[string][]string
 	now    time.Time
 }
@@ -128,7 +129,7 @@ func NewTelemetry(window time.Duration, maxRecords int) *Telemetry {
 	if maxRecords <= 0 {
 		maxRecords = DefaultMaxRecords
 	}
-	return &Telemetry{Window: window, MaxRecords: maxRecords, runs: map[string]*runInfo{}, shapes: map[string][]string{}}
+	return &Telemetry{Window: window, MaxRecords: maxRecords, runs: map[string]*runInfo{}, ended: map[string]string{}, shapes: map[string][]string{}}
 }
 
 // Fold folds one ledger event.
@@ -157,6 +158,12 @@ func (t *Telemetry) Fold(ev event.Event) {
 	case event.PlanReplanRequested:
 		t.replan(ev)
 	case event.RunFinished:
+		if r := t.runs[ev.Run]; r != nil && r.family != "" {
+			if len(t.ended) >= maxEnded {
+				t.ended = map[string]string{}
+			}
+			t.ended[ev.Run] = r.family
+		}
 		delete(t.runs, ev.Run)
 	case event.RunRated:
 		var d event.RunRatedData
@@ -178,9 +185,8 @@ func (t *Telemetry) run(ev event.Event) *runInfo {
 	return r
 }
 
-// familyOf is the plan family of run, as far as the window knows. Runs
-// finished are forgotten, so a rating of an old run reads its family from
-// the families remembered by run id.
+// familyOf is the plan family of run, as far as the window knows: a
+// finished run's is remembered (bounded) for the ratings that come after.
 func (t *Telemetry) familyOf(run string) string {
 	if r := t.runs[run]; r != nil {
 		return r.family
@@ -188,15 +194,12 @@ func (t *Telemetry) familyOf(run string) string {
 	return t.finishedFamily(run)
 }
 
-// finishedFamily looks a finished run's family up in the records.
-func (t *Telemetry) finishedFamily(run string) string {
-	for i := len(t.Attempts) - 1; i >= 0 && i >= len(t.Attempts)-10000; i-- {
-		if t.Attempts[i].Run == run {
-			return t.Attempts[i].Family
-		}
-	}
-	return ""
-}
+// finishedFamily is the family of a run that finished lately.
+func (t *Telemetry) finishedFamily(run string) string { return t.ended[run] }
+
+// maxEnded bounds the families of finished runs the window remembers
+// (for their ratings); past it, it starts again empty.
+const maxEnded = 100_000
 
 func (t *Telemetry) planProposed(ev event.Event) {
 	var d struct {
