@@ -468,3 +468,48 @@ func TestFoldDoesNotWaitForAnEvaluation(t *testing.T) {
 		t.Errorf("the telemetry holds %d attempts after the turn, want the 1 folded during it", n)
 	}
 }
+
+// TestNotesPinEditRetire: planners see the approved notes of their family
+// and of none, then the automatic notes no proposal retired or pinned,
+// marked automatic; a pin makes an automatic note approved, a retire
+// hides it, and their rollback (restore) shows it again.
+func TestNotesPinEditRetire(t *testing.T) {
+	p := plant(t)
+	auto := map[string]string{"apt-get install": "`apt-get install` without -y failed 4 of 5 times", "make": "`make` failed 3 of 3 times"}
+	change := func(op, id, text, family string) event.Change {
+		return event.Change{Kind: event.ChangeNotes, Setting: event.SettingPlannerNotes, Note: &event.NoteChange{Op: op, ID: id, Text: text, Family: family}}
+	}
+	apply := func(id string, c, rollback event.Change) {
+		t.Helper()
+		p.emit(event.ProposalCreated, "", event.ProposalCreatedData{ID: id, Pattern: "manual", Risk: "low", Approvers: 1, Change: c, Rollback: rollback})
+		p.add(p.operator("alice"), event.ProposalApproved, "", event.ProposalDecidedData{Proposal: id})
+		p.emit(event.TuningChanged, "", event.TuningChangedData{Proposal: id, Change: c})
+		p.emit(event.ProposalApplied, "", event.ProposalAppliedData{Proposal: id})
+	}
+	ids := func(ns []Note) []string {
+		var out []string
+		for _, n := range ns {
+			out = append(out, n.Source+":"+n.ID)
+		}
+		return out
+	}
+	apply("p-add", change(event.NoteAdd, "n-web", "web: use the mirror", "web"), change(event.NoteRetire, "n-web", "", "web"))
+	apply("p-pin", change(event.NotePin, "auto:make", "`make` needs the toolchain first", ""), change(event.NoteRestore, "auto:make", "", ""))
+	apply("p-retire", change(event.NoteRetire, "auto:apt-get install", "", ""), change(event.NoteRestore, "auto:apt-get install", "", ""))
+	s := p.state()
+	if got, want := ids(s.PlannerNotes("web", auto)), []string{"approved:n-web", "approved:auto:make"}; !slices.Equal(got, want) {
+		t.Fatalf("notes of web: %v, want %v", got, want)
+	}
+	if got, want := ids(s.PlannerNotes("other", auto)), []string{"approved:auto:make"}; !slices.Equal(got, want) {
+		t.Fatalf("notes of another family: %v, want %v", got, want)
+	}
+	// Revert the pin and the retire: the automatic notes are back.
+	p.emit(event.TuningChanged, "", event.TuningChangedData{Proposal: "p-pin", Revert: true, Change: change(event.NoteRestore, "auto:make", "", "")})
+	p.emit(event.ProposalReverted, "", event.ProposalOutcomeData{Proposal: "p-pin"})
+	p.emit(event.TuningChanged, "", event.TuningChangedData{Proposal: "p-retire", Revert: true, Change: change(event.NoteRestore, "auto:apt-get install", "", "")})
+	p.emit(event.ProposalReverted, "", event.ProposalOutcomeData{Proposal: "p-retire"})
+	s = p.state()
+	if got, want := ids(s.PlannerNotes("web", auto)), []string{"approved:n-web", "automatic:auto:apt-get install", "automatic:auto:make"}; !slices.Equal(got, want) {
+		t.Fatalf("notes after the reverts: %v, want %v", got, want)
+	}
+}
