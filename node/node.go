@@ -34,6 +34,7 @@ import (
 	"github.com/agentic-dev/agentic/roles"
 	"github.com/agentic-dev/agentic/roles/executor"
 	"github.com/agentic-dev/agentic/roles/executor/runner"
+	"github.com/agentic-dev/agentic/roles/improve"
 	"github.com/agentic-dev/agentic/roles/memory"
 	"github.com/agentic-dev/agentic/roles/orchestrator"
 	"github.com/agentic-dev/agentic/roles/orchestrator/runindex"
@@ -75,10 +76,14 @@ type Node struct {
 	tracer *tracing.Tracer
 	// notifier sends the gates that open (notify.webhook, notify.exec).
 	notifier *notify.Notifier
-	mem      *memory.Memory
-	exec     *executor.Executor
-	roles    []roles.Role
-	apiSrv   *api.Server
+	// improve is the self-improvement loop (improve.go): on every ledger
+	// node the proposals and the settings they change, on the leader
+	// orchestrator the evaluation, apply, monitor and revert.
+	improve *improve.Loop
+	mem     *memory.Memory
+	exec    *executor.Executor
+	roles   []roles.Role
+	apiSrv  *api.Server
 	// http serves the API (and the probes unless probe serves them).
 	http  httpServer
 	probe httpServer
@@ -542,6 +547,11 @@ func (n *Node) startLedger(ctx context.Context) error {
 	}
 	if n.mem != nil {
 		n.roles = append(n.roles, n.mem)
+	}
+	if n.store != nil {
+		n.improve = n.newImprove()
+		folders = append(folders, n.improve)
+		n.roles = append(n.roles, n.improve)
 	}
 	if err := n.startExecutor(); err != nil {
 		return err

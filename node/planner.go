@@ -53,11 +53,12 @@ func (n *Node) plannerConfig() planner.Config {
 // promptInputs gathers what a plan's prompt tells beside the goal, by
 // asking the cluster: the policy in force (policy.show), the capabilities
 // of the live executors (nodes.list), the approved plugin tools
-// (plugins.list, plugins.show) and the adaptive notes
-// (memory.commands), with the command statistics themselves when plan
+// (plugins.list, plugins.show) and the notes: those approved proposals
+// made (docs/improve.md), then the adaptive notes (memory.commands) no
+// proposal retired, marked as automatic, with the command statistics themselves when plan
 // candidates are scored by them. What does not answer in time is left out, and said
 // in the log at debug.
-func (n *Node) promptInputs(ctx context.Context, _ event.GoalSubmittedData) llm.Inputs {
+func (n *Node) promptInputs(ctx context.Context, goal event.GoalSubmittedData) llm.Inputs {
 	var in llm.Inputs
 	if n.conn == nil {
 		return in
@@ -105,5 +106,6 @@ func (n *Node) promptInputs(ctx context.Context, _ event.GoalSubmittedData) llm.
 	} else {
 		n.log.Debug("prompt: no command notes", "err", err)
 	}
+	in.Notes = n.plannerNotes(goal.Family, in.Notes) // improve.go: the approved notes first
 	return in
 }

@@ -300,6 +300,14 @@ var table = []Spec{
 	{MemoryDropped, []string{RoleOperator}, 8},
 	{MemoryPruned, []string{RoleOrchestrator}, 8},
 	{RunRated, []string{RoleOperator}, 8},
+	{ProposalCreated, []string{RoleOrchestrator}, 8},
+	{ProposalApproved, []string{RoleOperator}, 8},
+	{ProposalRejected, []string{RoleOperator}, 8},
+	{ProposalApplied, []string{RoleOrchestrator}, 8},
+	{ProposalImplemented, []string{RoleOrchestrator}, 8},
+	{ProposalReverted, []string{RoleOrchestrator}, 8},
+	{TuningChanged, []string{RoleOrchestrator}, 8},
+	{ImproveEval, []string{RoleOperator}, 8},
 }
 
 // Types returns the event-type table, in order, as of every protocol

@@ -54,6 +54,9 @@ type PolicyAppliedData struct {
 	// Step, with the event's run, is the step whose approval added the
 	// rule (Source remember).
 	Step string `json:"step,omitempty"`
+	// Proposal is the approved proposal a leader applied (Source
+	// proposal, docs/improve.md). Protocol version 8.
+	Proposal string `json:"proposal,omitempty"`
 }
 
 // GateKind says why a gate holds a step.

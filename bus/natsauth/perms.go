@@ -35,6 +35,7 @@ var ReadMethods = []string{
 	"policy.show", "policy.list", "gates.list", "memory.commands",
 	"plugins.list", "plugins.show",
 	"memory.facts", "memory.search",
+	"proposals.list", "proposals.show", "improve.settings",
 }
 
 // AdminMethods are the query API methods that act on a node: admin only.

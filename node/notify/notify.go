@@ -101,6 +101,47 @@ type Batch struct {
 	Gates   []Gate `json:"gates"`
 	// Dropped counts gates not sent because too many were pending.
 	Dropped int `json:"dropped,omitempty"`
+	// Proposals is news of the self-improvement loop's proposals
+	// (docs/improve.md), of one Severity, sent by SendProposals.
+	Proposals []Proposal `json:"proposals,omitempty"`
+	Severity  string     `json:"severity,omitempty"`
+}
+
+// Proposal is one piece of news about a proposal: created, approved,
+// applied, implemented, reverted.
+type Proposal struct {
+	ID       string    `json:"id"`
+	Status   string    `json:"status"`
+	Pattern  string    `json:"pattern"`
+	Subject  string    `json:"subject"`
+	Risk     string    `json:"risk"`
+	Severity string    `json:"severity"`
+	Summary  string    `json:"summary"`
+	At       time.Time `json:"at"`
+	// Show is the command to look at it with.
+	Show string `json:"show"`
+}
+
+// SendProposals sends news of proposals of one severity now, through the
+// same hooks as the gates: the caller batches them (critical at once,
+// high hourly, the rest daily: roles/improve.Digest). A failed send is
+// retried, then logged and counted, as a gates batch is.
+func (n *Notifier) SendProposals(ctx context.Context, severity string, ps []Proposal) {
+	if !n.Enabled() || len(ps) == 0 {
+		return
+	}
+	text := fmt.Sprintf("agentic: %d %s proposal update(s)", len(ps), severity)
+	if n.cfg.Cluster != "" {
+		text += " on cluster " + n.cfg.Cluster
+	}
+	for i, p := range ps {
+		if i == 5 {
+			text += fmt.Sprintf("; and %d more", len(ps)-5)
+			break
+		}
+		text += fmt.Sprintf("; %s %s (%s): %s", p.ID, p.Status, p.Risk, p.Show)
+	}
+	n.send(ctx, Batch{Text: text, Cluster: n.cfg.Cluster, Node: n.cfg.Node, Gates: []Gate{}, Proposals: ps, Severity: severity})
 }
 
 // Stats counts what a Notifier did since it started.

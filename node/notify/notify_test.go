@@ -173,3 +173,24 @@ func TestWebhookSecretStaysOutOfErrors(t *testing.T) {
 		t.Fatalf("redactURL = %q", got)
 	}
 }
+
+// TestProposalsAreSentThroughTheHooks: the improvement loop's news goes
+// out through the same webhook as one batch of its severity.
+func TestProposalsAreSentThroughTheHooks(t *testing.T) {
+	h := newHook(t)
+	n := New(Config{Webhook: h.URL, Cluster: "prod", Node: "node-a"})
+	n.SendProposals(context.Background(), "high", []Proposal{
+		{ID: "p-1", Status: "pending", Pattern: "gates_approved", Risk: "high", Severity: "high", Show: "agentctl proposal show p-1"},
+		{ID: "p-2", Status: "reverted", Pattern: "timeouts", Risk: "medium", Severity: "high", Show: "agentctl proposal show p-2"},
+	})
+	got := h.got()
+	if len(got) != 1 {
+		t.Fatalf("%d batches, want 1", len(got))
+	}
+	b := got[0]
+	if b.Severity != "high" || len(b.Proposals) != 2 || b.Proposals[1].Status != "reverted" || len(b.Gates) != 0 ||
+		!strings.Contains(b.Text, "2 high proposal update(s) on cluster prod") || !strings.Contains(b.Text, "agentctl proposal show p-1") {
+		t.Fatalf("batch = %+v", b)
+	}
+	New(Config{}).SendProposals(context.Background(), "low", []Proposal{{ID: "p-3"}}) // nowhere to send: nothing happens
+}

@@ -24,8 +24,9 @@ var ErrNotApplied = errors.New("policy: policy.applied not taken")
 //     folded second must be made again on the newer version;
 //  3. a policy.recorded that is neither a bootstrap into an empty history
 //     nor a remembered approval's rule naming its run and step on a held
-//     policy: a leader records its own policy only while the ledger holds
-//     none, and adds only what an operator asked;
+//     policy, nor an approved proposal's policy naming the proposal
+//     (docs/improve.md): a leader records its own policy only while the
+//     ledger holds none, and adds only what operators asked;
 //  4. Text does not load, or its hash is not Hash.
 //
 // It needs nothing but the versions folded before, so every reader of the
@@ -44,8 +45,9 @@ func Applied(current int64, ev event.Event) (*Policy, event.PolicyAppliedData, e
 	if ev.Type == event.PolicyRecorded {
 		bootstrap := d.Source == event.PolicyFromBootstrap && current == 0
 		remember := d.Source == event.PolicyFromRemember && current > 0 && ev.Run != "" && d.Step != ""
-		if !bootstrap && !remember {
-			return nil, d, fmt.Errorf("%w: a leader records a policy (source %q) only while the ledger holds none, or a remembered approval's rule naming its run and step", ErrNotApplied, d.Source)
+		proposal := d.Source == event.PolicyFromProposal && current > 0 && d.Proposal != ""
+		if !bootstrap && !remember && !proposal {
+			return nil, d, fmt.Errorf("%w: a leader records a policy (source %q) only while the ledger holds none, a remembered approval's rule naming its run and step, or an approved proposal's policy naming the proposal", ErrNotApplied, d.Source)
 		}
 	}
 	p, err := Parse([]byte(d.Text), "policy version "+fmt.Sprint(d.Base+1))

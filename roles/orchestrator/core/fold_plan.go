@@ -33,6 +33,7 @@ func foldPlanProposed(s *State, ev event.Event) {
 	r.Open = d.Plan.Open // react.go
 	r.Steps = make([]*Step, len(d.Plan.Steps))
 	for i, spec := range d.Plan.Steps {
+		s.Tuning.StepDefaults(d.Plan.Family, &spec) // tuning.go
 		r.Steps[i] = &Step{Spec: spec, Status: StepPending}
 	}
 	r.Invalid = r.buildIndex()

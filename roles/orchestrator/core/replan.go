@@ -119,6 +119,7 @@ func acceptReplan(s *State, r *Run, d event.PlanAcceptedData, at time.Time) bool
 	}
 	steps := make([]*Step, 0, len(next.Plan.Steps))
 	for _, spec := range next.Plan.Steps {
+		s.Tuning.StepDefaults(next.Plan.Family, &spec) // tuning.go
 		o := old[spec.ID]
 		switch {
 		case o != nil && (o.Status == StepSucceeded || o.Status == StepSkipped || keepFinal(r, o)) && !o.notReached() && reflect.DeepEqual(o.Spec, spec):

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/roles/improve/tuning"
 	"github.com/agentic-dev/agentic/roles/plugin"
 	"github.com/agentic-dev/agentic/roles/policy"
 )
@@ -59,6 +60,9 @@ type State struct {
 	// (plugin.added, plugin.approved, plugin.removed): tool steps are
 	// judged with them (tools.go). Nil before the first plugin event.
 	Plugins *plugin.State `json:"plugins,omitempty"`
+	// Tuning is the self-improvement settings in force (tuning.go): the
+	// step defaults a new plan's steps that set none get.
+	Tuning *tuning.State `json:"tuning,omitempty"`
 
 	// track records changes for TakeChanges; nil unless TrackChanges.
 	track *tracker
@@ -365,6 +369,15 @@ var folds = map[event.Type]foldFunc{
 	event.PluginAdded:         foldPlugin, // tools.go
 	event.PluginApproved:      foldPlugin,
 	event.PluginRemoved:       foldPlugin,
+
+	// The settings approved proposals change (protocol version 8,
+	// tuning.go).
+	event.ProposalCreated:  foldTuning,
+	event.ProposalApproved: foldTuning,
+	event.ProposalRejected: foldTuning,
+	event.ProposalApplied:  foldTuning,
+	event.ProposalReverted: foldTuning,
+	event.TuningChanged:    foldTuning,
 
 	// An operator's brakes through the ui node (protocol version 7).
 	event.RunPausedFor:          foldRunPausedFor,

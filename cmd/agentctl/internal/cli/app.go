@@ -103,6 +103,7 @@ its code), 2 usage error, 3 run failed and 4 run cancelled (goal submit
 	root.AddCommand(a.policyCmd(), a.planCmd(), a.plannerCmd(), a.gateCmd())
 	root.AddCommand(a.pluginCmd())
 	root.AddCommand(a.telemetryCmd())
+	root.AddCommand(a.proposalCmd(), a.improveCmd())
 	return root
 }
 

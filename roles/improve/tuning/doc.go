@@ -1,0 +1,18 @@
+// Package tuning is the pure fold of the self-improvement loop
+// (docs/improve.md): the proposals and their lifecycle, and the settings
+// approved proposals change — the planner notes and the step defaults by
+// plan family. Every ledger node folds it (roles/improve), and so does the
+// orchestrator's core, which gives a new plan's steps the defaults of its
+// family; it imports nothing but the protocol, so the core stays free of
+// I/O.
+//
+// Invariants:
+//
+//  1. A tuning.changed changes a setting only for a proposal folded as
+//     approved by its number of distinct operators, and only with the
+//     proposal's own change (or, once applied, its rollback): a leader
+//     cannot change what nobody approved.
+//  2. A proposal whose change (or rollback) Forbidden refuses is folded
+//     as refused and never moves.
+//  3. The same events give the same state on every node.
+package tuning

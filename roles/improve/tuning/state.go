@@ -1,0 +1,439 @@
+package tuning
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus/event"
+)
+
+// Status is where a proposal is in its lifecycle:
+// pending → approved | rejected → applied → implemented | reverted. A
+// proposal whose change validation forbids is refused at once and never
+// moves.
+type Status string
+
+// Statuses.
+const (
+	StatusPending     Status = "pending"
+	StatusApproved    Status = "approved"
+	StatusRejected    Status = "rejected"
+	StatusApplied     Status = "applied"
+	StatusImplemented Status = "implemented"
+	StatusReverted    Status = "reverted"
+	StatusRefused     Status = "refused"
+)
+
+// Final reports whether no event moves a proposal of status s any more.
+func (s Status) Final() bool {
+	return s == StatusRejected || s == StatusImplemented || s == StatusReverted || s == StatusRefused
+}
+
+// Transition is one step of a proposal's lifecycle, as the ledger holds it.
+type Transition struct {
+	Status Status    `json:"status"`
+	Seq    uint64    `json:"seq"`
+	At     time.Time `json:"at"`
+	// By is the signer (an operator for approvals and rejections).
+	By string `json:"by"`
+	// Note says what happened: an approval's reason, a revert's numbers.
+	Note string `json:"note,omitempty"`
+}
+
+// Proposal is a proposal as the ledger made it.
+type Proposal struct {
+	event.ProposalCreatedData
+	Status  Status    `json:"status"`
+	Seq     uint64    `json:"seq"`
+	Created time.Time `json:"created"`
+	// Approvers are the operators who approved it, in order.
+	ApprovedBy []string `json:"approved_by,omitempty"`
+	// Applied is when it was applied (zero until then), AppliedSeq the
+	// ledger position of its proposal.applied.
+	Applied    time.Time         `json:"applied,omitzero"`
+	AppliedSeq uint64            `json:"applied_seq,omitempty"`
+	ApplyCheck *event.Validation `json:"apply_check,omitempty"`
+	// Outcome is its proposal.implemented or proposal.reverted.
+	Outcome *event.ProposalOutcomeData `json:"outcome,omitempty"`
+	// ChangeSeq is the ledger position of the tuning.changed (or
+	// policy.recorded) that applied its change; RevertSeq of its
+	// rollback.
+	ChangeSeq uint64 `json:"change_seq,omitempty"`
+	RevertSeq uint64 `json:"revert_seq,omitempty"`
+	// History is every transition, in ledger order.
+	History []Transition `json:"history"`
+}
+
+// Note is a planner note as planners see it.
+type Note struct {
+	ID     string `json:"id"`
+	Text   string `json:"text"`
+	Family string `json:"family,omitempty"`
+	// Source is "approved" (a proposal made it) or "automatic" (the
+	// command statistics' adaptive notes, roles/memory).
+	Source string `json:"source"`
+	// Proposal made it (approved notes).
+	Proposal string `json:"proposal,omitempty"`
+}
+
+// Note sources.
+const (
+	SourceApproved  = "approved"
+	SourceAutomatic = "automatic"
+)
+
+// AutoPrefix starts the id of an automatic note: "auto:" + its shape.
+const AutoPrefix = "auto:"
+
+// State is the self-improvement projection of the ledger: the proposals
+// and the settings they change (planner notes, step defaults) and the
+// evaluation's interval. It is pure: Apply folds one event, the same
+// events give the same state on every node. Not safe for concurrent use.
+type State struct {
+	Proposals map[string]*Proposal `json:"proposals,omitempty"`
+	// Order is the proposals' ids in creation order.
+	Order []string `json:"order,omitempty"`
+	// Notes are the approved notes, in the order they were made.
+	Notes []Note `json:"notes,omitempty"`
+	// Retired are the automatic notes (by id) a proposal retired or
+	// pinned: planners no longer see them as automatic.
+	Retired map[string]bool `json:"retired,omitempty"`
+	// Defaults are the step defaults by family ("" for every family
+	// without its own).
+	Defaults map[string]event.StepDefaults `json:"defaults,omitempty"`
+	// Every is how often the leader evaluates; zero: DefaultEvery.
+	Every event.Duration `json:"every,omitzero"`
+	// EvalAsked is the ledger position of the newest improve.eval with
+	// now: the leader evaluates when it is past the last it ran for.
+	EvalAsked uint64 `json:"eval_asked,omitempty"`
+	// Seq is the ledger position of the last event folded.
+	Seq uint64 `json:"seq"`
+}
+
+// NewState returns the empty state.
+func NewState() *State {
+	return &State{Proposals: map[string]*Proposal{}, Retired: map[string]bool{}, Defaults: map[string]event.StepDefaults{}}
+}
+
+// Folds reports whether t is a type Apply folds.
+func Folds(t event.Type) bool {
+	switch t {
+	case event.ProposalCreated, event.ProposalApproved, event.ProposalRejected, event.ProposalApplied,
+		event.ProposalImplemented, event.ProposalReverted, event.TuningChanged, event.ImproveEval,
+		event.PolicyRecorded:
+		return true
+	}
+	return false
+}
+
+// Apply folds ev; it reports whether the state changed. Events of other
+// types, duplicates and events the lifecycle does not allow change
+// nothing.
+func (s *State) Apply(ev event.Event) bool {
+	if ev.Seq > s.Seq {
+		s.Seq = ev.Seq
+	}
+	switch ev.Type {
+	case event.ProposalCreated:
+		return s.created(ev)
+	case event.ProposalApproved:
+		return s.approved(ev)
+	case event.ProposalRejected:
+		return s.decided(ev, StatusPending, StatusRejected)
+	case event.ProposalApplied:
+		return s.applied(ev)
+	case event.ProposalImplemented:
+		return s.outcome(ev, StatusImplemented)
+	case event.ProposalReverted:
+		return s.outcome(ev, StatusReverted)
+	case event.TuningChanged:
+		return s.tuning(ev)
+	case event.PolicyRecorded:
+		return s.policyRecorded(ev)
+	case event.ImproveEval:
+		var d event.ImproveEvalData
+		if ev.Decode(&d) != nil {
+			return false
+		}
+		if d.Every > 0 {
+			s.Every = d.Every
+		}
+		if d.Now {
+			s.EvalAsked = ev.Seq
+		}
+		return true
+	}
+	return false
+}
+
+func (s *State) created(ev event.Event) bool {
+	var d event.ProposalCreatedData
+	if ev.Decode(&d) != nil || d.ID == "" || s.Proposals[d.ID] != nil {
+		return false
+	}
+	p := &Proposal{ProposalCreatedData: d, Status: StatusPending, Seq: ev.Seq, Created: ev.Time}
+	p.History = append(p.History, Transition{Status: StatusPending, Seq: ev.Seq, At: ev.Time, By: ev.Node})
+	if err := Forbidden(d.Change); err != nil {
+		s.move(p, ev, StatusRefused, err.Error())
+	} else if err := Forbidden(d.Rollback); err != nil {
+		s.move(p, ev, StatusRefused, "rollback: "+err.Error())
+	}
+	s.Proposals[d.ID] = p
+	s.Order = append(s.Order, d.ID)
+	return true
+}
+
+func (s *State) move(p *Proposal, ev event.Event, to Status, note string) {
+	p.Status = to
+	p.History = append(p.History, Transition{Status: to, Seq: ev.Seq, At: ev.Time, By: ev.Node, Note: note})
+}
+
+func (s *State) approved(ev event.Event) bool {
+	var d event.ProposalDecidedData
+	if ev.Decode(&d) != nil {
+		return false
+	}
+	p := s.Proposals[d.Proposal]
+	if p == nil || p.Status != StatusPending || slices.Contains(p.ApprovedBy, ev.Node) {
+		return false
+	}
+	p.ApprovedBy = append(p.ApprovedBy, ev.Node)
+	note := d.Reason
+	if len(p.ApprovedBy) < max(1, p.Approvers) {
+		p.History = append(p.History, Transition{Status: StatusPending, Seq: ev.Seq, At: ev.Time, By: ev.Node,
+			Note: strings.TrimSpace(fmt.Sprintf("approval %d of %d %s", len(p.ApprovedBy), p.Approvers, note))})
+		return true
+	}
+	s.move(p, ev, StatusApproved, note)
+	return true
+}
+
+func (s *State) decided(ev event.Event, from, to Status) bool {
+	var d event.ProposalDecidedData
+	if ev.Decode(&d) != nil {
+		return false
+	}
+	p := s.Proposals[d.Proposal]
+	if p == nil || p.Status != from {
+		return false
+	}
+	s.move(p, ev, to, d.Reason)
+	return true
+}
+
+func (s *State) applied(ev event.Event) bool {
+	var d event.ProposalAppliedData
+	if ev.Decode(&d) != nil {
+		return false
+	}
+	p := s.Proposals[d.Proposal]
+	if p == nil || p.Status != StatusApproved {
+		return false
+	}
+	p.Applied, p.AppliedSeq, p.ApplyCheck = ev.Time, ev.Seq, &d.Validation
+	s.move(p, ev, StatusApplied, d.Validation.Summary)
+	return true
+}
+
+func (s *State) outcome(ev event.Event, to Status) bool {
+	var d event.ProposalOutcomeData
+	if ev.Decode(&d) != nil {
+		return false
+	}
+	p := s.Proposals[d.Proposal]
+	if p == nil || (p.Status != StatusApplied && !(to == StatusReverted && p.Status == StatusApproved)) {
+		return false
+	}
+	p.Outcome = &d
+	s.move(p, ev, to, d.Reason)
+	return true
+}
+
+// policyRecorded notes the policy version a proposal applied (or its
+// revert): the policy folds (roles/policy.Applied) take the policy itself.
+func (s *State) policyRecorded(ev event.Event) bool {
+	var d event.PolicyAppliedData
+	if ev.Decode(&d) != nil || d.Source != event.PolicyFromProposal {
+		return false
+	}
+	p := s.Proposals[d.Proposal]
+	if p == nil {
+		return false
+	}
+	switch {
+	case p.ChangeSeq == 0 && (p.Status == StatusApproved || p.Status == StatusApplied):
+		p.ChangeSeq = ev.Seq
+	case p.ChangeSeq != 0 && p.RevertSeq == 0 && (p.Status == StatusApplied || p.Status == StatusReverted):
+		p.RevertSeq = ev.Seq
+	default:
+		return false
+	}
+	return true
+}
+
+// tuning applies a tuning.changed: the change of an approved proposal, or
+// the rollback of an applied (or approved, not yet applied) one. Anything
+// else — no proposal, another status, a change that is not the
+// proposal's, a forbidden change — changes nothing.
+func (s *State) tuning(ev event.Event) bool {
+	var d event.TuningChangedData
+	if ev.Decode(&d) != nil {
+		return false
+	}
+	p := s.Proposals[d.Proposal]
+	if p == nil || Forbidden(d.Change) != nil {
+		return false
+	}
+	if d.Revert {
+		// The rollback travels just before its proposal.reverted; a
+		// fold that meets them the other way round still takes it once.
+		if (p.Status != StatusApplied && p.Status != StatusReverted) || p.ChangeSeq == 0 || p.RevertSeq != 0 || !sameChange(d.Change, p.Rollback) {
+			return false
+		}
+		p.RevertSeq = ev.Seq
+	} else {
+		// The change travels just before its proposal.applied; a fold
+		// that meets them the other way round still takes it once.
+		if (p.Status != StatusApproved && p.Status != StatusApplied) || p.ChangeSeq != 0 || !sameChange(d.Change, p.Change) {
+			return false
+		}
+		p.ChangeSeq = ev.Seq
+	}
+	s.change(d.Change, d.Proposal)
+	return true
+}
+
+// sameChange compares two changes by their JSON.
+func sameChange(a, b event.Change) bool {
+	x, err1 := json.Marshal(a)
+	y, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && string(x) == string(y)
+}
+
+// change applies c (validated) to the settings.
+func (s *State) change(c event.Change, proposal string) {
+	switch c.Kind {
+	case event.ChangeNotes:
+		s.note(*c.Note, proposal)
+	case event.ChangeStepDefaults:
+		d := s.Defaults[c.Defaults.Family]
+		d.Family = c.Defaults.Family
+		switch c.Setting {
+		case event.SettingDefaultsTimeout:
+			d.Timeout = c.Defaults.Timeout
+		case event.SettingDefaultsRetries:
+			d.Retries = c.Defaults.Retries
+		}
+		if d.Timeout == 0 && d.Retries == nil {
+			delete(s.Defaults, d.Family)
+		} else {
+			s.Defaults[d.Family] = d
+		}
+	}
+}
+
+func (s *State) note(n event.NoteChange, proposal string) {
+	at := slices.IndexFunc(s.Notes, func(x Note) bool { return x.ID == n.ID })
+	auto := strings.HasPrefix(n.ID, AutoPrefix)
+	switch n.Op {
+	case event.NoteAdd, event.NoteEdit, event.NotePin:
+		note := Note{ID: n.ID, Text: n.Text, Family: n.Family, Source: SourceApproved, Proposal: proposal}
+		if at >= 0 {
+			s.Notes[at] = note
+		} else {
+			s.Notes = append(s.Notes, note)
+		}
+		if auto {
+			s.Retired[n.ID] = true
+		}
+	case event.NoteRetire:
+		if at >= 0 {
+			s.Notes = slices.Delete(s.Notes, at, at+1)
+		}
+		if auto {
+			s.Retired[n.ID] = true
+		}
+	case event.NoteRestore:
+		if at >= 0 {
+			s.Notes = slices.Delete(s.Notes, at, at+1)
+		}
+		delete(s.Retired, n.ID)
+	}
+}
+
+// StepDefaults fills the timeout and retries of step, when it sets none,
+// from the defaults of family (or, when family has none, those of every
+// family). It reports whether it changed step.
+func (s *State) StepDefaults(family string, step *event.Step) bool {
+	if s == nil {
+		return false
+	}
+	d, ok := s.Defaults[family]
+	if !ok {
+		d, ok = s.Defaults[""]
+	}
+	if !ok {
+		return false
+	}
+	changed := false
+	if step.Timeout == 0 && d.Timeout > 0 {
+		step.Timeout, changed = d.Timeout, true
+	}
+	if step.Retries == 0 && d.Retries != nil && *d.Retries > 0 {
+		step.Retries, changed = *d.Retries, true
+	}
+	return changed
+}
+
+// PlannerNotes are the notes a planner's prompt carries for a plan of
+// family: the approved notes (those of family and those of no family)
+// first, then the automatic ones (auto, the command statistics' notes by
+// shape) not retired, marked as automatic.
+func (s *State) PlannerNotes(family string, auto map[string]string) []Note {
+	var out []Note
+	for _, n := range s.Notes {
+		if n.Family == "" || n.Family == family {
+			out = append(out, n)
+		}
+	}
+	for _, shape := range slices.Sorted(maps.Keys(auto)) {
+		id := AutoPrefix + shape
+		if s.Retired[id] {
+			continue
+		}
+		out = append(out, Note{ID: id, Text: auto[shape], Source: SourceAutomatic})
+	}
+	return out
+}
+
+// List returns the proposals, newest first.
+func (s *State) List() []*Proposal {
+	out := make([]*Proposal, 0, len(s.Order))
+	for i := len(s.Order) - 1; i >= 0; i-- {
+		out = append(out, s.Proposals[s.Order[i]])
+	}
+	return out
+}
+
+// Clone returns a deep copy (through JSON: the state is plain data).
+func (s *State) Clone() *State {
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(err)
+	}
+	c := NewState()
+	if err := json.Unmarshal(b, c); err != nil {
+		panic(err)
+	}
+	if c.Retired == nil {
+		c.Retired = map[string]bool{}
+	}
+	if c.Defaults == nil {
+		c.Defaults = map[string]event.StepDefaults{}
+	}
+	return c
+}

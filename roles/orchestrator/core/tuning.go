@@ -1,0 +1,22 @@
+package core
+
+import (
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/roles/improve/tuning"
+)
+
+// Step defaults (docs/improve.md): a plan family's default timeout and
+// retries are cluster settings that approved proposals change
+// (tuning.changed). The fold keeps them in State.Tuning — the same pure
+// fold (roles/improve) every node runs, which takes a tuning.changed only
+// for an approved proposal — and a plan's steps that set no timeout or
+// retries get the defaults of its family when the plan is folded, so a
+// replay gives the same steps.
+
+// foldTuning folds the events of proposals and the settings they change.
+func foldTuning(s *State, ev event.Event) {
+	if s.Tuning == nil {
+		s.Tuning = tuning.NewState()
+	}
+	s.Tuning.Apply(ev)
+}
