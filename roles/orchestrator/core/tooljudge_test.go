@@ -54,7 +54,9 @@ func newToolFixture(t *testing.T, steps []event.Step, pins ...event.ToolPin) *ga
 	f.add(event.PluginApproved, "", "alice", event.PluginApprovedData{Plugin: "fs", Manifest: plugin.ManifestHash(toolManifest), Tools: pins})
 	f.add(event.GoalSubmitted, "r", "alice", event.GoalSubmittedData{Goal: "g"})
 	f.add(event.PlanProposed, "r", "p", event.PlanProposedData{Revision: 1, Plan: event.Plan{Steps: steps}})
-	f.decideAndFold() // accept
+	// Accepted as a leader's earlier acceptance would be, so that the
+	// first Decide of the test is the one that judges the steps.
+	f.add(event.PlanAccepted, "r", "o1", event.PlanAcceptedData{Decision: event.Decision{Epoch: 1}, Revision: 1})
 	return f
 }
 
