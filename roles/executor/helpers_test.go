@@ -33,6 +33,9 @@ type harness struct {
 	orch     *trust.Identity
 	verifier *envelope.Verifier
 	work     string
+	// logs, when set, also receives every executor's log records (at
+	// info and above).
+	logs io.Writer
 }
 
 func newHarness(t testing.TB) *harness {
@@ -130,6 +133,9 @@ func (h *harness) startWith(node, stateDir string, rec roles.Emitter, tweak func
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if testing.Verbose() {
 		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	if h.logs != nil {
+		logger = slog.New(slog.NewTextHandler(h.logs, nil))
 	}
 	ex := New(roles.Env{Node: node, Logger: logger.With("node", node), Emit: rec}, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

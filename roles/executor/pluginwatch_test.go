@@ -1,16 +1,20 @@
 package executor
 
 import (
+	"bytes"
 	"context"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/internal/apiwire"
 	"github.com/agentic-dev/agentic/roles/plugin"
 )
 
@@ -59,4 +63,45 @@ func TestPluginEventsStartServersWithoutPolling(t *testing.T) {
 	if n := reads.Load(); n > 200 {
 		t.Errorf("%d reads of the plugins for two events: that is polling", n)
 	}
+}
+
+// TestPluginsReadAgainWhileTheNodeStarts: at a node's start its own query
+// API may not answer yet; the executor reads the plugins in force again
+// soon (not an interval later) and warns of nothing while no ledger node
+// answers during its first moments.
+func TestPluginsReadAgainWhileTheNodeStarts(t *testing.T) {
+	h := newHarness(t)
+	var logs syncBuffer
+	h.logs = &logs
+	var reads atomic.Int32
+	h.start("exec-1", t.TempDir(), &recorder{}, func(c *Config) {
+		c.Plugins = Plugins{Every: time.Hour, List: func(context.Context) ([]plugin.View, error) {
+			if reads.Add(1) <= 3 {
+				return nil, &apiwire.NoResponderError{Subject: "agentic.api.plugins.list", URL: "nats://in-process"}
+			}
+			return []plugin.View{}, nil
+		}}
+	})
+	poll.Eventually(t, 10*time.Second, "a read after the node's API answers", func() bool { return reads.Load() >= 4 })
+	if strings.Contains(logs.String(), "plugins in force") {
+		t.Errorf("a starting node warned of its plugins:\n%s", logs.String())
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the executor's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/internal/apiwire"
 	"github.com/agentic-dev/agentic/roles/executor/pluginhost"
 	"github.com/agentic-dev/agentic/roles/executor/runner"
 	"github.com/agentic-dev/agentic/roles/plugin"
@@ -94,6 +96,11 @@ var pluginSubjects = event.SubjectPrefix + "plugin.*"
 // the tools whenever the host says they changed.
 func (e *Executor) followPlugins(every time.Duration) {
 	failing, last := "", ""
+	// While the node starts, no ledger node may answer yet (its own query
+	// API comes up beside the executor): "no responders" is retried
+	// quietly for pluginRetryFor before it is worth a warning.
+	quietUntil := time.Now().Add(pluginRetryFor)
+	quiet := false // the last read failed within quietUntil
 	// sync reads the plugins in force and syncs the host; it reports
 	// whether they differ from the last read.
 	sync := func() bool {
@@ -102,13 +109,19 @@ func (e *Executor) followPlugins(every time.Duration) {
 		views, err := e.cfg.Plugins.List(ctx)
 		if err != nil {
 			// Logged once per kind of failure, not every interval.
+			var nr *apiwire.NoResponderError
+			if errors.As(err, &nr) && time.Now().Before(quietUntil) {
+				e.log.Debug("plugins in force: no ledger node answers yet", "err", err)
+				quiet = true
+				return false
+			}
 			if e.loopCtx.Err() == nil && err.Error() != failing {
 				e.log.Warn("plugins in force: cannot read them; servers stay as they are", "err", err)
 			}
 			failing = err.Error()
 			return false
 		}
-		failing = ""
+		failing, quiet = "", false
 		fp := pluginsFingerprint(views)
 		changed := fp != last
 		last = fp
@@ -124,7 +137,6 @@ func (e *Executor) followPlugins(every time.Duration) {
 			defer func() { _ = sub.Unsubscribe() }()
 		}
 	}
-	sync()
 	t := time.NewTicker(every)
 	defer t.Stop()
 	retry := time.NewTimer(time.Hour)
@@ -132,6 +144,13 @@ func (e *Executor) followPlugins(every time.Duration) {
 	defer retry.Stop()
 	var delay time.Duration
 	var until time.Time
+	starting := false // retrying a read that failed at start
+	if sync(); failing != "" || quiet {
+		// Not read at start: read again soon, as after a wake, rather
+		// than a whole interval later.
+		delay, until, starting = pluginRetryFirst, quietUntil, true
+		retry.Reset(delay)
+	}
 	for {
 		select {
 		case <-e.loopCtx.Done():
@@ -145,10 +164,15 @@ func (e *Executor) followPlugins(every time.Duration) {
 			if sync() {
 				continue
 			}
-			delay, until = pluginRetryFirst, time.Now().Add(pluginRetryFor)
+			delay, until, starting = pluginRetryFirst, time.Now().Add(pluginRetryFor), false
 			retry.Reset(delay)
 		case <-retry.C:
-			if sync() || time.Now().After(until) {
+			changed := sync()
+			if starting && failing == "" && !quiet {
+				starting = false // read: nothing to wait for
+				continue
+			}
+			if changed || time.Now().After(until) {
 				continue
 			}
 			delay = min(2*delay, pluginRetryMax)
