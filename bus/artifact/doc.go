@@ -1,0 +1,37 @@
+// Package artifact stores artifacts — a step's durable outputs, a research
+// step's fetched sources — by content in the JetStream Object Store, and
+// reads them back verified against the sha256 the ledger recorded.
+//
+// Invariants:
+//
+//  1. Bytes stream. Put reads its io.Reader in the Object Store's chunks
+//     (128 KiB) and Get writes them as they arrive: neither holds a whole
+//     artifact in memory, whatever its size.
+//  2. An object is named by its upload ("up/<nuid>"), and a link named by
+//     its content ("sha256/<hex>") points at the newest whole upload of
+//     those bytes. Put returns only once the chunks and the object's
+//     metadata are acknowledged, so a caller that records the artifact
+//     (artifact.stored) after Put returns records only whole objects; a
+//     crash before leaves an upload no event names, an orphan no reader
+//     finds and the bucket's age limit removes.
+//  3. Every read is verified against the hash the caller expects (the
+//     one a signed event recorded), never only against the object's own
+//     metadata, which whoever can write the bucket can rewrite: Open and
+//     Get refuse an object whose size or sha256 differ (ErrTampered), and
+//     GetFile writes nothing at its path unless the whole object verified.
+//  4. Size caps are the caller's (the policy's): Put with MaxSize stops
+//     reading past it and fails with ErrTooLarge, recording nothing.
+//
+// The bucket (Bucket) is made with the replicas of the cluster's streams
+// (bus.StreamConfig.Replicas, one source of truth): Ensure, called by
+// bus.EnsureStreams.
+//
+// Usage:
+//
+//	st, err := artifact.Open(ctx, js)
+//	info, err := st.Put(ctx, "report.md", r, artifact.PutOptions{MaxSize: 1 << 30,
+//		Meta: map[string]string{"url": u}})
+//	// record event.ArtifactStoredData{Name: info.Name, Size: info.Size,
+//	//	SHA256: info.SHA256, Object: info.Object, …}
+//	err = st.GetFile(ctx, info.SHA256, info.Size, "/work/dir/report.md")
+package artifact
