@@ -7,7 +7,7 @@
 //  1. Bytes stream. Put reads its io.Reader in the Object Store's chunks
 //     (128 KiB) and Get writes them as they arrive: neither holds a whole
 //     artifact in memory, whatever its size.
-//  2. An object is named by its upload ("up/<nuid>"), and a link named by
+//  2. An object is named by its upload ("up/<uuid>", a UUIDv7), and a link named by
 //     its content ("sha256/<hex>") points at the newest whole upload of
 //     those bytes. Put returns only once the chunks and the object's
 //     metadata are acknowledged, so a caller that records the artifact

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/google/uuid"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/nats-io/nuid"
 )
 
 // Bucket is the Object Store bucket that holds artifacts; BucketStream is
@@ -138,7 +138,13 @@ func (s *Store) Put(ctx context.Context, name string, r io.Reader, o PutOptions)
 		return Info{}, fmt.Errorf("artifact: put %s: %d metadata entries, at most 16", name, len(o.Meta))
 	}
 	lr := &capReader{r: r, left: o.MaxSize, capped: o.MaxSize > 0}
-	object := "up/" + nuid.Next()
+	// A UUIDv7, not a nuid: ids the secret scan takes for what they are
+	// (a nuid's 22 random characters look like a token to it).
+	id, err := uuid.NewV7()
+	if err != nil {
+		return Info{}, fmt.Errorf("artifact: put %s: %w", name, err)
+	}
+	object := "up/" + id.String()
 	oi, err := s.obs.Put(ctx, jetstream.ObjectMeta{Name: object, Description: name, Metadata: o.Meta}, lr)
 	if lr.over {
 		return Info{}, fmt.Errorf("artifact: put %s: %w (%d bytes)", name, ErrTooLarge, o.MaxSize)
