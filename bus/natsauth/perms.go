@@ -36,6 +36,7 @@ var ReadMethods = []string{
 	"policy.show", "policy.list", "gates.list", "memory.commands",
 	"plugins.list", "plugins.show",
 	"memory.facts", "memory.search",
+	"artifacts.list",
 }
 
 // AdminMethods are the query API methods that act on a node: admin only.
