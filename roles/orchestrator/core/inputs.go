@@ -33,8 +33,8 @@ const RuleArtifact = "artifact"
 // errNoArtifacts: the leader folds no artifacts.
 var errNoArtifacts = errors.New("this leader folds no artifacts")
 
-// resolveInputs returns the step's inputs resolved, and the bytes the
-// run's artifacts hold (0 when the step has no outputs or inputs).
+// resolveInputs returns the step's inputs resolved, and, for a step with
+// outputs, the bytes the run's artifacts hold.
 func (d *decider) resolveInputs(r *Run, spec event.Step) ([]event.ResolvedInput, int64, error) {
 	if len(spec.Inputs) == 0 && len(spec.Outputs) == 0 {
 		return nil, 0, nil
@@ -53,7 +53,11 @@ func (d *decider) resolveInputs(r *Run, spec event.Step) ([]event.ResolvedInput,
 		}
 		out = append(out, ri)
 	}
-	return out, d.artifacts.RunBytes(r.ID), nil
+	var stored int64
+	if len(spec.Outputs) > 0 {
+		stored = d.artifacts.RunBytes(r.ID) // what the run's cap has left to it
+	}
+	return out, stored, nil
 }
 
 // refuseInputs fails a step whose inputs cannot be resolved: a gate that
