@@ -7,13 +7,16 @@
 //  1. Bytes stream. Put reads its io.Reader in the Object Store's chunks
 //     (128 KiB) and Get writes them as they arrive: neither holds a whole
 //     artifact in memory, whatever its size.
-//  2. An object is named by its upload ("up/<uuid>", a UUIDv7), and a link named by
-//     its content ("sha256/<hex>") points at the newest whole upload of
-//     those bytes. Put returns only once the chunks and the object's
-//     metadata are acknowledged, so a caller that records the artifact
-//     (artifact.stored) after Put returns records only whole objects; a
-//     crash before leaves an upload no event names, an orphan no reader
-//     finds and the bucket's age limit removes.
+//  2. An object is named by its content ("sha256/<hex>", ContentName).
+//     Put sends the chunks first, under a fresh upload id, and the
+//     object's metadata — which names it, and is the only way to its
+//     chunks — last, once every chunk is acknowledged. Put returns only
+//     once that metadata is acknowledged too, so a caller that records
+//     the artifact (artifact.stored) after Put returns records only whole
+//     objects; a crash before leaves chunks no metadata names, an orphan
+//     no reader finds and the bucket's age limit removes. Putting bytes
+//     already stored writes their metadata again, pointing at the new
+//     chunks; the old ones age out.
 //  3. Every read is verified against the hash the caller expects (the
 //     one a signed event recorded), never only against the object's own
 //     metadata, which whoever can write the bucket can rewrite: Open and

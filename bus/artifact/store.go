@@ -1,20 +1,25 @@
 package artifact
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/google/uuid"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -44,6 +49,8 @@ var (
 // Store puts and gets artifacts in the bucket. It is safe for concurrent
 // use.
 type Store struct {
+	nc  *nats.Conn
+	js  jetstream.JetStream
 	obs jetstream.ObjectStore
 }
 
@@ -100,7 +107,7 @@ func Open(ctx context.Context, js jetstream.JetStream) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("artifact: open bucket %s: %w", Bucket, err)
 	}
-	return &Store{obs: obs}, nil
+	return &Store{nc: js.Conn(), js: js, obs: obs}, nil
 }
 
 // Info describes a stored artifact: what an artifact.stored event
@@ -111,7 +118,7 @@ type Info struct {
 	// Size in bytes, and SHA256 (lowercase hex) of its bytes.
 	Size   int64
 	SHA256 string
-	// Object is the upload's name in the bucket.
+	// Object is the object's name in the bucket (ContentName).
 	Object string
 	// Meta is the extra metadata it was put with.
 	Meta map[string]string
@@ -126,40 +133,116 @@ type PutOptions struct {
 	Meta map[string]string
 }
 
-// ContentName is the name of the link that finds the newest upload of the
-// bytes with sha256 sum.
+// ContentName is the name of the object of the bytes with sha256 sum.
 func ContentName(sum string) string { return "sha256/" + sum }
 
+// Chunking and flow control of Put.
+const (
+	// ChunkSize is the size of an object's chunks (the Object Store's
+	// default).
+	ChunkSize = 128 << 10
+	// putWindow bounds the chunks a Put has in flight (unacknowledged):
+	// 4 MiB. nats.go's own Object Store Put allows 4,000 (500 MiB), past
+	// what a server buffers for a stream (128 MiB by default): a large
+	// object then fails with "too many requests" (429) on a server that
+	// syncs every write.
+	putWindow = 32
+	// ackWait bounds the wait for one chunk's acknowledgement.
+	ackWait = 30 * time.Second
+)
+
 // Put streams r into the bucket as the artifact name, and returns its
-// size and sha256 once the object is whole and acknowledged (invariant 2).
-// Nothing of r is held beyond one chunk.
+// size and sha256 once the object is whole and acknowledged (invariant
+// 2). Nothing of r is held beyond the chunks in flight (putWindow).
+//
+// The chunks go out first, under a fresh upload id; the object's
+// metadata — named by the sha256 of what was read, which is known only
+// then — goes last. Until it is acknowledged no reader can find the
+// chunks, so an interrupted Put leaves an orphan the bucket's age limit
+// removes, and an existing object of the same bytes stays readable
+// throughout.
 func (s *Store) Put(ctx context.Context, name string, r io.Reader, o PutOptions) (Info, error) {
 	if len(o.Meta) > 16 {
 		return Info{}, fmt.Errorf("artifact: put %s: %d metadata entries, at most 16", name, len(o.Meta))
 	}
-	lr := &capReader{r: r, left: o.MaxSize, capped: o.MaxSize > 0}
-	// A UUIDv7, not a nuid: ids the secret scan takes for what they are
-	// (a nuid's 22 random characters look like a token to it).
 	id, err := uuid.NewV7()
 	if err != nil {
 		return Info{}, fmt.Errorf("artifact: put %s: %w", name, err)
 	}
-	object := "up/" + id.String()
-	oi, err := s.obs.Put(ctx, jetstream.ObjectMeta{Name: object, Description: name, Metadata: o.Meta}, lr)
-	if lr.over {
-		return Info{}, fmt.Errorf("artifact: put %s: %w (%d bytes)", name, ErrTooLarge, o.MaxSize)
-	}
+	upload := strings.ReplaceAll(id.String(), "-", "")
+	var mu sync.Mutex
+	var perr error
+	pub, err := jetstream.New(s.nc,
+		jetstream.WithPublishAsyncMaxPending(putWindow),
+		jetstream.WithPublishAsyncTimeout(ackWait),
+		jetstream.WithPublishAsyncErrHandler(func(_ jetstream.JetStream, _ *nats.Msg, err error) {
+			mu.Lock()
+			perr = cmp.Or(perr, err)
+			mu.Unlock()
+		}))
 	if err != nil {
 		return Info{}, fmt.Errorf("artifact: put %s: %w", name, err)
 	}
-	sum, err := digestHex(oi.Digest)
-	if err != nil {
+	failed := func() error { mu.Lock(); defer mu.Unlock(); return perr }
+	lr := &capReader{r: r, left: o.MaxSize, capped: o.MaxSize > 0}
+	h := sha256.New()
+	subj := "$O." + Bucket + ".C." + upload
+	var size int64
+	var chunks uint32
+	for {
+		if err := ctx.Err(); err != nil {
+			return Info{}, fmt.Errorf("artifact: put %s: %w", name, err)
+		}
+		buf := make([]byte, ChunkSize) // not reused: a chunk in flight may be sent again
+		n, rerr := io.ReadFull(lr, buf)
+		if lr.over {
+			return Info{}, fmt.Errorf("artifact: put %s: %w (%d bytes)", name, ErrTooLarge, o.MaxSize)
+		}
+		if rerr != nil && rerr != io.EOF && rerr != io.ErrUnexpectedEOF {
+			return Info{}, fmt.Errorf("artifact: put %s: read: %w", name, rerr)
+		}
+		if n > 0 {
+			h.Write(buf[:n])
+			m := nats.NewMsg(subj)
+			m.Data = buf[:n]
+			if _, err := pub.PublishMsgAsync(m, jetstream.WithStallWait(ackWait)); err != nil {
+				return Info{}, fmt.Errorf("artifact: put %s: chunk %d: %w", name, chunks, err)
+			}
+			if err := failed(); err != nil {
+				return Info{}, fmt.Errorf("artifact: put %s: %w", name, err)
+			}
+			size += int64(n)
+			chunks++
+		}
+		if rerr != nil {
+			break
+		}
+	}
+	select {
+	case <-pub.PublishAsyncComplete():
+	case <-ctx.Done():
+		return Info{}, fmt.Errorf("artifact: put %s: %w", name, ctx.Err())
+	}
+	if err := failed(); err != nil {
 		return Info{}, fmt.Errorf("artifact: put %s: %w", name, err)
 	}
-	if _, err := s.obs.AddLink(ctx, ContentName(sum), oi); err != nil {
-		return Info{}, fmt.Errorf("artifact: put %s: link %s: %w", name, sum, err)
+	sum := h.Sum(nil)
+	hexSum := hex.EncodeToString(sum)
+	oi := jetstream.ObjectInfo{
+		ObjectMeta: jetstream.ObjectMeta{Name: ContentName(hexSum), Description: name, Metadata: o.Meta,
+			Opts: &jetstream.ObjectMetaOptions{ChunkSize: ChunkSize}},
+		Bucket: Bucket, NUID: upload, Size: uint64(size), ModTime: time.Now().UTC(), Chunks: chunks,
+		Digest: "SHA-256=" + base64.URLEncoding.EncodeToString(sum),
 	}
-	return Info{Name: name, Size: int64(oi.Size), SHA256: sum, Object: object, Meta: o.Meta}, nil
+	mm := nats.NewMsg("$O." + Bucket + ".M." + base64.URLEncoding.EncodeToString([]byte(oi.Name)))
+	mm.Header.Set(jetstream.MsgRollup, jetstream.MsgRollupSubject)
+	if mm.Data, err = json.Marshal(oi); err != nil {
+		return Info{}, fmt.Errorf("artifact: put %s: %w", name, err)
+	}
+	if _, err := pub.PublishMsg(ctx, mm); err != nil {
+		return Info{}, fmt.Errorf("artifact: put %s: metadata: %w", name, err)
+	}
+	return Info{Name: name, Size: size, SHA256: hexSum, Object: oi.Name, Meta: o.Meta}, nil
 }
 
 // PutFile puts the file at path (PutOptions as Put's).
@@ -204,21 +287,13 @@ func (c *capReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func digestHex(d string) (string, error) {
-	b, err := jetstream.DecodeObjectDigest(d)
-	if err != nil || len(b) != sha256.Size {
-		return "", fmt.Errorf("object digest %q is not a sha256", d)
-	}
-	return hex.EncodeToString(b), nil
-}
-
 func digestOf(sum string) string {
 	b, _ := hex.DecodeString(sum)
 	return "SHA-256=" + base64.URLEncoding.EncodeToString(b)
 }
 
 // Open returns a reader of the artifact with sha256 sum and size, found
-// by object (its upload; empty: the newest upload of those bytes). The
+// by object (empty: ContentName(sum)). The
 // reader fails with ErrTampered as soon as the object is found to differ
 // — before the first byte when its metadata does, at the end when its
 // bytes do — so a caller must not use what it read unless it reached
@@ -230,24 +305,78 @@ func (s *Store) Open(ctx context.Context, sum string, size int64, object string)
 	if object == "" {
 		object = ContentName(sum)
 	}
-	res, err := s.obs.Get(ctx, object)
+	oi, err := s.obs.GetInfo(ctx, object)
 	if errors.Is(err, jetstream.ErrObjectNotFound) {
 		return nil, fmt.Errorf("%w: sha256 %s (object %s)", ErrNotFound, sum, object)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("artifact: get sha256 %s: %w", sum, err)
 	}
-	oi, err := res.Info()
-	if err != nil {
-		res.Close()
-		return nil, fmt.Errorf("artifact: get sha256 %s: %w", sum, err)
-	}
-	if oi.Digest != digestOf(sum) || int64(oi.Size) != size {
-		res.Close()
+	if oi.Digest != digestOf(sum) || int64(oi.Size) != size || oi.NUID == "" || strings.ContainsAny(oi.NUID, ".*> ") {
 		return nil, fmt.Errorf("%w: object %s says %d bytes, %s; the ledger recorded %d bytes, sha256 %s",
 			ErrTampered, object, oi.Size, oi.Digest, size, sum)
 	}
-	return &verifier{r: res, h: sha256.New(), want: sum, size: size}, nil
+	cr := &chunkReader{left: oi.Chunks}
+	if oi.Chunks > 0 {
+		cons, err := s.js.OrderedConsumer(ctx, BucketStream, jetstream.OrderedConsumerConfig{
+			FilterSubjects: []string{"$O." + Bucket + ".C." + oi.NUID}})
+		if err != nil {
+			return nil, fmt.Errorf("artifact: get sha256 %s: %w", sum, err)
+		}
+		// A pull of at most getWindow bytes at a time: what the reader
+		// holds, whatever the object's size.
+		cr.it, err = cons.Messages(jetstream.PullMaxBytes(getWindow))
+		if err != nil {
+			return nil, fmt.Errorf("artifact: get sha256 %s: %w", sum, err)
+		}
+		cr.ctx = ctx
+	}
+	return &verifier{r: cr, h: sha256.New(), want: sum, size: size}, nil
+}
+
+// getWindow bounds the bytes a Get has pulled and not yet read.
+const getWindow = 4 << 20
+
+// chunkWait bounds the wait for one chunk: chunks pruned under a reader
+// (the bucket's age limit) end the read instead of holding it.
+const chunkWait = 30 * time.Second
+
+// chunkReader reads an object's chunks in order from an ordered
+// consumer.
+type chunkReader struct {
+	ctx  context.Context
+	it   jetstream.MessagesContext
+	cur  []byte
+	left uint32
+}
+
+func (c *chunkReader) Read(p []byte) (int, error) {
+	for len(c.cur) == 0 {
+		if c.left == 0 {
+			return 0, io.EOF
+		}
+		nctx, cancel := context.WithTimeout(c.ctx, chunkWait)
+		m, err := c.it.Next(jetstream.NextContext(nctx))
+		cancel()
+		if err != nil {
+			if c.ctx.Err() != nil {
+				return 0, c.ctx.Err()
+			}
+			return 0, fmt.Errorf("%w: chunk %d missing: %w", ErrTampered, c.left, err)
+		}
+		c.cur = m.Data()
+		c.left--
+	}
+	n := copy(p, c.cur)
+	c.cur = c.cur[n:]
+	return n, nil
+}
+
+func (c *chunkReader) Close() error {
+	if c.it != nil {
+		c.it.Stop()
+	}
+	return nil
 }
 
 // verifier hashes what it passes on and checks it at the end.
@@ -272,9 +401,6 @@ func (v *verifier) Read(p []byte) (int, error) {
 				ErrTampered, v.n, got, v.size, v.want)
 		}
 		return n, io.EOF
-	}
-	if errors.Is(err, jetstream.ErrDigestMismatch) {
-		return n, fmt.Errorf("%w: %w", ErrTampered, err)
 	}
 	return n, err
 }
@@ -334,8 +460,8 @@ func (s *Store) GetFile(ctx context.Context, sum string, size int64, object, pat
 	return nil
 }
 
-// Stat returns what the bucket says of the newest upload of sum (its
-// size and upload name), or ErrNotFound.
+// Stat returns what the bucket says of the object of sum (its size,
+// the name it was last put with, its metadata), or ErrNotFound.
 func (s *Store) Stat(ctx context.Context, sum string) (Info, error) {
 	oi, err := s.obs.GetInfo(ctx, ContentName(sum))
 	if errors.Is(err, jetstream.ErrObjectNotFound) {
@@ -344,12 +470,5 @@ func (s *Store) Stat(ctx context.Context, sum string) (Info, error) {
 	if err != nil {
 		return Info{}, fmt.Errorf("artifact: stat sha256 %s: %w", sum, err)
 	}
-	if oi.Opts == nil || oi.Opts.Link == nil {
-		return Info{}, fmt.Errorf("%w: %s is not a link", ErrTampered, ContentName(sum))
-	}
-	target, err := s.obs.GetInfo(ctx, oi.Opts.Link.Name)
-	if err != nil {
-		return Info{}, fmt.Errorf("artifact: stat sha256 %s: %w", sum, err)
-	}
-	return Info{Name: target.Description, Size: int64(target.Size), SHA256: sum, Object: target.Name, Meta: target.Metadata}, nil
+	return Info{Name: oi.Description, Size: int64(oi.Size), SHA256: sum, Object: oi.Name, Meta: oi.Metadata}, nil
 }

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -38,7 +37,7 @@ func TestPutGetRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("put %d: %v", n, err)
 		}
-		if info.SHA256 != sum(data) || info.Size != int64(n) || !strings.HasPrefix(info.Object, "up/") {
+		if info.SHA256 != sum(data) || info.Size != int64(n) || info.Object != artifact.ContentName(info.SHA256) {
 			t.Fatalf("put %d: info %+v, want sha256 %s", n, info, sum(data))
 		}
 		var out bytes.Buffer

@@ -146,7 +146,7 @@ func payloadExamples() map[event.Type]any {
 		event.MemoryDropped:  event.MemoryQuarantineData{Scope: "shared", Key: "deploy.region", Reason: "wrong region"},
 		event.MemoryPruned:   event.MemoryPrunedData{Decision: event.Decision{Epoch: 3, Basis: 4200}, Before: at},
 		event.ArtifactStored: event.ArtifactStoredData{Name: "dist/app.tar.gz", Size: 18734112,
-			SHA256: "5f0c7a1e3b9d2c4f6a8e0b1d3c5e7f9a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e", Object: "up/019ad0a4-6c2e-7f31-9b8a-3d5e7f9a1c2b",
+			SHA256: "5f0c7a1e3b9d2c4f6a8e0b1d3c5e7f9a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e", Object: "sha256/5f0c7a1e3b9d2c4f6a8e0b1d3c5e7f9a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e",
 			Step: "build", Attempt: 1, Retention: event.RetentionRun},
 		event.PlanClaimed: event.PlanClaimedData{Until: at.Add(4 * time.Minute), Source: "llm"},
 		event.PlanReplanRequested: event.PlanReplanRequestedData{Decision: event.Decision{Epoch: 3}, Revision: 1, Replans: 1, Tokens: 1840,
