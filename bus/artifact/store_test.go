@@ -135,3 +135,28 @@ func TestEnsureKeepsBucket(t *testing.T) {
 		t.Fatal("Ensure changed an existing bucket")
 	}
 }
+
+// TestPutsLeaveNoSubscription: Puts share one reply subscription for
+// their acknowledgements; the connection holds no more after a hundred
+// than after one.
+func TestPutsLeaveNoSubscription(t *testing.T) {
+	c := bustest.Connect(t, bustest.Server(t))
+	ctx := context.Background()
+	st, err := artifact.Open(ctx, c.JS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	put := func(i int) {
+		if _, err := st.Put(ctx, "n", bytes.NewReader([]byte{byte(i), byte(i >> 8)}), artifact.PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(0)
+	after1 := c.NC.NumSubscriptions()
+	for i := 1; i <= 100; i++ {
+		put(i)
+	}
+	if n := c.NC.NumSubscriptions(); n > after1 {
+		t.Fatalf("%d subscriptions after 101 puts, %d after one", n, after1)
+	}
+}
