@@ -328,7 +328,8 @@ func (s *Store) Open(ctx context.Context, sum string, size int64, object string)
 	cr := &chunkReader{left: oi.Chunks}
 	if oi.Chunks > 0 {
 		cons, err := s.js.OrderedConsumer(ctx, BucketStream, jetstream.OrderedConsumerConfig{
-			FilterSubjects: []string{"$O." + Bucket + ".C." + oi.NUID}})
+			FilterSubjects:    []string{"$O." + Bucket + ".C." + oi.NUID},
+			InactiveThreshold: consumerIdle})
 		if err != nil {
 			return nil, fmt.Errorf("artifact: get sha256 %s: %w", sum, err)
 		}
@@ -342,6 +343,13 @@ func (s *Store) Open(ctx context.Context, sum string, size int64, object string)
 	}
 	return &verifier{r: cr, h: sha256.New(), want: sum, size: size}, nil
 }
+
+// consumerIdle is how long the server keeps a Get's consumer once nothing
+// pulls from it: a reader cannot delete it (no identity but an
+// administrator may delete consumers), so it must not outlive the read
+// by long (the ordered consumer's default is five minutes: a busy node's
+// gets would pile up consumers on the server).
+const consumerIdle = 5 * time.Second
 
 // getWindow bounds the bytes a Get has pulled and not yet read.
 const getWindow = 4 << 20
