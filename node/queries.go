@@ -68,6 +68,7 @@ func (n *Node) startAPI() error {
 			api.HandleTyped(s, api.MethodProposalsShow, guard(n, n.proposalsShow))
 			api.HandleTyped(s, api.MethodImproveSettings, guard(n, n.improveSettings))
 		}
+		n.startArtifactAPI(s) // artifactsquery.go
 	}
 	if n.mem == nil && n.has(event.RoleMemory) && n.integrity.get() != nil {
 		api.HandleTyped(s, api.MethodMemoryGet, guard(n, func(context.Context, api.MemoryGetRequest) (api.Fact, error) { return api.Fact{}, nil }))

@@ -308,6 +308,7 @@ var table = []Spec{
 	{ProposalReverted, []string{RoleOrchestrator}, 8},
 	{TuningChanged, []string{RoleOrchestrator}, 8},
 	{ImproveEval, []string{RoleOperator}, 8},
+	{ArtifactStored, []string{RoleExecutor}, 8},
 }
 
 // Types returns the event-type table, in order, as of every protocol

@@ -46,6 +46,9 @@ type Config struct {
 	// Tracer, when set, is handed every event folded, with whether this
 	// node leads (package tracing: a run is a trace); nil: no traces.
 	Tracer *tracing.Tracer
+	// Artifacts resolves steps' inputs (core/inputs.go): the artifact
+	// fold of the node; nil fails every step that has one.
+	Artifacts core.Artifacts
 }
 
 // pausedRecheck is how often a paused leader looks again whether it may

@@ -104,6 +104,7 @@ its code), 2 usage error, 3 run failed and 4 run cancelled (goal submit
 	root.AddCommand(a.pluginCmd())
 	root.AddCommand(a.telemetryCmd())
 	root.AddCommand(a.proposalCmd(), a.improveCmd())
+	root.AddCommand(a.artifactCmd()) // artifact.go
 	return root
 }
 
