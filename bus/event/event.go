@@ -299,6 +299,7 @@ var table = []Spec{
 	{MemoryReleased, []string{RoleOperator}, 8},
 	{MemoryDropped, []string{RoleOperator}, 8},
 	{MemoryPruned, []string{RoleOrchestrator}, 8},
+	{KbNoted, []string{RolePlanner}, 8},
 }
 
 // Types returns the event-type table, in order, as of every protocol

@@ -159,6 +159,11 @@ type Step struct {
 	// assignment carries an operator's approval (a gate); never for a
 	// step a model chose alone. Protocol version 8.
 	Releases []string `json:"releases,omitempty"`
+	// Questions are what a research step sets out to answer, and Sources
+	// the URLs it fetches (each judged by the policy's scopes.network).
+	// Protocol version 8.
+	Questions []ResearchQuestion `json:"questions,omitempty"`
+	Sources   []string           `json:"sources,omitempty"`
 }
 
 // Branch is one edge of Step.Next. Protocol version 6.
