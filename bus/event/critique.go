@@ -28,8 +28,6 @@ type CritiqueRequestedData struct {
 	Kind      StepKind           `json:"kind,omitempty"`
 	Questions []ResearchQuestion `json:"questions,omitempty"`
 	Sources   []ResearchSource   `json:"sources,omitempty"`
-	// Family is the run's plan family, which its notes carry.
-	Family string `json:"family,omitempty"`
 }
 
 // CritiqueVerdict is a critique's judgement. Values are append-only.

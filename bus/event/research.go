@@ -85,6 +85,8 @@ type ResearchSource struct {
 	ContentType string `json:"content_type,omitempty"`
 	// Fetched is when the body was fetched (RFC 3339, UTC).
 	Fetched string `json:"fetched"`
+	// Object is the body's name in the store of sources.
+	Object string `json:"object"`
 }
 
 // Citation is one source a note cites: the content hash of a fetched

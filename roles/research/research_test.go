@@ -1,0 +1,153 @@
+package research_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus/bustest"
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/roles/policy"
+	"github.com/agentic-dev/agentic/roles/research"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// pages serves a few pages, a redirect to another host, and a body
+// larger than the tests' bound.
+func pages(t *testing.T, other string) *httptest.Server {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/ports.html", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		_, _ = io.WriteString(w, "<html><body><p>The service   listens on <b>port 8443</b> &amp; nothing else.</p><script>var x='port 9999';</script></body></html>")
+	})
+	mux.HandleFunc("/away", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other+"/ports.html", http.StatusFound)
+	})
+	mux.HandleFunc("/big", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte(strings.Repeat("x", 4096)))
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func store(t *testing.T) (*research.ObjectStore, jetstream.JetStream) {
+	c := bustest.Connect(t, bustest.Server(t))
+	return research.NewObjectStore(c.JS, 1), c.JS
+}
+
+func allowOnly(t *testing.T, hostports ...string) func(string) (bool, string) {
+	p := policy.Default()
+	p.Scopes.Network = hostports
+	return p.NetworkAllowed
+}
+
+func TestFetchStoresSourcesByHash(t *testing.T) {
+	st, _ := store(t)
+	srv := pages(t, "http://localhost:1")
+	host := strings.TrimPrefix(srv.URL, "http://")
+	f := research.Fetcher{Store: st, Allow: allowOnly(t, host)}
+	step := event.Step{ID: "read", Kind: event.KindResearch, Sources: []string{srv.URL + "/ports.html"}}
+	ctx := context.Background()
+	got, err := f.Fetch(ctx, "run1", step, 1)
+	if err != nil {
+		t.Fatalf("fetch: %v", err)
+	}
+	if len(got) != 1 {
+		t.Fatalf("got %d sources, want 1", len(got))
+	}
+	resp, err := http.Get(srv.URL + "/ports.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	sum := sha256.Sum256(body)
+	if got[0].SHA256 != hex.EncodeToString(sum[:]) || got[0].Size != int64(len(body)) || got[0].Host != "127.0.0.1" {
+		t.Fatalf("source %+v: want sha256 %x, size %d, host 127.0.0.1", got[0], sum, len(body))
+	}
+	text, err := research.Read(ctx, st, got[0], 0)
+	if err != nil {
+		t.Fatalf("read back: %v", err)
+	}
+	if !research.Contains(text, "The service listens on port 8443 & nothing else.") {
+		t.Errorf("the quote is not found in %q", text)
+	}
+	if research.Contains(text, "listens on port 9999") || research.Contains(text, "var x='port 9999'") {
+		t.Errorf("a fabricated quote, or one from a script, is found in %q", text)
+	}
+}
+
+func TestFetchRefusesHostsOutsideScopes(t *testing.T) {
+	st, _ := store(t)
+	other := pages(t, "http://localhost:1")
+	srv := pages(t, strings.Replace(other.URL, "127.0.0.1", "localhost", 1))
+	host := strings.TrimPrefix(srv.URL, "http://")
+	f := research.Fetcher{Store: st, Allow: allowOnly(t, host)}
+	ctx := context.Background()
+
+	// A source outside the list: refused before any request, located.
+	_, err := f.Fetch(ctx, "run1", event.Step{ID: "read", Sources: []string{srv.URL + "/ports.html", "http://example.invalid:8080/x"}}, 1)
+	var ref *research.Refusal
+	if !errors.As(err, &ref) || !errors.Is(err, research.ErrRefused) {
+		t.Fatalf("err %v: want a refusal", err)
+	}
+	if ref.Step != "read" || ref.Index != 1 || ref.Host != "example.invalid:8080" || !strings.Contains(ref.Reason, "scopes.network") {
+		t.Errorf("refusal %+v: want step read, index 1, host example.invalid:8080 and the rule", ref)
+	}
+
+	// A redirect to a host outside the list: refused at the redirect.
+	_, err = f.Fetch(ctx, "run1", event.Step{ID: "read", Sources: []string{srv.URL + "/away"}}, 1)
+	if !errors.As(err, &ref) || !strings.Contains(ref.Reason, "redirect to") || !strings.HasPrefix(ref.Host, "localhost:") {
+		t.Fatalf("err %v: want a refusal of the redirect to localhost", err)
+	}
+
+	// An empty scopes.network allows nothing.
+	f.Allow = allowOnly(t)
+	if _, err := f.Fetch(ctx, "run1", event.Step{ID: "read", Sources: []string{srv.URL + "/ports.html"}}, 1); !errors.Is(err, research.ErrRefused) {
+		t.Fatalf("err %v: want a refusal under an empty scopes.network", err)
+	}
+}
+
+func TestFetchBoundsABodyAndLeavesNoObject(t *testing.T) {
+	st, js := store(t)
+	srv := pages(t, "http://localhost:1")
+	host := strings.TrimPrefix(srv.URL, "http://")
+	f := research.Fetcher{Store: st, Allow: allowOnly(t, host), MaxBytes: 1000, Timeout: 10 * time.Second}
+	ctx := context.Background()
+	_, err := f.Fetch(ctx, "run1", event.Step{ID: "read", Sources: []string{srv.URL + "/big"}}, 1)
+	if err == nil || !strings.Contains(err.Error(), "1000 bytes") {
+		t.Fatalf("err %v: want the bound named", err)
+	}
+	b, err := js.ObjectStore(ctx, research.Bucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.GetInfo(ctx, research.ObjectName("run1", "read", 1, 0)); !errors.Is(err, jetstream.ErrObjectNotFound) {
+		t.Fatalf("object of the refused body: %v, want not found", err)
+	}
+}
+
+func TestOpenRefusesATamperedSource(t *testing.T) {
+	st, js := store(t)
+	ctx := context.Background()
+	obj, err := st.Put(ctx, "research/r/s/1/0", nil, strings.NewReader("the original text of the page"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := js.ObjectStore(ctx, research.Bucket)
+	if _, err := b.PutString(ctx, obj.Name, "the forged text of the page"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = research.Read(ctx, st, event.ResearchSource{Object: obj.Name, SHA256: obj.SHA256}, 0)
+	if !errors.Is(err, research.ErrTampered) {
+		t.Fatalf("read of a tampered source: %v, want ErrTampered", err)
+	}
+}
