@@ -124,10 +124,6 @@ type KbNotedData struct {
 	// hash).
 	Citations []Citation `json:"citations"`
 	Dropped   int        `json:"dropped,omitempty"`
-	// Tested names a succeeded step of the run that tests the claim (a
-	// step that depends on the synthesis and validates it), standing in
-	// for a second source. Set only by an operator's plan.
-	Tested string `json:"tested,omitempty"`
 	// Family is the run's plan family, if any.
 	Family string `json:"family,omitempty"`
 	// Source is the model's name, as plan provenance names it.
