@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/roles/research"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -28,32 +29,6 @@ const (
 	MaxExcerpt  = 24 << 10
 	MaxExcerpts = 96 << 10
 )
-
-// SourceText is a fetched source as a synthesis reads it: its record and
-// its text (research.Text).
-type SourceText struct {
-	Source event.ResearchSource
-	Text   string
-}
-
-// Note is a note as the model gives it, checked against the schema; its
-// citations are not yet checked against the sources.
-type Note struct {
-	// Question is the index of the question it answers.
-	Question   int        `json:"question"`
-	Claim      string     `json:"claim"`
-	Confidence float64    `json:"confidence"`
-	Critical   bool       `json:"critical"`
-	Citations  []NoteCite `json:"citations"`
-}
-
-// NoteCite is a citation as the model gives it: a source by its number
-// in the prompt or its sha256, and a quote.
-type NoteCite struct {
-	Source int    `json:"source"`
-	SHA256 string `json:"sha256"`
-	Quote  string `json:"quote"`
-}
 
 // notesSchema is the JSON schema of a synthesis's answer, asked for as
 // the response format and checked on every answer.
@@ -119,7 +94,7 @@ Answer with ONE JSON object and nothing else:
 // (Planner SynthesisVersion). An answer that is not notes (no JSON, the
 // schema) is sent back once with the problems; the error of a second
 // failure quotes them. The provenance is returned with errors too.
-func (s *Source) Synthesise(ctx context.Context, run string, req event.CritiqueRequestedData, srcs []SourceText) ([]Note, *event.PlannerInfo, error) {
+func (s *Source) Synthesise(ctx context.Context, run string, req event.CritiqueRequestedData, srcs []research.SourceText) ([]research.Note, *event.PlannerInfo, error) {
 	msgs := []Message{{Role: "system", Content: synthesisSystem}, {Role: "user", Content: synthesisMessage(req, srcs)}}
 	info := &event.PlannerInfo{
 		Model: s.model.Name(), Planner: SynthesisVersion, PromptSHA256: promptHash(msgs),
@@ -155,7 +130,7 @@ func (s *Source) Synthesise(ctx context.Context, run string, req event.CritiqueR
 
 // synthesisMessage lists the questions and the sources' excerpts, each
 // fenced as data.
-func synthesisMessage(req event.CritiqueRequestedData, srcs []SourceText) string {
+func synthesisMessage(req event.CritiqueRequestedData, srcs []research.SourceText) string {
 	var b strings.Builder
 	if req.Goal != "" {
 		fmt.Fprintf(&b, "Goal of the run: %s\n", req.Goal)
@@ -198,7 +173,7 @@ func synthesisMessage(req event.CritiqueRequestedData, srcs []SourceText) string
 // checkNotes reads notes out of an answer: the JSON object (Extract, as
 // for plans), checked by the notes schema; a note's question must be one
 // of the n questions.
-func checkNotes(resp Response, n int) ([]Note, error) {
+func checkNotes(resp Response, n int) ([]research.Note, error) {
 	doc, err := Extract(resp.Text)
 	if err != nil {
 		if resp.FinishReason == "length" {
@@ -222,7 +197,7 @@ func checkNotes(resp Response, n int) ([]Note, error) {
 		return nil, err
 	}
 	var out struct {
-		Notes []Note `json:"notes"`
+		Notes []research.Note `json:"notes"`
 	}
 	if err := json.Unmarshal(doc, &out); err != nil {
 		return nil, fmt.Errorf("notes: %w", err)
