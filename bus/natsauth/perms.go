@@ -223,6 +223,7 @@ func nodePerms(p *perms, id string, roles []string) {
 	}
 	readQueries(p)
 
+	sourcePerms(p, roles) // sources.go: research sources
 	ledger := false
 	for _, r := range roles {
 		switch r {

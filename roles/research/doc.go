@@ -8,7 +8,7 @@
 // executor gives), fetched in the executor's own process with net/http,
 // and streamed into a Store — the JetStream Object Store — while its
 // sha256 is computed: a body never passes through memory whole, and one
-// over event.MaxSourceBytes (64 MiB) fails the fetch and leaves no
+// over event.MaxSourceBytes (64 MiB) fails the fetch and records no
 // object. What was fetched is a list of event.ResearchSource (URL,
 // final URL, host, sha256, size, time), carried by the step's
 // task.finished.
@@ -25,7 +25,8 @@
 //     before it is followed; a refusal names the step, the source's
 //     index, the host and the policy's reason.
 //  2. A stored source's name and hash are returned only after the whole
-//     body is in the store; a failed fetch deletes what it put.
+//     body is in the store; a failed fetch records no object (its meta
+//     is never written).
 //  3. A source read back is verified against its sha256: a tampered
 //     object is an error, never a note's evidence.
 package research

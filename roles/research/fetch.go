@@ -162,7 +162,6 @@ func (f *Fetcher) one(ctx context.Context, run, step string, attempt, i int, src
 		"Agentic-Run": run, "Agentic-Step": step, "Agentic-Index": strconv.Itoa(i),
 	}, body)
 	if body.over {
-		_ = f.Store.Delete(context.WithoutCancel(ctx), name)
 		return event.ResearchSource{}, fmt.Errorf("research step %s, source %d (%s): the body is over %d bytes, the bound of a source", step, i, src, limit)
 	}
 	if err != nil {

@@ -30,13 +30,12 @@ type Object struct {
 }
 
 // Store keeps fetched sources. Put streams r into the object name, with
-// meta as its headers, and returns it once complete; Open reads an object
-// back, failing with ErrTampered at the end of a body whose hash is not
-// sha; Delete removes one.
+// meta as its headers, and returns it once complete — when r fails, no
+// object is recorded under name —; Open reads an object back, failing
+// with ErrTampered at the end of a body whose hash is not sha.
 type Store interface {
 	Put(ctx context.Context, name string, meta map[string]string, r io.Reader) (Object, error)
 	Open(ctx context.Context, name, sha string) (io.ReadCloser, error)
-	Delete(ctx context.Context, name string) error
 }
 
 // ObjectStore is a Store on a JetStream Object Store bucket.
@@ -77,14 +76,14 @@ func (s *ObjectStore) Put(ctx context.Context, name string, meta map[string]stri
 	for k, v := range meta {
 		hdr[k] = []string{v}
 	}
+	// A reader that fails makes Put publish no meta: no object is
+	// recorded under name.
 	info, err := b.Put(ctx, jetstream.ObjectMeta{Name: name, Headers: hdr}, io.TeeReader(r, h))
 	if err != nil {
-		_ = b.Delete(context.WithoutCancel(ctx), name)
 		return Object{}, fmt.Errorf("research: store %s: %w", name, err)
 	}
 	sum := hex.EncodeToString(h.Sum(nil))
 	if d := digestHex(info.Digest); d != "" && d != sum {
-		_ = b.Delete(context.WithoutCancel(ctx), name)
 		return Object{}, fmt.Errorf("research: store %s: the store's digest %s is not the body's sha256 %s", name, d, sum)
 	}
 	return Object{Name: name, SHA256: sum, Size: int64(info.Size)}, nil
@@ -101,18 +100,6 @@ func (s *ObjectStore) Open(ctx context.Context, name, sha string) (io.ReadCloser
 		return nil, fmt.Errorf("research: open source %s: %w", name, err)
 	}
 	return &verifying{r: r, h: sha256.New(), want: strings.ToLower(sha), name: name}, nil
-}
-
-// Delete removes object name.
-func (s *ObjectStore) Delete(ctx context.Context, name string) error {
-	b, err := s.bucket(ctx)
-	if err != nil {
-		return err
-	}
-	if err := b.Delete(ctx, name); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
-		return fmt.Errorf("research: delete source %s: %w", name, err)
-	}
-	return nil
 }
 
 // digestHex turns an Object Store digest ("SHA-256=<base64url>") into
