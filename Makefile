@@ -53,6 +53,7 @@ bench: build
 	$(GO) test -run '^$$' -bench 'BenchmarkRunPage|BenchmarkBrowserRunPage' -benchtime 5x ./roles/ui/web
 	$(GO) test -run '^$$' -bench BenchmarkToolCallOverhead -benchtime 200x ./roles/executor/pluginhost
 	$(GO) test -run '^$$' -bench BenchmarkSearch100k -benchtime 200x ./roles/memory
+	$(GO) test -run '^$$' -bench BenchmarkThroughput -benchtime 3x ./bus/artifact
 
 ## screenshots: the dashboard's run page and gate inbox, drawn by the browser
 ## test in Debian's chromium, into docs/images (linked from the README)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus"
+	"github.com/agentic-dev/agentic/bus/artifact"
 	"github.com/agentic-dev/agentic/bus/bustest"
 	"github.com/agentic-dev/agentic/bus/bustest/logrec"
 	"github.com/nats-io/nats.go/jetstream"
@@ -77,7 +78,7 @@ func TestLoneServerDefaultsToOneReplica(t *testing.T) {
 		t.Fatalf("clustered %v, default replicas %d; want a lone server and 1", conn.Clustered(), bus.DefaultReplicas(conn.NC))
 	}
 	ensure(t, conn.JS, bus.StreamConfig{})
-	for _, s := range []string{bus.EventsStream, bus.LogsStream, "KV_" + bus.LeaderBucket} {
+	for _, s := range []string{bus.EventsStream, bus.LogsStream, "KV_" + bus.LeaderBucket, artifact.BucketStream} {
 		if got := replicas(t, conn.JS, s); got != 1 {
 			t.Errorf("%s: %d replicas, want 1", s, got)
 		}
@@ -102,14 +103,14 @@ func TestReplicasThatCannotBePlaced(t *testing.T) {
 	if waited := time.Since(start); waited < 300*time.Millisecond {
 		t.Errorf("streams made after %s, before the placement wait", waited)
 	}
-	for _, s := range []string{bus.EventsStream, bus.LogsStream, "KV_" + bus.LeaderBucket} {
+	for _, s := range []string{bus.EventsStream, bus.LogsStream, "KV_" + bus.LeaderBucket, artifact.BucketStream} {
 		if got := replicas(t, conn.JS, s); got != 2 {
 			t.Errorf("%s: %d replicas, want 2 (all two servers can hold)", s, got)
 		}
 	}
 	msgs := rec.Messages(slog.LevelError)
-	if n := len(slices.DeleteFunc(msgs, func(m string) bool { return !strings.Contains(m, "fewer replicas") })); n != 3 {
-		t.Errorf("logged %q, want an error about fewer replicas for each stream and the bucket", rec.Messages(slog.LevelError))
+	if n := len(slices.DeleteFunc(msgs, func(m string) bool { return !strings.Contains(m, "fewer replicas") })); n != 4 {
+		t.Errorf("logged %q, want an error about fewer replicas for each stream and bucket", rec.Messages(slog.LevelError))
 	}
 }
 
@@ -150,12 +151,12 @@ func TestReplicasOnALoneServer(t *testing.T) {
 	if waited := time.Since(start); waited > bus.DefaultPlacementWait {
 		t.Errorf("waited %s for a lone server to place replicas", waited)
 	}
-	for _, s := range []string{bus.EventsStream, bus.LogsStream, "KV_" + bus.LeaderBucket} {
+	for _, s := range []string{bus.EventsStream, bus.LogsStream, "KV_" + bus.LeaderBucket, artifact.BucketStream} {
 		if got := replicas(t, conn.JS, s); got != 1 {
 			t.Errorf("%s: %d replicas, want 1", s, got)
 		}
 	}
-	if msgs := rec.Messages(slog.LevelError); len(msgs) != 3 {
-		t.Errorf("logged %q, want an error about fewer replicas for each stream and the bucket", msgs)
+	if msgs := rec.Messages(slog.LevelError); len(msgs) != 4 {
+		t.Errorf("logged %q, want an error about fewer replicas for each stream and bucket", msgs)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/artifact"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -261,8 +262,34 @@ func EnsureStreams(ctx context.Context, js jetstream.JetStream, cfg StreamConfig
 		if err := e.createAbsent(ctx, LogsStreamConfig(cfg.Logs, cfg.Revision)); err != nil {
 			return err
 		}
-		return e.leaderBucket(ctx)
+		if err := e.leaderBucket(ctx); err != nil {
+			return err
+		}
+		return e.artifactBucket(ctx)
 	})
+}
+
+// artifactBucket creates the artifact bucket (bus/artifact) unless it
+// exists, with the replicas of the leader bucket — fewer when the cluster
+// cannot place them after PlacementWait, as streams are.
+func (e *ensurer) artifactBucket(ctx context.Context) error {
+	asked := e.cfg.Replicas
+	for replicas := asked; ; replicas-- {
+		err := artifact.Ensure(ctx, e.js, artifact.Config{Replicas: replicas})
+		switch {
+		case err == nil:
+			if replicas < asked {
+				e.log.Error("artifact bucket created with fewer replicas than asked: the NATS cluster could not place them; once the servers are up, raise them with nats stream edit "+artifact.BucketStream+" --replicas N",
+					"bucket", artifact.Bucket, "asked_replicas", asked, "replicas", replicas)
+			}
+			return nil
+		case !isPlacement(err) || replicas <= 1:
+			return err
+		}
+		if werr := e.placementRefused(artifact.Bucket, replicas, err); werr != nil {
+			return werr
+		}
+	}
 }
 
 // ensurer is one EnsureStreams call: it remembers since when the cluster

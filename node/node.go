@@ -32,6 +32,7 @@ import (
 	"github.com/agentic-dev/agentic/node/policies"
 	"github.com/agentic-dev/agentic/node/settings"
 	"github.com/agentic-dev/agentic/roles"
+	"github.com/agentic-dev/agentic/roles/artifacts"
 	"github.com/agentic-dev/agentic/roles/executor"
 	"github.com/agentic-dev/agentic/roles/executor/runner"
 	"github.com/agentic-dev/agentic/roles/memory"
@@ -73,6 +74,7 @@ type Node struct {
 	// notifier sends the gates that open (notify.webhook, notify.exec).
 	notifier *notify.Notifier
 	mem      *memory.Memory
+	arts     *artifacts.Fold // artifactsquery.go
 	exec     *executor.Executor
 	roles    []roles.Role
 	apiSrv   *api.Server
@@ -495,6 +497,7 @@ func (n *Node) startLedger(ctx context.Context) error {
 		n.nodes = nodes.New(n.log.With("component", "nodes"))
 		folders = append(folders, n.nodes)
 		n.roles = append(n.roles, n.settings)
+		folders = append(folders, n.artifactFolder()) // artifactsquery.go
 	}
 	// The memory fold: the memory role's, and on an orchestrator the
 	// facts its leader resolves steps' ${memory:…} references with
@@ -518,7 +521,7 @@ func (n *Node) startLedger(ctx context.Context) error {
 		}
 		// Every orchestrator times its lease by the cluster setting the
 		// ledger folded (n.settings, folded before n.orch).
-		n.orch = orchestrator.New(n.roleEnv(event.RoleOrchestrator), orchestrator.Config{KV: kv, Settings: n.settings, Incarnation: n.incarnation, Membership: view, Paused: n.diskPaused, Facts: facts})
+		n.orch = orchestrator.New(n.roleEnv(event.RoleOrchestrator), orchestrator.Config{KV: kv, Settings: n.settings, Incarnation: n.incarnation, Membership: view, Paused: n.diskPaused, Facts: facts, Artifacts: n.arts})
 		n.orch.UsePolicyFile(n.cfg.Policy) // the first policy it records; Start refuses a bad file
 		n.load = n.orch.Load
 		folders = append(folders, n.orch)

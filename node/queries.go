@@ -63,6 +63,7 @@ func (n *Node) startAPI() error {
 		api.HandleTyped(s, api.MethodPluginsList, guard(n, n.plugins.List))
 		api.HandleTyped(s, api.MethodPluginsShow, guard(n, n.plugins.Show))
 		api.HandleTyped(s, api.MethodGatesList, guard(n, n.runs.GatesPage))
+		n.startArtifactAPI(s) // artifactsquery.go
 	}
 	if n.mem == nil && n.has(event.RoleMemory) && n.integrity.get() != nil {
 		api.HandleTyped(s, api.MethodMemoryGet, guard(n, func(context.Context, api.MemoryGetRequest) (api.Fact, error) { return api.Fact{}, nil }))

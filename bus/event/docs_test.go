@@ -145,6 +145,9 @@ func payloadExamples() map[event.Type]any {
 		event.MemoryReleased: event.MemoryQuarantineData{Scope: "shared", Key: "deploy.region", Seq: 4182, Reason: "checked by hand"},
 		event.MemoryDropped:  event.MemoryQuarantineData{Scope: "shared", Key: "deploy.region", Reason: "wrong region"},
 		event.MemoryPruned:   event.MemoryPrunedData{Decision: event.Decision{Epoch: 3, Basis: 4200}, Before: at},
+		event.ArtifactStored: event.ArtifactStoredData{Name: "dist/app.tar.gz", Size: 18734112,
+			SHA256: "5f0c7a1e3b9d2c4f6a8e0b1d3c5e7f9a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e", Object: "sha256/5f0c7a1e3b9d2c4f6a8e0b1d3c5e7f9a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e",
+			Step: "build", Attempt: 1, Retention: event.RetentionRun},
 		event.KbNoted: event.KbNotedData{ID: "019a7c2e-5f1b-7c3d-9e4f-0a1b2c3d4e5f/notes/1", Step: "notes", Attempt: 1, Research: "read",
 			Question: "Which port does the service listen on?", Critical: true, Claim: "The service listens on port 8443.", Confidence: 0.9,
 			Citations: []event.Citation{

@@ -299,6 +299,7 @@ var table = []Spec{
 	{MemoryReleased, []string{RoleOperator}, 8},
 	{MemoryDropped, []string{RoleOperator}, 8},
 	{MemoryPruned, []string{RoleOrchestrator}, 8},
+	{ArtifactStored, []string{RoleExecutor}, 8},
 	{KbNoted, []string{RolePlanner}, 8},
 }
 

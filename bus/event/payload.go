@@ -241,6 +241,16 @@ type TaskAssignedData struct {
 	// resolved them: Step carries the resolved command (ApplyMemory), and
 	// folds judge it with these values. Protocol version 8.
 	Memory []MemoryValue `json:"memory,omitempty"`
+	// Inputs are the step's Step.Inputs as the leader resolved them, to
+	// a hash each: the executor writes exactly these bytes, verified,
+	// into the working directory before the step runs. Protocol version
+	// 8.
+	Inputs []ResolvedInput `json:"inputs,omitempty"`
+	// ArtifactBytes is what the run's artifacts already stored hold, in
+	// bytes, as the leader folded them at assignment: the executor stores
+	// the step's outputs within the policy's run cap less this. Protocol
+	// version 8.
+	ArtifactBytes int64 `json:"artifact_bytes,omitempty"`
 }
 
 // TaskCancelData tells an executor to stop a step attempt.

@@ -159,6 +159,15 @@ type Step struct {
 	// assignment carries an operator's approval (a gate); never for a
 	// step a model chose alone. Protocol version 8.
 	Releases []string `json:"releases,omitempty"`
+	// Outputs are globs, relative to the step's working directory, of
+	// the files the executor that ran the step stores as artifacts when
+	// it succeeds (artifact.stored); none may leave the directory.
+	// Protocol version 8.
+	Outputs []string `json:"outputs,omitempty"`
+	// Inputs are artifacts written into the step's working directory,
+	// verified, before it runs; the leader resolves each to a hash at
+	// assignment (TaskAssignedData.Inputs). Protocol version 8.
+	Inputs []ArtifactInput `json:"inputs,omitempty"`
 	// Questions are what a research step sets out to answer, and Sources
 	// the URLs it fetches (each judged by the policy's scopes.network).
 	// Protocol version 8.

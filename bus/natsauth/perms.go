@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus"
+	"github.com/agentic-dev/agentic/bus/artifact"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/nats-io/jwt/v2"
@@ -35,6 +36,7 @@ var ReadMethods = []string{
 	"policy.show", "policy.list", "gates.list", "memory.commands",
 	"plugins.list", "plugins.show",
 	"memory.facts", "memory.search",
+	"artifacts.list",
 }
 
 // AdminMethods are the query API methods that act on a node: admin only.
@@ -172,6 +174,29 @@ func orderedConsumer(p *perms, stream, filter string) {
 	)
 }
 
+// artifactReads allows reading artifacts (bus/artifact): the bucket's
+// information, an object's metadata (last message of its subject, direct
+// or not) and its chunks through an ordered consumer.
+func artifactReads(p *perms) {
+	const o = "$O." + artifact.Bucket + "."
+	p.allowPub(
+		jsAPI+"STREAM.INFO."+artifact.BucketStream,
+		jsAPI+"STREAM.MSG.GET."+artifact.BucketStream,
+		jsAPI+"DIRECT.GET."+artifact.BucketStream,
+		jsAPI+"DIRECT.GET."+artifact.BucketStream+".>",
+	)
+	orderedConsumer(p, artifact.BucketStream, o+"C.>")
+}
+
+// artifactWrites allows storing artifacts: an upload's chunks and the
+// metadata of uploads and content links. Not purge or delete: an object
+// is only ever written under a fresh upload name, and the bucket's age
+// limit prunes it.
+func artifactWrites(p *perms) {
+	const o = "$O." + artifact.Bucket + "."
+	p.allowPub(o+"C.>", o+"M.>")
+}
+
 // eventPublishes allows the event subjects the roles may emit under the
 // newest protocol (bus/event's table).
 func eventPublishes(p *perms, roles []string) {
@@ -192,9 +217,12 @@ func nodePerms(p *perms, id string, roles []string) {
 	streamInfo(p)
 	// A start creates the streams and the leader bucket that are absent
 	// (bus.EnsureStreams): creating never changes an existing stream.
-	for _, s := range []string{bus.EventsStream, bus.LogsStream, bus.LeaderBucketStream} {
+	for _, s := range []string{bus.EventsStream, bus.LogsStream, bus.LeaderBucketStream, artifact.BucketStream} {
 		p.allowPub(jsAPI + "STREAM.CREATE." + s)
 	}
+	// Every role reads artifacts (an executor's inputs, the query API's
+	// answers); only executors store them.
+	artifactReads(p)
 	// Reads of one message: an executor's fencing (last election), the
 	// leader lease (every node reports the leader).
 	p.allowPub(
@@ -238,6 +266,7 @@ func nodePerms(p *perms, id string, roles []string) {
 				"$JS.ACK."+bus.EventsStream+"."+c+".>",
 				bus.LogSubjectPrefix+">",
 			)
+			artifactWrites(p)
 		case event.RoleOrchestrator:
 			p.allowPub("$KV." + bus.LeaderBucket + ".>")
 			ledger = true
@@ -274,6 +303,8 @@ func operatorPerms(p *perms, roles []string) {
 	orderedConsumer(p, bus.EventsStream, event.SubjectAll)
 	orderedConsumer(p, bus.LogsStream, bus.LogSubjectPrefix+">")
 	p.allowPub(jsAPI+"STREAM.MSG.GET."+bus.EventsStream, jsAPI+"STREAM.MSG.GET."+bus.LogsStream)
+	// Every operator role reads artifacts (agentctl artifact get).
+	artifactReads(p)
 	// The events of the credential's roles: an operator's, and an
 	// admin's (credential.revoked) for an admin; none for a viewer.
 	eventPublishes(p, roles)

@@ -53,6 +53,8 @@ type (
 	Page[T any]             = apiwire.Page[T]
 	MemorySearchPage[T any] = apiwire.MemorySearchPage[T]
 	MemoryFactsRequest      = apiwire.MemoryFactsRequest
+	ArtifactsRequest        = apiwire.ArtifactsRequest
+	Artifact                = apiwire.Artifact
 	MemorySearchRequest     = apiwire.MemorySearchRequest
 	Refs                    = apiwire.Refs
 	SearchHit               = apiwire.SearchHit
@@ -111,6 +113,9 @@ const (
 	MethodLedgerVerify    = apiwire.MethodLedgerVerify
 	MethodMemoryCommands  = apiwire.MethodMemoryCommands
 	MethodMemoryFacts     = apiwire.MethodMemoryFacts
+	MethodArtifactsList   = apiwire.MethodArtifactsList
+	DefaultArtifactsPage  = apiwire.DefaultArtifactsPage
+	MaxArtifactsPage      = apiwire.MaxArtifactsPage
 	MethodMemorySearch    = apiwire.MethodMemorySearch
 	DefaultFactsPage      = apiwire.DefaultFactsPage
 	MaxFactsPage          = apiwire.MaxFactsPage

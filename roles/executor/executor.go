@@ -91,6 +91,9 @@ type Executor struct {
 	state *localstate.Store
 	// report emits shell steps' results in groups (see reporter).
 	report *reporter
+	// arts is the artifact store of steps' inputs and outputs
+	// (artifacts.go).
+	arts artifactStore
 	// core decides; only the loop goroutine steps it (and Stop, once the
 	// loop has ended). snap is its snapshot after the loop's last round,
 	// for readers (Stats, the reporter, the backlog watchers).

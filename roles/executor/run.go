@@ -24,6 +24,9 @@ func (e *Executor) run(ctx context.Context, run string, a event.TaskAssignedData
 	onStart := func(pid int) {
 		e.report.started(event.MustDraft(event.TaskStarted, run, event.TaskStartedData{Step: a.Step.ID, Attempt: a.Attempt, Node: e.env.Node, PID: pid}))
 	}
+	if d := e.inputsFailed(ctx, run, a, started); d != nil { // artifacts.go
+		return *d
+	}
 	subj := bus.LogSubject(run, a.Step.ID)
 	attempt := strconv.Itoa(a.Attempt)
 	facts := newFactOutput(a.Step) // facts.go
@@ -32,6 +35,7 @@ func (e *Executor) run(ctx context.Context, run string, a event.TaskAssignedData
 		_, _ = e.cfg.JS.PublishMsgAsync(msg)
 		facts.add(stream, chunk)
 	})
+	e.recordOutputs(ctx, run, a, &res, j.p) // artifacts.go
 	e.recordFacts(run, a, res, facts)
 	fin := event.TaskFinishedData{
 		Step: a.Step.ID, Attempt: a.Attempt, Node: e.env.Node,

@@ -42,6 +42,9 @@ type Config struct {
 	// Facts resolves steps' memory references (core/memoryref.go): the memory
 	// fold of the node; nil fails every step that has one.
 	Facts core.Facts
+	// Artifacts resolves steps' inputs (core/inputs.go): the artifact
+	// fold of the node; nil fails every step that has one.
+	Artifacts core.Artifacts
 }
 
 // pausedRecheck is how often a paused leader looks again whether it may

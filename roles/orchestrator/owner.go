@@ -226,7 +226,7 @@ func (c *owner) decide(absentAfter time.Time) ([]event.Draft, time.Time) {
 			"ledger_version", p.Version, "ledger_hash", p.Hash, "file_hash", o.bootstrapHash,
 			"hint", "change the policy in force with agentctl policy apply -f FILE")
 	}
-	more, w := core.DecideWith(c.state, now, c.epoch, c.inflight, core.Options{Policy: o.bootstrap, Facts: o.cfg.Facts})
+	more, w := core.DecideWith(c.state, now, c.epoch, c.inflight, core.Options{Policy: o.bootstrap, Facts: o.cfg.Facts, Artifacts: o.cfg.Artifacts})
 	ds = append(ds, more...)
 	if wake.IsZero() || (!w.IsZero() && w.Before(wake)) {
 		wake = w

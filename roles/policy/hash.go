@@ -36,6 +36,10 @@ type canonicalBudgets struct {
 	Steps     int    `json:"steps"`
 	Replans   int    `json:"replans"`
 	LLMTokens int    `json:"llm_tokens"`
+	// The artifact caps are absent when unset, so that policies without
+	// them keep the hash they had before.
+	ArtifactBytes    int64 `json:"artifact_bytes,omitempty"`
+	RunArtifactBytes int64 `json:"run_artifact_bytes,omitempty"`
 }
 
 // canonicalGates is present only when a gate timeout is set, so that
@@ -52,7 +56,8 @@ func (p *Policy) Canonical() []byte {
 		Levels: map[string]Action{}, Approvals: map[string]Approval{},
 		IrreversibleExtra: p.IrreversibleExtra, Scopes: p.Scopes, ApprovePlans: p.ApprovePlans,
 		Budgets: canonicalBudgets{RunTime: p.Budgets.RunTime.String(), Steps: p.Budgets.Steps,
-			Replans: p.Budgets.Replans, LLMTokens: p.Budgets.LLMTokens},
+			Replans: p.Budgets.Replans, LLMTokens: p.Budgets.LLMTokens,
+			ArtifactBytes: p.Budgets.ArtifactBytes, RunArtifactBytes: p.Budgets.RunArtifactBytes},
 	}
 	if p.Gates.Timeout > 0 {
 		c.Gates = &canonicalGates{Timeout: p.Gates.Timeout.String(), OnTimeout: p.Gates.OnTimeout}

@@ -327,7 +327,7 @@ func (l *loader) scopes(n *yaml.Node, p *Policy) {
 }
 
 func (l *loader) budgets(n *yaml.Node, p *Policy) {
-	l.fields(n, "budgets", []string{"run_time", "steps", "replans", "llm_tokens"}, func(key string, _, v *yaml.Node) {
+	l.fields(n, "budgets", []string{"run_time", "steps", "replans", "llm_tokens", "artifact_bytes", "run_artifact_bytes"}, func(key string, _, v *yaml.Node) {
 		at := "budgets." + key
 		switch key {
 		case "run_time":
@@ -350,6 +350,10 @@ func (l *loader) budgets(n *yaml.Node, p *Policy) {
 		case "llm_tokens":
 			x, _ := l.integer(v, at, 0, 1<<50)
 			p.Budgets.LLMTokens = int(x)
+		case "artifact_bytes":
+			p.Budgets.ArtifactBytes, _ = l.size(v, at)
+		case "run_artifact_bytes":
+			p.Budgets.RunArtifactBytes, _ = l.size(v, at)
 		}
 	})
 }

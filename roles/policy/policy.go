@@ -90,6 +90,30 @@ type Budgets struct {
 	Steps     int           `json:"steps,omitempty"`
 	Replans   int           `json:"replans,omitempty"`
 	LLMTokens int           `json:"llm_tokens,omitempty"`
+	// ArtifactBytes caps one artifact a step stores, RunArtifactBytes
+	// all of a run's; 0 means the default (DefaultArtifactBytes,
+	// DefaultRunArtifactBytes): see ArtifactCaps.
+	ArtifactBytes    int64 `json:"artifact_bytes,omitempty"`
+	RunArtifactBytes int64 `json:"run_artifact_bytes,omitempty"`
+}
+
+// Default artifact caps (budgets.artifact_bytes, run_artifact_bytes).
+const (
+	DefaultArtifactBytes    int64 = 1 << 30
+	DefaultRunArtifactBytes int64 = 4 << 30
+)
+
+// ArtifactCaps returns the caps of one artifact and of a run's artifacts,
+// the defaults where the policy sets none.
+func (b Budgets) ArtifactCaps() (perArtifact, perRun int64) {
+	perArtifact, perRun = b.ArtifactBytes, b.RunArtifactBytes
+	if perArtifact <= 0 {
+		perArtifact = DefaultArtifactBytes
+	}
+	if perRun <= 0 {
+		perRun = DefaultRunArtifactBytes
+	}
+	return perArtifact, perRun
 }
 
 // Rule is one rule of a policy.

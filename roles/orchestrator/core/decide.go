@@ -96,6 +96,9 @@ type Options struct {
 	// Facts resolves steps' memory references (memoryref.go); nil: a
 	// step with one fails, saying the leader folds no memory.
 	Facts Facts
+	// Artifacts resolves steps' inputs (inputs.go); nil: a step with one
+	// fails, saying the leader folds no artifacts.
+	Artifacts Artifacts
 }
 
 // DecideWith is Decide with the leader's options. While the state holds
@@ -107,6 +110,7 @@ func DecideWith(s *State, now time.Time, epoch uint64, inflight map[DecisionKey]
 	}
 	d := newDecider(s, now, epoch, inflight)
 	d.facts = opts.Facts
+	d.artifacts = opts.Artifacts
 	if s.Policy == nil {
 		d.bootstrap(opts.Policy)
 	}
@@ -137,6 +141,8 @@ type decider struct {
 	wake time.Time
 	// facts resolves memory references (memoryref.go).
 	facts Facts
+	// artifacts resolves inputs (inputs.go).
+	artifacts Artifacts
 }
 
 // newDecider indexes the in-flight assignments and counts each executor's

@@ -160,6 +160,11 @@ func (d *decider) assign(r *Run, st *Step, spec event.Step, mem []event.MemoryVa
 	if st.Lost == st.Attempt && st.Attempt > 0 {
 		avoid = st.Node
 	}
+	inputs, stored, err := d.resolveInputs(r, spec) // inputs.go
+	if err != nil {
+		d.refuseInputs(r, st, ref, err)
+		return
+	}
 	node, pinned := d.pinnedNode(r, st) // git.go
 	if !pinned {
 		node = d.pickNode(st.Spec.Capabilities, avoid)
@@ -177,7 +182,7 @@ func (d *decider) assign(r *Run, st *Step, spec event.Step, mem []event.MemoryVa
 	d.emit(key, event.TaskAssigned, r.ID, node,
 		event.TaskAssignedData{Decision: d.decision(),
 			Step: spec, Attempt: attempt, Node: node, ReadyAt: readyAt, Reason: st.Next,
-			Policy: ref, Approved: approved, Approvers: approvers, Memory: mem})
+			Policy: ref, Approved: approved, Approvers: approvers, Memory: mem, Inputs: inputs, ArtifactBytes: stored})
 }
 
 // stopRun cancels the run's active steps (once per attempt) and the

@@ -40,6 +40,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/roles/artifacts"
 	"github.com/agentic-dev/agentic/roles/memory"
 	"github.com/agentic-dev/agentic/roles/orchestrator/core"
 )
@@ -122,7 +123,9 @@ type replayer struct {
 	opts  Options
 	state *core.State
 	// mem is the memory fold, at the state's position.
-	mem    *memory.Memory
+	mem *memory.Memory
+	// arts is the artifact fold, at the state's position.
+	arts   *artifacts.Fold
 	ahead  []event.Event
 	byBase map[uint64][]recorded
 	// emitted are the keys of reproduced decisions, by id, with the
@@ -148,12 +151,13 @@ func Check(events iter.Seq2[event.Event, error], opts Options) (*Report, error) 
 	// The memory facts steps' ${memory:…} references are resolved with,
 	// folded to the same position as the state.
 	mem := memory.New()
+	arts := artifacts.New()
 	if opts.Decide == nil {
 		opts.Decide = func(s *core.State, now time.Time, epoch uint64, inflight map[core.DecisionKey]bool) ([]core.Decision, time.Time) {
-			return core.DecideWith(s, now, epoch, inflight, core.Options{Facts: mem})
+			return core.DecideWith(s, now, epoch, inflight, core.Options{Facts: mem, Artifacts: arts})
 		}
 	}
-	r := &replayer{opts: opts, state: core.NewState(), mem: mem, byBase: map[uint64][]recorded{}, emitted: map[string]emitted{}}
+	r := &replayer{opts: opts, state: core.NewState(), mem: mem, arts: arts, byBase: map[uint64][]recorded{}, emitted: map[string]emitted{}}
 	for ev, err := range events {
 		if err != nil {
 			return &r.rep, fmt.Errorf("replay: read the ledger after seq %d: %w", r.state.Seq, err)
@@ -210,6 +214,7 @@ func (r *replayer) step() {
 	r.checkBasis(r.state.Seq)
 	r.state.Apply(ev)
 	r.mem.Fold(ev)
+	r.arts.Fold(ev)
 	r.rep.Events++
 }
 

@@ -11,7 +11,7 @@ import (
 var (
 	planFields     = []string{"goal", "steps", "subgoals", "hypotheses", "git", "family"}
 	subgoalFields  = []string{"id", "title", "depends_on", "steps"}
-	stepFields     = []string{"id", "title", "kind", "run", "depends_on", "timeout", "retries", "backoff", "idempotent", "creates", "check", "on_failure", "env", "cwd", "capabilities", "path", "content", "mode", "patch", "compensate", "run_as", "next", "tests", "target", "criteria", "tool", "args", "facts", "releases", "questions", "sources"}
+	stepFields     = []string{"id", "title", "kind", "run", "depends_on", "timeout", "retries", "backoff", "idempotent", "creates", "check", "on_failure", "env", "cwd", "capabilities", "path", "content", "mode", "patch", "compensate", "run_as", "next", "tests", "target", "criteria", "tool", "args", "facts", "releases", "outputs", "inputs", "questions", "sources"}
 	seedFields     = []string{"mode", "goal", "steps"}
 	seedStepFields = []string{"goal", "commands"}
 )
@@ -202,6 +202,10 @@ func (w *walker) stepField(s *draftStep, e entry, p pos) (ok bool) {
 		ok = w.facts(s, e.val, p) // facts.go
 	case "releases":
 		ok = w.releases(s, e.val, p) // facts.go
+	case "outputs":
+		ok = w.outputs(s, e.val, p) // artifacts.go
+	case "inputs":
+		ok = w.inputs(s, e.val, p) // artifacts.go
 	case "target", "criteria":
 		ok = w.critiqueField(s, e.name, e.val, p)
 	case "questions", "sources":

@@ -60,7 +60,8 @@ func compile(d *draft, ps *problems) *event.Plan {
 	stepIdx, subIdx := checkIDs(d, ps)
 	checkTexts(d, ps)
 	checkEditBytes(d, ps)
-	checkFacts(d, ps) // facts.go
+	checkFacts(d, ps)     // facts.go
+	checkArtifacts(d, ps) // artifacts.go
 	for _, s := range d.steps {
 		checkStep(ps, s)
 	}

@@ -102,7 +102,8 @@ its code), 2 usage error, 3 run failed and 4 run cancelled (goal submit
 	root.AddCommand(a.goalCmd(), a.runCmd(), a.stepCmd(), a.auditCmd(), a.ledgerCmd(), a.memoryCmd(), a.clusterCmd(), a.keysCmd(), a.nodeCmd(), a.operatorCmd(), a.alarmCmd(), a.versionCmd())
 	root.AddCommand(a.policyCmd(), a.planCmd(), a.plannerCmd(), a.gateCmd())
 	root.AddCommand(a.pluginCmd())
-	root.AddCommand(a.kbCmd()) // kb.go
+	root.AddCommand(a.artifactCmd()) // artifact.go
+	root.AddCommand(a.kbCmd())       // kb.go
 	return root
 }
 

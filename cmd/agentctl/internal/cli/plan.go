@@ -264,6 +264,8 @@ type fileStep struct {
 	Args         any               `yaml:"args,omitempty"`
 	Facts        any               `yaml:"facts,omitempty"`
 	Releases     []string          `yaml:"releases,omitempty,flow"`
+	Outputs      []string          `yaml:"outputs,omitempty,flow"`
+	Inputs       any               `yaml:"inputs,omitempty"`
 	Questions    []fileQuestion    `yaml:"questions,omitempty"`
 	Sources      []string          `yaml:"sources,omitempty"`
 }
@@ -305,7 +307,8 @@ func planYAML(p event.Plan) ([]byte, error) {
 			ID: s.ID, Title: s.Title, Run: s.Run, DependsOn: s.DependsOn, Retries: s.Retries, Idempotent: s.Idempotent,
 			Creates: s.Creates, Check: s.Check, Env: s.Env, Cwd: s.Cwd, Capabilities: s.Capabilities,
 			Path: s.Path, Content: s.Content, Mode: s.Mode, Patch: s.Patch, Compensate: s.Compensate, RunAs: s.RunAs,
-			Target: s.Target, Criteria: s.Criteria, Tool: s.Tool, Releases: s.Releases, Sources: s.Sources,
+			Target: s.Target, Criteria: s.Criteria, Tool: s.Tool, Releases: s.Releases,
+			Outputs: s.Outputs, Sources: s.Sources,
 		}
 		for _, q := range s.Questions {
 			fs.Questions = append(fs.Questions, fileQuestion(q))
@@ -324,6 +327,16 @@ func planYAML(p event.Plan) ([]byte, error) {
 			}
 			if err != nil {
 				return nil, fmt.Errorf("step %s: its facts: %w", s.ID, err)
+			}
+		}
+		if len(s.Inputs) > 0 {
+			// As the JSON names say them, which are the plan file's too.
+			raw, err := json.Marshal(s.Inputs)
+			if err == nil {
+				err = json.Unmarshal(raw, &fs.Inputs)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("step %s: its inputs: %w", s.ID, err)
 			}
 		}
 		if !(s.Kind == event.KindShell && s.Run != "") && !(s.Kind == event.KindNoop && s.Run == "") {

@@ -1,0 +1,137 @@
+package artifact_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/agentic-dev/agentic/bus/artifact"
+	"github.com/agentic-dev/agentic/bus/bustest"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+func open(t *testing.T) (*artifact.Store, jetstream.JetStream) {
+	t.Helper()
+	c := bustest.Connect(t, bustest.Server(t))
+	st, err := artifact.Open(context.Background(), c.JS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, c.JS
+}
+
+func sum(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:]) }
+
+func TestPutGetRoundTrip(t *testing.T) {
+	st, _ := open(t)
+	ctx := context.Background()
+	for _, n := range []int{0, 1, 128 << 10, 300<<10 + 7} {
+		data := bytes.Repeat([]byte("abcdefg"), n/7+1)[:n]
+		info, err := st.Put(ctx, "out.bin", bytes.NewReader(data), artifact.PutOptions{Meta: map[string]string{"url": "http://x/"}})
+		if err != nil {
+			t.Fatalf("put %d: %v", n, err)
+		}
+		if info.SHA256 != sum(data) || info.Size != int64(n) || info.Object != artifact.ContentName(info.SHA256) {
+			t.Fatalf("put %d: info %+v, want sha256 %s", n, info, sum(data))
+		}
+		var out bytes.Buffer
+		if _, err := st.Get(ctx, info.SHA256, info.Size, "", &out); err != nil {
+			t.Fatalf("get %d: %v", n, err)
+		}
+		if !bytes.Equal(out.Bytes(), data) {
+			t.Fatalf("get %d: bytes differ", n)
+		}
+		got, err := st.Stat(ctx, info.SHA256)
+		if err != nil || got.Object != info.Object || got.Meta["url"] != "http://x/" || got.Name != "out.bin" {
+			t.Fatalf("stat %d: %+v, %v", n, got, err)
+		}
+	}
+}
+
+func TestPutRefusesOverCap(t *testing.T) {
+	st, _ := open(t)
+	ctx := context.Background()
+	if _, err := st.Put(ctx, "big", bytes.NewReader(make([]byte, 1001)), artifact.PutOptions{MaxSize: 1000}); !errors.Is(err, artifact.ErrTooLarge) {
+		t.Fatalf("put over the cap: %v, want ErrTooLarge", err)
+	}
+	if _, err := st.Put(ctx, "fits", bytes.NewReader(make([]byte, 1000)), artifact.PutOptions{MaxSize: 1000}); err != nil {
+		t.Fatalf("put at the cap: %v", err)
+	}
+}
+
+// TestGetRefusesTampered replaces an upload's bytes (and its metadata's
+// digest with them, as anyone who can write the bucket can) and then its
+// chunks alone: both are refused, and GetFile leaves nothing at its path.
+func TestGetRefusesTampered(t *testing.T) {
+	st, js := open(t)
+	ctx := context.Background()
+	data := bytes.Repeat([]byte("good bytes "), 30000)
+	info, err := st.Put(ctx, "report.md", bytes.NewReader(data), artifact.PutOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs, err := js.ObjectStore(ctx, artifact.Bucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := bytes.Clone(data)
+	bad[len(bad)/2] ^= 1
+	if _, err := obs.Put(ctx, jetstream.ObjectMeta{Name: info.Object}, bytes.NewReader(bad)); err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(t.TempDir(), "report.md")
+	err = st.GetFile(ctx, info.SHA256, info.Size, "", dst, 0)
+	if !errors.Is(err, artifact.ErrTampered) {
+		t.Fatalf("get of a replaced object: %v, want ErrTampered", err)
+	}
+	if _, serr := os.Stat(dst); !os.IsNotExist(serr) {
+		t.Fatalf("a refused get left %s: %v", dst, serr)
+	}
+	if ents, _ := os.ReadDir(filepath.Dir(dst)); len(ents) != 0 {
+		t.Fatalf("a refused get left %v", ents)
+	}
+
+	// Chunks alone: the metadata keeps the recorded digest and size, the
+	// chunks it points at are other bytes.
+	other, err := obs.Put(ctx, jetstream.ObjectMeta{Name: "other"}, bytes.NewReader(bad))
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := *other
+	forged.Name = info.Object
+	forged.Digest = "SHA-256=" + b64(data)
+	forged.Size = uint64(len(data))
+	if err := publishMeta(ctx, js, &forged); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if _, err := st.Get(ctx, info.SHA256, info.Size, "", &out); !errors.Is(err, artifact.ErrTampered) {
+		t.Fatalf("get of forged chunks: %v, want ErrTampered", err)
+	}
+}
+
+func TestEnsureKeepsBucket(t *testing.T) {
+	_, js := open(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := js.Stream(ctx, artifact.BucketStream)
+	if err != nil {
+		t.Fatalf("bus.EnsureStreams made no artifact bucket: %v", err)
+	}
+	if s.CachedInfo().Config.MaxAge != artifact.DefaultMaxAge || s.CachedInfo().Config.Replicas != 1 {
+		t.Fatalf("bucket config %+v", s.CachedInfo().Config)
+	}
+	if err := artifact.Ensure(ctx, js, artifact.Config{Replicas: 1, MaxAge: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	s, _ = js.Stream(ctx, artifact.BucketStream)
+	if s.CachedInfo().Config.MaxAge != artifact.DefaultMaxAge {
+		t.Fatal("Ensure changed an existing bucket")
+	}
+}
