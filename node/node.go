@@ -637,7 +637,6 @@ func (n *Node) startExecutor() error {
 		Safety:       executor.SafetyFrom(n.cfg.Executor, n.apiClient(0)),
 		Plugins:      n.executorPlugins(),
 		Git:          executor.GitFrom(n.cfg.Executor),
-		Sources:      n.researchSources(),
 	})
 	n.roles = append(n.roles, n.exec)
 	return nil

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/node/nodes"
@@ -19,14 +18,13 @@ import (
 	"github.com/agentic-dev/agentic/roles/research"
 )
 
-// researchSources is the store of the sources research steps fetch
-// (executor) and synthesis reads (planner): the Object Store bucket
-// research.Bucket, with as many copies as the cluster's streams.
+// researchSources is the store a synthesis reads research sources from:
+// the artifact store (bus/artifact), where executors put them.
 func (n *Node) researchSources() research.Store {
 	if n.conn == nil {
 		return nil
 	}
-	return research.NewObjectStore(n.conn.JS, bus.DefaultReplicas(n.conn.NC))
+	return research.NewLazyStore(n.conn.JS)
 }
 
 // promptQueryTimeout bounds each query that gathers a prompt's inputs: a

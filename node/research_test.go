@@ -135,6 +135,13 @@ steps:
 		t.Fatalf("research step's sources: %+v", fin.Sources)
 	}
 
+	// Each source is an artifact of the run, with its URL.
+	arts, err := n.API.ArtifactsList(ctx, api.ArtifactsRequest{Run: run.ID})
+	if err != nil || len(arts.Items) != 2 || arts.Items[0].Name != "research/read/0" || arts.Items[0].SHA256 != hash(portsPage) ||
+		arts.Items[0].Meta["url"] != srcA || arts.Items[1].Meta["url"] != srcB || arts.Items[1].Step != "read" {
+		t.Fatalf("the sources as artifacts: %+v, %v", arts, err)
+	}
+
 	// The notes: three recorded, the fabricated one refused.
 	p, err := n.API.MemoryFacts(ctx, api.MemoryFactsRequest{Scope: memory.ScopeKB})
 	if err != nil {

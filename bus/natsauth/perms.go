@@ -251,7 +251,6 @@ func nodePerms(p *perms, id string, roles []string) {
 	}
 	readQueries(p)
 
-	sourcePerms(p, roles) // sources.go: research sources
 	ledger := false
 	for _, r := range roles {
 		switch r {

@@ -19,7 +19,6 @@ import (
 	"github.com/agentic-dev/agentic/roles/executor/localstate"
 	"github.com/agentic-dev/agentic/roles/executor/pluginhost"
 	"github.com/agentic-dev/agentic/roles/executor/runner"
-	"github.com/agentic-dev/agentic/roles/research"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -67,12 +66,6 @@ type Config struct {
 	// Plugins is where the executor learns the plugins in force and runs
 	// their tools (tools.go); its zero value runs none.
 	Plugins Plugins
-	// Sources is the store research steps fetch into (research.go); nil
-	// means the Object Store bucket research.Bucket on JS, made with
-	// SourceReplicas copies.
-	Sources        research.Store
-	SourceReplicas int
-
 	// ackWait is the consumer's AckWait (default 30s); tests shorten it to
 	// see redeliveries.
 	ackWait time.Duration

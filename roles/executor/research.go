@@ -21,7 +21,9 @@ import (
 // scopes.network of the policy version the assignment names — before
 // the request and at every redirect — and streamed into the store of
 // sources while hashed. Its task.finished carries the sources fetched
-// (Sources); its output lists them, one JSON object a line. A source
+// (Sources), and each is recorded as an artifact of the run
+// (artifact.stored, research/<step>/<index>, with its URL and time)
+// ahead of it; its output lists them, one JSON object a line. A source
 // refused by the policy fails the step with class policy and a located
 // reason; one that cannot be fetched fails it with class transient.
 //
@@ -42,8 +44,23 @@ func (e *Executor) runResearch(ctx context.Context, run string, a event.TaskAssi
 		}
 		return j.p.NetworkAllowed(hp)
 	}
-	f := research.Fetcher{Store: e.sources(), Allow: allow, Timeout: a.Step.Timeout.Std()}
-	srcs, err := f.Fetch(ctx, run, a.Step, a.Attempt)
+	var srcs []event.ResearchSource
+	st, err := e.arts.get(ctx, e.cfg.JS) // artifacts.go
+	if err == nil {
+		f := research.Fetcher{Store: st, Allow: allow, Timeout: a.Step.Timeout.Std(), MaxBytes: sourceCap(j)}
+		srcs, err = f.Fetch(ctx, a.Step)
+	} else {
+		err = fmt.Errorf("research step %s: the artifact store: %w", a.Step.ID, err)
+	}
+	for _, s := range srcs {
+		// Each source is an artifact of the run, queued ahead of the
+		// attempt's task.finished.
+		e.report.note(event.MustDraft(event.ArtifactStored, run, event.ArtifactStoredData{
+			Name: research.ArtifactName(a.Step.ID, s.Index), Size: s.Size, SHA256: s.SHA256, Object: s.Object,
+			Step: a.Step.ID, Attempt: a.Attempt, Retention: event.RetentionRun,
+			Meta: map[string]string{"url": s.URL, "fetched": s.Fetched},
+		}))
+	}
 	fin.Duration = event.Duration(time.Since(fin.Started))
 	var out strings.Builder
 	for _, s := range srcs {
@@ -79,11 +96,12 @@ func (e *Executor) runResearch(ctx context.Context, run string, a event.TaskAssi
 	return event.MustDraft(event.TaskFinished, run, fin)
 }
 
-// sources is the store research steps fetch into: the configured one,
-// else the Object Store bucket on the executor's JetStream.
-func (e *Executor) sources() research.Store {
-	if e.cfg.Sources != nil {
-		return e.cfg.Sources
+// sourceCap bounds one source: event.MaxSourceBytes, or the policy's
+// cap of one artifact (budgets.artifact_bytes) when smaller.
+func sourceCap(j judged) int64 {
+	if j.p == nil {
+		return event.MaxSourceBytes
 	}
-	return research.NewObjectStore(e.cfg.JS, e.cfg.SourceReplicas)
+	per, _ := j.p.Budgets.ArtifactCaps()
+	return min(int64(event.MaxSourceBytes), per)
 }

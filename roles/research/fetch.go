@@ -4,13 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/artifact"
 	"github.com/agentic-dev/agentic/bus/event"
 )
 
@@ -77,17 +76,18 @@ func Judge(s event.Step, allow func(string) (bool, string)) error {
 	return nil
 }
 
-// Fetch fetches every source of step s of run (attempt attempt), in
-// order, and returns what it stored. The first failure stops it: a
+// Fetch fetches every source of research step s, in order, into the
+// store, each as the artifact ArtifactName(s.ID, index), and returns what
+// it stored. The first failure stops it: a
 // refusal (ErrRefused), a fetch that failed or a body over the bound;
 // the sources stored before it are returned with the error.
-func (f *Fetcher) Fetch(ctx context.Context, run string, s event.Step, attempt int) ([]event.ResearchSource, error) {
+func (f *Fetcher) Fetch(ctx context.Context, s event.Step) ([]event.ResearchSource, error) {
 	if err := Judge(s, f.Allow); err != nil {
 		return nil, err
 	}
 	var out []event.ResearchSource
 	for i, src := range s.Sources {
-		rs, err := f.one(ctx, run, s.ID, attempt, i, src)
+		rs, err := f.one(ctx, s.ID, i, src)
 		if err != nil {
 			return out, err
 		}
@@ -96,14 +96,14 @@ func (f *Fetcher) Fetch(ctx context.Context, run string, s event.Step, attempt i
 	return out, nil
 }
 
-// ObjectName is the store name of source index of a research step's
-// attempt.
-func ObjectName(run, step string, attempt, index int) string {
-	return fmt.Sprintf("research/%s/%s/%d/%d", run, step, attempt, index)
+// ArtifactName is the artifact name, in its run, of source index of a
+// research step: "research/<step>/<index>".
+func ArtifactName(step string, index int) string {
+	return fmt.Sprintf("research/%s/%d", step, index)
 }
 
 // one fetches source i.
-func (f *Fetcher) one(ctx context.Context, run, step string, attempt, i int, src string) (event.ResearchSource, error) {
+func (f *Fetcher) one(ctx context.Context, step string, i int, src string) (event.ResearchSource, error) {
 	timeout := f.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
@@ -155,21 +155,17 @@ func (f *Fetcher) one(ctx context.Context, run, step string, attempt, i int, src
 	}
 	fetched := now().UTC()
 	final := resp.Request.URL
-	name := ObjectName(run, step, attempt, i)
-	body := &capped{r: resp.Body, left: limit}
-	obj, err := f.Store.Put(ctx, name, map[string]string{
-		"Agentic-Url": src, "Agentic-Final-Url": final.String(), "Agentic-Fetched": fetched.Format(time.RFC3339Nano),
-		"Agentic-Run": run, "Agentic-Step": step, "Agentic-Index": strconv.Itoa(i),
-	}, body)
-	if body.over {
+	info, err := f.Store.Put(ctx, ArtifactName(step, i), resp.Body, artifact.PutOptions{MaxSize: limit,
+		Meta: map[string]string{"url": src, "final_url": final.String(), "fetched": fetched.Format(time.RFC3339Nano)}})
+	switch {
+	case errors.Is(err, artifact.ErrTooLarge):
 		return event.ResearchSource{}, fmt.Errorf("research step %s, source %d (%s): the body is over %d bytes, the bound of a source", step, i, src, limit)
-	}
-	if err != nil {
+	case err != nil:
 		return event.ResearchSource{}, fmt.Errorf("research step %s, source %d (%s): %w", step, i, src, err)
 	}
 	return event.ResearchSource{Index: i, URL: src, Final: finalIf(final, src), Host: strings.ToLower(final.Hostname()),
-		SHA256: obj.SHA256, Size: obj.Size, ContentType: resp.Header.Get("Content-Type"), Fetched: fetched.Format(time.RFC3339),
-		Object: obj.Name}, nil
+		SHA256: info.SHA256, Size: info.Size, ContentType: resp.Header.Get("Content-Type"), Fetched: fetched.Format(time.RFC3339),
+		Object: info.Object}, nil
 }
 
 // client is f's client with check as its redirect policy.
@@ -189,28 +185,4 @@ func finalIf(u *url.URL, src string) string {
 		return s
 	}
 	return ""
-}
-
-// capped reads at most left bytes from r and notes when r had more.
-type capped struct {
-	r    io.Reader
-	left int64
-	over bool
-}
-
-func (c *capped) Read(p []byte) (int, error) {
-	if c.left <= 0 {
-		var one [1]byte
-		if n, _ := c.r.Read(one[:]); n > 0 {
-			c.over = true
-			return 0, errors.New("research: body over its bound")
-		}
-		return 0, io.EOF
-	}
-	if int64(len(p)) > c.left {
-		p = p[:c.left]
-	}
-	n, err := c.r.Read(p)
-	c.left -= int64(n)
-	return n, err
 }

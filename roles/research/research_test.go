@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/artifact"
 	"github.com/agentic-dev/agentic/bus/bustest"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/roles/policy"
@@ -38,9 +39,13 @@ func pages(t *testing.T, other string) *httptest.Server {
 	return srv
 }
 
-func store(t *testing.T) (*research.ObjectStore, jetstream.JetStream) {
+func store(t *testing.T) (research.Store, jetstream.JetStream) {
 	c := bustest.Connect(t, bustest.Server(t))
-	return research.NewObjectStore(c.JS, 1), c.JS
+	ctx := context.Background()
+	if err := artifact.Ensure(ctx, c.JS, artifact.Config{}); err != nil {
+		t.Fatal(err)
+	}
+	return research.NewLazyStore(c.JS), c.JS
 }
 
 func allowOnly(t *testing.T, hostports ...string) func(string) (bool, string) {
@@ -56,7 +61,7 @@ func TestFetchStoresSourcesByHash(t *testing.T) {
 	f := research.Fetcher{Store: st, Allow: allowOnly(t, host)}
 	step := event.Step{ID: "read", Kind: event.KindResearch, Sources: []string{srv.URL + "/ports.html"}}
 	ctx := context.Background()
-	got, err := f.Fetch(ctx, "run1", step, 1)
+	got, err := f.Fetch(ctx, step)
 	if err != nil {
 		t.Fatalf("fetch: %v", err)
 	}
@@ -70,7 +75,7 @@ func TestFetchStoresSourcesByHash(t *testing.T) {
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	sum := sha256.Sum256(body)
-	if got[0].SHA256 != hex.EncodeToString(sum[:]) || got[0].Size != int64(len(body)) || got[0].Host != "127.0.0.1" {
+	if got[0].SHA256 != hex.EncodeToString(sum[:]) || got[0].Size != int64(len(body)) || got[0].Host != "127.0.0.1" || got[0].Object == "" {
 		t.Fatalf("source %+v: want sha256 %x, size %d, host 127.0.0.1", got[0], sum, len(body))
 	}
 	text, err := research.Read(ctx, st, got[0], 0)
@@ -94,7 +99,7 @@ func TestFetchRefusesHostsOutsideScopes(t *testing.T) {
 	ctx := context.Background()
 
 	// A source outside the list: refused before any request, located.
-	_, err := f.Fetch(ctx, "run1", event.Step{ID: "read", Sources: []string{srv.URL + "/ports.html", "http://example.invalid:8080/x"}}, 1)
+	_, err := f.Fetch(ctx, event.Step{ID: "read", Sources: []string{srv.URL + "/ports.html", "http://example.invalid:8080/x"}})
 	var ref *research.Refusal
 	if !errors.As(err, &ref) || !errors.Is(err, research.ErrRefused) {
 		t.Fatalf("err %v: want a refusal", err)
@@ -104,50 +109,43 @@ func TestFetchRefusesHostsOutsideScopes(t *testing.T) {
 	}
 
 	// A redirect to a host outside the list: refused at the redirect.
-	_, err = f.Fetch(ctx, "run1", event.Step{ID: "read", Sources: []string{srv.URL + "/away"}}, 1)
+	_, err = f.Fetch(ctx, event.Step{ID: "read", Sources: []string{srv.URL + "/away"}})
 	if !errors.As(err, &ref) || !strings.Contains(ref.Reason, "redirect to") || !strings.HasPrefix(ref.Host, "localhost:") {
 		t.Fatalf("err %v: want a refusal of the redirect to localhost", err)
 	}
 
 	// An empty scopes.network allows nothing.
 	f.Allow = allowOnly(t)
-	if _, err := f.Fetch(ctx, "run1", event.Step{ID: "read", Sources: []string{srv.URL + "/ports.html"}}, 1); !errors.Is(err, research.ErrRefused) {
+	if _, err := f.Fetch(ctx, event.Step{ID: "read", Sources: []string{srv.URL + "/ports.html"}}); !errors.Is(err, research.ErrRefused) {
 		t.Fatalf("err %v: want a refusal under an empty scopes.network", err)
 	}
 }
 
-func TestFetchBoundsABodyAndLeavesNoObject(t *testing.T) {
-	st, js := store(t)
+func TestFetchBoundsABody(t *testing.T) {
+	st, _ := store(t)
 	srv := pages(t, "http://localhost:1")
 	host := strings.TrimPrefix(srv.URL, "http://")
 	f := research.Fetcher{Store: st, Allow: allowOnly(t, host), MaxBytes: 1000, Timeout: 10 * time.Second}
-	ctx := context.Background()
-	_, err := f.Fetch(ctx, "run1", event.Step{ID: "read", Sources: []string{srv.URL + "/big"}}, 1)
-	if err == nil || !strings.Contains(err.Error(), "1000 bytes") {
+	_, err := f.Fetch(context.Background(), event.Step{ID: "read", Sources: []string{srv.URL + "/big"}})
+	if err == nil || !strings.Contains(err.Error(), "1000 bytes") || !strings.Contains(err.Error(), "source 0") {
 		t.Fatalf("err %v: want the bound named", err)
-	}
-	b, err := js.ObjectStore(ctx, research.Bucket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.GetInfo(ctx, research.ObjectName("run1", "read", 1, 0)); !errors.Is(err, jetstream.ErrObjectNotFound) {
-		t.Fatalf("object of the refused body: %v, want not found", err)
 	}
 }
 
-func TestOpenRefusesATamperedSource(t *testing.T) {
-	st, js := store(t)
+func TestReadRefusesATamperedSource(t *testing.T) {
+	st, _ := store(t)
 	ctx := context.Background()
-	obj, err := st.Put(ctx, "research/r/s/1/0", nil, strings.NewReader("the original text of the page"))
+	info, err := st.Put(ctx, "research/s/0", strings.NewReader("the original text of the page"), artifact.PutOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := js.ObjectStore(ctx, research.Bucket)
-	if _, err := b.PutString(ctx, obj.Name, "the forged text of the page"); err != nil {
-		t.Fatal(err)
-	}
-	_, err = research.Read(ctx, st, event.ResearchSource{Object: obj.Name, SHA256: obj.SHA256}, 0)
+	forged := sha256.Sum256([]byte("the forged text of the page"))
+	_, err = research.Read(ctx, st, event.ResearchSource{Object: info.Object, SHA256: hex.EncodeToString(forged[:]), Size: info.Size}, 0)
 	if !errors.Is(err, research.ErrTampered) {
-		t.Fatalf("read of a tampered source: %v, want ErrTampered", err)
+		t.Fatalf("read against another hash: %v, want ErrTampered", err)
+	}
+	text, err := research.Read(ctx, st, event.ResearchSource{Object: info.Object, SHA256: info.SHA256, Size: info.Size}, 0)
+	if err != nil || text != "the original text of the page" {
+		t.Fatalf("read back: %q, %v", text, err)
 	}
 }

@@ -2,138 +2,74 @@ package research
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
-	"errors"
-	"fmt"
-	"hash"
 	"io"
-	"strings"
+	"sync"
 
+	"github.com/agentic-dev/agentic/bus/artifact"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// Bucket is the Object Store bucket that holds fetched sources.
-const Bucket = "AGENTIC_SOURCES"
+// ErrTampered marks a stored source whose bytes do not match the sha256
+// its research step recorded (the artifact store's ErrTampered).
+var ErrTampered = artifact.ErrTampered
 
-// ErrTampered marks a stored source whose bytes do not hash to the
-// sha256 it was recorded with.
-var ErrTampered = errors.New("research: source does not match its sha256")
-
-// Object is a stored source: its name in the store, sha256 (hex) and
-// size.
-type Object struct {
-	Name   string
-	SHA256 string
-	Size   int64
-}
-
-// Store keeps fetched sources. Put streams r into the object name, with
-// meta as its headers, and returns it once complete — when r fails, no
-// object is recorded under name —; Open reads an object back, failing
-// with ErrTampered at the end of a body whose hash is not sha.
+// Store keeps fetched sources: the artifact store (bus/artifact), which
+// names an object by its content. Put streams r into it under the
+// artifact name, with extra metadata, refusing more than MaxSize bytes
+// (artifact.ErrTooLarge) and recording nothing when r fails; Open reads
+// an object back, verified against the sha256 and size the caller
+// recorded.
 type Store interface {
-	Put(ctx context.Context, name string, meta map[string]string, r io.Reader) (Object, error)
-	Open(ctx context.Context, name, sha string) (io.ReadCloser, error)
+	Put(ctx context.Context, name string, r io.Reader, o artifact.PutOptions) (artifact.Info, error)
+	Open(ctx context.Context, sum string, size int64, object string) (io.ReadCloser, error)
 }
 
-// ObjectStore is a Store on a JetStream Object Store bucket.
-type ObjectStore struct {
-	js       jetstream.JetStream
-	replicas int
-}
+var (
+	_ Store = (*artifact.Store)(nil)
+	_ Store = (*LazyStore)(nil)
+)
 
-var _ Store = (*ObjectStore)(nil)
-
-// NewObjectStore is a Store on the Bucket of js, created on first use
-// with replicas copies (at least 1).
-func NewObjectStore(js jetstream.JetStream, replicas int) *ObjectStore {
-	return &ObjectStore{js: js, replicas: max(replicas, 1)}
-}
-
-// bucket opens the bucket, creating it when absent.
-func (s *ObjectStore) bucket(ctx context.Context) (jetstream.ObjectStore, error) {
-	os, err := s.js.ObjectStore(ctx, Bucket)
-	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		os, err = s.js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: Bucket,
-			Description: "sources fetched by research steps", Storage: jetstream.FileStorage, Replicas: s.replicas})
+// LazyStore is the artifact store of a JetStream context, opened on
+// first use (the bucket is made with the streams, bus.EnsureStreams,
+// which may come after the role is built) and again after a failure.
+type LazyStore struct {
+	js jetstream.JetStream
+	mu struct {
+		sync.Mutex
+		st *artifact.Store
 	}
+}
+
+// NewLazyStore returns the artifact store of js, opened on first use.
+func NewLazyStore(js jetstream.JetStream) *LazyStore { return &LazyStore{js: js} }
+
+func (l *LazyStore) store(ctx context.Context) (*artifact.Store, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.mu.st == nil {
+		st, err := artifact.Open(ctx, l.js)
+		if err != nil {
+			return nil, err
+		}
+		l.mu.st = st
+	}
+	return l.mu.st, nil
+}
+
+// Put is artifact.Store's Put.
+func (l *LazyStore) Put(ctx context.Context, name string, r io.Reader, o artifact.PutOptions) (artifact.Info, error) {
+	st, err := l.store(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("research: object store %s: %w", Bucket, err)
+		return artifact.Info{}, err
 	}
-	return os, nil
+	return st.Put(ctx, name, r, o)
 }
 
-// Put streams r into object name, computing its sha256 on the way.
-func (s *ObjectStore) Put(ctx context.Context, name string, meta map[string]string, r io.Reader) (Object, error) {
-	b, err := s.bucket(ctx)
-	if err != nil {
-		return Object{}, err
-	}
-	h := sha256.New()
-	hdr := make(map[string][]string, len(meta))
-	for k, v := range meta {
-		hdr[k] = []string{v}
-	}
-	// A reader that fails makes Put publish no meta: no object is
-	// recorded under name.
-	info, err := b.Put(ctx, jetstream.ObjectMeta{Name: name, Headers: hdr}, io.TeeReader(r, h))
-	if err != nil {
-		return Object{}, fmt.Errorf("research: store %s: %w", name, err)
-	}
-	sum := hex.EncodeToString(h.Sum(nil))
-	if d := digestHex(info.Digest); d != "" && d != sum {
-		return Object{}, fmt.Errorf("research: store %s: the store's digest %s is not the body's sha256 %s", name, d, sum)
-	}
-	return Object{Name: name, SHA256: sum, Size: int64(info.Size)}, nil
-}
-
-// Open reads object name, verified against sha as it is read.
-func (s *ObjectStore) Open(ctx context.Context, name, sha string) (io.ReadCloser, error) {
-	b, err := s.bucket(ctx)
+// Open is artifact.Store's Open.
+func (l *LazyStore) Open(ctx context.Context, sum string, size int64, object string) (io.ReadCloser, error) {
+	st, err := l.store(ctx)
 	if err != nil {
 		return nil, err
 	}
-	r, err := b.Get(ctx, name)
-	if err != nil {
-		return nil, fmt.Errorf("research: open source %s: %w", name, err)
-	}
-	return &verifying{r: r, h: sha256.New(), want: strings.ToLower(sha), name: name}, nil
+	return st.Open(ctx, sum, size, object)
 }
-
-// digestHex turns an Object Store digest ("SHA-256=<base64url>") into
-// hex; "" when it is not one.
-func digestHex(d string) string {
-	v, ok := strings.CutPrefix(d, "SHA-256=")
-	if !ok {
-		return ""
-	}
-	raw, err := base64.URLEncoding.DecodeString(v)
-	if err != nil {
-		return ""
-	}
-	return hex.EncodeToString(raw)
-}
-
-// verifying hashes what it reads and fails at the end when the hash is
-// not want.
-type verifying struct {
-	r    io.ReadCloser
-	h    hash.Hash
-	want string
-	name string
-}
-
-func (v *verifying) Read(p []byte) (int, error) {
-	n, err := v.r.Read(p)
-	v.h.Write(p[:n])
-	if errors.Is(err, io.EOF) {
-		if got := hex.EncodeToString(v.h.Sum(nil)); got != v.want {
-			return n, fmt.Errorf("%w: %s hashes to %s, recorded as %s", ErrTampered, v.name, got, v.want)
-		}
-	}
-	return n, err
-}
-
-func (v *verifying) Close() error { return v.r.Close() }

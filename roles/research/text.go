@@ -76,7 +76,7 @@ func Read(ctx context.Context, store Store, s event.ResearchSource, limit int64)
 	if limit <= 0 {
 		limit = event.MaxSourceBytes
 	}
-	r, err := store.Open(ctx, s.Object, s.SHA256)
+	r, err := store.Open(ctx, s.SHA256, s.Size, s.Object)
 	if err != nil {
 		return "", err
 	}
