@@ -64,6 +64,7 @@ Rules:
 - "kind": "file.write" with "path" and "content" writes a file; "file.patch" with a unified diff in "patch" edits files.
 - on_failure: replan (default: you are shown the failure and asked for a revised plan), abort, retry or continue.
 - "kind": "critique" with "target" (a step id) and "criteria" has a reviewer judge that step's output against the criteria; the critique fails when they are not met.
+- "kind": "research" with "questions" [{"q": "...", "criteria": "...", "critical": true}] and "sources" (http(s) URLs; only hosts the policy's network scope allows) fetches pages; a later "kind": "synthesise" step with "target" (the research step) has a model write notes citing them.
 - "next": [{"on": "success" or "failure", "to": "step-id"}] runs the named step only on that outcome; steps not reached are skipped. Use it to diagnose: try, then branch.
 - "hypotheses": [{"id": "h1", "statement": "..."}] at the top lists what a diagnosis tests; "tests": ["h1"] on a step says its success supports h1 and its failure refutes it.
 - Prefer few, idempotent steps. Never use sudo unless the goal asks for it.
