@@ -34,6 +34,13 @@ const (
 // sources (KbNotedData), signed by that planner. Protocol version 8.
 const KbNoted Type = "kb.noted"
 
+// NotesRefPrefix starts a Step.Releases entry that names the notes of a
+// synthesise step of the same run ("kb/notes"): the validation step
+// that tests their claims releases those that are quarantined when it
+// succeeds, under the rules of releases (an operator's plan, or an
+// approval) — the "test step" that stands in for a second source.
+const NotesRefPrefix = "kb/"
+
 // Bounds of research steps and notes.
 const (
 	// MaxResearchSources bounds a research step's Sources.

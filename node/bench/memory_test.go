@@ -12,6 +12,7 @@ import (
 	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/node/nodetest"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // memoryFacts and memoryNotes are how many facts and research notes
@@ -55,7 +56,13 @@ func BenchmarkMemorySearch100k(b *testing.B) {
 		}); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := w.PublishNotes(ctx, bn.js, event.NewID(), memoryNotes, func(i int) string {
+		// The notes are a planner's events: the test harness's
+		// connection publishes them (the operator's may not).
+		hjs, err := jetstream.New(bn.nc)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := w.PublishNotes(ctx, hjs, event.NewID(), memoryNotes, func(i int) string {
 			v := fmt.Sprintf("the service %d listens on port %d", i, 8000+i%500)
 			if i%10 == 0 {
 				v += " behind nginx"

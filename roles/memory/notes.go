@@ -86,3 +86,18 @@ func noteText(n *event.KbNotedData) string {
 	}
 	return strings.Join(slices.DeleteFunc(parts, func(s string) bool { return s == "" }), " ")
 }
+
+// releaseNotesLocked releases the quarantined notes synthesise step
+// step of run wrote: what a validation step that names "kb/STEP" does
+// when it succeeds (release.go), by.
+func (m *Memory) releaseNotesLocked(run, step, by string) {
+	prefix := run + "/" + step + "/"
+	for key, f := range m.mu.facts[ScopeKB] {
+		if !f.Quarantined || !strings.HasPrefix(key, prefix) {
+			continue
+		}
+		f.Quarantined, f.Released = false, by
+		m.mu.facts[ScopeKB][key] = f
+		m.mu.index.add(f)
+	}
+}

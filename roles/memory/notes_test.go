@@ -100,3 +100,36 @@ func TestNotesSurviveASnapshot(t *testing.T) {
 		t.Fatalf("search after restore: %d hits", res.Total)
 	}
 }
+
+// TestATestStepReleasesCriticalNotes: a validation step naming kb/STEP
+// releases the quarantined notes of that synthesise step of its run when
+// it succeeds in an operator's plan — the test step that stands in for a
+// second source — and not when it fails, nor another step's notes.
+func TestATestStepReleasesCriticalNotes(t *testing.T) {
+	h := &history{m: memory.New()}
+	h.startRun("file-run", "file", "")
+	h.fold("file-run", event.KbNoted, note("file-run/notes/1", "Port 8443 carries the admin console.", true, "docs.example.com"))
+	other := note("file-run/other/1", "Port 8443 needs TLS.", true, "docs.example.com")
+	other.Step = "other"
+	h.fold("file-run", event.KbNoted, other)
+	validate := func(attempt int, st event.TaskStatus) {
+		h.fold("file-run", event.TaskAssigned, event.TaskAssignedData{Step: event.Step{ID: "check", Kind: event.KindShell, Run: "true",
+			Releases: []string{"kb/notes"}}, Attempt: attempt, Node: "n"})
+		h.fold("file-run", event.TaskFinished, event.TaskFinishedData{Step: "check", Attempt: attempt, Status: st})
+	}
+	validate(1, event.TaskFailed)
+	if f, _ := h.m.Get(memory.ScopeKB, "file-run/notes/1", t0); !f.Quarantined {
+		t.Fatal("a failed test step released a note")
+	}
+	validate(2, event.TaskSucceeded)
+	f, err := h.m.Resolve(memory.ScopeKB, "file-run/notes/1", t0)
+	if err != nil || f.Released != "step check of run file-run" {
+		t.Fatalf("note after its test step: %+v %v", f, err)
+	}
+	if f, _ := h.m.Get(memory.ScopeKB, "file-run/other/1", t0); !f.Quarantined {
+		t.Fatal("a test step released another step's notes")
+	}
+	if err := event.ValidFactRef("kb/notes"); err != nil {
+		t.Fatalf("kb/notes is not a valid release: %v", err)
+	}
+}
