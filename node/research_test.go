@@ -21,6 +21,7 @@ import (
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/node/nodetest"
 	"github.com/agentic-dev/agentic/roles/memory"
+	"github.com/agentic-dev/agentic/roles/orchestrator/replay"
 	"github.com/agentic-dev/agentic/roles/planner/llm/llmtest"
 )
 
@@ -169,6 +170,14 @@ steps:
 	}
 	if _, ok := notes["The service listens on port 9999."]; ok {
 		t.Error("a note whose quote is not in its source was recorded")
+	}
+
+	// The run replays: the synthesis request (its sources) is decided
+	// again from the folded research step.
+	rep, err := replay.Check(n.API.Events(ctx, 0, nil), replay.Options{Run: run.ID})
+	if err != nil || rep.Diverged() || rep.Reproduced != rep.Checked {
+		b, _ := json.MarshalIndent(rep, "", "  ")
+		t.Fatalf("replay of the research run: %v\n%s", err, b)
 	}
 
 	// Memory search finds a note, not the quarantined one.

@@ -81,10 +81,12 @@ func BenchmarkMemorySearch100k(b *testing.B) {
 		b.ReportMetric(time.Since(start).Seconds(), "fold-s")
 		queries := []string{"nginx reload", "host 42", "fact", "reload", "absent words", "port 8443 nginx"}
 		var lat []time.Duration
+		byQuery := make([][]time.Duration, len(queries))
 		for i := range queryRounds * len(queries) {
 			s := time.Now()
 			p, err := bn.api.MemorySearch(ctx, api.MemorySearchRequest{Query: queries[i%len(queries)], Quarantined: true})
 			lat = append(lat, time.Since(s))
+			byQuery[i%len(queries)] = append(byQuery[i%len(queries)], time.Since(s))
 			if err != nil || len(p.Items) > api.DefaultSearchPage {
 				b.Fatalf("search %q: %d hits, %v", queries[i%len(queries)], len(p.Items), err)
 			}
@@ -93,5 +95,10 @@ func BenchmarkMemorySearch100k(b *testing.B) {
 		ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 		b.ReportMetric(ms(lat[len(lat)/2]), "search-p50-ms")
 		b.ReportMetric(ms(lat[len(lat)*99/100]), "search-p99-ms")
+		for i, q := range queries {
+			l := byQuery[i]
+			slices.Sort(l)
+			b.Logf("query %q: p50 %.2f ms, p99 %.2f ms", q, ms(l[len(l)/2]), ms(l[len(l)*99/100]))
+		}
 	}
 }
