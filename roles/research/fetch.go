@@ -131,6 +131,7 @@ func (f *Fetcher) one(ctx context.Context, step string, i int, src string) (even
 		return event.ResearchSource{}, fmt.Errorf("research step %s, source %d (%s): %w", step, i, src, err)
 	}
 	req.Header.Set("User-Agent", "agentic-research/1")
+	defer client.CloseIdleConnections() // no connection (and its goroutines) outlives the fetch
 	resp, err := client.Do(req)
 	if refused != nil {
 		return event.ResearchSource{}, refused
@@ -171,7 +172,7 @@ func (f *Fetcher) one(ctx context.Context, step string, i int, src string) (even
 // client is f's client with check as its redirect policy.
 func (f *Fetcher) client(check func(*http.Request, []*http.Request) error) *http.Client {
 	c := http.Client{Transport: &http.Transport{Proxy: nil, ForceAttemptHTTP2: true, TLSHandshakeTimeout: 10 * time.Second,
-		ResponseHeaderTimeout: 30 * time.Second}}
+		ResponseHeaderTimeout: 30 * time.Second, DisableKeepAlives: true}}
 	if f.Client != nil {
 		c = *f.Client
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/agentic-dev/agentic/roles/policy"
 	"github.com/agentic-dev/agentic/roles/research"
 	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/goleak"
 )
 
 // pages serves a few pages, a redirect to another host, and a body
@@ -147,5 +148,32 @@ func TestReadRefusesATamperedSource(t *testing.T) {
 	text, err := research.Read(ctx, st, event.ResearchSource{Object: info.Object, SHA256: info.SHA256, Size: info.Size}, 0)
 	if err != nil || text != "the original text of the page" {
 		t.Fatalf("read back: %q, %v", text, err)
+	}
+}
+
+// TestFetchLeavesNoConnection: once Fetch returns, no goroutine of its
+// HTTP client is left, though the page server still runs (keep-alive
+// connections would hold a reader and a writer each).
+func TestFetchLeavesNoConnection(t *testing.T) {
+	st, _ := store(t)
+	srv := pages(t, "http://localhost:1")
+	host := strings.TrimPrefix(srv.URL, "http://")
+	f := research.Fetcher{Store: st, Allow: allowOnly(t, host)}
+	ctx := context.Background()
+	// The store's own goroutines start on first use: use it once first.
+	if _, err := f.Fetch(ctx, event.Step{ID: "warm", Sources: []string{srv.URL + "/ports.html"}}); err != nil {
+		t.Fatal(err)
+	}
+	srv.CloseClientConnections()
+	before := goleak.IgnoreCurrent()
+	if _, err := f.Fetch(ctx, event.Step{ID: "read", Sources: []string{srv.URL + "/ports.html", srv.URL + "/big"}}); err != nil {
+		t.Fatal(err)
+	}
+	// The artifact store's Put makes a JetStream context of its own each
+	// time, whose async-reply goroutines stay with the connection: not
+	// the fetch's.
+	if err := goleak.Find(before, goleak.IgnoreAnyFunction("github.com/nats-io/nats.go/jetstream.(*jetStream).resetPendingAcksOnReconnect"),
+		goleak.IgnoreTopFunction("sync.runtime_notifyListWait")); err != nil {
+		t.Fatalf("goroutines left by a fetch: %v", err)
 	}
 }
