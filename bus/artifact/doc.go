@@ -34,7 +34,9 @@
 //	st, err := artifact.Open(ctx, js)
 //	info, err := st.Put(ctx, "report.md", r, artifact.PutOptions{MaxSize: 1 << 30,
 //		Meta: map[string]string{"url": u}})
-//	// record event.ArtifactStoredData{Name: info.Name, Size: info.Size,
-//	//	SHA256: info.SHA256, Object: info.Object, …}
-//	err = st.GetFile(ctx, info.SHA256, info.Size, "/work/dir/report.md")
+//	// only now record event.ArtifactStoredData{Name: info.Name, Size: info.Size,
+//	//	SHA256: info.SHA256, Object: info.Object, Meta: info.Meta, …}
+//	err = st.GetFile(ctx, info.SHA256, info.Size, info.Object, "/work/dir/report.md", 0)
+//	// or st.Open / st.Get for a reader or a writer, which fail with
+//	// ErrTampered (errors.Is) when the bytes are not the recorded ones.
 package artifact

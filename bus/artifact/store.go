@@ -1,7 +1,6 @@
 package artifact
 
 import (
-	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -14,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
@@ -49,9 +47,12 @@ var (
 // Store puts and gets artifacts in the bucket. It is safe for concurrent
 // use.
 type Store struct {
-	nc  *nats.Conn
 	js  jetstream.JetStream
 	obs jetstream.ObjectStore
+	// pub publishes chunks: one context for every Put, so that its
+	// acknowledgements share one reply subscription (a context per Put
+	// would leave one behind each).
+	pub jetstream.JetStream
 }
 
 // Config is the bucket's configuration when Ensure creates it.
@@ -107,7 +108,14 @@ func Open(ctx context.Context, js jetstream.JetStream) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("artifact: open bucket %s: %w", Bucket, err)
 	}
-	return &Store{nc: js.Conn(), js: js, obs: obs}, nil
+	pub, err := jetstream.New(js.Conn(),
+		// Every Put of the store together: 16 MiB in flight at most.
+		jetstream.WithPublishAsyncMaxPending(4*putWindow),
+		jetstream.WithPublishAsyncTimeout(ackWait))
+	if err != nil {
+		return nil, fmt.Errorf("artifact: open bucket %s: %w", Bucket, err)
+	}
+	return &Store{js: js, obs: obs, pub: pub}, nil
 }
 
 // Info describes a stored artifact: what an artifact.stored event
@@ -170,25 +178,24 @@ func (s *Store) Put(ctx context.Context, name string, r io.Reader, o PutOptions)
 		return Info{}, fmt.Errorf("artifact: put %s: %w", name, err)
 	}
 	upload := strings.ReplaceAll(id.String(), "-", "")
-	var mu sync.Mutex
-	var perr error
-	pub, err := jetstream.New(s.nc,
-		jetstream.WithPublishAsyncMaxPending(putWindow),
-		jetstream.WithPublishAsyncTimeout(ackWait),
-		jetstream.WithPublishAsyncErrHandler(func(_ jetstream.JetStream, _ *nats.Msg, err error) {
-			mu.Lock()
-			perr = cmp.Or(perr, err)
-			mu.Unlock()
-		}))
-	if err != nil {
-		return Info{}, fmt.Errorf("artifact: put %s: %w", name, err)
-	}
-	failed := func() error { mu.Lock(); defer mu.Unlock(); return perr }
 	lr := &capReader{r: r, left: o.MaxSize, capped: o.MaxSize > 0}
 	h := sha256.New()
 	subj := "$O." + Bucket + ".C." + upload
 	var size int64
 	var chunks uint32
+	// The acknowledgements not yet seen, oldest first: waiting for the
+	// oldest before sending past putWindow is the flow control.
+	var acks []jetstream.PubAckFuture
+	settle := func(f jetstream.PubAckFuture) error {
+		select {
+		case <-f.Ok():
+			return nil
+		case err := <-f.Err():
+			return err
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 	for {
 		if err := ctx.Err(); err != nil {
 			return Info{}, fmt.Errorf("artifact: put %s: %w", name, err)
@@ -205,11 +212,16 @@ func (s *Store) Put(ctx context.Context, name string, r io.Reader, o PutOptions)
 			h.Write(buf[:n])
 			m := nats.NewMsg(subj)
 			m.Data = buf[:n]
-			if _, err := pub.PublishMsgAsync(m, jetstream.WithStallWait(ackWait)); err != nil {
+			f, err := s.pub.PublishMsgAsync(m, jetstream.WithStallWait(ackWait))
+			if err != nil {
 				return Info{}, fmt.Errorf("artifact: put %s: chunk %d: %w", name, chunks, err)
 			}
-			if err := failed(); err != nil {
-				return Info{}, fmt.Errorf("artifact: put %s: %w", name, err)
+			acks = append(acks, f)
+			if len(acks) > putWindow {
+				if err := settle(acks[0]); err != nil {
+					return Info{}, fmt.Errorf("artifact: put %s: %w", name, err)
+				}
+				acks = acks[1:]
 			}
 			size += int64(n)
 			chunks++
@@ -218,13 +230,10 @@ func (s *Store) Put(ctx context.Context, name string, r io.Reader, o PutOptions)
 			break
 		}
 	}
-	select {
-	case <-pub.PublishAsyncComplete():
-	case <-ctx.Done():
-		return Info{}, fmt.Errorf("artifact: put %s: %w", name, ctx.Err())
-	}
-	if err := failed(); err != nil {
-		return Info{}, fmt.Errorf("artifact: put %s: %w", name, err)
+	for _, f := range acks {
+		if err := settle(f); err != nil {
+			return Info{}, fmt.Errorf("artifact: put %s: %w", name, err)
+		}
 	}
 	sum := h.Sum(nil)
 	hexSum := hex.EncodeToString(sum)
@@ -239,7 +248,7 @@ func (s *Store) Put(ctx context.Context, name string, r io.Reader, o PutOptions)
 	if mm.Data, err = json.Marshal(oi); err != nil {
 		return Info{}, fmt.Errorf("artifact: put %s: %w", name, err)
 	}
-	if _, err := pub.PublishMsg(ctx, mm); err != nil {
+	if _, err := s.pub.PublishMsg(ctx, mm); err != nil {
 		return Info{}, fmt.Errorf("artifact: put %s: metadata: %w", name, err)
 	}
 	return Info{Name: name, Size: size, SHA256: hexSum, Object: oi.Name, Meta: o.Meta}, nil
@@ -319,7 +328,8 @@ func (s *Store) Open(ctx context.Context, sum string, size int64, object string)
 	cr := &chunkReader{left: oi.Chunks}
 	if oi.Chunks > 0 {
 		cons, err := s.js.OrderedConsumer(ctx, BucketStream, jetstream.OrderedConsumerConfig{
-			FilterSubjects: []string{"$O." + Bucket + ".C." + oi.NUID}})
+			FilterSubjects:    []string{"$O." + Bucket + ".C." + oi.NUID},
+			InactiveThreshold: consumerIdle})
 		if err != nil {
 			return nil, fmt.Errorf("artifact: get sha256 %s: %w", sum, err)
 		}
@@ -333,6 +343,13 @@ func (s *Store) Open(ctx context.Context, sum string, size int64, object string)
 	}
 	return &verifier{r: cr, h: sha256.New(), want: sum, size: size}, nil
 }
+
+// consumerIdle is how long the server keeps a Get's consumer once nothing
+// pulls from it: a reader cannot delete it (no identity but an
+// administrator may delete consumers), so it must not outlive the read
+// by long (the ordered consumer's default is five minutes: a busy node's
+// gets would pile up consumers on the server).
+const consumerIdle = 5 * time.Second
 
 // getWindow bounds the bytes a Get has pulled and not yet read.
 const getWindow = 4 << 20

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/agentic-dev/agentic/bus/artifact"
 	"github.com/agentic-dev/agentic/bus/bustest"
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -133,5 +135,68 @@ func TestEnsureKeepsBucket(t *testing.T) {
 	s, _ = js.Stream(ctx, artifact.BucketStream)
 	if s.CachedInfo().Config.MaxAge != artifact.DefaultMaxAge {
 		t.Fatal("Ensure changed an existing bucket")
+	}
+}
+
+// TestPutsLeaveNoSubscription: Puts share one reply subscription for
+// their acknowledgements; the connection holds no more after a hundred
+// than after one.
+func TestPutsLeaveNoSubscription(t *testing.T) {
+	c := bustest.Connect(t, bustest.Server(t))
+	ctx := context.Background()
+	st, err := artifact.Open(ctx, c.JS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	put := func(i int) {
+		if _, err := st.Put(ctx, "n", bytes.NewReader([]byte{byte(i), byte(i >> 8)}), artifact.PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(0)
+	after1 := c.NC.NumSubscriptions()
+	for i := 1; i <= 100; i++ {
+		put(i)
+	}
+	if n := c.NC.NumSubscriptions(); n > after1 {
+		t.Fatalf("%d subscriptions after 101 puts, %d after one", n, after1)
+	}
+}
+
+// TestGetsLeaveNothing: a Get, read to its end and closed, leaves no
+// subscription behind, and its consumer is gone from the server soon
+// after (consumerIdle).
+func TestGetsLeaveNothing(t *testing.T) {
+	c := bustest.Connect(t, bustest.Server(t))
+	ctx := context.Background()
+	st, err := artifact.Open(ctx, c.JS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := bytes.Repeat([]byte("g"), 300<<10)
+	info, err := st.Put(ctx, "g", bytes.NewReader(data), artifact.PutOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func() {
+		if _, err := st.Get(ctx, info.SHA256, info.Size, "", io.Discard); err != nil {
+			t.Fatal(err)
+		}
+	}
+	get()
+	subs := c.NC.NumSubscriptions()
+	for range 20 {
+		get()
+	}
+	consumers := func() int {
+		s, err := c.JS.Stream(ctx, artifact.BucketStream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.CachedInfo().State.Consumers
+	}
+	if err := poll.Wait(20*time.Second, func() bool { return c.NC.NumSubscriptions() <= subs && consumers() == 0 }); err != nil {
+		t.Fatalf("after 21 gets: %d subscriptions (%d after one), %d consumers on the bucket",
+			c.NC.NumSubscriptions(), subs, consumers())
 	}
 }

@@ -169,11 +169,7 @@ func TestFetchLeavesNoConnection(t *testing.T) {
 	if _, err := f.Fetch(ctx, event.Step{ID: "read", Sources: []string{srv.URL + "/ports.html", srv.URL + "/big"}}); err != nil {
 		t.Fatal(err)
 	}
-	// The artifact store's Put makes a JetStream context of its own each
-	// time, whose async-reply goroutines stay with the connection: not
-	// the fetch's.
-	if err := goleak.Find(before, goleak.IgnoreAnyFunction("github.com/nats-io/nats.go/jetstream.(*jetStream).resetPendingAcksOnReconnect"),
-		goleak.IgnoreTopFunction("sync.runtime_notifyListWait")); err != nil {
+	if err := goleak.Find(before); err != nil {
 		t.Fatalf("goroutines left by a fetch: %v", err)
 	}
 }

@@ -103,6 +103,18 @@ func checkArtifacts(d *draft, ps *problems) {
 			ps.add(s.pos("inputs"), "%v", err)
 			continue
 		}
+		// The executor stores outputs and writes inputs for the steps it
+		// runs in a working directory: shell steps and file edits.
+		switch kind := effectiveKind(&s.step); kind {
+		case event.KindNoop, event.KindCritique, event.KindTool:
+			if len(s.step.Outputs) > 0 {
+				ps.add(s.pos("outputs"), "a %s step stores no outputs: outputs are for shell steps and file edits", kind)
+			}
+			if len(s.step.Inputs) > 0 {
+				ps.add(s.pos("inputs"), "a %s step reads no inputs: inputs are for shell steps and file edits", kind)
+			}
+			continue
+		}
 		for j, in := range s.step.Inputs {
 			if in.Step == "" || hasRef(s.deps, in.Step) {
 				continue

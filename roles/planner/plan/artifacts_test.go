@@ -63,6 +63,8 @@ func TestBadArtifactsAreLocated(t *testing.T) {
 		{"steps:\n  - id: a\n    run: x\n    inputs:\n      - {step: nope, name: x}\n", "nope"},
 		{"steps:\n  - id: a\n    run: x\n    inputs:\n      - {family: f, name: '*.md'}\n", "is a pattern"},
 		{"steps:\n  - id: a\n    run: x\n    inputs:\n      - {family: f, name: x, colour: red}\n", "colour"},
+		{"steps:\n  - id: a\n    outputs: [x]\n", "a noop step stores no outputs"},
+		{"steps:\n  - id: a\n    run: x\n  - id: c\n    kind: critique\n    target: a\n    criteria: good\n    inputs:\n      - {step: a, name: x}\n", "a critique step reads no inputs"},
 	} {
 		_, err := plan.Parse("p.yaml", []byte(c.in))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
