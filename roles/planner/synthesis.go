@@ -132,7 +132,7 @@ func checkNote(run string, req event.CritiqueRequestedData, texts []research.Sou
 	seen := map[string]bool{}
 	for _, c := range n.Citations {
 		src, ok := citedSource(texts, c)
-		quote := strings.TrimSpace(c.Quote)
+		quote := research.Normalize(c.Quote) // stored and compared as found
 		if !ok || len(quote) > event.MaxQuote || !research.Contains(src.Text, quote) || len(d.Citations) == event.MaxCitations {
 			dropped++
 			continue

@@ -55,6 +55,10 @@ func collapse(s string) string {
 	return b.String()
 }
 
+// Normalize is quote as Contains compares it: white space collapsed to
+// single spaces, the ends trimmed.
+func Normalize(quote string) string { return collapse(quote) }
+
 // Contains reports whether quote occurs in text (a Text): white space
 // collapsed in both, compared exactly otherwise. An empty quote, or one
 // shorter than MinQuote runes, occurs nowhere.
