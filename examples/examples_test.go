@@ -19,6 +19,7 @@ import (
 // it with.
 var waits = map[string]string{
 	"critique.yaml": "no_planner",
+	"research.yaml": "scopes.network",
 }
 
 // Every step of every example is allowed by the default policy as the

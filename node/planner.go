@@ -2,8 +2,10 @@ package node
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
@@ -13,7 +15,17 @@ import (
 	"github.com/agentic-dev/agentic/roles/planner"
 	"github.com/agentic-dev/agentic/roles/planner/llm"
 	"github.com/agentic-dev/agentic/roles/policy"
+	"github.com/agentic-dev/agentic/roles/research"
 )
+
+// researchSources is the store a synthesis reads research sources from:
+// the artifact store (bus/artifact), where executors put them.
+func (n *Node) researchSources() research.Store {
+	if n.conn == nil {
+		return nil
+	}
+	return research.NewLazyStore(n.conn.JS)
+}
 
 // promptQueryTimeout bounds each query that gathers a prompt's inputs: a
 // cluster that cannot answer quickly plans without them.
@@ -30,7 +42,8 @@ func (n *Node) plannerConfig() planner.Config {
 	pc := n.cfg.Planner
 	// ClaimTimeout is the fallback while the ledger holds no claim timeout:
 	// the protocol's default, the one the orchestrators use then.
-	cfg := planner.Config{Timeout: pc.Timeout, ClaimTimeout: event.DefaultClaimTimeout, Settings: n.claimSettings()}
+	cfg := planner.Config{Timeout: pc.Timeout, ClaimTimeout: event.DefaultClaimTimeout, Settings: n.claimSettings(),
+		Sources: n.researchSources()}
 	if pc.Model == "" {
 		return cfg
 	}
@@ -107,5 +120,46 @@ func (n *Node) promptInputs(ctx context.Context, goal event.GoalSubmittedData) l
 		n.log.Debug("prompt: no command notes", "err", err)
 	}
 	in.Notes = n.plannerNotes(goal.Family, in.Notes) // improve.go: the approved notes first
+	in.Knowledge = promptKnowledge(ctx, c, goal)
 	return in
+}
+
+// maxPromptNotes bounds the research notes a prompt carries.
+const maxPromptNotes = 10
+
+// promptKnowledge is the research notes relevant to goal: the best hits
+// of a memory search of its words among the notes (scope kb), never a
+// quarantined one — the search leaves them out, and a hit that says it
+// is one is skipped all the same.
+func promptKnowledge(ctx context.Context, c *api.Client, goal event.GoalSubmittedData) []string {
+	q := goal.Text
+	if q == "" {
+		q = goal.Goal
+	}
+	if len(q) > api.MaxQueryLen {
+		q = q[:api.MaxQueryLen]
+	}
+	if strings.TrimSpace(q) == "" {
+		return nil
+	}
+	page, err := c.MemorySearch(ctx, api.MemorySearchRequest{Query: q, Scope: memory.ScopeKB,
+		CursorRequest: api.CursorRequest{Limit: maxPromptNotes}})
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, h := range page.Items {
+		f := h.Fact
+		if f.Quarantined || f.Note == nil {
+			continue
+		}
+		var urls []string
+		for _, cit := range f.Note.Citations {
+			if !slices.Contains(urls, cit.URL) {
+				urls = append(urls, cit.URL)
+			}
+		}
+		out = append(out, fmt.Sprintf("[note %s] %s (confidence %.2f; sources: %s)", f.Key, f.Value, f.Note.Confidence, strings.Join(urls, ", ")))
+	}
+	return out
 }

@@ -146,7 +146,7 @@ func (n *Node) verify() (api.VerifyResult, error) {
 
 func fact(f memory.Fact) api.Fact {
 	out := api.Fact{Scope: f.Scope, Key: f.Key, Value: f.Value, UpdatedAt: f.UpdatedAt,
-		Tags: f.Tags, Quarantined: f.Quarantined, Reason: f.Reason, Released: f.Released}
+		Tags: f.Tags, Quarantined: f.Quarantined, Reason: f.Reason, Released: f.Released, Note: f.Note}
 	if !f.ExpiresAt.IsZero() {
 		t := f.ExpiresAt
 		out.ExpiresAt = &t

@@ -22,6 +22,12 @@ type CritiqueRequestedData struct {
 	// Memory are the criteria's ${memory:SCOPE/KEY} references as the
 	// leader resolved them into Criteria. Protocol version 8.
 	Memory []MemoryValue `json:"memory,omitempty"`
+	// Kind is the step's kind when it is not a critique: KindSynthesise
+	// asks for notes on the sources its target, a research step,
+	// fetched (Sources), answering its Questions. Protocol version 8.
+	Kind      StepKind           `json:"kind,omitempty"`
+	Questions []ResearchQuestion `json:"questions,omitempty"`
+	Sources   []ResearchSource   `json:"sources,omitempty"`
 }
 
 // CritiqueVerdict is a critique's judgement. Values are append-only.

@@ -164,6 +164,12 @@ func payloadExamples() map[event.Type]any {
 		event.ArtifactStored: event.ArtifactStoredData{Name: "dist/app.tar.gz", Size: 18734112,
 			SHA256: "5f0c7a1e3b9d2c4f6a8e0b1d3c5e7f9a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e", Object: "sha256/5f0c7a1e3b9d2c4f6a8e0b1d3c5e7f9a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e",
 			Step: "build", Attempt: 1, Retention: event.RetentionRun},
+		event.KbNoted: event.KbNotedData{ID: "019a7c2e-5f1b-7c3d-9e4f-0a1b2c3d4e5f/notes/1", Step: "notes", Attempt: 1, Research: "read",
+			Question: "Which port does the service listen on?", Critical: true, Claim: "The service listens on port 8443.", Confidence: 0.9,
+			Citations: []event.Citation{
+				{SHA256: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", Quote: "listens on port 8443", URL: "https://docs.example.com/ports.html", Host: "docs.example.com"},
+				{SHA256: "60303ae22b998861bce3b28f33eec1be758a213c86c93c076dbe9f558c11c752", Quote: "port 8443 (TLS)", URL: "https://wiki.example.org/service", Host: "wiki.example.org"},
+			}, Dropped: 1, Family: "nightly", Source: "llm"},
 		event.PlanClaimed: event.PlanClaimedData{Until: at.Add(4 * time.Minute), Source: "llm"},
 		event.PlanReplanRequested: event.PlanReplanRequestedData{Decision: event.Decision{Epoch: 3}, Revision: 1, Replans: 1, Tokens: 1840,
 			Goal: event.GoalSubmittedData{Goal: "Serve /srv/www on port 8080", Text: "Serve /srv/www on port 8080"}, Source: "llm",

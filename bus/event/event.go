@@ -309,6 +309,7 @@ var table = []Spec{
 	{TuningChanged, []string{RoleOrchestrator}, 8},
 	{ImproveEval, []string{RoleOperator}, 8},
 	{ArtifactStored, []string{RoleExecutor}, 8},
+	{KbNoted, []string{RolePlanner}, 8},
 }
 
 // Types returns the event-type table, in order, as of every protocol

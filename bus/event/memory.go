@@ -209,8 +209,11 @@ type MemoryPrunedData struct {
 // name (Step.Releases, ${memory:SCOPE/KEY}): SCOPE "shared", "run",
 // "family", "family:NAME" or a run id, KEY without a space or brace.
 func ValidFactRef(ref string) error {
+	if step, ok := strings.CutPrefix(ref, NotesRefPrefix); ok && ValidStepID(step) == nil {
+		return nil // the notes of a synthesise step of the run (research.go)
+	}
 	if !memoryRefWhole.MatchString("${memory:" + ref + "}") {
-		return fmt.Errorf("%q is not SCOPE/KEY (shared/deploy.region, run/KEY, family/KEY)", ref)
+		return fmt.Errorf("%q is not SCOPE/KEY (shared/deploy.region, run/KEY, family/KEY) or kb/STEP (a synthesise step's notes)", ref)
 	}
 	return nil
 }

@@ -406,6 +406,9 @@ type TaskFinishedData struct {
 	// were written (what a compensation restores, in reverse), and the
 	// files a file.restore put back. Protocol version 5.
 	Edits []FileEdit `json:"edits,omitempty"`
+	// Sources are the sources a research step fetched, by content hash
+	// (what its synthesis reads). Protocol version 8.
+	Sources []ResearchSource `json:"sources,omitempty"`
 }
 
 // LegacyInterruptedPrefix starts the Error of an interrupted attempt in

@@ -168,6 +168,11 @@ type Step struct {
 	// verified, before it runs; the leader resolves each to a hash at
 	// assignment (TaskAssignedData.Inputs). Protocol version 8.
 	Inputs []ArtifactInput `json:"inputs,omitempty"`
+	// Questions are what a research step sets out to answer, and Sources
+	// the URLs it fetches (each judged by the policy's scopes.network).
+	// Protocol version 8.
+	Questions []ResearchQuestion `json:"questions,omitempty"`
+	Sources   []string           `json:"sources,omitempty"`
 }
 
 // Branch is one edge of Step.Next. Protocol version 6.

@@ -247,12 +247,17 @@ type gateSubject struct {
 	// Tool and Args of a tool step (protocol version 8).
 	Tool string          `json:"tool,omitempty"`
 	Args json.RawMessage `json:"args,omitempty"`
+	// Sources of a research step (protocol version 8): what the policy
+	// judges of it. Absent for other steps, whose subjects stay as they
+	// were.
+	Sources []string `json:"sources,omitempty"`
 }
 
 // GateSubject is the hash an approval is bound to ("sha256:<hex>"):
 // exactly what is judged — the step's kind, command, guard, working
 // directory, environment (names and values), user, file path, content,
-// mode and patch, compensation, a tool step's tool and arguments — and
+// mode and patch, compensation, a tool step's tool and arguments, a
+// research step's sources — and
 // the policy version and hash. Any
 // change to one of them gives another subject, which voids approvals of
 // the old one. Orchestrator and executor compute it alike.
@@ -266,6 +271,7 @@ func GateSubject(s Step, p PolicyRef) string {
 		Kind: s.Kind, Run: s.Run, Check: s.Check, Creates: s.Creates, Cwd: s.Cwd,
 		Env: env, RunAs: s.RunAs, Path: s.Path, Content: s.Content, Mode: s.Mode,
 		Patch: s.Patch, Compensate: s.Compensate, Policy: p, Tool: s.Tool, Args: validArgs(s.Args),
+		Sources: s.Sources,
 	})
 	if err != nil {
 		panic("event: marshal gate subject: " + err.Error()) // plain strings cannot fail

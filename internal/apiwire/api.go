@@ -283,6 +283,9 @@ type Fact struct {
 	Quarantined bool   `json:"quarantined,omitempty"`
 	Reason      string `json:"reason,omitempty"`
 	Released    string `json:"released,omitempty"`
+	// Note is the research note a fact of scope kb is: question, claim,
+	// citations, confidence (protocol version 8).
+	Note *event.KbNotedData `json:"note,omitempty"`
 }
 
 // NodeInfo describes the answering node.

@@ -28,7 +28,8 @@
 //     memory, on a node with a ~250k-event history, against the base
 //     commit.
 //   - BenchmarkMemorySearch100k: memory.search at the query API on a node
-//     that folded 100,000 facts: p50 and p99 (target p99 ≤ 20 ms).
+//     that folded 100,000 facts and 10,000 research notes: p50 and p99
+//     (target p99 ≤ 20 ms).
 //
 // One test runs without -bench: TestNoopResultsBatched guards the
 // executor's batching of noop results that the steps/s figure rests on.

@@ -66,7 +66,6 @@ type Config struct {
 	// Plugins is where the executor learns the plugins in force and runs
 	// their tools (tools.go); its zero value runs none.
 	Plugins Plugins
-
 	// ackWait is the consumer's AckWait (default 30s); tests shorten it to
 	// see redeliveries.
 	ackWait time.Duration

@@ -43,6 +43,8 @@ func (e *Executor) runPlain(ctx context.Context, run string, a event.TaskAssigne
 		return e.runFileEdit(ctx, run, a, started, t, j)
 	case event.KindTool:
 		return e.runTool(ctx, run, a, started, t, j)
+	case event.KindResearch:
+		return e.runResearch(ctx, run, a, started, j) // research.go
 	}
 	return e.run(ctx, run, a, started, t, j)
 }

@@ -33,8 +33,8 @@ func cleanTags(tags []string) []string {
 // foldPut stores an operator's fact: never quarantined.
 func (m *Memory) foldPut(ev event.Event) {
 	var d event.MemoryPutData
-	if ev.Decode(&d) != nil || d.Key == "" || ValidScope(d.Scope) != nil {
-		return
+	if ev.Decode(&d) != nil || d.Key == "" || ValidScope(d.Scope) != nil || d.Scope == ScopeKB {
+		return // scope kb holds notes alone (notes.go)
 	}
 	f := Fact{Scope: scopeOf(d.Scope), Key: d.Key, Value: redact.Latest.RedactMember(d.Key, d.Value), UpdatedAt: ev.Time,
 		Tags: cleanTags(d.Tags), Refs: refsOf(ev)}
@@ -47,7 +47,7 @@ func (m *Memory) foldPut(ev event.Event) {
 // foldWritten stores a fact a memory node derived.
 func (m *Memory) foldWritten(ev event.Event) {
 	var d event.MemoryWrittenData
-	if ev.Decode(&d) != nil || d.Key == "" || ValidScope(d.Scope) != nil {
+	if ev.Decode(&d) != nil || d.Key == "" || ValidScope(d.Scope) != nil || d.Scope == ScopeKB {
 		return
 	}
 	m.put(Fact{Scope: scopeOf(d.Scope), Key: d.Key, Value: redact.Latest.RedactMember(d.Key, d.Value), UpdatedAt: ev.Time,

@@ -110,6 +110,7 @@ func termsOf(f Fact) (map[string]uint16, int) {
 	for _, t := range f.Tags {
 		add(t)
 	}
+	add(noteText(f.Note)) // notes.go: a note's question and quotes
 	return tf, n
 }
 

@@ -73,13 +73,14 @@ var ErrBadScope = errors.New("memory: bad scope")
 // it, plans and prompts never do until an operator releases it.
 var ErrQuarantined = errors.New("memory: fact is quarantined")
 
-// ValidScope returns nil for a scope facts may have: ScopeShared, a run
+// ValidScope returns nil for a scope facts may have: ScopeShared, ScopeKB
+// (research notes, written only by kb.noted), a run
 // id (event.ValidRunID; a run-private fact travels with its run id, so it
 // must be one), or a plan family, "family:" and a name event.ValidFamily
 // accepts. The empty scope is read as ScopeShared. Otherwise the error
 // wraps ErrBadScope and says what a scope may be.
 func ValidScope(scope string) error {
-	if scope == "" || scope == ScopeShared {
+	if scope == "" || scope == ScopeShared || scope == ScopeKB {
 		return nil
 	}
 	if name, ok := strings.CutPrefix(scope, event.FamilyScopePrefix); ok {
@@ -127,6 +128,8 @@ type Fact struct {
 	// Released names the operator who released it from quarantine, if
 	// one did.
 	Released string
+	// Note is the research note a fact of scope ScopeKB is (notes.go).
+	Note *event.KbNotedData
 }
 
 // Refs are a fact's provenance: the event that wrote it and, for a fact
@@ -233,6 +236,8 @@ func (m *Memory) Fold(ev event.Event) {
 		m.foldDropped(ev)
 	case event.MemoryPruned:
 		m.foldPruned(ev)
+	case event.KbNoted:
+		m.foldNoted(ev) // notes.go
 	case event.GoalSubmitted, event.PlanProposed, event.PlanAccepted, event.GateDecided, event.GateDecidedFor:
 		m.foldRun(ev) // runs.go
 	case event.TaskAssigned:

@@ -64,6 +64,9 @@ func (m *Memory) foldReleases(run string, d finishedRef) {
 			continue
 		}
 		switch scope {
+		case ScopeKB:
+			m.releaseNotesLocked(run, key, by) // notes.go
+			continue
 		case event.FactScopeRun:
 			scope = run
 		case event.FactScopeFamily:

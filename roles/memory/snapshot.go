@@ -62,6 +62,8 @@ type snapFact struct {
 	Quarantined bool      `json:"quarantined,omitempty"`
 	Reason      string    `json:"reason,omitempty"`
 	Released    string    `json:"released,omitempty"`
+	// Note is a research note's whole record (scope kb).
+	Note *event.KbNotedData `json:"note,omitempty"`
 }
 
 // SnapshotName is "memory".

@@ -1,6 +1,10 @@
 package planner
 
-import "time"
+import (
+	"time"
+
+	"github.com/agentic-dev/agentic/roles/research"
+)
 
 // Config configures the planner role. The zero Config is usable: New fills
 // every zero field from DefaultConfig.
@@ -24,6 +28,10 @@ type Config struct {
 	ClaimTimeout time.Duration
 	// Settings gives the claim timeout in force: the cluster setting.
 	Settings ClaimSettings
+	// Sources is the store of the sources research steps fetched, which
+	// a synthesis reads (synthesis.go); nil: this planner cannot
+	// synthesise, and records verdict error for a synthesise step.
+	Sources research.Store
 }
 
 // DefaultConfig returns the defaults: no LLM source, 4 workers, a 2 minute

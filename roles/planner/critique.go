@@ -154,6 +154,9 @@ func (p *Planner) draftCritique(ctx context.Context, j job) (event.Draft, string
 		rec.Error = fmt.Sprintf("planner: no planner that can judge critiques (one with a model) claimed it within %s", p.cfg.ClaimTimeout)
 		return event.MustDraft(event.CritiqueRecorded, j.id, rec), ""
 	}
+	if req.Kind == event.KindSynthesise {
+		return p.draftSynthesis(ctx, j, rec), name // synthesis.go
+	}
 	cctx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)
 	defer cancel()
 	verdict, judgement, info, err := src.Critique(cctx, j.id, req)

@@ -24,6 +24,8 @@ import (
 //   - tool: JudgeTool without facts (the executor judges again with
 //     them, before the call).
 //   - git.worktree, git.finish, git.discard: judgeGit.
+//   - research: every source's host in scopes.network, else deny (rule
+//     network); synthesise: allowed (judgeResearch).
 //
 // A kind the policy does not know is judged as a command it cannot
 // resolve.
@@ -58,6 +60,8 @@ func (p *Policy) JudgeStep(s event.Step, dir string) Verdict {
 		return p.JudgeTool(s, nil)
 	case event.KindGitWorktree, event.KindGitFinish, event.KindGitDiscard:
 		return p.judgeGit(s, dir) // git.go
+	case event.KindResearch, event.KindSynthesise:
+		return p.judgeResearch(s) // research.go
 	case event.KindNoop, event.KindFileRestore, event.KindCritique:
 		v := p.allowed(string(s.Kind))
 		v.Why = "a noop runs nothing"

@@ -54,7 +54,10 @@ func critiqueKey(run, step string, attempt, resumes int) DecisionKey {
 }
 
 // isCritique reports whether a step is a critique step.
-func isCritique(st *Step) bool { return st.Spec.Kind == event.KindCritique }
+// A synthesise step is scheduled as one (research.go).
+func isCritique(st *Step) bool {
+	return st.Spec.Kind == event.KindCritique || st.Spec.Kind == event.KindSynthesise
+}
 
 // maxCritiqueText caps the goal and the target's output tail a critique
 // request carries (an executor keeps 4 KiB of output; a goal's text may
@@ -80,6 +83,7 @@ func (d *decider) critique(r *Run, st *Step) {
 	req.Goal = cutEnd(req.Goal, maxCritiqueText)
 	if i, ok := r.index[st.Spec.Target]; ok {
 		t := r.Steps[i]
+		synthesis(&req, st, t) // research.go
 		req.TargetStatus, req.Output = event.StepStatus(t.Status.Wire()), cutStart(t.Tail, maxCritiqueText)
 		if t.ExitCode != nil {
 			req.ExitCode = *t.ExitCode

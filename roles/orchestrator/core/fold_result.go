@@ -75,6 +75,7 @@ func (s *State) attemptEnded(r *Run, i int, d event.TaskFinishedData, ev event.E
 	st.Error, st.Code, st.Class, st.Tail = reason, code, "", ""
 	s.keepTargetTail(r, i, d.OutputTail)
 	foldEdits(st, ev.Seq, d)
+	foldSources(st, to, d) // research.go
 	switch {
 	case outcome == TaskFailed:
 		st.Class, st.Tail = failureClass(d), d.OutputTail

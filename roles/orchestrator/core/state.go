@@ -256,6 +256,10 @@ type Step struct {
 	// Critique is the verdict of a critique step's latest attempt
 	// (critique.go); nil before one is recorded.
 	Critique *Verdict `json:"critique,omitempty"`
+	// Sources are the sources a research step's succeeded attempt
+	// fetched (task.finished sources): what its synthesis reads
+	// (research.go).
+	Sources []event.ResearchSource `json:"sources,omitempty"`
 }
 
 // Executor is a node that runs steps.

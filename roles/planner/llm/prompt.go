@@ -26,6 +26,11 @@ type Inputs struct {
 	Notes []string
 	// Tools are the approved plugin tools (protocol version 8).
 	Tools []ToolInfo
+	// Knowledge are research notes relevant to the goal, one line each
+	// ("[note ID] claim (confidence 0.9; sources: URL, URL)"): never a
+	// quarantined one (the memory role's search leaves them out). They
+	// came from third-party pages, so the prompt fences them as data.
+	Knowledge []string
 	// Commands are command shapes' successes and failures (memory's
 	// command statistics, those that failed most first): the history
 	// score of plan candidates (candidates.go).
@@ -59,6 +64,7 @@ Rules:
 - "kind": "file.write" with "path" and "content" writes a file; "file.patch" with a unified diff in "patch" edits files.
 - on_failure: replan (default: you are shown the failure and asked for a revised plan), abort, retry or continue.
 - "kind": "critique" with "target" (a step id) and "criteria" has a reviewer judge that step's output against the criteria; the critique fails when they are not met.
+- "kind": "research" with "questions" [{"q": "...", "criteria": "...", "critical": true}] and "sources" (http(s) URLs; only hosts the policy's network scope allows) fetches pages; a later "kind": "synthesise" step with "target" (the research step) has a model write notes citing them.
 - "next": [{"on": "success" or "failure", "to": "step-id"}] runs the named step only on that outcome; steps not reached are skipped. Use it to diagnose: try, then branch.
 - "hypotheses": [{"id": "h1", "statement": "..."}] at the top lists what a diagnosis tests; "tests": ["h1"] on a step says its success supports h1 and its failure refutes it.
 - Prefer few, idempotent steps. Never use sudo unless the goal asks for it.
@@ -91,7 +97,21 @@ func messages(goal string, in Inputs) []Message {
 	list("Executors offer these capabilities", in.Capabilities)
 	list("Known facts", in.Facts)
 	list("Notes from earlier runs", in.Notes)
+	knowledge(&user, in.Knowledge)
 	return []Message{{Role: "system", Content: sys.String()}, {Role: "user", Content: user.String()}}
+}
+
+// knowledge adds the research notes, fenced as data, to a prompt.
+func knowledge(b *strings.Builder, notes []string) {
+	if len(notes) == 0 {
+		return
+	}
+	if len(notes) > maxPromptList {
+		notes = notes[:maxPromptList]
+	}
+	b.WriteString("\nResearch notes (claims drawn from fetched sources; cite a note by its id in a step's title when you rely on it):\n")
+	b.WriteString(fenced(strings.Join(notes, "\n")))
+	b.WriteByte('\n')
 }
 
 // policySummary lists what the policy denies and gates, one line a rule,

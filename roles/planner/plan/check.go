@@ -13,7 +13,7 @@ import (
 
 // Allowed values, for messages.
 var (
-	kinds      = []string{string(event.KindShell), string(event.KindNoop), string(event.KindFileWrite), string(event.KindFilePatch), string(event.KindCritique), string(event.KindTool)}
+	kinds      = []string{string(event.KindShell), string(event.KindNoop), string(event.KindFileWrite), string(event.KindFilePatch), string(event.KindCritique), string(event.KindTool), string(event.KindResearch), string(event.KindSynthesise)}
 	onFailures = []string{string(event.OnFailureAbort), string(event.OnFailureRetry), string(event.OnFailureContinue), string(event.OnFailureReplan)}
 )
 
@@ -89,7 +89,8 @@ func checkTexts(d *draft, ps *problems) {
 func checkStep(ps *problems, s *draftStep) {
 	st := &s.step
 	switch st.Kind {
-	case "", event.KindShell, event.KindNoop, event.KindFileWrite, event.KindFilePatch, event.KindCritique, event.KindTool:
+	case "", event.KindShell, event.KindNoop, event.KindFileWrite, event.KindFilePatch, event.KindCritique, event.KindTool,
+		event.KindResearch, event.KindSynthesise:
 	case event.KindFileRestore:
 		ps.add(s.pos("kind"), "kind %s is not for plans: the orchestrator makes file.restore steps to compensate file edits; allowed: %s", st.Kind, strings.Join(kinds, ", "))
 	case event.KindGitWorktree, event.KindGitFinish, event.KindGitDiscard:
@@ -108,6 +109,7 @@ func checkStep(ps *problems, s *draftStep) {
 	checkFileFields(ps, s, effectiveKind(st))
 	checkCritique(ps, s, effectiveKind(st))
 	checkTool(ps, s, effectiveKind(st))
+	checkResearch(ps, s, effectiveKind(st)) // research.go
 	if s.blank("check", st.Check) {
 		ps.add(s.pos("check"), "check is empty: give the command whose exit 0 skips the step, or remove check")
 	}

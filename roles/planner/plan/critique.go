@@ -50,6 +50,10 @@ func checkCritique(ps *problems, s *draftStep, kind event.StepKind) {
 		_, written := s.field[name]
 		return s.ok(name) && (written || set)
 	}
+	if kind == event.KindSynthesise {
+		checkSynthesise(ps, s)
+		return
+	}
 	if kind != event.KindCritique {
 		for _, f := range []struct{ name, v string }{{"target", st.Target}, {"criteria", st.Criteria}} {
 			if given(f.name, f.v != "") {
@@ -92,7 +96,8 @@ func checkCritique(ps *problems, s *draftStep, kind event.StepKind) {
 func (g *graph) critiqueDeps() {
 	for i, s := range g.d.steps {
 		st := &s.step
-		if effectiveKind(st) != event.KindCritique || st.Target == "" || st.Target == st.ID {
+		kind := effectiveKind(st)
+		if kind != event.KindCritique && kind != event.KindSynthesise || st.Target == "" || st.Target == st.ID {
 			continue
 		}
 		at := s.pos("target")
@@ -103,6 +108,10 @@ func (g *graph) critiqueDeps() {
 				what = "step (a critique judges one step, not a subgoal)"
 			}
 			g.ps.add(at, "target: unknown %s %q%s", what, st.Target, g.ps.suggest(st.Target, g.stepIDs()))
+			continue
+		}
+		if kind == event.KindSynthesise && effectiveKind(&g.d.steps[j].step) != event.KindResearch {
+			g.ps.add(at, "target %q is not a research step: a synthesise step reads the sources a research step fetched", st.Target)
 			continue
 		}
 		if effectiveKind(&g.d.steps[j].step) == event.KindCritique {

@@ -11,7 +11,7 @@ import (
 var (
 	planFields     = []string{"goal", "steps", "subgoals", "hypotheses", "git", "family"}
 	subgoalFields  = []string{"id", "title", "depends_on", "steps"}
-	stepFields     = []string{"id", "title", "kind", "run", "depends_on", "timeout", "retries", "backoff", "idempotent", "creates", "check", "on_failure", "env", "cwd", "capabilities", "path", "content", "mode", "patch", "compensate", "run_as", "next", "tests", "target", "criteria", "tool", "args", "facts", "releases", "outputs", "inputs"}
+	stepFields     = []string{"id", "title", "kind", "run", "depends_on", "timeout", "retries", "backoff", "idempotent", "creates", "check", "on_failure", "env", "cwd", "capabilities", "path", "content", "mode", "patch", "compensate", "run_as", "next", "tests", "target", "criteria", "tool", "args", "facts", "releases", "outputs", "inputs", "questions", "sources"}
 	seedFields     = []string{"mode", "goal", "steps"}
 	seedStepFields = []string{"goal", "commands"}
 )
@@ -208,6 +208,8 @@ func (w *walker) stepField(s *draftStep, e entry, p pos) (ok bool) {
 		ok = w.inputs(s, e.val, p) // artifacts.go
 	case "target", "criteria":
 		ok = w.critiqueField(s, e.name, e.val, p)
+	case "questions", "sources":
+		ok = w.researchField(s, e.name, e.val, p) // research.go
 	case "tool", "args":
 		ok = w.toolField(s, e.name, e.val, p)
 	case "capabilities":

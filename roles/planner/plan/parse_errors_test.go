@@ -220,7 +220,7 @@ func TestErrorFormat(t *testing.T) {
 	input := "steps:\n  - id: build\n    run: make\n  - id: test\n    run: make test\n    depends_on: [bulid]\n    kind: bash\n"
 	_, err := Parse("plan.yaml", []byte(input))
 	want := "plan.yaml:6:18: steps[1].depends_on[0]: unknown step \"bulid\" (did you mean \"build\"?)\n" +
-		"plan.yaml:7:11: steps[1].kind: unknown kind \"bash\"; allowed: shell, noop, file.write, file.patch, critique, tool"
+		"plan.yaml:7:11: steps[1].kind: unknown kind \"bash\"; allowed: shell, noop, file.write, file.patch, critique, tool, research, synthesise"
 	if err == nil || err.Error() != want {
 		t.Fatalf("error:\n%v\nwant:\n%s", err, want)
 	}

@@ -105,6 +105,7 @@ its code), 2 usage error, 3 run failed and 4 run cancelled (goal submit
 	root.AddCommand(a.telemetryCmd())
 	root.AddCommand(a.proposalCmd(), a.improveCmd())
 	root.AddCommand(a.artifactCmd()) // artifact.go
+	root.AddCommand(a.kbCmd())       // kb.go
 	return root
 }
 

@@ -71,6 +71,9 @@ func (a *app) memoryPut(ctx context.Context, data event.MemoryPutData) error {
 	if err := checkScope(data.Scope); err != nil {
 		return err
 	}
+	if data.Scope == memory.ScopeKB {
+		return usagef("SCOPE kb holds research notes, which only synthesise steps write: give shared, family:NAME or a run id")
+	}
 	if err := memory.CheckFact(data.Key, data.Value); err != nil {
 		return usagef("memory put %s/%s: %v", data.Scope, data.Key, err)
 	}

@@ -266,6 +266,15 @@ type fileStep struct {
 	Releases     []string          `yaml:"releases,omitempty,flow"`
 	Outputs      []string          `yaml:"outputs,omitempty,flow"`
 	Inputs       any               `yaml:"inputs,omitempty"`
+	Questions    []fileQuestion    `yaml:"questions,omitempty"`
+	Sources      []string          `yaml:"sources,omitempty"`
+}
+
+// fileQuestion is a research step's question as a plan file writes it.
+type fileQuestion struct {
+	Q        string `yaml:"q"`
+	Criteria string `yaml:"criteria,omitempty"`
+	Critical bool   `yaml:"critical,omitempty"`
 }
 
 type fileSubgoal struct {
@@ -299,7 +308,10 @@ func planYAML(p event.Plan) ([]byte, error) {
 			Creates: s.Creates, Check: s.Check, Env: s.Env, Cwd: s.Cwd, Capabilities: s.Capabilities,
 			Path: s.Path, Content: s.Content, Mode: s.Mode, Patch: s.Patch, Compensate: s.Compensate, RunAs: s.RunAs,
 			Target: s.Target, Criteria: s.Criteria, Tool: s.Tool, Releases: s.Releases,
-			Outputs: s.Outputs,
+			Outputs: s.Outputs, Sources: s.Sources,
+		}
+		for _, q := range s.Questions {
+			fs.Questions = append(fs.Questions, fileQuestion(q))
 		}
 		if len(s.Args) > 0 {
 			if err := json.Unmarshal(s.Args, &fs.Args); err != nil {
