@@ -104,9 +104,18 @@ func TestReferenceFilesystemServer(t *testing.T) {
 	if s := acceptGates(t, n, run); s.Status != event.RunFailed {
 		t.Fatalf("escape run: %+v", s)
 	}
-	if fin := finished(t, n, run)["escape"]; fin.Class != event.ClassPolicy ||
-		!strings.Contains(fin.Error, `args.path "/etc/hostname" lies outside grants.filesystem (`+data+`) of plugin fs`) {
-		t.Fatalf("escape: %+v", fin)
+	// The leader judges the path against the grant before assignment:
+	// no executor sees it.
+	if _, ran := finished(t, n, run)["escape"]; ran {
+		t.Fatal("escape was assigned")
+	}
+	rv, err := n.API.RunsGet(ctx, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := rv.Steps[0]; st.Code != "policy_denied" ||
+		!strings.Contains(st.Error, `args.path "/etc/hostname" lies outside grants.filesystem (`+data+`) of plugin fs`) {
+		t.Fatalf("escape: %+v", st)
 	}
 
 	// The description changes (the server restarts with it): refused
