@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -62,7 +63,28 @@ type Tracer struct {
 	runs    map[string]*runInfo
 	backlog ring
 	led     bool
+
+	// Unless Options.Sync, Observe hands events to one goroutine of the
+	// tracer's own (work), off the orchestrator's owner goroutine, which
+	// folds and decides for the whole cluster: spans cost it a channel
+	// send per event.
+	mu     sync.RWMutex // held to send on in; Stop takes it to close in
+	in     chan observed
+	closed bool
+	done   chan struct{} // closed when work returns
 }
+
+// observed is an event Observe was handed, or (flush non-nil) a marker
+// ForceFlush waits for.
+type observed struct {
+	ev    event.Event
+	leads bool
+	flush chan struct{}
+}
+
+// queueLen is how many observed events wait for the tracer's goroutine
+// before Observe blocks (a burst of a large plan's events).
+const queueLen = 16384
 
 // FromEnv returns a Tracer exporting over OTLP/HTTP as the standard
 // OpenTelemetry environment configures it (see the package doc), or nil
@@ -145,10 +167,28 @@ func New(exp sdktrace.SpanExporter, o Options) *Tracer {
 		sdktrace.WithSampler(sdktrace.AlwaysSample()),
 		sdktrace.WithResource(o.Resource),
 	)
-	return &Tracer{
+	t := &Tracer{
 		tp: tp, tr: tp.Tracer(InstrumentationName, trace.WithSchemaURL(semconv.SchemaURL)),
 		log: o.Logger.With("component", "tracing"), now: o.Now, backfill: o.Backfill,
 		runs: map[string]*runInfo{}, backlog: ring{buf: make([]span, MaxBacklog)},
+	}
+	if !o.Sync {
+		t.in, t.done = make(chan observed, queueLen), make(chan struct{})
+		go t.work() // Stop ends it
+	}
+	return t
+}
+
+// work folds and exports the events Observe queued, in their order,
+// until Stop closes the queue.
+func (t *Tracer) work() {
+	defer close(t.done)
+	for o := range t.in {
+		if o.flush != nil {
+			close(o.flush)
+			continue
+		}
+		t.observe(o.ev, o.leads)
 	}
 }
 
@@ -161,6 +201,19 @@ func (t *Tracer) Observe(ev event.Event, leads bool) {
 	if t == nil {
 		return
 	}
+	if t.in == nil {
+		t.observe(ev, leads)
+		return
+	}
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if !t.closed {
+		t.in <- observed{ev: ev, leads: leads}
+	}
+}
+
+// observe folds one event into spans and exports or keeps them.
+func (t *Tracer) observe(ev event.Event, leads bool) {
 	if leads && !t.led {
 		t.flushBacklog()
 	}
@@ -179,6 +232,19 @@ func (t *Tracer) Stop(ctx context.Context) error {
 	if t == nil {
 		return nil
 	}
+	if t.in != nil {
+		t.mu.Lock()
+		if !t.closed {
+			t.closed = true
+			close(t.in)
+		}
+		t.mu.Unlock()
+		select {
+		case <-t.done:
+		case <-ctx.Done():
+			return fmt.Errorf("tracing: stop: %w", ctx.Err())
+		}
+	}
 	if err := t.tp.Shutdown(ctx); err != nil {
 		return fmt.Errorf("tracing: stop: %w", err)
 	}
@@ -189,6 +255,22 @@ func (t *Tracer) Stop(ctx context.Context) error {
 func (t *Tracer) ForceFlush(ctx context.Context) error {
 	if t == nil {
 		return nil
+	}
+	if t.in != nil {
+		// What was observed before this call is folded first.
+		mark := make(chan struct{})
+		t.mu.RLock()
+		if !t.closed {
+			t.in <- observed{flush: mark}
+		} else {
+			close(mark)
+		}
+		t.mu.RUnlock()
+		select {
+		case <-mark:
+		case <-ctx.Done():
+			return fmt.Errorf("tracing: flush: %w", ctx.Err())
+		}
 	}
 	return t.tp.ForceFlush(ctx)
 }

@@ -265,3 +265,40 @@ func TestEnabled(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestBatchedTracerFoldsOffTheCaller: a tracer that batches (what agentd
+// runs) folds on a goroutine of its own, in the order events were
+// observed: after ForceFlush it has exported the same spans a synchronous
+// one does, and Stop ends its goroutine (goleak, main_test.go).
+func TestBatchedTracerFoldsOffTheCaller(t *testing.T) {
+	sync, want := newTracer(t, t0.Add(time.Minute))
+	exp := tracetest.NewInMemoryExporter()
+	tr := tracing.New(exp, tracing.Options{Now: func() time.Time { return t0.Add(time.Minute) }})
+	for _, ev := range twoExecutors("").evs {
+		sync.Observe(ev, true)
+		tr.Observe(ev, true)
+	}
+	if err := tr.ForceFlush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got := byName(exp.GetSpans())
+	if len(exp.GetSpans()) != len(want.GetSpans()) {
+		t.Fatalf("%d spans, want %d", len(exp.GetSpans()), len(want.GetSpans()))
+	}
+	for name, ws := range byName(want.GetSpans()) {
+		gs := got[name]
+		if len(gs) != len(ws) {
+			t.Fatalf("%s: %d spans, want %d", name, len(gs), len(ws))
+		}
+		for i := range ws {
+			if gs[i].SpanContext.SpanID() != ws[i].SpanContext.SpanID() || gs[i].Parent.SpanID() != ws[i].Parent.SpanID() ||
+				!gs[i].StartTime.Equal(ws[i].StartTime) || !gs[i].EndTime.Equal(ws[i].EndTime) {
+				t.Errorf("%s[%d] = %+v, want %+v", name, i, gs[i], ws[i])
+			}
+		}
+	}
+	if err := tr.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	tr.Observe(twoExecutors("").evs[0], true) // after Stop: ignored, no panic
+}
