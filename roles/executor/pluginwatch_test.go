@@ -1,13 +1,11 @@
 package executor
 
 import (
-	"bytes"
 	"context"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -71,7 +69,7 @@ func TestPluginEventsStartServersWithoutPolling(t *testing.T) {
 // answers during its first moments.
 func TestPluginsReadAgainWhileTheNodeStarts(t *testing.T) {
 	h := newHarness(t)
-	var logs syncBuffer
+	var logs lockedBuffer
 	h.logs = &logs
 	var reads atomic.Int32
 	h.start("exec-1", t.TempDir(), &recorder{}, func(c *Config) {
@@ -86,22 +84,4 @@ func TestPluginsReadAgainWhileTheNodeStarts(t *testing.T) {
 	if strings.Contains(logs.String(), "plugins in force") {
 		t.Errorf("a starting node warned of its plugins:\n%s", logs.String())
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the executor's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
