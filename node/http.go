@@ -14,6 +14,8 @@ import (
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/ledger"
+	"github.com/agentic-dev/agentic/node/api"
+	"github.com/agentic-dev/agentic/roles/improve"
 	"github.com/agentic-dev/agentic/roles/ui"
 	"github.com/agentic-dev/agentic/roles/ui/web"
 )
@@ -120,6 +122,15 @@ func (n *Node) startDashboard(mux *http.ServeMux, operator func(string) (string,
 	}
 	if n.plugins != nil {
 		src.Plugin = n.dashboardPlugin // pluginlist.go
+	}
+	if n.improve != nil {
+		list, show := guard(n, n.proposalsList), guard(n, n.proposalsShow)
+		src.Proposals = func(ctx context.Context) ([]improve.Proposal, error) {
+			return list(ctx, api.ProposalsRequest{})
+		}
+		src.Proposal = func(ctx context.Context, id string) (improve.Proposal, error) {
+			return show(ctx, api.ProposalRequest{ID: id})
+		}
 	}
 	d, err := web.New(src, web.Options{Log: n.log.With("part", "dashboard")})
 	if err != nil {

@@ -13,6 +13,9 @@
 //	POST /runs/{id}/resume   and cancel (confirmed) likewise, through
 //	POST /runs/{id}/cancel   the JSON API's own path (Source.Brake)
 //	GET /gates               the open gates, and the newest decided ones
+//	GET /proposals           the self-improvement proposals, pending first
+//	GET /proposals/{id}      one proposal: its change as a diff, evidence,
+//	                         validation, every lifecycle state
 //	GET /nodes               the cluster's nodes and alarms
 //	GET /audit               the ledger's events, filtered by type, run, node
 //	GET /audit.json          what /audit shows, as JSON
@@ -45,6 +48,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/internal/apiwire"
+	"github.com/agentic-dev/agentic/roles/improve/tuning"
 	"github.com/agentic-dev/agentic/roles/plugin"
 )
 
@@ -98,6 +102,11 @@ type Source struct {
 	// definition from it (toolgate.go; nil: the tool and its arguments
 	// alone).
 	Plugin func(ctx context.Context, name string) (plugin.View, error)
+	// Proposals answers proposals.list, Proposal proposals.show (an
+	// unknown id is an error matching apiwire.ErrNotFound); nil leaves
+	// the Proposals page saying the node cannot tell.
+	Proposals func(ctx context.Context) ([]tuning.Proposal, error)
+	Proposal  func(ctx context.Context, id string) (tuning.Proposal, error)
 }
 
 // Server serves the dashboard. Close ends its live streams.
@@ -170,6 +179,8 @@ func (s *Server) Register(mux *http.ServeMux) {
 	h("GET /runs/{id}/steps/{step}/output", s.stepOutput)
 	h("GET /runs-live", s.runsLive)
 	h("GET /gates", s.gatesPage)
+	h("GET /proposals", s.proposalsPage)
+	h("GET /proposals/{id}", s.proposalPage)
 	h("GET /nodes", s.nodesPage)
 	h("GET /audit", s.auditPage)
 	h("GET /audit.json", s.auditJSON)
