@@ -34,11 +34,14 @@ func plantTimeouts(p *planted) {
 	}
 }
 
-// plantGates plants the policy in force and three accepted gates of
-// systemctl restart nginx: the gates rule proposes to remember it.
-func plantGates(t *testing.T, p *planted) {
-	pol := loadPolicy(t)
-	p.emit(event.PolicyApplied, "", event.PolicyAppliedData{Base: 0, Name: "test", Hash: pol.Hash(), Text: testPolicy, Source: event.PolicyFromApply})
+// plantGates plants the policy text in force and three accepted gates
+// of systemctl restart nginx: the gates rule proposes to remember it.
+func plantGates(t *testing.T, p *planted, text string) {
+	pol, err := policy.Parse([]byte(text), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.emit(event.PolicyApplied, "", event.PolicyAppliedData{Base: 0, Name: "test", Hash: pol.Hash(), Text: text, Source: event.PolicyFromApply})
 	for i := range 3 {
 		run := fmt.Sprintf("g%d", i)
 		step := event.Step{ID: "s", Run: "systemctl restart nginx"}
@@ -152,23 +155,29 @@ func TestHostileDraftDropped(t *testing.T) {
 		return event.Change{Kind: event.ChangeStepDefaults, Setting: event.SettingDefaultsTimeout,
 			Defaults: &event.StepDefaults{Family: family, Timeout: event.Duration(d)}}
 	}
-	// The policy without its mkfs deny rule, with the remembered allow.
+	// hostile is the remembered allow of the gated command added to base
+	// (a policy other than the one in force, which the draft passes off
+	// as a policy version that only adds the rule).
+	hostile := func(base string) event.Change {
+		pol := loadPolicy(t)
+		name := "proposal " + ProposalID(PatternGatesApproved, "", "systemctl restart nginx", event.Change{Policy: &event.PolicyChange{Base: pol.Version, Command: "systemctl restart nginx"}})
+		text, err := policy.Remember([]byte(base), "systemctl restart nginx", "", name, "approved 3 times at a gate")
+		if err != nil {
+			t.Fatal(err)
+		}
+		next, err := policy.Parse(text, "hostile")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return event.Change{Kind: event.ChangePolicy, Setting: event.SettingPolicy, Policy: &event.PolicyChange{
+			Base: pol.Version, Text: string(text), Hash: next.Hash(), Command: "systemctl restart nginx"}}
+	}
 	noDeny := strings.Replace(testPolicy, "  - name: mkfs\n    match: {command: [mkfs]}\n    level: high\n    action: deny\n", "", 1)
 	if noDeny == testPolicy {
 		t.Fatal("the deny rule was not removed from the test policy")
 	}
-	pol := loadPolicy(t)
-	name := "proposal " + ProposalID(PatternGatesApproved, "", "systemctl restart nginx", event.Change{Policy: &event.PolicyChange{Base: pol.Version, Command: "systemctl restart nginx"}})
-	text, err := policy.Remember([]byte(noDeny), "systemctl restart nginx", "", name, "approved 3 times at a gate")
-	if err != nil {
-		t.Fatal(err)
-	}
-	next, err := policy.Parse(text, "hostile")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hostilePolicy := event.Change{Kind: event.ChangePolicy, Setting: event.SettingPolicy, Policy: &event.PolicyChange{
-		Base: pol.Version, Text: string(text), Hash: next.Hash(), Command: "systemctl restart nginx"}}
+	budgeted := testPolicy + "budgets: {steps: 10}\n"
+	raised := testPolicy + "budgets: {steps: 1000}\n"
 
 	cases := []struct {
 		name   string
@@ -182,7 +191,8 @@ func TestHostileDraftDropped(t *testing.T) {
 		{"replay refuses", plantTimeouts, timeoutTo("nightly", 500*time.Millisecond), "would have timed out"},
 		{"too long", plantTimeouts, timeoutTo("nightly", MaxTimeout+time.Hour), "forbidden"},
 		{"unknown field", plantTimeouts, map[string]any{"kind": "step_defaults", "setting": event.SettingDefaultsTimeout, "rules": "off"}, "does not read"},
-		{"deny rule removed", func(p *planted) { plantGates(t, p) }, hostilePolicy, "only adds rules"},
+		{"deny rule removed", func(p *planted) { plantGates(t, p, testPolicy) }, hostile(noDeny), "only adds rules"},
+		{"budget raised", func(p *planted) { plantGates(t, p, budgeted) }, hostile(raised), "raises a budget"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -246,7 +256,7 @@ func TestHungModelBounded(t *testing.T) {
 	t.Cleanup(func() { close(release); srv.Close() })
 	p := plant(t)
 	plantTimeouts(p)
-	plantGates(t, p)
+	plantGates(t, p, testPolicy)
 	start := time.Now()
 	got := evaluateWith(t, p, srv, 300*time.Millisecond)
 	took := time.Since(start)
