@@ -3,12 +3,14 @@ package node
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/node/notify"
 	"github.com/agentic-dev/agentic/roles/improve"
+	"github.com/agentic-dev/agentic/roles/planner/llm"
 )
 
 // newImprove builds the node's self-improvement loop (docs/improve.md):
@@ -23,6 +25,7 @@ func (n *Node) newImprove() *improve.Loop {
 	if orch := n.orch; orch != nil {
 		cfg.Emit = n.outbox
 		cfg.Leading = func() bool { return orch.Leader() > 0 }
+		cfg.Drafter = n.proposalDrafter()
 		if nt := n.notifier; nt != nil {
 			cfg.Digest = &improve.Digest{Send: func(ctx context.Context, sev improve.Severity, items []improve.Item) error {
 				ps := make([]notify.Proposal, len(items))
@@ -36,6 +39,27 @@ func (n *Node) newImprove() *improve.Loop {
 		}
 	}
 	return improve.New(cfg)
+}
+
+// proposalDrafter is the planner's model as the improve loop's drafter
+// (the proposals' text and, checked as the rule's own, their change), or
+// nil when no planner.model is set. One draft waits at most
+// improve.DefaultDraftTimeout, or planner.timeout when shorter.
+func (n *Node) proposalDrafter() *improve.Drafter {
+	pc := n.cfg.Planner
+	if pc.Model == "" {
+		return nil
+	}
+	key := ""
+	if pc.APIKeyEnv != "" {
+		key = os.Getenv(pc.APIKeyEnv)
+	}
+	model := llm.NewOpenAI(llm.OpenAIConfig{BaseURL: pc.BaseURL, Model: pc.Model, APIKey: key})
+	timeout := improve.DefaultDraftTimeout
+	if pc.Timeout > 0 {
+		timeout = min(timeout, pc.Timeout)
+	}
+	return &improve.Drafter{Model: model, Timeout: timeout, MaxTokens: pc.MaxTokens}
 }
 
 // proposalsList answers proposals.list: newest first, at most

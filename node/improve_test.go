@@ -174,3 +174,43 @@ func TestPromptCarriesApprovedNotes(t *testing.T) {
 		t.Fatalf("prompt after approval (the approved note first, then the automatic one):\n%s", got)
 	}
 }
+
+// TestProposalDraftedByPlannerModel: on a node with a planner model, the
+// leader's loop has the model draft a new proposal's text; the
+// proposal's kind, evidence and change stay the rule's when the model
+// drafts none, and proposals.show says who drafted what.
+func TestProposalDraftedByPlannerModel(t *testing.T) {
+	srv := modelServer(t, `{"root_cause": "the nightly mirror answers slowly", "expected_effect": "fetch finishes", "risk_note": "a hung fetch waits longer", "change": null}`)
+	cfg := nodetest.Config(t.TempDir())
+	cfg.Executor.DefaultTimeout = time.Second
+	cfg.Planner.BaseURL, cfg.Planner.Model = srv.URL+"/v1", "test-model"
+	n := nodetest.Start(t, cfg)
+	ctx := context.Background()
+	for _, plan := range []struct {
+		text string
+		want event.RunStatus
+	}{{quickStep, event.RunSucceeded}, {quickStep, event.RunSucceeded}, {quickStep, event.RunSucceeded},
+		{slowFetch, event.RunFailed}, {slowFetch, event.RunFailed}, {slowFetch, event.RunFailed}} {
+		if r := n.WaitRun(t, n.Submit(t, "p.yaml", plan.text), 60*time.Second); r.Status != plan.want {
+			t.Fatalf("run %s: %s (%s), want %s", r.ID, r.Status, r.Reason, plan.want)
+		}
+	}
+	if err := bus.PublishSigned(ctx, n.JS, n.Operator, event.MustDraft(event.ImproveEval, "", event.ImproveEvalData{Now: true})); err != nil {
+		t.Fatal(err)
+	}
+	var p improve.Proposal
+	poll.Eventually(t, 30*time.Second, "a timeouts proposal", func() bool {
+		var ps []improve.Proposal
+		if err := n.API.Call(ctx, api.MethodProposalsList, api.ProposalsRequest{}, &ps); err != nil || len(ps) == 0 {
+			return false
+		}
+		return n.API.Call(ctx, api.MethodProposalsShow, api.ProposalRequest{ID: ps[0].ID}, &p) == nil
+	})
+	if p.Pattern != improve.PatternTimeouts || len(p.Evidence) != 3 || p.Change.Defaults == nil {
+		t.Fatalf("proposal %+v: want the timeouts rule's, with 3 events of evidence", p)
+	}
+	if p.DraftedBy != event.DraftedByModel || p.ChangeBy != event.DraftedByRules || p.RootCause != "the nightly mirror answers slowly" || p.RiskNote == "" {
+		t.Errorf("drafted by %q change by %q root cause %q risk note %q: want the model's text and the rule's change",
+			p.DraftedBy, p.ChangeBy, p.RootCause, p.RiskNote)
+	}
+}

@@ -202,7 +202,25 @@ type ProposalCreatedData struct {
 	Validation Validation `json:"validation"`
 	// Baseline is the error rate of what it touches before it.
 	Baseline Rate `json:"baseline"`
+	// DraftedBy says who wrote the root cause, expected effect and risk
+	// note: DraftedByModel (the planner's model) or DraftedByRules (the
+	// rule that found it); empty on a node with no model configured.
+	DraftedBy string `json:"drafted_by,omitempty"`
+	// ChangeBy says whose change is proposed: DraftedByModel when the
+	// model's draft of a change of the rule's kind passed every check the
+	// rule's own change passes, DraftedByRules otherwise.
+	ChangeBy string `json:"change_by,omitempty"`
+	// RiskNote is the model's words on the risk (the level is the rule's).
+	RiskNote string `json:"risk_note,omitempty"`
+	// DraftNote says why the model's draft, or its change, was not used.
+	DraftNote string `json:"draft_note,omitempty"`
 }
+
+// Who drafted a proposal (ProposalCreatedData.DraftedBy, ChangeBy).
+const (
+	DraftedByModel = "model"
+	DraftedByRules = "rules"
+)
 
 // ProposalDecidedData is an operator's approval or rejection.
 type ProposalDecidedData struct {

@@ -9,7 +9,10 @@
 // (tuning.changed for planner notes and step defaults, policy.recorded of
 // source proposal for a policy), then watches the error rate of what it
 // touched (Monitor) and ends it implemented, or reverts it with its
-// rollback.
+// rollback. With a planner model (Config.Drafter), the model drafts a
+// new proposal's text and, optionally, a change of the rule's kind that
+// replaces the rule's only when it passes the same checks; a model that
+// fails or hangs leaves the rules' text (drafted_by says which).
 //
 // Invariants:
 //

@@ -49,6 +49,10 @@ type Config struct {
 	Tick time.Duration
 	// Digest, when set, gets the news of the proposals (notify).
 	Digest *Digest
+	// Drafter, when set (a node with a planner model), drafts the text
+	// of new proposals and, optionally, a change of the rule's kind; a
+	// model that fails or hangs leaves the rules' text (docs/improve.md).
+	Drafter *Drafter
 }
 
 // Loop is the self-improvement loop of a node: a roles.Folder that folds
@@ -277,7 +281,7 @@ func (l *Loop) Step(ctx context.Context) error {
 		return nil
 	}
 	l.tm.Lock()
-	drafts, ok := l.turnLocked()
+	drafts, ok := l.turnLocked(ctx)
 	l.tm.Unlock()
 	if !ok {
 		return nil
@@ -297,7 +301,7 @@ func (l *Loop) Step(ctx context.Context) error {
 // turnLocked (tm held) folds the pending events into the telemetry and,
 // on the live leader, returns the events due; ok is false when the node
 // is not the live leader.
-func (l *Loop) turnLocked() (drafts []event.Draft, ok bool) {
+func (l *Loop) turnLocked(ctx context.Context) (drafts []event.Draft, ok bool) {
 	l.mu.Lock()
 	evs := l.mu.pending
 	l.mu.pending = nil
@@ -327,7 +331,7 @@ func (l *Loop) turnLocked() (drafts []event.Draft, ok bool) {
 	}
 	l.mu.Unlock()
 	if due {
-		drafts = l.evaluateLocked(now, in) // without mu: Fold goes on meanwhile
+		drafts = l.evaluateLocked(ctx, now, in) // without mu: Fold goes on meanwhile
 	}
 	l.mu.Lock()
 	drafts = append(drafts, l.dueLocked(now)...)
@@ -363,15 +367,30 @@ func (l *Loop) dueLocked(now time.Time) []event.Draft {
 	return out
 }
 
-// evaluateLocked (tm held) runs the rules and drafts the new proposals.
-func (l *Loop) evaluateLocked(now time.Time, in Input) []event.Draft {
+// evaluateLocked (tm held) runs the rules and drafts the new proposals:
+// with a Drafter, the model words each (and may draft its change); once
+// the model fails to answer, the rest of this evaluation keeps the rules'
+// text.
+func (l *Loop) evaluateLocked(ctx context.Context, now time.Time, in Input) []event.Draft {
 	start := time.Now()
 	l.tm.tel.Trim(now)
 	found := Evaluate(l.cfg.Rules, l.tm.tel, in)
 	var out []event.Draft
+	modelDown := false
 	for _, p := range found {
 		if !l.onceLocked("created/"+p.ID, now) {
 			continue
+		}
+		if d := l.cfg.Drafter; d != nil && d.Model != nil {
+			if modelDown {
+				p.DraftedBy, p.ChangeBy = event.DraftedByRules, event.DraftedByRules
+				p.DraftNote = "the model's draft was not used: the model did not answer an earlier draft of this evaluation"
+			} else {
+				p, modelDown = d.draft(ctx, p, draftContext{attempts: l.tm.tel.Attempts, commands: l.tm.tel.Commands, pol: in.Policy})
+			}
+			if p.DraftNote != "" {
+				l.log.Warn("improve: proposal drafted by the rules", "proposal", p.ID, "why", p.DraftNote)
+			}
 		}
 		out = append(out, event.MustDraft(event.ProposalCreated, "", p))
 	}

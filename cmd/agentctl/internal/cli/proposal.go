@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -141,6 +142,15 @@ func renderProposal(w io.Writer, p *improve.Proposal) {
 	fmt.Fprintf(w, "rollback   %s\n", describeChange(p.Rollback))
 	fmt.Fprintf(w, "root cause %s\n", p.RootCause)
 	fmt.Fprintf(w, "expected   %s\n", p.ExpectedEffect)
+	if p.RiskNote != "" {
+		fmt.Fprintf(w, "risk note  %s\n", p.RiskNote)
+	}
+	if p.DraftedBy != "" {
+		fmt.Fprintf(w, "drafted by %s (text), %s (change)\n", p.DraftedBy, cmp.Or(p.ChangeBy, event.DraftedByRules))
+		if p.DraftNote != "" {
+			fmt.Fprintf(w, "draft note %s\n", p.DraftNote)
+		}
+	}
 	fmt.Fprintf(w, "baseline   %s\n", rateText(p.Baseline))
 	fmt.Fprintf(w, "evidence   %d event(s): %s\n", len(p.Evidence), seqList(p.Evidence))
 	fmt.Fprintf(w, "validated  %s: %s\n", p.Validation.Method, p.Validation.Summary)
