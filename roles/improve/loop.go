@@ -11,12 +11,13 @@ import (
 
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/roles"
+	"github.com/agentic-dev/agentic/roles/improve/tuning"
 	"github.com/agentic-dev/agentic/roles/policy"
 )
 
 // DefaultEvery is how often the leader evaluates when no improve.eval set
 // an interval.
-const DefaultEvery = time.Hour
+const DefaultEvery = tuning.DefaultEvery
 
 // DefaultTick is how often the loop looks whether something is due.
 const DefaultTick = time.Second

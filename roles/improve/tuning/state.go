@@ -11,6 +11,10 @@ import (
 	"github.com/agentic-dev/agentic/bus/event"
 )
 
+// DefaultEvery is how often the leader evaluates when no improve.eval set
+// an interval (the loop, roles/improve; agentctl shows it).
+const DefaultEvery = time.Hour
+
 // Status is where a proposal is in its lifecycle:
 // pending → approved | rejected → applied → implemented | reverted. A
 // proposal whose change validation forbids is refused at once and never

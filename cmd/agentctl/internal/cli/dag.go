@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/node/api"
-	"github.com/agentic-dev/agentic/roles/orchestrator"
+	"github.com/agentic-dev/agentic/roles/orchestrator/core"
 )
 
 // renderRun prints a run as a header and a step table grouped by subgoal:
@@ -135,7 +135,7 @@ func hasErrors(steps []api.Step) bool {
 
 // critiqueLine shows a critique step's verdict: pass or fail with the
 // judgement, or error with why there is none.
-func critiqueLine(c *orchestrator.Verdict) string {
+func critiqueLine(c *core.Verdict) string {
 	s := string(c.Verdict)
 	if c.Code != "" {
 		s += " [" + c.Code + "]"
@@ -155,12 +155,12 @@ func critiqueLine(c *orchestrator.Verdict) string {
 // attempts over, and its code is then empty).
 func earlierAttempts(revision int, s api.Step) string {
 	n := fmt.Sprintf("%d attempt%s", s.Reassigned, plural(s.Reassigned))
-	switch orchestrator.Code(s.Code) {
-	case orchestrator.CodeNodeLost:
+	switch core.Code(s.Code) {
+	case core.CodeNodeLost:
 		return n + " given up for another (its node failed or left)"
-	case orchestrator.CodeNotStarted:
+	case core.CodeNotStarted:
 		return n + " given up for another (its executor did not start it in time)"
-	case orchestrator.CodeNodeDraining:
+	case core.CodeNodeDraining:
 		return n + " given up for another (its node drains)"
 	}
 	switch {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/api"
-	"github.com/agentic-dev/agentic/roles/orchestrator"
+	"github.com/agentic-dev/agentic/roles/orchestrator/core"
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
 )
@@ -42,7 +42,7 @@ type planRevision struct {
 	Plan      event.Plan `json:"plan"`
 	// Hypotheses are the plan's, with the evidence of the run's steps
 	// and a verdict each (planbranch.go).
-	Hypotheses []orchestrator.HypothesisView `json:"hypotheses,omitempty"`
+	Hypotheses []core.HypothesisView `json:"hypotheses,omitempty"`
 }
 
 // planRevisions reads every plan revision proposed for run (an id or a
@@ -89,7 +89,7 @@ func (a *app) planRevisions(ctx context.Context, id string) (string, []planRevis
 	if len(revs) == 0 {
 		err := fmt.Errorf("run %s has no plan yet (status %s)", sum.ID, sum.Status)
 		hint := "a planner has not answered; 'agentctl run show " + sum.ID + "' says why"
-		if orchestrator.RunStatus(sum.Status).Terminal() {
+		if core.RunStatus(sum.Status).Terminal() {
 			err = fmt.Errorf("run %s ended without a plan (status %s)", sum.ID, sum.Status)
 			hint = "'agentctl run show " + sum.ID + "' says why"
 			if sum.Reason != "" {

@@ -8,7 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/agentic-dev/agentic/bus/event"
-	"github.com/agentic-dev/agentic/roles/orchestrator"
+	"github.com/agentic-dev/agentic/roles/orchestrator/core"
 )
 
 // Branches and hypotheses in plan show: the branch lines under a step,
@@ -19,7 +19,7 @@ import (
 // of the run's steps, when r is the revision the run runs (the steps'
 // outcomes belong to it); for another revision every hypothesis is
 // untested. Nil when the plan has none.
-func (a *app) hypotheses(ctx context.Context, run string, r planRevision) ([]orchestrator.HypothesisView, error) {
+func (a *app) hypotheses(ctx context.Context, run string, r planRevision) ([]core.HypothesisView, error) {
 	if len(r.Plan.Hypotheses) == 0 {
 		return nil, nil
 	}
@@ -31,11 +31,11 @@ func (a *app) hypotheses(ctx context.Context, run string, r planRevision) ([]orc
 	if err != nil {
 		return nil, err
 	}
-	var steps []orchestrator.StepView
+	var steps []core.StepView
 	if v.Revision == r.Revision {
 		steps = v.Steps
 	}
-	return orchestrator.Hypotheses(r.Plan, steps), nil
+	return core.Hypotheses(r.Plan, steps), nil
 }
 
 // branchCell is the last cell of a step's row: its branches ("→ on
@@ -54,7 +54,7 @@ func branchCell(s event.Step) string {
 // renderHypotheses prints the hypotheses section: each hypothesis with
 // its verdict and statement, then the steps that test it, their status
 // and what each said of it.
-func renderHypotheses(w io.Writer, hs []orchestrator.HypothesisView) {
+func renderHypotheses(w io.Writer, hs []core.HypothesisView) {
 	if len(hs) == 0 {
 		return
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/api"
-	"github.com/agentic-dev/agentic/roles/improve"
+	"github.com/agentic-dev/agentic/roles/improve/tuning"
 	"github.com/spf13/cobra"
 )
 
@@ -42,7 +42,7 @@ proposal objects without policy texts (proposal show prints those).`,
 			if err != nil {
 				return err
 			}
-			var ps []improve.Proposal
+			var ps []tuning.Proposal
 			if err := c.Call(cmd.Context(), api.MethodProposalsList, api.ProposalsRequest{Status: status}, &ps); err != nil {
 				return err
 			}
@@ -111,7 +111,7 @@ when.`,
 			if err != nil {
 				return err
 			}
-			var p improve.Proposal
+			var p tuning.Proposal
 			if err := c.Call(cmd.Context(), api.MethodProposalsShow, api.ProposalRequest{ID: argv[0]}, &p); err != nil {
 				return err
 			}
@@ -125,7 +125,7 @@ when.`,
 }
 
 // renderProposal prints a proposal for people.
-func renderProposal(w io.Writer, p *improve.Proposal) {
+func renderProposal(w io.Writer, p *tuning.Proposal) {
 	fmt.Fprintf(w, "proposal   %s\n", p.ID)
 	fmt.Fprintf(w, "status     %s\n", p.Status)
 	fmt.Fprintf(w, "pattern    %s\n", p.Pattern)
@@ -271,11 +271,11 @@ func (a *app) proposalDecide(ctx context.Context, typ event.Type, verb, id, reas
 	if err != nil {
 		return err
 	}
-	var p improve.Proposal
+	var p tuning.Proposal
 	if err := c.Call(ctx, api.MethodProposalsShow, api.ProposalRequest{ID: id}, &p); err != nil {
 		return fmt.Errorf("proposal %s %s (nothing was published): %w", verb, id, err)
 	}
-	if p.Status != improve.StatusPending {
+	if p.Status != tuning.StatusPending {
 		return api.WithHint(fmt.Errorf("proposal %s is %s, not pending: nothing was published", p.ID, p.Status),
 			"agentctl proposal show "+p.ID+" shows its history")
 	}
@@ -354,7 +354,7 @@ retries get).`,
 			if err != nil {
 				return err
 			}
-			var s improve.State
+			var s tuning.State
 			if err := c.Call(cmd.Context(), api.MethodImproveSettings, struct{}{}, &s); err != nil {
 				return err
 			}
@@ -364,7 +364,7 @@ retries get).`,
 			w := a.env.Stdout
 			every := s.Every.String()
 			if s.Every == 0 {
-				every = improve.DefaultEvery.String() + " (default)"
+				every = tuning.DefaultEvery.String() + " (default)"
 			}
 			fmt.Fprintf(w, "evaluation every %s\n", every)
 			fmt.Fprintln(w, "approved notes")

@@ -12,7 +12,7 @@ import (
 
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/api"
-	"github.com/agentic-dev/agentic/roles/orchestrator"
+	"github.com/agentic-dev/agentic/roles/orchestrator/core"
 )
 
 // smallRun is the most steps a run may have for goal submit --wait to
@@ -235,11 +235,11 @@ func (p *progressPrinter) showSteps(run *api.Run) {
 // ready or pending of the next attempt.
 func stepProgress(s api.Step) (status, detail string) {
 	status, detail = s.Status, stepDetail(s)
-	if s.Error == "" || s.Attempt == 0 || (s.Status != string(orchestrator.StepReady) && s.Status != string(orchestrator.StepPending)) {
+	if s.Error == "" || s.Attempt == 0 || (s.Status != string(core.StepReady) && s.Status != string(core.StepPending)) {
 		return status, detail
 	}
-	switch orchestrator.Code(s.Code) {
-	case orchestrator.CodeNodeLost, orchestrator.CodeNotStarted, orchestrator.CodeNodeDraining:
+	switch core.Code(s.Code) {
+	case core.CodeNodeLost, core.CodeNotStarted, core.CodeNodeDraining:
 		return "given up", detail + "; another attempt follows"
 	}
 	return "failed", detail + "; it will be tried again"
@@ -262,8 +262,8 @@ func (p *progressPrinter) showCounts(sum *api.RunSummary, final bool) {
 
 // stepOrder is the order step statuses are listed in.
 var stepOrder = []string{
-	string(orchestrator.StepSucceeded), string(orchestrator.StepSkipped), string(orchestrator.StepFailed), string(orchestrator.StepCancelled),
-	string(orchestrator.StepRunning), string(orchestrator.StepAssigned), string(orchestrator.StepReady), string(orchestrator.StepPending),
+	string(core.StepSucceeded), string(core.StepSkipped), string(core.StepFailed), string(core.StepCancelled),
+	string(core.StepRunning), string(core.StepAssigned), string(core.StepReady), string(core.StepPending),
 }
 
 // stepCounts is "succeeded 4210, running 8, ready 5782": the known
