@@ -155,7 +155,8 @@ func TestProposalsOnTheDashboard(t *testing.T) {
 // token is refused, and neither records anything; a decided proposal is
 // 409, an unknown one 404. With two approvers required, the same
 // operator's approval through the page and through the CLI (their own
-// signed proposal.approved) counts once; a second operator's completes it.
+// signed proposal.approved) counts once; a second operator's, through the
+// JSON API (POST /api/proposals/{id}/approve), completes it.
 func TestProposalDecidedFromTheDashboard(t *testing.T) {
 	n, orch, publish := proposalNode(t)
 	ctx := context.Background()
@@ -253,7 +254,7 @@ func TestProposalDecidedFromTheDashboard(t *testing.T) {
 	}
 
 	// Two approvers: the operator through the page and through the CLI
-	// counts once; a second operator completes it.
+	// counts once; a second operator completes it through the JSON API.
 	if code, body := post(op, "/proposals/p-two/decide", url.Values{"csrf": {csrf}, "action": {"approve"}}); code != http.StatusOK {
 		t.Fatalf("p-two through the page: %d:\n%.2000s", code, body)
 	}
@@ -265,11 +266,17 @@ func TestProposalDecidedFromTheDashboard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	oc := newDashClient()
-	dashLogin(t, oc, base, token(olga))
-	ocsrf, _ := dashCSRF(t, oc, base+"/proposals/p-two")
-	if code, body := post(oc, "/proposals/p-two/decide", url.Values{"csrf": {ocsrf}, "action": {"approve"}}); code != http.StatusOK {
-		t.Fatalf("p-two by olga: %d:\n%.2000s", code, body)
+	// The JSON API takes the same decision for a bearer token: none is
+	// 401, a viewer's 403; olga's completes p-two.
+	if code, body := postAuth(t, base+"/api/proposals/p-two/approve", "", map[string]string{}); code != http.StatusUnauthorized {
+		t.Errorf("POST /api/proposals/p-two/approve without a token: %d, want 401:\n%.1000s", code, body)
+	}
+	if code, body := postAuth(t, base+"/api/proposals/p-two/approve", token(viewer), map[string]string{}); code != http.StatusForbidden {
+		t.Errorf("POST /api/proposals/p-two/approve by a viewer: %d, want 403:\n%.1000s", code, body)
+	}
+	if code, body := postAuth(t, base+"/api/proposals/p-two/approve", token(olga), map[string]string{"reason": "checked"}); code != http.StatusAccepted ||
+		!strings.Contains(body, `"operator": "olga"`) {
+		t.Fatalf("POST /api/proposals/p-two/approve by olga: %d:\n%.2000s", code, body)
 	}
 	poll.Eventually(t, 30*time.Second, "p-two approved", func() bool { return show("p-two").Status == improve.StatusApproved })
 	if p := show("p-two"); len(p.ApprovedBy) != 2 || p.ApprovedBy[0] != n.Operator.ID || p.ApprovedBy[1] != "olga" {

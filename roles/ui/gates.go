@@ -46,6 +46,12 @@ var ErrOperatorRefused = errors.New("refused")
 //	     → 202 {"event","operator"}: a gate.decided_for the ui node signs
 //	     on behalf of the operator whose API token the request carries
 //
+// With a Proposal, also:
+//
+//	POST /api/proposals/{id}/{approve,reject}  {"reason"} (optional; a
+//	     rejection needs one) → 202 {"event","operator","proposal","action"}:
+//	     a proposal.decided_for the ui node signs (DecideProposal)
+//
 // Answering always needs an operator token (Authorization: Bearer …),
 // whatever the listen address: the answer is that operator's, and a
 // viewer's token is refused (403).

@@ -2,15 +2,45 @@ package ui
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
 
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/internal/apiwire"
 	"github.com/agentic-dev/agentic/roles/improve/tuning"
 )
+
+// decideBody is the body of POST /api/proposals/{id}/{approve,reject}.
+type decideBody struct {
+	Reason string `json:"reason,omitempty"`
+}
+
+// decideProposal is POST /api/proposals/{id}/{approve,reject} with an
+// operator's bearer token and an optional body {"reason"}.
+func (u *UI) decideProposal(w http.ResponseWriter, r *http.Request) {
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || strings.TrimSpace(tok) == "" {
+		writeJSON(w, http.StatusUnauthorized, apiError{Error: "approving or rejecting a proposal needs an operator token",
+			Hint: "Authorization: Bearer $(agentctl keys api-token)"})
+		return
+	}
+	var b decideBody
+	if r.ContentLength != 0 {
+		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&b); err != nil && !errors.Is(err, io.EOF) {
+			writeError(w, fmt.Errorf("%w: the body: %w", apiwire.ErrBadRequest, err))
+			return
+		}
+	}
+	status, v := u.DecideProposal(r.Context(), strings.TrimSpace(tok), r.PathValue("id"), r.PathValue("decision"), b.Reason)
+	writeJSON(w, status, v)
+}
 
 // DecideProposal approves (action "approve") or rejects ("reject") the
 // pending proposal id for the operator whose API token is token: it
