@@ -100,7 +100,10 @@ func (s *Server) proposalPage(w http.ResponseWriter, r *http.Request) {
 	}
 	v := proposalView{P: p, Diff: changeDiff(p.Rollback, p.Change), Approvals: len(p.ApprovedBy),
 		ProvesNothing: p.Change.Kind == event.ChangeNotes || p.Change.Kind == event.ChangeTemplate, CSRF: csrfOf(r),
-		Decided: r.URL.Query().Get("decided"), Event: r.URL.Query().Get("event")}
+		Event: r.URL.Query().Get("event")}
+	if d := r.URL.Query().Get("decided"); d == event.ProposalApprove || d == event.ProposalReject {
+		v.Decided = d
+	}
 	if u := userOf(r); u != nil && u.Operator && s.src.Decide != nil && p.Status == tuning.StatusPending {
 		v.Decide = true
 	}
