@@ -85,16 +85,27 @@ func (n *Node) startHTTP() error {
 			}
 			return cred.ID, cred.Roles, nil
 		}
-		u := ui.New(n.runReads()).WithGates(ui.Gates{
+		g := ui.Gates{
 			List:     n.runs.GatesPage,
 			Emit:     n.roleEnv(event.RoleUI).Emit,
 			Operator: operator,
-		})
+		}
+		var decide web.Decide
+		if n.improve != nil {
+			show := guard(n, n.proposalsShow)
+			g.Proposal = func(ctx context.Context, id string) (improve.Proposal, error) {
+				return show(ctx, api.ProposalRequest{ID: id})
+			}
+		}
+		u := ui.New(n.runReads()).WithGates(g)
 		u.Register(mux)
 		brake := func(ctx context.Context, token, run, action, reason string) (int, any) {
 			return u.BrakeRun(ctx, token, run, ui.Brake(action), reason)
 		}
-		if err := n.startDashboard(mux, operator, u.AnswerGate, brake); err != nil {
+		if g.Proposal != nil {
+			decide = u.DecideProposal
+		}
+		if err := n.startDashboard(mux, operator, u.AnswerGate, brake, decide); err != nil {
 			return err
 		}
 	}
@@ -108,11 +119,11 @@ func (n *Node) startHTTP() error {
 // startDashboard adds the ui role's web pages (roles/ui/web) to mux, read
 // through the same answers as the JSON API and the query methods.
 // Operators sign in with their API token and answer gates through the
-// JSON API's own path (answer), and pause, resume and cancel runs through
-// it too (brake).
-func (n *Node) startDashboard(mux *http.ServeMux, operator func(string) (string, []string, error), answer web.Answer, brake web.Brake) error {
+// JSON API's own path (answer), pause, resume and cancel runs through it
+// too (brake), and approve or reject proposals (decide; nil: no controls).
+func (n *Node) startDashboard(mux *http.ServeMux, operator func(string) (string, []string, error), answer web.Answer, brake web.Brake, decide web.Decide) error {
 	src := web.Source{Runs: n.runReads(), Audit: guard(n, n.audit), Nodes: guard(n, n.nodesList),
-		Alarms: guard(n, n.alarmsList), Gates: guard(n, n.runs.GatesPage), Operator: operator, Answer: answer, Brake: brake,
+		Alarms: guard(n, n.alarmsList), Gates: guard(n, n.runs.GatesPage), Operator: operator, Answer: answer, Brake: brake, Decide: decide,
 		Refused: func(err error) bool { return errors.Is(err, ui.ErrOperatorRefused) }}
 	if f := n.follower; f != nil {
 		src.Changed = f.Changed

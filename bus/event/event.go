@@ -310,6 +310,7 @@ var table = []Spec{
 	{ImproveEval, []string{RoleOperator}, 8},
 	{ArtifactStored, []string{RoleExecutor}, 8},
 	{KbNoted, []string{RolePlanner}, 8},
+	{ProposalDecidedFor, []string{RoleUI}, 8},
 }
 
 // Types returns the event-type table, in order, as of every protocol

@@ -36,6 +36,12 @@ const (
 	// ImproveEval is an operator's request to the leader's evaluation: run
 	// now, or every so often (ImproveEvalData).
 	ImproveEval Type = "improve.eval"
+	// ProposalDecidedFor is an operator's approval or rejection given
+	// through the ui node's dashboard (ProposalDecidedForData): the ui
+	// node signs it on behalf of the operator it authenticated, and every
+	// fold counts it as that operator's proposal.approved or
+	// proposal.rejected.
+	ProposalDecidedFor Type = "proposal.decided_for"
 )
 
 // ChangeKind is what a proposal changes.
@@ -226,6 +232,26 @@ const (
 type ProposalDecidedData struct {
 	Proposal string `json:"proposal"`
 	Reason   string `json:"reason,omitempty"`
+}
+
+// The actions of a ProposalDecidedForData.
+const (
+	ProposalApprove = "approve"
+	ProposalReject  = "reject"
+)
+
+// ProposalDecidedForData is an operator's decision on a proposal that a ui
+// node signs on their behalf, having authenticated them (an API token of
+// their operator credential): the decision is Operator's, exactly as if
+// they had signed a proposal.approved (Action approve) or a
+// proposal.rejected (Action reject).
+type ProposalDecidedForData struct {
+	// Operator is the operator id the ui node authenticated: the one who
+	// decides.
+	Operator string `json:"operator"`
+	// Action is ProposalApprove or ProposalReject.
+	Action string `json:"action"`
+	ProposalDecidedData
 }
 
 // ProposalAppliedData says that a proposal's change is in force.

@@ -13,6 +13,7 @@ import (
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/internal/apiwire"
 	"github.com/agentic-dev/agentic/roles"
+	"github.com/agentic-dev/agentic/roles/improve/tuning"
 )
 
 // Gates is what the UI needs to show and answer gates: the open gates
@@ -28,6 +29,10 @@ type Gates struct {
 	// credential. An error matching ErrOperatorRefused (a good token of
 	// a revoked credential) is answered 403, any other 401.
 	Operator func(token string) (id string, roles []string, err error)
+	// Proposal answers proposals.show (an unknown id is an error matching
+	// apiwire.ErrNotFound); nil: the node decides no proposals
+	// (DecideProposal answers 404).
+	Proposal func(ctx context.Context, id string) (tuning.Proposal, error)
 }
 
 // ErrOperatorRefused marks a well-formed token whose operator the cluster
@@ -40,6 +45,12 @@ var ErrOperatorRefused = errors.New("refused")
 //	POST /api/gates  {"run","step","subject","action","command","reason","remember"}
 //	     → 202 {"event","operator"}: a gate.decided_for the ui node signs
 //	     on behalf of the operator whose API token the request carries
+//
+// With a Proposal, also:
+//
+//	POST /api/proposals/{id}/{approve,reject}  {"reason"} (optional; a
+//	     rejection needs one) → 202 {"event","operator","proposal","action"}:
+//	     a proposal.decided_for the ui node signs (DecideProposal)
 //
 // Answering always needs an operator token (Authorization: Bearer …),
 // whatever the listen address: the answer is that operator's, and a

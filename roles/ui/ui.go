@@ -63,6 +63,9 @@ func (u *UI) Register(mux *http.ServeMux) {
 		mux.HandleFunc("GET /api/gates", u.listGates)
 		mux.HandleFunc("POST /api/gates", u.answerGate)
 		mux.HandleFunc("POST /api/runs/{id}/{brake}", u.brakeRun)
+		if u.gates.Proposal != nil {
+			mux.HandleFunc("POST /api/proposals/{id}/{decision}", u.decideProposal)
+		}
 	}
 }
 

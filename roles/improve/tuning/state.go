@@ -126,7 +126,7 @@ func NewState() *State {
 // Folds reports whether t is a type Apply folds.
 func Folds(t event.Type) bool {
 	switch t {
-	case event.ProposalCreated, event.ProposalApproved, event.ProposalRejected, event.ProposalApplied,
+	case event.ProposalCreated, event.ProposalApproved, event.ProposalRejected, event.ProposalDecidedFor, event.ProposalApplied,
 		event.ProposalImplemented, event.ProposalReverted, event.TuningChanged, event.ImproveEval,
 		event.PolicyRecorded:
 		return true
@@ -145,9 +145,25 @@ func (s *State) Apply(ev event.Event) bool {
 	case event.ProposalCreated:
 		return s.created(ev)
 	case event.ProposalApproved:
-		return s.approved(ev)
+		var d event.ProposalDecidedData
+		return ev.Decode(&d) == nil && s.approved(ev, d, ev.Node)
 	case event.ProposalRejected:
-		return s.decided(ev, StatusPending, StatusRejected)
+		var d event.ProposalDecidedData
+		return ev.Decode(&d) == nil && s.rejected(ev, d, ev.Node)
+	case event.ProposalDecidedFor:
+		// The ui node's, on behalf of the operator it names: that
+		// operator's approval or rejection, counted by their name.
+		var d event.ProposalDecidedForData
+		if ev.Decode(&d) != nil || d.Operator == "" {
+			return false
+		}
+		switch d.Action {
+		case event.ProposalApprove:
+			return s.approved(ev, d.ProposalDecidedData, d.Operator)
+		case event.ProposalReject:
+			return s.rejected(ev, d.ProposalDecidedData, d.Operator)
+		}
+		return false
 	case event.ProposalApplied:
 		return s.applied(ev)
 	case event.ProposalImplemented:
@@ -192,40 +208,40 @@ func (s *State) created(ev event.Event) bool {
 }
 
 func (s *State) move(p *Proposal, ev event.Event, to Status, note string) {
-	p.Status = to
-	p.History = append(p.History, Transition{Status: to, Seq: ev.Seq, At: ev.Time, By: ev.Node, Note: note})
+	s.moveBy(p, ev, to, note, ev.Node)
 }
 
-func (s *State) approved(ev event.Event) bool {
-	var d event.ProposalDecidedData
-	if ev.Decode(&d) != nil {
-		return false
-	}
+// moveBy moves p to status to, a transition by operator by.
+func (s *State) moveBy(p *Proposal, ev event.Event, to Status, note, by string) {
+	p.Status = to
+	p.History = append(p.History, Transition{Status: to, Seq: ev.Seq, At: ev.Time, By: by, Note: note})
+}
+
+// approved folds operator by's approval d: distinct operators count once
+// each, whether they signed it or a ui node did on their behalf.
+func (s *State) approved(ev event.Event, d event.ProposalDecidedData, by string) bool {
 	p := s.Proposals[d.Proposal]
-	if p == nil || p.Status != StatusPending || slices.Contains(p.ApprovedBy, ev.Node) {
+	if p == nil || p.Status != StatusPending || slices.Contains(p.ApprovedBy, by) {
 		return false
 	}
-	p.ApprovedBy = append(p.ApprovedBy, ev.Node)
+	p.ApprovedBy = append(p.ApprovedBy, by)
 	note := d.Reason
 	if len(p.ApprovedBy) < max(1, p.Approvers) {
-		p.History = append(p.History, Transition{Status: StatusPending, Seq: ev.Seq, At: ev.Time, By: ev.Node,
+		p.History = append(p.History, Transition{Status: StatusPending, Seq: ev.Seq, At: ev.Time, By: by,
 			Note: strings.TrimSpace(fmt.Sprintf("approval %d of %d %s", len(p.ApprovedBy), p.Approvers, note))})
 		return true
 	}
-	s.move(p, ev, StatusApproved, note)
+	s.moveBy(p, ev, StatusApproved, note, by)
 	return true
 }
 
-func (s *State) decided(ev event.Event, from, to Status) bool {
-	var d event.ProposalDecidedData
-	if ev.Decode(&d) != nil {
-		return false
-	}
+// rejected folds operator by's rejection d of a pending proposal.
+func (s *State) rejected(ev event.Event, d event.ProposalDecidedData, by string) bool {
 	p := s.Proposals[d.Proposal]
-	if p == nil || p.Status != from {
+	if p == nil || p.Status != StatusPending {
 		return false
 	}
-	s.move(p, ev, to, d.Reason)
+	s.moveBy(p, ev, StatusRejected, d.Reason, by)
 	return true
 }
 

@@ -379,9 +379,11 @@ var folds = map[event.Type]foldFunc{
 	event.ProposalCreated:  foldTuning,
 	event.ProposalApproved: foldTuning,
 	event.ProposalRejected: foldTuning,
-	event.ProposalApplied:  foldTuning,
-	event.ProposalReverted: foldTuning,
-	event.TuningChanged:    foldTuning,
+	// An operator's decision through the ui node, folded as their own.
+	event.ProposalDecidedFor: foldTuning,
+	event.ProposalApplied:    foldTuning,
+	event.ProposalReverted:   foldTuning,
+	event.TuningChanged:      foldTuning,
 
 	// An operator's brakes through the ui node (protocol version 7).
 	event.RunPausedFor:          foldRunPausedFor,

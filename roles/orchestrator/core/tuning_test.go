@@ -59,3 +59,25 @@ func TestStepDefaultsFromApprovedProposal(t *testing.T) {
 		t.Errorf("a plan folded before the change got timeout %s", got.Timeout)
 	}
 }
+
+// TestStepDefaultsFromProposalDecidedFor: an approval a ui node signed on
+// an operator's behalf (proposal.decided_for) approves a proposal in the
+// orchestrator's fold as the operator's own would: its tuning.changed then
+// sets the family's default timeout.
+func TestStepDefaultsFromProposalDecidedFor(t *testing.T) {
+	var l ledger
+	s := policied()
+	timeout := event.Change{Kind: event.ChangeStepDefaults, Setting: event.SettingDefaultsTimeout,
+		Defaults: &event.StepDefaults{Family: "nightly", Timeout: event.Duration(4 * time.Minute)}}
+	s.Apply(l.add(event.ProposalCreated, "", "o1", t0, event.ProposalCreatedData{ID: "p-t", Pattern: "timeouts", Family: "nightly",
+		Approvers: 1, Risk: "medium", Change: timeout, Rollback: event.Change{Kind: timeout.Kind, Setting: timeout.Setting, Defaults: &event.StepDefaults{Family: "nightly"}}}))
+	s.Apply(l.add(event.ProposalDecidedFor, "", "ui1", t0, event.ProposalDecidedForData{Operator: "alice", Action: event.ProposalApprove,
+		ProposalDecidedData: event.ProposalDecidedData{Proposal: "p-t"}}))
+	s.Apply(l.add(event.TuningChanged, "", "o1", t0, event.TuningChangedData{Proposal: "p-t", Change: timeout}))
+	s.Apply(l.add(event.GoalSubmitted, "r", "op", t0, event.GoalSubmittedData{Goal: "g", Family: "nightly"}))
+	s.Apply(l.add(event.PlanProposed, "r", "p1", t0, event.PlanProposedData{Revision: 1, Source: "file", Plan: event.Plan{Family: "nightly", Steps: []event.Step{
+		{ID: "fetch", Kind: event.KindShell, Run: "./fetch.sh", OnFailure: event.OnFailureAbort}}}}))
+	if got := s.Runs["r"].Steps[0].Spec.Timeout.Std(); got != 4*time.Minute {
+		t.Errorf("a step of nightly after an approval through the ui node: timeout %s, want 4m0s", got)
+	}
+}

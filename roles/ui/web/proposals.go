@@ -2,8 +2,11 @@ package web
 
 import (
 	"cmp"
+	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -68,6 +71,13 @@ type proposalView struct {
 	ProvesNothing bool
 	// Approvals counts the approvals so far.
 	Approvals int
+	// Decide is set for a signed-in operator on a pending proposal of a
+	// node that takes decisions: the page shows Approve and Reject.
+	Decide bool
+	// CSRF is the token the forms carry.
+	CSRF string
+	// Decided is the action just recorded ("" for none), Event its event.
+	Decided, Event string
 }
 
 // diffRow is one field of a change: its value before (the rollback) and
@@ -89,7 +99,14 @@ func (s *Server) proposalPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := proposalView{P: p, Diff: changeDiff(p.Rollback, p.Change), Approvals: len(p.ApprovedBy),
-		ProvesNothing: p.Change.Kind == event.ChangeNotes || p.Change.Kind == event.ChangeTemplate}
+		ProvesNothing: p.Change.Kind == event.ChangeNotes || p.Change.Kind == event.ChangeTemplate, CSRF: csrfOf(r),
+		Event: r.URL.Query().Get("event")}
+	if d := r.URL.Query().Get("decided"); d == event.ProposalApprove || d == event.ProposalReject {
+		v.Decided = d
+	}
+	if u := userOf(r); u != nil && u.Operator && s.src.Decide != nil && p.Status == tuning.StatusPending {
+		v.Decide = true
+	}
 	s.render(w, r, http.StatusOK, "proposal", page{Title: "Proposal " + p.ID, Nav: "proposals", Data: v})
 }
 
@@ -159,4 +176,37 @@ func changeFields(c event.Change) fields {
 		f.set("template.plan", strings.TrimSpace(t.Plan))
 	}
 	return f
+}
+
+// Decide is a proposal's approval or rejection for a token in hand
+// (ui.UI.DecideProposal): the HTTP status and the JSON answer.
+type Decide = func(ctx context.Context, token, id, action, reason string) (int, any)
+
+// decideProposal approves or rejects a proposal from its page's forms
+// through Source.Decide, for the signed-in operator; the form is checked
+// as the gate inbox's is (checkPost: CSRF token and Origin).
+func (s *Server) decideProposal(w http.ResponseWriter, r *http.Request) {
+	if err := checkPost(r); err != nil {
+		s.refuse(w, r, err)
+		return
+	}
+	u := userOf(r)
+	if u == nil || s.src.Decide == nil {
+		s.render(w, r, http.StatusUnauthorized, "error", page{Title: "Sign in", Data: errorView{Status: http.StatusUnauthorized,
+			Error: "approving or rejecting a proposal needs a signed-in operator", Hint: "sign in with an operator's token: agentctl keys api-token"}})
+		return
+	}
+	id, action := r.PathValue("id"), r.PostForm.Get("action")
+	status, v := s.src.Decide(r.Context(), u.token, id, action, r.PostForm.Get("reason"))
+	b, _ := json.Marshal(v)
+	if status != http.StatusAccepted {
+		var e struct{ Error, Hint string }
+		_ = json.Unmarshal(b, &e)
+		s.render(w, r, status, "error", page{Title: "Not recorded", Data: errorView{Status: status, Error: e.Error, Hint: e.Hint}})
+		return
+	}
+	var ok struct{ Event, Proposal string }
+	_ = json.Unmarshal(b, &ok)
+	q := url.Values{"decided": {action}, "event": {ok.Event}}
+	http.Redirect(w, r, "/proposals/"+url.PathEscape(cmp.Or(ok.Proposal, id))+"?"+q.Encode(), http.StatusSeeOther)
 }

@@ -2,16 +2,19 @@ package web_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/internal/apiwire"
 	"github.com/agentic-dev/agentic/roles/improve/tuning"
+	"github.com/agentic-dev/agentic/roles/ui"
 	"github.com/agentic-dev/agentic/roles/ui/web"
 )
 
@@ -106,5 +109,95 @@ func TestProposalsPage(t *testing.T) {
 	}
 	if code, _ := getPage(t, none.URL+"/proposals/p-old-pending"); code == http.StatusOK {
 		t.Error("a proposal page on a node without proposals answered 200")
+	}
+}
+
+// TestProposalDecidedFromThePage: Approve and Reject are shown to a
+// signed-in operator on a pending proposal alone; from the page they are
+// the ui node's proposal.decided_for naming the operator. Without the
+// form's CSRF token, from another origin or site, anonymous, a viewer's,
+// a rejection without a reason, an unknown action, or on a decided
+// proposal, nothing is recorded.
+func TestProposalDecidedFromThePage(t *testing.T) {
+	pol := event.Change{Kind: event.ChangePolicy, Setting: event.SettingPolicy, Policy: &event.PolicyChange{Base: 1, Text: "allow: cat", Hash: "sha256:allo"}}
+	ps := []tuning.Proposal{
+		proposal("p-pending", 10, tuning.StatusPending, pol, pol),
+		proposal("p-applied", 30, tuning.StatusApplied, pol, pol),
+	}
+	show := func(_ context.Context, id string) (tuning.Proposal, error) {
+		for _, p := range ps {
+			if p.ID == id {
+				return p, nil
+			}
+		}
+		return tuning.Proposal{}, fmt.Errorf("%w: no proposal %q", apiwire.ErrNotFound, id)
+	}
+	l := newLedger()
+	em := &emitted{}
+	u := ui.New(l).WithGates(ui.Gates{List: l.Gates, Emit: em, Operator: operators, Proposal: show})
+	src := l.source()
+	src.Operator, src.Decide, src.Proposal = operators, u.DecideProposal, show
+	s, err := web.New(src, web.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	s.Register(mux)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(func() { s.Close(); srv.Close() })
+
+	const form = `action="/proposals/p-pending/decide"`
+	anon, viewer, op := newBrowser(t, srv.URL), newBrowser(t, srv.URL), newBrowser(t, srv.URL)
+	viewer.login("viewer-token")
+	op.login("op-token")
+	for name, b := range map[string]*browser{"anonymous": anon, "viewer": viewer} {
+		if _, body, _ := b.do(http.MethodGet, "/proposals/p-pending", nil, nil); strings.Contains(body, form) {
+			t.Errorf("%s is shown the decide form", name)
+		}
+	}
+	if _, body, _ := op.do(http.MethodGet, "/proposals/p-applied", nil, nil); strings.Contains(body, "/decide\"") {
+		t.Error("a decided proposal shows the decide form")
+	}
+	if _, body, _ := op.do(http.MethodGet, "/proposals/p-pending", nil, nil); !strings.Contains(body, form) {
+		t.Fatalf("the operator is not shown the decide form:\n%s", body)
+	}
+	csrf, vcsrf, acsrf := op.csrf("/proposals/p-pending"), viewer.csrf("/login"), anon.csrf("/login")
+	for name, c := range map[string]struct {
+		b      *browser
+		path   string
+		form   url.Values
+		header map[string]string
+		want   int
+	}{
+		"no csrf":        {op, "p-pending", url.Values{"action": {"approve"}}, nil, http.StatusForbidden},
+		"wrong csrf":     {op, "p-pending", url.Values{"csrf": {strings.Repeat("x", 43)}, "action": {"approve"}}, nil, http.StatusForbidden},
+		"other origin":   {op, "p-pending", url.Values{"csrf": {csrf}, "action": {"approve"}}, map[string]string{"Origin": "http://evil.example"}, http.StatusForbidden},
+		"cross-site":     {op, "p-pending", url.Values{"csrf": {csrf}, "action": {"approve"}}, map[string]string{"Sec-Fetch-Site": "cross-site"}, http.StatusForbidden},
+		"anonymous":      {anon, "p-pending", url.Values{"csrf": {acsrf}, "action": {"approve"}}, nil, http.StatusUnauthorized},
+		"viewer":         {viewer, "p-pending", url.Values{"csrf": {vcsrf}, "action": {"approve"}}, nil, http.StatusForbidden},
+		"reject, no why": {op, "p-pending", url.Values{"csrf": {csrf}, "action": {"reject"}, "reason": {"  "}}, nil, http.StatusBadRequest},
+		"no such action": {op, "p-pending", url.Values{"csrf": {csrf}, "action": {"apply"}}, nil, http.StatusBadRequest},
+		"decided":        {op, "p-applied", url.Values{"csrf": {csrf}, "action": {"approve"}}, nil, http.StatusConflict},
+		"unknown":        {op, "p-none", url.Values{"csrf": {csrf}, "action": {"approve"}}, nil, http.StatusNotFound},
+	} {
+		if code, body, _ := c.b.do(http.MethodPost, "/proposals/"+c.path+"/decide", c.form, c.header); code != c.want {
+			t.Errorf("%s: %d, want %d: %.300s", name, code, c.want, body)
+		}
+	}
+	if n := em.count(); n != 0 {
+		t.Fatalf("refused decisions recorded %d events", n)
+	}
+	code, _, h := op.do(http.MethodPost, "/proposals/p-pending/decide", url.Values{"csrf": {csrf}, "action": {"reject"}, "reason": {"not <b>now</b>"}}, nil)
+	if code != http.StatusSeeOther || !strings.HasPrefix(h.Get("Location"), "/proposals/p-pending?decided=reject") {
+		t.Fatalf("the rejection: %d to %q", code, h.Get("Location"))
+	}
+	if em.count() != 1 {
+		t.Fatalf("%d events recorded, want 1", em.count())
+	}
+	d := em.drafts[0]
+	var got event.ProposalDecidedForData
+	if err := json.Unmarshal(d.Data, &got); err != nil || d.Type != event.ProposalDecidedFor || got.Action != event.ProposalReject ||
+		got.Proposal != "p-pending" || got.Reason != "not <b>now</b>" || got.Operator == "" {
+		t.Errorf("recorded %s %+v (%v), want proposal.decided_for rejecting p-pending for the operator", d.Type, got, err)
 	}
 }

@@ -16,6 +16,8 @@
 //	GET /proposals           the self-improvement proposals, pending first
 //	GET /proposals/{id}      one proposal: its change as a diff, evidence,
 //	                         validation, every lifecycle state
+//	POST /proposals/{id}/decide  a signed-in operator approves or rejects
+//	                         a pending proposal (Source.Decide)
 //	GET /nodes               the cluster's nodes and alarms
 //	GET /audit               the ledger's events, filtered by type, run, node
 //	GET /audit.json          what /audit shows, as JSON
@@ -28,7 +30,7 @@
 // script and no inline style; every text from a run (goals, commands,
 // output, errors: a model writes them) goes through html/template's
 // escaping. The pages only read, but for a signed-in operator's forms
-// (gate answers, run pause/resume/cancel), each of which goes through the
+// (gate answers, run pause/resume/cancel, proposal decisions), each of which goes through the
 // JSON API's own check of the operator's token and is CSRF-protected.
 package web
 
@@ -107,6 +109,9 @@ type Source struct {
 	// the Proposals page saying the node cannot tell.
 	Proposals func(ctx context.Context) ([]tuning.Proposal, error)
 	Proposal  func(ctx context.Context, id string) (tuning.Proposal, error)
+	// Decide approves or rejects a proposal for a token
+	// (ui.UI.DecideProposal; nil: the proposal pages have no controls).
+	Decide Decide
 }
 
 // Server serves the dashboard. Close ends its live streams.
@@ -191,6 +196,7 @@ func (s *Server) Register(mux *http.ServeMux) {
 	h("POST /logout", s.logout)
 	h("POST /gates/answer", s.answerGate)
 	h("POST /runs/{id}/{action}", s.brakeRun)
+	h("POST /proposals/{id}/decide", s.decideProposal)
 	mux.Handle("GET /assets/", secure(serveAssets()))
 }
 

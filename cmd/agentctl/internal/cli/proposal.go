@@ -394,6 +394,16 @@ func init() {
 	})
 	summarizers[event.ProposalApproved] = with(proposalSummary)
 	summarizers[event.ProposalRejected] = with(proposalSummary)
+	summarizers[event.ProposalDecidedFor] = with(func(d event.ProposalDecidedForData) string {
+		verb := "decided (" + d.Action + ")"
+		switch d.Action {
+		case event.ProposalApprove:
+			verb = "approved"
+		case event.ProposalReject:
+			verb = "rejected"
+		}
+		return "proposal " + d.Proposal + " " + verb + " by " + d.Operator + " (through the ui)" + reasonSuffix(d.Reason)
+	})
 	summarizers[event.ProposalApplied] = with(func(d event.ProposalAppliedData) string {
 		return "proposal " + d.Proposal + " applied: " + truncate(d.Validation.Summary, 80)
 	})

@@ -60,3 +60,24 @@ func TestSummaryOfBrakesThroughTheUI(t *testing.T) {
 		}
 	}
 }
+
+// A proposal decided through the ui reads as the operator's decision.
+func TestSummaryOfProposalDecidedThroughTheUI(t *testing.T) {
+	for _, tt := range []struct {
+		data event.ProposalDecidedForData
+		want string
+	}{
+		{event.ProposalDecidedForData{Operator: "alice", Action: event.ProposalApprove, ProposalDecidedData: event.ProposalDecidedData{Proposal: "p-1"}},
+			"proposal p-1 approved by alice (through the ui)"},
+		{event.ProposalDecidedForData{Operator: "bob", Action: event.ProposalReject, ProposalDecidedData: event.ProposalDecidedData{Proposal: "p-2", Reason: "fix the mirror"}},
+			"proposal p-2 rejected by bob (through the ui): fix the mirror"},
+	} {
+		raw, err := json.Marshal(tt.data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := summary(api.AuditLine{Type: string(event.ProposalDecidedFor), Data: raw}); got != tt.want {
+			t.Errorf("%q, want %q", got, tt.want)
+		}
+	}
+}
