@@ -124,7 +124,7 @@ func TestImproveLoopEndToEnd(t *testing.T) {
 // model's prompt for a goal of its family only once approved, before the
 // automatic notes, which are marked as such.
 func TestPromptCarriesApprovedNotes(t *testing.T) {
-	prompts := make(chan string, 8)
+	prompts := make(chan string, 64)
 	srv := modelServer(t, `{"steps": [{"id": "hello", "run": "echo hello"}]}`, prompts)
 	cfg := nodetest.Config(t.TempDir())
 	cfg.Planner.BaseURL, cfg.Planner.Model = srv.URL+"/v1", "test-model"
@@ -156,8 +156,23 @@ func TestPromptCarriesApprovedNotes(t *testing.T) {
 		return p.Pattern == improve.PatternShapeFailures
 	})
 	note := p.Change.Note.Text
+	// The same model drafts the leader's proposals (draft.go): the
+	// prompts that matter here are the planner's.
+	planPrompt := func() string {
+		t.Helper()
+		for {
+			select {
+			case got := <-prompts:
+				if !strings.Contains(got, "You write the text of a proposal") {
+					return got
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("no planner prompt")
+			}
+		}
+	}
 	n.WaitRun(t, submitFamily("before approval"), 30*time.Second)
-	if got := <-prompts; strings.Contains(got, note) || !strings.Contains(got, "(automatic, from the command statistics)") {
+	if got := planPrompt(); strings.Contains(got, note) || !strings.Contains(got, "(automatic, from the command statistics)") {
 		t.Fatalf("prompt before approval (the note must be absent, the automatic one marked):\n%s", got)
 	}
 	if err := bus.PublishSigned(ctx, n.JS, n.Operator, event.MustDraft(event.ProposalApproved, "", event.ProposalDecidedData{Proposal: p.ID})); err != nil {
@@ -168,7 +183,7 @@ func TestPromptCarriesApprovedNotes(t *testing.T) {
 		return n.API.Call(ctx, api.MethodProposalsShow, api.ProposalRequest{ID: p.ID}, &got) == nil && got.Status == improve.StatusApplied
 	})
 	n.WaitRun(t, submitFamily("after approval"), 30*time.Second)
-	got := <-prompts
+	got := planPrompt()
 	approved, auto := strings.Index(got, note), strings.Index(got, "(automatic, from the command statistics)")
 	if approved < 0 || auto < approved {
 		t.Fatalf("prompt after approval (the approved note first, then the automatic one):\n%s", got)
