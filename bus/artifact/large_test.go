@@ -121,7 +121,7 @@ func TestLargeRoundTrip(t *testing.T) {
 	}
 	srv := bustest.Server(t)
 	bustest.Connect(t, srv) // the streams and the bucket
-	cmd := exec.Command(os.Args[0], "-test.run=^TestLargeRoundTripClient$", "-test.v")
+	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), "ARTIFACT_TEST_URL="+srv.ClientURL(), "ARTIFACT_TEST_DIR="+t.TempDir())
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -149,23 +149,20 @@ func TestLargeRoundTrip(t *testing.T) {
 	}
 }
 
-// TestLargeRoundTripClient is TestLargeRoundTrip's client process; it
-// does nothing unless that test started it.
-func TestLargeRoundTripClient(t *testing.T) {
-	url := os.Getenv("ARTIFACT_TEST_URL")
-	if url == "" {
-		t.Skip("run by TestLargeRoundTrip")
-	}
+// largeClient is TestLargeRoundTrip's client process (TestMain runs it
+// when ARTIFACT_TEST_URL is set): the round trip against the server at
+// url, its result printed as a RESULT line.
+func largeClient(url, dir string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	c, err := bus.Connect(ctx, bus.ConnConfig{URLs: []string{url}, Name: "artifact-client"})
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	defer c.Close()
 	st, err := artifact.Open(ctx, c.JS)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	runtime.GC()
 	var ms runtime.MemStats
@@ -179,14 +176,14 @@ func TestLargeRoundTripClient(t *testing.T) {
 	start := time.Now()
 	info, err := st.Put(ctx, "big.bin", src, artifact.PutOptions{MaxSize: 1 << 30})
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	r.PutDuration = time.Since(start)
 	r.SHA256, r.ExpectSHA256 = info.SHA256, hex.EncodeToString(h.Sum(nil))
-	dst := filepath.Join(os.Getenv("ARTIFACT_TEST_DIR"), "big.bin")
+	dst := filepath.Join(dir, "big.bin")
 	start = time.Now()
 	if err := st.GetFile(ctx, info.SHA256, info.Size, info.Object, dst, 0); err != nil {
-		t.Fatal(err)
+		return err
 	}
 	r.GetDuration = time.Since(start)
 	close(stop)
@@ -194,14 +191,15 @@ func TestLargeRoundTripClient(t *testing.T) {
 	r.RSSPeak = procStatus("VmHWM")
 	f, err := os.Open(dst)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	defer f.Close()
 	h2 := sha256.New()
 	if _, err := io.Copy(h2, f); err != nil {
-		t.Fatal(err)
+		return err
 	}
 	r.FileSHA256 = hex.EncodeToString(h2.Sum(nil))
 	b, _ := json.Marshal(r)
 	fmt.Printf("RESULT %s\n", b)
+	return nil
 }
