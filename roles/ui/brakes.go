@@ -78,17 +78,9 @@ func (u *UI) BrakeRun(ctx context.Context, token, run string, brake Brake, reaso
 	default:
 		return errorAnswer(apiwire.WithHint(fmt.Errorf("%w: %q is no action on a run", apiwire.ErrBadRequest, brake), "pause, resume or cancel"))
 	}
-	operator, roles, err := u.gates.Operator(token)
-	if errors.Is(err, ErrOperatorRefused) {
-		return http.StatusForbidden, apiError{Error: err.Error(),
-			Hint: "an administrator issues new credentials: agentctl keys operator NAME --root DIR --out FILE"}
-	}
-	if err != nil {
-		return http.StatusUnauthorized, apiError{Error: err.Error(), Hint: "make a new token: agentctl keys api-token"}
-	}
-	if !slices.Contains(roles, event.RoleOperator) {
-		return http.StatusForbidden, apiError{Error: fmt.Sprintf("%s's credential (roles %v) may not %s runs", operator, roles, brake),
-			Hint: "an operator's credential acts on runs: agentctl keys operator NAME --role operator"}
+	operator, status, refused := u.gates.operator(token, string(brake)+" runs", "acts on runs")
+	if refused != nil {
+		return status, refused
 	}
 	if len(reason) > 4096 {
 		return errorAnswer(fmt.Errorf("%w: the reason is longer than 4096 bytes", apiwire.ErrBadRequest))

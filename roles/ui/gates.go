@@ -108,17 +108,9 @@ func (u *UI) AnswerGate(ctx context.Context, token string, body io.Reader) (int,
 	if u.gates == nil {
 		return http.StatusNotFound, apiError{Error: "this node answers no gates"}
 	}
-	operator, roles, err := u.gates.Operator(token)
-	if errors.Is(err, ErrOperatorRefused) {
-		return http.StatusForbidden, apiError{Error: err.Error(),
-			Hint: "an administrator issues new credentials: agentctl keys operator NAME --root DIR --out FILE"}
-	}
-	if err != nil {
-		return http.StatusUnauthorized, apiError{Error: err.Error(), Hint: "make a new token: agentctl keys api-token"}
-	}
-	if !slices.Contains(roles, event.RoleOperator) {
-		return http.StatusForbidden, apiError{Error: fmt.Sprintf("%s's credential (roles %v) may not answer gates", operator, roles),
-			Hint: "an operator's credential answers gates: agentctl keys operator NAME --role operator"}
+	operator, status, refused := u.gates.operator(token, "answer gates", "answers gates")
+	if refused != nil {
+		return status, refused
 	}
 	var a answer
 	dec := json.NewDecoder(body)
@@ -129,9 +121,11 @@ func (u *UI) AnswerGate(ctx context.Context, token string, body io.Reader) (int,
 	if err := a.check(); err != nil {
 		return errorAnswer(err)
 	}
-	if a.Subject, err = u.gates.boundSubject(ctx, a); err != nil {
+	subject, err := u.gates.boundSubject(ctx, a)
+	if err != nil {
 		return errorAnswer(err)
 	}
+	a.Subject = subject
 	d, err := event.NewDraft(event.GateDecidedFor, a.Run, event.GateDecidedForData{Operator: operator,
 		GateDecidedData: event.GateDecidedData{Step: a.Step, Subject: a.Subject, Action: a.Action,
 			Command: a.Command, Reason: a.Reason, Remember: a.Remember}})
@@ -174,4 +168,25 @@ func (a answer) check() error {
 		return fmt.Errorf("%w: %s", apiwire.ErrBadRequest, strings.Join(problems, "; "))
 	}
 	return nil
+}
+
+// operator checks the API token of one who acts through the ui: the
+// operator's name, or the HTTP status and JSON answer of a refusal — a
+// revoked credential's 403, any other bad token's 401, a credential
+// without the operator role 403 ("NAME's credential (roles …) may not
+// MAY", hinting that an operator's credential DOES).
+func (g *Gates) operator(token, may, does string) (string, int, any) {
+	operator, roles, err := g.Operator(token)
+	if errors.Is(err, ErrOperatorRefused) {
+		return "", http.StatusForbidden, apiError{Error: err.Error(),
+			Hint: "an administrator issues new credentials: agentctl keys operator NAME --root DIR --out FILE"}
+	}
+	if err != nil {
+		return "", http.StatusUnauthorized, apiError{Error: err.Error(), Hint: "make a new token: agentctl keys api-token"}
+	}
+	if !slices.Contains(roles, event.RoleOperator) {
+		return "", http.StatusForbidden, apiError{Error: fmt.Sprintf("%s's credential (roles %v) may not %s", operator, roles, may),
+			Hint: "an operator's credential " + does + ": agentctl keys operator NAME --role operator"}
+	}
+	return operator, 0, nil
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
 	"strings"
 
 	"github.com/agentic-dev/agentic/bus/event"
@@ -56,17 +55,9 @@ func (u *UI) DecideProposal(ctx context.Context, token, id, action, reason strin
 	if u.gates == nil || u.gates.Proposal == nil {
 		return http.StatusNotFound, apiError{Error: "this node decides no proposals"}
 	}
-	operator, roles, err := u.gates.Operator(token)
-	if errors.Is(err, ErrOperatorRefused) {
-		return http.StatusForbidden, apiError{Error: err.Error(),
-			Hint: "an administrator issues new credentials: agentctl keys operator NAME --root DIR --out FILE"}
-	}
-	if err != nil {
-		return http.StatusUnauthorized, apiError{Error: err.Error(), Hint: "make a new token: agentctl keys api-token"}
-	}
-	if !slices.Contains(roles, event.RoleOperator) {
-		return http.StatusForbidden, apiError{Error: fmt.Sprintf("%s's credential (roles %v) may not decide proposals", operator, roles),
-			Hint: "an operator's credential decides proposals: agentctl keys operator NAME --role operator"}
+	operator, status, refused := u.gates.operator(token, "decide proposals", "decides proposals")
+	if refused != nil {
+		return status, refused
 	}
 	reason = strings.TrimSpace(reason)
 	switch {
