@@ -24,7 +24,7 @@ func (n *Node) newImprove() *improve.Loop {
 	cfg := improve.Config{Node: n.cfg.Name, Logger: n.log.With("component", "improve")}
 	if orch := n.orch; orch != nil {
 		cfg.Emit = n.outbox
-		cfg.Leading = func() bool { return orch.Leader() > 0 }
+		cfg.Epoch = orch.Leader // the loop's events are fenced like the orchestrator's decisions
 		cfg.Drafter = n.proposalDrafter()
 		if nt := n.notifier; nt != nil {
 			cfg.Digest = &improve.Digest{Send: func(ctx context.Context, sev improve.Severity, items []improve.Item) error {

@@ -220,6 +220,12 @@ type ProposalCreatedData struct {
 	RiskNote string `json:"risk_note,omitempty"`
 	// DraftNote says why the model's draft, or its change, was not used.
 	DraftNote string `json:"draft_note,omitempty"`
+	// Epoch is the leader epoch of the orchestrator that emitted it
+	// (optional; protocol version 8): every fold ignores it when a newer
+	// leader.elected came before it in the ledger (Decision.FencedBy), as
+	// it ignores a deposed leader's decisions. Absent (0) in events of
+	// builds before it, which are folded as before.
+	Epoch uint64 `json:"epoch,omitempty"`
 }
 
 // Who drafted a proposal (ProposalCreatedData.DraftedBy, ChangeBy).
@@ -261,6 +267,12 @@ type ProposalAppliedData struct {
 	Validation Validation `json:"validation"`
 	// Policy is the policy version the change made, for a policy change.
 	Policy int64 `json:"policy,omitempty"`
+	// Epoch is the leader epoch of the orchestrator that emitted it
+	// (optional; protocol version 8): every fold ignores it when a newer
+	// leader.elected came before it in the ledger (Decision.FencedBy), as
+	// it ignores a deposed leader's decisions. Absent (0) in events of
+	// builds before it, which are folded as before.
+	Epoch uint64 `json:"epoch,omitempty"`
 }
 
 // ProposalOutcomeData ends an applied proposal: implemented, or reverted.
@@ -273,6 +285,12 @@ type ProposalOutcomeData struct {
 	Threshold float64 `json:"threshold"`
 	// Reason says it for people, with the numbers.
 	Reason string `json:"reason"`
+	// Epoch is the leader epoch of the orchestrator that emitted it
+	// (optional; protocol version 8): every fold ignores it when a newer
+	// leader.elected came before it in the ledger (Decision.FencedBy), as
+	// it ignores a deposed leader's decisions. Absent (0) in events of
+	// builds before it, which are folded as before.
+	Epoch uint64 `json:"epoch,omitempty"`
 }
 
 // TuningChangedData applies a change (or a revert's rollback) to the
@@ -283,6 +301,12 @@ type TuningChangedData struct {
 	// Revert: Change is the proposal's rollback.
 	Revert bool   `json:"revert,omitempty"`
 	Change Change `json:"change"`
+	// Epoch is the leader epoch of the orchestrator that emitted it
+	// (optional; protocol version 8): every fold ignores it when a newer
+	// leader.elected came before it in the ledger (Decision.FencedBy), as
+	// it ignores a deposed leader's decisions. Absent (0) in events of
+	// builds before it, which are folded as before.
+	Epoch uint64 `json:"epoch,omitempty"`
 }
 
 // ImproveEvalData asks the leader's evaluation to run now, or sets how

@@ -45,7 +45,7 @@
 // Usage (the node wires this):
 //
 //	l := improve.New(improve.Config{Node: name, Emit: emitter,
-//		Leading: func() bool { return orch.Leader() > 0 }, Digest: digest})
+//		Epoch: orch.Leader, Digest: digest})
 //	// add l to the follower's folders and to the node's roles
 //	notes := l.PlannerNotes(family, automatic)
 package improve

@@ -37,6 +37,12 @@ type Config struct {
 	// Leading reports whether this node is the leader orchestrator: only
 	// the leader evaluates, applies, monitors and notifies.
 	Leading func() bool
+	// Epoch, when set, is the leader epoch this node leads with (0: it
+	// does not lead; the orchestrator's Leader): the loop acts only with
+	// one, no older than the newest leader.elected its fold holds, and
+	// stamps what it emits with it, so that a deposed leader's late
+	// proposals and applies are fenced by every fold.
+	Epoch func() uint64
 	// Now is the clock (time.Now when nil).
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -91,6 +97,9 @@ type Loop struct {
 		evalSeq  uint64
 		sent     map[string]time.Time
 		notified map[string]Status
+		// epoch is the leader epoch of the turn under way (stamped on
+		// what it emits).
+		epoch uint64
 	}
 
 	runMu  sync.Mutex
@@ -313,12 +322,20 @@ func (l *Loop) turnLocked(ctx context.Context) (drafts []event.Draft, ok bool) {
 	if l.cfg.Leading != nil && !l.cfg.Leading() {
 		return nil, false
 	}
+	var epoch uint64
+	if l.cfg.Epoch != nil {
+		if epoch = l.cfg.Epoch(); epoch == 0 {
+			return nil, false
+		}
+	}
 	now := l.cfg.Now()
 	l.mu.Lock()
-	if !l.mu.live {
+	if !l.mu.live || (l.cfg.Epoch != nil && epoch < l.mu.state.Epoch) {
+		// Not live yet, or deposed: the ledger holds a newer leader.
 		l.mu.Unlock()
 		return nil, false
 	}
+	l.tm.epoch = epoch
 	st := l.mu.state
 	every := st.Every.Std()
 	if every <= 0 {
@@ -393,6 +410,7 @@ func (l *Loop) evaluateLocked(ctx context.Context, now time.Time, in Input) []ev
 				l.log.Warn("improve: proposal drafted by the rules", "proposal", p.ID, "why", p.DraftNote)
 			}
 		}
+		p.Epoch = l.tm.epoch
 		out = append(out, event.MustDraft(event.ProposalCreated, "", p))
 	}
 	l.log.Info("improve: evaluated", "attempts", len(l.tm.tel.Attempts), "gates", len(l.tm.tel.Gates),
@@ -407,7 +425,7 @@ func (l *Loop) applyLocked(p *Proposal, now time.Time) []event.Draft {
 		if !l.onceLocked("applied/"+p.ID, now) {
 			return nil
 		}
-		return []event.Draft{event.MustDraft(event.ProposalApplied, "", event.ProposalAppliedData{Proposal: p.ID, Validation: l.checkLocked(p)})}
+		return []event.Draft{event.MustDraft(event.ProposalApplied, "", event.ProposalAppliedData{Proposal: p.ID, Validation: l.checkLocked(p), Epoch: l.tm.epoch})}
 	}
 	if !l.onceLocked("change/"+p.ID, now) {
 		return nil
@@ -416,7 +434,7 @@ func (l *Loop) applyLocked(p *Proposal, now time.Time) []event.Draft {
 	if err != nil {
 		l.log.Warn("improve: an approved proposal is refused at apply", "proposal", p.ID, "err", err)
 		return []event.Draft{event.MustDraft(event.ProposalReverted, "", event.ProposalOutcomeData{Proposal: p.ID,
-			Baseline: p.Baseline, Threshold: l.cfg.Monitor.Threshold, Reason: "refused at apply: " + err.Error()})}
+			Baseline: p.Baseline, Threshold: l.cfg.Monitor.Threshold, Reason: "refused at apply: " + err.Error(), Epoch: l.tm.epoch})}
 	}
 	var change event.Draft
 	if p.Change.Kind == event.ChangePolicy {
@@ -424,10 +442,10 @@ func (l *Loop) applyLocked(p *Proposal, now time.Time) []event.Draft {
 		change = event.MustDraft(event.PolicyRecorded, "", event.PolicyAppliedData{Base: pc.Base, Name: l.mu.pol.Name, Hash: pc.Hash,
 			Text: pc.Text, Source: event.PolicyFromProposal, Proposal: p.ID, Reason: "proposal " + p.ID + ": " + p.RootCause})
 	} else {
-		change = event.MustDraft(event.TuningChanged, "", event.TuningChangedData{Proposal: p.ID, Change: p.Change})
+		change = event.MustDraft(event.TuningChanged, "", event.TuningChangedData{Proposal: p.ID, Change: p.Change, Epoch: l.tm.epoch})
 	}
 	l.tm.sent["applied/"+p.ID] = now
-	return []event.Draft{change, event.MustDraft(event.ProposalApplied, "", event.ProposalAppliedData{Proposal: p.ID, Validation: v})}
+	return []event.Draft{change, event.MustDraft(event.ProposalApplied, "", event.ProposalAppliedData{Proposal: p.ID, Validation: v, Epoch: l.tm.epoch})}
 }
 
 // checkLocked is the apply check of a proposal whose change is in force.
@@ -467,12 +485,14 @@ func (l *Loop) judgeLocked(p *Proposal, now time.Time) []event.Draft {
 			return nil
 		}
 		v, out := l.cfg.Monitor.Judge(p, l.tm.tel, now)
+		out.Epoch = l.tm.epoch
 		if v != Revert {
 			out.Reason = "reverted: " + out.Reason
 		}
 		return []event.Draft{event.MustDraft(event.ProposalReverted, "", out)}
 	}
 	v, out := l.cfg.Monitor.Judge(p, l.tm.tel, now)
+	out.Epoch = l.tm.epoch
 	switch v {
 	case Implement:
 		if !l.onceLocked("implemented/"+p.ID, now) {
@@ -494,7 +514,7 @@ func (l *Loop) judgeLocked(p *Proposal, now time.Time) []event.Draft {
 			undo = event.MustDraft(event.PolicyRecorded, "", event.PolicyAppliedData{Base: rb.Base, Name: l.mu.pol.Name, Hash: rb.Hash,
 				Text: rb.Text, Source: event.PolicyFromProposal, Proposal: p.ID, Reason: "revert of proposal " + p.ID + ": " + out.Reason})
 		} else {
-			undo = event.MustDraft(event.TuningChanged, "", event.TuningChangedData{Proposal: p.ID, Revert: true, Change: p.Rollback})
+			undo = event.MustDraft(event.TuningChanged, "", event.TuningChangedData{Proposal: p.ID, Revert: true, Change: p.Rollback, Epoch: l.tm.epoch})
 		}
 		l.tm.sent["reverted/"+p.ID] = now
 		return []event.Draft{undo, event.MustDraft(event.ProposalReverted, "", out)}

@@ -14,5 +14,11 @@
 //     cannot change what nobody approved.
 //  2. A proposal whose change (or rollback) Forbidden refuses is folded
 //     as refused and never moves.
-//  3. The same events give the same state on every node.
+//  3. The leader's events (proposal.created, proposal.applied,
+//     proposal.implemented, proposal.reverted, tuning.changed) carry its
+//     epoch; one older than the newest leader.elected folded is ignored
+//     and counted in State.Fenced (event.Decision.FencedBy), so a deposed
+//     leader's late proposal or apply changes nothing. One without an
+//     epoch (an earlier build's) is folded as before.
+//  4. The same events give the same state on every node.
 package tuning

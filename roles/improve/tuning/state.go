@@ -116,6 +116,12 @@ type State struct {
 	EvalAsked uint64 `json:"eval_asked,omitempty"`
 	// Seq is the ledger position of the last event folded.
 	Seq uint64 `json:"seq"`
+	// Epoch is the newest leader epoch folded (leader.elected): the
+	// leader's events of an older epoch are fenced.
+	Epoch uint64 `json:"epoch,omitempty"`
+	// Fenced counts the leader's events ignored because a newer leader
+	// was elected before them (a deposed leader's late writes).
+	Fenced int `json:"fenced,omitempty"`
 }
 
 // NewState returns the empty state.
@@ -128,20 +134,30 @@ func Folds(t event.Type) bool {
 	switch t {
 	case event.ProposalCreated, event.ProposalApproved, event.ProposalRejected, event.ProposalDecidedFor, event.ProposalApplied,
 		event.ProposalImplemented, event.ProposalReverted, event.TuningChanged, event.ImproveEval,
-		event.PolicyRecorded:
+		event.PolicyRecorded, event.LeaderElected:
 		return true
 	}
 	return false
 }
 
 // Apply folds ev; it reports whether the state changed. Events of other
-// types, duplicates and events the lifecycle does not allow change
-// nothing.
+// types, duplicates, events the lifecycle does not allow and the leader's
+// events fenced by a newer leader epoch change nothing.
 func (s *State) Apply(ev event.Event) bool {
 	if ev.Seq > s.Seq {
 		s.Seq = ev.Seq
 	}
+	if s.fenced(ev) {
+		return false
+	}
 	switch ev.Type {
+	case event.LeaderElected:
+		var d event.LeaderElectedData
+		if ev.Decode(&d) != nil || d.Epoch <= s.Epoch {
+			return false
+		}
+		s.Epoch = d.Epoch
+		return true
 	case event.ProposalCreated:
 		return s.created(ev)
 	case event.ProposalApproved:
@@ -188,6 +204,29 @@ func (s *State) Apply(ev event.Event) bool {
 		return true
 	}
 	return false
+}
+
+// fenced reports whether ev is a leader's event (proposal.created,
+// proposal.applied, proposal.implemented, proposal.reverted,
+// tuning.changed) whose epoch is older than the newest leader.elected
+// folded: a deposed leader's late write, which is counted in Fenced and
+// changes nothing (the rule of the orchestrator's decisions,
+// event.Decision.FencedBy). An event without an epoch, from a build
+// before it, is not fenced.
+func (s *State) fenced(ev event.Event) bool {
+	switch ev.Type {
+	case event.ProposalCreated, event.ProposalApplied, event.ProposalImplemented, event.ProposalReverted, event.TuningChanged:
+	default:
+		return false
+	}
+	var d struct {
+		Epoch uint64 `json:"epoch"`
+	}
+	if ev.Decode(&d) != nil || d.Epoch == 0 || !(event.Decision{Epoch: d.Epoch}).FencedBy(s.Epoch) {
+		return false
+	}
+	s.Fenced++
+	return true
 }
 
 func (s *State) created(ev event.Event) bool {

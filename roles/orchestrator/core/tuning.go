@@ -18,5 +18,8 @@ func foldTuning(s *State, ev event.Event) {
 	if s.Tuning == nil {
 		s.Tuning = tuning.NewState()
 	}
+	// The leader's events are fenced by the epoch in force, which the
+	// core folds (leader.elected).
+	s.Tuning.Epoch = max(s.Tuning.Epoch, s.Epoch)
 	s.Tuning.Apply(ev)
 }

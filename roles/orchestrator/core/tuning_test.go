@@ -81,3 +81,32 @@ func TestStepDefaultsFromProposalDecidedFor(t *testing.T) {
 		t.Errorf("a step of nightly after an approval through the ui node: timeout %s, want 4m0s", got)
 	}
 }
+
+// TestDeposedLeaderStepDefaultsFenced: a tuning.changed of a leader that
+// a newer leader.elected deposed sets no step default in the core's fold
+// (like the deposed leader's assignments); the leader in force's does.
+func TestDeposedLeaderStepDefaultsFenced(t *testing.T) {
+	var l ledger
+	s := policied()
+	timeout := event.Change{Kind: event.ChangeStepDefaults, Setting: event.SettingDefaultsTimeout,
+		Defaults: &event.StepDefaults{Family: "nightly", Timeout: event.Duration(4 * time.Minute)}}
+	s.Apply(l.add(event.LeaderElected, "", "o1", t0, event.LeaderElectedData{Decision: event.Decision{Epoch: 7}, Leader: "o1"}))
+	s.Apply(l.add(event.ProposalCreated, "", "o1", t0, event.ProposalCreatedData{ID: "p-t", Pattern: "timeouts", Family: "nightly", Epoch: 7,
+		Approvers: 1, Risk: "medium", Change: timeout, Rollback: event.Change{Kind: timeout.Kind, Setting: timeout.Setting, Defaults: &event.StepDefaults{Family: "nightly"}}}))
+	s.Apply(l.add(event.ProposalApproved, "", "alice", t0, event.ProposalDecidedData{Proposal: "p-t"}))
+	s.Apply(l.add(event.LeaderElected, "", "o2", t0, event.LeaderElectedData{Decision: event.Decision{Epoch: 8}, Leader: "o2"}))
+	s.Apply(l.add(event.TuningChanged, "", "o1", t0, event.TuningChangedData{Proposal: "p-t", Change: timeout, Epoch: 7}))
+	plan := func(run string) time.Duration {
+		s.Apply(l.add(event.GoalSubmitted, run, "op", t0, event.GoalSubmittedData{Goal: "g", Family: "nightly"}))
+		s.Apply(l.add(event.PlanProposed, run, "p1", t0, event.PlanProposedData{Revision: 1, Source: "file", Plan: event.Plan{Family: "nightly", Steps: []event.Step{
+			{ID: "fetch", Kind: event.KindShell, Run: "./fetch.sh", OnFailure: event.OnFailureAbort}}}}))
+		return s.Runs[run].Steps[0].Spec.Timeout.Std()
+	}
+	if got := plan("deposed"); got != 0 {
+		t.Fatalf("a deposed leader's tuning.changed gave the step timeout %s", got)
+	}
+	s.Apply(l.add(event.TuningChanged, "", "o2", t0, event.TuningChangedData{Proposal: "p-t", Change: timeout, Epoch: 8}))
+	if got := plan("in-force"); got != 4*time.Minute {
+		t.Fatalf("the leader in force's tuning.changed gave the step timeout %s, want 4m0s", got)
+	}
+}
