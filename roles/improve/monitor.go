@@ -54,6 +54,8 @@ func Affects(p *Proposal, a *Attempt) bool {
 		return a.Family == p.Family && slices.Contains(a.Shapes, p.Subject)
 	case PatternGatesApproved:
 		return a.Command == p.Subject
+	case PatternNoteHelps, PatternNoteUnhelpful, PatternNoteUnused:
+		return noteAffects(p, a) // rules_notes.go
 	}
 	return a.Family == p.Family
 }
