@@ -67,9 +67,11 @@ func (n *Node) plannerConfig() planner.Config {
 // asking the cluster: the policy in force (policy.show), the capabilities
 // of the live executors (nodes.list), the approved plugin tools
 // (plugins.list, plugins.show) and the notes: those approved proposals
-// made (docs/improve.md), then the adaptive notes (memory.commands) no
-// proposal retired, marked as automatic, with the command statistics themselves when plan
-// candidates are scored by them. What does not answer in time is left out, and said
+// made (docs/improve.md; a pinned automatic note is one of them, shown
+// even once the statistics drop it), then the adaptive notes
+// (memory.commands) no proposal retired or pinned, marked as automatic,
+// with the command statistics themselves when plan candidates are scored
+// by them. What does not answer in time is left out, and said
 // in the log at debug.
 func (n *Node) promptInputs(ctx context.Context, goal event.GoalSubmittedData) llm.Inputs {
 	var in llm.Inputs
