@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
@@ -53,6 +54,11 @@ type Store struct {
 	// acknowledgements share one reply subscription (a context per Put
 	// would leave one behind each).
 	pub jetstream.JetStream
+
+	// mu guards str, the bucket's stream, looked up on the first
+	// reservation (reserve.go).
+	mu  sync.Mutex
+	str jetstream.Stream
 }
 
 // Config is the bucket's configuration when Ensure creates it.
