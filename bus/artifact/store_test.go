@@ -117,6 +117,36 @@ func TestGetRefusesTampered(t *testing.T) {
 	if _, err := st.Get(ctx, info.SHA256, info.Size, "", &out); !errors.Is(err, artifact.ErrTampered) {
 		t.Fatalf("get of forged chunks: %v, want ErrTampered", err)
 	}
+	// Through a verified temporary copy: nothing reaches the writer, and
+	// the copy is gone.
+	tmp := t.TempDir()
+	out.Reset()
+	if _, err := st.GetVerified(ctx, info.SHA256, info.Size, "", tmp, &out); !errors.Is(err, artifact.ErrTampered) || out.Len() != 0 {
+		t.Fatalf("verified get of forged chunks: %v, %d bytes written; want ErrTampered and none", err, out.Len())
+	}
+	if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
+		t.Fatalf("a refused verified get left %v", ents)
+	}
+}
+
+// TestGetVerified: bytes that verify reach the writer whole, and the
+// temporary copy is gone.
+func TestGetVerified(t *testing.T) {
+	st, _ := open(t)
+	ctx := context.Background()
+	data := bytes.Repeat([]byte("verified first "), 20000)
+	info, err := st.Put(ctx, "v.bin", bytes.NewReader(data), artifact.PutOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	var out bytes.Buffer
+	if n, err := st.GetVerified(ctx, info.SHA256, info.Size, "", tmp, &out); err != nil || n != int64(len(data)) || !bytes.Equal(out.Bytes(), data) {
+		t.Fatalf("verified get: %d bytes, %v", n, err)
+	}
+	if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
+		t.Fatalf("a verified get left %v", ents)
+	}
 }
 
 func TestEnsureKeepsBucket(t *testing.T) {

@@ -80,10 +80,13 @@ func (a *app) artifactGetCmd() *cobra.Command {
 		Long: `Write the artifact NAME of RUN to standard output, or to the file --out names,
 verified against the sha256 and size the ledger recorded (read from a
 signed answer). A stored object that does not match — tampered with or
-corrupted — is refused with a non-zero exit. With --out nothing is written
-at the path unless the whole artifact verified; on standard output a
-mismatch found in the bytes themselves is only known at their end, so the
-exit status is what says the output is good.`,
+corrupted — is refused with a non-zero exit and nothing written: with --out
+nothing is at the path unless the whole artifact verified (it is written
+beside it, then renamed); to standard output the artifact is first written
+to a temporary file in the system's temp directory ($TMPDIR, else /tmp),
+verified, and only then copied out — that directory needs the artifact's
+size free (the Object Store keeps no digest per chunk, only per object).
+Memory use stays small whatever the size.`,
 		Example: `  agentctl artifact get 0196f3c2-8a11-7c3e-9d2b-6e5f4a3b2c1d report.md > report.md
   agentctl artifact get 0196f3c2-8a11-7c3e-9d2b-6e5f4a3b2c1d dist/app.tar.gz --out app.tar.gz`,
 		Args: args(cobra.ExactArgs(2)),
@@ -120,7 +123,7 @@ exit status is what says the output is good.`,
 			if out != "" {
 				err = st.GetFile(ctx, x.SHA256, x.Size, x.Object, out, 0o644)
 			} else {
-				_, err = st.Get(ctx, x.SHA256, x.Size, x.Object, a.env.Stdout)
+				_, err = st.GetVerified(ctx, x.SHA256, x.Size, x.Object, "", a.env.Stdout)
 			}
 			return artifactGetError(run, x, err)
 		},

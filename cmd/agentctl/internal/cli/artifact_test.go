@@ -43,7 +43,8 @@ func (h *harness) serveArtifacts(arts []api.Artifact) {
 
 // TestArtifactCommands: ls lists what the signed answer says; get writes
 // the bytes, verified, to standard output or a file; a tampered object is
-// refused with a non-zero exit and leaves nothing at --out.
+// refused with a non-zero exit and leaves nothing at --out, nor on
+// standard output.
 func TestArtifactCommands(t *testing.T) {
 	h := newHarness(t).withNode()
 	ctx := context.Background()
@@ -119,8 +120,16 @@ func TestArtifactCommands(t *testing.T) {
 	if ents, _ := os.ReadDir(filepath.Dir(tampered)); len(ents) != 0 {
 		t.Fatalf("a refused get left %v", ents)
 	}
-	if r := h.run("artifact", "get", runA, "report.md"); r.code == 0 {
-		t.Fatalf("artifact get to stdout of tampered chunks exited 0")
+	// To standard output: nothing written, a non-zero exit, the reason;
+	// the temporary copy it verified is gone.
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	if r := h.run("artifact", "get", runA, "report.md"); r.code == 0 || r.stdout != "" ||
+		!strings.Contains(r.stderr, "does not match its recorded sha256") || !strings.Contains(r.stderr, "do not use it") {
+		t.Fatalf("artifact get to stdout of tampered chunks: exit %d, %d bytes written, stderr %s", r.code, len(r.stdout), r.stderr)
+	}
+	if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
+		t.Fatalf("a refused get to stdout left %v in the temp dir", ents)
 	}
 	// Whole bytes replaced, metadata and all: refused before a byte.
 	if _, err := obs.Put(ctx, jetstream.ObjectMeta{Name: other.Object}, strings.NewReader("replaced")); err != nil {
