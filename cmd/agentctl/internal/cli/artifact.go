@@ -31,7 +31,9 @@ func (a *app) artifactLsCmd() *cobra.Command {
 		Short: "List a run's artifacts",
 		Long: `List the artifacts of a run, by name: size, sha256, the step and attempt that
 stored it, and its retention (run, or debug for a failed or cancelled
-run's).`,
+run's). Debug is a label only: every artifact's bytes are pruned 30 days
+after they were stored (the bucket's age limit); fetch one with
+'artifact get' to keep it.`,
 		Example: `  agentctl artifact ls --run 0196f3c2-8a11-7c3e-9d2b-6e5f4a3b2c1d
   agentctl artifact ls --run 0196f3c2-8a11-7c3e-9d2b-6e5f4a3b2c1d -o json`,
 		Args: args(cobra.NoArgs),
