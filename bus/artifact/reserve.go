@@ -43,8 +43,12 @@ type reserved struct {
 var ErrRunFull = fmt.Errorf("%w: the run's artifacts would pass the run's cap", ErrTooLarge)
 
 // reserveBackoff is the pause before reading again after a concurrent
-// update.
-const reserveBackoff = 5 * time.Millisecond
+// update; reserveTries bounds the reads (a reader of a replica that
+// stays behind the stream's leader would otherwise loop).
+const (
+	reserveBackoff = 5 * time.Millisecond
+	reserveTries   = 200
+)
 
 // Reserve adds n bytes to run's reserved total unless that would pass
 // limit, atomically across every node storing for the run. recorded is
@@ -105,7 +109,7 @@ func checkRun(run string) error {
 // reading again after a concurrent update.
 func (s *Store) update(ctx context.Context, run string, next func(int64) (int64, error)) (int64, error) {
 	subj := ReserveSubject(run)
-	for {
+	for try := 1; ; try++ {
 		cur, seq, err := s.readReserved(ctx, run)
 		if err != nil {
 			return 0, err
@@ -125,6 +129,9 @@ func (s *Store) update(ctx context.Context, run string, next func(int64) (int64,
 		}
 		if !wrongLastSequence(err) {
 			return 0, fmt.Errorf("artifact: run %s's reserved bytes: %w", run, err)
+		}
+		if try == reserveTries {
+			return 0, fmt.Errorf("artifact: run %s's reserved bytes: changed under each of %d updates: %w", run, try, err)
 		}
 		select {
 		case <-ctx.Done():
