@@ -11,10 +11,17 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus"
+	"github.com/agentic-dev/agentic/bus/artifact"
 	"github.com/agentic-dev/agentic/ledger"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/node/backup"
 )
+
+// BackupOptions are the choices of a backup.
+type BackupOptions struct {
+	// NoArtifacts leaves the artifact bucket out (it may be large).
+	NoArtifacts bool
+}
 
 // partialSuffix marks a backup being written: it becomes the named
 // directory only once complete.
@@ -25,7 +32,7 @@ const partialSuffix = ".partial"
 // runs. Its layout and the order that loses nothing acknowledged are in
 // package backup. The backup is written into out.partial and renamed to
 // out once its manifest is written; a failed backup leaves out.partial.
-func (n *Node) Backup(ctx context.Context, out string) (backup.Manifest, error) {
+func (n *Node) Backup(ctx context.Context, out string, o BackupOptions) (backup.Manifest, error) {
 	m := backup.Manifest{Version: backup.Version, Node: n.cfg.Name, Time: time.Now().UTC(), DataFormat: DataFormat}
 	if !filepath.IsAbs(out) {
 		return m, fmt.Errorf("%w: backup directory %q is not an absolute path", api.ErrBadRequest, out)
@@ -76,6 +83,13 @@ func (n *Node) Backup(ctx context.Context, out string) (backup.Manifest, error) 
 		return m, fmt.Errorf("node: backup: %w", err)
 	}
 	m.Stores = append(m.Stores, "outbox")
+	// The node's events flow again while the artifact bucket — perhaps
+	// large — is copied: every artifact an event of the copies records
+	// was stored before that event was queued, so it is in this copy.
+	n.outbox.Start(n.conn.JS)
+	if err := n.backupArtifacts(ctx, tmp, &m, o); err != nil {
+		return m, err
+	}
 	if err := n.backupFiles(tmp, &m); err != nil {
 		return m, err
 	}
@@ -120,6 +134,26 @@ func (n *Node) backupStreams(ctx context.Context, tmp string, m *backup.Manifest
 	return nil
 }
 
+// backupArtifacts snapshots the artifact bucket's stream beside the
+// other streams, unless they are not copied or o leaves it out.
+func (n *Node) backupArtifacts(ctx context.Context, tmp string, m *backup.Manifest, o BackupOptions) error {
+	switch {
+	case m.StreamsOmitted != "":
+		return nil
+	case o.NoArtifacts:
+		m.ArtifactsOmitted = "left out on request (--no-artifacts): copy the stream " + artifact.BucketStream + " from NATS to keep them"
+		return nil
+	}
+	const file = artifact.BucketStream + ".snap"
+	s, err := backup.SnapshotStream(ctx, n.conn.NC, artifact.BucketStream, filepath.Join(tmp, backup.StreamsDir, file))
+	if err != nil {
+		return err
+	}
+	s.File = file
+	m.Streams = append(m.Streams, s)
+	return nil
+}
+
 // backupFiles copies the data dir's own files: FORMAT, the keys and
 // credentials (not LOCK).
 func (n *Node) backupFiles(tmp string, m *backup.Manifest) error {
@@ -153,12 +187,12 @@ func readCopyHead(dir string, m *backup.Manifest) error {
 
 // backupHandler serves node.backup.
 func (n *Node) backupHandler(ctx context.Context, req api.BackupRequest) (api.BackupResult, error) {
-	m, err := n.Backup(ctx, req.Out)
+	m, err := n.Backup(ctx, req.Out, BackupOptions{NoArtifacts: req.NoArtifacts})
 	if err != nil {
 		return api.BackupResult{}, err
 	}
 	r := api.BackupResult{Node: m.Node, Dir: filepath.Clean(req.Out), LedgerSeq: m.LedgerSeq, LedgerApplied: m.LedgerApplied,
-		Stores: m.Stores, Files: m.Files, StreamsOmitted: m.StreamsOmitted, Took: m.Took}
+		Stores: m.Stores, Files: m.Files, StreamsOmitted: m.StreamsOmitted, ArtifactsOmitted: m.ArtifactsOmitted, Took: m.Took}
 	for _, s := range m.Streams {
 		r.Streams = append(r.Streams, api.BackupStream{Name: s.Name, Messages: s.Messages, LastSeq: s.LastSeq})
 	}

@@ -1,13 +1,17 @@
 package node_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/artifact"
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/api"
@@ -61,8 +65,8 @@ func TestBackupMidWorkRestoreElsewhere(t *testing.T) {
 	if err != nil {
 		t.Fatalf("node.backup: %v", err)
 	}
-	if res.LedgerSeq == 0 || len(res.Streams) != 2 || res.Dir != out {
-		t.Fatalf("backup result %+v: want a ledger and two streams in %s", res, out)
+	if res.LedgerSeq == 0 || len(res.Streams) != 3 || res.Dir != out {
+		t.Fatalf("backup result %+v: want a ledger, two streams and the artifact bucket in %s", res, out)
 	}
 	// The node goes on working after its backup.
 	if err := os.WriteFile(filepath.Join(dirA, "work", "gate"), nil, 0o600); err != nil {
@@ -116,5 +120,67 @@ func TestBackupRefusesBadOut(t *testing.T) {
 		if !errors.Is(err, api.ErrBadRequest) {
 			t.Errorf("backup into %q = %v, want a bad request", out, err)
 		}
+	}
+}
+
+// artifactPlan's step stores one output.
+const artifactPlan = `goal: artifact
+steps:
+  - id: make
+    run: echo kept-in-the-backup > report.md
+    outputs: [report.md]
+`
+
+// A backup holds the artifact bucket: restored into another data dir, the
+// node serves the artifact a run stored before the backup, byte for byte
+// and verified against the sha256 its ledger recorded.
+func TestBackupKeepsArtifacts(t *testing.T) {
+	a := nodetest.Start(t, nodetest.Config(t.TempDir()))
+	run := a.Submit(t, "artifact.yaml", artifactPlan)
+	if r := a.WaitRun(t, run, 30*time.Second); r.Status != event.RunSucceeded {
+		t.Fatalf("run: %s (%s)", r.Status, r.Reason)
+	}
+	out := filepath.Join(t.TempDir(), "backup")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := a.API.At("test-node").NodeBackup(ctx, out)
+	if err != nil {
+		t.Fatalf("node.backup: %v", err)
+	}
+	if !slices.ContainsFunc(res.Streams, func(s api.BackupStream) bool { return s.Name == artifact.BucketStream }) {
+		t.Errorf("backup streams %+v: want the artifact bucket's stream %s", res.Streams, artifact.BucketStream)
+	}
+	// Left out on request, the backup says so.
+	lean, err := a.API.At("test-node").NodeBackupWith(ctx, api.BackupRequest{Out: out + "-lean", NoArtifacts: true})
+	if err != nil {
+		t.Fatalf("node.backup without artifacts: %v", err)
+	}
+	if slices.ContainsFunc(lean.Streams, func(s api.BackupStream) bool { return s.Name == artifact.BucketStream }) ||
+		len(lean.Streams) != 2 || !strings.Contains(lean.ArtifactsOmitted, "--no-artifacts") {
+		t.Errorf("backup without artifacts: streams %+v, artifacts omitted %q", lean.Streams, lean.ArtifactsOmitted)
+	}
+	a.Stop(t)
+
+	dirB := filepath.Join(t.TempDir(), "restored")
+	if _, err := backup.Restore(ctx, out, dirB, nil); err != nil {
+		t.Fatalf("restore: %v", err)
+	}
+	b := nodetest.Start(t, nodetest.Config(dirB))
+	waitReady(t, b)
+	page, err := b.API.ArtifactsList(ctx, api.ArtifactsRequest{Run: run, Name: "report.md"})
+	if err != nil || len(page.Items) != 1 {
+		t.Fatalf("artifacts.list on the restored node: %+v, %v", page, err)
+	}
+	art := page.Items[0]
+	st, err := artifact.Open(ctx, b.JS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got bytes.Buffer
+	if _, err := st.Get(ctx, art.SHA256, art.Size, art.Object, &got); err != nil {
+		t.Fatalf("artifact get on the restored node: %v", err)
+	}
+	if got.String() != "kept-in-the-backup\n" {
+		t.Fatalf("artifact on the restored node: %q", got.String())
 	}
 }

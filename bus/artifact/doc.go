@@ -21,9 +21,13 @@
 //     one a signed event recorded), never only against the object's own
 //     metadata, which whoever can write the bucket can rewrite: Open and
 //     Get refuse an object whose size or sha256 differ (ErrTampered), and
-//     GetFile writes nothing at its path unless the whole object verified.
+//     GetFile writes nothing at its path, GetVerified nothing to its
+//     writer, unless the whole object verified.
 //  4. Size caps are the caller's (the policy's): Put with MaxSize stops
-//     reading past it and fails with ErrTooLarge, recording nothing.
+//     reading past it and fails with ErrTooLarge, recording nothing. A
+//     run's cap is kept across concurrent stores by reserving each
+//     store's size first (Reserve, a compare-and-set on the run's total:
+//     ErrRunFull) and giving back what was not stored (Release).
 //
 // The bucket (Bucket) is made with the replicas of the cluster's streams
 // (bus.StreamConfig.Replicas, one source of truth): Ensure, called by

@@ -33,6 +33,13 @@ func TestPermissions(t *testing.T) {
 	if err != nil {
 		t.Fatalf("executor put: %v", err)
 	}
+	// An executor reserves a run's bytes and gives them back.
+	if _, err := st.Reserve(ctx, "run-1", 10, 0, 100); err != nil {
+		t.Fatalf("executor reserve: %v", err)
+	}
+	if err := st.Release(ctx, "run-1", 10); err != nil {
+		t.Fatalf("executor release: %v", err)
+	}
 	for _, c := range []*bus.Conn{ex, bustest.ConnectAs(t, srv, ids.Root, ids.Node(t, "alice", "operator"))} {
 		rd, err := artifact.Open(ctx, c.JS)
 		if err != nil {

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
@@ -53,6 +54,11 @@ type Store struct {
 	// acknowledgements share one reply subscription (a context per Put
 	// would leave one behind each).
 	pub jetstream.JetStream
+
+	// mu guards str, the bucket's stream, looked up on the first
+	// reservation (reserve.go).
+	mu  sync.Mutex
+	str jetstream.Stream
 }
 
 // Config is the bucket's configuration when Ensure creates it.
@@ -426,7 +432,8 @@ func (v *verifier) Close() error { return v.r.Close() }
 
 // Get copies the verified artifact to w, and returns how many bytes it
 // wrote. On ErrTampered w has received unverified bytes: write to a file
-// with GetFile where that matters.
+// with GetFile, or through a verified temporary copy with GetVerified,
+// where that matters.
 func (s *Store) Get(ctx context.Context, sum string, size int64, object string, w io.Writer) (int64, error) {
 	r, err := s.Open(ctx, sum, size, object)
 	if err != nil {
@@ -436,6 +443,49 @@ func (s *Store) Get(ctx context.Context, sum string, size int64, object string, 
 	n, err := io.Copy(w, r)
 	if err != nil {
 		return n, fmt.Errorf("artifact: get sha256 %s: %w", sum, err)
+	}
+	return n, nil
+}
+
+// GetVerified copies the artifact to w only once the whole of it
+// verified: it is first written to a temporary file in tmpDir
+// (os.TempDir() if empty) — removed at once where the system allows, so
+// nothing is left even if the process is killed, and in any case before
+// it returns — then, verified, copied to w. On an error w has received
+// nothing. It needs the artifact's size free in tmpDir, not in memory.
+// The Object Store keeps one digest per object, none per chunk: only the
+// whole object can be verified, so this is how a writer that cannot be
+// taken back (standard output) receives verified bytes alone.
+func (s *Store) GetVerified(ctx context.Context, sum string, size int64, object, tmpDir string, w io.Writer) (int64, error) {
+	if tmpDir == "" {
+		tmpDir = os.TempDir()
+	}
+	f, err := os.CreateTemp(tmpDir, ".agentic-artifact-*")
+	if err != nil {
+		return 0, fmt.Errorf("artifact: get sha256 %s: a temporary copy to verify: %w", sum, err)
+	}
+	name := f.Name()
+	// Unlinked while open (POSIX): a kill leaves nothing behind. Where
+	// that fails (Windows) the deferred Remove does it.
+	removed := os.Remove(name) == nil
+	defer func() {
+		f.Close()
+		if !removed {
+			os.Remove(name)
+		}
+	}()
+	if _, err := s.Get(ctx, sum, size, object, f); err != nil {
+		return 0, err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return 0, fmt.Errorf("artifact: get sha256 %s: the temporary copy: %w", sum, err)
+	}
+	n, err := io.Copy(w, f)
+	if err != nil {
+		return n, fmt.Errorf("artifact: get sha256 %s: %w", sum, err)
+	}
+	if n != size {
+		return n, fmt.Errorf("artifact: get sha256 %s: the temporary copy in %s held %d bytes, %d were verified", sum, tmpDir, n, size)
 	}
 	return n, nil
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -116,6 +117,36 @@ func TestGetRefusesTampered(t *testing.T) {
 	if _, err := st.Get(ctx, info.SHA256, info.Size, "", &out); !errors.Is(err, artifact.ErrTampered) {
 		t.Fatalf("get of forged chunks: %v, want ErrTampered", err)
 	}
+	// Through a verified temporary copy: nothing reaches the writer, and
+	// the copy is gone.
+	tmp := t.TempDir()
+	out.Reset()
+	if _, err := st.GetVerified(ctx, info.SHA256, info.Size, "", tmp, &out); !errors.Is(err, artifact.ErrTampered) || out.Len() != 0 {
+		t.Fatalf("verified get of forged chunks: %v, %d bytes written; want ErrTampered and none", err, out.Len())
+	}
+	if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
+		t.Fatalf("a refused verified get left %v", ents)
+	}
+}
+
+// TestGetVerified: bytes that verify reach the writer whole, and the
+// temporary copy is gone.
+func TestGetVerified(t *testing.T) {
+	st, _ := open(t)
+	ctx := context.Background()
+	data := bytes.Repeat([]byte("verified first "), 20000)
+	info, err := st.Put(ctx, "v.bin", bytes.NewReader(data), artifact.PutOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	var out bytes.Buffer
+	if n, err := st.GetVerified(ctx, info.SHA256, info.Size, "", tmp, &out); err != nil || n != int64(len(data)) || !bytes.Equal(out.Bytes(), data) {
+		t.Fatalf("verified get: %d bytes, %v", n, err)
+	}
+	if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
+		t.Fatalf("a verified get left %v", ents)
+	}
 }
 
 func TestEnsureKeepsBucket(t *testing.T) {
@@ -198,5 +229,54 @@ func TestGetsLeaveNothing(t *testing.T) {
 	if err := poll.Wait(20*time.Second, func() bool { return c.NC.NumSubscriptions() <= subs && consumers() == 0 }); err != nil {
 		t.Fatalf("after 21 gets: %d subscriptions (%d after one), %d consumers on the bucket",
 			c.NC.NumSubscriptions(), subs, consumers())
+	}
+}
+
+// TestReserveConcurrent: reservations of one run made at once never
+// pass its cap together; what is released can be reserved again; the
+// ledger's figure counts when the reserved total is below it.
+func TestReserveConcurrent(t *testing.T) {
+	st, _ := open(t)
+	ctx := context.Background()
+	const each, limit = 100, 550
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	ok, full := 0, 0
+	for range 10 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := st.Reserve(ctx, "run-1", each, 0, limit)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				ok++
+			case errors.Is(err, artifact.ErrRunFull) && errors.Is(err, artifact.ErrTooLarge):
+				full++
+			default:
+				t.Errorf("reserve: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	if ok != 5 || full != 5 {
+		t.Fatalf("%d reservations made, %d refused; want 5 and 5", ok, full)
+	}
+	if n, err := st.Reserved(ctx, "run-1"); err != nil || n != 500 {
+		t.Fatalf("reserved %d, %v; want 500", n, err)
+	}
+	if err := st.Release(ctx, "run-1", 200); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := st.Reserve(ctx, "run-1", 250, 0, limit); err != nil || n != 550 {
+		t.Fatalf("reserve after a release: %d, %v", n, err)
+	}
+	// Another run has its own total; the ledger's figure is a floor.
+	if _, err := st.Reserve(ctx, "run-2", 100, 500, limit); !errors.Is(err, artifact.ErrRunFull) {
+		t.Fatalf("reserve past what the ledger recorded: %v", err)
+	}
+	if _, err := st.Reserve(ctx, "bad.run", 1, 0, limit); err == nil {
+		t.Fatal("a run id with a dot was accepted")
 	}
 }

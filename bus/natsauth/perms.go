@@ -287,12 +287,13 @@ func nodePerms(p *perms, id string, roles []string) {
 	if ledger {
 		// Every role but a lone executor folds the ledger from an ordered
 		// consumer on the events stream, watches the streams' advisories
-		// (node/settings) and snapshots the streams for a backup.
+		// (node/settings) and snapshots the streams and the artifact
+		// bucket for a backup.
 		orderedConsumer(p, bus.EventsStream, event.SubjectAll)
 		for _, s := range []string{bus.EventsStream, bus.LogsStream, bus.LeaderBucketStream} {
 			p.allowSub("$JS.EVENT.ADVISORY.STREAM.*." + s)
 		}
-		for _, s := range []string{bus.EventsStream, bus.LogsStream} {
+		for _, s := range []string{bus.EventsStream, bus.LogsStream, artifact.BucketStream} {
 			p.allowPub(jsAPI+"STREAM.SNAPSHOT."+s, "$JS.SNAPSHOT.ACK."+s+".>")
 		}
 	}

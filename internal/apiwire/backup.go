@@ -15,6 +15,9 @@ type BackupRequest struct {
 	// Out is the backup directory on the node's machine: an absolute path
 	// that does not exist yet.
 	Out string `json:"out"`
+	// NoArtifacts leaves the artifact bucket out of the backup (it may be
+	// large): the backup then says so (BackupResult.ArtifactsOmitted).
+	NoArtifacts bool `json:"no_artifacts,omitempty"`
 }
 
 // BackupStream is one stream snapshot of a backup.
@@ -40,6 +43,9 @@ type BackupResult struct {
 	// none.
 	Streams        []BackupStream `json:"streams,omitempty"`
 	StreamsOmitted string         `json:"streams_omitted,omitempty"`
+	// ArtifactsOmitted says why the artifact bucket is not among the
+	// streams although the others are (empty: it is, or there are none).
+	ArtifactsOmitted string `json:"artifacts_omitted,omitempty"`
 	// Took is how long the backup took.
 	Took time.Duration `json:"took"`
 }

@@ -11,8 +11,9 @@
 //	outbox/              the executor's local state (each consistent as of
 //	executor/            its own moment, see the order below)
 //	streams/NAME.snap    JetStream snapshots of the agentic streams (with
-//	                     their consumers), on a node whose embedded
-//	                     nats-server is the whole of NATS
+//	                     their consumers) and of the artifact bucket's
+//	                     stream (unless left out), on a node whose
+//	                     embedded nats-server is the whole of NATS
 //
 // The node takes them in an order that loses nothing acknowledged
 // (node.Node.Backup): the outbox stops publishing; the ledger is copied
@@ -20,7 +21,9 @@
 // state (after the streams, so an attempt it records as finished has its
 // event in the stream copy or the outbox copy); the outbox (holding every
 // event of this node not in the stream copy); then the outbox publishes
-// again.
+// again, and the artifact bucket is copied last: an artifact is stored
+// before its artifact.stored is queued, so every artifact an event of the
+// copies records is in the bucket's copy.
 //
 // Restore makes a data directory of a backup on the machine that will run
 // the node: it copies the files and restores the streams into the new
@@ -75,6 +78,9 @@ type Manifest struct {
 	// live on in their replicas).
 	Streams        []Stream `json:"streams,omitempty"`
 	StreamsOmitted string   `json:"streams_omitted,omitempty"`
+	// ArtifactsOmitted says why the artifact bucket's stream is not among
+	// Streams although the others are (left out on request).
+	ArtifactsOmitted string `json:"artifacts_omitted,omitempty"`
 	// Took is how long the backup took.
 	Took time.Duration `json:"took"`
 }

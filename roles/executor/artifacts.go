@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path"
 	"path/filepath"
@@ -186,7 +187,6 @@ func (e *Executor) storeOutputs(ctx context.Context, run string, a event.TaskAss
 		budgets = p.Budgets
 	}
 	perArtifact, perRun := budgets.ArtifactCaps()
-	left := perRun - a.ArtifactBytes
 	files, err := matchOutputs(dir, a.Step.Outputs)
 	if err != nil {
 		return nil, err
@@ -200,17 +200,16 @@ func (e *Executor) storeOutputs(ctx context.Context, run string, a event.TaskAss
 		return nil, fmt.Errorf("outputs: working directory: %w", err)
 	}
 	defer root.Close()
+	caps := outputCaps{run: run, perArtifact: perArtifact, perRun: perRun, recorded: a.ArtifactBytes}
 	var drafts []event.Draft
 	for _, name := range files {
-		limit := min(perArtifact, left)
-		info, err := putOutput(ctx, st, root, name, limit)
+		info, err := putOutput(ctx, st, root, name, caps, e.log)
 		if err != nil {
-			if errors.Is(err, artifact.ErrTooLarge) && limit < perArtifact {
-				err = fmt.Errorf("%w: the run's artifacts may hold %d bytes in all (budgets.run_artifact_bytes), %d are left", err, perRun, max(left, 0))
+			if errors.Is(err, artifact.ErrRunFull) {
+				err = fmt.Errorf("%w (budgets.run_artifact_bytes)", err)
 			}
 			return drafts, fmt.Errorf("output %s: %w", name, err)
 		}
-		left -= info.Size
 		drafts = append(drafts, event.MustDraft(event.ArtifactStored, run, event.ArtifactStoredData{
 			Name: name, Size: info.Size, SHA256: info.SHA256, Object: info.Object,
 			Step: a.Step.ID, Attempt: a.Attempt, Retention: event.RetentionRun,
@@ -219,9 +218,21 @@ func (e *Executor) storeOutputs(ctx context.Context, run string, a event.TaskAss
 	return drafts, nil
 }
 
+// outputCaps are the caps a step's outputs are stored within: one
+// artifact's, and the run's, counted from what the ledger recorded of it
+// when the step was assigned.
+type outputCaps struct {
+	run                 string
+	perArtifact, perRun int64
+	recorded            int64
+}
+
 // putOutput stores one regular file of root, refusing one larger than
-// limit before reading it.
-func putOutput(ctx context.Context, st *artifact.Store, root *os.Root, name string, limit int64) (artifact.Info, error) {
+// the cap of one artifact before reading it. Its size is first reserved
+// in the run's total (artifact.Store.Reserve), atomically across every
+// store of the run, so that steps storing at the same time cannot
+// together pass the run's cap; what is not stored is given back.
+func putOutput(ctx context.Context, st *artifact.Store, root *os.Root, name string, c outputCaps, log *slog.Logger) (artifact.Info, error) {
 	f, err := root.Open(filepath.FromSlash(name))
 	if err != nil {
 		return artifact.Info{}, err
@@ -234,10 +245,32 @@ func putOutput(ctx context.Context, st *artifact.Store, root *os.Root, name stri
 	if !fi.Mode().IsRegular() {
 		return artifact.Info{}, fmt.Errorf("%w: not a regular file", errBadOutput)
 	}
-	if limit <= 0 || fi.Size() > limit {
-		return artifact.Info{}, fmt.Errorf("%w (%d bytes, the cap is %d)", artifact.ErrTooLarge, fi.Size(), max(limit, 0))
+	n := fi.Size()
+	if n > c.perArtifact {
+		return artifact.Info{}, fmt.Errorf("%w (%d bytes, the cap is %d, budgets.artifact_bytes)", artifact.ErrTooLarge, n, c.perArtifact)
 	}
-	return st.Put(ctx, name, io.Reader(f), artifact.PutOptions{MaxSize: limit})
+	if _, err := st.Reserve(ctx, c.run, n, c.recorded, c.perRun); err != nil {
+		return artifact.Info{}, err
+	}
+	r := io.Reader(f)
+	if n == 0 {
+		r = strings.NewReader("") // empty when the step finished (MaxSize 0 is no cap)
+	}
+	info, err := st.Put(ctx, name, r, artifact.PutOptions{MaxSize: n})
+	if back := n - info.Size; err != nil || back > 0 {
+		if err != nil {
+			back = n
+		}
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		if rerr := st.Release(rctx, c.run, back); rerr != nil {
+			log.Warn("reserved artifact bytes not given back: the run's cap counts them", "run", c.run, "output", name, "bytes", back, "err", rerr)
+		}
+		cancel()
+	}
+	if errors.Is(err, artifact.ErrTooLarge) {
+		err = fmt.Errorf("%w: the file grew past its %d bytes while it was stored", err, n)
+	}
+	return info, err
 }
 
 // matchOutputs returns the files, relative slash paths, that globs match

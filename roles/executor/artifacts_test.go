@@ -159,6 +159,50 @@ func TestStepOutputsRefused(t *testing.T) {
 	}
 }
 
+// TestStepOutputsRunCapConcurrent: two steps of one run storing at the
+// same time, each within what the run has left but not both, store
+// exactly the bytes the cap allows: one is recorded, the other fails
+// with the reason, naming the cap.
+func TestStepOutputsRunCapConcurrent(t *testing.T) {
+	h := newHarness(t)
+	rec := &recorder{}
+	h.start("exec-1", t.TempDir(), rec, nil)
+	h.elect(1)
+	const left = 3000 // of the default cap, 4 GiB
+	// Both wait for each other's file before finishing, so that their
+	// stores overlap.
+	for _, step := range []string{"a", "b"} {
+		h.assignArtifacts(step, `head -c 2000 /dev/urandom > out.bin; touch ../`+step+`.ready; `+
+			`while [ ! -e ../a.ready ] || [ ! -e ../b.ready ]; do sleep 0.01; done`,
+			[]string{"out.bin"}, nil, 4<<30-left)
+	}
+	if err := poll.Wait(30*time.Second, func() bool { return len(rec.finished("a")) == 1 && len(rec.finished("b")) == 1 }); err != nil {
+		t.Fatal("the steps did not finish")
+	}
+	arts, _, _ := rec.stored()
+	var total int64
+	for _, a := range arts {
+		total += a.Size
+	}
+	if len(arts) != 1 || total > left {
+		t.Errorf("recorded %d artifacts, %d bytes, of a run with %d bytes left: %+v", len(arts), total, left, arts)
+	}
+	failed := 0
+	for _, step := range []string{"a", "b"} {
+		f := rec.finished(step)[0]
+		if f.Status == event.TaskSucceeded {
+			continue
+		}
+		failed++
+		if f.Class != event.ClassLogic || !strings.Contains(f.Error, "budgets.run_artifact_bytes") {
+			t.Errorf("%s: %s/%s %q, want a logic failure naming budgets.run_artifact_bytes", step, f.Status, f.Class, f.Error)
+		}
+	}
+	if failed != 1 {
+		t.Errorf("%d steps failed, want 1", failed)
+	}
+}
+
 // TestStepInputs: an input is written, verified, into the working
 // directory before the step runs; a tampered one fails the step, which
 // does not run, with the reason.

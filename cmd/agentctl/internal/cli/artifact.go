@@ -31,7 +31,9 @@ func (a *app) artifactLsCmd() *cobra.Command {
 		Short: "List a run's artifacts",
 		Long: `List the artifacts of a run, by name: size, sha256, the step and attempt that
 stored it, and its retention (run, or debug for a failed or cancelled
-run's).`,
+run's). Debug is a label only: every artifact's bytes are pruned 30 days
+after they were stored (the bucket's age limit); fetch one with
+'artifact get' to keep it.`,
 		Example: `  agentctl artifact ls --run 0196f3c2-8a11-7c3e-9d2b-6e5f4a3b2c1d
   agentctl artifact ls --run 0196f3c2-8a11-7c3e-9d2b-6e5f4a3b2c1d -o json`,
 		Args: args(cobra.NoArgs),
@@ -80,10 +82,13 @@ func (a *app) artifactGetCmd() *cobra.Command {
 		Long: `Write the artifact NAME of RUN to standard output, or to the file --out names,
 verified against the sha256 and size the ledger recorded (read from a
 signed answer). A stored object that does not match — tampered with or
-corrupted — is refused with a non-zero exit. With --out nothing is written
-at the path unless the whole artifact verified; on standard output a
-mismatch found in the bytes themselves is only known at their end, so the
-exit status is what says the output is good.`,
+corrupted — is refused with a non-zero exit and nothing written: with --out
+nothing is at the path unless the whole artifact verified (it is written
+beside it, then renamed); to standard output the artifact is first written
+to a temporary file in the system's temp directory ($TMPDIR, else /tmp),
+verified, and only then copied out — that directory needs the artifact's
+size free (the Object Store keeps no digest per chunk, only per object).
+Memory use stays small whatever the size.`,
 		Example: `  agentctl artifact get 0196f3c2-8a11-7c3e-9d2b-6e5f4a3b2c1d report.md > report.md
   agentctl artifact get 0196f3c2-8a11-7c3e-9d2b-6e5f4a3b2c1d dist/app.tar.gz --out app.tar.gz`,
 		Args: args(cobra.ExactArgs(2)),
@@ -120,7 +125,7 @@ exit status is what says the output is good.`,
 			if out != "" {
 				err = st.GetFile(ctx, x.SHA256, x.Size, x.Object, out, 0o644)
 			} else {
-				_, err = st.Get(ctx, x.SHA256, x.Size, x.Object, a.env.Stdout)
+				_, err = st.GetVerified(ctx, x.SHA256, x.Size, x.Object, "", a.env.Stdout)
 			}
 			return artifactGetError(run, x, err)
 		},

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/agentic-dev/agentic/bus/artifact"
@@ -43,7 +44,8 @@ func (h *harness) serveArtifacts(arts []api.Artifact) {
 
 // TestArtifactCommands: ls lists what the signed answer says; get writes
 // the bytes, verified, to standard output or a file; a tampered object is
-// refused with a non-zero exit and leaves nothing at --out.
+// refused with a non-zero exit and leaves nothing at --out, nor on
+// standard output.
 func TestArtifactCommands(t *testing.T) {
 	h := newHarness(t).withNode()
 	ctx := context.Background()
@@ -119,8 +121,16 @@ func TestArtifactCommands(t *testing.T) {
 	if ents, _ := os.ReadDir(filepath.Dir(tampered)); len(ents) != 0 {
 		t.Fatalf("a refused get left %v", ents)
 	}
-	if r := h.run("artifact", "get", runA, "report.md"); r.code == 0 {
-		t.Fatalf("artifact get to stdout of tampered chunks exited 0")
+	// To standard output: nothing written, a non-zero exit, the reason;
+	// the temporary copy it verified is gone.
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	if r := h.run("artifact", "get", runA, "report.md"); r.code == 0 || r.stdout != "" ||
+		!strings.Contains(r.stderr, "does not match its recorded sha256") || !strings.Contains(r.stderr, "do not use it") {
+		t.Fatalf("artifact get to stdout of tampered chunks: exit %d, %d bytes written, stderr %s", r.code, len(r.stdout), r.stderr)
+	}
+	if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
+		t.Fatalf("a refused get to stdout left %v in the temp dir", ents)
 	}
 	// Whole bytes replaced, metadata and all: refused before a byte.
 	if _, err := obs.Put(ctx, jetstream.ObjectMeta{Name: other.Object}, strings.NewReader("replaced")); err != nil {
@@ -128,5 +138,45 @@ func TestArtifactCommands(t *testing.T) {
 	}
 	if r := h.run("artifact", "get", runA, "other.bin"); r.code == 0 || r.stdout != "" || !strings.Contains(r.stderr, "does not match") {
 		t.Fatalf("artifact get of a replaced object = %+v", r)
+	}
+}
+
+// TestNodeBackupNoArtifacts: --no-artifacts reaches the node, and what the
+// node says it left out is printed.
+func TestNodeBackupNoArtifacts(t *testing.T) {
+	h := newHarness(t).withNode()
+	srv := api.NewServer(h.conn.NC, "node-b", nil)
+	srv.Sign(h.signer(h.t, "node-b"))
+	var mu sync.Mutex
+	var asked []api.BackupRequest
+	api.HandleTyped(srv, api.MethodNodeBackup, func(_ context.Context, req api.BackupRequest) (api.BackupResult, error) {
+		mu.Lock()
+		asked = append(asked, req)
+		mu.Unlock()
+		r := api.BackupResult{Node: "node-b", Dir: req.Out, Stores: []string{"ledger"}, Files: []string{"FORMAT"},
+			Streams: []api.BackupStream{{Name: "AGENTIC_EVENTS", Messages: 3, LastSeq: 3}}}
+		if req.NoArtifacts {
+			r.ArtifactsOmitted = "left out on request (--no-artifacts)"
+		} else {
+			r.Streams = append(r.Streams, api.BackupStream{Name: artifact.BucketStream, Messages: 2, LastSeq: 2})
+		}
+		return r, nil
+	})
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	r := h.run("node", "backup", "node-b", "--out", "/srv/backup/b1")
+	if r.code != 0 || !strings.Contains(r.stdout, "stream   "+artifact.BucketStream) || strings.Contains(r.stdout, "artifacts not included") {
+		t.Fatalf("node backup = %+v", r)
+	}
+	r = h.run("node", "backup", "node-b", "--out", "/srv/backup/b2", "--no-artifacts")
+	if r.code != 0 || !strings.Contains(r.stdout, "artifacts not included: left out on request") {
+		t.Fatalf("node backup --no-artifacts = %+v", r)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(asked) != 2 || asked[0].NoArtifacts || !asked[1].NoArtifacts {
+		t.Fatalf("the node was asked %+v", asked)
 	}
 }

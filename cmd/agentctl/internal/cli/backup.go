@@ -6,11 +6,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentic-dev/agentic/node/api"
 	"github.com/spf13/cobra"
 )
 
 func (a *app) nodeBackupCmd() *cobra.Command {
 	var out string
+	var noArtifacts bool
 	cmd := &cobra.Command{
 		Use:   "backup NAME --out DIR",
 		Short: "Make a running node write a consistent backup of its data directory",
@@ -22,7 +24,9 @@ working meanwhile; its events wait in its outbox while the copy is made.
 The backup holds the ledger, the outbox and the executor's local state
 (Pebble checkpoints), the keys and credentials, and, on a node whose
 embedded nats-server is all of NATS, snapshots of the agentic streams with
-their consumers. It holds the cluster root key when the data directory
+their consumers and of the artifact bucket (agentic_artifacts: every
+stored artifact's bytes; --no-artifacts leaves it out when it is large,
+and the backup then says so). It holds the cluster root key when the data directory
 does: keep it as you keep the root key.
 
 Restore it on the new machine (copy DIR there first):
@@ -43,7 +47,7 @@ Restore it on the new machine (copy DIR there first):
 			if err != nil {
 				return err
 			}
-			res, err := c.At(argv[0]).NodeBackup(cmd.Context(), out)
+			res, err := c.At(argv[0]).NodeBackupWith(cmd.Context(), api.BackupRequest{Out: out, NoArtifacts: noArtifacts})
 			if err != nil {
 				return fmt.Errorf("node backup %s: %w", argv[0], err)
 			}
@@ -61,12 +65,16 @@ Restore it on the new machine (copy DIR there first):
 				fmt.Fprintf(w, "  stream   %s: %d messages, last seq %d\n", s.Name, s.Messages, s.LastSeq)
 			}
 			if res.StreamsOmitted != "" {
-				fmt.Fprintf(w, "  streams  not included: %s\n", res.StreamsOmitted)
+				fmt.Fprintf(w, "  streams  not included (nor the artifacts): %s\n", res.StreamsOmitted)
+			}
+			if res.ArtifactsOmitted != "" {
+				fmt.Fprintf(w, "  artifacts not included: %s\n", res.ArtifactsOmitted)
 			}
 			fmt.Fprintf(w, "restore with:\n  agentd --data NEW_DATA_DIR --restore-from %s\n", res.Dir)
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "the backup directory on the node's machine (absolute, must not exist)")
+	cmd.Flags().BoolVar(&noArtifacts, "no-artifacts", false, "leave the artifact bucket out of the backup (it may be large)")
 	return cmd
 }
