@@ -25,6 +25,7 @@ func (n *Node) newImprove() *improve.Loop {
 	if orch := n.orch; orch != nil {
 		cfg.Emit = n.outbox
 		cfg.Epoch = orch.Leader // the loop's events are fenced like the orchestrator's decisions
+		cfg.Ledger = n.store
 		cfg.Drafter = n.proposalDrafter()
 		if nt := n.notifier; nt != nil {
 			cfg.Digest = &improve.Digest{Send: func(ctx context.Context, sev improve.Severity, items []improve.Item) error {
