@@ -11,11 +11,11 @@ import (
 )
 
 // Ledger is what the loop reads its telemetry window from (a
-// *ledger.Store): the position of a time (its x/ index) and the records
-// from a position on, or of one run.
+// *ledger.Store): the position of a time (its x/ index), the events from
+// a position on, and the records of one run.
 type Ledger interface {
 	SeqAtTime(t time.Time) (uint64, error)
-	Scan(from uint64) iter.Seq2[ledger.Record, error]
+	ScanEvents(from uint64) iter.Seq2[event.Event, error]
 	ScanRun(run string, from uint64) iter.Seq2[ledger.Record, error]
 }
 
@@ -51,11 +51,10 @@ func readInto(ctx context.Context, lg Ledger, t *Telemetry, from, upto uint64) (
 	defer func() { t.earlier = nil }()
 	last := from - 1
 	n := 0
-	for rec, err := range lg.Scan(from) {
+	for ev, err := range lg.ScanEvents(from) {
 		if err != nil {
 			return last, fmt.Errorf("improve: read the window from position %d: %w", from, err)
 		}
-		ev := rec.Event
 		if upto > 0 && ev.Seq > upto {
 			break
 		}
