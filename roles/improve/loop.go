@@ -69,9 +69,10 @@ type Config struct {
 }
 
 // Loop is the self-improvement loop of a node: a roles.Folder that folds
-// the proposals, the settings they change and the telemetry window, and,
-// on the leader orchestrator, a goroutine that evaluates on schedule (or
-// when asked), applies approved proposals after validating them again,
+// the proposals and the settings they change (and, without a Ledger, the
+// telemetry window), and, on the leader orchestrator, a goroutine that
+// evaluates on schedule (or when asked) the window it reads from the
+// ledger, applies approved proposals after validating them again,
 // monitors applied ones and reverts those that made things worse.
 type Loop struct {
 	cfg  Config
