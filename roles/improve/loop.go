@@ -382,7 +382,7 @@ func (l *Loop) turnLocked(ctx context.Context) (drafts []event.Draft, ok bool) {
 		}
 	}
 	if l.cfg.Ledger != nil {
-		if err := l.watchLocked(ctx, applied, upto); err != nil {
+		if err := l.watchLocked(ctx, applied, upto, now); err != nil {
 			l.log.Warn("improve: could not read the attempts the monitor watches", "err", err)
 		}
 	}

@@ -133,7 +133,7 @@ func appliedOf(st *State) map[string]watched {
 // the state folded: read from the ledger the first time (after a restart
 // or a leader change: from the first applied proposal's position on),
 // then what came since. It drops the watch when no proposal is applied.
-func (l *Loop) watchLocked(ctx context.Context, ids map[string]watched, upto uint64) error {
+func (l *Loop) watchLocked(ctx context.Context, ids map[string]watched, upto uint64, now time.Time) error {
 	if len(ids) == 0 {
 		l.tm.watch = nil
 		return nil
@@ -147,7 +147,7 @@ func (l *Loop) watchLocked(ctx context.Context, ids map[string]watched, upto uin
 	}
 	if w == nil || first < w.start {
 		w = &watch{start: first, next: first}
-		w.tel = NewTelemetry(DefaultMonitor().MaxWatch, 0)
+		w.tel = NewTelemetry(l.cfg.Monitor.MaxWatch, 0)
 		w.tel.keep = w.affects
 	}
 	changed := len(ids) != len(w.ids)
@@ -172,6 +172,9 @@ func (l *Loop) watchLocked(ctx context.Context, ids map[string]watched, upto uin
 	}
 	last, err := readInto(ctx, l.cfg.Ledger, w.tel, w.next, upto)
 	w.next = last + 1
+	// Runs nothing was heard of in MaxWatch, and attempts older than it
+	// (past it, a proposal is judged without them), go.
+	w.tel.Trim(now)
 	if err != nil {
 		return fmt.Errorf("improve: monitor: %w", err)
 	}

@@ -111,6 +111,17 @@ func TestRestartKeepsTheMonitor(t *testing.T) {
 	if got, _ := l.Proposal(id); got.Status != StatusApplied {
 		t.Fatalf("status %s, want applied", got.Status)
 	}
+	// Attempts of another family: the monitor keeps none of them.
+	other := event.Step{ID: "other", Run: "./other.sh"}
+	for i := range 3 {
+		run := fmt.Sprintf("other%d", i)
+		p.run(run, "weekly", other)
+		p.attempt(run, other, 1, failed(1))
+	}
+	step(l)
+	if n := residentAttempts(l); n != 0 {
+		t.Errorf("the monitor keeps %d attempts of a family no applied proposal touched, want none", n)
+	}
 	// The regression, then the leader goes: the next one starts from a
 	// snapshot taken after it.
 	for i := range 3 {
@@ -135,6 +146,13 @@ func TestRestartKeepsTheMonitor(t *testing.T) {
 	got, _ := next.Proposal(id)
 	if got.Status != StatusReverted || got.Outcome == nil || got.Outcome.After.Errors != 3 {
 		t.Fatalf("after the restart: status %s outcome %+v, want reverted with 3 errors after", got.Status, got.Outcome)
+	}
+	// Nothing is applied any more: the monitor keeps nothing.
+	if err := next.Step(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := residentAttempts(next); n != 0 {
+		t.Errorf("the monitor keeps %d attempts with no proposal applied, want none", n)
 	}
 }
 
