@@ -55,7 +55,7 @@ bench: build
 	$(GO) test -run '^$$' -bench BenchmarkToolStepOverhead -benchtime 100x ./roles/executor
 	$(GO) test -run '^$$' -bench BenchmarkSearch100k -benchtime 200x ./roles/memory
 	$(GO) test -run '^$$' -bench BenchmarkExport1M -benchtime 1x ./ledger/telemetry
-	$(GO) test -run '^$$' -bench BenchmarkEvalPass500k -benchtime 1x ./roles/improve
+	$(GO) test -run '^$$' -bench 'BenchmarkEvalPass(Ledger)?500k' -benchtime 1x ./roles/improve
 	$(GO) test -run '^$$' -bench BenchmarkThroughput -benchtime 3x ./bus/artifact
 
 ## screenshots: the dashboard's run page and gate inbox, drawn by the browser

@@ -187,3 +187,45 @@ func (s *Store) Message(stream uint64) ([]byte, error) {
 	}
 	return m.Raw, nil
 }
+
+// ScanEvents yields the events with Seq >= from, in order, from a
+// snapshot taken when the loop starts: the events alone, read by one
+// iterator, without their hashes and messages (Scan's Record has them),
+// for a reader that folds many (the improvement loop's window). It stops
+// at the first error, which it yields.
+func (s *Store) ScanEvents(from uint64) iter.Seq2[event.Event, error] {
+	return func(yield func(event.Event, error) bool) {
+		if err := s.acquire(); err != nil {
+			yield(event.Event{}, err)
+			return
+		}
+		defer s.release()
+		snap := s.db.NewSnapshot()
+		defer snap.Close()
+		p := []byte(prefixEvent)
+		it, err := snap.NewIter(&pebble.IterOptions{LowerBound: eventKey(from), UpperBound: prefixEnd(p)})
+		if err != nil {
+			yield(event.Event{}, s.wrapRead(fmt.Errorf("ledger: scan events from %d: %w", from, err)))
+			return
+		}
+		var failed error
+		for ok := it.First(); ok; ok = it.Next() {
+			seq, mine := indexSeq(p, it.Key())
+			if !mine {
+				continue
+			}
+			ev, err := decodeRecord(seq, it.Value())
+			if err != nil {
+				failed = fmt.Errorf("ledger: scan events at %d: %w", seq, err)
+				break
+			}
+			if !yield(ev, nil) {
+				_ = it.Close()
+				return
+			}
+		}
+		if err := errors.Join(failed, it.Error(), it.Close()); err != nil {
+			yield(event.Event{}, s.wrapRead(err))
+		}
+	}
+}

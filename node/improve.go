@@ -16,15 +16,17 @@ import (
 // newImprove builds the node's self-improvement loop (docs/improve.md):
 // every ledger node folds the proposals and the settings they change
 // (answering proposals.list, proposals.show and improve.settings, and
-// giving its planner the approved notes); an orchestrator node also keeps
-// the telemetry window, and while it leads, evaluates, applies approved
-// proposals, monitors and reverts them, and sends their news through the
-// notification hooks (critical at once, high hourly, the rest daily).
+// giving its planner the approved notes); an orchestrator node, while it
+// leads, evaluates the telemetry window it reads from its ledger for each
+// pass, applies approved proposals, monitors and reverts them, and sends
+// their news through the notification hooks (critical at once, high
+// hourly, the rest daily).
 func (n *Node) newImprove() *improve.Loop {
 	cfg := improve.Config{Node: n.cfg.Name, Logger: n.log.With("component", "improve")}
 	if orch := n.orch; orch != nil {
 		cfg.Emit = n.outbox
 		cfg.Epoch = orch.Leader // the loop's events are fenced like the orchestrator's decisions
+		cfg.Ledger = n.store
 		cfg.Drafter = n.proposalDrafter()
 		if nt := n.notifier; nt != nil {
 			cfg.Digest = &improve.Digest{Send: func(ctx context.Context, sev improve.Severity, items []improve.Item) error {

@@ -1,8 +1,9 @@
 // Package improve is the cluster's self-improvement loop (docs/improve.md):
-// the leader orchestrator reads a window of the ledger (Telemetry), finds
-// patterns with fixed rules (Evaluate: a command shape failing, a step
-// timing out, a gate always approved, replans fixing the same mistake,
-// runs of a family rated down), and proposes a typed change with its
+// the leader orchestrator reads a window of the ledger (Telemetry, read
+// for each pass by ReadWindow and dropped after it), finds patterns with
+// fixed rules (Evaluate: a command shape failing, a step timing out, a
+// gate always approved, replans fixing the same mistake, runs of a family
+// rated down, steps failing transiently with no retries), and proposes a typed change with its
 // evidence, root cause, risk, expected effect and rollback
 // (proposal.created). Operators approve or reject it; the leader
 // validates it again and applies it as the ordinary event of its setting
@@ -40,11 +41,15 @@
 //     on every node; a proposal's id derives from its finding, so two
 //     leaders make one proposal.
 //  5. Telemetry is bounded: records older than its window, and past
-//     MaxRecords of a kind, are dropped.
+//     MaxRecords of a kind, are dropped. With a Ledger it is not
+//     resident: the leader reads it for an evaluation or a validation
+//     and drops it; between passes it keeps only the monitor's attempts
+//     of applied proposals since their apply (read from the ledger again
+//     after a restart or a leader change), a follower nothing.
 //
 // Usage (the node wires this):
 //
-//	l := improve.New(improve.Config{Node: name, Emit: emitter,
+//	l := improve.New(improve.Config{Node: name, Emit: emitter, Ledger: store,
 //		Epoch: orch.Leader, Digest: digest})
 //	// add l to the follower's folders and to the node's roles
 //	notes := l.PlannerNotes(family, automatic)

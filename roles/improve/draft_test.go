@@ -72,7 +72,7 @@ func evaluateWith(t *testing.T, p *planted, srv *httptest.Server, timeout time.D
 	if srv != nil {
 		d = &Drafter{Model: llm.NewOpenAI(llm.OpenAIConfig{BaseURL: srv.URL + "/v1", Model: "m"}), Timeout: timeout}
 	}
-	l := New(Config{Node: "n1", Emit: c, Now: func() time.Time { return p.now }, Drafter: d})
+	l := New(Config{Node: "n1", Emit: c, Ledger: p.store, Now: func() time.Time { return p.now }, Drafter: d})
 	p.feed(l)
 	if err := l.Step(context.Background()); err != nil {
 		t.Fatal(err)

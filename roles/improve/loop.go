@@ -52,6 +52,12 @@ type Config struct {
 	Monitor Monitor
 	// Window is the telemetry window (DefaultWindow when zero).
 	Window time.Duration
+	// Ledger, when set (a node's ledger), is where the leader reads the
+	// window for an evaluation or a validation, and the attempts after an
+	// applied proposal for the monitor: the loop then keeps no window (a
+	// follower nothing, the leader only its monitor's few attempts). Nil:
+	// the window is folded as events come and kept (tools, tests).
+	Ledger Ledger
 	// Tick is how often the loop looks (DefaultTick when zero).
 	Tick time.Duration
 	// Digest, when set, gets the news of the proposals (notify).
@@ -63,9 +69,10 @@ type Config struct {
 }
 
 // Loop is the self-improvement loop of a node: a roles.Folder that folds
-// the proposals, the settings they change and the telemetry window, and,
-// on the leader orchestrator, a goroutine that evaluates on schedule (or
-// when asked), applies approved proposals after validating them again,
+// the proposals and the settings they change (and, without a Ledger, the
+// telemetry window), and, on the leader orchestrator, a goroutine that
+// evaluates on schedule (or when asked) the window it reads from the
+// ledger, applies approved proposals after validating them again,
 // monitors applied ones and reverts those that made things worse.
 type Loop struct {
 	cfg  Config
@@ -90,7 +97,12 @@ type Loop struct {
 	// it when it needs the state (lock order: tm, then mu).
 	tm struct {
 		sync.Mutex
+		// tel is the window folded as events come, without a Ledger
+		// only.
 		tel *Telemetry
+		// watch is the monitor's, with a Ledger, while a proposal is
+		// applied (nil otherwise).
+		watch *watch
 		// lastEval is when the leader last evaluated; evalSeq the
 		// improve.eval it answered.
 		lastEval time.Time
@@ -147,7 +159,7 @@ func (l *Loop) Fold(ev event.Event) {
 	// Live, the telemetry's events wait for Step (which may be in an
 	// evaluation); while the node restores they are folded at once, in
 	// order (pending is empty then).
-	keep := l.cfg.Emit != nil && telemetryType(ev.Type)
+	keep := l.cfg.Emit != nil && l.cfg.Ledger == nil && telemetryType(ev.Type)
 	queue := keep && (l.mu.live || len(l.mu.pending) > 0)
 	if queue {
 		l.mu.pending = append(l.mu.pending, ev)
@@ -185,9 +197,10 @@ func telemetryType(t event.Type) bool {
 // SnapshotName is "improve".
 func (l *Loop) SnapshotName() string { return "improve" }
 
-// Snapshot saves the proposals and settings (not the telemetry window:
-// after a restart it holds the events after the snapshot, and fills up
-// again as the ledger goes on).
+// Snapshot saves the proposals and settings. Not the telemetry window:
+// with a Ledger it is read from the ledger when needed, so a restart or a
+// leader change loses nothing; without one, after a restart it holds the
+// events after the snapshot.
 func (l *Loop) Snapshot() (uint64, []byte, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -310,7 +323,9 @@ func (l *Loop) Step(ctx context.Context) error {
 
 // turnLocked (tm held) folds the pending events into the telemetry and,
 // on the live leader, returns the events due; ok is false when the node
-// is not the live leader.
+// is not the live leader. With a Ledger, it reads the window only when an
+// evaluation is due or an approved proposal is to be validated, and drops
+// it at the end of the turn.
 func (l *Loop) turnLocked(ctx context.Context) (drafts []event.Draft, ok bool) {
 	l.mu.Lock()
 	evs := l.mu.pending
@@ -320,11 +335,13 @@ func (l *Loop) turnLocked(ctx context.Context) (drafts []event.Draft, ok bool) {
 		l.tm.tel.Fold(ev)
 	}
 	if l.cfg.Leading != nil && !l.cfg.Leading() {
+		l.tm.watch = nil
 		return nil, false
 	}
 	var epoch uint64
 	if l.cfg.Epoch != nil {
 		if epoch = l.cfg.Epoch(); epoch == 0 {
+			l.tm.watch = nil
 			return nil, false
 		}
 	}
@@ -333,6 +350,7 @@ func (l *Loop) turnLocked(ctx context.Context) (drafts []event.Draft, ok bool) {
 	if !l.mu.live || (l.cfg.Epoch != nil && epoch < l.mu.state.Epoch) {
 		// Not live yet, or deposed: the ledger holds a newer leader.
 		l.mu.Unlock()
+		l.tm.watch = nil
 		return nil, false
 	}
 	l.tm.epoch = epoch
@@ -347,15 +365,79 @@ func (l *Loop) turnLocked(ctx context.Context) (drafts []event.Draft, ok bool) {
 		l.tm.evalSeq, l.tm.lastEval = st.EvalAsked, now
 		in = Input{Now: now, State: st.Clone(), Policy: l.mu.pol, PolicyText: l.mu.polText}
 	}
+	upto := st.Seq
+	needWindow := due || l.validatesLocked(now)
+	var applied map[string]watched
+	if l.cfg.Ledger != nil {
+		applied = appliedOf(st)
+	}
 	l.mu.Unlock()
+	// Without mu: Fold goes on meanwhile.
+	var win *Telemetry
+	if needWindow {
+		var err error
+		if win, err = l.windowLocked(ctx, now, upto); err != nil {
+			l.log.Warn("improve: could not read the telemetry window", "err", err)
+			due = false
+		}
+	}
+	if l.cfg.Ledger != nil {
+		if err := l.watchLocked(ctx, applied, upto, now); err != nil {
+			l.log.Warn("improve: could not read the attempts the monitor watches", "err", err)
+		}
+	}
 	if due {
-		drafts = l.evaluateLocked(ctx, now, in) // without mu: Fold goes on meanwhile
+		drafts = l.evaluateLocked(ctx, now, in, win)
 	}
 	l.mu.Lock()
-	drafts = append(drafts, l.dueLocked(now)...)
+	drafts = append(drafts, l.dueLocked(now, win)...)
 	l.notifyLocked(now)
 	l.mu.Unlock()
 	return drafts, true
+}
+
+// windowLocked (tm held) is the window an evaluation or a validation
+// reads: with a Ledger, read now up to position upto (the state's); the
+// folded one otherwise.
+func (l *Loop) windowLocked(ctx context.Context, now time.Time, upto uint64) (*Telemetry, error) {
+	if l.cfg.Ledger == nil {
+		l.tm.tel.Trim(now)
+		return l.tm.tel, nil
+	}
+	return ReadWindow(ctx, l.cfg.Ledger, l.cfg.Window, now, upto)
+}
+
+// monitoredLocked (tm held) is the telemetry the monitor judges by: the
+// watch's attempts with a Ledger (none while the watch is empty), the
+// folded window otherwise.
+func (l *Loop) monitoredLocked() *Telemetry {
+	if l.cfg.Ledger == nil {
+		return l.tm.tel
+	}
+	if l.tm.watch == nil {
+		return &Telemetry{}
+	}
+	return l.tm.watch.tel
+}
+
+// validatesLocked (tm and mu held) reports whether an approved proposal
+// is due to be validated at now (applyLocked would check it).
+func (l *Loop) validatesLocked(now time.Time) bool {
+	st := l.mu.state
+	for _, id := range st.Order {
+		p := st.Proposals[id]
+		if p.Status != StatusApproved {
+			continue
+		}
+		key := "change/" + p.ID
+		if p.ChangeSeq != 0 {
+			key = "applied/" + p.ID
+		}
+		if at, ok := l.tm.sent[key]; !ok || now.Sub(at) >= inflight {
+			return true
+		}
+	}
+	return false
 }
 
 // onceLocked (tm held) reports whether the event named key may be
@@ -369,15 +451,18 @@ func (l *Loop) onceLocked(key string, now time.Time) bool {
 }
 
 // dueLocked (tm and mu held) returns the applies and judgements due at
-// now.
-func (l *Loop) dueLocked(now time.Time) []event.Draft {
+// now; win is the window validations read (nil: none read this turn, the
+// applies wait for the next).
+func (l *Loop) dueLocked(now time.Time, win *Telemetry) []event.Draft {
 	var out []event.Draft
 	st := l.mu.state
 	for _, id := range st.Order {
 		p := st.Proposals[id]
 		switch p.Status {
 		case StatusApproved:
-			out = append(out, l.applyLocked(p, now)...)
+			if win != nil {
+				out = append(out, l.applyLocked(p, now, win)...)
+			}
 		case StatusApplied:
 			out = append(out, l.judgeLocked(p, now)...)
 		}
@@ -389,10 +474,9 @@ func (l *Loop) dueLocked(now time.Time) []event.Draft {
 // with a Drafter, the model words each (and may draft its change); once
 // the model fails to answer, the rest of this evaluation keeps the rules'
 // text.
-func (l *Loop) evaluateLocked(ctx context.Context, now time.Time, in Input) []event.Draft {
+func (l *Loop) evaluateLocked(ctx context.Context, now time.Time, in Input, win *Telemetry) []event.Draft {
 	start := time.Now()
-	l.tm.tel.Trim(now)
-	found := Evaluate(l.cfg.Rules, l.tm.tel, in)
+	found := Evaluate(l.cfg.Rules, win, in)
 	var out []event.Draft
 	modelDown := false
 	for _, p := range found {
@@ -404,7 +488,7 @@ func (l *Loop) evaluateLocked(ctx context.Context, now time.Time, in Input) []ev
 				p.DraftedBy, p.ChangeBy = event.DraftedByRules, event.DraftedByRules
 				p.DraftNote = "the model's draft was not used: the model did not answer an earlier draft of this evaluation"
 			} else {
-				p, modelDown = d.draft(ctx, p, draftContext{attempts: l.tm.tel.Attempts, commands: l.tm.tel.Commands, pol: in.Policy})
+				p, modelDown = d.draft(ctx, p, draftContext{attempts: win.Attempts, commands: win.Commands, pol: in.Policy})
 			}
 			if p.DraftNote != "" {
 				l.log.Warn("improve: proposal drafted by the rules", "proposal", p.ID, "why", p.DraftNote)
@@ -413,24 +497,24 @@ func (l *Loop) evaluateLocked(ctx context.Context, now time.Time, in Input) []ev
 		p.Epoch = l.tm.epoch
 		out = append(out, event.MustDraft(event.ProposalCreated, "", p))
 	}
-	l.log.Info("improve: evaluated", "attempts", len(l.tm.tel.Attempts), "gates", len(l.tm.tel.Gates),
-		"replans", len(l.tm.tel.Replans), "ratings", len(l.tm.tel.Ratings), "proposals", len(out), "took", time.Since(start))
+	l.log.Info("improve: evaluated", "attempts", len(win.Attempts), "gates", len(win.Gates),
+		"replans", len(win.Replans), "ratings", len(win.Ratings), "proposals", len(out), "took", time.Since(start))
 	return out
 }
 
 // applyLocked validates an approved proposal again and drafts its change
 // and proposal.applied, or its refusal (proposal.reverted).
-func (l *Loop) applyLocked(p *Proposal, now time.Time) []event.Draft {
+func (l *Loop) applyLocked(p *Proposal, now time.Time, win *Telemetry) []event.Draft {
 	if p.ChangeSeq != 0 {
 		if !l.onceLocked("applied/"+p.ID, now) {
 			return nil
 		}
-		return []event.Draft{event.MustDraft(event.ProposalApplied, "", event.ProposalAppliedData{Proposal: p.ID, Validation: l.checkLocked(p), Epoch: l.tm.epoch})}
+		return []event.Draft{event.MustDraft(event.ProposalApplied, "", event.ProposalAppliedData{Proposal: p.ID, Validation: l.checkLocked(p, win), Epoch: l.tm.epoch})}
 	}
 	if !l.onceLocked("change/"+p.ID, now) {
 		return nil
 	}
-	v, err := l.validateLocked(p)
+	v, err := l.validateLocked(p, win)
 	if err != nil {
 		l.log.Warn("improve: an approved proposal is refused at apply", "proposal", p.ID, "err", err)
 		return []event.Draft{event.MustDraft(event.ProposalReverted, "", event.ProposalOutcomeData{Proposal: p.ID,
@@ -449,8 +533,8 @@ func (l *Loop) applyLocked(p *Proposal, now time.Time) []event.Draft {
 }
 
 // checkLocked is the apply check of a proposal whose change is in force.
-func (l *Loop) checkLocked(p *Proposal) event.Validation {
-	v, err := l.validateLocked(p)
+func (l *Loop) checkLocked(p *Proposal, win *Telemetry) event.Validation {
+	v, err := l.validateLocked(p, win)
 	if err != nil {
 		v.Summary = "applied; a check again now says: " + err.Error()
 	}
@@ -459,8 +543,9 @@ func (l *Loop) checkLocked(p *Proposal) event.Validation {
 
 // validateLocked checks p against the state in force now: the forbidden
 // changes, and per kind the replay (step defaults) or the re-judging
-// (policy); notes are checked by the forbidden-change rules only.
-func (l *Loop) validateLocked(p *Proposal) (event.Validation, error) {
+// (policy) of the window win; notes are checked by the forbidden-change
+// rules only.
+func (l *Loop) validateLocked(p *Proposal, win *Telemetry) (event.Validation, error) {
 	if err := Forbidden(p.Change); err != nil {
 		return event.Validation{}, err
 	}
@@ -469,9 +554,9 @@ func (l *Loop) validateLocked(p *Proposal) (event.Validation, error) {
 	}
 	switch p.Change.Kind {
 	case event.ChangeStepDefaults:
-		return ReplayDefaults(p.Change, l.tm.tel.Attempts)
+		return ReplayDefaults(p.Change, win.Attempts)
 	case event.ChangePolicy:
-		return CheckPolicy(l.mu.pol, p.Change, l.tm.tel.Commands)
+		return CheckPolicy(l.mu.pol, p.Change, win.Commands)
 	case event.ChangeTemplate:
 		return event.Validation{}, fmt.Errorf("%w: plan templates are not applied by this version", ErrForbidden)
 	}
@@ -484,14 +569,14 @@ func (l *Loop) judgeLocked(p *Proposal, now time.Time) []event.Draft {
 		if !l.onceLocked("reverted/"+p.ID, now) {
 			return nil
 		}
-		v, out := l.cfg.Monitor.Judge(p, l.tm.tel, now)
+		v, out := l.cfg.Monitor.Judge(p, l.monitoredLocked(), now)
 		out.Epoch = l.tm.epoch
 		if v != Revert {
 			out.Reason = "reverted: " + out.Reason
 		}
 		return []event.Draft{event.MustDraft(event.ProposalReverted, "", out)}
 	}
-	v, out := l.cfg.Monitor.Judge(p, l.tm.tel, now)
+	v, out := l.cfg.Monitor.Judge(p, l.monitoredLocked(), now)
 	out.Epoch = l.tm.epoch
 	switch v {
 	case Implement:

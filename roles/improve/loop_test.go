@@ -86,7 +86,7 @@ func TestForbiddenRefusedAtCreation(t *testing.T) {
 		t.Errorf("defaults %+v", s.Defaults)
 	}
 	c := &capture{p: p}
-	l := New(Config{Node: "n1", Emit: c, Now: func() time.Time { return p.now }})
+	l := New(Config{Node: "n1", Emit: c, Ledger: p.store, Now: func() time.Time { return p.now }})
 	p.feed(l)
 	if err := l.Step(context.Background()); err != nil {
 		t.Fatal(err)
@@ -120,7 +120,7 @@ func TestForbiddenRefusedAtApply(t *testing.T) {
 	}
 	p.emit(event.PolicyApplied, "", event.PolicyAppliedData{Base: 1, Name: "test", Hash: p2.Hash(), Text: v2, Source: event.PolicyFromApply})
 	c := &capture{p: p}
-	l := New(Config{Node: "n1", Emit: c, Now: func() time.Time { return p.now }})
+	l := New(Config{Node: "n1", Emit: c, Ledger: p.store, Now: func() time.Time { return p.now }})
 	p.feed(l)
 	if err := l.Step(context.Background()); err != nil {
 		t.Fatal(err)
@@ -156,7 +156,7 @@ func TestLoopLifecycle(t *testing.T) {
 	c := &capture{p: p}
 	digest := &Digest{Now: func() time.Time { return p.now }}
 	mon := Monitor{Threshold: 0.25, MinBaseline: 3, MinAfter: 3, MaxWatch: time.Hour}
-	l := New(Config{Node: "n1", Emit: c, Now: func() time.Time { return p.now }, Monitor: mon, Digest: digest})
+	l := New(Config{Node: "n1", Emit: c, Ledger: p.store, Now: func() time.Time { return p.now }, Monitor: mon, Digest: digest})
 	p.feed(l)
 	ctx := context.Background()
 	if err := l.Step(ctx); err != nil {
@@ -376,7 +376,7 @@ func TestPolicyProposalApplied(t *testing.T) {
 		p.emit(event.GateDecided, run, event.GateDecidedData{Step: "s", Subject: "x", Action: event.GateAccept})
 	}
 	c := &capture{p: p}
-	l := New(Config{Node: "n1", Emit: c, Now: func() time.Time { return p.now }})
+	l := New(Config{Node: "n1", Emit: c, Ledger: p.store, Now: func() time.Time { return p.now }})
 	p.feed(l)
 	ctx := context.Background()
 	if err := l.Step(ctx); err != nil {

@@ -31,6 +31,11 @@ const (
 	// PatternFeedback: runs of one family were rated down at least
 	// Rules.MinRatings times, more often than up.
 	PatternFeedback = "feedback"
+	// PatternRetries: steps of one family that set no retries failed
+	// transiently (class transient, not a timeout; or retryable and
+	// passed when run again) at least Rules.MinTransient times while no
+	// default retries were in force.
+	PatternRetries = "retries"
 )
 
 // Rules are the evaluation's thresholds. They are fixed by the build
@@ -42,16 +47,20 @@ type Rules struct {
 	MinApprovals int
 	MinReplans   int
 	MinRatings   int
+	MinTransient int
 	// TimeoutFactor multiplies the timeout steps hit for the proposed
 	// default.
 	TimeoutFactor int
 	// MaxEvidence caps the evidence a proposal lists (the newest).
 	MaxEvidence int
+	// MaxProposedRetries caps the default retries the rule proposes.
+	MaxProposedRetries int
 }
 
 // DefaultRules are the thresholds in force.
 func DefaultRules() Rules {
-	return Rules{MinFailures: 3, MinTimeouts: 3, MinApprovals: 3, MinReplans: 3, MinRatings: 3, TimeoutFactor: 4, MaxEvidence: 50}
+	return Rules{MinFailures: 3, MinTimeouts: 3, MinApprovals: 3, MinReplans: 3, MinRatings: 3, MinTransient: 3, TimeoutFactor: 4,
+		MaxEvidence: 50, MaxProposedRetries: 3}
 }
 
 // Input is what one evaluation reads beside the telemetry.
@@ -105,6 +114,9 @@ func Evaluate(rules Rules, t *Telemetry, in Input) []event.ProposalCreatedData {
 		add(p, true)
 	}
 	for _, p := range noteRules(t, in) { // rules_notes.go
+		add(p, true)
+	}
+	for _, p := range retries(rules, t, in) {
 		add(p, true)
 	}
 	slices.SortFunc(out, func(a, b event.ProposalCreatedData) int { return cmp.Compare(a.ID, b.ID) })
@@ -463,4 +475,99 @@ func sortedKeys[V any](m map[key]V) []key {
 	ks := slices.Collect(maps.Keys(m))
 	slices.SortFunc(ks, func(a, b key) int { return cmp.Or(cmp.Compare(a.family, b.family), cmp.Compare(a.subject, b.subject)) })
 	return ks
+}
+
+// runStep names one step of one run.
+type runStep struct{ run, step string }
+
+// passedAt is, for each step of a run that passed, the first attempt
+// that passed.
+func passedAt(attempts []Attempt) map[runStep]int {
+	out := map[runStep]int{}
+	for i := range attempts {
+		a := &attempts[i]
+		if a.Status != event.TaskSucceeded {
+			continue
+		}
+		k := runStep{a.Run, a.Step}
+		if n, ok := out[k]; !ok || a.Attempt < n {
+			out[k] = a.Attempt
+		}
+	}
+	return out
+}
+
+// transientFailure reports whether a is a failure retries are for: of a
+// step that set no retries, not a timeout (the timeouts rule's), and of
+// class transient, or retryable and passed when run again (passed: the
+// first attempt of its step that passed, 0 for none).
+func transientFailure(a *Attempt, passed int) bool {
+	if !a.Failed() || a.TimedOut || a.SetRetries {
+		return false
+	}
+	return a.Class == event.ClassTransient || (a.Retryable && passed > a.Attempt)
+}
+
+// retries is rule (f): a family whose steps fail transiently, with no
+// default retries in force, gets default retries, as many as the
+// recorded re-runs needed to pass (at least one, at most
+// Rules.MaxProposedRetries).
+func retries(rules Rules, t *Telemetry, in Input) []event.ProposalCreatedData {
+	type agg struct {
+		n, again, need int
+		seqs           []uint64
+	}
+	passed := passedAt(t.Attempts)
+	by := map[string]*agg{}
+	for i := range t.Attempts {
+		a := &t.Attempts[i]
+		at := passed[runStep{a.Run, a.Step}]
+		if a.Family == "" || !transientFailure(a, at) {
+			continue
+		}
+		g := by[a.Family]
+		if g == nil {
+			g = &agg{}
+			by[a.Family] = g
+		}
+		g.n++
+		g.seqs = append(g.seqs, a.Seq)
+		need := 1
+		if at > a.Attempt {
+			g.again++
+			need = at - a.Attempt
+		}
+		g.need = max(g.need, need)
+	}
+	var out []event.ProposalCreatedData
+	for _, fam := range slices.Sorted(maps.Keys(by)) {
+		g := by[fam]
+		if g.n < rules.MinTransient {
+			continue
+		}
+		var old event.StepDefaults
+		if in.State != nil {
+			old = in.State.Defaults[fam]
+		}
+		if old.Retries != nil && *old.Retries > 0 {
+			continue // retries in force: what fails still is not for more of them
+		}
+		n := min(max(g.need, 1), rules.MaxProposedRetries, MaxRetries)
+		c := event.Change{Kind: event.ChangeStepDefaults, Setting: event.SettingDefaultsRetries,
+			Defaults: &event.StepDefaults{Family: fam, Retries: &n}}
+		v, err := ReplayDefaults(c, t.Attempts)
+		if err != nil || v.Retry == 0 {
+			continue
+		}
+		out = append(out, event.ProposalCreatedData{Pattern: PatternRetries, Subject: fam, Family: fam,
+			Change: c, Rollback: event.Change{Kind: event.ChangeStepDefaults, Setting: event.SettingDefaultsRetries,
+				Defaults: &event.StepDefaults{Family: fam, Retries: old.Retries}},
+			Evidence: g.seqs,
+			RootCause: fmt.Sprintf("steps of family %s failed transiently %d times (%d of them passed when run again) with no retries in force",
+				fam, g.n, g.again),
+			ExpectedEffect: fmt.Sprintf("steps of family %s that set no retries are retried up to %d times: a transient failure ends in a pass instead of a failed run", fam, n),
+			Risk:           "medium", Validation: v,
+			Baseline: familyRate(t, fam, nil)})
+	}
+	return out
 }

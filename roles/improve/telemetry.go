@@ -112,6 +112,14 @@ type Telemetry struct {
 	ended  map[string]string // family by run, of runs finished lately
 	shapes map[string][]string
 	now    time.Time
+
+	// earlier, when set, gives the events of a run from before the first
+	// position read (a run that started before the window): they are
+	// folded for the run's family, steps and commands only (foldInfo).
+	earlier func(run string) []event.Event
+	// keep, when set, filters the attempts kept, and no gate, replan,
+	// rating or command is kept (the monitor's watch).
+	keep func(*Attempt) bool
 }
 
 // Defaults of the telemetry window.
@@ -137,6 +145,12 @@ func (t *Telemetry) Fold(ev event.Event) {
 	if ev.Time.After(t.now) {
 		t.now = ev.Time
 	}
+	if t.keep != nil {
+		switch ev.Type {
+		case event.GateOpened, event.GateDecided, event.GateDecidedFor, event.PlanReplanRequested, event.RunRated:
+			return
+		}
+	}
 	switch ev.Type {
 	case event.GoalSubmitted:
 		var d struct {
@@ -158,7 +172,7 @@ func (t *Telemetry) Fold(ev event.Event) {
 	case event.PlanReplanRequested:
 		t.replan(ev)
 	case event.RunFinished:
-		if r := t.runs[ev.Run]; r != nil && r.family != "" {
+		if r := t.runs[ev.Run]; r != nil && r.family != "" && t.keep == nil {
 			if len(t.ended) >= maxEnded {
 				t.ended = map[string]string{}
 			}
@@ -168,9 +182,33 @@ func (t *Telemetry) Fold(ev event.Event) {
 	case event.RunRated:
 		var d event.RunRatedData
 		if ev.Decode(&d) == nil {
+			fam := t.familyOf(ev.Run)
+			if fam == "" && t.earlier != nil && t.runs[ev.Run] == nil {
+				// A run that finished before the window: its goal says.
+				fam = t.run(ev).family
+				delete(t.runs, ev.Run)
+			}
 			t.Ratings = appendCapped(t.Ratings, Rating{Seq: ev.Seq, Time: ev.Time, Run: ev.Run,
-				Family: t.familyOf(ev.Run), Down: d.Rating == event.RatingDown, Reason: d.Reason}, t.MaxRecords)
+				Family: fam, Down: d.Rating == event.RatingDown, Reason: d.Reason}, t.MaxRecords)
 		}
+	}
+}
+
+// foldInfo folds an event of a run from before the window: what it says
+// of the run (family, steps, commands), no record.
+func (t *Telemetry) foldInfo(ev event.Event) {
+	switch ev.Type {
+	case event.GoalSubmitted:
+		var d struct {
+			Family string `json:"family"`
+		}
+		if ev.Decode(&d) == nil && d.Family != "" {
+			t.runs[ev.Run].family = d.Family
+		}
+	case event.PlanProposed:
+		t.planProposed(ev)
+	case event.TaskAssigned:
+		t.assigned(ev)
 	}
 }
 
@@ -180,6 +218,13 @@ func (t *Telemetry) run(ev event.Event) *runInfo {
 	if r == nil {
 		r = &runInfo{steps: map[string]*stepInfo{}, gates: map[string]int{}}
 		t.runs[ev.Run] = r
+		if t.earlier != nil && ev.Type != event.GoalSubmitted && ev.Run != "" {
+			// A run the window did not see start: what its earlier
+			// events say of it (r is in runs: they fold into it).
+			for _, prev := range t.earlier(ev.Run) {
+				t.foldInfo(prev)
+			}
+		}
 	}
 	r.last = ev.Time
 	return r
@@ -252,7 +297,9 @@ func (t *Telemetry) assigned(ev event.Event) {
 	if d.Step.Kind == event.KindShell && d.Step.Run != "" {
 		s.command, s.dir = d.Step.Run, d.Step.Cwd
 		s.shapes = t.shapesOf(d.Step.Run)
-		t.Commands = appendCapped(t.Commands, d.Step.Run, MaxCommands)
+		if t.keep == nil {
+			t.Commands = appendCapped(t.Commands, d.Step.Run, MaxCommands)
+		}
 	}
 }
 
@@ -292,6 +339,9 @@ func (t *Telemetry) finished(ev event.Event) {
 	if s := r.steps[d.Step]; s != nil {
 		a.Shapes, a.Command, a.SetTimeout, a.SetRetries = s.shapes, s.command, s.setTimeout, s.setRetries
 		a.Retryable = d.Class == event.ClassTransient || s.onFailure == event.OnFailureRetry
+	}
+	if t.keep != nil && !t.keep(&a) {
+		return
 	}
 	t.Attempts = appendCapped(t.Attempts, a, t.MaxRecords)
 }

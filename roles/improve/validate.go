@@ -198,7 +198,11 @@ func ReplayDefaults(c event.Change, attempts []Attempt) (event.Validation, error
 	if c.Kind != event.ChangeStepDefaults {
 		return v, fmt.Errorf("improve: replay: a %s change is not replayed", c.Kind)
 	}
-	regress := 0
+	regress, again := 0, 0
+	var passed map[runStep]int
+	if c.Setting == event.SettingDefaultsRetries {
+		passed = passedAt(attempts)
+	}
 	for _, a := range attempts {
 		if a.Family != d.Family || a.Status == "" {
 			continue
@@ -235,6 +239,9 @@ func ReplayDefaults(c event.Change, attempts []Attempt) (event.Validation, error
 				v.Pass++
 			case a.Status == event.TaskFailed && a.Retryable && a.Attempt <= retries:
 				v.Retry++
+				if at := passed[runStep{a.Run, a.Step}]; at > a.Attempt && at <= a.Attempt+retries {
+					again++
+				}
 			default:
 				v.Fail++
 			}
@@ -242,6 +249,9 @@ func ReplayDefaults(c event.Change, attempts []Attempt) (event.Validation, error
 	}
 	v.Summary = fmt.Sprintf("replayed %d recorded attempts of family %q under %s: %d pass, %d fail, %d retried, %d unknown",
 		v.Pass+v.Fail+v.Retry+v.Unknown, d.Family, describe(c), v.Pass, v.Fail, v.Retry, v.Unknown)
+	if c.Setting == event.SettingDefaultsRetries && v.Retry > 0 {
+		v.Summary += fmt.Sprintf(" (%d of them passed when run again within those retries)", again)
+	}
 	if regress > 0 {
 		return v, fmt.Errorf("%w: %d recorded attempts that succeeded would have timed out under %s", ErrForbidden, regress, describe(c))
 	}
