@@ -29,8 +29,8 @@ const (
 	// ProposalReverted: the change made things worse, or could not be
 	// applied, and the leader undid it (ProposalOutcomeData).
 	ProposalReverted Type = "proposal.reverted"
-	// TuningChanged changes the planner notes or the step defaults
-	// (TuningChangedData): the event an approved proposal, or its revert,
+	// TuningChanged changes the planner notes, the step defaults or a
+	// family's plan template (TuningChangedData): the event an approved proposal, or its revert,
 	// applies through.
 	TuningChanged Type = "tuning.changed"
 	// ImproveEval is an operator's request to the leader's evaluation: run
@@ -51,8 +51,8 @@ type ChangeKind string
 const (
 	// ChangeNotes adds, edits, pins or retires a planner note.
 	ChangeNotes ChangeKind = "notes"
-	// ChangeTemplate replaces a plan family's default plan (not applied
-	// by this version: a proposal of this kind is refused at apply).
+	// ChangeTemplate replaces a plan family's template: the plan a goal
+	// of the family with neither a plan file nor text is planned from.
 	ChangeTemplate ChangeKind = "template"
 	// ChangeStepDefaults sets a family's default step timeout or retries.
 	ChangeStepDefaults ChangeKind = "step_defaults"
@@ -141,10 +141,17 @@ type PolicyChange struct {
 	Dir     string `json:"dir,omitempty"`
 }
 
-// TemplateChange replaces a family's default plan.
+// TemplateChange replaces a family's template: the plan file (YAML or
+// JSON, the plan decoder's grammar) that a goal of the family submitted
+// with neither a plan file nor text is planned from (roles/planner).
 type TemplateChange struct {
 	Family string `json:"family"`
-	Plan   string `json:"plan"`
+	// Plan is the plan file's text; empty: the family has no template
+	// (the rollback of a family's first template).
+	Plan string `json:"plan"`
+	// Hash is the SHA-256 of Plan in hex (empty with no plan): what
+	// proposal show and improve settings name the template by.
+	Hash string `json:"hash,omitempty"`
 }
 
 // Rate is an error rate over a window: Errors of Total, from From to To.
@@ -276,7 +283,7 @@ type ProposalOutcomeData struct {
 }
 
 // TuningChangedData applies a change (or a revert's rollback) to the
-// planner notes or the step defaults.
+// planner notes, the step defaults or a family's template.
 type TuningChangedData struct {
 	// Proposal is the approved proposal applied, or reverted.
 	Proposal string `json:"proposal"`

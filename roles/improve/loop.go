@@ -440,8 +440,9 @@ func (l *Loop) checkLocked(p *Proposal) event.Validation {
 }
 
 // validateLocked checks p against the state in force now: the forbidden
-// changes, and per kind the replay (step defaults) or the re-judging
-// (policy); notes are checked by the forbidden-change rules only.
+// changes, and per kind the replay (step defaults), the re-judging
+// (policy) or the template in force (templates, apply_template.go);
+// notes are checked by the forbidden-change rules only.
 func (l *Loop) validateLocked(p *Proposal) (event.Validation, error) {
 	if err := Forbidden(p.Change); err != nil {
 		return event.Validation{}, err
@@ -455,7 +456,7 @@ func (l *Loop) validateLocked(p *Proposal) (event.Validation, error) {
 	case event.ChangePolicy:
 		return CheckPolicy(l.mu.pol, p.Change, l.tm.tel.Commands)
 	case event.ChangeTemplate:
-		return event.Validation{}, fmt.Errorf("%w: plan templates are not applied by this version", ErrForbidden)
+		return CheckTemplate(l.mu.state, p)
 	}
 	return NotesValidation(), nil
 }
@@ -494,6 +495,10 @@ func (l *Loop) judgeLocked(p *Proposal, now time.Time) []event.Draft {
 			undo = event.MustDraft(event.PolicyRecorded, "", event.PolicyAppliedData{Base: rb.Base, Name: l.mu.pol.Name, Hash: rb.Hash,
 				Text: rb.Text, Source: event.PolicyFromProposal, Proposal: p.ID, Reason: "revert of proposal " + p.ID + ": " + out.Reason})
 		} else {
+			if p.Rollback.Kind == event.ChangeTemplate && !templateRevertable(l.mu.state, p) {
+				out.Reason += "; the family's template changed since it was applied: it is left as it is"
+				return []event.Draft{event.MustDraft(event.ProposalReverted, "", out)}
+			}
 			undo = event.MustDraft(event.TuningChanged, "", event.TuningChangedData{Proposal: p.ID, Revert: true, Change: p.Rollback})
 		}
 		l.tm.sent["reverted/"+p.ID] = now

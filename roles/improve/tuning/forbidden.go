@@ -82,9 +82,7 @@ func Forbidden(c event.Change) error {
 			return fmt.Errorf("%w: a policy change carries no policy", ErrForbidden)
 		}
 	case event.ChangeTemplate:
-		if c.Template == nil || event.ValidFamily(c.Template.Family) != nil || c.Template.Plan == "" {
-			return fmt.Errorf("%w: a template change names a valid family and a plan", ErrForbidden)
-		}
+		return checkTemplate(c.Template)
 	}
 	return nil
 }

@@ -94,7 +94,8 @@ const (
 const AutoPrefix = "auto:"
 
 // State is the self-improvement projection of the ledger: the proposals
-// and the settings they change (planner notes, step defaults) and the
+// and the settings they change (planner notes, step defaults, plan
+// templates) and the
 // evaluation's interval. It is pure: Apply folds one event, the same
 // events give the same state on every node. Not safe for concurrent use.
 type State struct {
@@ -109,6 +110,8 @@ type State struct {
 	// Defaults are the step defaults by family ("" for every family
 	// without its own).
 	Defaults map[string]event.StepDefaults `json:"defaults,omitempty"`
+	// Templates are the plan families' templates by family (template.go).
+	Templates map[string]Template `json:"templates,omitempty"`
 	// Every is how often the leader evaluates; zero: DefaultEvery.
 	Every event.Duration `json:"every,omitzero"`
 	// EvalAsked is the ledger position of the newest improve.eval with
@@ -323,7 +326,7 @@ func (s *State) tuning(ev event.Event) bool {
 		}
 		p.ChangeSeq = ev.Seq
 	}
-	s.change(d.Change, d.Proposal)
+	s.change(d.Change, d.Proposal, ev.Seq)
 	return true
 }
 
@@ -334,9 +337,12 @@ func sameChange(a, b event.Change) bool {
 	return err1 == nil && err2 == nil && string(x) == string(y)
 }
 
-// change applies c (validated) to the settings.
-func (s *State) change(c event.Change, proposal string) {
+// change applies c (validated), the tuning.changed at seq, to the
+// settings.
+func (s *State) change(c event.Change, proposal string, seq uint64) {
 	switch c.Kind {
+	case event.ChangeTemplate:
+		s.template(*c.Template, proposal, seq)
 	case event.ChangeNotes:
 		s.note(*c.Note, proposal)
 	case event.ChangeStepDefaults:
