@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/roles/improve/tuning"
 )
 
 // webTemplate is a template of family web, as a plan file.
@@ -125,5 +126,84 @@ func checkTemplateInForce(t *testing.T, l *Loop, family, text string) {
 	s := l.Settings()
 	if got := s.Templates[family]; got.Plan != text || (text != "" && got.Hash != sha(text)) {
 		t.Fatalf("settings' template of %s: %+v", family, got)
+	}
+}
+
+// replanned folds the whole ledger into a Replanned window.
+func (p *planted) replanned() *Replanned {
+	r := NewReplanned()
+	for _, ev := range p.events(1) {
+		r.Fold(ev)
+	}
+	return r
+}
+
+// TestPatternReplanTemplate: three runs of a family replanned after the
+// same failing command, the last of which succeeded with its replanned
+// plan, give a template proposal of that plan (the decoder reads it back
+// as the plan that worked), with the replans, the plan and the run's end
+// as evidence and no template as rollback; runs whose replanned plan
+// failed, and a template already in force, give none.
+func TestPatternReplanTemplate(t *testing.T) {
+	p := plant(t)
+	bad := event.Step{ID: "serve", Run: "systemctl start www", OnFailure: event.OnFailureReplan}
+	good := event.Step{ID: "serve2", Kind: event.KindShell, Run: "systemctl start www.service"}
+	var want []uint64
+	for i, status := range []event.RunStatus{event.RunSucceeded, event.RunFailed, event.RunSucceeded} {
+		run := string(rune('a' + i))
+		p.run(run, "www", bad)
+		want = append(want, p.emit(event.PlanReplanRequested, run, event.PlanReplanRequestedData{Decision: event.Decision{Epoch: 1}, Revision: 1, Replans: 1,
+			Plan: event.Plan{Family: "www", Steps: []event.Step{bad}}, Failure: event.StepFailure{Step: "serve", Attempt: 1, Command: "systemctl start www", ExitCode: 5}}))
+		goal := "serve www, try " + run
+		prop := p.emit(event.PlanProposed, run, event.PlanProposedData{Revision: 2, Replaces: 1, Source: "llm",
+			Plan: event.Plan{Goal: goal, Family: "www", Steps: []event.Step{good}}})
+		fin := p.emit(event.RunFinished, run, event.RunFinishedData{Decision: event.Decision{Epoch: 1}, Status: status})
+		if i == 2 {
+			want = append(want, prop, fin)
+		}
+	}
+	tel, fixed := p.telemetry(), p.replanned()
+	got := EvaluateTemplates(DefaultRules(), tel, fixed, Input{State: NewState()})
+	if len(got) != 1 {
+		t.Fatalf("got %d template proposals, want 1: %+v", len(got), got)
+	}
+	g := got[0]
+	if g.Pattern != PatternReplanTemplate || g.Family != "www" || g.Subject != "systemctl start" || !slices.Equal(g.Evidence, want) {
+		t.Fatalf("proposal %s %q %q evidence %v, want %v", g.Pattern, g.Family, g.Subject, g.Evidence, want)
+	}
+	if err := Forbidden(g.Change); err != nil {
+		t.Fatal(err)
+	}
+	pl, err := tuning.ParseTemplate("www", g.Change.Template.Plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pl.Goal != "serve www, try c" || len(pl.Steps) != 1 || pl.Steps[0].Run != good.Run {
+		t.Fatalf("template plan %+v, want run c's replanned plan", pl)
+	}
+	if rb := g.Rollback.Template; rb == nil || rb.Plan != "" || rb.Family != "www" {
+		t.Fatalf("rollback %+v, want no template for www", g.Rollback)
+	}
+	if !strings.Contains(g.Validation.Summary, "proves nothing") {
+		t.Errorf("validation %+v, want it to say a replay proves nothing", g.Validation)
+	}
+	// Once that template is in force, the same plan is not proposed again.
+	st := NewState()
+	st.Templates = map[string]Template{"www": {Family: "www", Plan: g.Change.Template.Plan, Hash: g.Change.Template.Hash}}
+	if again := EvaluateTemplates(DefaultRules(), tel, fixed, Input{State: st}); len(again) != 0 {
+		t.Fatalf("proposed again with the template in force: %+v", again)
+	}
+	// Only replanned runs that failed: no template.
+	q := plant(t)
+	for i := range 3 {
+		run := string(rune('a' + i))
+		q.run(run, "www", bad)
+		q.emit(event.PlanReplanRequested, run, event.PlanReplanRequestedData{Decision: event.Decision{Epoch: 1}, Revision: 1,
+			Failure: event.StepFailure{Step: "serve", Command: "systemctl start www"}})
+		q.emit(event.PlanProposed, run, event.PlanProposedData{Revision: 2, Source: "llm", Plan: event.Plan{Family: "www", Steps: []event.Step{good}}})
+		q.emit(event.RunFinished, run, event.RunFinishedData{Decision: event.Decision{Epoch: 1}, Status: event.RunFailed})
+	}
+	if none := EvaluateTemplates(DefaultRules(), q.telemetry(), q.replanned(), Input{State: NewState()}); len(none) != 0 {
+		t.Fatalf("a template from runs that failed: %+v", none)
 	}
 }
