@@ -43,7 +43,7 @@ func (n *Node) plannerConfig() planner.Config {
 	// ClaimTimeout is the fallback while the ledger holds no claim timeout:
 	// the protocol's default, the one the orchestrators use then.
 	cfg := planner.Config{Timeout: pc.Timeout, ClaimTimeout: event.DefaultClaimTimeout, Settings: n.claimSettings(),
-		Sources: n.researchSources()}
+		Sources: n.researchSources(), Templates: n.familyTemplate}
 	if pc.Model == "" {
 		return cfg
 	}
