@@ -63,7 +63,8 @@ func (n *Node) proposalDrafter() *improve.Drafter {
 }
 
 // proposalsList answers proposals.list: newest first, at most
-// api.MaxProposals, policy texts left out (proposals.show has them).
+// api.MaxProposals, policy and template texts left out (proposals.show
+// has them).
 func (n *Node) proposalsList(_ context.Context, req api.ProposalsRequest) ([]improve.Proposal, error) {
 	var out []improve.Proposal
 	for _, p := range n.improve.Proposals() {
@@ -79,12 +80,17 @@ func (n *Node) proposalsList(_ context.Context, req api.ProposalsRequest) ([]imp
 	return out, nil
 }
 
-// brief is a change without its policy text.
+// brief is a change without its policy or template text.
 func brief(c event.Change) event.Change {
 	if c.Policy != nil {
 		pc := *c.Policy
 		pc.Text = ""
 		c.Policy = &pc
+	}
+	if c.Template != nil {
+		tc := *c.Template
+		tc.Plan = ""
+		c.Template = &tc
 	}
 	return c
 }

@@ -87,6 +87,13 @@ func changeCell(c event.Change) string {
 		}
 	case event.ChangePolicy:
 		return "policy rule"
+	case event.ChangeTemplate:
+		if tc := c.Template; tc != nil {
+			if tc.Hash == "" {
+				return "template none (" + tc.Family + ")"
+			}
+			return fmt.Sprintf("template %.12s (%s)", tc.Hash, tc.Family)
+		}
 	}
 	return string(c.Kind)
 }
@@ -171,6 +178,9 @@ func renderProposal(w io.Writer, p *tuning.Proposal) {
 	if p.Change.Kind == event.ChangePolicy && p.Change.Policy != nil && p.Change.Policy.Text != "" {
 		fmt.Fprintf(w, "proposed policy (after version %d):\n%s", p.Change.Policy.Base, indent(p.Change.Policy.Text))
 	}
+	if tc := p.Change.Template; p.Change.Kind == event.ChangeTemplate && tc != nil && tc.Plan != "" {
+		fmt.Fprintf(w, "proposed template of family %s:\n%s", tc.Family, indent(tc.Plan))
+	}
 }
 
 func indent(s string) string {
@@ -208,6 +218,13 @@ func describeChange(c event.Change) string {
 				return fmt.Sprintf("policy after version %d: allow exactly %q (the rule gate approve --remember writes)", pc.Base, pc.Command)
 			}
 			return fmt.Sprintf("policy after version %d (%s)", pc.Base, pc.Hash)
+		}
+	case event.ChangeTemplate:
+		if tc := c.Template; tc != nil {
+			if tc.Hash == "" {
+				return fmt.Sprintf("%s: family %s has no template", c.Setting, tc.Family)
+			}
+			return fmt.Sprintf("%s: the template of family %s is the plan of sha256 %s", c.Setting, tc.Family, tc.Hash)
 		}
 	}
 	return fmt.Sprintf("%s %s", c.Kind, c.Setting)
@@ -340,12 +357,13 @@ ls); with --every it evaluates at that interval from now on.`,
 func (a *app) improveSettingsCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "settings",
-		Short: "Show the planner notes and step defaults approved proposals set",
+		Short: "Show the planner notes, step defaults and plan templates approved proposals set",
 		Long: `Show the settings the improvement loop changes, as the ledger holds them:
 the evaluation's interval, the approved planner notes (with the proposal
 that made each), the automatic notes a proposal retired or pinned, and
 the step defaults by plan family (what steps that set no timeout or
-retries get).`,
+retries get) and the plan templates by family (what a goal submitted
+with --family alone is planned from; -o json has their plan text).`,
 		Example: `  agentctl improve settings
   agentctl improve settings -o json | jq .defaults`,
 		Args: args(cobra.NoArgs),
@@ -381,6 +399,10 @@ retries get).`,
 					retries = fmt.Sprint(*d.Retries)
 				}
 				fmt.Fprintf(w, "  family %s: timeout %s, retries %s\n", dash(fam), dash(d.Timeout.String()), retries)
+			}
+			fmt.Fprintln(w, "plan templates")
+			for fam, tpl := range s.Templates {
+				fmt.Fprintf(w, "  family %s: sha256 %.12s [proposal %s] (agentctl goal submit --family %s)\n", fam, tpl.Hash, dash(tpl.Proposal), fam)
 			}
 			return nil
 		},
