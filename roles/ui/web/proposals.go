@@ -173,6 +173,7 @@ func changeFields(c event.Change) fields {
 	}
 	if t := c.Template; t != nil {
 		f.set("template.family", t.Family)
+		f.set("template.hash", t.Hash)
 		f.set("template.plan", strings.TrimSpace(t.Plan))
 	}
 	return f
