@@ -207,3 +207,37 @@ func TestPatternReplanTemplate(t *testing.T) {
 		t.Fatalf("a template from runs that failed: %+v", none)
 	}
 }
+
+// TestTemplateRefusedAtApplyWhenReplaced: a template proposal whose
+// rollback no longer restores the family's template in force (another
+// proposal replaced it since) is refused at apply, and the template in
+// force stays.
+func TestTemplateRefusedAtApplyWhenReplaced(t *testing.T) {
+	p := plant(t)
+	other := strings.Replace(webTemplate, "nginx -t", "nginx -T", 1)
+	p.emit(event.ProposalCreated, "", event.ProposalCreatedData{ID: "p-first", Pattern: "replan_template", Family: "web", Risk: "medium", Approvers: 1,
+		Change: templateChange("web", other), Rollback: templateChange("web", "")})
+	p.emit(event.ProposalCreated, "", event.ProposalCreatedData{ID: "p-second", Pattern: "replan_template", Family: "web", Risk: "medium", Approvers: 1,
+		Change: templateChange("web", webTemplate), Rollback: templateChange("web", "")})
+	p.add(p.operator("alice"), event.ProposalApproved, "", event.ProposalDecidedData{Proposal: "p-first"})
+	c := &capture{p: p}
+	l := New(Config{Node: "n1", Emit: c, Now: func() time.Time { return p.now }})
+	p.feed(l)
+	ctx := context.Background()
+	if err := l.Step(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p.feed(l)
+	checkTemplateInForce(t, l, "web", other)
+	p.add(p.operator("alice"), event.ProposalApproved, "", event.ProposalDecidedData{Proposal: "p-second"})
+	p.feed(l)
+	if err := l.Step(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p.feed(l)
+	got, _ := l.Proposal("p-second")
+	if got.Status != StatusReverted || got.Outcome == nil || !strings.Contains(got.Outcome.Reason, "changed since the proposal was made") {
+		t.Fatalf("status %s outcome %+v, want reverted: refused at apply", got.Status, got.Outcome)
+	}
+	checkTemplateInForce(t, l, "web", other)
+}
