@@ -121,6 +121,9 @@ func (n *Node) promptInputs(ctx context.Context, goal event.GoalSubmittedData) l
 	}
 	in.Notes = n.plannerNotes(goal.Family, in.Notes) // improve.go: the approved notes first
 	in.Knowledge = promptKnowledge(ctx, c, goal)
+	if goal.Family != "" {
+		in.Template, _ = n.familyTemplate(goal.Family) // templates.go: the model's starting example
+	}
 	return in
 }
 

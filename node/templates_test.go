@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,11 +23,20 @@ import (
 // once replanned → the leader proposes the replanned plan as the
 // family's template → until approved, a goal that only names the family
 // is rejected → approved, the next such goal is planned from the
-// template (source template) and succeeds → a forced regression of the
-// family reverts it, and such a goal is rejected again.
+// template (source template) and succeeds, and the model planning a
+// text goal of the family is given it as its starting example (here it
+// answers no plan, so that the run adds no attempt) → a forced
+// regression of the family reverts it, and such a goal is rejected again.
 func TestTemplateProposalEndToEnd(t *testing.T) {
+	var shown atomic.Bool // a planner prompt carried the family's template
 	srv := llmtest.Server(t, func(prompt string) string {
 		switch {
+		case strings.Contains(prompt, "template of this goal's plan family") && strings.Contains(prompt, "ls /"):
+			// Seen; no plan, so that the run adds no attempt to what the
+			// monitor compares.
+			shown.Store(true)
+			return "no plan"
+
 		case strings.Contains(prompt, "You write the text of a proposal"):
 			return "no draft" // the rules' text
 		case strings.Contains(prompt, "and a step failed"):
@@ -107,6 +117,12 @@ func TestTemplateProposalEndToEnd(t *testing.T) {
 	if len(props) == 0 || props[0].Source != planner.SourceTemplate || props[0].Plan.Family != "web" ||
 		!slices.ContainsFunc(props[0].Plan.Steps, func(s event.Step) bool { return s.Run == "ls /" }) {
 		t.Fatalf("proposals %+v, want the template's plan", props)
+	}
+	if shown.Load() {
+		t.Fatal("a prompt carried the template before it was approved")
+	}
+	if r := submit(event.GoalSubmittedData{Goal: "list it again", Text: "list it again", Family: "web"}); r.Status != event.RunFailed || !shown.Load() {
+		t.Fatalf("run %s: %s (%s); template in the prompt: %v", r.ID, r.Status, r.Reason, shown.Load())
 	}
 
 	// The forced regression: the family's runs fail; the monitor reverts.
