@@ -61,7 +61,8 @@ type MemoryWrittenData struct {
 type PlanProposedData struct {
 	// Revision numbers the run's plans, from 1.
 	Revision int `json:"revision"`
-	// Source is where the plan came from: "file" or "llm".
+	// Source is where the plan came from: "file", "llm" or (protocol
+	// version 8) "template": the template of the goal's family.
 	Source string `json:"source"`
 	// Plan is the normalized plan.
 	Plan Plan `json:"plan"`
@@ -110,7 +111,8 @@ type PlanReplanRequestedData struct {
 	Tokens int `json:"tokens,omitempty"`
 	// Goal is the run's goal as submitted.
 	Goal GoalSubmittedData `json:"goal"`
-	// Source is where the plan in force came from ("file", "llm").
+	// Source is where the plan in force came from ("file", "llm",
+	// "template").
 	Source string `json:"source"`
 	// Plan is the plan in force.
 	Plan Plan `json:"plan"`

@@ -4,7 +4,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/event"
 )
 
@@ -45,5 +47,24 @@ func TestGoalPlannedFromFamilyTemplate(t *testing.T) {
 	d = proposed(t, one(t, ob, "r3"))
 	if d.Plan.Goal != "again" || d.Plan.Steps[0].ID != "reload" {
 		t.Fatalf("proposal %+v, want the new template, with the submitted goal", d)
+	}
+}
+
+// TestTemplateRunIsNotReplanned: a replan request for a run planned from
+// its family's template is rejected at once, saying to change the
+// template through a proposal (not to fix a plan file), without a claim.
+func TestTemplateRunIsNotReplanned(t *testing.T) {
+	b := &bus{}
+	p := b.planner(t, "p1", Config{ClaimTimeout: time.Hour})
+	p.Settled(true)
+	b.add(event.PlanReplanRequested, "r", request(SourceTemplate, event.GoalSubmittedData{Goal: "g", Family: "web"}))
+	poll.Eventually(t, 10*time.Second, "a rejection", func() bool { return len(b.of(event.PlanRejected)) == 1 })
+	var d event.PlanRejectedData
+	if err := b.of(event.PlanRejected)[0].Decode(&d); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(d.Error, "family web's template") || !strings.Contains(d.Error, "proposal") || strings.Contains(d.Error, "fix the plan file") ||
+		len(b.of(event.PlanClaimed)) != 0 {
+		t.Fatalf("rejection %q, %d claims", d.Error, len(b.of(event.PlanClaimed)))
 	}
 }
