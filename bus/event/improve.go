@@ -59,6 +59,12 @@ const (
 	// ChangePolicy is a new policy version that narrows the one in force,
 	// or adds the narrow allow of one command operators keep approving.
 	ChangePolicy ChangeKind = "policy"
+	// ChangeRepository changes files of a repository: applied as an
+	// ordinary git run (its file writes on a branch of their own, pushed,
+	// and a pull request) whose goal an operator submits naming the
+	// proposal (GoalSubmittedData.Proposal); a person merges the pull
+	// request, nothing merges by itself.
+	ChangeRepository ChangeKind = "repository"
 )
 
 // Settings a change may name (Change.Setting). Validation refuses any
@@ -69,6 +75,7 @@ const (
 	SettingDefaultsRetries = "defaults.retries"
 	SettingPolicy          = "policy"
 	SettingTemplate        = "templates"
+	SettingRepository      = "repository"
 )
 
 // Note operations (NoteChange.Op).
@@ -103,6 +110,25 @@ type Change struct {
 	Policy *PolicyChange `json:"policy,omitempty"`
 	// Template is a ChangeTemplate change.
 	Template *TemplateChange `json:"template,omitempty"`
+	// Repository is a ChangeRepository change.
+	Repository *RepoChange `json:"repository,omitempty"`
+}
+
+// RepoChange changes files of a repository through a git run: Git is
+// the run's git block (the repository, its base branch, the remote the
+// branch is pushed to and the pull request), Files what the run writes,
+// one file.write step each, in order. A rollback carries no files: the
+// pull request is the forge's to close, the loop undoes nothing.
+type RepoChange struct {
+	Git   GitSpec    `json:"git"`
+	Files []RepoFile `json:"files,omitempty"`
+}
+
+// RepoFile is one file a RepoChange writes: Path relative to the
+// repository's root, Content its whole new content.
+type RepoFile struct {
+	Path    string `json:"path"`
+	Content string `json:"content"`
 }
 
 // NoteChange changes one planner note.
@@ -268,6 +294,11 @@ type ProposalAppliedData struct {
 	Validation Validation `json:"validation"`
 	// Policy is the policy version the change made, for a policy change.
 	Policy int64 `json:"policy,omitempty"`
+	// Run is the git run that applied a repository change, PullRequest
+	// its pull request: the forge's URL, or remote:branch when no forge
+	// opened one.
+	Run         string `json:"run,omitempty"`
+	PullRequest string `json:"pull_request,omitempty"`
 }
 
 // ProposalOutcomeData ends an applied proposal: implemented, or reverted.

@@ -26,6 +26,11 @@ type GoalSubmittedData struct {
 	// Inside the signed event, it survives the ledger. Protocol version
 	// 8; absent: the run's trace is its own.
 	TraceParent string `json:"traceparent,omitempty"`
+	// Proposal names the approved repository proposal whose change this
+	// goal's plan applies (agentctl proposal apply): every fold links the
+	// run to it when the plan file is exactly the proposal's
+	// (roles/improve/tuning.RepoPlan). Protocol version 8.
+	Proposal string `json:"proposal,omitempty"`
 }
 
 // RunCancelData asks the orchestrator to cancel a run.

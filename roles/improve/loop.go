@@ -411,6 +411,9 @@ func (l *Loop) evaluateLocked(ctx context.Context, now time.Time, in Input) []ev
 // applyLocked validates an approved proposal again and drafts its change
 // and proposal.applied, or its refusal (proposal.reverted).
 func (l *Loop) applyLocked(p *Proposal, now time.Time) []event.Draft {
+	if p.Change.Kind == event.ChangeRepository {
+		return l.applyRepoLocked(p, now) // apply_repo.go
+	}
 	if p.ChangeSeq != 0 {
 		if !l.onceLocked("applied/"+p.ID, now) {
 			return nil
@@ -465,12 +468,17 @@ func (l *Loop) validateLocked(p *Proposal) (event.Validation, error) {
 		return CheckPolicy(l.mu.pol, p.Change, l.tm.tel.Commands)
 	case event.ChangeTemplate:
 		return CheckTemplate(l.mu.state, p)
+	case event.ChangeRepository:
+		return RepoValidation(p.Change), nil
 	}
 	return NotesValidation(), nil
 }
 
 // judgeLocked monitors an applied proposal.
 func (l *Loop) judgeLocked(p *Proposal, now time.Time) []event.Draft {
+	if p.Change.Kind == event.ChangeRepository {
+		return nil // a person merges its pull request, or closes it: nothing to monitor
+	}
 	if p.RevertSeq != 0 {
 		if !l.onceLocked("reverted/"+p.ID, now) {
 			return nil

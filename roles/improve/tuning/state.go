@@ -68,6 +68,14 @@ type Proposal struct {
 	// rollback.
 	ChangeSeq uint64 `json:"change_seq,omitempty"`
 	RevertSeq uint64 `json:"revert_seq,omitempty"`
+	// Run is the git run that applies a repository change (repo.go),
+	// RunSeq its goal.submitted; PullRequest the pull request it opened
+	// (its pr.opened is ChangeSeq); RunFailed how it ended when it opened
+	// none.
+	Run         string `json:"run,omitempty"`
+	RunSeq      uint64 `json:"run_seq,omitempty"`
+	PullRequest string `json:"pull_request,omitempty"`
+	RunFailed   string `json:"run_failed,omitempty"`
 	// History is every transition, in ledger order.
 	History []Transition `json:"history"`
 }
@@ -112,6 +120,9 @@ type State struct {
 	Defaults map[string]event.StepDefaults `json:"defaults,omitempty"`
 	// Templates are the plan families' templates by family (template.go).
 	Templates map[string]Template `json:"templates,omitempty"`
+	// Runs are the git runs of repository proposals still running: the
+	// proposal by run (repo.go).
+	Runs map[string]string `json:"runs,omitempty"`
 	// Every is how often the leader evaluates; zero: DefaultEvery.
 	Every event.Duration `json:"every,omitzero"`
 	// EvalAsked is the ledger position of the newest improve.eval with
@@ -131,7 +142,7 @@ func Folds(t event.Type) bool {
 	switch t {
 	case event.ProposalCreated, event.ProposalApproved, event.ProposalRejected, event.ProposalDecidedFor, event.ProposalApplied,
 		event.ProposalImplemented, event.ProposalReverted, event.TuningChanged, event.ImproveEval,
-		event.PolicyRecorded:
+		event.PolicyRecorded, event.GoalSubmitted, event.PROpened, event.RunFinished:
 		return true
 	}
 	return false
@@ -177,6 +188,12 @@ func (s *State) Apply(ev event.Event) bool {
 		return s.tuning(ev)
 	case event.PolicyRecorded:
 		return s.policyRecorded(ev)
+	case event.GoalSubmitted:
+		return s.repoGoal(ev)
+	case event.PROpened:
+		return s.repoPR(ev)
+	case event.RunFinished:
+		return s.repoRunEnd(ev)
 	case event.ImproveEval:
 		var d event.ImproveEvalData
 		if ev.Decode(&d) != nil {
