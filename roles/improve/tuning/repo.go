@@ -28,15 +28,18 @@ func RepoBranch(proposal string) string { return "proposal/" + proposal + "/{run
 
 // RepoPlan is the plan file (JSON) that applies repository change rc of
 // proposal id: rc's git block (branch RepoBranch when it names none, the
-// pull request titled after the proposal when it names no title) and
-// one file.write step per file, each after the one before (a commit
-// each). Deterministic: every fold compares a goal's plan file with it.
+// pull request titled after the proposal when it names no title), a
+// step making the files' directories when they are not the root
+// (mkdir -p: a file.write needs its directory), and one file.write step
+// per file, each after the one before (a commit each). Deterministic:
+// every fold compares a goal's plan file with it.
 func RepoPlan(id, goal string, rc *event.RepoChange) (string, error) {
 	type step struct {
 		ID        string   `json:"id"`
 		Title     string   `json:"title"`
-		Path      string   `json:"path"`
-		Content   string   `json:"content"`
+		Run       string   `json:"run,omitempty"`
+		Path      string   `json:"path,omitempty"`
+		Content   string   `json:"content,omitempty"`
 		DependsOn []string `json:"depends_on,omitempty"`
 	}
 	g := rc.Git
@@ -53,10 +56,24 @@ func RepoPlan(id, goal string, rc *event.RepoChange) (string, error) {
 		Git   event.GitSpec `json:"git"`
 		Steps []step        `json:"steps"`
 	}{Goal: "proposal " + id + ": " + goal, Git: g}
+	var dirs []string
+	for _, f := range rc.Files {
+		if d := path.Dir(f.Path); d != "." && !slices.Contains(dirs, d) {
+			dirs = append(dirs, d)
+		}
+	}
+	if len(dirs) > 0 {
+		slices.Sort(dirs)
+		run := "mkdir -p --"
+		for _, d := range dirs {
+			run += " '" + strings.ReplaceAll(d, "'", `'\''`) + "'"
+		}
+		doc.Steps = append(doc.Steps, step{ID: "dirs", Title: "make the files' directories", Run: run})
+	}
 	for i, f := range rc.Files {
 		s := step{ID: fmt.Sprintf("file-%d", i+1), Title: "write " + f.Path, Path: f.Path, Content: f.Content}
-		if i > 0 {
-			s.DependsOn = []string{doc.Steps[i-1].ID}
+		if n := len(doc.Steps); n > 0 {
+			s.DependsOn = []string{doc.Steps[n-1].ID}
 		}
 		doc.Steps = append(doc.Steps, s)
 	}
@@ -100,6 +117,9 @@ func checkRepo(rc *event.RepoChange) error {
 		p := f.Path
 		if p == "" || path.IsAbs(p) || path.Clean(p) != p || p == "." || strings.HasPrefix(p, "../") || p == ".." || strings.Contains(p, "\\") {
 			return fmt.Errorf("%w: file %q: want a clean path relative to the repository's root", ErrForbidden, p)
+		}
+		if strings.ContainsFunc(p, func(r rune) bool { return r < ' ' || r == 0x7f }) {
+			return fmt.Errorf("%w: file %q: a path holds no control character", ErrForbidden, p)
 		}
 		if slices.Contains(strings.Split(p, "/"), ".git") {
 			return fmt.Errorf("%w: file %q is under .git", ErrForbidden, p)

@@ -21,8 +21,10 @@ changes with their evidence: a planner note, a family's step defaults, a
 policy rule (docs/improve.md). Nothing changes until operators approve a
 proposal (as many as the policy's approvals for its risk); the leader
 then applies it, watches the error rate of what it touched and keeps it
-(implemented) or reverts it on its own.`,
-		a.proposalLsCmd(), a.proposalShowCmd(), a.proposalDecideCmd(true), a.proposalDecideCmd(false))
+(implemented) or reverts it on its own. A change to files of a repository
+is applied by the git run an operator submits (proposal apply), whose
+pull request a person merges.`,
+		a.proposalLsCmd(), a.proposalShowCmd(), a.proposalDecideCmd(true), a.proposalDecideCmd(false), a.proposalApplyCmd())
 }
 
 func (a *app) proposalLsCmd() *cobra.Command {
@@ -94,6 +96,10 @@ func changeCell(c event.Change) string {
 			}
 			return fmt.Sprintf("template %.12s (%s)", tc.Hash, tc.Family)
 		}
+	case event.ChangeRepository:
+		if rc := c.Repository; rc != nil {
+			return fmt.Sprintf("repository %d file(s)", len(rc.Files))
+		}
 	}
 	return string(c.Kind)
 }
@@ -164,6 +170,15 @@ func renderProposal(w io.Writer, p *tuning.Proposal) {
 	if p.ApplyCheck != nil {
 		fmt.Fprintf(w, "at apply   %s: %s\n", p.ApplyCheck.Method, p.ApplyCheck.Summary)
 	}
+	if p.Run != "" {
+		fmt.Fprintf(w, "git run    %s\n", p.Run)
+	}
+	if p.PullRequest != "" {
+		fmt.Fprintf(w, "pull req.  %s\n", p.PullRequest)
+	}
+	if p.RunFailed != "" {
+		fmt.Fprintf(w, "run ended  %s\n", p.RunFailed)
+	}
 	if o := p.Outcome; o != nil {
 		fmt.Fprintf(w, "outcome    after %s against %s (threshold +%.0f%%)\n", rateText(o.After), rateText(o.Baseline), o.Threshold*100)
 	}
@@ -225,6 +240,18 @@ func describeChange(c event.Change) string {
 				return fmt.Sprintf("%s: family %s has no template", c.Setting, tc.Family)
 			}
 			return fmt.Sprintf("%s: the template of family %s is the plan of sha256 %s", c.Setting, tc.Family, tc.Hash)
+		}
+	case event.ChangeRepository:
+		if rc := c.Repository; rc != nil {
+			if len(rc.Files) == 0 {
+				return "repository: nothing (the pull request is the forge's to close)"
+			}
+			var paths []string
+			for _, f := range rc.Files {
+				paths = append(paths, f.Path)
+			}
+			return fmt.Sprintf("repository %s%s (base %s, pushed to %s, a pull request for a person to merge): write %s",
+				rc.Git.Repo, rc.Git.URL, rc.Git.Base, rc.Git.Push, strings.Join(paths, ", "))
 		}
 	}
 	return fmt.Sprintf("%s %s", c.Kind, c.Setting)
