@@ -132,3 +132,17 @@ func TestRepoProposalApplied(t *testing.T) {
 		t.Fatalf("emitted %v after failures of the family, want nothing more", got[2:])
 	}
 }
+
+// TestRepoSeverity: a repository change's news is of medium severity
+// (code a person will review), like step defaults; a template's is low,
+// like a note's.
+func TestRepoSeverity(t *testing.T) {
+	repo := &Proposal{ProposalCreatedData: event.ProposalCreatedData{Change: repoChange()}, Status: StatusApproved}
+	tpl := &Proposal{ProposalCreatedData: event.ProposalCreatedData{Change: templateChange("web", webTemplate)}, Status: StatusApproved}
+	if got := SeverityOf(repo); got != SeverityMedium {
+		t.Errorf("repository change: %s, want medium", got)
+	}
+	if got := SeverityOf(tpl); got != SeverityLow {
+		t.Errorf("template change: %s, want low", got)
+	}
+}
