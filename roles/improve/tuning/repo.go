@@ -1,6 +1,7 @@
 package tuning
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"path"
@@ -153,6 +154,10 @@ func checkRepo(rc *event.RepoChange) error {
 // proposal to it: when the goal's plan file is exactly the proposal's
 // (ProposalPlan) and no run applies it yet.
 func (s *State) repoGoal(ev event.Event) bool {
+	// Most goals name no proposal: do not decode their plan files.
+	if !bytes.Contains(ev.Data, []byte(`"proposal"`)) {
+		return false
+	}
 	var d event.GoalSubmittedData
 	if ev.Decode(&d) != nil || d.Proposal == "" {
 		return false
