@@ -85,9 +85,6 @@ type Loop struct {
 	tm struct {
 		sync.Mutex
 		tel *Telemetry
-		// fixed are the replanned plans runs succeeded with (the
-		// template rule's window, rules_template.go).
-		fixed *Replanned
 		// lastEval is when the leader last evaluated; evalSeq the
 		// improve.eval it answered.
 		lastEval time.Time
@@ -126,7 +123,6 @@ func New(cfg Config) *Loop {
 	l := &Loop{cfg: cfg, log: cfg.Logger, wake: make(chan struct{}, 1)}
 	l.mu.state = NewState()
 	l.tm.tel = NewTelemetry(cfg.Window, 0)
-	l.tm.fixed = NewReplanned()
 	l.tm.sent = map[string]time.Time{}
 	l.tm.notified = map[string]Status{}
 	return l
@@ -160,7 +156,6 @@ func (l *Loop) Fold(ev event.Event) {
 	if keep && !queue {
 		l.tm.Lock()
 		l.tm.tel.Fold(ev)
-		l.tm.fixed.Fold(ev)
 		l.tm.Unlock()
 	}
 	if changed {
@@ -314,7 +309,6 @@ func (l *Loop) turnLocked(ctx context.Context) (drafts []event.Draft, ok bool) {
 	l.mu.Unlock()
 	for _, ev := range evs {
 		l.tm.tel.Fold(ev)
-		l.tm.fixed.Fold(ev)
 	}
 	if l.cfg.Leading != nil && !l.cfg.Leading() {
 		return nil, false
@@ -381,9 +375,7 @@ func (l *Loop) dueLocked(now time.Time) []event.Draft {
 func (l *Loop) evaluateLocked(ctx context.Context, now time.Time, in Input) []event.Draft {
 	start := time.Now()
 	l.tm.tel.Trim(now)
-	l.tm.fixed.Trim(now, l.tm.tel.Window)
 	found := Evaluate(l.cfg.Rules, l.tm.tel, in)
-	found = append(found, EvaluateTemplates(l.cfg.Rules, l.tm.tel, l.tm.fixed, in)...)
 	var out []event.Draft
 	modelDown := false
 	for _, p := range found {

@@ -104,6 +104,9 @@ func Evaluate(rules Rules, t *Telemetry, in Input) []event.ProposalCreatedData {
 	for _, p := range feedback(rules, t, in) {
 		add(p, true)
 	}
+	for _, p := range EvaluateTemplates(rules, t, in) { // rules_template.go
+		add(p, true)
+	}
 	slices.SortFunc(out, func(a, b event.ProposalCreatedData) int { return cmp.Compare(a.ID, b.ID) })
 	return out
 }

@@ -54,25 +54,38 @@ func NewReplanned() *Replanned {
 func (r *Replanned) Fold(ev event.Event) {
 	switch ev.Type {
 	case event.GoalSubmitted:
-		var d event.GoalSubmittedData
+		// The family alone: a goal's plan file is not decoded.
+		var d struct {
+			Family string `json:"family"`
+		}
 		if ev.Decode(&d) == nil && d.Family != "" && len(r.family) < maxReplanned {
 			r.family[ev.Run] = d.Family
 		}
 	case event.PlanProposed:
-		var d event.PlanProposedData
-		if ev.Decode(&d) != nil {
+		var head struct {
+			Revision int `json:"revision"`
+			Plan     struct {
+				Family string `json:"family"`
+			} `json:"plan"`
+		}
+		if ev.Decode(&head) != nil {
 			return
 		}
-		fam := d.Plan.Family
+		fam := head.Plan.Family
 		if fam == "" {
 			fam = r.family[ev.Run]
 		}
-		if d.Revision == 1 && fam != "" && len(r.family) < maxReplanned {
+		if head.Revision == 1 && fam != "" && len(r.family) < maxReplanned {
 			r.family[ev.Run] = fam
 		}
 		// The first proposal of a revision is the one the orchestrator
-		// takes; a later one of the same revision is ignored.
-		if d.Revision < 2 || fam == "" || r.open[ev.Run].Revision >= d.Revision || len(r.open) >= maxReplanned {
+		// takes; a later one of the same revision is ignored. Only a
+		// replanned revision's plan is decoded whole.
+		if head.Revision < 2 || fam == "" || r.open[ev.Run].Revision >= head.Revision || len(r.open) >= maxReplanned {
+			return
+		}
+		var d event.PlanProposedData
+		if ev.Decode(&d) != nil {
 			return
 		}
 		r.open[ev.Run] = FixedPlan{Run: ev.Run, Family: fam, Revision: d.Revision, Plan: d.Plan, Proposed: ev.Seq, Time: ev.Time}
@@ -89,8 +102,22 @@ func (r *Replanned) Fold(ev event.Event) {
 	}
 }
 
-// Trim drops what is older than window before now.
+// foldReplanned folds ev into t's replanned plans.
+func (t *Telemetry) foldReplanned(ev event.Event) {
+	switch ev.Type {
+	case event.GoalSubmitted, event.PlanProposed, event.RunFinished:
+		if t.Fixed == nil {
+			t.Fixed = NewReplanned()
+		}
+		t.Fixed.Fold(ev)
+	}
+}
+
+// Trim drops what is older than window before now (nothing on nil).
 func (r *Replanned) Trim(now time.Time, window time.Duration) {
+	if r == nil {
+		return
+	}
 	cut := now.Add(-window)
 	for run, f := range r.Fixed {
 		if f.Time.Before(cut) {
@@ -107,7 +134,8 @@ func (r *Replanned) Trim(now time.Time, window time.Duration) {
 	}
 }
 
-// EvaluateTemplates is the template rule (PatternReplanTemplate): for a
+// EvaluateTemplates is the template rule (PatternReplanTemplate; Evaluate
+// runs it with the others, on the window's replanned plans, t.Fixed): for a
 // family whose replans fixed the same failing command shape at least
 // Rules.MinReplans times (the replans rule's finding), the newest of
 // those runs that succeeded with its replanned plan gives the family's
@@ -116,7 +144,11 @@ func (r *Replanned) Trim(now time.Time, window time.Duration) {
 // the family and it is not the template in force already. Its rollback
 // restores the template in force (or none). Like Evaluate, it leaves out
 // findings the state already holds a proposal for.
-func EvaluateTemplates(rules Rules, t *Telemetry, r *Replanned, in Input) []event.ProposalCreatedData {
+func EvaluateTemplates(rules Rules, t *Telemetry, in Input) []event.ProposalCreatedData {
+	r := t.Fixed
+	if r == nil {
+		return nil
+	}
 	type agg struct {
 		seqs []uint64
 		runs []string

@@ -129,15 +129,6 @@ func checkTemplateInForce(t *testing.T, l *Loop, family, text string) {
 	}
 }
 
-// replanned folds the whole ledger into a Replanned window.
-func (p *planted) replanned() *Replanned {
-	r := NewReplanned()
-	for _, ev := range p.events(1) {
-		r.Fold(ev)
-	}
-	return r
-}
-
 // TestPatternReplanTemplate: three runs of a family replanned after the
 // same failing command, the last of which succeeded with its replanned
 // plan, give a template proposal of that plan (the decoder reads it back
@@ -162,8 +153,8 @@ func TestPatternReplanTemplate(t *testing.T) {
 			want = append(want, prop, fin)
 		}
 	}
-	tel, fixed := p.telemetry(), p.replanned()
-	got := EvaluateTemplates(DefaultRules(), tel, fixed, Input{State: NewState()})
+	tel := p.telemetry()
+	got := onlyPattern(Evaluate(DefaultRules(), tel, Input{State: NewState()}), PatternReplanTemplate)
 	if len(got) != 1 {
 		t.Fatalf("got %d template proposals, want 1: %+v", len(got), got)
 	}
@@ -190,7 +181,7 @@ func TestPatternReplanTemplate(t *testing.T) {
 	// Once that template is in force, the same plan is not proposed again.
 	st := NewState()
 	st.Templates = map[string]Template{"www": {Family: "www", Plan: g.Change.Template.Plan, Hash: g.Change.Template.Hash}}
-	if again := EvaluateTemplates(DefaultRules(), tel, fixed, Input{State: st}); len(again) != 0 {
+	if again := EvaluateTemplates(DefaultRules(), tel, Input{State: st}); len(again) != 0 {
 		t.Fatalf("proposed again with the template in force: %+v", again)
 	}
 	// Only replanned runs that failed: no template.
@@ -203,7 +194,7 @@ func TestPatternReplanTemplate(t *testing.T) {
 		q.emit(event.PlanProposed, run, event.PlanProposedData{Revision: 2, Source: "llm", Plan: event.Plan{Family: "www", Steps: []event.Step{good}}})
 		q.emit(event.RunFinished, run, event.RunFinishedData{Decision: event.Decision{Epoch: 1}, Status: event.RunFailed})
 	}
-	if none := EvaluateTemplates(DefaultRules(), q.telemetry(), q.replanned(), Input{State: NewState()}); len(none) != 0 {
+	if none := EvaluateTemplates(DefaultRules(), q.telemetry(), Input{State: NewState()}); len(none) != 0 {
 		t.Fatalf("a template from runs that failed: %+v", none)
 	}
 }
