@@ -65,7 +65,8 @@ func (n *Node) proposalDrafter() *improve.Drafter {
 }
 
 // proposalsList answers proposals.list: newest first, at most
-// api.MaxProposals, policy texts left out (proposals.show has them).
+// api.MaxProposals, policy and template texts and repository files'
+// contents left out (proposals.show has them).
 func (n *Node) proposalsList(_ context.Context, req api.ProposalsRequest) ([]improve.Proposal, error) {
 	var out []improve.Proposal
 	for _, p := range n.improve.Proposals() {
@@ -81,12 +82,26 @@ func (n *Node) proposalsList(_ context.Context, req api.ProposalsRequest) ([]imp
 	return out, nil
 }
 
-// brief is a change without its policy text.
+// brief is a change without its policy or template text, nor the
+// contents of the files of a repository change.
 func brief(c event.Change) event.Change {
 	if c.Policy != nil {
 		pc := *c.Policy
 		pc.Text = ""
 		c.Policy = &pc
+	}
+	if c.Template != nil {
+		tc := *c.Template
+		tc.Plan = ""
+		c.Template = &tc
+	}
+	if c.Repository != nil {
+		rc := *c.Repository
+		rc.Files = make([]event.RepoFile, len(c.Repository.Files))
+		for i, f := range c.Repository.Files {
+			rc.Files[i] = event.RepoFile{Path: f.Path}
+		}
+		c.Repository = &rc
 	}
 	return c
 }

@@ -43,7 +43,7 @@ func (n *Node) plannerConfig() planner.Config {
 	// ClaimTimeout is the fallback while the ledger holds no claim timeout:
 	// the protocol's default, the one the orchestrators use then.
 	cfg := planner.Config{Timeout: pc.Timeout, ClaimTimeout: event.DefaultClaimTimeout, Settings: n.claimSettings(),
-		Sources: n.researchSources()}
+		Sources: n.researchSources(), Templates: n.familyTemplate}
 	if pc.Model == "" {
 		return cfg
 	}
@@ -123,6 +123,9 @@ func (n *Node) promptInputs(ctx context.Context, goal event.GoalSubmittedData) l
 	}
 	in.Notes = n.plannerNotes(goal.Family, in.Notes) // improve.go: the approved notes first
 	in.Knowledge = promptKnowledge(ctx, c, goal)
+	if goal.Family != "" {
+		in.Template, _ = n.familyTemplate(goal.Family) // templates.go: the model's starting example
+	}
 	return in
 }
 

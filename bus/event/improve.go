@@ -29,8 +29,8 @@ const (
 	// ProposalReverted: the change made things worse, or could not be
 	// applied, and the leader undid it (ProposalOutcomeData).
 	ProposalReverted Type = "proposal.reverted"
-	// TuningChanged changes the planner notes or the step defaults
-	// (TuningChangedData): the event an approved proposal, or its revert,
+	// TuningChanged changes the planner notes, the step defaults or a
+	// family's plan template (TuningChangedData): the event an approved proposal, or its revert,
 	// applies through.
 	TuningChanged Type = "tuning.changed"
 	// ImproveEval is an operator's request to the leader's evaluation: run
@@ -51,14 +51,20 @@ type ChangeKind string
 const (
 	// ChangeNotes adds, edits, pins or retires a planner note.
 	ChangeNotes ChangeKind = "notes"
-	// ChangeTemplate replaces a plan family's default plan (not applied
-	// by this version: a proposal of this kind is refused at apply).
+	// ChangeTemplate replaces a plan family's template: the plan a goal
+	// of the family with neither a plan file nor text is planned from.
 	ChangeTemplate ChangeKind = "template"
 	// ChangeStepDefaults sets a family's default step timeout or retries.
 	ChangeStepDefaults ChangeKind = "step_defaults"
 	// ChangePolicy is a new policy version that narrows the one in force,
 	// or adds the narrow allow of one command operators keep approving.
 	ChangePolicy ChangeKind = "policy"
+	// ChangeRepository changes files of a repository: applied as an
+	// ordinary git run (its file writes on a branch of their own, pushed,
+	// and a pull request) whose goal an operator submits naming the
+	// proposal (GoalSubmittedData.Proposal); a person merges the pull
+	// request, nothing merges by itself.
+	ChangeRepository ChangeKind = "repository"
 )
 
 // Settings a change may name (Change.Setting). Validation refuses any
@@ -69,6 +75,7 @@ const (
 	SettingDefaultsRetries = "defaults.retries"
 	SettingPolicy          = "policy"
 	SettingTemplate        = "templates"
+	SettingRepository      = "repository"
 )
 
 // Note operations (NoteChange.Op).
@@ -103,6 +110,25 @@ type Change struct {
 	Policy *PolicyChange `json:"policy,omitempty"`
 	// Template is a ChangeTemplate change.
 	Template *TemplateChange `json:"template,omitempty"`
+	// Repository is a ChangeRepository change.
+	Repository *RepoChange `json:"repository,omitempty"`
+}
+
+// RepoChange changes files of a repository through a git run: Git is
+// the run's git block (the repository, its base branch, the remote the
+// branch is pushed to and the pull request), Files what the run writes,
+// one file.write step each, in order. A rollback carries no files: the
+// pull request is the forge's to close, the loop undoes nothing.
+type RepoChange struct {
+	Git   GitSpec    `json:"git"`
+	Files []RepoFile `json:"files,omitempty"`
+}
+
+// RepoFile is one file a RepoChange writes: Path relative to the
+// repository's root, Content its whole new content.
+type RepoFile struct {
+	Path    string `json:"path"`
+	Content string `json:"content"`
 }
 
 // NoteChange changes one planner note.
@@ -141,10 +167,17 @@ type PolicyChange struct {
 	Dir     string `json:"dir,omitempty"`
 }
 
-// TemplateChange replaces a family's default plan.
+// TemplateChange replaces a family's template: the plan file (YAML or
+// JSON, the plan decoder's grammar) that a goal of the family submitted
+// with neither a plan file nor text is planned from (roles/planner).
 type TemplateChange struct {
 	Family string `json:"family"`
-	Plan   string `json:"plan"`
+	// Plan is the plan file's text; empty: the family has no template
+	// (the rollback of a family's first template).
+	Plan string `json:"plan"`
+	// Hash is the SHA-256 of Plan in hex (empty with no plan): what
+	// proposal show and improve settings name the template by.
+	Hash string `json:"hash,omitempty"`
 }
 
 // Rate is an error rate over a window: Errors of Total, from From to To.
@@ -273,6 +306,11 @@ type ProposalAppliedData struct {
 	// it ignores a deposed leader's decisions. Absent (0) in events of
 	// builds before it, which are folded as before.
 	Epoch uint64 `json:"epoch,omitempty"`
+	// Run is the git run that applied a repository change, PullRequest
+	// its pull request: the forge's URL, or remote:branch when no forge
+	// opened one.
+	Run         string `json:"run,omitempty"`
+	PullRequest string `json:"pull_request,omitempty"`
 }
 
 // ProposalOutcomeData ends an applied proposal: implemented, or reverted.
@@ -294,7 +332,7 @@ type ProposalOutcomeData struct {
 }
 
 // TuningChangedData applies a change (or a revert's rollback) to the
-// planner notes or the step defaults.
+// planner notes, the step defaults or a family's template.
 type TuningChangedData struct {
 	// Proposal is the approved proposal applied, or reverted.
 	Proposal string `json:"proposal"`

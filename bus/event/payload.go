@@ -26,6 +26,11 @@ type GoalSubmittedData struct {
 	// Inside the signed event, it survives the ledger. Protocol version
 	// 8; absent: the run's trace is its own.
 	TraceParent string `json:"traceparent,omitempty"`
+	// Proposal names the approved repository proposal whose change this
+	// goal's plan applies (agentctl proposal apply): every fold links the
+	// run to it when the plan file is exactly the proposal's
+	// (roles/improve/tuning.RepoPlan). Protocol version 8.
+	Proposal string `json:"proposal,omitempty"`
 }
 
 // RunCancelData asks the orchestrator to cancel a run.
@@ -61,7 +66,8 @@ type MemoryWrittenData struct {
 type PlanProposedData struct {
 	// Revision numbers the run's plans, from 1.
 	Revision int `json:"revision"`
-	// Source is where the plan came from: "file" or "llm".
+	// Source is where the plan came from: "file", "llm" or (protocol
+	// version 8) "template": the template of the goal's family.
 	Source string `json:"source"`
 	// Plan is the normalized plan.
 	Plan Plan `json:"plan"`
@@ -110,7 +116,8 @@ type PlanReplanRequestedData struct {
 	Tokens int `json:"tokens,omitempty"`
 	// Goal is the run's goal as submitted.
 	Goal GoalSubmittedData `json:"goal"`
-	// Source is where the plan in force came from ("file", "llm").
+	// Source is where the plan in force came from ("file", "llm",
+	// "template").
 	Source string `json:"source"`
 	// Plan is the plan in force.
 	Plan Plan `json:"plan"`

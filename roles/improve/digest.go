@@ -22,7 +22,7 @@ const (
 
 // SeverityOf maps a proposal to its severity: a policy change is high
 // (critical when its risk is), notes and templates low, step defaults
-// medium, a revert at least high.
+// and repository changes medium, a revert at least high.
 func SeverityOf(p *Proposal) Severity {
 	var s Severity
 	switch p.Change.Kind {
@@ -31,7 +31,7 @@ func SeverityOf(p *Proposal) Severity {
 		if p.Risk == "critical" {
 			s = SeverityCritical
 		}
-	case event.ChangeStepDefaults:
+	case event.ChangeStepDefaults, event.ChangeRepository:
 		s = SeverityMedium
 	default:
 		s = SeverityLow

@@ -7,10 +7,12 @@
 // evidence, root cause, risk, expected effect and rollback
 // (proposal.created). Operators approve or reject it; the leader
 // validates it again and applies it as the ordinary event of its setting
-// (tuning.changed for planner notes and step defaults, policy.recorded of
-// source proposal for a policy), then watches the error rate of what it
-// touched (Monitor) and ends it implemented, or reverts it with its
-// rollback. With a planner model (Config.Drafter), the model drafts a
+// (tuning.changed for planner notes, step defaults and plan templates,
+// policy.recorded of source proposal for a policy; a repository change
+// through the git run an operator submits for it, applied once its pull
+// request is recorded, apply_repo.go), then watches the error rate of
+// what it touched (Monitor) and ends it implemented, or reverts it with
+// its rollback. With a planner model (Config.Drafter), the model drafts a
 // new proposal's text and, optionally, a change of the rule's kind that
 // replaces the rule's only when it passes the same checks; a model that
 // fails or hangs leaves the rules' text (drafted_by says which).

@@ -505,6 +505,9 @@ func (l *Loop) evaluateLocked(ctx context.Context, now time.Time, in Input, win 
 // applyLocked validates an approved proposal again and drafts its change
 // and proposal.applied, or its refusal (proposal.reverted).
 func (l *Loop) applyLocked(p *Proposal, now time.Time, win *Telemetry) []event.Draft {
+	if p.Change.Kind == event.ChangeRepository {
+		return l.applyRepoLocked(p, now) // apply_repo.go
+	}
 	if p.ChangeSeq != 0 {
 		if !l.onceLocked("applied/"+p.ID, now) {
 			return nil
@@ -543,8 +546,9 @@ func (l *Loop) checkLocked(p *Proposal, win *Telemetry) event.Validation {
 
 // validateLocked checks p against the state in force now: the forbidden
 // changes, and per kind the replay (step defaults) or the re-judging
-// (policy) of the window win; notes are checked by the forbidden-change
-// rules only.
+// (policy) of the window win, or the template in force (templates,
+// apply_template.go); notes are checked by the forbidden-change rules
+// only.
 func (l *Loop) validateLocked(p *Proposal, win *Telemetry) (event.Validation, error) {
 	if err := Forbidden(p.Change); err != nil {
 		return event.Validation{}, err
@@ -558,13 +562,18 @@ func (l *Loop) validateLocked(p *Proposal, win *Telemetry) (event.Validation, er
 	case event.ChangePolicy:
 		return CheckPolicy(l.mu.pol, p.Change, win.Commands)
 	case event.ChangeTemplate:
-		return event.Validation{}, fmt.Errorf("%w: plan templates are not applied by this version", ErrForbidden)
+		return CheckTemplate(l.mu.state, p)
+	case event.ChangeRepository:
+		return RepoValidation(p.Change), nil
 	}
 	return NotesValidation(), nil
 }
 
 // judgeLocked monitors an applied proposal.
 func (l *Loop) judgeLocked(p *Proposal, now time.Time) []event.Draft {
+	if p.Change.Kind == event.ChangeRepository {
+		return nil // a person merges its pull request, or closes it: nothing to monitor
+	}
 	if p.RevertSeq != 0 {
 		if !l.onceLocked("reverted/"+p.ID, now) {
 			return nil
@@ -599,6 +608,10 @@ func (l *Loop) judgeLocked(p *Proposal, now time.Time) []event.Draft {
 			undo = event.MustDraft(event.PolicyRecorded, "", event.PolicyAppliedData{Base: rb.Base, Name: l.mu.pol.Name, Hash: rb.Hash,
 				Text: rb.Text, Source: event.PolicyFromProposal, Proposal: p.ID, Reason: "revert of proposal " + p.ID + ": " + out.Reason})
 		} else {
+			if p.Rollback.Kind == event.ChangeTemplate && !templateRevertable(l.mu.state, p) {
+				out.Reason += "; the family's template changed since it was applied: it is left as it is"
+				return []event.Draft{event.MustDraft(event.ProposalReverted, "", out)}
+			}
 			undo = event.MustDraft(event.TuningChanged, "", event.TuningChangedData{Proposal: p.ID, Revert: true, Change: p.Rollback, Epoch: l.tm.epoch})
 		}
 		l.tm.sent["reverted/"+p.ID] = now

@@ -119,6 +119,9 @@ func Evaluate(rules Rules, t *Telemetry, in Input) []event.ProposalCreatedData {
 	for _, p := range retries(rules, t, in) {
 		add(p, true)
 	}
+	for _, p := range EvaluateTemplates(rules, t, in) { // rules_template.go
+		add(p, true)
+	}
 	slices.SortFunc(out, func(a, b event.ProposalCreatedData) int { return cmp.Compare(a.ID, b.ID) })
 	return out
 }

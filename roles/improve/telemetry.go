@@ -107,6 +107,9 @@ type Telemetry struct {
 	// Commands are the last commands run or gated (for CheckPolicy's
 	// re-judging), at most MaxCommands.
 	Commands []string
+	// Fixed are the replanned plans runs succeeded with: the template
+	// rule's (rules_template.go).
+	Fixed *Replanned
 
 	runs   map[string]*runInfo
 	ended  map[string]string // family by run, of runs finished lately
@@ -144,6 +147,9 @@ func NewTelemetry(window time.Duration, maxRecords int) *Telemetry {
 func (t *Telemetry) Fold(ev event.Event) {
 	if ev.Time.After(t.now) {
 		t.now = ev.Time
+	}
+	if t.keep == nil {
+		t.foldReplanned(ev) // rules_template.go
 	}
 	if t.keep != nil {
 		switch ev.Type {
@@ -414,6 +420,7 @@ func (t *Telemetry) replan(ev event.Event) {
 // nothing was heard of in a window (a run whose end was never folded).
 func (t *Telemetry) Trim(now time.Time) {
 	from := now.Add(-t.Window)
+	t.Fixed.Trim(now, t.Window)
 	t.Attempts = trimBefore(t.Attempts, from, func(a *Attempt) time.Time { return a.Time })
 	t.Replans = trimBefore(t.Replans, from, func(a *Replan) time.Time { return a.Time })
 	t.Ratings = trimBefore(t.Ratings, from, func(a *Rating) time.Time { return a.Time })

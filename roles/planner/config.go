@@ -32,6 +32,10 @@ type Config struct {
 	// a synthesis reads (synthesis.go); nil: this planner cannot
 	// synthesise, and records verdict error for a synthesise step.
 	Sources research.Store
+	// Templates gives the plan families' templates in force: a goal that
+	// names a family and has neither a plan file nor text is planned from
+	// its family's template (template.go). Nil: such a goal is rejected.
+	Templates Templates
 }
 
 // DefaultConfig returns the defaults: no LLM source, 4 workers, a 2 minute

@@ -77,6 +77,9 @@ func (p *Planner) foldReplan(ev event.Event) {
 	case err != nil:
 		r.replan = &event.PlanReplanRequestedData{}
 		r.bad = fmt.Errorf("planner: unreadable replan request: %w", err)
+	case d.Source == SourceTemplate:
+		r.bad = fmt.Errorf("planner: a run planned from family %s's template cannot be replanned: change the template through a proposal "+
+			"(agentctl proposal ls), or submit the goal as text for a model to plan", d.Goal.Family)
 	case d.Source == "file" || d.Goal.Text == "":
 		r.bad = fmt.Errorf("%w: fix the plan file and submit it again, or submit the goal as text for a model to plan", ErrFileReplan)
 	}

@@ -169,7 +169,9 @@ func (r *runs) take(now time.Time, n int, c claimer) (jobs []job, wait time.Dura
 		kind := jobPlan
 		switch {
 		case p.critique == nil && (p.bad != nil || (p.goal.PlanFile == "" && p.goal.Text == "")):
-			// Nothing to plan: rejected by whoever sees it first.
+			// No plan file and no text: the goal's family's template, or
+			// nothing to plan. Planned (or rejected) by whoever sees it
+			// first, unclaimed, as a plan file is.
 		case p.critique == nil && p.replan == nil && p.goal.PlanFile != "":
 			// A plan file needs no claim: every planner reads it into the
 			// same plan, and the orchestrator takes the first proposal of

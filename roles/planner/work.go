@@ -207,7 +207,8 @@ func (p *Planner) cannot(g event.GoalSubmittedData) error {
 }
 
 // source picks the planner for a goal: the plan file when there is one
-// (even if the goal also has text), else the LLM source for text.
+// (even if the goal also has text), else the LLM source for text, else,
+// for a goal that only names a family, the family's template.
 func (p *Planner) source(g event.GoalSubmittedData) (Source, error) {
 	switch {
 	case g.PlanFile != "":
@@ -217,6 +218,9 @@ func (p *Planner) source(g event.GoalSubmittedData) (Source, error) {
 	case g.Text != "":
 		return nil, fmt.Errorf("%w, and none is configured on this planner node: configure an LLM planner, "+
 			"or submit a plan file instead (YAML or JSON, see examples/hello.yaml): agentctl goal submit -f plan.yaml", ErrNeedLLM)
+	case g.Family != "":
+		// Neither a plan file nor text: the family's template.
+		return TemplateSource{Lookup: p.cfg.Templates}, nil
 	default:
 		return nil, ErrNoGoal
 	}

@@ -1,10 +1,12 @@
 // Package tuning is the pure fold of the self-improvement loop
 // (docs/improve.md): the proposals and their lifecycle, and the settings
-// approved proposals change — the planner notes and the step defaults by
-// plan family. Every ledger node folds it (roles/improve), and so does the
-// orchestrator's core, which gives a new plan's steps the defaults of its
-// family; it imports nothing but the protocol, so the core stays free of
-// I/O.
+// approved proposals change — the planner notes, the step defaults and
+// the plan templates by plan family (template.go) — and the git runs
+// that apply repository changes (repo.go). Every ledger node folds it
+// (roles/improve), and so does the orchestrator's core, which gives a new
+// plan's steps the defaults of its family; it imports nothing but the
+// protocol and the plan decoder (roles/planner/plan, pure), so the core
+// stays free of I/O.
 //
 // Invariants:
 //

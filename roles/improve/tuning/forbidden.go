@@ -49,6 +49,7 @@ var settingOf = map[event.ChangeKind][]string{
 	event.ChangeStepDefaults: {event.SettingDefaultsTimeout, event.SettingDefaultsRetries},
 	event.ChangePolicy:       {event.SettingPolicy},
 	event.ChangeTemplate:     {event.SettingTemplate},
+	event.ChangeRepository:   {event.SettingRepository},
 }
 
 // Forbidden checks what can be checked of a change without the cluster's
@@ -64,13 +65,13 @@ func Forbidden(c event.Change) error {
 	}
 	want, ok := settingOf[c.Kind]
 	if !ok {
-		return fmt.Errorf("%w: unknown change kind %q (want notes, template, step_defaults or policy)", ErrForbidden, c.Kind)
+		return fmt.Errorf("%w: unknown change kind %q (want notes, template, step_defaults, policy or repository)", ErrForbidden, c.Kind)
 	}
 	if !slices.Contains(want, c.Setting) {
 		return fmt.Errorf("%w: a %s change names setting %q, want %s", ErrForbidden, c.Kind, c.Setting, strings.Join(want, " or "))
 	}
-	if n := count(c.Note != nil, c.Defaults != nil, c.Policy != nil, c.Template != nil); n != 1 {
-		return fmt.Errorf("%w: a change carries exactly one of note, defaults, policy, template (it has %d)", ErrForbidden, n)
+	if n := count(c.Note != nil, c.Defaults != nil, c.Policy != nil, c.Template != nil, c.Repository != nil); n != 1 {
+		return fmt.Errorf("%w: a change carries exactly one of note, defaults, policy, template, repository (it has %d)", ErrForbidden, n)
 	}
 	switch c.Kind {
 	case event.ChangeNotes:
@@ -82,9 +83,9 @@ func Forbidden(c event.Change) error {
 			return fmt.Errorf("%w: a policy change carries no policy", ErrForbidden)
 		}
 	case event.ChangeTemplate:
-		if c.Template == nil || event.ValidFamily(c.Template.Family) != nil || c.Template.Plan == "" {
-			return fmt.Errorf("%w: a template change names a valid family and a plan", ErrForbidden)
-		}
+		return checkTemplate(c.Template)
+	case event.ChangeRepository:
+		return checkRepo(c.Repository)
 	}
 	return nil
 }

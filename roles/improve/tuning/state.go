@@ -68,6 +68,14 @@ type Proposal struct {
 	// rollback.
 	ChangeSeq uint64 `json:"change_seq,omitempty"`
 	RevertSeq uint64 `json:"revert_seq,omitempty"`
+	// Run is the git run that applies a repository change (repo.go),
+	// RunSeq its goal.submitted; PullRequest the pull request it opened
+	// (its pr.opened is ChangeSeq); RunFailed how it ended when it opened
+	// none.
+	Run         string `json:"run,omitempty"`
+	RunSeq      uint64 `json:"run_seq,omitempty"`
+	PullRequest string `json:"pull_request,omitempty"`
+	RunFailed   string `json:"run_failed,omitempty"`
 	// History is every transition, in ledger order.
 	History []Transition `json:"history"`
 }
@@ -94,7 +102,8 @@ const (
 const AutoPrefix = "auto:"
 
 // State is the self-improvement projection of the ledger: the proposals
-// and the settings they change (planner notes, step defaults) and the
+// and the settings they change (planner notes, step defaults, plan
+// templates) and the
 // evaluation's interval. It is pure: Apply folds one event, the same
 // events give the same state on every node. Not safe for concurrent use.
 type State struct {
@@ -109,6 +118,11 @@ type State struct {
 	// Defaults are the step defaults by family ("" for every family
 	// without its own).
 	Defaults map[string]event.StepDefaults `json:"defaults,omitempty"`
+	// Templates are the plan families' templates by family (template.go).
+	Templates map[string]Template `json:"templates,omitempty"`
+	// Runs are the git runs of repository proposals still running: the
+	// proposal by run (repo.go).
+	Runs map[string]string `json:"runs,omitempty"`
 	// Every is how often the leader evaluates; zero: DefaultEvery.
 	Every event.Duration `json:"every,omitzero"`
 	// EvalAsked is the ledger position of the newest improve.eval with
@@ -134,7 +148,7 @@ func Folds(t event.Type) bool {
 	switch t {
 	case event.ProposalCreated, event.ProposalApproved, event.ProposalRejected, event.ProposalDecidedFor, event.ProposalApplied,
 		event.ProposalImplemented, event.ProposalReverted, event.TuningChanged, event.ImproveEval,
-		event.PolicyRecorded, event.LeaderElected:
+		event.PolicyRecorded, event.LeaderElected, event.GoalSubmitted, event.PROpened, event.RunFinished:
 		return true
 	}
 	return false
@@ -190,6 +204,12 @@ func (s *State) Apply(ev event.Event) bool {
 		return s.tuning(ev)
 	case event.PolicyRecorded:
 		return s.policyRecorded(ev)
+	case event.GoalSubmitted:
+		return s.repoGoal(ev)
+	case event.PROpened:
+		return s.repoPR(ev)
+	case event.RunFinished:
+		return s.repoRunEnd(ev)
 	case event.ImproveEval:
 		var d event.ImproveEvalData
 		if ev.Decode(&d) != nil {
@@ -362,7 +382,7 @@ func (s *State) tuning(ev event.Event) bool {
 		}
 		p.ChangeSeq = ev.Seq
 	}
-	s.change(d.Change, d.Proposal)
+	s.change(d.Change, d.Proposal, ev.Seq)
 	return true
 }
 
@@ -373,9 +393,12 @@ func sameChange(a, b event.Change) bool {
 	return err1 == nil && err2 == nil && string(x) == string(y)
 }
 
-// change applies c (validated) to the settings.
-func (s *State) change(c event.Change, proposal string) {
+// change applies c (validated), the tuning.changed at seq, to the
+// settings.
+func (s *State) change(c event.Change, proposal string, seq uint64) {
 	switch c.Kind {
+	case event.ChangeTemplate:
+		s.template(*c.Template, proposal, seq)
 	case event.ChangeNotes:
 		s.note(*c.Note, proposal)
 	case event.ChangeStepDefaults:

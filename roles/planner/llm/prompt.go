@@ -35,6 +35,10 @@ type Inputs struct {
 	// command statistics, those that failed most first): the history
 	// score of plan candidates (candidates.go).
 	Commands []memory.CommandStat
+	// Template is the template of the goal's plan family (a plan file
+	// an approved proposal made the family's, docs/improve.md), given as
+	// the model's starting example; "" when the family has none.
+	Template string
 }
 
 // maxPromptList caps each list the prompt carries.
@@ -98,6 +102,11 @@ func messages(goal string, in Inputs) []Message {
 	list("Known facts", in.Facts)
 	list("Notes from earlier runs", in.Notes)
 	knowledge(&user, in.Knowledge)
+	if in.Template != "" {
+		user.WriteString("\nThe template of this goal's plan family (a plan operators approved for its goals): start from it, and change only what the goal needs:\n")
+		user.WriteString(fenced(in.Template))
+		user.WriteByte('\n')
+	}
 	return []Message{{Role: "system", Content: sys.String()}, {Role: "user", Content: user.String()}}
 }
 

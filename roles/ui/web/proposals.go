@@ -173,7 +173,16 @@ func changeFields(c event.Change) fields {
 	}
 	if t := c.Template; t != nil {
 		f.set("template.family", t.Family)
+		f.set("template.hash", t.Hash)
 		f.set("template.plan", strings.TrimSpace(t.Plan))
+	}
+	if r := c.Repository; r != nil {
+		f.set("repository.repo", r.Git.Repo+r.Git.URL)
+		f.set("repository.base", r.Git.Base)
+		f.set("repository.push", r.Git.Push)
+		for _, file := range r.Files {
+			f.set("repository.file "+file.Path, strings.TrimSpace(file.Content))
+		}
 	}
 	return f
 }

@@ -31,15 +31,18 @@ type submitOpts struct {
 func (a *app) goalSubmitCmd() *cobra.Command {
 	var o submitOpts
 	cmd := &cobra.Command{
-		Use:   "submit (-f FILE | TEXT...)",
-		Short: "Submit a goal: a plan file or free text",
+		Use:   "submit (-f FILE | TEXT... | --family NAME)",
+		Short: "Submit a goal: a plan file, free text, or a plan family's template",
 		Long: `Submit a goal and start a run.
 
 With -f, the plan file (YAML or JSON; '-' reads stdin) is checked here
 first: a malformed plan prints every problem with file:line:col and exits
 1, and nothing is submitted. At most 1 MiB is read; a FIFO or stdin that
 nobody writes to is waited on until Ctrl-C. Otherwise TEXT is a free-text
-goal for the LLM planner.
+goal for the LLM planner. With --family alone (no -f, no TEXT), the goal
+is planned from the family's template: the plan an approved proposal
+made the family's (agentctl improve settings lists them; a family with
+none rejects the run, docs/improve.md).
 
 The goal is published as a goal.submitted event signed with your operator
 credentials. Without --wait, agentctl prints the new run id (-o json: the
@@ -52,15 +55,16 @@ cancelled. Ctrl-C stops waiting; the run keeps going.`,
   agentctl goal submit -f deploy.yaml --wait
   RUN=$(agentctl goal submit -f build.json) && agentctl run show "$RUN"
   agentctl goal submit "upgrade the staging database to postgres 17"
-  agentctl goal submit --family nightly "check the nightly build's logs"`,
+  agentctl goal submit --family nightly "check the nightly build's logs"
+  agentctl goal submit --family nightly --wait     # the family's template`,
 		Args: args(cobra.ArbitraryArgs),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			text := strings.TrimSpace(strings.Join(argv, " "))
 			switch {
 			case o.file != "" && text != "":
 				return usagef("give either -f FILE or TEXT, not both")
-			case o.file == "" && text == "":
-				return usagef("give a plan file (-f FILE) or the goal as TEXT")
+			case o.file == "" && text == "" && o.family == "":
+				return usagef("give a plan file (-f FILE), the goal as TEXT, or a plan family (--family NAME) to run its template")
 			case o.family != "" && o.file != "":
 				return usagef("--family is for TEXT goals: a plan file names its family itself (family: NAME)")
 			case o.family != "":
@@ -81,13 +85,16 @@ cancelled. Ctrl-C stops waiting; the run keeps going.`,
 	}
 	cmd.Flags().StringVarP(&o.file, "file", "f", "", "plan file (YAML or JSON); - reads stdin")
 	cmd.Flags().BoolVar(&o.wait, "wait", false, "follow the run until it finishes")
-	cmd.Flags().StringVar(&o.family, "family", "", "the plan family of a TEXT goal: its runs share the facts of scope family:NAME (docs/memory.md)")
+	cmd.Flags().StringVar(&o.family, "family", "", "the plan family of a TEXT goal: its runs share the facts of scope family:NAME (docs/memory.md); alone, run the family's template")
 	cmd.Flags().StringVar(&o.traceparent, "traceparent", "", "the W3C trace context the run's trace joins (default: $TRACEPARENT; docs/telemetry.md)")
 	return cmd
 }
 
 func (a *app) goalSubmit(ctx context.Context, o submitOpts, text string) error {
 	data := event.GoalSubmittedData{Goal: text, Text: text, Family: o.family}
+	if text == "" && o.file == "" {
+		data.Goal = "the template of family " + o.family
+	}
 	if o.file != "" {
 		var err error
 		if data, err = a.readPlan(ctx, o.file); err != nil {

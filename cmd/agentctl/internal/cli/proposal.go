@@ -21,8 +21,10 @@ changes with their evidence: a planner note, a family's step defaults, a
 policy rule (docs/improve.md). Nothing changes until operators approve a
 proposal (as many as the policy's approvals for its risk); the leader
 then applies it, watches the error rate of what it touched and keeps it
-(implemented) or reverts it on its own.`,
-		a.proposalLsCmd(), a.proposalShowCmd(), a.proposalDecideCmd(true), a.proposalDecideCmd(false))
+(implemented) or reverts it on its own. A change to files of a repository
+is applied by the git run an operator submits (proposal apply), whose
+pull request a person merges.`,
+		a.proposalLsCmd(), a.proposalShowCmd(), a.proposalDecideCmd(true), a.proposalDecideCmd(false), a.proposalApplyCmd())
 }
 
 func (a *app) proposalLsCmd() *cobra.Command {
@@ -87,6 +89,17 @@ func changeCell(c event.Change) string {
 		}
 	case event.ChangePolicy:
 		return "policy rule"
+	case event.ChangeTemplate:
+		if tc := c.Template; tc != nil {
+			if tc.Hash == "" {
+				return "template none (" + tc.Family + ")"
+			}
+			return fmt.Sprintf("template %.12s (%s)", tc.Hash, tc.Family)
+		}
+	case event.ChangeRepository:
+		if rc := c.Repository; rc != nil {
+			return fmt.Sprintf("repository %d file(s)", len(rc.Files))
+		}
 	}
 	return string(c.Kind)
 }
@@ -157,6 +170,15 @@ func renderProposal(w io.Writer, p *tuning.Proposal) {
 	if p.ApplyCheck != nil {
 		fmt.Fprintf(w, "at apply   %s: %s\n", p.ApplyCheck.Method, p.ApplyCheck.Summary)
 	}
+	if p.Run != "" {
+		fmt.Fprintf(w, "git run    %s\n", p.Run)
+	}
+	if p.PullRequest != "" {
+		fmt.Fprintf(w, "pull req.  %s\n", p.PullRequest)
+	}
+	if p.RunFailed != "" {
+		fmt.Fprintf(w, "run ended  %s\n", p.RunFailed)
+	}
 	if o := p.Outcome; o != nil {
 		fmt.Fprintf(w, "outcome    after %s against %s (threshold +%.0f%%)\n", rateText(o.After), rateText(o.Baseline), o.Threshold*100)
 	}
@@ -170,6 +192,9 @@ func renderProposal(w io.Writer, p *tuning.Proposal) {
 	}
 	if p.Change.Kind == event.ChangePolicy && p.Change.Policy != nil && p.Change.Policy.Text != "" {
 		fmt.Fprintf(w, "proposed policy (after version %d):\n%s", p.Change.Policy.Base, indent(p.Change.Policy.Text))
+	}
+	if tc := p.Change.Template; p.Change.Kind == event.ChangeTemplate && tc != nil && tc.Plan != "" {
+		fmt.Fprintf(w, "proposed template of family %s:\n%s", tc.Family, indent(tc.Plan))
 	}
 }
 
@@ -208,6 +233,25 @@ func describeChange(c event.Change) string {
 				return fmt.Sprintf("policy after version %d: allow exactly %q (the rule gate approve --remember writes)", pc.Base, pc.Command)
 			}
 			return fmt.Sprintf("policy after version %d (%s)", pc.Base, pc.Hash)
+		}
+	case event.ChangeTemplate:
+		if tc := c.Template; tc != nil {
+			if tc.Hash == "" {
+				return fmt.Sprintf("%s: family %s has no template", c.Setting, tc.Family)
+			}
+			return fmt.Sprintf("%s: the template of family %s is the plan of sha256 %s", c.Setting, tc.Family, tc.Hash)
+		}
+	case event.ChangeRepository:
+		if rc := c.Repository; rc != nil {
+			if len(rc.Files) == 0 {
+				return "repository: nothing (the pull request is the forge's to close)"
+			}
+			var paths []string
+			for _, f := range rc.Files {
+				paths = append(paths, f.Path)
+			}
+			return fmt.Sprintf("repository %s%s (base %s, pushed to %s, a pull request for a person to merge): write %s",
+				rc.Git.Repo, rc.Git.URL, rc.Git.Base, rc.Git.Push, strings.Join(paths, ", "))
 		}
 	}
 	return fmt.Sprintf("%s %s", c.Kind, c.Setting)
@@ -340,12 +384,13 @@ ls); with --every it evaluates at that interval from now on.`,
 func (a *app) improveSettingsCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "settings",
-		Short: "Show the planner notes and step defaults approved proposals set",
+		Short: "Show the planner notes, step defaults and plan templates approved proposals set",
 		Long: `Show the settings the improvement loop changes, as the ledger holds them:
 the evaluation's interval, the approved planner notes (with the proposal
 that made each), the automatic notes a proposal retired or pinned, and
 the step defaults by plan family (what steps that set no timeout or
-retries get).`,
+retries get) and the plan templates by family (what a goal submitted
+with --family alone is planned from; -o json has their plan text).`,
 		Example: `  agentctl improve settings
   agentctl improve settings -o json | jq .defaults`,
 		Args: args(cobra.NoArgs),
@@ -381,6 +426,10 @@ retries get).`,
 					retries = fmt.Sprint(*d.Retries)
 				}
 				fmt.Fprintf(w, "  family %s: timeout %s, retries %s\n", dash(fam), dash(d.Timeout.String()), retries)
+			}
+			fmt.Fprintln(w, "plan templates")
+			for fam, tpl := range s.Templates {
+				fmt.Fprintf(w, "  family %s: sha256 %.12s [proposal %s] (agentctl goal submit --family %s)\n", fam, tpl.Hash, dash(tpl.Proposal), fam)
 			}
 			return nil
 		},
