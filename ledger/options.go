@@ -34,12 +34,31 @@ func (o Options) logger() *slog.Logger {
 // 8 MiB default (measured: ~3x fewer events/s at 512 events per commit).
 const cacheBytes = 16 << 20
 
+// When L0 is compacted. A ledger appends at the end of each of its key
+// spaces (records, hashes, messages, per-run and per-type indexes, the
+// seen set, the time index, the run index), so every flush overlaps the
+// last file of each space in the level below, and every compaction of L0
+// into it rewrites those files whole. With Pebble's default (compact once
+// L0 is two flushes deep) a node with a 250k-event history rewrote ~7
+// bytes of old files per byte flushed, 5–25% of agentd's CPU under a
+// stream of shell steps; compacting once L0 is 16 flushes deep rewrites
+// them eight times less often (~2 bytes per byte flushed,
+// TestCompactionsRewriteLittleOnAHistory). Reads look through up to that
+// many more L0 files: a point lookup (the seen set) behind each file's
+// bloom filter, a scan in its merge. Writes stop at 48 sublevels, 32
+// above where compactions start (Pebble's defaults: 12, 10 above).
+const (
+	l0CompactionThreshold = 32 // Pebble compacts at half of it: 16 sublevels
+	l0StopWritesThreshold = 48
+)
+
 // pebbleOptions are the Pebble options of a ledger. Overridden from Pebble's
 // defaults: FormatMajorVersion (pinned: pebblelog.FormatMajorVersion),
 // Logger (slog), DataCorruption (recorded in corrupt, not fatal), Cache
-// (cacheBytes), and a bloom filter on every level (L0 included), because
-// nearly all seen-set lookups miss and without a filter each miss reads
-// and decompresses a data block.
+// (cacheBytes), L0's compaction and stop thresholds (above), and a bloom
+// filter on every level (L0 included), because nearly all seen-set
+// lookups miss and without a filter each miss reads and decompresses a
+// data block.
 // The caller owns the returned cache reference: Unref it after pebble.Open.
 func pebbleOptions(log *slog.Logger, fs vfs.FS, corrupt *corruption) *pebble.Options {
 	o := &pebble.Options{
@@ -55,5 +74,7 @@ func pebbleOptions(log *slog.Logger, fs vfs.FS, corrupt *corruption) *pebble.Opt
 	for i := range o.Levels {
 		o.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 	}
+	o.L0CompactionThreshold = l0CompactionThreshold
+	o.L0StopWritesThreshold = l0StopWritesThreshold
 	return o
 }

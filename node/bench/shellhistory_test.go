@@ -2,6 +2,9 @@ package bench
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,7 +44,8 @@ const (
 // skips it) on a copy of the same history, the shell runs alternating
 // between the two nodes; figures are medians over the rounds. With
 // AGENTIC_BENCH_PROFILE set to a directory, the nodes serve their Go
-// profiles and the heap profiles are saved there (idleMemory).
+// profiles, the heap profiles are saved there (idleMemory), and so is a
+// CPU profile of the first 2 s of each shell run (NAME-shell-ROUND.cpu).
 func BenchmarkShellHistory250k(b *testing.B) {
 	root := moduleRoot(b)
 	type variant struct {
@@ -102,11 +106,13 @@ func BenchmarkShellHistory250k(b *testing.B) {
 			v.firstFold = v.a.waitReady(b, 20*time.Minute)
 			v.full = v.a.idleMemory(b, v.name+"-history")
 		}
-		for range shellHistoryRounds {
+		for round := range shellHistoryRounds {
 			for _, v := range vs {
 				raw := forkRaw(b, steps, slots)
 				self0, kids0 := procCPU(v.a.cmd.Process.Pid)
+				prof := v.a.cpuProfile(b, fmt.Sprintf("%s-shell-%d", v.name, round), 2*time.Second)
 				took := v.a.shellRun(b, v.ctl, plan, steps)
+				prof()
 				self1, kids1 := procCPU(v.a.cmd.Process.Pid)
 				rate, rawRate := float64(steps)/took.Seconds(), float64(steps)/raw.Seconds()
 				v.rate, v.ratio = append(v.rate, rate), append(v.ratio, rate/rawRate)
@@ -187,4 +193,37 @@ func median(xs []float64) float64 {
 	s := append([]float64(nil), xs...)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+// cpuProfile starts saving a CPU profile of the node's next d (name.cpu
+// in AGENTIC_BENCH_PROFILE) when the node serves its profiles, and
+// returns a function that waits for it; it does nothing otherwise.
+func (a *agentdProc) cpuProfile(tb testing.TB, name string, d time.Duration) (wait func()) {
+	tb.Helper()
+	a.mu.Lock()
+	debug := a.debug
+	a.mu.Unlock()
+	dir := os.Getenv("AGENTIC_BENCH_PROFILE")
+	if dir == "" || debug == "" {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", debug, int(d.Seconds()))
+		resp, err := http.Get(url)
+		if err != nil {
+			tb.Logf("GET %s: %v", url, err)
+			return
+		}
+		defer resp.Body.Close()
+		f, err := os.Create(filepath.Join(dir, name+".cpu"))
+		if err != nil {
+			tb.Logf("cpu profile: %v", err)
+			return
+		}
+		defer f.Close()
+		_, _ = io.Copy(f, resp.Body)
+	}()
+	return func() { <-done }
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/user"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -86,7 +87,7 @@ func resolveAccount(spec Spec, opts Options) (account, error) {
 			"cannot run as %s: the executor runs as %s, not root, and cannot switch users", name, currentUser())}
 	}
 	cred := &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
-	if ids, err := u.GroupIds(); err == nil {
+	if ids, err := userGroups(u); err == nil {
 		for _, g := range ids {
 			if n, err := strconv.ParseUint(g, 10, 32); err == nil {
 				cred.Groups = append(cred.Groups, uint32(n))
@@ -108,12 +109,20 @@ const userCacheTTL = 10 * time.Second
 // only source): a user found is reused while they are unchanged.
 var userFiles = [2]string{"/etc/passwd", "/etc/group"}
 
-// users keeps the users lookupUser found, by name, with the state of
-// userFiles they were read at.
+// users keeps the users lookupUser found, by name, and their groups,
+// with the state of userFiles they were read at.
 var users struct {
 	sync.Mutex
 	stamp [2]fileStamp
 	found map[string]foundUser
+	// groups are the users' supplementary groups (userGroups), by user
+	// name, uid and gid.
+	groups map[string]foundGroups
+}
+
+type foundGroups struct {
+	ids []string
+	at  time.Time
 }
 
 type foundUser struct {
@@ -146,7 +155,7 @@ func lookupUser(name string) (*user.User, error) {
 	now := time.Now()
 	users.Lock()
 	if users.stamp != stamp {
-		users.stamp, users.found = stamp, nil
+		users.stamp, users.found, users.groups = stamp, nil, nil
 	}
 	f, ok := users.found[name]
 	users.Unlock()
@@ -183,4 +192,40 @@ func lookupUserUncached(name string) (*user.User, error) {
 		}
 	}
 	return nil, fmt.Errorf("no such user (%w)", err)
+}
+
+// groupIDsAgain reads a user's supplementary groups (a variable for
+// tests).
+var groupIDsAgain = (*user.User).GroupIds
+
+// userGroups is u's supplementary group ids, read again once the user
+// database files change (or after userCacheTTL), as lookupUser's users
+// are: each step would otherwise open and read /etc/group. A failed read
+// is not kept.
+func userGroups(u *user.User) ([]string, error) {
+	stamp := [2]fileStamp{stampOf(userFiles[0]), stampOf(userFiles[1])}
+	now := time.Now()
+	key := u.Username + "\x00" + u.Uid + "\x00" + u.Gid
+	users.Lock()
+	if users.stamp != stamp {
+		users.stamp, users.found, users.groups = stamp, nil, nil
+	}
+	g, ok := users.groups[key]
+	users.Unlock()
+	if ok && now.Sub(g.at) < userCacheTTL && stamp[1].ok {
+		return slices.Clone(g.ids), nil
+	}
+	ids, err := groupIDsAgain(u)
+	if err != nil {
+		return nil, err
+	}
+	users.Lock()
+	if users.stamp == stamp {
+		if users.groups == nil {
+			users.groups = map[string]foundGroups{}
+		}
+		users.groups[key] = foundGroups{ids: slices.Clone(ids), at: now}
+	}
+	users.Unlock()
+	return ids, nil
 }

@@ -67,3 +67,65 @@ func BenchmarkLookupUser(b *testing.B) {
 		}
 	}
 }
+
+// A user's supplementary groups are read once while the user database
+// files are unchanged (each step read /etc/group before), looked up again
+// once one changes, and a failed lookup is not kept.
+func TestUserGroupsCached(t *testing.T) {
+	dir := t.TempDir()
+	files := [2]string{filepath.Join(dir, "passwd"), filepath.Join(dir, "group")}
+	for _, f := range files {
+		if err := os.WriteFile(f, []byte("x\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	oldFiles, oldGroups := userFiles, groupIDsAgain
+	calls, fail := 0, false
+	userFiles = files
+	groupIDsAgain = func(u *user.User) ([]string, error) {
+		calls++
+		if fail {
+			return nil, os.ErrNotExist
+		}
+		return u.GroupIds()
+	}
+	t.Cleanup(func() { userFiles, groupIDsAgain = oldFiles, oldGroups })
+
+	u, err := lookupUser("0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, werr := u.GroupIds()
+	for range 3 {
+		got, err := userGroups(u)
+		if !reflect.DeepEqual(got, want) || (err == nil) != (werr == nil) {
+			t.Fatalf("userGroups(root) = %v, %v; uncached %v, %v", got, err, want, werr)
+		}
+	}
+	if calls != 1 {
+		t.Fatalf("read the groups %d times for three asks, want 1", calls)
+	}
+	// Another user of the same name is another entry.
+	other := *u
+	other.Gid = "4242"
+	if _, err := userGroups(&other); err != nil || calls != 2 {
+		t.Fatalf("another gid: %v, %d reads, want 2", err, calls)
+	}
+	// A changed group file is read again; a failure is an error each time.
+	if err := os.WriteFile(files[1], []byte("xy\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fail = true
+	for range 2 {
+		if _, err := userGroups(u); err == nil {
+			t.Fatal("a failed group lookup was answered")
+		}
+	}
+	if calls != 4 {
+		t.Fatalf("after the group file changed: %d reads, want 4", calls)
+	}
+	fail = false
+	if got, err := userGroups(u); err != nil || !reflect.DeepEqual(got, want) || calls != 5 {
+		t.Fatalf("after the failure: %v, %v, %d reads, want %v and 5", got, err, calls, want)
+	}
+}

@@ -1,0 +1,6 @@
+//go:build !race
+
+package ledger
+
+// raceEnabled: the race detector is on (tests that only measure skip).
+const raceEnabled = false
