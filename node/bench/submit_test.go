@@ -91,6 +91,7 @@ func BenchmarkSubmitToStart(b *testing.B) {
 			}
 		}
 		for _, v := range vs {
+			b.Logf("%s: p50 of this pass %.1f ms", v.name, durations(v.lat[len(v.lat)-len(v.runs):]).quantile(0.5))
 			v.hops.add(b, v.a, v.runs)
 			v.runs = nil
 			v.a.stop(b)
