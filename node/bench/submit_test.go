@@ -298,7 +298,7 @@ func unprivileged(tb testing.TB, shared, name string) []string {
 		return nil
 	}
 	work := filepath.Join(shared, "work-"+name)
-	if err := os.Mkdir(work, 0o755); err != nil {
+	if err := os.MkdirAll(work, 0o755); err != nil { // again in each pass
 		tb.Fatal(err)
 	}
 	if err := os.Chmod(work, 0o1777); err != nil {
