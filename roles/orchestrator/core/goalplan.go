@@ -39,13 +39,6 @@ import (
 // planner's proposal (PlanProposedData.Source) or the plan in its goal.
 const FileSource = "file"
 
-// goalPlan returns the plan a goal carries, if the fold may take it: in
-// normal form (plan.IsNormal, which judges the plan alone, so every node
-// and every replay decides the same), next to the file it came from; nil
-// otherwise.
-func goalPlan(d event.GoalSubmittedData) *event.Plan {
-	if d.Plan == nil || d.PlanFile == "" || !plan.IsNormal(d.Plan) {
-		return nil
-	}
-	return d.Plan
-}
+// goalPlan returns the plan the fold of d plans its run from, or nil
+// (plan.FromGoal: in normal form, next to its file).
+func goalPlan(d event.GoalSubmittedData) *event.Plan { return plan.FromGoal(d) }

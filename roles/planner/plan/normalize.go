@@ -150,3 +150,16 @@ func (g *graph) plan() *event.Plan {
 	}
 	return p
 }
+
+// FromGoal returns the plan a goal carries (GoalSubmittedData.Plan) when
+// the orchestrator plans the run from it, as revision 1 of source "file":
+// a plan next to its plan file, in normal form (IsNormal). Otherwise nil:
+// the run's plan is the one a planner proposes. Every fold that follows a
+// run's plan revisions (the orchestrator's, memory's, the artifacts')
+// decides with it, so they agree on which goals planned their runs.
+func FromGoal(d event.GoalSubmittedData) *event.Plan {
+	if d.Plan == nil || d.PlanFile == "" || !IsNormal(d.Plan) {
+		return nil
+	}
+	return d.Plan
+}
