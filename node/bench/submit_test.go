@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -72,13 +73,13 @@ func BenchmarkSubmitToStart(b *testing.B) {
 		}
 	}
 	markers := sharedTempDir(b)
+	n := 0 // numbers the markers across passes: each is written once
 	for b.Loop() {
 		b.StopTimer()
 		for _, v := range vs {
 			v.a = startAgentdOn(b, v.agentd, filepath.Join(b.TempDir(), v.name), unprivileged(b, markers, v.name)...)
 			v.a.waitReady(b, 2*time.Minute)
 		}
-		n := 0
 		for round := range submitWarmup + submitRounds {
 			for _, v := range vs {
 				n++
@@ -133,9 +134,10 @@ type submitted struct {
 
 // hopTimes are the hops of the submissions, from the times the stream
 // stored each event of their runs: agentctl's start → goal.submitted
-// (submit), → plan.proposed when the planner's proposal came before the
-// acceptance (planner), the plan → plan.accepted (accept), →
-// task.assigned (assign), → the step's process ran (start).
+// (submit), → plan.proposed when the leader waited for it (the
+// acceptance's basis holds it: planner), the plan (that proposal, or the
+// goal that carried it) → plan.accepted (accept), → task.assigned
+// (assign), → the step's process ran (start).
 type hopTimes struct {
 	submit, planner, accept, assign, start durations
 }
@@ -145,7 +147,12 @@ func (h *hopTimes) add(tb testing.TB, a *agentdProc, runs []submitted) {
 	tb.Helper()
 	c := a.client(tb)
 	defer c.close()
-	stored := map[string]map[string]time.Time{} // run → type → first stream time
+	type first struct {
+		at    time.Time
+		seq   uint64
+		basis uint64 // of a decision
+	}
+	stored := map[string]map[string]first{} // run → type → its first event
 	for l, err := range c.AuditLines(context.Background(), api.AuditRequest{}) {
 		if err != nil {
 			tb.Fatalf("audit: %v", err)
@@ -155,29 +162,34 @@ func (h *hopTimes) add(tb testing.TB, a *agentdProc, runs []submitted) {
 		}
 		m := stored[l.Run]
 		if m == nil {
-			m = map[string]time.Time{}
+			m = map[string]first{}
 			stored[l.Run] = m
 		}
 		if _, ok := m[l.Type]; !ok {
-			m[l.Type] = l.StreamTime
+			var d event.Decision
+			_ = json.Unmarshal(l.Data, &d)
+			m[l.Type] = first{at: l.StreamTime, seq: l.Seq, basis: d.Basis}
 		}
 	}
 	for _, r := range runs {
 		m := stored[r.run]
 		goal, accepted, assigned := m[string(event.GoalSubmitted)], m[string(event.PlanAccepted)], m[string(event.TaskAssigned)]
-		if goal.IsZero() || accepted.IsZero() || assigned.IsZero() {
+		if goal.at.IsZero() || accepted.at.IsZero() || assigned.at.IsZero() {
 			tb.Logf("run %s: the ledger lacks its goal, acceptance or assignment; its hops are left out", r.run)
 			continue
 		}
-		plan := goal
-		if p := m[string(event.PlanProposed)]; !p.IsZero() && p.Before(accepted) {
-			h.planner = append(h.planner, p.Sub(goal))
-			plan = p
+		// The leader waited for the planner when it decided on a state
+		// that held the proposal (its basis); otherwise the goal
+		// carried the plan and the proposal, if any, came beside it.
+		plan := goal.at
+		if p := m[string(event.PlanProposed)]; !p.at.IsZero() && p.seq <= accepted.basis {
+			h.planner = append(h.planner, p.at.Sub(goal.at))
+			plan = p.at
 		}
-		h.submit = append(h.submit, goal.Sub(r.start))
-		h.accept = append(h.accept, accepted.Sub(plan))
-		h.assign = append(h.assign, assigned.Sub(accepted))
-		h.start = append(h.start, r.ran.Sub(assigned))
+		h.submit = append(h.submit, goal.at.Sub(r.start))
+		h.accept = append(h.accept, accepted.at.Sub(plan))
+		h.assign = append(h.assign, assigned.at.Sub(accepted.at))
+		h.start = append(h.start, r.ran.Sub(assigned.at))
 	}
 }
 
