@@ -40,6 +40,8 @@ func payloadExamples() map[event.Type]any {
 		event.GoalSubmitted: event.GoalSubmittedData{
 			Goal: "Build and ship", PlanName: "ship.yaml", TraceParent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
 			PlanFile: "goal: Build and ship\nsteps:\n  - id: build\n    run: make\n",
+			Plan: &event.Plan{Goal: "Build and ship", Steps: []event.Step{
+				{ID: "build", Kind: event.KindShell, Run: "make", OnFailure: event.OnFailureAbort}}},
 		},
 		event.RunCancel: event.RunCancelData{Reason: "wrong branch"},
 		event.MemoryPut: event.MemoryPutData{Scope: "shared", Key: "deploy.target", Value: "staging", TTL: event.Duration(2 * time.Hour)},

@@ -15,6 +15,15 @@ type GoalSubmittedData struct {
 	PlanFile string `json:"plan_file,omitempty"`
 	// PlanName is the file name it came from, for error messages.
 	PlanName string `json:"plan_name,omitempty"`
+	// Plan is PlanFile as the submitter read it: parsed, its goal
+	// defaulted to Goal, in normal form (what a planner would propose as
+	// revision 1). Optional, protocol version 8: with it the leader plans
+	// the run from the goal itself, without waiting for a planner's
+	// proposal, if the plan is in normal form (normalizing it changes
+	// nothing); otherwise it is ignored and a planner plans the file, as
+	// for a goal without it. It never replaces PlanFile, which every
+	// planner still reads.
+	Plan *Plan `json:"plan,omitempty"`
 	// Text is a free-text goal for an LLM planner.
 	Text string `json:"text,omitempty"`
 	// Family is the plan family of a free-text goal (Plan.Family): the

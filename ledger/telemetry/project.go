@@ -171,6 +171,18 @@ func projectGoal(p *Projector, ev event.Event, d *event.GoalSubmittedData, _ fun
 		goal = d.Text
 	}
 	r.goal, r.family, r.created = clean(goal), d.Family, ev
+	if d.Plan != nil && d.PlanFile != "" {
+		// A plan file's plan in its goal: the leader plans the run from
+		// it as revision 1, and the planner proposes it later (after a
+		// short run has ended). Described as the proposal would be.
+		if r.family == "" {
+			r.family = d.Plan.Family
+		}
+		if r.proposed == nil {
+			r.proposed = map[int]planner{}
+		}
+		r.proposed[1] = planner{goal: clean(d.Plan.Goal)}
+	}
 	return nil
 }
 

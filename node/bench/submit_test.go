@@ -3,6 +3,8 @@ package bench
 import (
 	"bytes"
 	"cmp"
+	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,6 +15,8 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
+	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/node/api"
 )
 
 // Shape of figure (i): submitRounds submissions to each node, alternating
@@ -31,10 +35,12 @@ const (
 // embedded NATS), timed from agentctl's start until the step's process
 // runs (the step writes the time it ran, `date +%s%N`, to a file). The
 // same is measured in the same function against agentd and agentctl built
-// from the base commit (AGENTIC_BENCH_BASE, default c949e8d; "none" skips
-// it), the two nodes idle side by side and the submissions alternating
-// between them. Reported: p50 (and p90) in ms of each, their ratio, and
-// how long agentctl itself took (p50).
+// from each base commit (AGENTIC_BENCH_BASE, a comma-separated list of
+// commits, default c949e8d; "none" skips them), the nodes idle side by
+// side and the submissions alternating between them. Reported, for each:
+// p50 (and p90) in ms, its ratio to the first base's, how long agentctl
+// itself took (p50), and the p50 of each hop on the way, from the times
+// the stream stored each event (hops).
 //
 // As root, the nodes run steps as nobody (--executor-run-as nobody: an
 // executor running as root refuses steps otherwise).
@@ -45,36 +51,50 @@ func BenchmarkSubmitToStart(b *testing.B) {
 		agentd, ctl   string
 		a             *agentdProc
 		lat, ctlTimes durations
+		runs          []submitted
+		hops          hopTimes
 	}
 	vs := []*variant{{name: "new"}}
 	vs[0].agentd, vs[0].ctl = buildAt(b, root, "new")
-	if base := cmp.Or(os.Getenv("AGENTIC_BENCH_BASE"), baseCommit); base != "none" {
-		src := exportCommit(b, root, base)
-		if src != "" {
+	if bases := cmp.Or(os.Getenv("AGENTIC_BENCH_BASE"), baseCommit); bases != "none" {
+		for i, base := range strings.Split(bases, ",") {
+			src := exportCommit(b, root, strings.TrimSpace(base))
+			if src == "" {
+				continue
+			}
+			// The first base is "base" (the figure's name since it had
+			// one); the others are named by their commit.
 			v := &variant{name: "base"}
-			v.agentd, v.ctl = buildAt(b, src, "base")
+			if i > 0 {
+				v.name = "base_" + metricName(base)
+			}
+			v.agentd, v.ctl = buildAt(b, src, v.name)
 			vs = append(vs, v)
 		}
 	}
 	markers := sharedTempDir(b)
+	n := 0 // numbers the markers across passes: each is written once
 	for b.Loop() {
 		b.StopTimer()
 		for _, v := range vs {
 			v.a = startAgentdOn(b, v.agentd, filepath.Join(b.TempDir(), v.name), unprivileged(b, markers, v.name)...)
 			v.a.waitReady(b, 2*time.Minute)
 		}
-		n := 0
 		for round := range submitWarmup + submitRounds {
 			for _, v := range vs {
 				n++
-				lat, took := submitOne(b, v.a, v.ctl, markers, n)
-				b.Logf("%s: submission %d started its step after %s (agentctl ran %s)", v.name, n, lat.Round(time.Millisecond), took.Round(time.Millisecond))
+				sub := submitOne(b, v.a, v.ctl, markers, n)
+				b.Logf("%s: submission %d started its step after %s (agentctl ran %s)", v.name, n, sub.lat.Round(time.Millisecond), sub.took.Round(time.Millisecond))
 				if round >= submitWarmup {
-					v.lat, v.ctlTimes = append(v.lat, lat), append(v.ctlTimes, took)
+					v.lat, v.ctlTimes = append(v.lat, sub.lat), append(v.ctlTimes, sub.took)
+					v.runs = append(v.runs, sub)
 				}
 			}
 		}
 		for _, v := range vs {
+			b.Logf("%s: p50 of this pass %.1f ms", v.name, durations(v.lat[len(v.lat)-len(v.runs):]).quantile(0.5))
+			v.hops.add(b, v.a, v.runs)
+			v.runs = nil
 			v.a.stop(b)
 		}
 		b.StartTimer()
@@ -83,18 +103,113 @@ func BenchmarkSubmitToStart(b *testing.B) {
 		b.ReportMetric(v.lat.quantile(0.5), v.name+"_p50_ms")
 		b.ReportMetric(v.lat.quantile(0.9), v.name+"_p90_ms")
 		b.ReportMetric(v.ctlTimes.quantile(0.5), v.name+"_agentctl_p50_ms")
+		v.hops.report(b, v.name)
 	}
-	if len(vs) == 2 {
-		b.ReportMetric(vs[0].lat.quantile(0.5)/vs[1].lat.quantile(0.5), "new_over_base_p50")
+	for _, v := range vs[1:] {
+		b.ReportMetric(vs[0].lat.quantile(0.5)/v.lat.quantile(0.5), "new_over_"+v.name+"_p50")
 	}
 	b.ReportMetric(0, "ns/op")
 }
 
+// metricName is s with every character a metric's unit may not hold
+// replaced by '_'.
+func metricName(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '_'
+	}, strings.TrimSpace(s))
+}
+
+// submitted is one measured submission.
+type submitted struct {
+	// run is the run id agentctl printed.
+	run string
+	// start is when agentctl started, ran when the step's process ran.
+	start, ran time.Time
+	// lat is ran-start, took how long agentctl ran.
+	lat, took time.Duration
+}
+
+// hopTimes are the hops of the submissions, from the times the stream
+// stored each event of their runs: agentctl's start → goal.submitted
+// (submit), → plan.proposed when the leader waited for it (the
+// acceptance's basis holds it: planner), the plan (that proposal, or the
+// goal that carried it) → plan.accepted (accept), → task.assigned
+// (assign), → the step's process ran (start).
+type hopTimes struct {
+	submit, planner, accept, assign, start durations
+}
+
+// add reads the ledger of a for the runs and adds their hops.
+func (h *hopTimes) add(tb testing.TB, a *agentdProc, runs []submitted) {
+	tb.Helper()
+	c := a.client(tb)
+	defer c.close()
+	type first struct {
+		at    time.Time
+		seq   uint64
+		basis uint64 // of a decision
+	}
+	stored := map[string]map[string]first{} // run → type → its first event
+	for l, err := range c.AuditLines(context.Background(), api.AuditRequest{}) {
+		if err != nil {
+			tb.Fatalf("audit: %v", err)
+		}
+		if l.Run == "" || l.StreamTime.IsZero() {
+			continue
+		}
+		m := stored[l.Run]
+		if m == nil {
+			m = map[string]first{}
+			stored[l.Run] = m
+		}
+		if _, ok := m[l.Type]; !ok {
+			var d event.Decision
+			_ = json.Unmarshal(l.Data, &d)
+			m[l.Type] = first{at: l.StreamTime, seq: l.Seq, basis: d.Basis}
+		}
+	}
+	for _, r := range runs {
+		m := stored[r.run]
+		goal, accepted, assigned := m[string(event.GoalSubmitted)], m[string(event.PlanAccepted)], m[string(event.TaskAssigned)]
+		if goal.at.IsZero() || accepted.at.IsZero() || assigned.at.IsZero() {
+			tb.Logf("run %s: the ledger lacks its goal, acceptance or assignment; its hops are left out", r.run)
+			continue
+		}
+		// The leader waited for the planner when it decided on a state
+		// that held the proposal (its basis); otherwise the goal
+		// carried the plan and the proposal, if any, came beside it.
+		plan := goal.at
+		if p := m[string(event.PlanProposed)]; !p.at.IsZero() && p.seq <= accepted.basis {
+			h.planner = append(h.planner, p.at.Sub(goal.at))
+			plan = p.at
+		}
+		h.submit = append(h.submit, goal.at.Sub(r.start))
+		h.accept = append(h.accept, accepted.at.Sub(plan))
+		h.assign = append(h.assign, assigned.at.Sub(accepted.at))
+		h.start = append(h.start, r.ran.Sub(assigned.at))
+	}
+}
+
+// report reports the p50 of each hop, in ms, named after the variant.
+func (h *hopTimes) report(b *testing.B, name string) {
+	for _, hop := range []struct {
+		name string
+		d    durations
+	}{{"submit", h.submit}, {"planner", h.planner}, {"accept", h.accept}, {"assign", h.assign}, {"start", h.start}} {
+		if len(hop.d) > 0 {
+			b.ReportMetric(hop.d.quantile(0.5), name+"_hop_"+hop.name+"_p50_ms")
+		}
+	}
+}
+
 // submitOne submits a one-step plan whose step writes the time it ran to
-// markers/m-<n>, and returns the time from agentctl's start until then,
-// and how long agentctl ran. It fails unless agentctl succeeds and the
-// step runs within a minute.
-func submitOne(tb testing.TB, a *agentdProc, ctl, markers string, n int) (lat, took time.Duration) {
+// markers/m-<n>, and returns the run, the time from agentctl's start
+// until then, and how long agentctl ran. It fails unless agentctl
+// succeeds and the step runs within a minute.
+func submitOne(tb testing.TB, a *agentdProc, ctl, markers string, n int) submitted {
 	tb.Helper()
 	marker := filepath.Join(markers, fmt.Sprintf("m-%d", n))
 	plan := filepath.Join(markers, fmt.Sprintf("plan-%d.json", n))
@@ -104,13 +219,13 @@ func submitOne(tb testing.TB, a *agentdProc, ctl, markers string, n int) (lat, t
 	}
 	cmd := exec.Command(ctl, "goal", "submit", "-f", plan)
 	cmd.Env = append(os.Environ(), "NATS_URL="+a.natsURL, "AGENTIC_CREDS="+filepath.Join(a.data, "operator.creds"))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
 	if err := cmd.Run(); err != nil {
 		tb.Fatalf("agentctl goal submit: %v\n%s", err, stderr.Bytes())
 	}
-	took = time.Since(start)
+	took := time.Since(start)
 	// The step writes its own start time: how often it is looked for
 	// does not change the figure.
 	var b []byte
@@ -124,7 +239,8 @@ func submitOne(tb testing.TB, a *agentdProc, ctl, markers string, n int) (lat, t
 	if err != nil {
 		tb.Fatalf("marker %s: %v", marker, err)
 	}
-	return time.Unix(0, ns).Sub(start), took
+	ran := time.Unix(0, ns)
+	return submitted{run: strings.TrimSpace(stdout.String()), start: start, ran: ran, lat: ran.Sub(start), took: took}
 }
 
 // moduleRoot is the directory of this module's go.mod.
@@ -194,7 +310,7 @@ func unprivileged(tb testing.TB, shared, name string) []string {
 		return nil
 	}
 	work := filepath.Join(shared, "work-"+name)
-	if err := os.Mkdir(work, 0o755); err != nil {
+	if err := os.MkdirAll(work, 0o755); err != nil { // again in each pass
 		tb.Fatal(err)
 	}
 	if err := os.Chmod(work, 0o1777); err != nil {

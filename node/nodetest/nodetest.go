@@ -4,6 +4,7 @@
 package nodetest
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"os"
@@ -21,6 +22,7 @@ import (
 	"github.com/agentic-dev/agentic/config"
 	"github.com/agentic-dev/agentic/node"
 	"github.com/agentic-dev/agentic/node/api"
+	"github.com/agentic-dev/agentic/roles/planner/plan"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -102,6 +104,26 @@ func (tn *Node) Submit(t testing.TB, name, planFile string) string {
 	t.Helper()
 	run := event.NewID()
 	d := event.MustDraft(event.GoalSubmitted, run, event.GoalSubmittedData{Goal: name, PlanFile: planFile, PlanName: name})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := bus.PublishSigned(ctx, tn.JS, tn.Operator, d); err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+// SubmitPlanned is Submit with the plan in the goal, parsed and in normal
+// form next to the file, as agentctl goal submit -f sends it
+// (GoalSubmittedData.Plan): the leader plans the run from the goal.
+func (tn *Node) SubmitPlanned(t testing.TB, name, planFile string) string {
+	t.Helper()
+	p, err := plan.Parse(name, []byte(planFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Goal = cmp.Or(p.Goal, name)
+	run := event.NewID()
+	d := event.MustDraft(event.GoalSubmitted, run, event.GoalSubmittedData{Goal: p.Goal, PlanFile: planFile, PlanName: name, Plan: p})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := bus.PublishSigned(ctx, tn.JS, tn.Operator, d); err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentic-dev/agentic/bus/artifact"
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/roles/planner/plan"
 )
 
 // Retention is how long after its run finished a run's artifacts are
@@ -86,6 +87,11 @@ func (f *Fold) Fold(ev event.Event) {
 		r := &runState{}
 		if event.ValidFamily(d.Family) == nil {
 			r.GoalFamily = d.Family
+		}
+		if p := plan.FromGoal(d); p != nil && event.ValidFamily(p.Family) == nil {
+			// Planned from its goal: revision 1, accepted before (or
+			// without) any planner's proposal.
+			r.Proposed = map[int]string{1: p.Family}
 		}
 		f.mu.runs[ev.Run] = r
 	case event.PlanProposed:

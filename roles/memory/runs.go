@@ -2,6 +2,7 @@ package memory
 
 import (
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/roles/planner/plan"
 )
 
 // runInfo is what the fold knows of a live run to judge the facts its
@@ -55,6 +56,12 @@ func (m *Memory) foldRun(ev event.Event) {
 		info = &runInfo{}
 		if event.ValidFamily(d.Family) == nil {
 			info.GoalFamily = d.Family
+		}
+		if p := plan.FromGoal(d); p != nil {
+			// The orchestrator plans the run from its goal: an
+			// operator's plan file, revision 1, accepted before
+			// (or without) any planner's proposal.
+			info.Proposed = map[int]proposal{1: {Family: validFamily(p.Family)}}
 		}
 		m.runs[ev.Run] = info
 		return
@@ -120,4 +127,12 @@ func (m *Memory) setFamily(run, family string) {
 		return
 	}
 	m.mu.families[run] = family
+}
+
+// validFamily is family if it is a valid one, else "".
+func validFamily(family string) string {
+	if event.ValidFamily(family) != nil {
+		return ""
+	}
+	return family
 }

@@ -19,7 +19,10 @@
 // revision and ignores the others, so a claim would only add a round trip
 // through the ledger before the run starts (with several planners, the
 // ledger holds one proposal per planner that saw the goal before the
-// first proposal was folded). Free text is claimed: a planner that can
+// first proposal was folded). A goal that carries its plan file's plan
+// (plan.FromGoal) is planned by the leader from the goal; its file is
+// proposed GoalPlanGrace later, as the plan's record, off the way to the
+// first process. Free text is claimed: a planner that can
 // plan it (one with a model) first emits plan.claimed, and plans only if
 // its claim is the first the ledger folded for the run; the others leave
 // the run alone until that claim's Until passes (a planner that died),

@@ -2,8 +2,10 @@ package planner
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/roles/planner/plan"
 )
 
 // Fold learns from a committed event which runs need a plan: a
@@ -50,6 +52,14 @@ func (p *Planner) Fold(ev event.Event) {
 	}
 }
 
+// GoalPlanGrace is how long after a goal that carries its plan
+// (plan.FromGoal) the planner proposes the plan file: the leader plans
+// such a run from the goal, and an earlier proposal would only share the
+// outbox, the stream and the ledger with the acceptance. It is the delay
+// a leader of an older release, which waits for the proposal, adds to
+// such a run.
+const GoalPlanGrace = 500 * time.Millisecond
+
 func (p *Planner) foldGoal(ev event.Event) {
 	if ev.Run == "" {
 		p.log.Warn("goal without run id", "event", ev.ID, "seq", ev.Seq)
@@ -58,6 +68,12 @@ func (p *Planner) foldGoal(ev event.Event) {
 	r := &pending{id: ev.Run, seq: ev.Seq, at: ev.Time}
 	if err := ev.Decode(&r.goal); err != nil {
 		r.bad = fmt.Errorf("planner: unreadable goal: %w", err)
+	} else if plan.FromGoal(r.goal) != nil {
+		// The leader plans the run from its goal: the proposal is the
+		// plan's record (and an older leader's plan), not on the way to
+		// the first process, so it waits until the acceptance is out of
+		// the outbox, the stream and the ledger it would share.
+		r.notBefore = p.now().Add(GoalPlanGrace)
 	}
 	p.mu.Lock()
 	p.mu.runs.submit(r)

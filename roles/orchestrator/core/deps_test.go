@@ -11,8 +11,8 @@ const module = "github.com/agentic-dev/agentic/"
 // transport reports why the package path, a dependency of the core, may
 // not be one ("" if it may): the core decides from events alone, so it
 // reaches no NATS client or server, no Pebble, no gossip, and nothing of
-// the module above bus/event (and bus/redact, pure string work) that
-// signs, sends, stores or hosts.
+// the module above bus/event (and bus/redact's patterns) that signs,
+// sends, stores or hosts.
 func transport(path string) string {
 	for _, p := range []string{"github.com/nats-io/", "github.com/cockroachdb/pebble", "github.com/hashicorp/memberlist"} {
 		if strings.HasPrefix(path, p) {
@@ -26,7 +26,10 @@ func transport(path string) string {
 	for _, p := range []string{"bus", "ledger", "node", "cmd"} {
 		if rest == p || strings.HasPrefix(rest, p+"/") {
 			if rest == "bus/event" || rest == "bus/redact" {
-				return "" // the vocabulary, and pure string work (no I/O)
+				// The event vocabulary, and the secret patterns the
+				// plan check judges a plan in its goal by (goalplan.go:
+				// patterns only, no I/O).
+				return ""
 			}
 			return "is " + rest + ", which signs, sends, stores or hosts"
 		}

@@ -26,6 +26,9 @@ func foldGoalSubmitted(s *State, ev event.Event) {
 	s.NextOrder++
 	s.Runs[r.ID] = r
 	s.touch(r)
+	if p := goalPlan(d); p != nil {
+		planRun(s, r, 1, FileSource, *p) // goalplan.go
+	}
 }
 
 // foldRunCancel records an operator's request to cancel a run; Decide turns

@@ -24,16 +24,22 @@ func foldPlanProposed(s *State, ev event.Event) {
 		s.Ignored++
 		return
 	}
+	planRun(s, r, d.Revision, d.Source, d.Plan)
+}
+
+// planRun stores revision rev of r's plan, from source: r becomes planned
+// with p's steps, all pending.
+func planRun(s *State, r *Run, rev int, source string, p event.Plan) {
 	if !s.setRunStatus(r, RunPlanned) {
 		return
 	}
-	r.Revision = d.Revision
-	r.Source = d.Source
-	r.Subgoals = d.Plan.Subgoals
-	r.Open = d.Plan.Open // react.go
-	r.Steps = make([]*Step, len(d.Plan.Steps))
-	for i, spec := range d.Plan.Steps {
-		s.Tuning.StepDefaults(d.Plan.Family, &spec) // tuning.go
+	r.Revision = rev
+	r.Source = source
+	r.Subgoals = p.Subgoals
+	r.Open = p.Open // react.go
+	r.Steps = make([]*Step, len(p.Steps))
+	for i, spec := range p.Steps {
+		s.Tuning.StepDefaults(p.Family, &spec) // tuning.go
 		r.Steps[i] = &Step{Spec: spec, Status: StepPending}
 	}
 	r.Invalid = r.buildIndex()

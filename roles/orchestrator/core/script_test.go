@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentic-dev/agentic/bus/event"
 	membership "github.com/agentic-dev/agentic/internal/member"
+	"github.com/agentic-dev/agentic/roles/planner/plan"
 	"github.com/agentic-dev/agentic/roles/policy"
 )
 
@@ -30,7 +31,11 @@ import (
 //	                     [tests=H[:SUCCESS:FAILURE],...]
 //	                     [target=T criteria=WORDS_WITH_UNDERSCORES]" or
 //	                     "subgoal ID TITLE..."
-//	submit RUN plan=NAME
+//	submit RUN plan=NAME [carry[=raw|nofile]]
+//	                     carry: the goal carries the plan in normal form
+//	                     (GoalSubmittedData.Plan) next to a plan file;
+//	                     raw: as written, not normalized; nofile: without
+//	                     the file
 //	propose RUN [plan=NAME] [rev=N]
 //	reject RUN ERROR...
 //	elect EPOCH [leader=NODE]   leader.elected; later decides use EPOCH
@@ -212,7 +217,14 @@ func (sc *script) exec(t *testing.T, line string, input []string) []string {
 	case "submit":
 		name := a.opt["plan"]
 		sc.runPlan[a.pos[0]] = name
-		return sc.fold(event.GoalSubmitted, a.pos[0], cmp.Or(a.opt["by"], "op"), event.GoalSubmittedData{Goal: name}, sc.runLine)
+		g := event.GoalSubmittedData{Goal: name}
+		if how, carry := a.opt["carry"]; carry || a.flags["carry"] {
+			g.Plan, g.PlanFile = sc.carried(t, line, name, how), "(the plan file)"
+			if how == "nofile" {
+				g.PlanFile = ""
+			}
+		}
+		return sc.fold(event.GoalSubmitted, a.pos[0], cmp.Or(a.opt["by"], "op"), g, sc.runLine)
 	case "propose":
 		name := a.opt["plan"]
 		if name == "" {
@@ -957,4 +969,24 @@ func parsePlan(t *testing.T, name string, lines []string) *event.Plan {
 		p.Steps = append(p.Steps, st)
 	}
 	return p
+}
+
+// carried is plan name as a goal carries it (carry=how: "" normal form,
+// "raw" as written, "nofile" normal form without its file — the caller
+// clears PlanFile).
+func (sc *script) carried(t *testing.T, line, name, how string) *event.Plan {
+	t.Helper()
+	p := sc.plans[name]
+	if p == nil {
+		t.Fatalf("%q: unknown plan %q", line, name)
+	}
+	c := *p
+	c.Goal = name
+	if how == "raw" {
+		return &c
+	}
+	if err := plan.Normalize(&c); err != nil {
+		t.Fatalf("%q: plan %q: %v", line, name, err)
+	}
+	return &c
 }

@@ -15,12 +15,22 @@ import (
 
 // history runs two plans on a real node — one with a retried failure and a
 // failure routed to continue, one that fails — and returns the node and
-// the first run's id.
+// the first run's id. The first goal is as older submitters send it (the
+// file alone: a planner proposes its plan), the second carries its plan
+// (the leader plans it from the goal, and the planner's proposal comes
+// too): one ledger holds both ways.
 func history(t *testing.T) (*nodetest.Node, string) {
 	t.Helper()
 	n := nodetest.Start(t, nodetest.Config(t.TempDir()))
+	return n, runHistory(t, n, n.Submit, n.SubmitPlanned)
+}
+
+// runHistory runs history's two plans on n, submitted by first and
+// second, and returns the first run's id.
+func runHistory(t *testing.T, n *nodetest.Node, first, second func(testing.TB, string, string) string) string {
+	t.Helper()
 	marker := t.TempDir() + "/once"
-	run := n.Submit(t, "mixed.yaml", `goal: mixed
+	run := first(t, "mixed.yaml", `goal: mixed
 steps:
   - id: start
     kind: noop
@@ -41,7 +51,7 @@ steps:
     run: echo joined
     depends_on: [flaky, fan-1, fan-2]
 `)
-	other := n.Submit(t, "fails.yaml", "goal: fails\nsteps:\n  - id: a\n    run: exit 2\n  - id: b\n    run: echo never\n    depends_on: [a]\n")
+	other := second(t, "fails.yaml", "goal: fails\nsteps:\n  - id: a\n    run: exit 2\n  - id: b\n    run: echo never\n    depends_on: [a]\n")
 	if r := n.WaitRun(t, run, 30*time.Second); r.Status != event.RunSucceeded {
 		t.Fatalf("run %s: %s (%s)", r.ID, r.Status, r.Reason)
 	}
@@ -50,7 +60,33 @@ steps:
 	}
 	waitEnd(t, n, run)
 	waitEnd(t, n, other)
-	return n, run
+	return run
+}
+
+// TestReplayOfRunsPlannedByTheirGoal: on a node without a planner, goals
+// that carry their plan run all the same — the leader plans them from the
+// goal — and a replay of that ledger reproduces every decision.
+func TestReplayOfRunsPlannedByTheirGoal(t *testing.T) {
+	cfg := nodetest.Config(t.TempDir())
+	cfg.Roles = []string{event.RoleOrchestrator, event.RoleExecutor}
+	n := nodetest.Start(t, cfg)
+	run := runHistory(t, n, n.SubmitPlanned, n.SubmitPlanned)
+	for ev, err := range n.API.Events(context.Background(), 0, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Type == event.PlanProposed || ev.Type == event.PlanClaimed {
+			t.Fatalf("%s of run %s on a node without a planner", ev.Type, ev.Run)
+		}
+	}
+	rep, err := replay.Check(n.API.Events(context.Background(), 0, nil), replay.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Diverged() || rep.Checked < 10 || rep.Reproduced != rep.Checked {
+		b, _ := json.MarshalIndent(rep, "", "  ")
+		t.Fatalf("run %s: %s", run, b)
+	}
 }
 
 func TestReplayReproducesRecordedDecisions(t *testing.T) {

@@ -155,7 +155,7 @@ func checkStep(ps *problems, s *draftStep) {
 		if strings.IndexByte(v, 0) >= 0 {
 			ps.add(at, "env %s contains a NUL byte (no environment can carry one)", name)
 		}
-		if kind, found := redact.FindMember(name, v); found {
+		if kind, found := ps.findSecret(name, v); found {
 			ps.add(at, "env %s holds what looks like a secret (%s); %s", name, kind, secretAdvice)
 		}
 	}
@@ -169,9 +169,20 @@ const secretAdvice = "events that carry secrets are refused: keep it out of the 
 // travels in (redact.FindMember, the rule bus/envelope applies), so a plan
 // that passes here is never refused at publish for a secret.
 func checkSecret(ps *problems, at pos, field, value string) {
-	if kind, found := redact.FindMember(field, value); found {
+	if kind, found := ps.findSecret(field, value); found {
 		ps.add(at, "%s holds what looks like a secret (%s); %s", field, kind, secretAdvice)
 	}
+}
+
+// findSecret judges the member key: value as signing does
+// (redact.FindMember: the patterns of redact.Latest and the secret values
+// of this process's environment), or by the patterns alone when ps is
+// patternsOnly.
+func (ps *problems) findSecret(key, value string) (string, bool) {
+	if ps.patternsOnly {
+		return redact.Latest.FindMember(key, value)
+	}
+	return redact.FindMember(key, value)
 }
 
 // checkDuration reports a duration that is negative or over its limit.

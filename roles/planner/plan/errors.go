@@ -114,6 +114,9 @@ type problems struct {
 	list        []Problem
 	total       int
 	suggestions int
+	// patternsOnly judges secrets by redact.Latest's patterns alone, not
+	// by the values of this process's environment (IsNormal).
+	patternsOnly bool
 }
 
 // add records a problem at at.

@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"bytes"
+	"encoding/json"
 	"maps"
 	"slices"
 	"time"
@@ -45,6 +47,35 @@ func Normalize(p *event.Plan) error {
 	}
 	*p = *np
 	return nil
+}
+
+// IsNormal reports whether p is a plan Normalize accepts and leaves
+// unchanged (its Open aside, which Normalize does not keep and a planner
+// sets from its source), judged by p alone: a value is taken for a secret
+// by the patterns of redact.Latest, not by the secret values of this
+// process's environment as Normalize does (redact.FindMember), so every
+// node decides the same for the same plan — the check a fold may make
+// (the orchestrator's, of a plan carried in its goal). p is not changed.
+func IsNormal(p *event.Plan) bool {
+	if p == nil {
+		return false
+	}
+	was, err := json.Marshal(p)
+	if err != nil {
+		return false
+	}
+	var c event.Plan
+	if json.Unmarshal(was, &c) != nil {
+		return false
+	}
+	ps := &problems{patternsOnly: true}
+	np := compile(fromPlan(&c), ps)
+	if ps.err() != nil || np == nil {
+		return false
+	}
+	np.Open = p.Open
+	now, err := json.Marshal(np)
+	return err == nil && bytes.Equal(was, now)
 }
 
 // compile checks d, adding to ps, and returns the normalized plan when
@@ -118,4 +149,17 @@ func (g *graph) plan() *event.Plan {
 		p.Steps = append(p.Steps, st)
 	}
 	return p
+}
+
+// FromGoal returns the plan a goal carries (GoalSubmittedData.Plan) when
+// the orchestrator plans the run from it, as revision 1 of source "file":
+// a plan next to its plan file, in normal form (IsNormal). Otherwise nil:
+// the run's plan is the one a planner proposes. Every fold that follows a
+// run's plan revisions (the orchestrator's, memory's, the artifacts')
+// decides with it, so they agree on which goals planned their runs.
+func FromGoal(d event.GoalSubmittedData) *event.Plan {
+	if d.Plan == nil || d.PlanFile == "" || !IsNormal(d.Plan) {
+		return nil
+	}
+	return d.Plan
 }

@@ -268,14 +268,15 @@ func (s *Server) snapshot(ctx context.Context, k hubKey, plan *planRev) (*snapsh
 }
 
 // readPlan reads the plan of one revision of run (nil: none proposed):
-// the first plan.proposed of that revision, reading the run's events from
+// the plan its goal carries (revision 1, goalPlanRev) or the first
+// plan.proposed of that revision, reading the run's events from
 // the oldest only as far as it, one match a page — not every event of a
 // long run, as readPlans does to list every revision.
 func (s *Server) readPlan(ctx context.Context, run string, revision int) (*planRev, error) {
 	// plan.accepted is asked for too, though not used: a page of one
 	// ends where the node meets the next match, and a plan's acceptance
 	// follows it closely.
-	req := apiwire.AuditRequest{Run: run, Types: []string{string(event.PlanProposed), string(event.PlanAccepted)}, Limit: 1}
+	req := apiwire.AuditRequest{Run: run, Types: []string{string(event.GoalSubmitted), string(event.PlanProposed), string(event.PlanAccepted)}, Limit: 1}
 	for {
 		page, err := s.src.Audit(ctx, req)
 		if err != nil {
@@ -285,6 +286,11 @@ func (s *Server) readPlan(ctx context.Context, run string, revision int) (*planR
 			var l apiwire.AuditLine
 			if err := json.Unmarshal(raw, &l); err != nil {
 				return nil, fmt.Errorf("web: run %s: an audit line: %w", run, err)
+			}
+			if event.Type(l.Type) == event.GoalSubmitted && revision == 1 {
+				if r := goalPlanRev(l); r != nil {
+					return r, nil // planned from its goal (goalPlanRev)
+				}
 			}
 			if event.Type(l.Type) != event.PlanProposed {
 				continue

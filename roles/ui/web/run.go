@@ -17,6 +17,7 @@ import (
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/internal/apiwire"
 	"github.com/agentic-dev/agentic/roles/memory"
+	"github.com/agentic-dev/agentic/roles/planner/plan"
 	"github.com/agentic-dev/agentic/roles/ui/layout"
 )
 
@@ -47,6 +48,21 @@ type planRev struct {
 	Rationale string
 	Plan      event.Plan
 	Seq       uint64
+}
+
+// goalPlanRev is revision 1 of a run whose goal, l, carries its plan
+// file's plan, as the orchestrator plans it (plan.FromGoal); nil for any
+// other goal. The planner's proposal of it comes later, or never.
+func goalPlanRev(l apiwire.AuditLine) *planRev {
+	var g event.GoalSubmittedData
+	if json.Unmarshal(l.Data, &g) != nil {
+		return nil
+	}
+	p := plan.FromGoal(g)
+	if p == nil {
+		return nil
+	}
+	return &planRev{Revision: 1, Source: "file", Plan: *p, Seq: l.Seq}
 }
 
 // readRun reads a run's summary and every step, page after page.
@@ -82,7 +98,7 @@ func (s *Server) readRun(ctx context.Context, id string) (apiwire.RunSummary, []
 func (s *Server) readPlans(ctx context.Context, run string) ([]planRev, error) {
 	var revs []planRev
 	accepted := map[int]bool{}
-	req := apiwire.AuditRequest{Run: run, Types: []string{string(event.PlanProposed), string(event.PlanAccepted)}}
+	req := apiwire.AuditRequest{Run: run, Types: []string{string(event.GoalSubmitted), string(event.PlanProposed), string(event.PlanAccepted)}}
 	for range 1000 {
 		page, err := s.src.Audit(ctx, req)
 		if err != nil {
@@ -94,6 +110,10 @@ func (s *Server) readPlans(ctx context.Context, run string) ([]planRev, error) {
 				return nil, fmt.Errorf("web: run %s: an audit line: %w", run, err)
 			}
 			switch event.Type(l.Type) {
+			case event.GoalSubmitted:
+				if r := goalPlanRev(l); r != nil && len(revs) == 0 {
+					revs = append(revs, *r)
+				}
 			case event.PlanProposed:
 				var p event.PlanProposedData
 				if err := json.Unmarshal(l.Data, &p); err != nil {

@@ -107,6 +107,15 @@ func (a *app) goalSubmit(ctx context.Context, o submitOpts, text string) error {
 	if err != nil {
 		return err
 	}
+	if data.Plan != nil && len(d.Data) > envelope.MaxEventBytes {
+		// The file and its plan together are too large for one event:
+		// the file alone goes, and a planner plans it (one round trip
+		// more before the first step starts, nothing else changes).
+		data.Plan = nil
+		if d, err = event.NewDraft(event.GoalSubmitted, runID, data); err != nil {
+			return err
+		}
+	}
 	// The rules signing applies (size, secrets) judge the event now, so a
 	// plan that passed its check but could never be published says why
 	// here, before any connection is made.
@@ -152,7 +161,11 @@ func (a *app) readPlan(ctx context.Context, path string) (event.GoalSubmittedDat
 	if goal == "" {
 		goal = base
 	}
-	return event.GoalSubmittedData{Goal: goal, PlanFile: string(b), PlanName: base}, nil
+	// The plan as a planner would propose it (its goal defaulted to the
+	// goal's): the leader plans the run from it without waiting for a
+	// planner (docs/architecture.md, the hops to a first process).
+	p.Goal = goal
+	return event.GoalSubmittedData{Goal: goal, PlanFile: string(b), PlanName: base, Plan: p}, nil
 }
 
 // planError reports a plan that did not parse, one problem per line.

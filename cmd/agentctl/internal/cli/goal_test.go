@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/api"
+	"github.com/agentic-dev/agentic/roles/planner/plan"
 	"github.com/nats-io/nats.go"
 )
 
@@ -102,6 +103,38 @@ func TestGoalSubmitPlan(t *testing.T) {
 	}
 	if ev.Run != runID || data.Goal != "Say hello" || data.PlanFile != goodPlan || data.PlanName != "hello.yaml" || data.Text != "" {
 		t.Errorf("event run %s data %+v", ev.Run, data)
+	}
+	// The plan travels with the file, as a planner would propose it: the
+	// leader plans the run from the goal.
+	if p := data.Plan; p == nil || !plan.IsNormal(p) || p.Goal != "Say hello" || len(p.Steps) != 2 || p.Steps[1].ID != "bye" {
+		t.Errorf("the goal's plan = %+v, want hello.yaml's in normal form", data.Plan)
+	}
+}
+
+// TestGoalSubmitPlanTooLargeToCarry: a plan file whose plan, next to the
+// file, would make the goal larger than one event goes without the plan
+// (a planner plans it); the file alone still fits.
+func TestGoalSubmitPlanTooLargeToCarry(t *testing.T) {
+	h := newHarness(t).withNode()
+	var b strings.Builder
+	b.WriteString("goal: Many\nsteps:\n")
+	for i := range 7000 {
+		fmt.Fprintf(&b, "  - id: s%d\n    run: echo %d\n", i, i)
+	}
+	path := writePlan(t, "many.yaml", b.String())
+	if r := h.run("goal", "submit", "-f", path); r.code != 0 {
+		t.Fatalf("submit = %+v", r)
+	}
+	evs := h.events()
+	if len(evs) != 1 || len(evs[0].Events) != 1 {
+		t.Fatalf("published %+v", evs)
+	}
+	var data event.GoalSubmittedData
+	if err := evs[0].Events[0].Decode(&data); err != nil {
+		t.Fatal(err)
+	}
+	if data.PlanFile != b.String() || data.Plan != nil {
+		t.Errorf("plan file %d bytes (want %d), plan carried: %v", len(data.PlanFile), b.Len(), data.Plan != nil)
 	}
 }
 

@@ -85,3 +85,31 @@ func TestPlannerTimesNoPlannerByTheClusterSetting(t *testing.T) {
 		t.Fatalf("run %s: %s %s (%s)", r.ID, r.Status, r.Code, r.Reason)
 	}
 }
+
+// TestPlanFileRunsWithoutAPlanner: agentctl sends a plan file's plan in
+// its goal, and the leader plans the run from it, so a plan file runs on
+// a node with no planner at all; plan show shows that plan (revision 1,
+// source file, accepted) though no planner ever proposed it, and a
+// replay reproduces the run's decisions.
+func TestPlanFileRunsWithoutAPlanner(t *testing.T) {
+	h, _ := noPlannerNode(t, event.RoleOrchestrator, event.RoleExecutor)
+	path := writePlan(t, "hello.yaml", goodPlan)
+	r := h.run("goal", "submit", "-f", path, "--wait", "--timeout", "30s", "-o", "json")
+	var run struct {
+		ID     string `json:"id"`
+		Status string `json:"status"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &run); err != nil || r.code != 0 || run.Status != "succeeded" {
+		t.Fatalf("submit --wait = %+v (%v)", r, err)
+	}
+	r = h.run("plan", "show", run.ID, "-o", "json")
+	var rev planRevision
+	if err := json.Unmarshal([]byte(r.stdout), &rev); err != nil || r.code != 0 || rev.Revision != 1 || !rev.Accepted || rev.Source != "file" || len(rev.Plan.Steps) != 2 {
+		t.Fatalf("plan show -o json = %+v (%v)", r, err)
+	}
+	r = h.run("run", "replay", run.ID, "-o", "json", "--timeout", "20s")
+	var rep replay.Report
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || r.code != 0 || rep.Diverged() || rep.Checked < 3 || rep.Finished != event.RunSucceeded {
+		t.Fatalf("run replay = %+v (%v)", r, err)
+	}
+}

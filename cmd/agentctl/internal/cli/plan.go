@@ -13,6 +13,7 @@ import (
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/roles/orchestrator/core"
+	"github.com/agentic-dev/agentic/roles/planner/plan"
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
 )
@@ -60,12 +61,23 @@ func (a *app) planRevisions(ctx context.Context, id string) (string, []planRevis
 	accepted := map[int]bool{}
 	// Only the plan events: the node filters, so a run of thousands of
 	// steps costs its revisions, not its steps.
-	req := api.AuditRequest{Run: sum.ID, Types: []string{string(event.PlanProposed), string(event.PlanAccepted)}}
+	req := api.AuditRequest{Run: sum.ID, Types: []string{string(event.GoalSubmitted), string(event.PlanProposed), string(event.PlanAccepted)}}
 	for l, err := range c.AuditLines(ctx, req) {
 		if err != nil {
 			return "", nil, err
 		}
 		switch event.Type(l.Type) {
+		case event.GoalSubmitted:
+			// A goal that carries its plan is revision 1, as the
+			// orchestrator plans it (plan.FromGoal); the planner's
+			// proposal of it comes later, or never.
+			var g event.GoalSubmittedData
+			if json.Unmarshal(l.Data, &g) != nil {
+				continue
+			}
+			if p := plan.FromGoal(g); p != nil && len(revs) == 0 {
+				revs = append(revs, planRevision{Run: sum.ID, Revision: 1, Source: core.FileSource, Plan: *p})
+			}
 		case event.PlanProposed:
 			var p event.PlanProposedData
 			if err := json.Unmarshal(l.Data, &p); err != nil {
