@@ -165,6 +165,10 @@ func (t *Telemetry) Fold(ev event.Event) {
 		if ev.Decode(&d) == nil {
 			t.run(ev).family = d.Family
 		}
+		// A goal that carries its plan file's plan is planned from it
+		// by the leader (plan.FromGoal), with no proposal on the way:
+		// its steps are read from the goal, as from a proposal.
+		t.planProposed(ev)
 	case event.PlanProposed:
 		t.planProposed(ev)
 	case event.TaskAssigned:
@@ -211,6 +215,7 @@ func (t *Telemetry) foldInfo(ev event.Event) {
 		if ev.Decode(&d) == nil && d.Family != "" {
 			t.runs[ev.Run].family = d.Family
 		}
+		t.planProposed(ev) // the goal's plan, when it carries one
 	case event.PlanProposed:
 		t.planProposed(ev)
 	case event.TaskAssigned:
@@ -252,6 +257,9 @@ func (t *Telemetry) finishedFamily(run string) string { return t.ended[run] }
 // (for their ratings); past it, it starts again empty.
 const maxEnded = 100_000
 
+// planProposed reads the steps and the family of the plan a
+// plan.proposed, or a goal.submitted carrying its plan file's plan, holds
+// (both under "plan").
 func (t *Telemetry) planProposed(ev event.Event) {
 	var d struct {
 		Plan struct {

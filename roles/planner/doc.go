@@ -21,8 +21,9 @@
 // ledger holds one proposal per planner that saw the goal before the
 // first proposal was folded). A goal that carries its plan file's plan
 // (plan.FromGoal) is planned by the leader from the goal; its file is
-// proposed GoalPlanGrace later, as the plan's record, off the way to the
-// first process. Free text is claimed: a planner that can
+// proposed only if no plan.accepted of the run was folded GoalPlanGrace
+// later (a leader of an older release waits for a proposal), so the
+// ledger holds the plan once, in the goal. Free text is claimed: a planner that can
 // plan it (one with a model) first emits plan.claimed, and plans only if
 // its claim is the first the ledger folded for the run; the others leave
 // the run alone until that claim's Until passes (a planner that died),

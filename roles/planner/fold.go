@@ -42,6 +42,17 @@ func (p *Planner) Fold(ev event.Event) {
 		p.mu.Lock()
 		p.mu.runs.proposed(ev.Run, d.Revision)
 		p.mu.Unlock()
+	case event.PlanAccepted:
+		// A revision the leader accepted needs no proposal: a run planned
+		// from its goal (plan.FromGoal) is accepted before its grace ends,
+		// and its plan is already in the ledger, in the goal.
+		var d event.PlanAcceptedData
+		if ev.Run == "" || ev.Decode(&d) != nil {
+			return
+		}
+		p.mu.Lock()
+		p.mu.runs.proposed(ev.Run, max(d.Revision, 1))
+		p.mu.Unlock()
 	case event.PlanRejected, event.RunCancel:
 		if ev.Run == "" {
 			return
@@ -53,11 +64,11 @@ func (p *Planner) Fold(ev event.Event) {
 }
 
 // GoalPlanGrace is how long after a goal that carries its plan
-// (plan.FromGoal) the planner proposes the plan file: the leader plans
-// such a run from the goal, and an earlier proposal would only share the
-// outbox, the stream and the ledger with the acceptance. It is the delay
-// a leader of an older release, which waits for the proposal, adds to
-// such a run.
+// (plan.FromGoal) the planner waits before it proposes the plan file:
+// the leader plans such a run from the goal, and its plan.accepted, folded
+// within the grace, drops the proposal (Fold). Only a run no leader
+// accepted — an older release's leader waits for a proposal — is
+// proposed; that is the delay such a leader adds to a plan file.
 const GoalPlanGrace = 500 * time.Millisecond
 
 func (p *Planner) foldGoal(ev event.Event) {
@@ -69,10 +80,9 @@ func (p *Planner) foldGoal(ev event.Event) {
 	if err := ev.Decode(&r.goal); err != nil {
 		r.bad = fmt.Errorf("planner: unreadable goal: %w", err)
 	} else if plan.FromGoal(r.goal) != nil {
-		// The leader plans the run from its goal: the proposal is the
-		// plan's record (and an older leader's plan), not on the way to
-		// the first process, so it waits until the acceptance is out of
-		// the outbox, the stream and the ledger it would share.
+		// The leader plans the run from its goal: its acceptance, folded
+		// within the grace, drops the proposal; only an older leader,
+		// which waits for one, gets it.
 		r.notBefore = p.now().Add(GoalPlanGrace)
 	}
 	p.mu.Lock()
