@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -413,14 +415,21 @@ with --family alone is planned from; -o json has their plan text).`,
 			}
 			fmt.Fprintf(w, "evaluation every %s\n", every)
 			fmt.Fprintln(w, "approved notes")
+			if len(s.Notes) == 0 && len(s.Retired) == 0 {
+				fmt.Fprintln(w, "  (none)")
+			}
 			for _, n := range s.Notes {
 				fmt.Fprintf(w, "  %s [%s, proposal %s]: %s\n", n.ID, dash(n.Family), dash(n.Proposal), n.Text)
 			}
-			for id := range s.Retired {
+			for _, id := range slices.Sorted(maps.Keys(s.Retired)) {
 				fmt.Fprintf(w, "  %s retired (automatic)\n", id)
 			}
 			fmt.Fprintln(w, "step defaults")
-			for fam, d := range s.Defaults {
+			if len(s.Defaults) == 0 {
+				fmt.Fprintln(w, "  (none: steps keep their own timeout and retries)")
+			}
+			for _, fam := range slices.Sorted(maps.Keys(s.Defaults)) {
+				d := s.Defaults[fam]
 				retries := "-"
 				if d.Retries != nil {
 					retries = fmt.Sprint(*d.Retries)
@@ -428,7 +437,11 @@ with --family alone is planned from; -o json has their plan text).`,
 				fmt.Fprintf(w, "  family %s: timeout %s, retries %s\n", dash(fam), dash(d.Timeout.String()), retries)
 			}
 			fmt.Fprintln(w, "plan templates")
-			for fam, tpl := range s.Templates {
+			if len(s.Templates) == 0 {
+				fmt.Fprintln(w, "  (none: agentctl goal submit --family NAME needs one)")
+			}
+			for _, fam := range slices.Sorted(maps.Keys(s.Templates)) {
+				tpl := s.Templates[fam]
 				fmt.Fprintf(w, "  family %s: sha256 %.12s [proposal %s] (agentctl goal submit --family %s)\n", fam, tpl.Hash, dash(tpl.Proposal), fam)
 			}
 			return nil

@@ -24,6 +24,9 @@ import (
 // publishes nothing.
 func TestProposalCommands(t *testing.T) {
 	h, n := nodeHarness(t)
+	if r := h.run("improve", "settings"); r.code != 0 || strings.Count(r.stdout, "  (none") != 3 {
+		t.Errorf("improve settings on a fresh node: every section should say (none): %+v", r)
+	}
 	for range 3 {
 		id := n.Submit(t, "ls.yaml", "goal: list\nfamily: web\nsteps:\n  - id: list\n    run: ls /nonexistent/dir\n")
 		poll.Eventually(t, 20*time.Second, "the run failed", func() bool {
