@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/ledger"
 	"github.com/agentic-dev/agentic/ledger/ledgertest"
@@ -188,9 +189,8 @@ func busyLedger(b *testing.B, n int) *ledger.Store {
 // the loop keeps nothing between passes).
 func BenchmarkEvalPassLedger500k(b *testing.B) {
 	store := busyLedger(b, 500_000)
-	for deadline := time.Now().Add(2 * time.Minute); store.Compacting() && time.Now().Before(deadline); {
-		time.Sleep(100 * time.Millisecond) // the planting's compactions are not the pass's
-	}
+	// The planting's compactions are not the pass's.
+	poll.Eventually(b, 2*time.Minute, "the planted ledger's compactions", func() bool { return !store.Compacting() })
 	ctx := context.Background()
 	runtime.GC()
 	var before runtime.MemStats
