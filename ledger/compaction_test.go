@@ -20,8 +20,8 @@ import (
 // flushed: with Pebble's default L0 threshold it was 7.1 here (as in
 // agentd on a 250k-event history), with the ledger's 1.9.
 func TestCompactionsRewriteLittleOnAHistory(t *testing.T) {
-	if testing.Short() || raceEnabled {
-		t.Skip("appends 90,000 events (3 minutes with -race)")
+	if testing.Short() {
+		t.Skip("appends 90,000 events")
 	}
 	st, err := Open("ledger", Options{Logger: slog.New(slog.DiscardHandler), FS: vfs.NewMem()})
 	if err != nil {
