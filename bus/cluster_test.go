@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/embedded"
+
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/artifact"
 	"github.com/agentic-dev/agentic/bus/bustest"
@@ -120,17 +122,17 @@ func TestReplicasThatCannotBePlaced(t *testing.T) {
 func TestEmbeddedClusterConfigErrors(t *testing.T) {
 	dir := t.TempDir()
 	for name, tt := range map[string]struct {
-		cfg  bus.EmbeddedConfig
+		cfg  embedded.Config
 		want string
 	}{
-		"routes without a cluster listen address": {bus.EmbeddedConfig{ServerName: "a", Routes: []string{"nats://127.0.0.1:6222"}}, "--nats-cluster-listen"},
-		"no server name":        {bus.EmbeddedConfig{ClusterListen: "127.0.0.1:0", ClusterName: "c"}, "server name"},
-		"no cluster name":       {bus.EmbeddedConfig{ServerName: "a", ClusterListen: "127.0.0.1:0"}, "--nats-cluster-name"},
-		"a bad route":           {bus.EmbeddedConfig{ServerName: "a", ClusterName: "c", ClusterListen: "127.0.0.1:0", Routes: []string{"127.0.0.1:6222"}}, `route "127.0.0.1:6222"`},
-		"a bad cluster address": {bus.EmbeddedConfig{ServerName: "a", ClusterName: "c", ClusterListen: "6222"}, `"6222"`},
+		"routes without a cluster listen address": {embedded.Config{ServerName: "a", Routes: []string{"nats://127.0.0.1:6222"}}, "--nats-cluster-listen"},
+		"no server name":        {embedded.Config{ClusterListen: "127.0.0.1:0", ClusterName: "c"}, "server name"},
+		"no cluster name":       {embedded.Config{ServerName: "a", ClusterListen: "127.0.0.1:0"}, "--nats-cluster-name"},
+		"a bad route":           {embedded.Config{ServerName: "a", ClusterName: "c", ClusterListen: "127.0.0.1:0", Routes: []string{"127.0.0.1:6222"}}, `route "127.0.0.1:6222"`},
+		"a bad cluster address": {embedded.Config{ServerName: "a", ClusterName: "c", ClusterListen: "6222"}, `"6222"`},
 	} {
 		tt.cfg.StoreDir, tt.cfg.Listen = dir, "127.0.0.1:0"
-		srv, err := bus.StartEmbedded(context.Background(), tt.cfg)
+		srv, err := embedded.Start(context.Background(), tt.cfg)
 		if err == nil {
 			srv.Shutdown()
 		}

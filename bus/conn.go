@@ -20,8 +20,10 @@ import (
 // ConnConfig says where to connect: an embedded server (in-process) or the
 // URLs of an external cluster, and with which credentials.
 type ConnConfig struct {
-	// Server, when set, connects in-process to this embedded server.
-	Server *Embedded
+	// Server, when set, connects in-process to this embedded server
+	// (an *embedded.Server; an interface so that clients of external
+	// servers, agentctl among them, do not link nats-server).
+	Server nats.InProcessConnProvider
 	// URLs of external servers (ignored when Server is set).
 	URLs []string
 	// Name is the client connection name (shown by nats-server).
@@ -140,7 +142,7 @@ func Connect(ctx context.Context, cfg ConnConfig) (*Conn, error) {
 		opts = append(opts, cfg.Identity...)
 	}
 	if cfg.Server != nil {
-		opts = append(opts, nats.InProcessServer(cfg.Server.srv))
+		opts = append(opts, nats.InProcessServer(cfg.Server))
 		url = ""
 	} else {
 		if url == "" {

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/embedded"
+
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/bustest"
 	"github.com/agentic-dev/agentic/bus/bustest/logrec"
@@ -31,11 +33,11 @@ func freeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-func startAt(t *testing.T, dir, addr string) *bus.Embedded {
+func startAt(t *testing.T, dir, addr string) *embedded.Server {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	srv, err := bus.StartEmbedded(ctx, bus.EmbeddedConfig{StoreDir: dir, Listen: addr})
+	srv, err := embedded.Start(ctx, embedded.Config{StoreDir: dir, Listen: addr})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,12 +1,12 @@
-// Package bus is agentic's connection to NATS JetStream: an embedded
-// nats-server (alone, or one of a cluster of embedded servers routed to
-// each other), connections to external clusters, the streams and buckets
-// the protocol uses, and publishing of signed events.
+// Package bus is agentic's connection to NATS JetStream: connections to
+// an embedded server (bus/embedded, in-process) or to external clusters,
+// the streams and buckets the protocol uses, and publishing of signed
+// events. It does not link nats-server: bus/embedded does.
 //
 // Invariants:
 //
 //  1. JetStream persists with sync_interval: always in the embedded server
-//     (Embedded sets SyncAlways); shipped cluster configs do the same.
+//     (bus/embedded sets SyncAlways); shipped cluster configs do the same.
 //  2. Streams and buckets are created idempotently (EnsureStreams may be
 //     called by every node on every start). EnsureStreams creates an absent
 //     stream and never changes an existing one: stream limits and replicas
@@ -29,12 +29,8 @@
 //
 // Usage:
 //
-//	srv, _ := bus.StartEmbedded(ctx, bus.EmbeddedConfig{StoreDir: dir, Listen: "127.0.0.1:4222"})
+//	srv, _ := embedded.Start(ctx, embedded.Config{StoreDir: dir, Listen: "127.0.0.1:4222"})
 //	conn, _ := bus.Connect(ctx, bus.ConnConfig{Server: srv})
 //	_ = bus.EnsureStreams(ctx, conn.JS, bus.StreamConfig{}) // replicas: DefaultReplicas
 //	_ = bus.PublishSigned(ctx, conn.JS, identity, drafts...)
-//
-// A cluster of embedded servers: each with ServerName (the node name),
-// ClusterListen, ClusterName and the same Routes (every server's cluster
-// URL); JetStream answers once a majority of them is up.
 package bus

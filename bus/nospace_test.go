@@ -10,7 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentic-dev/agentic/bus"
+	"github.com/agentic-dev/agentic/bus/embedded"
+
 	"github.com/agentic-dev/agentic/bus/bustest"
 	"github.com/agentic-dev/agentic/bus/bustest/logrec"
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
@@ -25,7 +26,7 @@ import (
 func TestEmbeddedHealsAfterFullDisk(t *testing.T) {
 	dir := tmpfs.Mount(t, 16<<20)
 	rec := &logrec.Recorder{}
-	srv, err := bus.StartEmbedded(context.Background(), bus.EmbeddedConfig{
+	srv, err := embedded.Start(context.Background(), embedded.Config{
 		StoreDir: filepath.Join(dir, "nats"), MaxStore: 1 << 30, HealEvery: 50 * time.Millisecond,
 		Logger: slog.New(rec),
 	})

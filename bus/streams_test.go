@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/embedded"
+
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/bustest"
 	"github.com/agentic-dev/agentic/bus/bustest/logrec"
@@ -17,7 +19,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-func connect(t *testing.T, srv *bus.Embedded) *bus.Conn {
+func connect(t *testing.T, srv *embedded.Server) *bus.Conn {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

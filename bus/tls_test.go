@@ -11,19 +11,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/embedded"
+
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/bustest"
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
 )
 
-func startTLS(t *testing.T, cfg bus.EmbeddedConfig) *bus.Embedded {
+func startTLS(t *testing.T, cfg embedded.Config) *embedded.Server {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if cfg.StoreDir == "" {
 		cfg.StoreDir = filepath.Join(t.TempDir(), "nats")
 	}
-	e, err := bus.StartEmbedded(ctx, cfg)
+	e, err := embedded.Start(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +45,7 @@ func dialTLS(url string, files bus.TLSConfig) (*bus.Conn, error) {
 // in-process connection agentd itself uses still works.
 func TestEmbeddedServesTLS(t *testing.T) {
 	pki := bustest.NewTLSFiles(t)
-	e := startTLS(t, bus.EmbeddedConfig{Listen: "127.0.0.1:0", TLS: bus.EmbeddedTLS{Cert: pki.Cert, Key: pki.Key}})
+	e := startTLS(t, embedded.Config{Listen: "127.0.0.1:0", TLS: embedded.TLS{Cert: pki.Cert, Key: pki.Key}})
 	url := e.ClientURL()
 
 	if c, err := dialTLS(url, bus.TLSConfig{}); err == nil {
@@ -71,7 +73,7 @@ func TestEmbeddedServesTLS(t *testing.T) {
 // client certificate the CA signed.
 func TestEmbeddedVerifiesClientCertificates(t *testing.T) {
 	pki := bustest.NewTLSFiles(t)
-	e := startTLS(t, bus.EmbeddedConfig{Listen: "127.0.0.1:0", TLS: bus.EmbeddedTLS{Cert: pki.Cert, Key: pki.Key, CA: pki.CA}})
+	e := startTLS(t, embedded.Config{Listen: "127.0.0.1:0", TLS: embedded.TLS{Cert: pki.Cert, Key: pki.Key, CA: pki.CA}})
 	if c, err := dialTLS(e.ClientURL(), bus.TLSConfig{CA: pki.CA}); err == nil {
 		c.Close()
 		t.Fatal("a client without a certificate connected to a server that verifies clients")
@@ -88,13 +90,13 @@ func TestEmbeddedVerifiesClientCertificates(t *testing.T) {
 // route to each other over TLS; a server without TLS cannot join them.
 func TestEmbeddedRoutesUseTLS(t *testing.T) {
 	pki := bustest.NewTLSFiles(t)
-	tlsFiles := bus.EmbeddedTLS{Cert: pki.Cert, Key: pki.Key, CA: pki.CA}
+	tlsFiles := embedded.TLS{Cert: pki.Cert, Key: pki.Key, CA: pki.CA}
 	ra, rb := freeLoopback(t), freeLoopback(t)
 	routes := []string{"nats://" + ra, "nats://" + rb}
-	a := startTLS(t, bus.EmbeddedConfig{Listen: "127.0.0.1:0", ServerName: "a", ClusterName: "tls", ClusterListen: ra, Routes: routes, TLS: tlsFiles})
-	b := startTLS(t, bus.EmbeddedConfig{Listen: "127.0.0.1:0", ServerName: "b", ClusterName: "tls", ClusterListen: rb, Routes: routes, TLS: tlsFiles})
+	a := startTLS(t, embedded.Config{Listen: "127.0.0.1:0", ServerName: "a", ClusterName: "tls", ClusterListen: ra, Routes: routes, TLS: tlsFiles})
+	b := startTLS(t, embedded.Config{Listen: "127.0.0.1:0", ServerName: "b", ClusterName: "tls", ClusterListen: rb, Routes: routes, TLS: tlsFiles})
 	poll.Eventually(t, 20*time.Second, "a TLS route between a and b", func() bool {
-		return a.Server().NumRoutes() > 0 && b.Server().NumRoutes() > 0
+		return a.NATS().NumRoutes() > 0 && b.NATS().NumRoutes() > 0
 	})
 	// The route port speaks TLS: a handshake with the CA and a
 	// certificate it signed succeeds.
@@ -113,9 +115,9 @@ func TestEmbeddedRoutesUseTLS(t *testing.T) {
 	}
 	conn.Close()
 
-	plain := startTLS(t, bus.EmbeddedConfig{Listen: "127.0.0.1:0", ServerName: "p", ClusterName: "tls", ClusterListen: "127.0.0.1:0", Routes: []string{a.ClusterURL()}})
+	plain := startTLS(t, embedded.Config{Listen: "127.0.0.1:0", ServerName: "p", ClusterName: "tls", ClusterListen: "127.0.0.1:0", Routes: []string{a.ClusterURL()}})
 	// The plain server keeps trying: it must never count a route.
-	err = poll.Wait(2*time.Second, func() bool { return plain.Server().NumRoutes() > 0 })
+	err = poll.Wait(2*time.Second, func() bool { return plain.NATS().NumRoutes() > 0 })
 	if err == nil {
 		t.Fatal("a server without TLS routed to a TLS cluster")
 	}
@@ -126,15 +128,15 @@ func TestEmbeddedRoutesUseTLS(t *testing.T) {
 func TestEmbeddedTLSRefusesHalfAConfiguration(t *testing.T) {
 	pki := bustest.NewTLSFiles(t)
 	for _, tc := range []struct {
-		tls  bus.EmbeddedTLS
+		tls  embedded.TLS
 		want string
 	}{
-		{bus.EmbeddedTLS{Cert: pki.Cert}, "TLS needs a certificate and its key"},
-		{bus.EmbeddedTLS{CA: pki.CA}, "needs the server's certificate and key (--nats-tls-cert, --nats-tls-key)"},
-		{bus.EmbeddedTLS{Cert: pki.Cert, Key: filepath.Join(t.TempDir(), "absent.pem")}, "embedded nats-server TLS"},
+		{embedded.TLS{Cert: pki.Cert}, "TLS needs a certificate and its key"},
+		{embedded.TLS{CA: pki.CA}, "needs the server's certificate and key (--nats-tls-cert, --nats-tls-key)"},
+		{embedded.TLS{Cert: pki.Cert, Key: filepath.Join(t.TempDir(), "absent.pem")}, "embedded nats-server TLS"},
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		e, err := bus.StartEmbedded(ctx, bus.EmbeddedConfig{StoreDir: t.TempDir(), Listen: "127.0.0.1:0", TLS: tc.tls})
+		e, err := embedded.Start(ctx, embedded.Config{StoreDir: t.TempDir(), Listen: "127.0.0.1:0", TLS: tc.tls})
 		cancel()
 		if err == nil {
 			e.Shutdown()

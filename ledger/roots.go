@@ -4,12 +4,10 @@ import (
 	"cmp"
 	"crypto/ed25519"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/agentic-dev/agentic/bus/envelope"
 	"github.com/agentic-dev/agentic/bus/event"
@@ -131,20 +129,10 @@ func (r rootSet) checkRoot(ev event.Event, genesis string) string {
 	return ""
 }
 
-// decodeRootAdded reads a trust.root_added payload and its key.
+// decodeRootAdded reads a trust.root_added payload and its key
+// (trust.DecodeRootAdded).
 func decodeRootAdded(data []byte) (event.RootAddedData, ed25519.PublicKey, bool) {
-	var d event.RootAddedData
-	if json.Unmarshal(data, &d) != nil {
-		return d, nil, false
-	}
-	key, err := hex.DecodeString(d.Key)
-	if err != nil || len(d.Key) != 2*ed25519.PublicKeySize || d.Key != strings.ToLower(d.Key) {
-		key, err = base64.RawURLEncoding.DecodeString(d.Key)
-	}
-	if err != nil || len(key) != ed25519.PublicKeySize || trust.Fingerprint(key) != d.KeyID {
-		return d, nil, false
-	}
-	return d, key, true
+	return trust.DecodeRootAdded(data)
 }
 
 // apply folds an accepted trust record, at stream seq stream, into r.
@@ -329,11 +317,4 @@ func (a *appender) rootsCommitted() {
 		r := a.roots
 		a.s.roots.Store(&r)
 	}
-}
-
-// DecodeRootAdded reads a trust.root_added payload and the root key it
-// adds, as Append does: false when it does not name a valid key whose
-// fingerprint is its KeyID.
-func DecodeRootAdded(data []byte) (event.RootAddedData, ed25519.PublicKey, bool) {
-	return decodeRootAdded(data)
 }

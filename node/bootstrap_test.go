@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/embedded"
+
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/bustest"
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
@@ -197,7 +199,7 @@ func TestLateLedgerNodeBootstrapsFromAPeer(t *testing.T) {
 // cluster is a NATS server with the protocol's streams, a history of runs
 // on its events stream, and a root that enrolls nodes.
 type cluster struct {
-	srv  *bus.Embedded
+	srv  *embedded.Server
 	js   jetstream.JetStream
 	root *trust.Root
 }

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/embedded"
+
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/bustest"
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
@@ -53,11 +55,11 @@ func getWith(t *testing.T, url, header, value string) (int, string) {
 }
 
 // startNATS starts a JetStream server on addr storing in dir.
-func startNATS(t *testing.T, dir, addr string, root *trust.Root) *bus.Embedded {
+func startNATS(t *testing.T, dir, addr string, root *trust.Root) *embedded.Server {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	srv, err := bus.StartEmbedded(ctx, bus.EmbeddedConfig{StoreDir: dir, Listen: addr, Auth: bustest.Auth(t, root, dir)})
+	srv, err := embedded.Start(ctx, embedded.Config{StoreDir: dir, Listen: addr, Auth: bustest.Auth(t, root, dir)})
 	if err != nil {
 		t.Fatalf("start nats-server: %v", err)
 	}

@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/agentic-dev/agentic/bus"
+	"github.com/agentic-dev/agentic/bus/embedded"
+
 	"github.com/agentic-dev/agentic/bus/natsauth"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
@@ -40,10 +41,10 @@ func (n *Node) natsServerAuth() (func(*server.Options) error, error) {
 		return nil, fmt.Errorf("node: embedded NATS: %w", err)
 	}
 	store := filepath.Join(n.cfg.Data, "nats")
-	if err := bus.AdoptGlobalStore(store, v.Account.Subject); err != nil {
+	if err := embedded.AdoptGlobalStore(store, v.Account.Subject); err != nil {
 		return nil, fmt.Errorf("node: embedded NATS: %w", err)
 	}
 	return func(o *server.Options) error {
-		return natsauth.ServerOptions(o, b, filepath.Join(store, "jwt"))
+		return embedded.OperatorOptions(o, b, filepath.Join(store, "jwt"))
 	}, nil
 }

@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/embedded"
+
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/envelope"
 	"github.com/agentic-dev/agentic/bus/event"
@@ -62,7 +64,7 @@ type Node struct {
 	// cred is the identity the node signs with now (id, or a renewal of
 	// it: watchCredential).
 	cred     atomic.Pointer[trust.Identity]
-	embedded *bus.Embedded
+	embedded *embedded.Server
 	conn     *bus.Conn
 	outbox   *outbox.Outbox
 	store    *ledger.Store
@@ -416,7 +418,7 @@ func (n *Node) startBus(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		n.embedded, err = bus.StartEmbedded(ctx, bus.EmbeddedConfig{
+		n.embedded, err = embedded.Start(ctx, embedded.Config{
 			Auth:          auth,
 			StoreDir:      filepath.Join(n.cfg.Data, "nats"),
 			Listen:        n.cfg.NATSListen,
@@ -427,18 +429,20 @@ func (n *Node) startBus(ctx context.Context) error {
 			Logger:        n.log.With("component", "nats"),
 			MaxStore:      maxStore,
 			Space:         n.disk.Refresh,
-			TLS:           bus.EmbeddedTLS{Cert: n.cfg.NATSTLSCert, Key: n.cfg.NATSTLSKey, CA: n.cfg.NATSTLSCA},
+			TLS:           embedded.TLS{Cert: n.cfg.NATSTLSCert, Key: n.cfg.NATSTLSKey, CA: n.cfg.NATSTLSCA},
 		})
 		if err != nil {
 			return fmt.Errorf("node: %w", err)
 		}
 	}
 	cc := bus.ConnConfig{
-		Server: n.embedded, URLs: n.cfg.NATS, Name: "agentd " + n.cfg.Name,
+		URLs: n.cfg.NATS, Name: "agentd " + n.cfg.Name,
 		Logger: n.log.With("component", "bus"),
 		Creds:  n.cfg.NATSCreds, Identity: identity,
 	}
-	if n.embedded == nil { // with the embedded server the TLS files are its own
+	if n.embedded != nil { // never a nil *embedded.Server in the interface
+		cc.Server = n.embedded
+	} else { // with the embedded server the TLS files are its own
 		cc.TLS = bus.TLSConfig{CA: n.cfg.NATSTLSCA, Cert: n.cfg.NATSTLSCert, Key: n.cfg.NATSTLSKey}
 	}
 	n.conn, err = bus.Connect(ctx, cc)

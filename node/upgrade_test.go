@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/embedded"
+
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/node/api"
@@ -22,7 +24,7 @@ func TestStreamsOfAnOpenServerMoveToTheAccount(t *testing.T) {
 	root := nodetest.NewRoot(t, dir)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	srv, err := bus.StartEmbedded(ctx, bus.EmbeddedConfig{StoreDir: filepath.Join(dir, "nats"), ServerName: "test-node"})
+	srv, err := embedded.Start(ctx, embedded.Config{StoreDir: filepath.Join(dir, "nats"), ServerName: "test-node"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/embedded"
+
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/natsauth"
 	"github.com/agentic-dev/agentic/bus/trust"
@@ -18,21 +20,21 @@ import (
 
 // Server starts an embedded JetStream server (sync_interval: always) for the
 // test and returns it.
-func Server(t testing.TB) *bus.Embedded {
+func Server(t testing.TB) *embedded.Server {
 	t.Helper()
 	return ServerIn(t, t.TempDir())
 }
 
 // ServerIn starts an embedded server storing under dir, so a test can stop it
 // and start another on the same store.
-func ServerIn(t testing.TB, dir string) *bus.Embedded {
+func ServerIn(t testing.TB, dir string) *embedded.Server {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	// An open server still takes an operator's NATS user JWT in CONNECT:
 	// give it the control line agentd's servers have.
 	raise := func(o *server.Options) error { o.MaxControlLine = natsauth.MaxControlLine; return nil }
-	srv, err := bus.StartEmbedded(ctx, bus.EmbeddedConfig{StoreDir: dir, Listen: "127.0.0.1:0", Auth: raise})
+	srv, err := embedded.Start(ctx, embedded.Config{StoreDir: dir, Listen: "127.0.0.1:0", Auth: raise})
 	if err != nil {
 		t.Fatalf("bustest: start server: %v", err)
 	}
@@ -42,7 +44,7 @@ func ServerIn(t testing.TB, dir string) *bus.Embedded {
 
 // Connect opens an in-process connection to srv, creates the protocol's
 // streams, and closes the connection at cleanup.
-func Connect(t testing.TB, srv *bus.Embedded) *bus.Conn {
+func Connect(t testing.TB, srv *embedded.Server) *bus.Conn {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

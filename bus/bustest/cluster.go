@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/embedded"
+
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/trust"
@@ -27,8 +29,8 @@ const ClusterName = "agentic-test"
 type NATSCluster struct {
 	t       testing.TB
 	root    *trust.Root // operator mode for this root (SecureCluster); nil: open
-	cfgs    []bus.EmbeddedConfig
-	servers []*bus.Embedded
+	cfgs    []embedded.Config
+	servers []*embedded.Server
 }
 
 // Cluster starts n clustered servers named s1…sn (sync_interval: always,
@@ -41,13 +43,13 @@ func Cluster(t testing.TB, n int) *NATSCluster {
 
 func newCluster(t testing.TB, n int, root *trust.Root) *NATSCluster {
 	t.Helper()
-	c := &NATSCluster{t: t, root: root, cfgs: make([]bus.EmbeddedConfig, n), servers: make([]*bus.Embedded, n)}
+	c := &NATSCluster{t: t, root: root, cfgs: make([]embedded.Config, n), servers: make([]*embedded.Server, n)}
 	routes := make([]string, n)
 	for i := range n {
 		route := freeAddr(t)
 		routes[i] = "nats://" + route
 		dir := t.TempDir()
-		c.cfgs[i] = bus.EmbeddedConfig{
+		c.cfgs[i] = embedded.Config{
 			StoreDir:      filepath.Join(dir, "nats"),
 			Listen:        freeAddr(t),
 			ServerName:    fmt.Sprintf("s%d", i+1),
@@ -90,7 +92,7 @@ func freeAddr(t testing.TB) string {
 func (c *NATSCluster) Len() int { return len(c.cfgs) }
 
 // Server returns server i, or nil while it is stopped.
-func (c *NATSCluster) Server(i int) *bus.Embedded { return c.servers[i] }
+func (c *NATSCluster) Server(i int) *embedded.Server { return c.servers[i] }
 
 // Name is server i's name.
 func (c *NATSCluster) Name(i int) string { return c.cfgs[i].ServerName }
@@ -138,7 +140,7 @@ func (c *NATSCluster) Start(i int) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	s, err := bus.StartEmbedded(ctx, c.cfgs[i])
+	s, err := embedded.Start(ctx, c.cfgs[i])
 	if err != nil {
 		c.t.Fatalf("bustest: start server %s: %v", c.cfgs[i].ServerName, err)
 	}
@@ -165,7 +167,7 @@ func (c *NATSCluster) WaitHealthy() {
 			if s == nil {
 				continue
 			}
-			if h := s.Server().Healthz(&server.HealthzOptions{}); h.Status != "ok" {
+			if h := s.NATS().Healthz(&server.HealthzOptions{}); h.Status != "ok" {
 				last = fmt.Sprintf("%s: %s %s", s.Name(), h.Status, h.Error)
 				return false
 			}

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/embedded"
+
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/natsauth"
 	"github.com/agentic-dev/agentic/bus/trust"
@@ -16,7 +18,7 @@ import (
 )
 
 // Auth is the server option that puts a test server in operator mode for
-// root, as agentd's embedded server is (natsauth.ServerOptions): only
+// root, as agentd's embedded server is (embedded.OperatorOptions): only
 // identities root issued connect, each with its role's permissions.
 // Account JWTs are kept under dir.
 func Auth(t testing.TB, root *trust.Root, dir string) func(*server.Options) error {
@@ -29,17 +31,17 @@ func Auth(t testing.TB, root *trust.Root, dir string) func(*server.Options) erro
 	if err != nil {
 		t.Fatalf("bustest: NATS bundle: %v", err)
 	}
-	return func(o *server.Options) error { return natsauth.ServerOptions(o, b, filepath.Join(dir, "jwt")) }
+	return func(o *server.Options) error { return embedded.OperatorOptions(o, b, filepath.Join(dir, "jwt")) }
 }
 
 // SecureServer starts an embedded JetStream server in operator mode for
 // root (Auth): the server nodes of root's cluster connect to in a test.
-func SecureServer(t testing.TB, root *trust.Root) *bus.Embedded {
+func SecureServer(t testing.TB, root *trust.Root) *embedded.Server {
 	t.Helper()
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	srv, err := bus.StartEmbedded(ctx, bus.EmbeddedConfig{StoreDir: dir, Listen: "127.0.0.1:0", Auth: Auth(t, root, dir)})
+	srv, err := embedded.Start(ctx, embedded.Config{StoreDir: dir, Listen: "127.0.0.1:0", Auth: Auth(t, root, dir)})
 	if err != nil {
 		t.Fatalf("bustest: start server: %v", err)
 	}
@@ -57,7 +59,7 @@ func SecureCluster(t testing.TB, n int, root *trust.Root) *NATSCluster {
 // ConnectAs opens an in-process connection to srv as id (issued by root,
 // which must hold its private key), with id's NATS user and inbox, and
 // closes it at cleanup.
-func ConnectAs(t testing.TB, srv *bus.Embedded, root *trust.Root, id *trust.Identity) *bus.Conn {
+func ConnectAs(t testing.TB, srv *embedded.Server, root *trust.Root, id *trust.Identity) *bus.Conn {
 	t.Helper()
 	return connectAs(t, bus.ConnConfig{Server: srv, Name: t.Name()}, root, id)
 }
@@ -126,7 +128,7 @@ func HarnessOptions(t testing.TB, root *trust.Root) []nats.Option {
 
 // ConnectHarness opens an in-process connection to srv as the test
 // harness (Harness) and creates the protocol's streams.
-func ConnectHarness(t testing.TB, srv *bus.Embedded, root *trust.Root) *bus.Conn {
+func ConnectHarness(t testing.TB, srv *embedded.Server, root *trust.Root) *bus.Conn {
 	t.Helper()
 	c := Harness(t, bus.ConnConfig{Server: srv, Name: t.Name()}, root)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

@@ -28,7 +28,7 @@
 // JWT (AccountJWT with the revoked user keys) pushed to the servers
 // (PushAccount), which close the revoked users' connections.
 //
-// Servers trust the operator JWT (ServerOptions); clients connect with a
+// Servers trust the operator JWT (bus/embedded.OperatorOptions); clients connect with a
 // user JWT and its nkey (Creds, or ConnectOptions) and the inbox prefix of
 // their identity (InboxPrefix), the only inbox they may subscribe to.
 package natsauth

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/embedded"
+
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/event"
@@ -56,7 +58,7 @@ func newAuthority(t *testing.T) (*trust.Root, *natsauth.Authority, natsauth.Bund
 // and shuts it down when the test ends (earlier Shutdowns are harmless).
 func startServer(t *testing.T, opts *server.Options, b natsauth.Bundle, dir string) *server.Server {
 	t.Helper()
-	if err := natsauth.ServerOptions(opts, b, dir); err != nil {
+	if err := embedded.OperatorOptions(opts, b, dir); err != nil {
 		t.Fatal(err)
 	}
 	s, err := server.NewServer(opts)

@@ -218,7 +218,7 @@ func (f *Follower) Start(ctx context.Context) error {
 	//
 	// The heartbeat is shorter than the ordered consumer's default (5 s,
 	// a reset after two missed): a consumer the server lost (JetStream
-	// restarted after a full disk, see bus.Embedded) is made again within
+	// restarted after a full disk, see embedded.Server) is made again within
 	// seconds.
 	it, err := cons.Messages(jetstream.PullMaxMessagesWithBytesLimit(256, followBufferBytes), jetstream.PullHeartbeat(followHeartbeat))
 	if err != nil {

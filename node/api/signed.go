@@ -18,7 +18,6 @@ import (
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/natsauth"
 	"github.com/agentic-dev/agentic/bus/trust"
-	"github.com/agentic-dev/agentic/ledger"
 	"github.com/nats-io/nats.go"
 )
 
@@ -143,7 +142,7 @@ func (t *Trust) learn(ctx context.Context, c *Client) bool {
 		if err != nil || !env.Signer.HasRole(event.RoleAdmin) || len(env.Events) != 1 {
 			continue
 		}
-		if d, key, ok := ledger.DecodeRootAdded(env.Events[0].Data); ok {
+		if d, key, ok := trust.DecodeRootAdded(env.Events[0].Data); ok {
 			ring[d.KeyID] = key
 		}
 	}

@@ -43,6 +43,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/embedded"
+
 	"github.com/agentic-dev/agentic/bus"
 )
 
@@ -159,7 +161,7 @@ func Restore(ctx context.Context, from, data string, log *slog.Logger) (Manifest
 }
 
 func restoreStreams(ctx context.Context, from, data string, m Manifest, log *slog.Logger) error {
-	srv, err := bus.StartEmbedded(ctx, bus.EmbeddedConfig{StoreDir: filepath.Join(data, "nats"), ServerName: m.Node, Logger: log.With("component", "nats")})
+	srv, err := embedded.Start(ctx, embedded.Config{StoreDir: filepath.Join(data, "nats"), ServerName: m.Node, Logger: log.With("component", "nats")})
 	if err != nil {
 		return fmt.Errorf("backup: nats-server on %s: %w", data, err)
 	}

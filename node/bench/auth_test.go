@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/embedded"
+
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/bustest"
 	"github.com/agentic-dev/agentic/bus/envelope"
@@ -81,14 +83,14 @@ func authRound(tb testing.TB, variant string, root *trust.Root, exec *trust.Iden
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	dir := tb.TempDir()
-	cfg := bus.EmbeddedConfig{StoreDir: filepath.Join(dir, "nats"), Listen: "127.0.0.1:0"}
+	cfg := embedded.Config{StoreDir: filepath.Join(dir, "nats"), Listen: "127.0.0.1:0"}
 	if variant != "open" {
 		cfg.Auth = bustest.Auth(tb, root, dir)
 	}
 	if variant == "auth_tls" {
-		cfg.TLS = bus.EmbeddedTLS{Cert: pki.Cert, Key: pki.Key}
+		cfg.TLS = embedded.TLS{Cert: pki.Cert, Key: pki.Key}
 	}
-	srv, err := bus.StartEmbedded(ctx, cfg)
+	srv, err := embedded.Start(ctx, cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/embedded"
+
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/nats-io/nats.go"
 )
@@ -21,10 +23,10 @@ func logger() *slog.Logger {
 }
 
 // server is an embedded nats-server exactly as the product starts it
-// (bus.StartEmbedded: JetStream file storage, sync_interval: always) with
+// (embedded.Start: JetStream file storage, sync_interval: always) with
 // an in-process client connection, as a node's own.
 type server struct {
-	srv  *bus.Embedded
+	srv  *embedded.Server
 	conn *bus.Conn
 	once sync.Once
 }
@@ -35,7 +37,7 @@ func startServer(tb testing.TB) *server {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	srv, err := bus.StartEmbedded(ctx, bus.EmbeddedConfig{StoreDir: tb.TempDir(), ServerName: "bench"})
+	srv, err := embedded.Start(ctx, embedded.Config{StoreDir: tb.TempDir(), ServerName: "bench"})
 	if err != nil {
 		tb.Fatalf("start embedded server: %v", err)
 	}
@@ -56,7 +58,7 @@ func startServer(tb testing.TB) *server {
 // options); it is closed at cleanup.
 func (s *server) connect(tb testing.TB) *nats.Conn {
 	tb.Helper()
-	nc, err := nats.Connect("", nats.InProcessServer(s.srv.Server()), nats.Name("bench-client"))
+	nc, err := nats.Connect("", nats.InProcessServer(s.srv.NATS()), nats.Name("bench-client"))
 	if err != nil {
 		tb.Fatalf("connect: %v", err)
 	}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/embedded"
+
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/bustest"
 	"github.com/agentic-dev/agentic/bus/natsauth"
@@ -209,11 +211,11 @@ func StoppedNodeBus(tb testing.TB, ctx context.Context, dataDir, name string) (c
 	}
 	// A store written before NATS required credentials, as the node
 	// itself would find it.
-	if err := bus.AdoptGlobalStore(store, v.Account.Subject); err != nil {
+	if err := embedded.AdoptGlobalStore(store, v.Account.Subject); err != nil {
 		tb.Fatalf("nodetest: %v", err)
 	}
-	srv, err := bus.StartEmbedded(ctx, bus.EmbeddedConfig{StoreDir: store, ServerName: name,
-		Auth: func(o *server.Options) error { return natsauth.ServerOptions(o, b, filepath.Join(store, "jwt")) }})
+	srv, err := embedded.Start(ctx, embedded.Config{StoreDir: store, ServerName: name,
+		Auth: func(o *server.Options) error { return embedded.OperatorOptions(o, b, filepath.Join(store, "jwt")) }})
 	if err != nil {
 		tb.Fatalf("nodetest: nats-server on %s: %v", dataDir, err)
 	}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/embedded"
+
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/bustest"
 	"github.com/agentic-dev/agentic/bus/bustest/logrec"
@@ -28,7 +30,7 @@ import (
 type kit struct {
 	js    jetstream.JetStream
 	admin jetstream.JetStream
-	srv   *bus.Embedded
+	srv   *embedded.Server
 	root  *trust.Root
 	c     *settings.Cluster
 	log   *logrec.Recorder

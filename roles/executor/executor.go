@@ -174,7 +174,7 @@ const (
 	// consumeHeartbeat is the idle heartbeat the executor's pulls ask of
 	// the server, and consumeExpiry how long one pull waits. Shorter than
 	// the client's default (15 s, half the expiry): a pull the server lost
-	// (JetStream restarted after a full disk, see bus.Embedded) is made
+	// (JetStream restarted after a full disk, see embedded.Server) is made
 	// again after two missed heartbeats, within seconds.
 	consumeHeartbeat = 2 * time.Second
 	consumeExpiry    = 30 * time.Second

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/embedded"
+
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/bustest"
 	"github.com/agentic-dev/agentic/bus/envelope"
@@ -27,7 +29,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // decisions with, and a directory the test steps write markers into.
 type harness struct {
 	t        testing.TB
-	srv      *bus.Embedded
+	srv      *embedded.Server
 	js       jetstream.JetStream
 	ids      *bustest.Identities
 	orch     *trust.Identity

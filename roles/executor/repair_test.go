@@ -297,7 +297,7 @@ func TestStreamMadeAgainBelowThePosition(t *testing.T) {
 // server does once a full disk has space again.
 func (h *harness) restartJetStream() {
 	h.t.Helper()
-	s := h.srv.Server()
+	s := h.srv.NATS()
 	cfg := s.JetStreamConfig()
 	if cfg == nil {
 		h.t.Fatal("JetStream is not enabled")

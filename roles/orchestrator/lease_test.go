@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentic-dev/agentic/bus/embedded"
+
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/bustest"
 	"github.com/agentic-dev/agentic/bus/bustest/logrec"
@@ -140,7 +142,7 @@ func (v *view) set(ms ...membership.Member) {
 
 // leaseKit is a leader bucket on a real server and a ledger.
 type leaseKit struct {
-	srv *bus.Embedded
+	srv *embedded.Server
 	js  jetstream.JetStream
 	kv  jetstream.KeyValue
 	l   *seqLedger

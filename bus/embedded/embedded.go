@@ -1,4 +1,4 @@
-package bus
+package embedded
 
 import (
 	"context"
@@ -18,8 +18,8 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 )
 
-// EmbeddedConfig configures an in-process nats-server with JetStream.
-type EmbeddedConfig struct {
+// Config configures an in-process nats-server with JetStream.
+type Config struct {
 	// StoreDir is the JetStream store directory (DATA/nats).
 	StoreDir string
 	// Listen is the client address, host:port. Port 0 picks a free port;
@@ -54,26 +54,26 @@ type EmbeddedConfig struct {
 	// MiB is free.
 	Space func() error
 	// TLS, when its Cert is set, makes the server serve TLS to its
-	// clients and on its cluster routes (see EmbeddedTLS). In-process
+	// clients and on its cluster routes (see TLS). In-process
 	// connections need none.
-	TLS EmbeddedTLS
+	TLS TLS
 	// HealEvery is how often a JetStream stopped by a full disk is
 	// checked for a restart (DefaultHealEvery if 0).
 	HealEvery time.Duration
 	// Auth, when set, configures who may connect (agentd: the cluster's
-	// NATS operator, natsauth.ServerOptions); nil leaves the server open
+	// NATS operator, OperatorOptions); nil leaves the server open
 	// to anonymous clients, which only tests of the bus itself do.
 	Auth func(*server.Options) error
 }
 
-// EmbeddedTLS names the PEM files of the embedded server's TLS: the
+// TLS names the PEM files of the embedded server's TLS: the
 // certificate and key it serves (both or neither), and a CA bundle that,
 // when set, verifies the clients' certificates (a client must then present
 // one) and the other servers' route certificates. Route connections
 // present the same certificate, so it must be valid for both server and
 // client authentication when a CA verifies routes; without a CA the other
 // servers are verified against the system roots.
-type EmbeddedTLS struct {
+type TLS struct {
 	Cert, Key, CA string
 }
 
@@ -83,20 +83,20 @@ const tlsTimeout = 2
 
 // tlsOptions sets the TLS part of opts from t: nothing without a
 // certificate.
-func tlsOptions(opts *server.Options, t EmbeddedTLS) error {
+func tlsOptions(opts *server.Options, t TLS) error {
 	if t.Cert == "" && t.Key == "" {
 		if t.CA != "" {
-			return fmt.Errorf("bus: embedded nats-server: a client CA (%s) needs the server's certificate and key (--nats-tls-cert, --nats-tls-key)", t.CA)
+			return fmt.Errorf("embedded nats-server: a client CA (%s) needs the server's certificate and key (--nats-tls-cert, --nats-tls-key)", t.CA)
 		}
 		return nil
 	}
 	if t.Cert == "" || t.Key == "" {
-		return fmt.Errorf("bus: embedded nats-server: TLS needs a certificate and its key (cert %q, key %q)", t.Cert, t.Key)
+		return fmt.Errorf("embedded nats-server: TLS needs a certificate and its key (cert %q, key %q)", t.Cert, t.Key)
 	}
 	verify := t.CA != ""
 	clients, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: t.Cert, KeyFile: t.Key, CaFile: t.CA, Verify: verify, Timeout: tlsTimeout})
 	if err != nil {
-		return fmt.Errorf("bus: embedded nats-server TLS: %w", err)
+		return fmt.Errorf("embedded nats-server TLS: %w", err)
 	}
 	opts.TLSConfig, opts.TLS, opts.TLSVerify, opts.TLSTimeout = clients, true, verify, tlsTimeout
 	if opts.Cluster.Port == 0 && opts.Cluster.Host == "" {
@@ -106,7 +106,7 @@ func tlsOptions(opts *server.Options, t EmbeddedTLS) error {
 	// CA) and client (verifying the server dialled with the same CA).
 	routes, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: t.Cert, KeyFile: t.Key, CaFile: t.CA, Verify: verify, Timeout: tlsTimeout})
 	if err != nil {
-		return fmt.Errorf("bus: embedded nats-server route TLS: %w", err)
+		return fmt.Errorf("embedded nats-server route TLS: %w", err)
 	}
 	routes.RootCAs = routes.ClientCAs
 	opts.Cluster.TLSConfig, opts.Cluster.TLSTimeout = routes, tlsTimeout
@@ -131,11 +131,11 @@ func MaxStoreFor(total uint64) int64 {
 	return int64(total / 100 * StoreShare)
 }
 
-// Embedded is a running in-process nats-server.
-type Embedded struct {
+// Server is a running in-process nats-server.
+type Server struct {
 	srv  *server.Server
 	opts *server.Options
-	cfg  EmbeddedConfig
+	cfg  Config
 	log  *slog.Logger
 	// broken is the write error that stopped JetStream's writes (a full
 	// disk), until the restart that heals it.
@@ -146,21 +146,21 @@ type Embedded struct {
 	done   chan struct{}
 }
 
-// StartEmbedded starts a nats-server with JetStream persisting under
+// Start starts a nats-server with JetStream persisting under
 // cfg.StoreDir with sync_interval: always, and waits until it accepts
 // connections. With cfg.ClusterListen it is one server of a JetStream
 // cluster: it routes to cfg.Routes, and JetStream becomes available once a
 // majority of the cluster's servers are up and have elected a meta leader
 // (EnsureStreams waits for that).
-func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
+func Start(ctx context.Context, cfg Config) (*Server, error) {
 	maxStore := cfg.MaxStore
 	if maxStore <= 0 {
 		if err := os.MkdirAll(cfg.StoreDir, 0o700); err != nil {
-			return nil, fmt.Errorf("bus: embedded nats-server store %s: %w", cfg.StoreDir, err)
+			return nil, fmt.Errorf("embedded nats-server store %s: %w", cfg.StoreDir, err)
 		}
 		var st syscall.Statfs_t
 		if err := syscall.Statfs(cfg.StoreDir, &st); err != nil {
-			return nil, fmt.Errorf("bus: embedded nats-server store %s: %w", cfg.StoreDir, err)
+			return nil, fmt.Errorf("embedded nats-server store %s: %w", cfg.StoreDir, err)
 		}
 		maxStore = MaxStoreFor(uint64(st.Blocks) * uint64(st.Bsize))
 	}
@@ -197,18 +197,18 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 	}
 	if cfg.Auth != nil {
 		if err := cfg.Auth(opts); err != nil {
-			return nil, fmt.Errorf("bus: embedded nats-server: %w", err)
+			return nil, fmt.Errorf("embedded nats-server: %w", err)
 		}
 	}
 	srv, err := server.NewServer(opts)
 	if err != nil {
-		return nil, fmt.Errorf("bus: embedded nats-server: %w", err)
+		return nil, fmt.Errorf("embedded nats-server: %w", err)
 	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	e := &Embedded{srv: srv, opts: opts, cfg: cfg, log: log, heal: make(chan struct{}, 1)}
+	e := &Server{srv: srv, opts: opts, cfg: cfg, log: log, heal: make(chan struct{}, 1)}
 	srv.SetLoggerV2(&natsLogger{l: log, onWriteErr: e.writeFailed}, false, false, false)
 	go srv.Start()
 	timeout := cfg.ReadyTimeout
@@ -221,7 +221,7 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 	if !srv.ReadyForConnections(timeout) {
 		srv.Shutdown()
 		srv.WaitForShutdown()
-		return nil, fmt.Errorf("bus: embedded nats-server not ready after %s (is %s already in use?)", timeout, cfg.Listen)
+		return nil, fmt.Errorf("embedded nats-server not ready after %s (is %s already in use?)", timeout, cfg.Listen)
 	}
 	hctx, cancel := context.WithCancel(context.Background())
 	e.cancel, e.done = cancel, make(chan struct{})
@@ -237,7 +237,7 @@ const jetStreamMaxMemory = 64 << 20
 // log: a full disk leaves the stream's file store failed (every later
 // write returns the same error) or JetStream disabled until it is
 // restarted.
-func (e *Embedded) writeFailed(msg string) {
+func (e *Server) writeFailed(msg string) {
 	e.mu.Lock()
 	first := e.broken == nil
 	if first {
@@ -255,7 +255,7 @@ func (e *Embedded) writeFailed(msg string) {
 
 // JetStreamErr returns why JetStream does not write (a full disk stopped
 // it; it restarts by itself once space returns), or nil.
-func (e *Embedded) JetStreamErr() error {
+func (e *Server) JetStreamErr() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.broken != nil {
@@ -269,7 +269,7 @@ func (e *Embedded) JetStreamErr() error {
 // after a write error and disables JetStream on some (clustered) ones,
 // and only a restart of JetStream (as a configuration reload does) loads
 // the streams again from what is on disk.
-func (e *Embedded) healLoop(ctx context.Context) {
+func (e *Server) healLoop(ctx context.Context) {
 	defer close(e.done)
 	every := e.cfg.HealEvery
 	if every <= 0 {
@@ -311,7 +311,7 @@ func (e *Embedded) healLoop(ctx context.Context) {
 // no Space is configured.
 const minHealFree = 1 << 20
 
-func (e *Embedded) hasSpace() bool {
+func (e *Server) hasSpace() bool {
 	if e.cfg.Space != nil {
 		return e.cfg.Space() == nil
 	}
@@ -325,10 +325,10 @@ func (e *Embedded) hasSpace() bool {
 // restartJetStream shuts JetStream down, keeping its state on disk, and
 // enables it again with the server's configuration (what nats-server's
 // configuration reload does to re-enable JetStream).
-func (e *Embedded) restartJetStream() error {
+func (e *Server) restartJetStream() error {
 	if e.srv.JetStreamEnabled() {
 		if err := e.srv.ShutdownJetStream(); err != nil {
-			return fmt.Errorf("bus: shut JetStream down: %w", err)
+			return fmt.Errorf("embedded: shut JetStream down: %w", err)
 		}
 	}
 	o := e.opts
@@ -342,7 +342,7 @@ func (e *Embedded) restartJetStream() error {
 		Strict:       !o.NoJetStreamStrict,
 	})
 	if err != nil {
-		return fmt.Errorf("bus: enable JetStream: %w", err)
+		return fmt.Errorf("embedded: enable JetStream: %w", err)
 	}
 	return nil
 }
@@ -354,18 +354,18 @@ func (e *Embedded) restartJetStream() error {
 func listenAddr(addr, flag string) (string, int, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return "", 0, fmt.Errorf("bus: embedded nats-server address %q: %w", addr, err)
+		return "", 0, fmt.Errorf("embedded nats-server address %q: %w", addr, err)
 	}
 	p, err := strconv.Atoi(port)
 	if err != nil {
-		return "", 0, fmt.Errorf("bus: embedded nats-server port %q: %w", port, err)
+		return "", 0, fmt.Errorf("embedded nats-server port %q: %w", port, err)
 	}
 	if p == 0 {
 		return host, server.RANDOM_PORT, nil
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return "", 0, fmt.Errorf("bus: embedded nats-server cannot listen on %s (another agentd or nats-server? choose another with %s): %w", addr, flag, err)
+		return "", 0, fmt.Errorf("embedded nats-server cannot listen on %s (another agentd or nats-server? choose another with %s): %w", addr, flag, err)
 	}
 	ln.Close()
 	return host, p, nil
@@ -375,18 +375,18 @@ func listenAddr(addr, flag string) (string, int, error) {
 // cfg.ClusterListen is empty. JetStream in a cluster needs a server name
 // and a cluster name; both are checked here, so the error names the
 // setting rather than coming from nats-server's log.
-func clusterOptions(opts *server.Options, cfg EmbeddedConfig) error {
+func clusterOptions(opts *server.Options, cfg Config) error {
 	if cfg.ClusterListen == "" {
 		if len(cfg.Routes) > 0 {
-			return fmt.Errorf("bus: embedded nats-server: routes %v need a cluster listen address (--nats-cluster-listen)", cfg.Routes)
+			return fmt.Errorf("embedded nats-server: routes %v need a cluster listen address (--nats-cluster-listen)", cfg.Routes)
 		}
 		return nil
 	}
 	if cfg.ServerName == "" {
-		return fmt.Errorf("bus: embedded nats-server: a clustered server needs a server name (the node name)")
+		return fmt.Errorf("embedded nats-server: a clustered server needs a server name (the node name)")
 	}
 	if cfg.ClusterName == "" {
-		return fmt.Errorf("bus: embedded nats-server: a clustered server needs a cluster name (--nats-cluster-name)")
+		return fmt.Errorf("embedded nats-server: a clustered server needs a cluster name (--nats-cluster-name)")
 	}
 	host, port, err := listenAddr(cfg.ClusterListen, "--nats-cluster-listen")
 	if err != nil {
@@ -396,23 +396,32 @@ func clusterOptions(opts *server.Options, cfg EmbeddedConfig) error {
 	for _, r := range cfg.Routes {
 		u, err := url.Parse(r)
 		if err != nil || u.Host == "" {
-			return fmt.Errorf("bus: embedded nats-server: route %q: want nats://host:port", r)
+			return fmt.Errorf("embedded nats-server: route %q: want nats://host:port", r)
 		}
 		opts.Routes = append(opts.Routes, u)
 	}
 	return nil
 }
 
-// MaxStore is the JetStream store's byte limit (EmbeddedConfig.MaxStore,
+// MaxStore is the JetStream store's byte limit (Config.MaxStore,
 // or as sized from the file system).
-func (e *Embedded) MaxStore() int64 { return e.opts.JetStreamMaxStore }
+func (e *Server) MaxStore() int64 { return e.opts.JetStreamMaxStore }
 
-// Server returns the nats-server, for in-process connections.
-func (e *Embedded) Server() *server.Server { return e.srv }
+// NATS returns the nats-server itself (tests read its routes and health).
+func (e *Server) NATS() *server.Server { return e.srv }
+
+// InProcessConn opens an in-process connection to the server: what
+// bus.ConnConfig.Server asks for (nats.InProcessConnProvider).
+func (e *Server) InProcessConn() (net.Conn, error) {
+	if e == nil {
+		return nil, errors.New("embedded: no server to connect to in-process")
+	}
+	return e.srv.InProcessConn()
+}
 
 // ClientURL is the URL clients on other processes use ("" without a TCP
 // listener).
-func (e *Embedded) ClientURL() string {
+func (e *Server) ClientURL() string {
 	if e.srv.Addr() == nil {
 		return ""
 	}
@@ -421,7 +430,7 @@ func (e *Embedded) ClientURL() string {
 
 // ClusterURL is the URL other servers route to (nats://host:port); ""
 // when the server is not clustered.
-func (e *Embedded) ClusterURL() string {
+func (e *Server) ClusterURL() string {
 	addr := e.srv.ClusterAddr()
 	if addr == nil {
 		return ""
@@ -430,10 +439,10 @@ func (e *Embedded) ClusterURL() string {
 }
 
 // Name is the server's name (in a cluster, the node name).
-func (e *Embedded) Name() string { return e.srv.Name() }
+func (e *Server) Name() string { return e.srv.Name() }
 
 // Shutdown stops the server and waits for it to finish.
-func (e *Embedded) Shutdown() {
+func (e *Server) Shutdown() {
 	if e.cancel != nil {
 		e.cancel()
 		<-e.done
@@ -494,12 +503,12 @@ func AdoptGlobalStore(store, account string) error {
 		return nil
 	}
 	if _, err := os.Stat(mine); err == nil {
-		return fmt.Errorf("bus: %s holds streams of no account and of account %s: move one of them aside", js, account)
+		return fmt.Errorf("embedded: %s holds streams of no account and of account %s: move one of them aside", js, account)
 	} else if !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("bus: %w", err)
+		return fmt.Errorf("embedded: %w", err)
 	}
 	if err := os.Rename(global, mine); err != nil {
-		return fmt.Errorf("bus: move the streams of %s to account %s: %w", global, account, err)
+		return fmt.Errorf("embedded: move the streams of %s to account %s: %w", global, account, err)
 	}
 	return nil
 }
