@@ -12,6 +12,7 @@ import (
 	"github.com/agentic-dev/agentic/bus/envelope"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/trust"
+	"github.com/agentic-dev/agentic/ledger/history"
 )
 
 // Roots of trust (protocol version 5). A ledger trusts a set of roots:
@@ -187,18 +188,9 @@ func (s *Store) RootKey(id string) (ed25519.PublicKey, bool) {
 	return e.key, ok && e.key != nil
 }
 
-// TrustedRoot is a root a ledger knows (Store.Roots).
-type TrustedRoot struct {
-	KeyID string `json:"key_id"`
-	// Key is its public key, base64url ("" for the genesis when the store
-	// was not given it).
-	Key     string `json:"key,omitempty"`
-	Genesis bool   `json:"genesis,omitempty"`
-	// AddedStream and RetiredStream are the stream seqs of the records
-	// that added and retired it (0: the genesis; not retired).
-	AddedStream   uint64 `json:"added_stream,omitempty"`
-	RetiredStream uint64 `json:"retired_stream,omitempty"`
-}
+// TrustedRoot is a root a ledger knows (Store.Roots); the type lives in
+// ledger/history, which agentctl reads without linking the ledger.
+type TrustedRoot = history.Root
 
 // Roots lists the roots the ledger knows: the genesis first, then the
 // added ones by the stream seq that added them.

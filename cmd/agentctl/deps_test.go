@@ -19,6 +19,15 @@ var heavyForACLI = []string{
 	"github.com/openai/openai-go/v3",
 	"github.com/santhosh-tekuri/jsonschema/v6",
 	"go.opentelemetry.io/otel/sdk/trace",
+	// The embedded server (bus/embedded) and the ledger's Pebble, with
+	// Prometheus, Sentry and protobuf behind it: ~3 ms of initialisation
+	// and half the binary. agentctl talks to servers over the network and
+	// verifies exports through agentd (ledger/history).
+	"github.com/nats-io/nats-server/v2/server",
+	"github.com/cockroachdb/pebble/v2",
+	"github.com/prometheus/client_golang/prometheus",
+	"github.com/agentic-dev/agentic/bus/embedded",
+	"github.com/agentic-dev/agentic/ledger",
 }
 
 // TestAgentctlLinksNoServerSide: agentctl's dependencies hold none of

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/config"
+	"github.com/agentic-dev/agentic/ledger/history"
 	"github.com/agentic-dev/agentic/node"
 	"github.com/agentic-dev/agentic/node/backup"
 	"github.com/agentic-dev/agentic/node/logging"
@@ -29,6 +30,7 @@ const usage = `agentd runs an agentic node.
 
 Usage:
   agentd [flags]
+  agentd verify-history --genesis ROOT_PUB FILE   # what agentctl keys verify-history runs
 
 With no flags, agentd is a complete single-machine cluster: every role
 (orchestrator, planner, executor, memory, ui), an embedded nats-server with
@@ -81,6 +83,9 @@ func main() {
 }
 
 func run(args, environ []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == history.Command {
+		return verifyHistory(args[1:], stdout, stderr)
+	}
 	fs := pflag.NewFlagSet("agentd", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfgPath := fs.String("config", "", "configuration file (YAML); env AGENTIC_CONFIG")

@@ -5,17 +5,15 @@ import (
 	"crypto/ed25519"
 	"encoding/hex"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
-	"github.com/agentic-dev/agentic/bus/envelope"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/natsauth"
 	"github.com/agentic-dev/agentic/bus/trust"
-	"github.com/agentic-dev/agentic/ledger"
+	ledgerhistory "github.com/agentic-dev/agentic/ledger/history"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/spf13/cobra"
 )
@@ -316,15 +314,10 @@ func keyIDs(keys []ed25519.PublicKey) []string {
 	return out
 }
 
-// historyResult is what keys verify-history prints with -o json.
-type historyResult struct {
-	OK          bool                 `json:"ok"`
-	Events      uint64               `json:"events"`
-	Head        string               `json:"head"`
-	FirstBadSeq uint64               `json:"first_bad_seq,omitempty"`
-	Error       string               `json:"error,omitempty"`
-	Roots       []ledger.TrustedRoot `json:"roots"`
-}
+// verifyExport verifies an exported ledger offline: by default agentd's
+// ledger, run as a process (ledgerhistory.Exec), so that agentctl does not link
+// Pebble; the package's tests verify in-process.
+var verifyExport = ledgerhistory.Exec
 
 func (a *app) keysVerifyHistoryCmd() *cobra.Command {
 	var genesis string
@@ -332,7 +325,9 @@ func (a *app) keysVerifyHistoryCmd() *cobra.Command {
 		Use:   "verify-history FILE --genesis ROOT_PUB",
 		Short: "Verify an exported ledger offline with the cluster's genesis root public key",
 		Long: `Import FILE (what 'agentctl ledger export' writes) into a temporary ledger
-and verify it there, with no node and no secret: the hash chain, and every
+and verify it there, with no node and no secret (agentd's ledger does it:
+agentd must be installed next to agentctl, on PATH, or named by
+AGENTIC_AGENTD): the hash chain, and every
 accepted event's signature judged by the roots the cluster trusted at its
 position — the genesis root (ROOT_PUB, its root.pub) and the roots the
 ledger's own trust.root_added records added, until their
@@ -342,53 +337,43 @@ root (docs/security.md, "Losing the root"). Prints ok, the events, the head
 hash and the roots; the exit code is 1 when it does not verify.`,
 		Example: `  agentctl keys verify-history ledger-2026-01-02.jsonl --genesis ./old-root/root.pub`,
 		Args:    args(cobra.ExactArgs(1)),
-		RunE: func(_ *cobra.Command, argv []string) error {
+		RunE: func(cmd *cobra.Command, argv []string) error {
 			if genesis == "" {
 				return usagef("keys verify-history: --genesis is required")
 			}
-			return a.verifyHistory(argv[0], genesis)
+			return a.verifyHistory(cmd.Context(), argv[0], genesis)
 		},
 	}
 	cmd.Flags().StringVar(&genesis, "genesis", "", "the genesis root's public key (root.pub)")
 	return cmd
 }
 
-func (a *app) verifyHistory(file, genesisPath string) error {
-	root, err := trust.LoadRootPublic(genesisPath)
-	if err != nil {
+func (a *app) verifyHistory(ctx context.Context, file, genesisPath string) error {
+	if _, err := trust.LoadRootPublic(genesisPath); err != nil {
 		return &usageError{fmt.Errorf("keys verify-history: %w", err)}
 	}
-	f, err := os.Open(file)
-	if err != nil {
+	if st, err := os.Stat(file); err != nil {
 		return &usageError{fmt.Errorf("keys verify-history: %w", err)}
+	} else if st.IsDir() {
+		return &usageError{fmt.Errorf("keys verify-history: %s is a directory, not a ledger export", file)}
 	}
-	defer f.Close()
-	tmp, err := os.MkdirTemp("", "agentctl-verify-history-")
+	res, err := verifyExport(ctx, a.env.Getenv, file, genesisPath)
 	if err != nil {
 		return fmt.Errorf("keys verify-history: %w", err)
 	}
-	defer os.RemoveAll(tmp)
-	st, err := ledger.Import(tmp, f, ledger.Options{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		return fmt.Errorf("keys verify-history: read %s: %w", file, err)
+	if res.Roots == nil {
+		res.Roots = []ledgerhistory.Root{}
 	}
-	defer st.Close()
-	st.SetGenesis(root.Public)
-	rep, err := st.Verify(envelope.NewVerifier(root))
-	if err != nil {
-		return fmt.Errorf("keys verify-history: %w", err)
-	}
-	res := historyResult{OK: rep.OK, Events: rep.Events, Head: hex.EncodeToString(rep.Head[:]), FirstBadSeq: rep.FirstBadSeq, Error: rep.Err, Roots: st.Roots()}
 	if a.output != formatText {
 		if err := a.writeJSON(res); err != nil {
 			return err
 		}
 	} else {
 		w := a.env.Stdout
-		if rep.OK {
-			fmt.Fprintf(w, "ok: %d events, head %s\n", rep.Events, res.Head)
+		if res.OK {
+			fmt.Fprintf(w, "ok: %d events, head %s\n", res.Events, res.Head)
 		} else {
-			fmt.Fprintf(w, "FAILED: first bad seq %d: %s\n", rep.FirstBadSeq, rep.Err)
+			fmt.Fprintf(w, "FAILED: first bad seq %d: %s\n", res.FirstBadSeq, res.Error)
 		}
 		for _, r := range res.Roots {
 			state := "trusted"
@@ -402,7 +387,7 @@ func (a *app) verifyHistory(file, genesisPath string) error {
 			fmt.Fprintf(w, "  root %s  %s, %s\n", r.KeyID, from, state)
 		}
 	}
-	if !rep.OK {
+	if !res.OK {
 		return &exitError{code: ExitError}
 	}
 	return nil
