@@ -62,3 +62,36 @@ func TestCredsOptionsReadTheFileAtEachConnection(t *testing.T) {
 		t.Fatal("a connection with a creds file holding no user succeeded")
 	}
 }
+
+// TestCredsOptionsFirstConnectionReadsNothing: the first connection
+// presents the file as CredsOptions read it, without reading it again (a
+// CLI connects at once: one read of the file per invocation), and signs
+// the nonce with the key of the JWT it presented; the next connection
+// reads the file again.
+func TestCredsOptionsFirstConnectionReadsNothing(t *testing.T) {
+	cl := newCluster(t)
+	path := filepath.Join(t.TempDir(), "op.creds")
+	id, err := trust.NewIdentity(cl.root, "op-a", trust.KindOperator, []string{trust.OperatorRole}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.auth.WriteCreds(path, cl.root, id); err != nil {
+		t.Fatal(err)
+	}
+	opts, _, err := natsauth.CredsOptions(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Gone before the first connection: a read would fail it.
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	nc, err := nats.Connect(cl.url, append(opts, nats.MaxReconnects(0))...)
+	if err != nil {
+		t.Fatalf("the first connection read the file again: %v", err)
+	}
+	nc.Close()
+	if _, err := nats.Connect(cl.url, append(opts, nats.MaxReconnects(0))...); err == nil {
+		t.Fatal("the second connection presented a file that no longer exists")
+	}
+}

@@ -351,6 +351,13 @@ func CredsOptions(path string) ([]nats.Option, *User, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("natsauth: read creds: %w", err)
 	}
+	return CredsOptionsFrom(path, b)
+}
+
+// CredsOptionsFrom is CredsOptions for a creds file already read from
+// path as b (trust.Creds.Raw), so that a CLI reads and parses it once;
+// each connection reads the file again but parses it only if it changed.
+func CredsOptionsFrom(path string, b []byte) ([]nats.Option, *User, error) {
 	u, err := parseCreds(path, b)
 	if err != nil {
 		return nil, nil, err

@@ -188,34 +188,83 @@ func WriteCreds(path string, id *Identity, root *Root) error {
 
 // ReadCreds reads a creds file written by WriteCreds and verifies it.
 func ReadCreds(path string) (*Identity, *Root, error) {
-	cred, key, root, err := parseCreds(path)
+	c, err := ReadCredsFile(path)
 	if err != nil {
 		return nil, nil, err
 	}
-	id, err := identityFrom(root, key, cred)
+	id, err := c.Identity()
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, err
 	}
-	return id, root, nil
+	return id, c.Root(), nil
 }
 
 // ReadCredsRoot reads the root public key of a creds file without judging
 // its credential (which may have expired): the root whose cluster the
 // file belongs to. An absent file gives an error wrapping fs.ErrNotExist.
 func ReadCredsRoot(path string) (*Root, error) {
-	_, _, root, err := parseCreds(path)
-	return root, err
+	c, err := ReadCredsFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return c.Root(), nil
 }
 
-// parseCreds splits a creds file into its credential, private key and root.
-func parseCreds(path string) (string, ed25519.PrivateKey, *Root, error) {
+// Creds is a creds file read and parsed once (ReadCredsFile): a CLI that
+// needs its identity, its root and its raw bytes (the NATS user,
+// natsauth.CredsOptionsFrom) reads and parses the file one time.
+type Creds struct {
+	// Path is where the file was read; Raw its bytes.
+	Path string
+	Raw  []byte
+	cred string
+	key  ed25519.PrivateKey
+	root *Root
+}
+
+// ReadCredsFile reads and parses the creds file at path, without judging
+// its credential (Identity does). An absent file gives an error wrapping
+// fs.ErrNotExist.
+func ReadCredsFile(path string) (*Creds, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return "", nil, nil, fmt.Errorf("trust: read creds: %w", err)
+		return nil, fmt.Errorf("trust: read creds: %w", err)
 	}
-	var cred string
-	var key ed25519.PrivateKey
-	var root *Root
+	return ParseCredsFile(path, b)
+}
+
+// ParseCredsFile parses a creds file read from path as b (ReadCredsFile).
+func ParseCredsFile(path string, b []byte) (*Creds, error) {
+	cred, key, root, err := parseCreds(path, b)
+	if err != nil {
+		return nil, err
+	}
+	return &Creds{Path: path, Raw: b, cred: cred, key: key, root: root}, nil
+}
+
+// Root is the root public key of the file: the root whose cluster it
+// belongs to (ReadCredsRoot).
+func (c *Creds) Root() *Root { return c.root }
+
+// Identity verifies the file's credential against its root now and
+// returns the identity it presents (ReadCreds).
+func (c *Creds) Identity() (*Identity, error) {
+	id, err := identityFrom(c.root, c.key, c.cred)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.Path, err)
+	}
+	return id, nil
+}
+
+// parseCreds splits a creds file, read from path as b, into its
+// credential, private key and root.
+func parseCreds(path string, b []byte) (string, ed25519.PrivateKey, *Root, error) {
+	var (
+		cred string
+		key  ed25519.PrivateKey
+		root *Root
+		err  error
+	)
 	for {
 		var blk *pem.Block
 		blk, b = pem.Decode(b)

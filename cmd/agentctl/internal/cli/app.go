@@ -54,6 +54,8 @@ type app struct {
 	denied chan error
 	// replies judges the cluster's answers (replytrust.go).
 	replies replyTrust
+	// credsMemo is the creds file, read once (credsonce.go).
+	credsMemo credsOnce
 }
 
 func newApp(env Env) *app {
@@ -178,7 +180,7 @@ func (a *app) dial(timeout time.Duration) (*nats.Conn, error) {
 // refusedError says that the server refused the credentials file at path,
 // and which root issued it.
 func (a *app) refusedError(path string, err error) error {
-	if root, rerr := trust.ReadCredsRoot(path); rerr == nil {
+	if root, rerr := a.credsRoot(path); rerr == nil {
 		return fmt.Errorf("the NATS server at %s refused the credentials %s (issued by root %s): %w", a.server, path, root.KeyID(), err)
 	}
 	return fmt.Errorf("the NATS server at %s refused the credentials %s: %w", a.server, path, err)
@@ -187,7 +189,11 @@ func (a *app) refusedError(path string, err error) error {
 // natsAuth are the options that present the NATS user of the creds file
 // at path. An absent file gives an error wrapping fs.ErrNotExist.
 func (a *app) natsAuth(path string) ([]nats.Option, error) {
-	auth, _, err := natsauth.CredsOptions(path)
+	var auth []nats.Option
+	raw, err := a.credsBytes(path)
+	if err == nil {
+		auth, _, err = natsauth.CredsOptionsFrom(path, raw)
+	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, err
@@ -245,7 +251,11 @@ func (a *app) credsPath() string {
 // events, and the root that issued it.
 func (a *app) identity() (*trust.Identity, *trust.Root, error) {
 	path := a.credsPath()
-	id, root, err := trust.ReadCreds(path)
+	c, err := a.credsFile(path)
+	var id *trust.Identity
+	if err == nil {
+		id, err = c.Identity()
+	}
 	if err != nil {
 		return nil, nil, api.WithHint(fmt.Errorf("operator credentials: %w", err),
 			"agentd writes operator.creds into its data directory on first start; pass --creds DATA/operator.creds or set AGENTIC_CREDS")
@@ -253,7 +263,7 @@ func (a *app) identity() (*trust.Identity, *trust.Root, error) {
 	if !slices.Contains(id.Roles, event.RoleOperator) {
 		return nil, nil, fmt.Errorf("credentials %s are for %s with roles %v, not an operator", path, id.ID, id.Roles)
 	}
-	return id, root, nil
+	return id, c.Root(), nil
 }
 
 // publish signs drafts with the operator identity and publishes them to

@@ -38,7 +38,7 @@ func (a *app) answerTrust() (*api.Trust, error) {
 	rt := &a.replies
 	rt.once.Do(func() {
 		path := a.credsPath()
-		root, err := trust.ReadCredsRoot(path)
+		root, err := a.credsRoot(path)
 		if err != nil {
 			if _, serr := os.Stat(path); os.IsNotExist(serr) {
 				fmt.Fprintf(a.env.Stderr, "warning: no credentials file at %s: the cluster's answers cannot be checked against its root\n", path)

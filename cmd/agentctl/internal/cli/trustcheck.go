@@ -91,7 +91,7 @@ func (a *app) checkReadTrust(ctx context.Context) error {
 		return nil
 	}
 	path := a.credsPath()
-	root, err := trust.ReadCredsRoot(path)
+	root, err := a.credsRoot(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		a.readChecked = true

@@ -9,7 +9,6 @@ import (
 	"runtime/debug"
 	"time"
 
-	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
@@ -102,7 +101,7 @@ report.`,
 // use; nil when there is no such file.
 func (a *app) credsInfo() *credsInfo {
 	path := a.credsPath()
-	root, err := trust.ReadCredsRoot(path)
+	root, err := a.credsRoot(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil
