@@ -3,7 +3,6 @@ package event
 import (
 	"fmt"
 	"path"
-	"regexp"
 	"strings"
 )
 
@@ -89,10 +88,18 @@ const (
 	MaxInputsPerStep  = 32
 )
 
-var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
-
 // ValidSHA256 reports whether s is a lowercase hex sha256.
-func ValidSHA256(s string) bool { return sha256Hex.MatchString(s) }
+func ValidSHA256(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
 
 // CheckArtifactPath reports whether p may name an artifact or an output
 // glob: a relative slash path, clean, that stays inside the working

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -212,7 +213,7 @@ func ValidFactRef(ref string) error {
 	if step, ok := strings.CutPrefix(ref, NotesRefPrefix); ok && ValidStepID(step) == nil {
 		return nil // the notes of a synthesise step of the run (research.go)
 	}
-	if !memoryRefWhole.MatchString("${memory:" + ref + "}") {
+	if !memoryRefWhole().MatchString("${memory:" + ref + "}") {
 		return fmt.Errorf("%q is not SCOPE/KEY (shared/deploy.region, run/KEY, family/KEY) or kb/STEP (a synthesise step's notes)", ref)
 	}
 	return nil
@@ -237,10 +238,10 @@ type MemoryValue struct {
 // memoryRef matches ${memory:SCOPE/KEY}, the one form a step reads a fact
 // with: SCOPE is "shared", "run", "family", "family:NAME" or a run id;
 // KEY has no space or brace.
-var memoryRef = regexp.MustCompile(`\$\{memory:([^{}/\s]+)/([^{}\s]+)\}`)
+var memoryRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{memory:([^{}/\s]+)/([^{}\s]+)\}`) })
 
 // memoryRefWhole matches one whole reference.
-var memoryRefWhole = regexp.MustCompile(`^` + memoryRef.String() + `$`)
+var memoryRefWhole = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^` + memoryRef().String() + `$`) })
 
 // MemoryRefs returns the distinct "SCOPE/KEY" references of the step's
 // command, check and criteria, in order. A compensation's command is not
@@ -248,7 +249,7 @@ var memoryRefWhole = regexp.MustCompile(`^` + memoryRef.String() + `$`)
 func MemoryRefs(s Step) []string {
 	var out []string
 	for _, text := range []string{s.Run, s.Check, s.Criteria} {
-		for _, m := range memoryRef.FindAllStringSubmatch(text, -1) {
+		for _, m := range memoryRef().FindAllStringSubmatch(text, -1) {
 			ref := m[1] + "/" + m[2]
 			if !slices.Contains(out, ref) {
 				out = append(out, ref)
@@ -271,8 +272,8 @@ func ApplyMemory(s Step, values []MemoryValue) Step {
 		by[v.Ref] = v.Value
 	}
 	apply := func(text string, quote bool) string {
-		return memoryRef.ReplaceAllStringFunc(text, func(m string) string {
-			sub := memoryRef.FindStringSubmatch(m)
+		return memoryRef().ReplaceAllStringFunc(text, func(m string) string {
+			sub := memoryRef().FindStringSubmatch(m)
 			v, ok := by[sub[1]+"/"+sub[2]]
 			switch {
 			case !ok:

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // wrap describes a program that runs another command.
@@ -782,7 +783,9 @@ func (f *frame) inline(cmd *Command, rc run, flag Word, rest []Word) {
 	f.add(cmd, rc)
 }
 
-var awkRuns = regexp.MustCompile(`system\s*\(|\|\s*getline|\b(print|printf)\b[^;}]*\|\s*"|\b(print|printf)\b[^;}]*>`)
+var awkRuns = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`system\s*\(|\|\s*getline|\b(print|printf)\b[^;}]*\|\s*"|\b(print|printf)\b[^;}]*>`)
+})
 
 // awk judges an awk program: one that starts commands or writes files is
 // opaque.
@@ -798,7 +801,7 @@ func (f *frame) awk(cmd *Command, args []Word) {
 			cmd.Opaque, cmd.OpaqueSpan = "the awk program is known only at run time ("+w.Text+")", w.Span
 			return
 		}
-		if awkRuns.MatchString(w.Value) {
+		if awkRuns().MatchString(w.Value) {
 			cmd.Opaque, cmd.OpaqueSpan = "the awk program starts commands or writes files (system(), pipes, print >), which the policy cannot judge", w.Span
 			return
 		}
