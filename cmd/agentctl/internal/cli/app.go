@@ -212,6 +212,14 @@ func (a *app) close() {
 		a.nc.Close()
 		a.nc = nil
 	}
+	// A revocations question asked ahead (prefetchRevocations) ends
+	// with the connection: wait for its goroutine.
+	a.replies.mu.Lock()
+	answered := a.replies.answered
+	a.replies.mu.Unlock()
+	if answered != nil {
+		<-answered
+	}
 }
 
 // client is the query API client over the connection, once the
@@ -279,8 +287,20 @@ func (a *app) publish(ctx context.Context, drafts ...event.Draft) error {
 	if err != nil {
 		return err
 	}
-	if err := a.checkWriteTrust(ctx, root); err != nil {
+	// The cluster's root is asked while the drafts are signed (and the
+	// revocations that check the ledger's answer are asked ahead); nothing
+	// is published before the root answered and matched.
+	rootChecked := make(chan error, 1)
+	go func() { rootChecked <- a.checkWriteTrust(ctx, root) }()
+	if !a.noWaitAccept {
+		a.prefetchRevocations()
+	}
+	msgs, signErr := bus.SignDrafts(id, drafts...)
+	if err := <-rootChecked; err != nil {
 		return err
+	}
+	if signErr != nil {
+		return signErr
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -307,7 +327,7 @@ func (a *app) publish(ctx context.Context, drafts ...event.Draft) error {
 		case <-stop:
 		}
 	}()
-	acks, err := bus.PublishSignedAcks(pctx, js, id, drafts...)
+	acks, err := bus.PublishMsgs(pctx, js, msgs)
 	if err != nil && ctx.Err() == nil {
 		select {
 		case denied := <-deniedc:

@@ -28,6 +28,9 @@ type replyTrust struct {
 	asked   bool
 	revoked map[[2]string]time.Time
 	askErr  error
+	// answered is closed once revoked and askErr are set (asked is set
+	// before): a check that comes while the question is out waits for it.
+	answered chan struct{}
 }
 
 // answerTrust is the Trust of this invocation's clients: nil, with a
@@ -53,18 +56,23 @@ func (a *app) answerTrust() (*api.Trust, error) {
 }
 
 // revokedSigner says why c is revoked by the ledger's revocations, or "".
-// The revocations are asked once, of whichever ledger node answers; the
-// answer asking them is itself checked against them.
+// The revocations are asked once, of whichever ledger node answers
+// (prefetchRevocations may have asked already); the answer asking them is
+// itself checked against them.
 func (a *app) revokedSigner(c *trust.Credential) string {
 	rt := &a.replies
 	rt.mu.Lock()
 	if !rt.asked {
 		rt.asked = true
+		rt.answered = make(chan struct{})
 		rt.mu.Unlock()
-		revs, err := a.askRevocations()
-		rt.mu.Lock()
-		rt.revoked, rt.askErr = revs, err
+		nc, err := a.conn()
+		a.answerRevocations(nc, err)
+	} else {
+		rt.mu.Unlock()
 	}
+	<-rt.answered
+	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	if rt.askErr != nil {
 		return ""
@@ -75,13 +83,50 @@ func (a *app) revokedSigner(c *trust.Credential) string {
 	return ""
 }
 
-// askRevocations reads revocations.list through a checked client whose
-// own revocation check is deferred to the list it reads.
-func (a *app) askRevocations() (map[[2]string]time.Time, error) {
+// answerRevocations asks the revocations over nc (unless connecting
+// failed with connErr) and publishes the answer to the checks waiting on
+// rt.answered (the caller set asked and made answered).
+func (a *app) answerRevocations(nc *nats.Conn, connErr error) {
+	rt := &a.replies
+	var revs map[[2]string]time.Time
+	err := connErr
+	if err == nil {
+		revs, err = a.askRevocations(nc)
+	}
+	rt.mu.Lock()
+	rt.revoked, rt.askErr = revs, err
+	rt.mu.Unlock()
+	close(rt.answered)
+}
+
+// prefetchRevocations asks the revocations in the background, now, for
+// an invocation that will check a signed answer soon (a write waits for
+// the ledger's outcome): the question then travels with the others
+// before the publish instead of after the outcome's answer. A no-op when
+// there is no credentials file to check answers with, or when they were
+// asked already. close waits for the question.
+func (a *app) prefetchRevocations() {
+	if t, err := a.answerTrust(); t == nil || err != nil {
+		return
+	}
 	nc, err := a.conn()
 	if err != nil {
-		return nil, err
+		return
 	}
+	rt := &a.replies
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if rt.asked {
+		return
+	}
+	rt.asked = true
+	rt.answered = make(chan struct{})
+	go a.answerRevocations(nc, nil)
+}
+
+// askRevocations reads revocations.list through a checked client whose
+// own revocation check is deferred to the list it reads.
+func (a *app) askRevocations(nc *nats.Conn) (map[[2]string]time.Time, error) {
 	var signer *trust.Credential
 	t := &api.Trust{Verifier: a.replies.trust.Verifier, LearnRoots: true,
 		Revoked: func(c *trust.Credential) string { signer = c; return "" }}
