@@ -91,7 +91,8 @@ func Exec(ctx context.Context, getenv func(string) string, file, genesisPath str
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		if msg := strings.TrimSpace(stderr.String()); msg != "" {
-			return Report{}, fmt.Errorf("history: %s: %s", agentd, strings.TrimPrefix(msg, "agentd: "))
+			msg = strings.TrimPrefix(strings.TrimPrefix(msg, "agentd: "), Command+": ")
+			return Report{}, fmt.Errorf("history: %s %s: %s", agentd, Command, msg)
 		}
 		return Report{}, fmt.Errorf("history: %s: %w", agentd, err)
 	}
