@@ -326,11 +326,29 @@ func Types() []Spec {
 // TypesAt returns the rows of the event-type table that apply under
 // protocol version v: those with Since <= v, in order.
 func TypesAt(v int) []Spec {
-	var out []Spec
-	for _, s := range Types() {
+	rows, roles := 0, 0
+	for _, s := range table {
 		if s.Since <= v {
-			out = append(out, s)
+			rows, roles = rows+1, roles+len(s.Roles)
 		}
+	}
+	// Two allocations, not one per row (bus/envelope's rules table calls
+	// this for every protocol version when a process starts): the rows'
+	// roles share one array, each row's slice capped at its own length so
+	// that an append to it copies.
+	out := make([]Spec, 0, rows)
+	all := make([]string, 0, roles)
+	for _, s := range table {
+		if s.Since > v {
+			continue
+		}
+		from := len(all)
+		all = append(all, s.Roles...)
+		r := all[from:len(all):len(all)]
+		if len(s.Roles) == 0 {
+			r = nil
+		}
+		out = append(out, Spec{Type: s.Type, Roles: r, Since: s.Since})
 	}
 	return out
 }
