@@ -61,6 +61,16 @@ type input struct {
 // errCancelled when a task.cancel asks for it.
 type task struct {
 	cancel context.CancelCauseFunc
+	// verdict, when set, is the attempt's judgement (vet), begun while
+	// its start was being recorded; runPlain takes it rather than judging
+	// again.
+	verdict <-chan verdict
+}
+
+// verdict is what vet judged of an attempt.
+type verdict struct {
+	j   judged
+	err error
 }
 
 // errCancelled is the cause of a context cancelled by a task.cancel (not by
@@ -506,6 +516,23 @@ func (e *Executor) startGroup(r core.RecordStarted) {
 			keys[i], ctxs[i], tasks[i] = k, ctx, &task{cancel: cancel}
 			e.lp.tasks[k] = tasks[i]
 		}
+	}
+	// Each attempt to start is judged again (vet) while its start is
+	// recorded: judging reads and fetches, and changes nothing an attempt
+	// that never starts would have to undo; the attempt still waits for
+	// its record before it starts (runPlain takes the verdict then).
+	for i, a := range r.Start {
+		if a.Data.Step.Worktree || isGitKind(a.Data.Step.Kind) {
+			continue // runGitStep judges it once its worktree is known
+		}
+		ch := make(chan verdict, 1)
+		tasks[i].verdict = ch
+		e.wg.Add(1)
+		go func(ctx context.Context, a event.TaskAssignedData) {
+			defer e.wg.Done()
+			j, err := e.vet(ctx, a)
+			ch <- verdict{j, err}
+		}(ctxs[i], a.Data)
 	}
 	e.starting.Add(1)
 	e.wg.Add(1)
