@@ -36,8 +36,7 @@ func (e *Executor) runStep(ctx context.Context, run string, a event.TaskAssigned
 func (e *Executor) runPlain(ctx context.Context, run string, a event.TaskAssignedData, started time.Time, t *task) event.Draft {
 	var j judged
 	var err error
-	if t.verdict != nil { // judged while its start was recorded (startGroup)
-		v := <-t.verdict
+	if v := t.verdict; v != nil { // judged while its start was recorded (prejudge)
 		j, err = v.j, v.err
 	} else {
 		j, err = e.vet(ctx, a)

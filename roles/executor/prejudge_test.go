@@ -1,7 +1,6 @@
 package executor
 
 import (
-	"context"
 	"os"
 	"strconv"
 	"strings"
@@ -10,55 +9,53 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
-	"github.com/agentic-dev/agentic/node/api"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 )
 
-// askedSource tells asked of each policy version fetched.
-type askedSource struct {
-	real  PolicySource
-	asked chan struct{}
-}
-
-func (s askedSource) PolicyVersion(ctx context.Context, v int64) (*api.PolicyVersion, error) {
-	select {
-	case s.asked <- struct{}{}:
-	default:
-	}
-	return s.real.PolicyVersion(ctx, v)
-}
-
-// An attempt is judged again (invariant 14) while its start is being
-// recorded, not after the record's fsync: the fsync is held until the
-// judgement asked for its policy version. The process still starts only
-// once the record is synced (invariant 1), and runs once.
+// An attempt whose policy version is cached is judged again (invariant
+// 14) while its start is being recorded, not after the record's fsync:
+// the fsync is held until the judgement began. The process still starts
+// only once the record is synced (invariant 1), and runs once. One whose
+// version must be fetched is judged after the record, as before.
 func TestJudgedWhileRecording(t *testing.T) {
 	h := newHarness(t)
 	led := h.servePolicies(map[int64]string{1: testPolicy})
 	ref := led.refs[1]
-	asked := make(chan struct{}, 1)
+	judging := make(chan string, 16)
 	var armed atomic.Bool
 	held := make(chan bool, 1) // whether the judgement began while the record's fsync was held
 	var released atomic.Int64  // when the held fsync returned, ns
 	fs := errorfs.Wrap(vfs.Default, errorfs.InjectorFunc(func(op errorfs.Op) error {
 		isSync := op.Kind == errorfs.OpFileSync || op.Kind == errorfs.OpFileSyncData || op.Kind == errorfs.OpFileSyncTo
 		if isSync && strings.HasSuffix(op.Path, ".log") && armed.CompareAndSwap(true, false) {
-			select {
-			case <-asked:
-				held <- true
-			case <-time.After(3 * time.Second):
-				held <- false
+			began := false
+			for !began {
+				select {
+				case s := <-judging:
+					began = s == "s"
+				case <-time.After(3 * time.Second):
+					held <- false
+					released.Store(time.Now().UnixNano())
+					return nil
+				}
 			}
+			held <- true
 			released.Store(time.Now().UnixNano())
 		}
 		return nil
 	}))
 	rec := &recorder{}
 	h.start("exec-1", t.TempDir(), rec, func(c *Config) {
-		c.Safety.Policies = askedSource{real: APIPolicies(led.client), asked: asked}
+		c.Safety.Policies = APIPolicies(led.client)
 		c.stateFS = fs
+		c.judging = func(s event.Step) { judging <- s.ID }
 	})
+	// The first step fetches the policy version: judged after its record.
+	h.assignJudged("exec-1", "r1", shellStep("first", "touch "+h.marker("first")), ref, "")
+	if f := result(t, rec, "first"); f.Status != event.TaskSucceeded {
+		t.Fatalf("first step: %+v", f)
+	}
 	armed.Store(true)
 	h.assignJudged("exec-1", "r1", shellStep("s", "date +%s%N > "+h.marker("s")), ref, "")
 	if f := result(t, rec, "s"); f.Status != event.TaskSucceeded {
@@ -78,4 +75,8 @@ func TestJudgedWhileRecording(t *testing.T) {
 	if ran < released.Load() {
 		t.Errorf("the step ran %s before its start record was synced", time.Duration(released.Load()-ran))
 	}
+	// A refusal judged beside the record is reported as before: no
+	// task.started, the step not run.
+	h.assignJudged("exec-1", "r1", shellStep("denied", "touch "+h.marker("denied")+"; shred --version"), ref, "")
+	h.refusedWith(t, rec, "denied", "policy version 1 denies it: rule no-shred")
 }
