@@ -1,5 +1,7 @@
 package outbox
 
+import "time"
+
 // OnDisk counts the entries the outbox's store holds (pending, or
 // acknowledged and not yet deleted).
 func OnDisk(o *Outbox) (int, error) {
@@ -15,3 +17,7 @@ func OnDisk(o *Outbox) (int, error) {
 	}
 	return n, it.Close()
 }
+
+// SetGoneIdle sets how long an idle outbox waits before it writes the
+// deletion of acknowledged entries; call it before Start.
+func SetGoneIdle(o *Outbox, d time.Duration) { o.goneIdle = d }

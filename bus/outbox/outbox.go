@@ -24,10 +24,14 @@
 //     pending, packs events of one subject into one signed message, and
 //     publishes asynchronously — never from weaker syncing of events. Only
 //     the deletion of acknowledged entries waits for company: it is
-//     written, synced, once the outbox is idle, or after goneLinger or
-//     maxGone entries, so a busy outbox does not sync once per round for
-//     it. A crash before it is written publishes those entries again,
-//     as after a crash between an acknowledgement and its deletion (3).
+//     written, synced, once the outbox has been idle for goneIdle, or
+//     after goneLinger or maxGone entries, so a busy outbox does not sync
+//     once per round for it, and an idle one leaves the disk to the
+//     readers of what it just published (the ledgers' appends, an
+//     executor's start record) rather than syncing beside them. Close
+//     writes it at once. A crash before it is written publishes those
+//     entries again, as after a crash between an acknowledgement and its
+//     deletion (3).
 package outbox
 
 import (
@@ -102,7 +106,10 @@ type Outbox struct {
 	wake chan struct{}
 	// now is the clock that signs rounds and ages them (tests move it).
 	now func() time.Time
-	mu  struct {
+	// goneIdle is how long the publisher, idle, waits before it writes
+	// the deletion of acknowledged entries (invariant 4).
+	goneIdle time.Duration
+	mu       struct {
 		sync.Mutex
 		next    uint64
 		pending []entry
@@ -141,7 +148,7 @@ func open(dir string, fs vfs.FS, id *trust.Identity, logger *slog.Logger) (*Outb
 	if err != nil {
 		return nil, err
 	}
-	o := &Outbox{db: db, dir: dir, fs: fs, log: logger, wake: make(chan struct{}, 1), now: time.Now}
+	o := &Outbox{db: db, dir: dir, fs: fs, log: logger, wake: make(chan struct{}, 1), now: time.Now, goneIdle: goneIdle}
 	o.id.Store(id)
 	o.mu.drained = make(chan struct{})
 	it, err := db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: []byte("o0")})
@@ -510,6 +517,11 @@ type message struct {
 const (
 	goneLinger = 50 * time.Millisecond
 	maxGone    = maxRoundEvents
+	// goneIdle is how long an idle outbox waits before it writes them:
+	// the ledgers' appends of what it published and an executor's start
+	// record follow the acknowledgement within a few milliseconds, and a
+	// sync of its own then would share the disk with theirs.
+	goneIdle = 20 * time.Millisecond
 )
 
 func (o *Outbox) run(ctx context.Context, js jetstream.JetStream) {
@@ -544,6 +556,10 @@ func (o *Outbox) run(ctx context.Context, js jetstream.JetStream) {
 	// so that no ledger refuses it as expired after a long outage.
 	var retry *round
 	backoff := 50 * time.Millisecond
+	// idleTimer ends the idle wait of the deletion (goneIdle).
+	idleTimer := time.NewTimer(time.Hour)
+	idleTimer.Stop()
+	defer idleTimer.Stop()
 	for {
 		o.mu.Lock()
 		n := len(o.mu.pending)
@@ -552,16 +568,30 @@ func (o *Outbox) run(ctx context.Context, js jetstream.JetStream) {
 			entries = append([]entry(nil), o.mu.pending[:min(n, maxRoundEvents)]...)
 		}
 		o.mu.Unlock()
-		if n == 0 || len(gone) >= maxGone || (len(gone) > 0 && o.now().Sub(goneSince) >= goneLinger) {
+		if len(gone) >= maxGone || (len(gone) > 0 && o.now().Sub(goneSince) >= goneLinger) || (n == 0 && o.goneIdle <= 0) {
 			if !flush(ctx) {
 				return
 			}
 		}
 		if n == 0 {
+			// Idle: the deletion waits goneIdle more, for a round to
+			// join it or for the disk to be free of the readers of what
+			// was just acknowledged.
+			var idle <-chan time.Time
+			if len(gone) > 0 {
+				idleTimer.Reset(o.goneIdle)
+				idle = idleTimer.C
+			}
 			select {
 			case <-ctx.Done():
 				return
 			case <-o.wake:
+				idleTimer.Stop()
+				continue
+			case <-idle:
+				if !flush(ctx) {
+					return
+				}
 				continue
 			}
 		}

@@ -199,3 +199,69 @@ func TestAcknowledgedEntriesDeletedOnceIdle(t *testing.T) {
 	})
 	collect(t, c.JS, envelope.NewVerifier(ids.Root), 50)
 }
+
+// An outbox that goes idle leaves the disk to the readers of what it just
+// published (the ledgers' appends, an executor's start record, which
+// follow its acknowledgement within a millisecond or two) for goneIdle
+// before it writes the deletion of the acknowledged entries; the
+// deletion still comes, once, and a Close writes it at once.
+func TestIdleDeletionWaitsGoneIdle(t *testing.T) {
+	srv := bustest.Server(t)
+	c := bustest.Connect(t, srv)
+	ids := bustest.NewIdentities(t)
+	id := ids.Node(t, "n1", event.RoleExecutor)
+	dir := t.TempDir()
+	ob, err := outbox.Open(dir, id, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const idle = 400 * time.Millisecond
+	outbox.SetGoneIdle(ob, idle)
+	ob.Start(c.JS)
+	ctx := context.Background()
+	emit := func(step string) {
+		t.Helper()
+		if err := ob.Emit(ctx, event.MustDraft(event.TaskStarted, "r1", event.TaskStartedData{Step: step})); err != nil {
+			t.Fatal(err)
+		}
+		wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		defer cancel()
+		if err := ob.WaitDrained(wctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	emit("a")
+	drained := time.Now()
+	// Well inside the idle wait, the acknowledged entry is still on disk.
+	for time.Since(drained) < idle/4 {
+		if n, err := outbox.OnDisk(ob); err != nil || n != 1 {
+			t.Fatalf("%s after the acknowledgement: %d entries on disk (err %v), want the acknowledged one still there", time.Since(drained).Round(time.Millisecond), n, err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// A round in the idle wait: the first deletion goes with it (it
+	// lingered past goneLinger), the second once the outbox is idle again.
+	emit("b")
+	poll.Eventually(t, 10*time.Second, "the acknowledged entries deleted on disk", func() bool {
+		n, err := outbox.OnDisk(ob)
+		return err == nil && n == 0
+	})
+	if d := time.Since(drained); d < idle {
+		t.Errorf("the deletion was written %s after the outbox went idle, want no sooner than %s", d, idle)
+	}
+	// A Close does not wait: what it acknowledged is deleted before it
+	// returns, so the next open publishes nothing again.
+	emit("c")
+	if err := ob.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ob, err = outbox.Open(dir, id, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ob.Close()
+	if n := ob.Pending(); n != 0 {
+		t.Errorf("after a Close and an open: %d entries pending, want 0 (the deletion written at Close)", n)
+	}
+	collect(t, c.JS, envelope.NewVerifier(ids.Root), 3)
+}

@@ -37,7 +37,8 @@ const (
 // same is measured in the same function against agentd and agentctl built
 // from each base commit (AGENTIC_BENCH_BASE, a comma-separated list of
 // commits, default c949e8d; "none" skips them), the nodes idle side by
-// side and the submissions alternating between them. Reported, for each:
+// side and the submissions alternating between them, each round starting
+// at the next node. Reported, for each:
 // p50 (and p90) in ms, its ratio to the first base's, how long agentctl
 // itself took (p50), and the p50 of each hop on the way, from the times
 // the stream stored each event (hops).
@@ -81,7 +82,11 @@ func BenchmarkSubmitToStart(b *testing.B) {
 			v.a.waitReady(b, 2*time.Minute)
 		}
 		for round := range submitWarmup + submitRounds {
-			for _, v := range vs {
+			// Each round starts at the next variant, so that none always
+			// follows the same one (whose node is still busy with its
+			// run's tail when the next agentctl starts).
+			for i := range vs {
+				v := vs[(round+i)%len(vs)]
 				n++
 				sub := submitOne(b, v.a, v.ctl, markers, n)
 				b.Logf("%s: submission %d started its step after %s (agentctl ran %s)", v.name, n, sub.lat.Round(time.Millisecond), sub.took.Round(time.Millisecond))

@@ -149,6 +149,11 @@
 //     approval is not of exactly (event.GateSubject): those fail with
 //     class policy, without a task.started. An assignment naming no
 //     policy (a leader older than protocol version 5) runs as before.
+//     An attempt the loop starts whose policy version is cached is judged
+//     while its start is recorded (on the starter goroutine, beside the
+//     fsync, not after it: judging changes nothing an attempt that never
+//     starts would undo); it still starts only once its record is synced
+//     (1). One whose version must be fetched is judged when it runs.
 //     Config.Safety also sets the runner's hardening: environment
 //     allowlist, user (never root by default when agentd is root),
 //     resource limits and Landlock.
@@ -182,7 +187,8 @@
 //   - 13: consumer.txt; TestConsumerDeletedWithWorkInFlight,
 //     TestCompletedDrainNotHonouredAgain and the other tests of
 //     repair_test.go.
-//   - 14 (the shell, before an attempt runs): the tests of safety_test.go.
+//   - 14 (the shell, before an attempt runs): the tests of safety_test.go;
+//     TestJudgedWhileRecording (judged beside the record, started after it).
 //
 // Example (the node does this wiring):
 //

@@ -75,6 +75,9 @@ type Config struct {
 	// received, if set, is called with each message the consumer
 	// delivers, as it arrives (BenchmarkToolStepOverhead times from it).
 	received func(jetstream.Msg)
+	// judging, if set, is called with each step as vet begins judging it
+	// (TestJudgedWhileRecording).
+	judging func(event.Step)
 }
 
 // Executor is the role. Its decisions are its core's (package core), owned

@@ -34,7 +34,13 @@ func (e *Executor) runStep(ctx context.Context, run string, a event.TaskAssigned
 // runPlain is runStep for a step outside a git run's worktree (or with
 // its working directory already in it).
 func (e *Executor) runPlain(ctx context.Context, run string, a event.TaskAssignedData, started time.Time, t *task) event.Draft {
-	j, err := e.vet(ctx, a)
+	var j judged
+	var err error
+	if v := t.verdict; v != nil { // judged while its start was recorded (prejudge)
+		j, err = v.j, v.err
+	} else {
+		j, err = e.vet(ctx, a)
+	}
 	if err != nil && ctx.Err() == nil {
 		return e.refusedDraft(run, a, started, err)
 	}

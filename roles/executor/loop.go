@@ -61,6 +61,16 @@ type input struct {
 // errCancelled when a task.cancel asks for it.
 type task struct {
 	cancel context.CancelCauseFunc
+	// verdict, when set, is the attempt's judgement (vet), made while
+	// its start was being recorded (prejudge); runPlain takes it rather
+	// than judging again.
+	verdict *verdict
+}
+
+// verdict is what vet judged of an attempt.
+type verdict struct {
+	j   judged
+	err error
 }
 
 // errCancelled is the cause of a context cancelled by a task.cancel (not by
@@ -513,7 +523,9 @@ func (e *Executor) startGroup(r core.RecordStarted) {
 		defer e.wg.Done()
 		err := errHalted
 		if !e.halted() { // Stop began: start nothing more
-			err = e.state.MarkStarted(recs...)
+			wait := e.state.BeginStarted(recs...)
+			e.prejudge(r.Start, ctxs, tasks) // beside the record's fsync
+			err = wait()
 		}
 		var gone []core.Key
 		if err != nil {
@@ -544,6 +556,24 @@ func (e *Executor) startGroup(r core.RecordStarted) {
 			e.attempt(ctxs[last], r.Start[last], r.At, tasks[last])
 		}
 	}()
+}
+
+// prejudge judges again (vet) each attempt of start whose judgement needs
+// nothing fetched — its policy version cached, or none named — while its
+// start is being recorded: judging changes nothing an attempt that never
+// starts would have to undo, and the attempt still starts only once its
+// record is synced; runPlain takes the verdict then. An attempt whose
+// policy must be fetched, or that runs in a git worktree (runGitStep
+// judges it once its worktree is known), is judged when it runs, as
+// before.
+func (e *Executor) prejudge(start []core.Attempt, ctxs []context.Context, tasks []*task) {
+	for i, a := range start {
+		if a.Data.Step.Worktree || isGitKind(a.Data.Step.Kind) || !e.policies.cached(a.Data.Policy) {
+			continue
+		}
+		j, err := e.vet(ctxs[i], a.Data)
+		tasks[i].verdict = &verdict{j, err}
+	}
 }
 
 // launch starts an attempt recorded ahead (its record is durable).

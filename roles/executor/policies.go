@@ -142,6 +142,21 @@ func (ps *policies) get(ctx context.Context, ref event.PolicyRef) (*policy.Polic
 	return f.p.WithVersion(ref.Version), nil
 }
 
+// cached reports whether judging with ref needs nothing fetched: no
+// version named (an older leader's assignment), or the version's policy
+// in the cache.
+func (ps *policies) cached(ref event.PolicyRef) bool {
+	if ref.IsZero() {
+		return true
+	}
+	if ps == nil {
+		return false
+	}
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	return ps.byHash[ref.Hash] != nil
+}
+
 // remember caches p under hash, forgetting the oldest beyond the bound.
 func (ps *policies) remember(hash string, p *policy.Policy) {
 	if _, ok := ps.byHash[hash]; ok {

@@ -128,6 +128,9 @@ func (e *Executor) vet(ctx context.Context, a event.TaskAssignedData) (judged, e
 	if a.Step.Kind == event.KindNoop || a.Step.Kind == event.KindFileRestore {
 		return judged{}, nil
 	}
+	if e.cfg.judging != nil {
+		e.cfg.judging(a.Step)
+	}
 	if a.Policy.IsZero() {
 		if !e.unjudgedWarned.Swap(true) {
 			e.log.Warn("assignments carry no policy version (a leader older than protocol version 5): "+

@@ -71,16 +71,20 @@ func (q *queue) take() []*request {
 }
 
 // submit queues r for the commit loop and waits for its commit.
-func (s *Store) submit(r *request) error {
+func (s *Store) submit(r *request) error { return s.enqueue(r)() }
+
+// enqueue queues r for the commit loop and returns the wait for its
+// commit.
+func (s *Store) enqueue(r *request) (wait func() error) {
 	if len(r.attempts) == 0 {
-		return nil
+		return func() error { return nil }
 	}
 	r.done = make(chan struct{})
 	q := &s.queue
 	q.mu.Lock()
 	if q.mu.closed {
 		q.mu.Unlock()
-		return ErrClosed
+		return func() error { return ErrClosed }
 	}
 	q.mu.pending = append(q.mu.pending, r)
 	q.mu.Unlock()
@@ -88,8 +92,10 @@ func (s *Store) submit(r *request) error {
 	case q.wake <- struct{}{}:
 	default:
 	}
-	<-r.done
-	return r.err
+	return func() error {
+		<-r.done
+		return r.err
+	}
 }
 
 // commitLoop is the group commit of attempt records: each turn it takes

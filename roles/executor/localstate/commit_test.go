@@ -230,3 +230,42 @@ func (s *Store) closing() bool {
 	defer s.queue.mu.Unlock()
 	return s.queue.mu.closed
 }
+
+// BeginStarted returns while the record's fsync is under way; its wait
+// returns only once the fsync is done, with what MarkStarted returns.
+func TestBeginStartedWaitsForTheSync(t *testing.T) {
+	g := newWALGate()
+	s, err := OpenFS(t.TempDir(), g.fs(), nil)
+	must(t, err)
+	defer s.Close()
+	g.hold.Store(true)
+	begun := make(chan func() error, 1)
+	go func() { begun <- s.BeginStarted(Attempt{Run: "r", Step: "s", Attempt: 1}) }()
+	var wait func() error
+	select {
+	case wait = <-begun:
+	case <-time.After(10 * time.Second):
+		t.Fatal("BeginStarted did not return while its fsync was held")
+	}
+	select {
+	case <-g.held:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the record's commit did not reach its sync")
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- wait() }()
+	select {
+	case err := <-waited:
+		t.Fatalf("the wait returned (%v) while the record's fsync was held", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(g.release)
+	must(t, <-waited)
+	if a, ok, err := s.Lookup("r", "s", 1); err != nil || !ok || a.State != StateStarted {
+		t.Fatalf("after the wait: %+v %v %v, want the attempt recorded started", a, ok, err)
+	}
+	// A refused record is refused by its wait, as MarkStarted refuses it.
+	if err := s.BeginStarted(Attempt{Run: "", Step: "s", Attempt: 1})(); err == nil {
+		t.Error("a record without a run: the wait returned nil")
+	}
+}

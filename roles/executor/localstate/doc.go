@@ -17,8 +17,9 @@
 //
 // Invariants:
 //
-//  1. Every write is synced (pebble.Sync) before the method returns; a nil
-//     error means the record survives power loss. A failed sync is returned
+//  1. Every write is synced (pebble.Sync) before the method returns
+//     (BeginStarted: before the wait it returns returns); a nil error
+//     means the record survives power loss. A failed sync is returned
 //     wrapped in ErrSync and the node must stop; every later write fails
 //     with ErrSync too. Attempt records are group-committed: one commit
 //     loop takes every MarkStarted/MarkFinished request queued while the

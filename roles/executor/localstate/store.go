@@ -101,12 +101,18 @@ func (s *Store) Close() error {
 // restart of the same attempt); marking a finished attempt fails with
 // ErrFinished. A call is all or nothing: if one attempt is refused, none
 // of them is recorded.
-func (s *Store) MarkStarted(as ...Attempt) error {
+func (s *Store) MarkStarted(as ...Attempt) error { return s.BeginStarted(as...)() }
+
+// BeginStarted is MarkStarted in two halves, so that the caller can work
+// beside the fsync: it hands the record to the commit loop and returns
+// the wait for its commit, which returns what MarkStarted would. Nothing
+// is durable, nor may anything it records begin, before wait returned nil.
+func (s *Store) BeginStarted(as ...Attempt) (wait func() error) {
 	now := time.Now()
 	recs := make([]Attempt, len(as))
 	for i, a := range as {
 		if err := checkID(a.Run, a.Step, a.Attempt); err != nil {
-			return err
+			return func() error { return err }
 		}
 		a.State = StateStarted
 		a.Finished = time.Time{}
@@ -116,7 +122,7 @@ func (s *Store) MarkStarted(as ...Attempt) error {
 		a.Started = a.Started.UTC()
 		recs[i] = a
 	}
-	return s.submit(&request{op: opStart, attempts: recs})
+	return s.enqueue(&request{op: opStart, attempts: recs})
 }
 
 // MarkFinished records that the attempt ended, synced before it returns. It
