@@ -14,9 +14,11 @@ import (
 
 // startsProcesses are the packages that may start a process: the
 // executor's runner (the steps), the notify hook (an operator's
-// notification command, not a step) and the tmpfs test kit (it mounts a
-// file system for tests).
-var startsProcesses = []string{"roles/executor/runner", "node/notify", "internal/diskspace/tmpfs"}
+// notification command, not a step), the tmpfs test kit (it mounts a
+// file system for tests) and ledger/history (`agentctl keys
+// verify-history` runs `agentd verify-history`, the installation's own
+// binary, so that agentctl does not link the ledger; not a step).
+var startsProcesses = []string{"roles/executor/runner", "node/notify", "internal/diskspace/tmpfs", "ledger/history"}
 
 // noFiles are the packages that judge, plan and schedule: they never write
 // a file, so nothing a step does can happen outside the executor.
