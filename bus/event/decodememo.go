@@ -9,7 +9,8 @@ import (
 // Several folds of one node decode the same event's payload into the same
 // type: a task.assigned is decoded by the orchestrator's fold, the run
 // index's copy of it, memory's fold and the executor; a task.started and a
-// task.finished by most of them too. Event.Decode remembers the payloads
+// task.finished by most of them too, and a goal.submitted (which may
+// carry a plan of thousands of steps) by five. Event.Decode remembers the payloads
 // of those types it decoded last (decodeMemo), by event id and type, with
 // the exact bytes they were decoded from: a later Decode of the same id
 // into the same type, from the same bytes, gets a deep copy of what the
@@ -20,31 +21,35 @@ import (
 // sharing no slice, map or pointer with any other, so a fold that changes
 // what it decoded changes nothing another fold sees.
 
-// Bounds of decodeMemo: entries, and payload bytes held.
+// Bounds of decodeMemo: entries, and the memory they hold, counted as
+// memoCost times their payload's bytes (a decoded plan takes about seven
+// times its JSON). A payload of more than half of memoBytes is not held.
 const (
 	memoEntries = 256
-	memoBytes   = 1 << 20
+	memoBytes   = 4 << 20
+	memoCost    = 8
 )
 
 // memoTypes are the payload types Decode remembers: those decoded by
-// several folds for every step.
+// several folds for every step, and goals.
 var memoTypes = map[reflect.Type]bool{
-	reflect.TypeFor[TaskAssignedData](): true,
-	reflect.TypeFor[TaskStartedData]():  true,
-	reflect.TypeFor[TaskFinishedData](): true,
+	reflect.TypeFor[GoalSubmittedData](): true,
+	reflect.TypeFor[TaskAssignedData]():  true,
+	reflect.TypeFor[TaskStartedData]():   true,
+	reflect.TypeFor[TaskFinishedData]():  true,
 }
 
 // decodeMemo is the process's memo of decoded payloads (see above).
 var decodeMemo = &payloadMemo{entries: make(map[memoKey]*memoEntry, memoEntries)}
 
 // payloadMemo holds decoded payloads by event id and type, forgetting the
-// oldest first once it holds memoEntries of them or memoBytes of
-// payloads. It is safe for concurrent use.
+// oldest first once it holds memoEntries of them or memoBytes (see
+// memoCost). It is safe for concurrent use.
 type payloadMemo struct {
 	mu      sync.Mutex
 	entries map[memoKey]*memoEntry
 	order   []memoKey // keys in insertion order
-	bytes   int       // payload bytes held
+	bytes   int       // memory held, counted as memoCost per payload byte
 }
 
 type memoKey struct {
@@ -74,7 +79,7 @@ func (m *payloadMemo) load(id string, data []byte, v reflect.Value) bool {
 
 // store remembers a copy of *v, decoded from data for event id.
 func (m *payloadMemo) store(id string, data []byte, v reflect.Value) {
-	if len(data) > memoBytes/8 {
+	if memoCost*len(data) > memoBytes/2 {
 		return // a rare large payload is not worth holding
 	}
 	k := memoKey{id, v.Type().Elem()}
@@ -82,17 +87,17 @@ func (m *payloadMemo) store(id string, data []byte, v reflect.Value) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if old, ok := m.entries[k]; ok {
-		m.bytes -= len(old.data)
+		m.bytes -= memoCost * len(old.data)
 	} else {
 		m.order = append(m.order, k)
 	}
 	m.entries[k] = e
-	m.bytes += len(e.data)
+	m.bytes += memoCost * len(e.data)
 	for len(m.order) > memoEntries || m.bytes > memoBytes {
 		oldest := m.order[0]
 		m.order = append(m.order[:0], m.order[1:]...)
 		if old, ok := m.entries[oldest]; ok {
-			m.bytes -= len(old.data)
+			m.bytes -= memoCost * len(old.data)
 			delete(m.entries, oldest)
 		}
 	}

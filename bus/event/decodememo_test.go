@@ -212,10 +212,11 @@ func TestDecodeMemoSeesChangedPayload(t *testing.T) {
 }
 
 // TestDecodeMemoBounded: the memo holds at most memoEntries payloads and
-// memoBytes of them, the oldest forgotten first.
+// memoBytes (counted with memoCost), the oldest forgotten first; and a
+// payload too large is not held at all.
 func TestDecodeMemoBounded(t *testing.T) {
 	m := &payloadMemo{entries: map[memoKey]*memoEntry{}}
-	big := `{"step":"` + strings.Repeat("s", memoBytes/10) + `"}`
+	big := `{"step":"` + strings.Repeat("s", memoBytes/memoCost/3) + `"}`
 	for i := range 3 * memoEntries {
 		data := []byte(fmt.Sprintf(`{"step":"s%d","attempt":%d}`, i, i))
 		if i%50 == 0 {
@@ -237,6 +238,14 @@ func TestDecodeMemoBounded(t *testing.T) {
 	}
 	if m.load("1", []byte(`{"step":"s1","attempt":1}`), reflect.ValueOf(&d)) {
 		t.Error("an old payload is still remembered")
+	}
+	huge := []byte(`{"step":"` + strings.Repeat("s", memoBytes/memoCost) + `"}`)
+	if err := json.Unmarshal(huge, &d); err != nil {
+		t.Fatal(err)
+	}
+	m.store("huge", huge, reflect.ValueOf(&d))
+	if m.load("huge", huge, reflect.ValueOf(&d)) {
+		t.Error("a payload larger than half the memo's budget is held")
 	}
 }
 

@@ -466,8 +466,8 @@ type Event struct {
 }
 
 // Decode unmarshals the payload into v. The payloads several folds decode
-// for every step (a task's assignment, start and end) are decoded once
-// per event and type and each caller gets its own copy (decodememo.go).
+// (a goal, a task's assignment, start and end) are decoded once per event
+// and type and each caller gets its own copy (decodememo.go).
 func (e *Event) Decode(v any) error {
 	if len(e.Data) == 0 {
 		return fmt.Errorf("event %s (%s): empty payload", e.ID, e.Type)
