@@ -19,7 +19,9 @@ import (
 // whose payload differs (a forged copy under the same id, or a test that
 // changes Data) is decoded anew; and every caller gets its own copy,
 // sharing no slice, map or pointer with any other, so a fold that changes
-// what it decoded changes nothing another fold sees.
+// what it decoded changes nothing another fold sees. Only a Decode into a
+// zero value takes part: one into a value that holds something merges
+// the payload into it, as json.Unmarshal does.
 
 // Bounds of decodeMemo: entries, and the memory they hold, counted as
 // memoCost times their payload's bytes (a decoded plan takes about seven

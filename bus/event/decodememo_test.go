@@ -283,3 +283,31 @@ func TestDecodeMemoTypesHideNoReference(t *testing.T) {
 		walk(typ, typ.Name(), map[reflect.Type]bool{})
 	}
 }
+
+// TestDecodeMemoFilledTarget: Decode into a value that already holds
+// something merges as json.Unmarshal does (fields the payload lacks keep
+// theirs), and what it gives is not remembered for the next caller.
+func TestDecodeMemoFilledTarget(t *testing.T) {
+	ev := Event{ID: NewID(), Type: TaskStarted, Data: json.RawMessage(`{"step":"a","attempt":1}`)}
+	filled := TaskStartedData{Node: "kept", PID: 7}
+	if err := ev.Decode(&filled); err != nil {
+		t.Fatal(err)
+	}
+	if filled != (TaskStartedData{Step: "a", Attempt: 1, Node: "kept", PID: 7}) {
+		t.Errorf("decode into a filled value: %+v", filled)
+	}
+	var fresh TaskStartedData
+	if err := ev.Decode(&fresh); err != nil {
+		t.Fatal(err)
+	}
+	if fresh != (TaskStartedData{Step: "a", Attempt: 1}) {
+		t.Errorf("the next decode got %+v: the filled value's fields leaked", fresh)
+	}
+	again := TaskStartedData{Node: "mine"}
+	if err := ev.Decode(&again); err != nil {
+		t.Fatal(err)
+	}
+	if again != (TaskStartedData{Step: "a", Attempt: 1, Node: "mine"}) {
+		t.Errorf("a remembered payload into a filled value: %+v", again)
+	}
+}

@@ -475,7 +475,9 @@ func (e *Event) Decode(v any) error {
 	var rv reflect.Value
 	if e.ID != "" {
 		if t := reflect.TypeOf(v); t != nil && t.Kind() == reflect.Pointer && memoTypes[t.Elem()] {
-			if rv = reflect.ValueOf(v); rv.IsNil() {
+			// Only into a zero value: json.Unmarshal merges into what a
+			// value holds, which a copy would overwrite and the memo keep.
+			if rv = reflect.ValueOf(v); rv.IsNil() || !rv.Elem().IsZero() {
 				rv = reflect.Value{}
 			} else if decodeMemo.load(e.ID, e.Data, rv) {
 				return nil
