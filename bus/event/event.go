@@ -32,6 +32,7 @@ package event
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 )
@@ -482,13 +483,30 @@ type Event struct {
 	Data json.RawMessage `json:"data,omitempty"`
 }
 
-// Decode unmarshals the payload into v.
+// Decode unmarshals the payload into v. The payloads several folds decode
+// (a goal, a task's assignment, start and end) are decoded once per event
+// and type and each caller gets its own copy (decodememo.go).
 func (e *Event) Decode(v any) error {
 	if len(e.Data) == 0 {
 		return fmt.Errorf("event %s (%s): empty payload", e.ID, e.Type)
 	}
+	var rv reflect.Value
+	if e.ID != "" {
+		if t := reflect.TypeOf(v); t != nil && t.Kind() == reflect.Pointer && memoTypes[t.Elem()] {
+			// Only into a zero value: json.Unmarshal merges into what a
+			// value holds, which a copy would overwrite and the memo keep.
+			if rv = reflect.ValueOf(v); rv.IsNil() || !rv.Elem().IsZero() {
+				rv = reflect.Value{}
+			} else if decodeMemo.load(e.ID, e.Data, rv) {
+				return nil
+			}
+		}
+	}
 	if err := json.Unmarshal(e.Data, v); err != nil {
 		return fmt.Errorf("event %s (%s): decode payload: %w", e.ID, e.Type, err)
+	}
+	if rv.IsValid() {
+		decodeMemo.store(e.ID, e.Data, rv)
 	}
 	return nil
 }

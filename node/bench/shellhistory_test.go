@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -45,7 +46,9 @@ const (
 // between the two nodes; figures are medians over the rounds. With
 // AGENTIC_BENCH_PROFILE set to a directory, the nodes serve their Go
 // profiles, the heap profiles are saved there (idleMemory), and so is a
-// CPU profile of the first 2 s of each shell run (NAME-shell-ROUND.cpu).
+// CPU profile of the first 2 s of each shell run (NAME-shell-ROUND.cpu;
+// AGENTIC_BENCH_PROFILE_SECONDS sets another length: one longer than the
+// run profiles the whole run and the node idle after it).
 func BenchmarkShellHistory250k(b *testing.B) {
 	root := moduleRoot(b)
 	type variant struct {
@@ -110,7 +113,7 @@ func BenchmarkShellHistory250k(b *testing.B) {
 			for _, v := range vs {
 				raw := forkRaw(b, steps, slots)
 				self0, kids0 := procCPU(v.a.cmd.Process.Pid)
-				prof := v.a.cpuProfile(b, fmt.Sprintf("%s-shell-%d", v.name, round), 2*time.Second)
+				prof := v.a.cpuProfile(b, fmt.Sprintf("%s-shell-%d", v.name, round), profileSeconds(b))
 				took := v.a.shellRun(b, v.ctl, plan, steps)
 				prof()
 				self1, kids1 := procCPU(v.a.cmd.Process.Pid)
@@ -193,6 +196,21 @@ func median(xs []float64) float64 {
 	s := append([]float64(nil), xs...)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+// profileSeconds is how long cpuProfile profiles a shell run: 2 s, or
+// AGENTIC_BENCH_PROFILE_SECONDS.
+func profileSeconds(tb testing.TB) time.Duration {
+	tb.Helper()
+	v := os.Getenv("AGENTIC_BENCH_PROFILE_SECONDS")
+	if v == "" {
+		return 2 * time.Second
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		tb.Fatalf("AGENTIC_BENCH_PROFILE_SECONDS=%q: want a whole number of seconds, 1 or more", v)
+	}
+	return time.Duration(n) * time.Second
 }
 
 // cpuProfile starts saving a CPU profile of the node's next d (name.cpu

@@ -64,7 +64,9 @@ func resolveAccount(spec Spec, opts Options) (account, error) {
 		}
 		return account{name: currentUser()}, nil
 	}
-	u, err := lookupUser(name)
+	// One look at the user files serves the lookups of this step.
+	stamp, now := userStamp(), time.Now()
+	u, err := lookupUserAt(name, stamp, now)
 	if err != nil {
 		return account{}, &runAsError{event.ClassLogic, fmt.Sprintf("run as %s: %v", name, err)}
 	}
@@ -74,7 +76,7 @@ func resolveAccount(spec Spec, opts Options) (account, error) {
 		return account{}, &runAsError{event.ClassLogic, fmt.Sprintf("run as %s: uid %s gid %s are not numbers", name, u.Uid, u.Gid)}
 	}
 	if uid == 0 && fromStep && opts.RefuseRoot {
-		if o, err := lookupUser(opts.RunAs); opts.RunAs == "" || err != nil || o.Uid != "0" {
+		if o, err := lookupUserAt(opts.RunAs, stamp, now); opts.RunAs == "" || err != nil || o.Uid != "0" {
 			return account{}, &runAsError{event.ClassPolicy, fmt.Sprintf(
 				"refusing to run the step as %s (root): a step may run as root only on an executor whose executor.run_as is root", name)}
 		}
@@ -87,7 +89,7 @@ func resolveAccount(spec Spec, opts Options) (account, error) {
 			"cannot run as %s: the executor runs as %s, not root, and cannot switch users", name, currentUser())}
 	}
 	cred := &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
-	if ids, err := userGroups(u); err == nil {
+	if ids, err := userGroupsAt(u, stamp, now); err == nil {
 		for _, g := range ids {
 			if n, err := strconv.ParseUint(g, 10, 32); err == nil {
 				cred.Groups = append(cred.Groups, uint32(n))
@@ -139,6 +141,15 @@ type fileStamp struct {
 	ok           bool
 }
 
+// statUserFile is stampOf for the user database files (a variable for
+// tests).
+var statUserFile = stampOf
+
+// userStamp is the state of userFiles now.
+func userStamp() [2]fileStamp {
+	return [2]fileStamp{statUserFile(userFiles[0]), statUserFile(userFiles[1])}
+}
+
 func stampOf(path string) fileStamp {
 	var st syscall.Stat_t
 	if err := syscall.Stat(path, &st); err != nil {
@@ -151,8 +162,12 @@ func stampOf(path string) fileStamp {
 // looked up again once the user database files change (or after
 // userCacheTTL): every step would otherwise read and parse them.
 func lookupUser(name string) (*user.User, error) {
-	stamp := [2]fileStamp{stampOf(userFiles[0]), stampOf(userFiles[1])}
-	now := time.Now()
+	return lookupUserAt(name, userStamp(), time.Now())
+}
+
+// lookupUserAt is lookupUser with the user files' state and the time
+// already read (one step's lookups share them).
+func lookupUserAt(name string, stamp [2]fileStamp, now time.Time) (*user.User, error) {
 	users.Lock()
 	if users.stamp != stamp {
 		users.stamp, users.found, users.groups = stamp, nil, nil
@@ -203,8 +218,12 @@ var groupIDsAgain = (*user.User).GroupIds
 // are: each step would otherwise open and read /etc/group. A failed read
 // is not kept.
 func userGroups(u *user.User) ([]string, error) {
-	stamp := [2]fileStamp{stampOf(userFiles[0]), stampOf(userFiles[1])}
-	now := time.Now()
+	return userGroupsAt(u, userStamp(), time.Now())
+}
+
+// userGroupsAt is userGroups with the user files' state and the time
+// already read.
+func userGroupsAt(u *user.User, stamp [2]fileStamp, now time.Time) ([]string, error) {
 	key := u.Username + "\x00" + u.Uid + "\x00" + u.Gid
 	users.Lock()
 	if users.stamp != stamp {

@@ -129,3 +129,54 @@ func TestUserGroupsCached(t *testing.T) {
 		t.Fatalf("after the failure: %v, %v, %d reads, want %v and 5", got, err, calls, want)
 	}
 }
+
+// resolveAccount stats the user database files once per step, not once
+// for the user and again for its groups; a changed file is still seen:
+// the user is looked up again.
+func TestResolveAccountStatsOnce(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("switching users needs root")
+	}
+	dir := t.TempDir()
+	files := [2]string{filepath.Join(dir, "passwd"), filepath.Join(dir, "group")}
+	for _, f := range files {
+		if err := os.WriteFile(f, []byte("x\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	oldFiles, oldStat, oldLookup := userFiles, statUserFile, lookupUserAgain
+	stats, lookups := 0, 0
+	userFiles = files
+	statUserFile = func(path string) fileStamp {
+		stats++
+		return stampOf(path)
+	}
+	lookupUserAgain = func(name string) (*user.User, error) {
+		lookups++
+		return lookupUserUncached(name)
+	}
+	t.Cleanup(func() { userFiles, statUserFile, lookupUserAgain = oldFiles, oldStat, oldLookup })
+
+	opts := Options{RunAs: "nobody"}
+	if _, err := user.Lookup("nobody"); err != nil {
+		t.Skipf("no user nobody: %v", err)
+	}
+	for range 3 {
+		a, err := resolveAccount(Spec{}, opts)
+		if err != nil || a.cred == nil || a.name != "nobody" {
+			t.Fatalf("resolveAccount = %+v, %v", a, err)
+		}
+	}
+	if stats != 3*len(files) {
+		t.Errorf("three steps stat the user files %d times, want %d", stats, 3*len(files))
+	}
+	if lookups != 1 {
+		t.Errorf("three steps looked the user up %d times, want 1", lookups)
+	}
+	if err := os.WriteFile(files[0], []byte("xy\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := resolveAccount(Spec{}, opts); err != nil || lookups != 2 {
+		t.Errorf("after the passwd file changed: %v, %d lookups, want 2", err, lookups)
+	}
+}

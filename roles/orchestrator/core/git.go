@@ -25,16 +25,36 @@ const CodeWorktreeLost Code = "worktree_lost"
 // gitHolder returns the node that holds r's worktree: the node whose
 // git.worktree attempt succeeded; "" when r is not a git run or its
 // worktree is not made yet.
+//
+// Decide asks it of every running run at every decision, so the step's
+// position is found once, when the run's steps are indexed (buildIndex,
+// run at every change of the step list): not by a search of all of a
+// long plan's steps each time.
 func (r *Run) gitHolder() string {
-	for _, st := range r.Steps {
-		if st.Spec.Kind == event.KindGitWorktree && st.Compensates == nil {
-			if st.Status == StepSucceeded {
-				return st.Node
+	var st *Step
+	switch {
+	case r.gitIndexed && r.gitAt == 0:
+		return ""
+	case r.gitIndexed && r.gitAt <= len(r.Steps) && isGitWorktree(r.Steps[r.gitAt-1]):
+		st = r.Steps[r.gitAt-1]
+	default: // never indexed
+		for _, s := range r.Steps {
+			if isGitWorktree(s) {
+				st = s
+				break
 			}
-			return ""
 		}
 	}
-	return ""
+	if st == nil || st.Status != StepSucceeded {
+		return ""
+	}
+	return st.Node
+}
+
+// isGitWorktree reports whether st makes its run's worktree: a
+// git.worktree step that compensates nothing.
+func isGitWorktree(st *Step) bool {
+	return st.Spec.Kind == event.KindGitWorktree && st.Compensates == nil
 }
 
 // pinnedNode is where the next attempt of st goes when st is a step of a

@@ -27,6 +27,7 @@ func (r *Run) Step(id string) *Step {
 func (r *Run) buildIndex() string {
 	r.index = make(map[string]int, len(r.Steps))
 	r.caps = false
+	r.gitAt, r.gitIndexed = 0, true
 	r.deps = make([][]int, len(r.Steps))
 	r.dependents = make([][]int, len(r.Steps))
 	problem := ""
@@ -42,6 +43,9 @@ func (r *Run) buildIndex() string {
 		}
 		r.index[st.Spec.ID] = i
 		r.caps = r.caps || len(st.Spec.Capabilities) > 0
+		if r.gitAt == 0 && isGitWorktree(st) {
+			r.gitAt = i + 1
+		}
 	}
 	for i, st := range r.Steps {
 		for _, dep := range st.Spec.DependsOn {

@@ -156,6 +156,11 @@ type Run struct {
 	deps       [][]int        // position → positions of its dependencies (-1: unknown)
 	dependents [][]int        // position → positions of steps that depend on it
 	caps       bool           // some step requires capabilities
+	// gitAt is 1 + the position of the step gitHolder reads (the first
+	// git.worktree that compensates nothing), 0 for none; gitIndexed says
+	// buildIndex set it (a run never indexed is searched).
+	gitAt      int
+	gitIndexed bool
 }
 
 // Step is the scheduling state of one plan step.

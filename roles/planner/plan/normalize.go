@@ -2,9 +2,11 @@ package plan
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"maps"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
@@ -56,6 +58,11 @@ func Normalize(p *event.Plan) error {
 // process's environment as Normalize does (redact.FindMember), so every
 // node decides the same for the same plan — the check a fold may make
 // (the orchestrator's, of a plan carried in its goal). p is not changed.
+//
+// The answer is a function of p's JSON encoding alone, so it is
+// remembered by that encoding's SHA-256 (normalMemo): every fold of a
+// goal asks about its own decoded copy of the same plan, and only the
+// first compiles it.
 func IsNormal(p *event.Plan) bool {
 	if p == nil {
 		return false
@@ -64,6 +71,17 @@ func IsNormal(p *event.Plan) bool {
 	if err != nil {
 		return false
 	}
+	key := sha256.Sum256(was)
+	if ok, found := normalMemo.get(key); found {
+		return ok
+	}
+	ok := isNormal(was)
+	normalMemo.put(key, ok)
+	return ok
+}
+
+// isNormal is IsNormal of the plan encoded as was.
+func isNormal(was []byte) bool {
 	var c event.Plan
 	if json.Unmarshal(was, &c) != nil {
 		return false
@@ -73,9 +91,47 @@ func IsNormal(p *event.Plan) bool {
 	if ps.err() != nil || np == nil {
 		return false
 	}
-	np.Open = p.Open
+	np.Open = c.Open
 	now, err := json.Marshal(np)
 	return err == nil && bytes.Equal(was, now)
+}
+
+// normalMemoSize bounds the answers IsNormal remembers: a goal's plan is
+// asked about by a handful of folds in a row, so a few recent plans are
+// enough.
+const normalMemoSize = 64
+
+// normalMemo holds IsNormal's recent answers by the SHA-256 of the plan's
+// JSON encoding, the oldest forgotten first. It is safe for concurrent
+// use (folds run on their own goroutines).
+var normalMemo = memo{answers: make(map[[32]byte]bool, normalMemoSize)}
+
+// memo is a bounded map of answers, forgetting in insertion order.
+type memo struct {
+	mu      sync.Mutex
+	answers map[[32]byte]bool
+	order   [][32]byte // keys in insertion order; its length bounds answers
+}
+
+func (m *memo) get(k [32]byte) (ok, found bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ok, found = m.answers[k]
+	return ok, found
+}
+
+func (m *memo) put(k [32]byte, ok bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, found := m.answers[k]; found {
+		return
+	}
+	if len(m.order) == normalMemoSize {
+		delete(m.answers, m.order[0])
+		m.order = append(m.order[:0], m.order[1:]...)
+	}
+	m.answers[k] = ok
+	m.order = append(m.order, k)
 }
 
 // compile checks d, adding to ps, and returns the normalized plan when
