@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus"
+	"github.com/agentic-dev/agentic/bus/artifact"
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/redact"
+	"github.com/agentic-dev/agentic/roles/policy"
 	"github.com/agentic-dev/agentic/roles/research"
 	"github.com/nats-io/nats.go"
 )
@@ -48,6 +50,27 @@ func (e *Executor) runResearch(ctx context.Context, run string, a event.TaskAssi
 	st, err := e.arts.get(ctx, e.cfg.JS) // artifacts.go
 	if err == nil {
 		f := research.Fetcher{Store: st, Allow: allow, Timeout: a.Step.Timeout.Std(), MaxBytes: sourceCap(j)}
+		// Each source is reserved in the run's artifact total before it
+		// is stored, as a step's outputs are (putOutput).
+		var budgets policy.Budgets
+		if j.p != nil {
+			budgets = j.p.Budgets
+		}
+		_, perRun := budgets.ArtifactCaps()
+		f.Reserve = func(ctx context.Context, n int64) error {
+			_, err := st.Reserve(ctx, run, n, a.ArtifactBytes, perRun)
+			if errors.Is(err, artifact.ErrRunFull) {
+				err = fmt.Errorf("%w (budgets.run_artifact_bytes)", err)
+			}
+			return err
+		}
+		f.Release = func(ctx context.Context, n int64) {
+			rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			if err := st.Release(rctx, run, n); err != nil {
+				e.log.Warn("reserved artifact bytes not given back: the run's cap counts them", "run", run, "step", a.Step.ID, "bytes", n, "err", err)
+			}
+		}
 		srcs, err = f.Fetch(ctx, a.Step)
 	} else {
 		err = fmt.Errorf("research step %s: the artifact store: %w", a.Step.ID, err)
@@ -74,6 +97,8 @@ func (e *Executor) runResearch(ctx context.Context, run string, a event.TaskAssi
 		switch {
 		case errors.Is(err, research.ErrRefused):
 			fin.Class = event.ClassPolicy
+		case errors.Is(err, artifact.ErrRunFull):
+			fin.Class = event.ClassLogic // a retry would meet the cap again
 		case ctx.Err() != nil:
 			fin.Status, fin.Class, fin.ExitCode, fin.Error = event.TaskCancelled, "", 0, "cancelled during the fetch"
 			if !cancelledByOperator(ctx) {

@@ -41,6 +41,16 @@ type Fetcher struct {
 	MaxBytes int64
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Reserve, when set, is asked for a source's bytes before they are
+	// stored (the run's artifact total: artifact.Store.Reserve, so that
+	// the sources of steps fetching at once cannot together pass the
+	// run's cap): the body's length when the server says it, else the
+	// bound of a source (MaxBytes). Its error stops the fetch, nothing of
+	// that source stored.
+	Reserve func(ctx context.Context, n int64) error
+	// Release gives back what Reserve reserved and was not stored (a
+	// store that failed, or a body shorter than its bound).
+	Release func(ctx context.Context, n int64)
 }
 
 // Refusal is a source the policy refused, located: the step, the
@@ -156,8 +166,26 @@ func (f *Fetcher) one(ctx context.Context, step string, i int, src string) (even
 	}
 	fetched := now().UTC()
 	final := resp.Request.URL
+	reserved := limit // a body of unknown length counts at its bound
+	if resp.ContentLength >= 0 {
+		reserved = resp.ContentLength
+	}
+	if f.Reserve != nil {
+		if err := f.Reserve(ctx, reserved); err != nil {
+			return event.ResearchSource{}, fmt.Errorf("research step %s, source %d (%s), %d bytes%s: %w", step, i, src, reserved, unknownLength(resp.ContentLength), err)
+		}
+	}
 	info, err := f.Store.Put(ctx, ArtifactName(step, i), resp.Body, artifact.PutOptions{MaxSize: limit,
 		Meta: map[string]string{"url": src, "final_url": final.String(), "fetched": fetched.Format(time.RFC3339Nano)}})
+	if f.Release != nil {
+		back := reserved - info.Size
+		if err != nil {
+			back = reserved
+		}
+		if back > 0 {
+			f.Release(context.WithoutCancel(ctx), back)
+		}
+	}
 	switch {
 	case errors.Is(err, artifact.ErrTooLarge):
 		return event.ResearchSource{}, fmt.Errorf("research step %s, source %d (%s): the body is over %d bytes, the bound of a source", step, i, src, limit)
@@ -167,6 +195,15 @@ func (f *Fetcher) one(ctx context.Context, step string, i int, src string) (even
 	return event.ResearchSource{Index: i, URL: src, Final: finalIf(final, src), Host: strings.ToLower(final.Hostname()),
 		SHA256: info.SHA256, Size: info.Size, ContentType: resp.Header.Get("Content-Type"), Fetched: fetched.Format(time.RFC3339),
 		Object: info.Object}, nil
+}
+
+// unknownLength says, when the server did not give a body's length, that
+// the bytes asked are the bound of a source.
+func unknownLength(n int64) string {
+	if n < 0 {
+		return " (its length unknown: the bound of a source)"
+	}
+	return ""
 }
 
 // client is f's client with check as its redirect policy.

@@ -173,3 +173,78 @@ func TestFetchLeavesNoConnection(t *testing.T) {
 		t.Fatalf("goroutines left by a fetch: %v", err)
 	}
 }
+
+// TestFetchReservesTheRunsBytes: each source is reserved in the run's
+// artifact total before it is stored, so that a run's sources cannot
+// pass its cap: the length the server gives, or the bound of a source
+// when it gives none (what is not stored is given back); a source the
+// total has no room for is refused, stored nowhere, and the sources
+// before it stay counted.
+func TestFetchReservesTheRunsBytes(t *testing.T) {
+	_, js := store(t)
+	ctx := context.Background()
+	arts, err := artifact.Open(ctx, js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	const page = "<html><body><p>port 8443</p></body></html>"
+	mux.HandleFunc("/page", func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, page) })
+	mux.HandleFunc("/stream", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, page)
+		w.(http.Flusher).Flush() // chunked: no length given
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	host := strings.TrimPrefix(srv.URL, "http://")
+	fetcher := func(run string, limit int64) research.Fetcher {
+		return research.Fetcher{Store: research.NewLazyStore(js), Allow: allowOnly(t, host), MaxBytes: 1000,
+			Reserve: func(ctx context.Context, n int64) error {
+				_, err := arts.Reserve(ctx, run, n, 0, limit)
+				return err
+			},
+			Release: func(ctx context.Context, n int64) {
+				if err := arts.Release(ctx, run, n); err != nil {
+					t.Errorf("release: %v", err)
+				}
+			}}
+	}
+	reserved := func(run string) int64 {
+		n, err := arts.Reserved(ctx, run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+
+	// Room for one page, not two: the second is refused, located.
+	f := fetcher("run-a", int64(len(page))+10)
+	got, err := f.Fetch(ctx, event.Step{ID: "read", Sources: []string{srv.URL + "/page", srv.URL + "/page?again"}})
+	if !errors.Is(err, artifact.ErrRunFull) || !strings.Contains(err.Error(), "source 1") {
+		t.Fatalf("err %v: want the second source refused by the run's cap", err)
+	}
+	if len(got) != 1 || got[0].Size != int64(len(page)) {
+		t.Fatalf("stored %+v: want the first page only", got)
+	}
+	if n := reserved("run-a"); n != int64(len(page)) {
+		t.Errorf("run-a reserved %d bytes, want the first page's %d", n, len(page))
+	}
+
+	// A body of unknown length counts at the bound of a source (1000)
+	// until it is stored: a run with less room refuses it, saying why.
+	f = fetcher("run-b", 500)
+	if _, err := f.Fetch(ctx, event.Step{ID: "read", Sources: []string{srv.URL + "/stream"}}); !errors.Is(err, artifact.ErrRunFull) || !strings.Contains(err.Error(), "length unknown") {
+		t.Fatalf("err %v: want a source of unknown length refused at its bound", err)
+	}
+	if n := reserved("run-b"); n != 0 {
+		t.Errorf("run-b reserved %d bytes after a refusal, want 0", n)
+	}
+	// With room for the bound, it is stored and the rest given back.
+	f = fetcher("run-c", 1000)
+	if got, err := f.Fetch(ctx, event.Step{ID: "read", Sources: []string{srv.URL + "/stream"}}); err != nil || len(got) != 1 {
+		t.Fatalf("fetch %+v, %v: want the source stored", got, err)
+	}
+	if n := reserved("run-c"); n != int64(len(page)) {
+		t.Errorf("run-c reserved %d bytes, want the body's %d", n, len(page))
+	}
+}
