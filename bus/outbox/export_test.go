@@ -21,3 +21,7 @@ func OnDisk(o *Outbox) (int, error) {
 // SetGoneIdle sets how long an idle outbox waits before it writes the
 // deletion of acknowledged entries; call it before Start.
 func SetGoneIdle(o *Outbox, d time.Duration) { o.goneIdle = d }
+
+// SetNow sets the outbox's clock (how long acknowledged entries have
+// lingered); call it before Start.
+func SetNow(o *Outbox, now func() time.Time) { o.now = now }
