@@ -261,11 +261,7 @@ func putOutput(ctx context.Context, st *artifact.Store, root *os.Root, name stri
 		if err != nil {
 			back = n
 		}
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		if rerr := st.Release(rctx, c.run, back); rerr != nil {
-			log.Warn("reserved artifact bytes not given back: the run's cap counts them", "run", c.run, "output", name, "bytes", back, "err", rerr)
-		}
-		cancel()
+		releaseReserved(ctx, st, c.run, back, log.With("output", name))
 	}
 	if errors.Is(err, artifact.ErrTooLarge) {
 		err = fmt.Errorf("%w: the file grew past its %d bytes while it was stored", err, n)
@@ -369,3 +365,14 @@ func globNoLinks(root *os.Root, dir string, parts []string) ([]string, error) {
 }
 
 func hasMeta(s string) bool { return strings.ContainsAny(s, `*?[\`) }
+
+// releaseReserved gives n bytes reserved in run's artifact total back
+// (artifact.Store.Release), even when ctx is cancelled (a store that
+// failed on the way out still gives back), logging what it could not.
+func releaseReserved(ctx context.Context, st *artifact.Store, run string, n int64, log *slog.Logger) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := st.Release(rctx, run, n); err != nil {
+		log.Warn("reserved artifact bytes not given back: the run's cap counts them", "run", run, "bytes", n, "err", err)
+	}
+}

@@ -65,11 +65,7 @@ func (e *Executor) runResearch(ctx context.Context, run string, a event.TaskAssi
 			return err
 		}
 		f.Release = func(ctx context.Context, n int64) {
-			rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			defer cancel()
-			if err := st.Release(rctx, run, n); err != nil {
-				e.log.Warn("reserved artifact bytes not given back: the run's cap counts them", "run", run, "step", a.Step.ID, "bytes", n, "err", err)
-			}
+			releaseReserved(ctx, st, run, n, e.log.With("step", a.Step.ID))
 		}
 		srcs, err = f.Fetch(ctx, a.Step)
 	} else {
