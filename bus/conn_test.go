@@ -3,13 +3,13 @@ package bus_test
 import (
 	"context"
 	"log/slog"
-	"net"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/embedded"
+	"github.com/agentic-dev/agentic/internal/freeport"
 
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/bustest"
@@ -21,16 +21,6 @@ import (
 // countPrefix is how many messages so far start with prefix.
 func countPrefix(logs *logrec.Recorder, prefix string) int {
 	return logs.Count(func(r logrec.Record) bool { return strings.HasPrefix(r.Message, prefix) })
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 func startAt(t *testing.T, dir, addr string) *embedded.Server {
@@ -47,7 +37,7 @@ func startAt(t *testing.T, dir, addr string) *embedded.Server {
 // TestConnectWaitsForTheServer: a node started before its NATS server
 // keeps trying (and says so) until the server is there.
 func TestConnectWaitsForTheServer(t *testing.T) {
-	addr := freeAddr(t)
+	addr := freeport.Addr(t)
 	logs := &logrec.Recorder{}
 	type result struct {
 		c   *bus.Conn
@@ -73,7 +63,7 @@ func TestConnectWaitsForTheServer(t *testing.T) {
 // TestConnectGivesUpWhenTheContextEnds: with nothing to connect to, the
 // error names the URL and why it gave up.
 func TestConnectGivesUpWhenTheContextEnds(t *testing.T) {
-	addr := freeAddr(t)
+	addr := freeport.Addr(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	_, err := bus.Connect(ctx, bus.ConnConfig{URLs: []string{"nats://" + addr}})
@@ -85,7 +75,7 @@ func TestConnectGivesUpWhenTheContextEnds(t *testing.T) {
 // TestReconnectAfterServerRestart: the connection outlives its server's
 // restart, says so in the log, and JetStream works again after it.
 func TestReconnectAfterServerRestart(t *testing.T) {
-	dir, addr := t.TempDir(), freeAddr(t)
+	dir, addr := t.TempDir(), freeport.Addr(t)
 	srv := startAt(t, dir, addr)
 	logs := &logrec.Recorder{}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"net"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,6 +18,7 @@ import (
 	"github.com/agentic-dev/agentic/bus/natsauth"
 	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/config"
+	"github.com/agentic-dev/agentic/internal/freeport"
 	"github.com/agentic-dev/agentic/node"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/node/nodetest"
@@ -188,7 +188,7 @@ func TestEmbeddedServersFormACluster(t *testing.T) {
 		dirs[i] = t.TempDir()
 		cfgs[i] = nodetest.Config(dirs[i])
 		cfgs[i].Name = name
-		cfgs[i].NATSClusterListen = freeAddr(t)
+		cfgs[i].NATSClusterListen = freeport.Addr(t)
 		routes[i] = "nats://" + cfgs[i].NATSClusterListen
 	}
 	root, err := natsauth.InitRoot(dirs[0])
@@ -275,17 +275,6 @@ func TestEmbeddedServersFormACluster(t *testing.T) {
 			t.Errorf("step %s ran on %q, want an executor node (b or c)", s.ID, s.Node)
 		}
 	}
-}
-
-// freeAddr is a loopback address with a port free right now.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // clientOf connects the test to a started node's NATS server as the

@@ -10,6 +10,7 @@ import (
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/natsauth"
 	"github.com/agentic-dev/agentic/config"
+	"github.com/agentic-dev/agentic/internal/freeport"
 	"github.com/agentic-dev/agentic/node"
 	"github.com/agentic-dev/agentic/node/nodetest"
 	"github.com/agentic-dev/agentic/roles/orchestrator/tracing"
@@ -30,7 +31,7 @@ func TestRunAcrossTwoExecutorsIsOneTrace(t *testing.T) {
 		dirs[i] = t.TempDir()
 		cfgs[i] = nodetest.Config(dirs[i])
 		cfgs[i].Name = name
-		cfgs[i].NATSClusterListen = freeAddr(t)
+		cfgs[i].NATSClusterListen = freeport.Addr(t)
 		routes[i] = "nats://" + cfgs[i].NATSClusterListen
 	}
 	root, err := natsauth.InitRoot(dirs[0])

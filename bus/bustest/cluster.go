@@ -3,12 +3,12 @@ package bustest
 import (
 	"context"
 	"fmt"
-	"net"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/embedded"
+	"github.com/agentic-dev/agentic/internal/freeport"
 
 	"github.com/agentic-dev/agentic/bus"
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
@@ -46,12 +46,12 @@ func newCluster(t testing.TB, n int, root *trust.Root) *NATSCluster {
 	c := &NATSCluster{t: t, root: root, cfgs: make([]embedded.Config, n), servers: make([]*embedded.Server, n)}
 	routes := make([]string, n)
 	for i := range n {
-		route := freeAddr(t)
+		route := freeport.Addr(t)
 		routes[i] = "nats://" + route
 		dir := t.TempDir()
 		c.cfgs[i] = embedded.Config{
 			StoreDir:      filepath.Join(dir, "nats"),
-			Listen:        freeAddr(t),
+			Listen:        freeport.Addr(t),
 			ServerName:    fmt.Sprintf("s%d", i+1),
 			ClusterListen: route,
 			ClusterName:   ClusterName,
@@ -75,17 +75,6 @@ func newCluster(t testing.TB, n int, root *trust.Root) *NATSCluster {
 	}
 	c.WaitHealthy()
 	return c
-}
-
-// freeAddr is a loopback address with a port free right now.
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("bustest: free port: %v", err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // Len is the number of servers (running or not).

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/natsauth"
+	"github.com/agentic-dev/agentic/internal/freeport"
 	"github.com/nats-io/nats.go"
 )
 
@@ -71,8 +71,8 @@ func newAgentd(t *testing.T, extra ...string) *agentd {
 		data:     filepath.Join(dir, "data"),
 		work:     filepath.Join(dir, "work"),
 		logPath:  filepath.Join(dir, "agentd.log"),
-		natsPort: freePort(t),
-		httpPort: freePort(t),
+		natsPort: freeport.Port(t),
+		httpPort: freeport.Port(t),
 		extra:    extra,
 	}
 	if err := os.MkdirAll(a.work, 0o755); err != nil {
@@ -298,17 +298,6 @@ func (a *agentd) workFile(name string) string {
 func (a *agentd) workFileExists(name string) bool {
 	_, err := os.Stat(filepath.Join(a.work, name))
 	return err == nil
-}
-
-// freePort returns a loopback TCP port that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }
 
 // hermeticEnv is the test's environment without the variables that would

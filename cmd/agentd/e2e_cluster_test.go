@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/natsauth"
+	"github.com/agentic-dev/agentic/internal/freeport"
 )
 
 // natsServer is one nats-server process of a test cluster, built from the
@@ -66,7 +67,7 @@ func startNATSCluster(t *testing.T, n int, bundle natsauth.Bundle) []*natsServer
 	routes := make([]string, n)
 	clusterPorts := make([]int, n)
 	for i := range servers {
-		clusterPorts[i] = freePort(t)
+		clusterPorts[i] = freeport.Port(t)
 		routes[i] = fmt.Sprintf("nats-route://127.0.0.1:%d", clusterPorts[i])
 	}
 	for i := range servers {
@@ -74,7 +75,7 @@ func startNATSCluster(t *testing.T, n int, bundle natsauth.Bundle) []*natsServer
 		s := &natsServer{
 			t: t, name: fmt.Sprintf("n%d", i+1), dir: dir,
 			conf: filepath.Join(dir, "nats.conf"), logPath: filepath.Join(dir, "nats.log"),
-			port: freePort(t), monPort: freePort(t),
+			port: freeport.Port(t), monPort: freeport.Port(t),
 		}
 		conf := fmt.Sprintf(`server_name: %s
 listen: 127.0.0.1:%d

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentic-dev/agentic/internal/freeport"
 )
 
 // TestSecondAgentdOnOneDataDir: a second agentd on the data dir of a
@@ -17,11 +19,11 @@ import (
 func TestSecondAgentdOnOneDataDir(t *testing.T) {
 	requireE2E(t)
 	a := startAgentd(t)
-	port := freePort(t)
+	port := freeport.Port(t)
 	code, out := runAgentd(t, 30*time.Second,
 		"--data", a.data, "--name", a.name, "--log-format", "json",
 		"--nats-listen", "127.0.0.1:"+strconv.Itoa(port),
-		"--http-listen", "127.0.0.1:"+strconv.Itoa(freePort(t)),
+		"--http-listen", "127.0.0.1:"+strconv.Itoa(freeport.Port(t)),
 		"--executor-workdir", a.work)
 	want := fmt.Sprintf("data dir %s is in use by agentd pid %d (lock %s/LOCK)", a.data, a.cmd.Process.Pid, a.data)
 	if code != 1 || !strings.Contains(out, want) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
 	"github.com/agentic-dev/agentic/bus/natsauth"
+	"github.com/agentic-dev/agentic/internal/freeport"
 	"github.com/agentic-dev/agentic/ledger"
 )
 
@@ -30,7 +31,7 @@ func (tr *triad) member(t *testing.T, n *agentd, name, roles string, join *agent
 	t.Helper()
 	n.name = name
 	n.natsURLs = natsURLs(tr.nats)
-	gossip := "127.0.0.1:" + strconv.Itoa(freePort(t))
+	gossip := "127.0.0.1:" + strconv.Itoa(freeport.Port(t))
 	n.gossip = gossip
 	n.extra = append([]string{"--roles", roles, "--nats", strings.Join(n.natsURLs, ","), "--gossip-listen", gossip}, extra...)
 	if join != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
+	"github.com/agentic-dev/agentic/internal/freeport"
 )
 
 // nodeRow is the documented node object of agentctl node ls -o json
@@ -49,7 +50,7 @@ func TestGossipAcrossProcesses(t *testing.T) {
 	if err := os.WriteFile(key, []byte("MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTIzNDU2Nzg5MDE=\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	gossipA := "127.0.0.1:" + strconv.Itoa(freePort(t))
+	gossipA := "127.0.0.1:" + strconv.Itoa(freeport.Port(t))
 	a := startAgentd(t, "--executor-slots", "2", "--gossip-listen", gossipA, "--gossip-key-file", key)
 	if !strings.Contains(a.log(), "gossip    "+gossipA) {
 		t.Errorf("the banner does not show gossip on %s:\n%s", gossipA, a.logTail(20))
@@ -58,7 +59,7 @@ func TestGossipAcrossProcesses(t *testing.T) {
 	b := newAgentd(t)
 	b.name, b.enrolled = "exec-b", true
 	b.extra = []string{"--roles", "executor", "--nats", a.natsURL(), "--executor-slots", "4",
-		"--gossip-listen", "127.0.0.1:" + strconv.Itoa(freePort(t)), "--gossip-key-file", key, "--join", gossipA}
+		"--gossip-listen", "127.0.0.1:" + strconv.Itoa(freeport.Port(t)), "--gossip-key-file", key, "--join", gossipA}
 	a.mustCtl("node", "enroll", b.name, "--roles", "executor", "--root", a.data, "--out", b.data)
 	b.start()
 	b.waitReady()

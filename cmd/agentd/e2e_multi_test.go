@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/bustest/poll"
+	"github.com/agentic-dev/agentic/internal/freeport"
 )
 
 // spreadPlan writes a plan of n independent shell steps s01…sNN, each
@@ -56,7 +57,7 @@ func nodesOf(t *testing.T, v runView) []string {
 func startPair(t *testing.T) (a, b *agentd) {
 	t.Helper()
 	a = newAgentd(t, "--executor-slots", "2")
-	a.gossip = "127.0.0.1:" + strconv.Itoa(freePort(t))
+	a.gossip = "127.0.0.1:" + strconv.Itoa(freeport.Port(t))
 	a.extra = append(a.extra, "--gossip-listen", a.gossip)
 	a.start()
 	a.waitReady()
@@ -64,7 +65,7 @@ func startPair(t *testing.T) (a, b *agentd) {
 	b = newAgentd(t)
 	b.name = "exec-b"
 	b.enrolled = true
-	b.gossip = "127.0.0.1:" + strconv.Itoa(freePort(t))
+	b.gossip = "127.0.0.1:" + strconv.Itoa(freeport.Port(t))
 	b.extra = []string{"--roles", "executor", "--nats", a.natsURL(), "--executor-slots", "4", "--gossip-listen", b.gossip, "--join", a.gossip}
 	out := a.mustCtl("node", "enroll", b.name, "--roles", "executor", "--root", a.data, "--out", b.data)
 	if !strings.Contains(out, "enrolled node exec-b") {
