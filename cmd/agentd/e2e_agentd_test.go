@@ -82,6 +82,7 @@ func newAgentd(t *testing.T, extra ...string) *agentd {
 		a.kill()
 		if t.Failed() {
 			t.Logf("agentd log (%s), last lines:\n%s", a.logPath, a.logTail(60))
+			a.keepLog()
 		}
 	})
 	return a
@@ -333,4 +334,43 @@ func runAgentd(t *testing.T, timeout time.Duration, args ...string) (int, string
 		t.Fatalf("agentd %s: %v", strings.Join(args, " "), err)
 	}
 	return cmd.ProcessState.ExitCode(), out.String()
+}
+
+// keepLogsEnv names a directory where a failed test's agentd logs are
+// copied whole (the test's temp dir, which holds them, is removed when the
+// test ends).
+const keepLogsEnv = "AGENTIC_E2E_KEEP_LOGS"
+
+// keepLog copies the whole log to the directory keepLogsEnv names, if it
+// is set, and says where.
+func (a *agentd) keepLog() {
+	dir := os.Getenv(keepLogsEnv)
+	if dir == "" {
+		return
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		a.t.Logf("keep agentd log: %v", err)
+		return
+	}
+	name := fmt.Sprintf("%s-%d-%s.log", strings.ReplaceAll(a.t.Name(), "/", "_"), os.Getpid(), a.name)
+	dst := filepath.Join(dir, name)
+	if err := os.WriteFile(dst, []byte(a.log()), 0o644); err != nil {
+		a.t.Logf("keep agentd log: %v", err)
+		return
+	}
+	a.t.Logf("agentd %s's whole log kept in %s", a.name, dst)
+}
+
+// httpGet is the body of GET path on the node's HTTP listener, or the
+// error, for failure messages: it answers from this node's own state.
+func (a *agentd) httpGet(path string) string {
+	client := &http.Client{Timeout: 5 * time.Second}
+	resp, err := client.Get(fmt.Sprintf("http://127.0.0.1:%d%s", a.httpPort, path))
+	if err != nil {
+		return err.Error()
+	}
+	defer resp.Body.Close()
+	body := new(bytes.Buffer)
+	_, _ = body.ReadFrom(resp.Body)
+	return fmt.Sprintf("%d %s", resp.StatusCode, body.String())
 }

@@ -6,7 +6,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/url"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -297,4 +301,85 @@ func (a *agentd) verifyLedger() verifyResult {
 		a.t.Fatalf("ledger verify: want ok with events, got %+v\n%s", v, r)
 	}
 	return v
+}
+
+// ownRun is run id as this node's own ledger holds it, read from its ui
+// role's HTTP API (GET /api/runs/{id}) — not from whichever ledger node
+// answers agentctl's query, which may be one the test stopped (its
+// requests then time out) or one still catching up after it was continued
+// (its answers are then old). The node must run the ui role.
+func (a *agentd) ownRun(id string) (runView, error) {
+	client := &http.Client{Timeout: 5 * time.Second}
+	resp, err := client.Get(fmt.Sprintf("http://127.0.0.1:%d/api/runs/%s", a.httpPort, url.PathEscape(id)))
+	if err != nil {
+		return runView{}, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return runView{}, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return runView{}, fmt.Errorf("GET /api/runs/%s: %d %s", id, resp.StatusCode, body)
+	}
+	var d struct {
+		Run   runSummary `json:"run"`
+		Steps struct {
+			Items []stepView `json:"items"`
+			End   bool       `json:"end"`
+		} `json:"steps"`
+	}
+	if err := json.Unmarshal(body, &d); err != nil {
+		return runView{}, fmt.Errorf("GET /api/runs/%s: %w\n%s", id, err, body)
+	}
+	if !d.Steps.End {
+		return runView{}, fmt.Errorf("GET /api/runs/%s: the steps do not fit one page (the tests' runs are small)", id)
+	}
+	r := d.Run
+	return runView{ID: r.ID, Goal: r.Goal, Status: r.Status, Reason: r.Reason, Revision: r.Revision,
+		CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt, Steps: d.Steps.Items}, nil
+}
+
+// waitOwnRun polls ownRun until the run has finished and returns it.
+func (a *agentd) waitOwnRun(id string, timeout time.Duration) runView {
+	a.t.Helper()
+	var v runView
+	var lastErr error
+	err := poll.Wait(timeout, func() bool {
+		v, lastErr = a.ownRun(id)
+		return lastErr == nil && v.done()
+	})
+	if err != nil {
+		a.t.Fatalf("%v waiting for run %s to finish in %s's ledger; last: %v %s", err, id, a.name, lastErr, v.dump())
+	}
+	return v
+}
+
+// appliedStreamSeq is the last stream sequence this node's ledger has
+// folded (agentic_ledger_applied_stream_seq on its /metrics).
+func (a *agentd) appliedStreamSeq() (uint64, error) {
+	client := &http.Client{Timeout: 5 * time.Second}
+	resp, err := client.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", a.httpPort))
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, err
+	}
+	const name = "agentic_ledger_applied_stream_seq"
+	for _, l := range strings.Split(string(body), "\n") {
+		rest, ok := strings.CutPrefix(l, name)
+		if !ok || rest == "" || (rest[0] != ' ' && rest[0] != '{') { // a line of it: name, labels, value
+			continue
+		}
+		v := l[strings.LastIndexByte(l, ' ')+1:]
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return 0, fmt.Errorf("%s's /metrics: %q: %w", a.name, l, err)
+		}
+		return uint64(f), nil
+	}
+	return 0, fmt.Errorf("%s's /metrics has no %s", a.name, name)
 }

@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -93,6 +94,36 @@ func (tr *triad) other(x *agentd) *agentd {
 		return tr.c
 	}
 	return tr.b
+}
+
+// ledgerNodes are the triad's nodes that fold a ledger, and so answer
+// the query API's queue group: a, and b for its standby orchestrator.
+func (tr *triad) ledgerNodes() []*agentd { return []*agentd{tr.a, tr.b} }
+
+// caughtUp waits until every ledger node has folded the stream as far as
+// the furthest of them had when it was called: from then on, whichever of
+// them answers a query answers with at least what any of them held. A
+// node continued after SIGSTOP answers from its ledger while it reads
+// what it missed (the query API promises no freshness), so a test reads
+// through agentctl after a continue only once this holds.
+func (tr *triad) caughtUp(t *testing.T, timeout time.Duration) {
+	t.Helper()
+	var want uint64
+	for _, n := range tr.ledgerNodes() {
+		seq, err := n.appliedStreamSeq()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = max(want, seq)
+	}
+	poll.Eventually(t, timeout, fmt.Sprintf("every ledger node at stream seq %d", want), func() bool {
+		for _, n := range tr.ledgerNodes() {
+			if seq, err := n.appliedStreamSeq(); err != nil || seq < want {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 // writePlan writes a plan file and returns its path.
@@ -354,19 +385,30 @@ steps:
     idempotent: true
 `))
 	s := waitStep(t, tr.a, id, "slow", "step slow running", 30*time.Second, func(s stepView) bool { return s.Status == "running" })
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("pids recorded: %q", lines(pids))
+			t.Logf("a's own view of the run (GET /api/runs/%s/steps): %s", id, tr.a.httpGet("/api/runs/"+id+"/steps"))
+		}
+	})
 	x := tr.node(s.Node)
 	y := tr.other(x)
 	if err := os.WriteFile(filepath.Join(y.work, "quick"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	x.signal(syscall.SIGSTOP)
+	stoppedAt := time.Now()
 	stopped := true
 	defer func() {
 		if stopped {
 			x.signal(syscall.SIGCONT)
 		}
 	}()
-	v := tr.a.waitRun(id, 60*time.Second)
+	// While x is stopped the run is read from a's own ledger, not through
+	// agentctl: x (when it is b) keeps its place in the query API's queue
+	// group, and each request NATS hands it waits out agentctl's timeout.
+	v := tr.a.waitOwnRun(id, 60*time.Second)
+	t.Logf("%s stopped; the run finished in a's ledger %v later", x.name, time.Since(stoppedAt).Round(time.Millisecond))
 	if got := v.step(t, "slow"); v.Status != "succeeded" || got.Node != y.name || got.Attempt != 2 {
 		t.Fatalf("run while %s is stopped: %s", x.name, v.dump())
 	}
@@ -384,6 +426,9 @@ steps:
 	x.signal(syscall.SIGCONT)
 	stopped = false
 	poll.Eventually(t, 30*time.Second, "the superseded attempt's process killed", func() bool { return !processLive(pid) })
+	// x, continued, answers queries from a ledger that has not yet read
+	// what it missed: agentctl reads once every ledger node has caught up.
+	tr.caughtUp(t, 30*time.Second)
 	poll.Eventually(t, 30*time.Second, "the late result of attempt 1 recorded", func() bool {
 		for _, l := range tr.a.audit("--run", id) {
 			if l.Type == "task.finished" && l.Node == x.name && strings.Contains(string(l.Data), `"attempt":1`) {
@@ -392,6 +437,7 @@ steps:
 		}
 		return false
 	})
+	tr.caughtUp(t, 30*time.Second) // past the late result, wherever it was read
 	v = tr.a.runShow(id)
 	if got := v.step(t, "slow"); v.Status != "succeeded" || got.Attempt != 2 || got.Node != y.name {
 		t.Fatalf("the late result changed the run: %s", v.dump())
