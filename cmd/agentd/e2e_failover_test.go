@@ -109,13 +109,17 @@ func (tr *triad) ledgerNodes() []*agentd { return []*agentd{tr.a, tr.b} }
 func (tr *triad) caughtUp(t *testing.T, timeout time.Duration) {
 	t.Helper()
 	var want uint64
-	for _, n := range tr.ledgerNodes() {
-		seq, err := n.appliedStreamSeq()
-		if err != nil {
-			t.Fatal(err)
+	poll.Eventually(t, timeout, "every ledger node's /metrics read", func() bool {
+		want = 0
+		for _, n := range tr.ledgerNodes() {
+			seq, err := n.appliedStreamSeq()
+			if err != nil {
+				return false
+			}
+			want = max(want, seq)
 		}
-		want = max(want, seq)
-	}
+		return true
+	})
 	poll.Eventually(t, timeout, fmt.Sprintf("every ledger node at stream seq %d", want), func() bool {
 		for _, n := range tr.ledgerNodes() {
 			if seq, err := n.appliedStreamSeq(); err != nil || seq < want {
