@@ -17,7 +17,9 @@ import (
 // real process (embedded JetStream, Pebble, its own data dir and loopback
 // ports) and drive it with the agentctl binary, as an operator would.
 // They are slow (processes, fsyncs, sleeps inside steps) and skipped under
-// -short.
+// -short. A failed test shows the last lines of each agentd's log; with
+// AGENTIC_E2E_KEEP_LOGS=DIR it also copies each whole log into DIR (the
+// test's temp dir, which holds them, is removed when the test ends).
 
 // modulePath is the module the binaries are built from.
 const modulePath = "github.com/agentic-dev/agentic"
