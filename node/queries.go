@@ -14,7 +14,6 @@ import (
 
 	"github.com/agentic-dev/agentic/bus/event"
 	"github.com/agentic-dev/agentic/bus/natsauth"
-	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/ledger"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/agentic-dev/agentic/roles/memory"
@@ -458,12 +457,7 @@ func auditLine(rec ledger.Record) api.AuditLine {
 func (n *Node) apiClient(timeout time.Duration) *api.Client {
 	t := &api.Trust{Verifier: n.verifier, LearnRoots: true}
 	if n.store != nil {
-		t.Revoked = func(c *trust.Credential) string {
-			if err := n.store.CheckCredential(c); err != nil {
-				return err.Error()
-			}
-			return ""
-		}
+		t.Revoked = n.store.CheckCredential
 	}
 	return api.NewClient(n.conn.NC, timeout).WithTrust(t)
 }

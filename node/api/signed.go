@@ -84,9 +84,12 @@ type Trust struct {
 	// verified against the roots known so far and signed by an
 	// administrator, and verify again trusting the roots they added.
 	LearnRoots bool
-	// Revoked, when set, reports why a signer's credential is revoked
-	// ("" when it is not).
-	Revoked func(c *trust.Credential) string
+	// Revoked, when set, clears a signer's credential against the
+	// revocations: nil when it is not revoked, else why the answer is
+	// refused — the credential is revoked, or the revocations could not
+	// be read to tell (a check that cannot be made refuses; it never
+	// passes).
+	Revoked func(c *trust.Credential) error
 	// Now is the clock the signature's times are judged by (time.Now
 	// when nil).
 	Now func() time.Time
@@ -207,8 +210,8 @@ func (t *Trust) check(ctx context.Context, c *Client, method, subject, nonce str
 			signer.ID, strings.Join(signer.Roles, ","), method, strings.Join(natsauth.AnswerRoles, ", "))
 	}
 	if t.Revoked != nil {
-		if why := t.Revoked(signer); why != "" {
-			return nil, refuse("the credential of %s is revoked: %s", signer.ID, why)
+		if err := t.Revoked(signer); err != nil {
+			return nil, refuse("the credential of %s: %v", signer.ID, err)
 		}
 	}
 	return signer, nil

@@ -205,11 +205,11 @@ func TestReplayedAnswerRefused(t *testing.T) {
 func TestRevokedSignerRefused(t *testing.T) {
 	k := newSignedKit(t)
 	k.serve("ledger-a", k.identity(trust.KindNode, "ledger-a", event.RoleOrchestrator), "true")
-	c := k.c.WithTrust(&Trust{Verifier: envelope.NewVerifier(k.root), Revoked: func(c *trust.Credential) string {
+	c := k.c.WithTrust(&Trust{Verifier: envelope.NewVerifier(k.root), Revoked: func(c *trust.Credential) error {
 		if c.ID == "ledger-a" {
-			return "revoked by the administrator"
+			return errors.New("revoked by the administrator")
 		}
-		return ""
+		return nil
 	}})
 	if _, err := k.gateCommand(c); !errors.Is(err, ErrUnverified) || !strings.Contains(err.Error(), "revoked by the administrator") {
 		t.Fatalf("want a revoked signer refused, got %v", err)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -55,11 +56,17 @@ func (a *app) answerTrust() (*api.Trust, error) {
 	return rt.trust, rt.err
 }
 
-// revokedSigner says why c is revoked by the ledger's revocations, or "".
-// The revocations are asked once, of whichever ledger node answers
+// revokedSigner clears c against the ledger's revocations: nil when
+// they do not revoke it, else why an answer it signed is refused. The
+// revocations are asked once, of whichever ledger node answers
 // (prefetchRevocations may have asked already); the answer asking them is
-// itself checked against them.
-func (a *app) revokedSigner(c *trust.Credential) string {
+// itself checked against them. A check that cannot be made refuses: when
+// the question times out, or its answer is an error or does not verify,
+// no answer is taken (a revoked node cannot clear itself by failing the
+// question). Only when no node serves the query group at all (no ledger
+// node is up; api.ErrNoNode) is there no revocation anyone could hold
+// against c, and it is cleared.
+func (a *app) revokedSigner(c *trust.Credential) error {
 	rt := &a.replies
 	rt.mu.Lock()
 	if !rt.asked {
@@ -74,13 +81,16 @@ func (a *app) revokedSigner(c *trust.Credential) string {
 	<-rt.answered
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	if rt.askErr != nil {
-		return ""
+	switch {
+	case errors.Is(rt.askErr, api.ErrNoNode):
+		return nil
+	case rt.askErr != nil:
+		return fmt.Errorf("cannot be checked against the ledger's revocations (%v), so its answer is not taken", rt.askErr)
 	}
 	if before, ok := rt.revoked[[2]string{c.Kind, c.ID}]; ok && !c.Issued.After(before) {
-		return fmt.Sprintf("the ledger revoked the credentials of %s %s issued at or before %s", c.Kind, c.ID, before.UTC().Format(time.RFC3339))
+		return fmt.Errorf("revoked: the ledger revoked the credentials of %s %s issued at or before %s", c.Kind, c.ID, before.UTC().Format(time.RFC3339))
 	}
-	return ""
+	return nil
 }
 
 // answerRevocations asks the revocations over nc (unless connecting
@@ -129,7 +139,7 @@ func (a *app) prefetchRevocations() {
 func (a *app) askRevocations(nc *nats.Conn) (map[[2]string]time.Time, error) {
 	var signer *trust.Credential
 	t := &api.Trust{Verifier: a.replies.trust.Verifier, LearnRoots: true,
-		Revoked: func(c *trust.Credential) string { signer = c; return "" }}
+		Revoked: func(c *trust.Credential) error { signer = c; return nil }}
 	var revs []api.Revocation
 	if err := api.NewClient(nc, a.timeout).WithTrust(t).Call(a.context(), api.MethodRevocationsList, struct{}{}, &revs); err != nil {
 		return nil, err
