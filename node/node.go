@@ -70,6 +70,12 @@ type Node struct {
 	store    *ledger.Store
 	follower *follow.Follower
 	verifier *envelope.Verifier
+	// revoked judges the signers of answers by the query group's
+	// revocations on a node without a ledger (queries.go, apiClient).
+	revoked struct {
+		once sync.Once
+		ask  *api.AskedRevocations
+	}
 	// disk watches the data dir's free space (node/disk.go).
 	disk *diskspace.Monitor
 

@@ -453,11 +453,30 @@ func auditLine(rec ledger.Record) api.AuditLine {
 // answers"): the policy an executor enforces, the statistics a planner's
 // prompt carries and a peer's ledger come from the cluster, not from
 // whoever answers first. Revocations are the ledger's when the node has
-// one.
+// one; a node without one asks the query group's (askedRevocations).
 func (n *Node) apiClient(timeout time.Duration) *api.Client {
 	t := &api.Trust{Verifier: n.verifier, LearnRoots: true}
 	if n.store != nil {
 		t.Revoked = n.store.CheckCredential
+	} else {
+		t.Revoked = n.askedRevocations().Check
 	}
 	return api.NewClient(n.conn.NC, timeout).WithTrust(t)
+}
+
+// revocationsMaxAge is how long a node without a ledger judges answers by
+// the revocations it asked: the rare queries such a node makes (the
+// policy its executor enforces, plugins, a peer's ledger to start from)
+// ask again at most this often.
+const revocationsMaxAge = 5 * time.Second
+
+// askedRevocations is the node's one judge of answers by the query
+// group's revocations, for a node that keeps no ledger: a check that
+// cannot be made refuses the answer (api.JudgeRevoked).
+func (n *Node) askedRevocations() *api.AskedRevocations {
+	n.revoked.once.Do(func() {
+		n.revoked.ask = &api.AskedRevocations{Client: api.NewClient(n.conn.NC, 0),
+			Trust: &api.Trust{Verifier: n.verifier, LearnRoots: true}, MaxAge: revocationsMaxAge}
+	})
+	return n.revoked.ask
 }

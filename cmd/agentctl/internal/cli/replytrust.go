@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -27,7 +26,7 @@ type replyTrust struct {
 	// revocations, asked once: by identity, the newest Before.
 	mu      sync.Mutex
 	asked   bool
-	revoked map[[2]string]time.Time
+	revoked api.RevokedSet
 	askErr  error
 	// answered is closed once revoked and askErr are set (asked is set
 	// before): a check that comes while the question is out waits for it.
@@ -81,16 +80,7 @@ func (a *app) revokedSigner(c *trust.Credential) error {
 	<-rt.answered
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	switch {
-	case errors.Is(rt.askErr, api.ErrNoNode):
-		return nil
-	case rt.askErr != nil:
-		return fmt.Errorf("cannot be checked against the ledger's revocations (%v), so its answer is not taken", rt.askErr)
-	}
-	if before, ok := rt.revoked[[2]string{c.Kind, c.ID}]; ok && !c.Issued.After(before) {
-		return fmt.Errorf("revoked: the ledger revoked the credentials of %s %s issued at or before %s", c.Kind, c.ID, before.UTC().Format(time.RFC3339))
-	}
-	return nil
+	return api.JudgeRevoked(rt.revoked, rt.askErr, c)
 }
 
 // answerRevocations asks the revocations over nc (unless connecting
@@ -98,7 +88,7 @@ func (a *app) revokedSigner(c *trust.Credential) error {
 // rt.answered (the caller set asked and made answered).
 func (a *app) answerRevocations(nc *nats.Conn, connErr error) {
 	rt := &a.replies
-	var revs map[[2]string]time.Time
+	var revs api.RevokedSet
 	err := connErr
 	if err == nil {
 		revs, err = a.askRevocations(nc)
@@ -134,29 +124,10 @@ func (a *app) prefetchRevocations() {
 	go a.answerRevocations(nc, nil)
 }
 
-// askRevocations reads revocations.list through a checked client whose
-// own revocation check is deferred to the list it reads.
-func (a *app) askRevocations(nc *nats.Conn) (map[[2]string]time.Time, error) {
-	var signer *trust.Credential
-	t := &api.Trust{Verifier: a.replies.trust.Verifier, LearnRoots: true,
-		Revoked: func(c *trust.Credential) error { signer = c; return nil }}
-	var revs []api.Revocation
-	if err := api.NewClient(nc, a.timeout).WithTrust(t).Call(a.context(), api.MethodRevocationsList, struct{}{}, &revs); err != nil {
-		return nil, err
-	}
-	out := make(map[[2]string]time.Time, len(revs))
-	for _, r := range revs {
-		k := [2]string{r.Kind, r.ID}
-		if cur, ok := out[k]; !ok || r.Before.After(cur) {
-			out[k] = r.Before
-		}
-	}
-	if signer != nil {
-		if before, ok := out[[2]string{signer.Kind, signer.ID}]; ok && !signer.Issued.After(before) {
-			return nil, fmt.Errorf("node %s answered the revocations with its own among them", signer.ID)
-		}
-	}
-	return out, nil
+// askRevocations reads revocations.list, its own signer judged by the
+// list it reads (api.AskRevoked).
+func (a *app) askRevocations(nc *nats.Conn) (api.RevokedSet, error) {
+	return api.AskRevoked(a.context(), api.NewClient(nc, a.timeout), a.replies.trust)
 }
 
 // newClient is the query client of this invocation over nc: answers
