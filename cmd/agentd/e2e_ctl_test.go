@@ -182,14 +182,21 @@ func (a *agentd) runShow(id string) runView {
 // waitRun polls the run until it has finished and returns it.
 func (a *agentd) waitRun(id string, timeout time.Duration) runView {
 	a.t.Helper()
+	return a.waitDone(id, timeout, "", a.tryRunShow)
+}
+
+// waitDone polls read until the run has finished and returns it; where
+// says whose view read gives, for the failure.
+func (a *agentd) waitDone(id string, timeout time.Duration, where string, read func(string) (runView, error)) runView {
+	a.t.Helper()
 	var v runView
 	var lastErr error
 	err := poll.Wait(timeout, func() bool {
-		v, lastErr = a.tryRunShow(id)
+		v, lastErr = read(id)
 		return lastErr == nil && v.done()
 	})
 	if err != nil {
-		a.t.Fatalf("%v waiting for run %s to finish; last: %v %s", err, id, lastErr, v.dump())
+		a.t.Fatalf("%v waiting for run %s to finish%s; last: %v %s", err, id, where, lastErr, v.dump())
 	}
 	return v
 }
@@ -343,16 +350,7 @@ func (a *agentd) ownRun(id string) (runView, error) {
 // waitOwnRun polls ownRun until the run has finished and returns it.
 func (a *agentd) waitOwnRun(id string, timeout time.Duration) runView {
 	a.t.Helper()
-	var v runView
-	var lastErr error
-	err := poll.Wait(timeout, func() bool {
-		v, lastErr = a.ownRun(id)
-		return lastErr == nil && v.done()
-	})
-	if err != nil {
-		a.t.Fatalf("%v waiting for run %s to finish in %s's ledger; last: %v %s", err, id, a.name, lastErr, v.dump())
-	}
-	return v
+	return a.waitDone(id, timeout, " in "+a.name+"'s ledger", a.ownRun)
 }
 
 // appliedStreamSeq is the last stream sequence this node's ledger has
