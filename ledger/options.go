@@ -1,8 +1,10 @@
 package ledger
 
 import (
-	"github.com/agentic-dev/agentic/internal/pebblelog"
+	"bytes"
 	"log/slog"
+
+	"github.com/agentic-dev/agentic/internal/pebblelog"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -55,10 +57,10 @@ const (
 // pebbleOptions are the Pebble options of a ledger. Overridden from Pebble's
 // defaults: FormatMajorVersion (pinned: pebblelog.FormatMajorVersion),
 // Logger (slog), DataCorruption (recorded in corrupt, not fatal), Cache
-// (cacheBytes), L0's compaction and stop thresholds (above), and a bloom
+// (cacheBytes), L0's compaction and stop thresholds (above), a bloom
 // filter on every level (L0 included), because nearly all seen-set
 // lookups miss and without a filter each miss reads and decompresses a
-// data block.
+// data block, and tables that end where a key space ends (keySpaceSpans).
 // The caller owns the returned cache reference: Unref it after pebble.Open.
 func pebbleOptions(log *slog.Logger, fs vfs.FS, corrupt *corruption) *pebble.Options {
 	o := &pebble.Options{
@@ -76,5 +78,52 @@ func pebbleOptions(log *slog.Logger, fs vfs.FS, corrupt *corruption) *pebble.Opt
 	}
 	o.L0CompactionThreshold = l0CompactionThreshold
 	o.L0StopWritesThreshold = l0StopWritesThreshold
+	o.Experimental.SpanPolicyFunc = keySpaceSpans
 	return o
+}
+
+// keySpaceSpans makes every table a flush or a compaction writes end
+// where the key space of its first key ends (keySpaceEnd): it changes no
+// stored byte, only where tables are cut. A ledger's key spaces each grow
+// at their end, so a compaction of L0 rewrites the last table of each
+// space below it; with tables cut only by size, that last table also
+// holds the start of the next space (old, never written again), and
+// every compaction rewrote it with the rest. Cut at the spaces' ends, a
+// compaction rewrites only the tails: 0.3 bytes written by compactions
+// per byte flushed instead of 2.55 (TestCompactionsRewriteLittleOnAHistory;
+// 1.6 instead of 2.3 on a longer history), and ~30% less CPU for Append
+// with its compactions. It adds one cut per key space (a few dozen
+// tables however long the ledger), where smaller tables (Pebble's target
+// file sizes: 1.67 instead of 1.94 at 1 MB) lower the rewrites less and
+// multiply every year-long ledger's tables by the ratio of the sizes.
+func keySpaceSpans(start []byte) (pebble.SpanPolicy, []byte, error) {
+	return pebble.SpanPolicy{}, keySpaceEnd(start), nil
+}
+
+// keySpaceEnd is the first key after the key space k is in, nil when k is
+// in none. A key space is the key's prefix through its first '/'
+// (e/<seq>, m/<stream>, the seen set j/<id>, …); through its second for
+// the type index (t/<type>/<seq>: each type grows at its own end), and
+// through its third for an indexer's space (i/<name>/<space>/…), or as
+// many as the key has.
+func keySpaceEnd(k []byte) []byte {
+	depth := 1
+	switch {
+	case bytes.HasPrefix(k, []byte(prefixType)):
+		depth = 2
+	case bytes.HasPrefix(k, []byte(prefixIndex)):
+		depth = 3
+	}
+	end := -1
+	for i := 0; i < depth; i++ {
+		j := bytes.IndexByte(k[end+1:], '/')
+		if j < 0 {
+			break
+		}
+		end += j + 1
+	}
+	if end < 0 {
+		return nil
+	}
+	return prefixEnd(k[:end+1])
 }
