@@ -60,7 +60,8 @@ const (
 // (cacheBytes), L0's compaction and stop thresholds (above), a bloom
 // filter on every level (L0 included), because nearly all seen-set
 // lookups miss and without a filter each miss reads and decompresses a
-// data block, and tables that end where a key space ends (keySpaceSpans).
+// data block, and tables that end where the records' and the messages'
+// key spaces begin and end (keySpaceSpans).
 // The caller owns the returned cache reference: Unref it after pebble.Open.
 func pebbleOptions(log *slog.Logger, fs vfs.FS, corrupt *corruption) *pebble.Options {
 	o := &pebble.Options{
