@@ -1,8 +1,10 @@
 package ledger
 
 import (
-	"github.com/agentic-dev/agentic/internal/pebblelog"
+	"bytes"
 	"log/slog"
+
+	"github.com/agentic-dev/agentic/internal/pebblelog"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -55,10 +57,11 @@ const (
 // pebbleOptions are the Pebble options of a ledger. Overridden from Pebble's
 // defaults: FormatMajorVersion (pinned: pebblelog.FormatMajorVersion),
 // Logger (slog), DataCorruption (recorded in corrupt, not fatal), Cache
-// (cacheBytes), L0's compaction and stop thresholds (above), and a bloom
+// (cacheBytes), L0's compaction and stop thresholds (above), a bloom
 // filter on every level (L0 included), because nearly all seen-set
 // lookups miss and without a filter each miss reads and decompresses a
-// data block.
+// data block, and tables that end where the records' and the messages'
+// key spaces begin and end (keySpaceSpans).
 // The caller owns the returned cache reference: Unref it after pebble.Open.
 func pebbleOptions(log *slog.Logger, fs vfs.FS, corrupt *corruption) *pebble.Options {
 	o := &pebble.Options{
@@ -76,5 +79,50 @@ func pebbleOptions(log *slog.Logger, fs vfs.FS, corrupt *corruption) *pebble.Opt
 	}
 	o.L0CompactionThreshold = l0CompactionThreshold
 	o.L0StopWritesThreshold = l0StopWritesThreshold
+	o.Experimental.SpanPolicyFunc = keySpaceSpans
 	return o
+}
+
+// keySpaceSpans makes every table a flush or a compaction writes end
+// where the records (e/) or the messages (m/) begin or end (keySpaceEnd):
+// it changes no stored byte, only where tables are cut. A ledger's key
+// spaces each grow at their end, so a compaction of L0 meets the last
+// table of each space below it; with tables cut only by size, the last
+// table of the records also held the start of the spaces after them
+// (old, never written again) and every compaction rewrote it whole. The
+// records and the messages are most of the bytes a ledger writes; in
+// tables of their own, a compaction rewrites only their tails: 1.8 bytes
+// written by compactions per byte flushed instead of 2.55, with 41 tables
+// instead of 31 (TestCompactionsRewriteLittleOnAHistory), and ~30% less
+// CPU for Append with its compactions on a 240k-event history.
+//
+// Cutting at the end of every key space (the seen set and the hashes
+// too) looked better still (0.35–0.46 bytes per byte flushed) but only
+// because it left the flushes in L0, dozens of small tables per space
+// that every seen-set lookup passes, and made six to nine times the
+// tables. Pebble's smaller target file sizes (1 MB) lowered the rewrites
+// only to 1.67 bytes per byte flushed and multiply every year-long
+// ledger's tables by the ratio of the sizes, where four cuts add a few
+// tables to each level (in L0, a few to each flush) however long the
+// ledger.
+func keySpaceSpans(start []byte) (pebble.SpanPolicy, []byte, error) {
+	return pebble.SpanPolicy{}, keySpaceEnd(start), nil
+}
+
+// Bounds of the records' and the messages' key spaces.
+var (
+	eventsStart, eventsEnd     = []byte(prefixEvent), prefixEnd([]byte(prefixEvent))
+	messagesStart, messagesEnd = []byte(prefixMessage), prefixEnd([]byte(prefixMessage))
+)
+
+// keySpaceEnd is the first key after k where a table must end: the start
+// or the end of the records' space or the messages' space, whichever
+// comes first after k; nil after the messages (no cut).
+func keySpaceEnd(k []byte) []byte {
+	for _, b := range [...][]byte{eventsStart, eventsEnd, messagesStart, messagesEnd} {
+		if bytes.Compare(k, b) < 0 {
+			return b
+		}
+	}
+	return nil
 }

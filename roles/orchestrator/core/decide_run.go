@@ -43,7 +43,9 @@ func (d *decider) running(r *Run) {
 	complete := true
 	var ready, active []*Step
 	var replan *Step
-	for i, st := range r.Steps {
+	// The steps before doneSteps are done: the first case below.
+	for i := r.doneSteps(); i < len(r.Steps); i++ {
+		st := r.Steps[i]
 		switch {
 		case st.Done():
 		case st.Status == StepFailed && st.Replan:

@@ -96,6 +96,23 @@ func (s *State) stepDone(r *Run, i int, t time.Time) {
 	}
 }
 
+// doneSteps is the number of steps at the front of r's plan that are
+// done. It starts from what the last call saw (doneTo) while Steps is the
+// same list of steps: Decide then looks at each done step of a long plan
+// once, not at every decision. Only the goroutine deciding calls it.
+func (r *Run) doneSteps() int {
+	if len(r.Steps) == 0 {
+		return 0
+	}
+	if first := &r.Steps[0]; r.doneOf != first || r.doneTo > len(r.Steps) {
+		r.doneOf, r.doneTo = first, 0
+	}
+	for r.doneTo < len(r.Steps) && r.Steps[r.doneTo].Done() {
+		r.doneTo++
+	}
+	return r.doneTo
+}
+
 // Done reports whether the step counts as done for its dependents.
 func (st *Step) Done() bool {
 	switch st.Status {

@@ -161,6 +161,13 @@ type Run struct {
 	// buildIndex set it (a run never indexed is searched).
 	gitAt      int
 	gitIndexed bool
+	// doneTo is what Decide last saw of the steps at the front of the
+	// plan: Steps[:doneTo] are done, in the list of steps whose first
+	// element is at doneOf (doneSteps). Done is final (a done step's status
+	// has no successor; Abort is set with the failure), so it holds until
+	// Steps is a new list (a plan revision): doneOf then differs.
+	doneTo int
+	doneOf **Step
 }
 
 // Step is the scheduling state of one plan step.
