@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"net"
+	"runtime"
 	"time"
 
 	"github.com/agentic-dev/agentic/node/api"
@@ -69,6 +70,12 @@ func (a *app) dialAhead(ctx context.Context) {
 			h.root = info.Root
 		}
 	}()
+	// Let the goroutine run first: it reads the creds and sends the
+	// connection's first packets before this one parses the plan, so that
+	// the server's side of the handshake overlaps that work even when
+	// agentctl gets one CPU only (on a busy machine the other thread may
+	// wait milliseconds for one).
+	runtime.Gosched()
 }
 
 // joinAhead waits for a connection made by dialAhead and takes it (and
