@@ -54,20 +54,18 @@ func (a *app) dialAhead(ctx context.Context) {
 		if h.err != nil {
 			return
 		}
-		// Only with a credentials file that reads: otherwise the write
-		// fails on its identity, which the publish reports.
-		if _, err := a.credsRoot(a.credsPath()); err != nil {
-			return
-		}
-		if !a.noWaitAccept {
-			a.prefetchRevocationsOn(h.nc)
-		}
+		// The root first: the publish waits for it. The revocations, which
+		// check the ledger's judgement after the publish, need the creds
+		// file's root, parsed meanwhile with the signing identity.
 		info, err := api.NewClient(h.nc, a.timeout).NodeInfo(actx)
 		h.rootAsked = true
 		if err != nil {
 			h.rootErr = err
 		} else {
 			h.root = info.Root
+		}
+		if _, err := a.credsRoot(a.credsPath()); err == nil && !a.noWaitAccept {
+			a.prefetchRevocationsOn(h.nc)
 		}
 	}()
 	// Let the goroutine run first: it reads the creds and sends the
