@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"runtime"
+	"sync"
 	"time"
 
 	"github.com/agentic-dev/agentic/node/api"
@@ -54,9 +55,20 @@ func (a *app) dialAhead(ctx context.Context) {
 		if h.err != nil {
 			return
 		}
-		// The root first: the publish waits for it. The revocations, which
-		// check the ledger's judgement after the publish, need the creds
-		// file's root, parsed meanwhile with the signing identity.
+		// The revocations, which check the ledger's judgement after the
+		// publish, are asked beside the root, so that the node answers
+		// them (and agentctl checks the answer) before the goal is
+		// published, not while the node works on it. They need the creds
+		// file's root: parsed with the signing identity, on the plan's
+		// side or here, whichever comes first.
+		var revs sync.WaitGroup
+		if !a.noWaitAccept {
+			revs.Go(func() {
+				if _, err := a.credsRoot(a.credsPath()); err == nil {
+					a.prefetchRevocationsOn(h.nc)
+				}
+			})
+		}
 		info, err := api.NewClient(h.nc, a.timeout).NodeInfo(actx)
 		h.rootAsked = true
 		if err != nil {
@@ -64,9 +76,7 @@ func (a *app) dialAhead(ctx context.Context) {
 		} else {
 			h.root = info.Root
 		}
-		if _, err := a.credsRoot(a.credsPath()); err == nil && !a.noWaitAccept {
-			a.prefetchRevocationsOn(h.nc)
-		}
+		revs.Wait()
 	}()
 	// Let the goroutine run first: it reads the creds and sends the
 	// connection's first packets before this one parses the plan, so that
