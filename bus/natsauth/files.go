@@ -194,20 +194,34 @@ func parseCreds(path string, b []byte) (*User, error) {
 	if err != nil {
 		return nil, fmt.Errorf("natsauth: %s: the NATS user's key: %w", path, err)
 	}
-	u, err := userFrom(j, kp)
+	// A client's creds file: the server checks the JWT's signature when
+	// it connects (peekUserClaims).
+	c, err := peekUserClaims(j)
+	if err != nil {
+		return nil, fmt.Errorf("%s: natsauth: user JWT: %w", path, err)
+	}
+	u, err := userOf(j, c, kp)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return u, nil
 }
 
-// userFrom checks that j is a user JWT for kp's public key, not expired,
-// and reads who it is from its tags.
+// userFrom checks that j is a user JWT (its signature included) for kp's
+// public key, not expired, and reads who it is from its tags.
 func userFrom(j string, kp nkeys.KeyPair) (*User, error) {
 	uc, err := jwt.DecodeUserClaims(j)
 	if err != nil {
 		return nil, fmt.Errorf("natsauth: user JWT: %w", err)
 	}
+	var c userClaims
+	c.Name, c.Subject, c.Expires, c.Nats.Tags = uc.Name, uc.Subject, uc.Expires, uc.Tags
+	return userOf(j, c, kp)
+}
+
+// userOf checks that the user JWT j, whose claims are uc, is for kp's
+// public key and not expired, and reads who it is from its tags.
+func userOf(j string, uc userClaims, kp nkeys.KeyPair) (*User, error) {
 	pub, err := kp.PublicKey()
 	if err != nil {
 		return nil, fmt.Errorf("natsauth: user key: %w", err)
@@ -222,7 +236,7 @@ func userFrom(j string, kp nkeys.KeyPair) (*User, error) {
 			return nil, fmt.Errorf("natsauth: the NATS user %s expired at %s", uc.Name, u.Expires.UTC().Format(time.RFC3339))
 		}
 	}
-	for _, tag := range uc.Tags {
+	for _, tag := range uc.Nats.Tags {
 		k, v, _ := strings.Cut(tag, ":")
 		switch k {
 		case "kind":

@@ -3,6 +3,7 @@ package natsauth
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/agentic-dev/agentic/bus"
@@ -139,10 +140,36 @@ func Permissions(kind, id string, roles []string) (jwt.Permissions, error) {
 	return out, nil
 }
 
+// dedup sorts the subjects of one allow list and leaves out those another
+// subject of the list covers (a subject of the admin's `$JS.API.CONSUMER.>`
+// needs no `$JS.API.CONSUMER.INFO.AGENTIC_EVENTS.*` of its own): the
+// same subjects allowed, in a smaller user JWT — which the server decodes
+// three times and builds into its sublists at every CONNECT.
 func dedup(s []string) []string {
 	s = slices.Clone(s)
 	slices.Sort(s)
-	return slices.Compact(s)
+	s = slices.Compact(s)
+	return slices.DeleteFunc(s, func(x string) bool {
+		return slices.ContainsFunc(s, func(w string) bool { return w != x && covers(w, x) })
+	})
+}
+
+// covers reports whether every subject s matches is matched by w (NATS
+// wildcards: `*` one token, `>` one or more trailing tokens).
+func covers(w, s string) bool {
+	wt, st := strings.Split(w, "."), strings.Split(s, ".")
+	for i, t := range wt {
+		if t == ">" {
+			return len(st) > i
+		}
+		if i >= len(st) || st[i] == ">" {
+			return false
+		}
+		if t != "*" && t != st[i] {
+			return false
+		}
+	}
+	return len(wt) == len(st)
 }
 
 // readQueries allows calling the read methods, on the queue group, on one

@@ -56,6 +56,10 @@ type app struct {
 	replies replyTrust
 	// credsMemo is the creds file, read once (credsonce.go).
 	credsMemo credsOnce
+	// ahead is the connection being made in the background (ahead.go),
+	// until conn or close joins it; aheadErr is why it failed.
+	ahead    *ahead
+	aheadErr error
 }
 
 func newApp(env Env) *app {
@@ -131,8 +135,12 @@ func (a *app) checkGlobals(cmd *cobra.Command) error {
 // conn connects to NATS once per invocation, as the NATS user of the
 // credentials file.
 func (a *app) conn() (*nats.Conn, error) {
+	a.joinAhead()
 	if a.nc != nil {
 		return a.nc, nil
+	}
+	if err := a.aheadErr; err != nil {
+		return nil, err
 	}
 	nc, err := a.dial(a.timeout)
 	if err != nil {
@@ -143,10 +151,10 @@ func (a *app) conn() (*nats.Conn, error) {
 }
 
 // dial connects to the cluster's NATS with the NATS user of the
-// credentials file, waiting up to timeout. Without a credentials file it
-// tries without one (an unreachable server is then reported as such, and
-// a server that wants credentials as that).
-func (a *app) dial(timeout time.Duration) (*nats.Conn, error) {
+// credentials file (and the extra options), waiting up to timeout.
+// Without a credentials file it tries without one (an unreachable server
+// is then reported as such, and a server that wants credentials as that).
+func (a *app) dial(timeout time.Duration, extra ...nats.Option) (*nats.Conn, error) {
 	path := a.credsPath()
 	auth, err := a.natsAuth(path)
 	missing := errors.Is(err, fs.ErrNotExist)
@@ -162,6 +170,7 @@ func (a *app) dial(timeout time.Duration) (*nats.Conn, error) {
 				}
 			}
 		})}, auth...)
+	opts = append(opts, extra...)
 	nc, err := nats.Connect(a.server, opts...)
 	refused := errors.Is(err, nats.ErrAuthorization) || errors.Is(err, nats.ErrAuthExpired) || errors.Is(err, nats.ErrAuthRevoked)
 	switch {
@@ -208,6 +217,12 @@ func (a *app) natsAuth(path string) ([]nats.Option, error) {
 }
 
 func (a *app) close() {
+	// A connection still being made ahead is given up (its dial
+	// cancelled) and joined, so that its goroutine ends here.
+	if a.ahead != nil {
+		a.ahead.cancel()
+		a.joinAhead()
+	}
 	if a.nc != nil {
 		a.nc.Close()
 		a.nc = nil
@@ -283,18 +298,22 @@ func (a *app) publish(ctx context.Context, drafts ...event.Draft) error {
 	if err != nil {
 		return err
 	}
-	nc, err := a.conn()
-	if err != nil {
-		return err
-	}
-	// The cluster's root is asked while the drafts are signed (and the
-	// revocations that check the ledger's answer are asked ahead); nothing
-	// is published before the root answered and matched.
+	// The connection is made (or a connection made ahead joined, with
+	// the root it asked: dialAhead) and the cluster's root asked while
+	// the drafts are signed (and the revocations that check the ledger's
+	// answer are asked ahead); nothing is published before the root
+	// answered and matched.
 	rootChecked := make(chan error, 1)
-	go func() { rootChecked <- a.checkWriteTrust(ctx, root) }()
-	if !a.noWaitAccept {
-		a.prefetchRevocations()
-	}
+	go func() {
+		if _, err := a.conn(); err != nil {
+			rootChecked <- err
+			return
+		}
+		if !a.noWaitAccept {
+			a.prefetchRevocations()
+		}
+		rootChecked <- a.checkWriteTrust(ctx, root)
+	}()
 	msgs, signErr := bus.SignDrafts(id, drafts...)
 	if err := <-rootChecked; err != nil {
 		return err
@@ -302,6 +321,7 @@ func (a *app) publish(ctx context.Context, drafts ...event.Draft) error {
 	if signErr != nil {
 		return signErr
 	}
+	nc := a.nc
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return fmt.Errorf("jetstream: %w", err)

@@ -16,18 +16,24 @@ var readFile = os.ReadFile
 // checks answers and the NATS user all come from it (before, each read and
 // parsed the file again: five reads and three parses per goal submit).
 // Errors are remembered too: an absent file stays absent for the
-// invocation (an error wrapping fs.ErrNotExist).
+// invocation (an error wrapping fs.ErrNotExist). The read and the parse
+// of the identity are guarded apart: a connection made ahead (ahead.go)
+// takes the bytes for its NATS user while the identity is parsed.
 type credsOnce struct {
-	mu      sync.Mutex
+	mu      sync.Mutex // the read
 	path    string
 	read    bool
 	raw     []byte
 	readErr error
-	creds   *trust.Creds
-	err     error
+
+	parseMu    sync.Mutex // the identity's parse
+	parsedPath string
+	parsed     bool
+	creds      *trust.Creds
+	err        error
 }
 
-// loadLocked reads and parses the file at path, once per path (c.mu held).
+// loadLocked reads the file at path, once per path (c.mu held).
 func (c *credsOnce) loadLocked(path string) {
 	if c.read && c.path == path {
 		return
@@ -36,19 +42,25 @@ func (c *credsOnce) loadLocked(path string) {
 	c.raw, c.readErr = readFile(path)
 	if c.readErr != nil {
 		c.readErr = fmt.Errorf("trust: read creds: %w", c.readErr)
-		c.creds, c.err = nil, c.readErr
-		return
 	}
-	c.creds, c.err = trust.ParseCredsFile(path, c.raw)
 }
 
 // credsFile is the parsed creds file at path (trust.ReadCredsFile), from
 // the invocation's one read.
 func (a *app) credsFile(path string) (*trust.Creds, error) {
+	raw, readErr := a.credsBytes(path)
 	c := &a.credsMemo
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.loadLocked(path)
+	c.parseMu.Lock()
+	defer c.parseMu.Unlock()
+	if c.parsed && c.parsedPath == path {
+		return c.creds, c.err
+	}
+	c.parsedPath, c.parsed = path, true
+	if readErr != nil {
+		c.creds, c.err = nil, readErr
+	} else {
+		c.creds, c.err = trust.ParseCredsFile(path, raw)
+	}
 	return c.creds, c.err
 }
 

@@ -91,6 +91,12 @@ cancelled. Ctrl-C stops waiting; the run keeps going.`,
 }
 
 func (a *app) goalSubmit(ctx context.Context, o submitOpts, text string) error {
+	// The connection and the root check are made while the plan is read,
+	// checked and signed (ahead.go). Not for a plan on stdin, which may
+	// come much later, or never.
+	if o.file != "-" {
+		a.dialAhead(ctx)
+	}
 	data := event.GoalSubmittedData{Goal: text, Text: text, Family: o.family}
 	if text == "" && o.file == "" {
 		data.Goal = "the template of family " + o.family

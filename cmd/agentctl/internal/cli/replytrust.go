@@ -113,6 +113,15 @@ func (a *app) prefetchRevocations() {
 	if err != nil {
 		return
 	}
+	a.prefetchRevocationsOn(nc)
+}
+
+// prefetchRevocationsOn is prefetchRevocations over nc, a connection
+// being made ahead (dialAhead) that a.conn does not hold yet.
+func (a *app) prefetchRevocationsOn(nc *nats.Conn) {
+	if t, err := a.answerTrust(); t == nil || err != nil {
+		return
+	}
 	rt := &a.replies
 	rt.mu.Lock()
 	defer rt.mu.Unlock()

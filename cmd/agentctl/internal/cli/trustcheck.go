@@ -48,7 +48,7 @@ func (a *app) clusterRoot(ctx context.Context) (string, error) {
 	info, err := api.NewClient(nc, a.timeout).NodeInfo(ctx)
 	a.root.asked = true
 	if err != nil {
-		a.root.err = fmt.Errorf("ask the cluster which root it trusts: %w", err)
+		a.root.err = errAskRoot(err)
 		return "", a.root.err
 	}
 	a.root.root = info.Root
@@ -118,4 +118,9 @@ func (a *app) context() context.Context {
 		return a.ctx
 	}
 	return context.Background()
+}
+
+// errAskRoot is the error of a node.info that did not answer.
+func errAskRoot(err error) error {
+	return fmt.Errorf("ask the cluster which root it trusts: %w", err)
 }
