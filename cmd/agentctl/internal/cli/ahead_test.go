@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"io"
 	"net"
 	"os"
 	"strings"
@@ -38,19 +37,7 @@ func TestGoalSubmitAsksTheRootWhileReadingThePlan(t *testing.T) {
 		<-done
 		t.Fatalf("the cluster's root was not asked while the plan was unread: %v", err)
 	}
-	if _, err := io.WriteString(w, goodPlan); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	r := <-done
-	if r.code != ExitOK || strings.TrimSpace(r.stdout) == "" {
-		t.Fatalf("submit = %+v", r)
-	}
-	if n := len(h.events()); n != 1 {
-		t.Errorf("%d events published; want the goal", n)
-	}
+	writeSubmitted(t, h, w, done, goodPlan)
 }
 
 // A plan that fails its check is reported at once, even while the

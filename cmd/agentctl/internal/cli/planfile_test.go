@@ -135,18 +135,24 @@ func TestGoalSubmitFromFIFO(t *testing.T) {
 	}
 	// Written in two parts: the reader waits for the writer to finish.
 	half := len(goodPlan) / 2
-	if _, err := io.WriteString(w, goodPlan[:half]); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.WriteString(w, goodPlan[half:]); err != nil {
-		t.Fatal(err)
+	writeSubmitted(t, h, w, done, goodPlan[:half], goodPlan[half:])
+}
+
+// writeSubmitted writes the plan's parts to w, closes it, and checks that
+// the submit waiting on done published the goal and said its run.
+func writeSubmitted(t *testing.T, h *harness, w io.WriteCloser, done <-chan result, parts ...string) {
+	t.Helper()
+	for _, part := range parts {
+		if _, err := io.WriteString(w, part); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
 	r := <-done
 	if r.code != ExitOK || strings.TrimSpace(r.stdout) == "" {
-		t.Fatalf("submit from a FIFO = %+v", r)
+		t.Fatalf("submit = %+v", r)
 	}
 	if n := len(h.events()); n != 1 {
 		t.Errorf("%d events published; want the goal", n)
