@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -31,6 +32,10 @@ type replyTrust struct {
 	// answered is closed once revoked and askErr are set (asked is set
 	// before): a check that comes while the question is out waits for it.
 	answered chan struct{}
+	// askedAgain: the question was asked again, once, after it failed on
+	// a connection closed since (the one made ahead, dropped while a plan
+	// was read).
+	askedAgain bool
 }
 
 // answerTrust is the Trust of this invocation's clients: nil, with a
@@ -65,28 +70,68 @@ func (a *app) answerTrust() (*api.Trust, error) {
 // question). Only when no node serves the query group at all (no ledger
 // node is up; api.ErrNoNode) is there no revocation anyone could hold
 // against c, and it is cleared.
+//
+// A question that failed because its connection closed (asked on the
+// connection made ahead, which joinAhead drops when it closed while the
+// plan was read) says nothing of the revocations: it is asked again,
+// once, on the invocation's own connection.
 func (a *app) revokedSigner(c *trust.Credential) error {
 	rt := &a.replies
-	rt.mu.Lock()
-	if !rt.asked {
+	a.askRevocationsNow(func(rt *replyTrust) bool {
+		if rt.asked {
+			return false
+		}
 		rt.asked = true
-		rt.answered = make(chan struct{})
-		rt.mu.Unlock()
-		nc, err := a.conn()
-		a.answerRevocations(nc, err)
-	} else {
-		rt.mu.Unlock()
-	}
-	<-rt.answered
+		return true
+	})
+	<-rt.answeredChan()
+	a.askRevocationsNow(func(rt *replyTrust) bool {
+		if rt.askedAgain || !errors.Is(rt.askErr, nats.ErrConnectionClosed) {
+			return false
+		}
+		rt.askedAgain = true
+		return true
+	})
+	<-rt.answeredChan()
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	return api.JudgeRevoked(rt.revoked, rt.askErr, c)
 }
 
+// askRevocationsNow asks the revocations on the invocation's connection
+// and waits for the answer when ask, called under rt.mu once every
+// earlier question was answered, says to (and marks it asked).
+func (a *app) askRevocationsNow(ask func(rt *replyTrust) bool) {
+	rt := &a.replies
+	rt.mu.Lock()
+	if rt.answered != nil {
+		ch := rt.answered
+		rt.mu.Unlock()
+		<-ch
+		rt.mu.Lock()
+	}
+	if !ask(rt) {
+		rt.mu.Unlock()
+		return
+	}
+	ch := make(chan struct{})
+	rt.answered = ch
+	rt.mu.Unlock()
+	nc, err := a.conn()
+	a.answerRevocations(nc, err, ch)
+}
+
+// answeredChan is the channel of the question last asked.
+func (rt *replyTrust) answeredChan() chan struct{} {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.answered
+}
+
 // answerRevocations asks the revocations over nc (unless connecting
-// failed with connErr) and publishes the answer to the checks waiting on
-// rt.answered (the caller set asked and made answered).
-func (a *app) answerRevocations(nc *nats.Conn, connErr error) {
+// failed with connErr), sets the answer and closes answered, the channel
+// the checks waiting for this question wait on.
+func (a *app) answerRevocations(nc *nats.Conn, connErr error, answered chan struct{}) {
 	rt := &a.replies
 	var revs api.RevokedSet
 	err := connErr
@@ -96,7 +141,7 @@ func (a *app) answerRevocations(nc *nats.Conn, connErr error) {
 	rt.mu.Lock()
 	rt.revoked, rt.askErr = revs, err
 	rt.mu.Unlock()
-	close(rt.answered)
+	close(answered)
 }
 
 // prefetchRevocations asks the revocations in the background, now, for
@@ -129,8 +174,9 @@ func (a *app) prefetchRevocationsOn(nc *nats.Conn) {
 		return
 	}
 	rt.asked = true
-	rt.answered = make(chan struct{})
-	go a.answerRevocations(nc, nil)
+	ch := make(chan struct{})
+	rt.answered = ch
+	go a.answerRevocations(nc, nil, ch)
 }
 
 // askRevocations reads revocations.list, its own signer judged by the

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentic-dev/agentic/bus/event"
+	"github.com/agentic-dev/agentic/bus/trust"
 	"github.com/agentic-dev/agentic/node/api"
 	"github.com/nats-io/nats.go"
 )
@@ -69,5 +70,45 @@ func TestRevocationCheckFailsClosed(t *testing.T) {
 				t.Fatalf("run list with the revocations unreadable = %+v, want an error saying %q", r, want)
 			}
 		})
+	}
+}
+
+// TestRevocationsAskedAgainAfterTheirConnectionClosed: revocations asked
+// on a connection that closed before the answer (the connection made
+// ahead, dropped while a plan was read) say nothing of the revocations:
+// the check asks again on the invocation's own connection and judges by
+// that answer — a revoked signer refused, another cleared — instead of
+// refusing every answer for a question that never reached the cluster.
+func TestRevocationsAskedAgainAfterTheirConnectionClosed(t *testing.T) {
+	h := newHarness(t).withNode()
+	h.revocationsServer(t, "ledger-b", func() ([]api.Revocation, error) {
+		return []api.Revocation{{CredentialRevokedData: event.CredentialRevokedData{Kind: trust.KindNode, ID: "ledger-x",
+			Before: time.Now().Add(time.Hour), Reason: "compromised"}}}, nil
+	})
+	cred := func(id string) *trust.Credential {
+		c, err := trust.ReadCredential(h.signer(t, id)().Credential)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	a := newApp(Env{Getenv: func(string) string { return "" }})
+	a.server, a.creds, a.timeout, a.ctx = h.url, h.creds, 2*time.Second, context.Background()
+	defer a.close()
+	if tr, err := a.answerTrust(); tr == nil || err != nil {
+		t.Fatalf("answerTrust = %v, %v", tr, err)
+	}
+	gone, err := a.dial(a.timeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone.Close()
+	a.prefetchRevocationsOn(gone)
+
+	if err := a.revokedSigner(cred("ledger-x")); err == nil || !strings.Contains(err.Error(), "revoked") || strings.Contains(err.Error(), "cannot be checked") {
+		t.Fatalf("a revoked signer after the first question's connection closed: %v, want refused as revoked", err)
+	}
+	if err := a.revokedSigner(cred("ledger-a")); err != nil {
+		t.Fatalf("a signer the revocations clear: %v", err)
 	}
 }
