@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"fmt"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -132,11 +133,11 @@ func TestUserGroupsCached(t *testing.T) {
 
 // resolveAccount stats the user database files once per step, not once
 // for the user and again for its groups; a changed file is still seen:
-// the user is looked up again.
+// the user is looked up again. The executor is made root (geteuid) and
+// the step user a user of the test's own (lookupUserAgain,
+// groupIDsAgain): resolving only computes the credential, so neither
+// root nor a system user is needed.
 func TestResolveAccountStatsOnce(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("switching users needs root")
-	}
 	dir := t.TempDir()
 	files := [2]string{filepath.Join(dir, "passwd"), filepath.Join(dir, "group")}
 	for _, f := range files {
@@ -144,26 +145,32 @@ func TestResolveAccountStatsOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	oldFiles, oldStat, oldLookup := userFiles, statUserFile, lookupUserAgain
+	oldFiles, oldStat, oldLookup, oldGroups, oldEuid := userFiles, statUserFile, lookupUserAgain, groupIDsAgain, geteuid
 	stats, lookups := 0, 0
 	userFiles = files
 	statUserFile = func(path string) fileStamp {
 		stats++
 		return stampOf(path)
 	}
+	stepUser := user.User{Username: "stepuser", Uid: "4242", Gid: "4242", HomeDir: dir}
 	lookupUserAgain = func(name string) (*user.User, error) {
 		lookups++
-		return lookupUserUncached(name)
+		if name != stepUser.Username {
+			return nil, fmt.Errorf("no such user %q", name)
+		}
+		u := stepUser
+		return &u, nil
 	}
-	t.Cleanup(func() { userFiles, statUserFile, lookupUserAgain = oldFiles, oldStat, oldLookup })
+	groupIDsAgain = func(*user.User) ([]string, error) { return []string{"4242", "4343"}, nil }
+	geteuid = func() int { return 0 }
+	t.Cleanup(func() {
+		userFiles, statUserFile, lookupUserAgain, groupIDsAgain, geteuid = oldFiles, oldStat, oldLookup, oldGroups, oldEuid
+	})
 
-	opts := Options{RunAs: "nobody"}
-	if _, err := user.Lookup("nobody"); err != nil {
-		t.Skipf("no user nobody: %v", err)
-	}
+	opts := Options{RunAs: stepUser.Username}
 	for range 3 {
 		a, err := resolveAccount(Spec{}, opts)
-		if err != nil || a.cred == nil || a.name != "nobody" {
+		if err != nil || a.cred == nil || a.name != stepUser.Username {
 			t.Fatalf("resolveAccount = %+v, %v", a, err)
 		}
 	}
