@@ -28,6 +28,7 @@ func (r *Run) buildIndex() string {
 	r.index = make(map[string]int, len(r.Steps))
 	r.caps = false
 	r.gitAt, r.gitIndexed = 0, true
+	r.doneTo = 0 // a new list of steps (doneSteps)
 	r.deps = make([][]int, len(r.Steps))
 	r.dependents = make([][]int, len(r.Steps))
 	problem := ""
@@ -97,15 +98,13 @@ func (s *State) stepDone(r *Run, i int, t time.Time) {
 }
 
 // doneSteps is the number of steps at the front of r's plan that are
-// done. It starts from what the last call saw (doneTo) while Steps is the
-// same list of steps: Decide then looks at each done step of a long plan
-// once, not at every decision. Only the goroutine deciding calls it.
+// done. It starts from what the last call saw (doneTo), which buildIndex
+// resets whenever Steps changes (as it rebuilds the index): Decide then
+// looks at each done step of a long plan once, not at every decision.
+// Only the goroutine deciding calls it.
 func (r *Run) doneSteps() int {
-	if len(r.Steps) == 0 {
-		return 0
-	}
-	if first := &r.Steps[0]; r.doneOf != first || r.doneTo > len(r.Steps) {
-		r.doneOf, r.doneTo = first, 0
+	if r.doneTo > len(r.Steps) {
+		r.doneTo = 0
 	}
 	for r.doneTo < len(r.Steps) && r.Steps[r.doneTo].Done() {
 		r.doneTo++

@@ -162,12 +162,10 @@ type Run struct {
 	gitAt      int
 	gitIndexed bool
 	// doneTo is what Decide last saw of the steps at the front of the
-	// plan: Steps[:doneTo] are done, in the list of steps whose first
-	// element is at doneOf (doneSteps). Done is final (a done step's status
-	// has no successor; Abort is set with the failure), so it holds until
-	// Steps is a new list (a plan revision): doneOf then differs.
+	// plan: Steps[:doneTo] are done (doneSteps). Done is final (a done
+	// step's status has no successor; Abort is set with the failure), so
+	// it holds until Steps changes, when buildIndex resets it.
 	doneTo int
-	doneOf **Step
 }
 
 // Step is the scheduling state of one plan step.
