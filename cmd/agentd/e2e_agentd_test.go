@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -361,16 +362,24 @@ func (a *agentd) keepLog() {
 	a.t.Logf("agentd %s's whole log kept in %s", a.name, dst)
 }
 
-// httpGet is the body of GET path on the node's HTTP listener, or the
-// error, for failure messages: it answers from this node's own state.
-func (a *agentd) httpGet(path string) string {
+// get is GET path on the node's HTTP listener, which answers from this
+// node's own state: the status and the body.
+func (a *agentd) get(path string) (int, []byte, error) {
 	client := &http.Client{Timeout: 5 * time.Second}
 	resp, err := client.Get(fmt.Sprintf("http://127.0.0.1:%d%s", a.httpPort, path))
 	if err != nil {
-		return err.Error()
+		return 0, nil, err
 	}
 	defer resp.Body.Close()
-	body := new(bytes.Buffer)
-	_, _ = body.ReadFrom(resp.Body)
-	return fmt.Sprintf("%d %s", resp.StatusCode, body.String())
+	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, body, err
+}
+
+// httpGet is get's answer as text (or the error), for failure messages.
+func (a *agentd) httpGet(path string) string {
+	code, body, err := a.get(path)
+	if err != nil {
+		return err.Error()
+	}
+	return fmt.Sprintf("%d %s", code, body)
 }

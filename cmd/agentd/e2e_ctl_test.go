@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"os/exec"
@@ -316,18 +315,12 @@ func (a *agentd) verifyLedger() verifyResult {
 // requests then time out) or one still catching up after it was continued
 // (its answers are then old). The node must run the ui role.
 func (a *agentd) ownRun(id string) (runView, error) {
-	client := &http.Client{Timeout: 5 * time.Second}
-	resp, err := client.Get(fmt.Sprintf("http://127.0.0.1:%d/api/runs/%s", a.httpPort, url.PathEscape(id)))
+	code, body, err := a.get("/api/runs/" + url.PathEscape(id))
 	if err != nil {
 		return runView{}, err
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return runView{}, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return runView{}, fmt.Errorf("GET /api/runs/%s: %d %s", id, resp.StatusCode, body)
+	if code != http.StatusOK {
+		return runView{}, fmt.Errorf("GET /api/runs/%s: %d %s", id, code, body)
 	}
 	var d struct {
 		Run   runSummary `json:"run"`
@@ -356,13 +349,7 @@ func (a *agentd) waitOwnRun(id string, timeout time.Duration) runView {
 // appliedStreamSeq is the last stream sequence this node's ledger has
 // folded (agentic_ledger_applied_stream_seq on its /metrics).
 func (a *agentd) appliedStreamSeq() (uint64, error) {
-	client := &http.Client{Timeout: 5 * time.Second}
-	resp, err := client.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", a.httpPort))
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
+	_, body, err := a.get("/metrics")
 	if err != nil {
 		return 0, err
 	}
